@@ -1,0 +1,11 @@
+// The scalar building blocks of semantics.h. Their definitions, with the model's NaN and
+// integer-domain rules, live in semantics_internal.h so that the fast paths can inline them.
+#include "model/semantics_internal.h"
+
+namespace ncv {
+
+float alu_apply(AluOp op, float a, float b) { return sem::alu_float(op, a, b); }
+
+float act_apply(ActFunc f, float x) { return sem::act_eval(f, x); }
+
+}  // namespace ncv

@@ -1,0 +1,689 @@
+// The interpreter: setup, lockstep walking of the cores, lifetimes and poison, access
+// resolution and the shadow checks. Per-instruction rules and execution: interpreter_ops.cpp.
+#include <algorithm>
+#include <cstring>
+
+#include "model/interpreter_impl.h"
+#include "model/text_form.h"
+
+namespace ncv {
+
+namespace {
+
+int64_t mul_checked(int64_t a, int64_t b, const std::string& what) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) throw InputError(what + " overflows 64-bit sizes");
+  return r;
+}
+
+Env param_env(const ParamValues& params) {
+  Env env;
+  for (const auto& [name, value] : params) env.set(name, value);
+  return env;
+}
+
+}  // namespace
+
+int64_t hbm_bytes(const Program& p, const ParamValues& params) {
+  int64_t total = 0;
+  for (const Tensor& t : p.tensors) {
+    if (t.on_chip()) continue;
+    int64_t n = static_cast<int64_t>(dtype_size(t.dtype));
+    for (int64_t d : concrete_shape(p, t.id, params)) {
+      n = mul_checked(n, d, "tensor '" + t.name + "'");
+    }
+    if (__builtin_add_overflow(total, n, &total)) throw InputError("HBM size overflows");
+  }
+  return total;
+}
+
+RunResult run_program(const Program& p, const ParamValues& params,
+                      const std::map<std::string, HostTensor>& inputs, const RunOptions& options) {
+  interp::Interp in(p, params, inputs, options);
+  return in.run();
+}
+
+namespace interp {
+
+Interp::Interp(const Program& p, const ParamValues& params,
+               const std::map<std::string, HostTensor>& inputs, const RunOptions& opts)
+    : p_(p),
+      params_(params),
+      inputs_(inputs),
+      opts_(opts),
+      hw_(opts.hw ? *opts.hw : hw_config_trn1()) {}
+
+void Interp::fail(CheckKind k, std::string detail) { throw CheckFailure{k, std::move(detail)}; }
+
+RunResult Interp::run() {
+  check_params(p_, params_);
+  if (p_.tensors.size() >= 65535) throw InputError("more than 65534 tensors in one kernel");
+  Env env = param_env(params_);
+  try {
+    grid_ = eval(p_.grid, env);
+  } catch (const EvalError& e) {
+    throw InputError("grid of kernel '" + p_.name + "' cannot be evaluated: " + e.message);
+  }
+  if (grid_ < 1 || grid_ > 64) {
+    throw InputError("grid of kernel '" + p_.name + "' is " + std::to_string(grid_) +
+                     "; the model runs 1 to 64 program instances");
+  }
+  for (const Tensor& t : p_.tensors) {
+    shapes_.push_back(concrete_shape(p_, t.id, params_));
+    const auto& s = shapes_.back();
+    std::vector<int64_t> es(s.size(), 1);
+    for (int d = static_cast<int>(s.size()) - 2; d >= 0; --d) {
+      es[d] = mul_checked(es[d + 1], s[d + 1], "tensor '" + t.name + "'");
+    }
+    estrides_.push_back(std::move(es));
+  }
+  alloc_ = allocate(p_, hw_);
+  scope_buffers_.assign(p_.num_scopes, {});
+  for (const Tensor& t : p_.tensors) {
+    if (t.kind == TensorKind::Buffer) scope_buffers_.at(t.scope).push_back(t.id);
+  }
+  try {
+    setup_memory();
+    load_inputs(inputs_);
+    frames_.assign(grid_, {});
+    std::vector<const InstrStmt*> next(grid_, nullptr);
+    for (int c = 0; c < grid_; ++c) {
+      cores_[c].env = env;
+      cores_[c].env.set(kProgramIdParam, c);
+      frames_[c].push_back(Frame{&p_.body, 0, nullptr, 0, 0, 0});
+      current_core_ = c;
+      enter_scope(c, 0, p_.body);
+      next[c] = advance(c);
+    }
+    for (;;) {
+      bool any = false;
+      for (int c = 0; c < grid_; ++c) {
+        if (!next[c]) continue;
+        any = true;
+        execute(c, *next[c]);
+      }
+      if (!any) break;
+      for (int c = 0; c < grid_; ++c) {
+        if (next[c]) next[c] = advance(c);
+      }
+    }
+    current_ = nullptr;
+    if (opts_.compute_values) {
+      for (const Tensor& t : p_.tensors) {
+        if (t.kind != TensorKind::Output) continue;
+        const auto& w = hbm_[t.id].written;
+        auto it = std::find(w.begin(), w.end(), uint8_t{0});
+        if (it != w.end()) {
+          int64_t missing = std::count(w.begin(), w.end(), uint8_t{0}) /
+                            static_cast<int64_t>(dtype_size(t.dtype));
+          int64_t first = (it - w.begin()) / static_cast<int64_t>(dtype_size(t.dtype));
+          fail(CheckKind::output_not_written,
+               "output '" + t.name + "' has " + std::to_string(missing) +
+                   " element(s) never written (first at flat index " + std::to_string(first) + ")");
+        }
+      }
+    }
+  } catch (const CheckFailure& f) {
+    DynamicError e;
+    e.kind = f.kind;
+    e.kernel = p_.name;
+    e.core = current_core_;
+    if (current_) {
+      e.instruction = current_->id;
+      try {
+        e.instruction_text = print_instruction(p_, current_->ins);
+      } catch (...) {
+        e.instruction_text = std::string(op_name(current_->ins));
+      }
+    }
+    if (current_core_ < static_cast<int>(frames_.size())) {
+      for (const Frame& fr : frames_[current_core_]) {
+        if (fr.loop) e.loop_indices.emplace_back(fr.loop->var, fr.value);
+      }
+    }
+    for (const auto& kv : params_) e.params.emplace_back(kv.first, kv.second);
+    e.detail = f.detail;
+    e.build_message();
+    result_.error = std::move(e);
+  } catch (const EvalError& ev) {
+    // An index expression overflowed int64 for these params.
+    DynamicError e;
+    e.kind = CheckKind::out_of_bounds;
+    e.kernel = p_.name;
+    e.detail = "index arithmetic overflow: " + ev.message;
+    if (current_) e.instruction = current_->id;
+    e.build_message();
+    result_.error = std::move(e);
+  }
+  if (opts_.compute_values && !result_.error) {
+    for (const Tensor& t : p_.tensors) {
+      if (t.kind != TensorKind::Output) continue;
+      HostTensor h;
+      h.dtype = t.dtype;
+      h.shape = shapes_[t.id];
+      h.bytes = std::move(hbm_[t.id].bytes);
+      result_.outputs.emplace(t.name, std::move(h));
+    }
+  }
+  return std::move(result_);
+}
+
+void Interp::setup_memory() {
+  Env env = param_env(params_);
+  env.set(kProgramIdParam, 0);
+  int64_t sbuf_peak = eval(alloc_.sbuf_peak_bytes, env);
+  int64_t psum_peak = eval(alloc_.psum_peak_bytes, env);
+  int64_t sbuf_cap = hw_.sbuf_usable_bytes_per_partition();
+  int64_t psum_cap = hw_.psum_bytes_per_partition;
+  for (const Tensor& t : p_.tensors) {
+    if (t.on_chip() && shapes_[t.id][0] > hw_.partitions) {
+      fail(CheckKind::partition_rule, "buffer '" + t.name + "' has " +
+                                          std::to_string(shapes_[t.id][0]) + " partitions; " +
+                                          hw_.name + " has " + std::to_string(hw_.partitions));
+    }
+  }
+  if (sbuf_peak > sbuf_cap) {
+    fail(CheckKind::capacity, "live SBUF buffers need " + std::to_string(sbuf_peak) +
+                                  " bytes per partition at their peak; " + hw_.name + " has " +
+                                  std::to_string(sbuf_cap) + " usable");
+  }
+  if (psum_peak > psum_cap) {
+    fail(CheckKind::capacity, "live PSUM buffers need " + std::to_string(psum_peak) +
+                                  " bytes per partition at their peak; " + hw_.name + " has " +
+                                  std::to_string(psum_cap));
+  }
+  bool any_explicit = std::any_of(p_.tensors.begin(), p_.tensors.end(),
+                                  [](const Tensor& t) { return t.placement.has_value(); });
+  sbuf_stride_ = any_explicit ? sbuf_cap : std::max<int64_t>(sbuf_peak, 4);
+  psum_stride_ = psum_cap;
+  int64_t hbm = hbm_bytes(p_, params_);
+  // Values, owner tags (2 bytes per byte) for SBUF and PSUM per core, HBM values and flags.
+  int64_t onchip = (sbuf_stride_ + psum_stride_) * hw_.partitions * 3 * grid_;
+  int64_t need = opts_.compute_values ? hbm * 2 + onchip : 0;
+  if (need > opts_.memory_budget_bytes) {
+    throw InputError("this run needs about " + std::to_string(need >> 20) +
+                     " MiB of host memory, over the budget of " +
+                     std::to_string(opts_.memory_budget_bytes >> 20) +
+                     " MiB (kernel '" + p_.name + "'; smaller params or a larger budget)");
+  }
+  cores_.resize(grid_);
+  if (!opts_.compute_values) {
+    for (auto& c : cores_) c.scope_iteration.assign(p_.num_scopes, 0);
+    live_.assign(p_.tensors.size() * grid_, 0);
+    hbm_.resize(p_.tensors.size());
+    return;
+  }
+  for (auto& c : cores_) {
+    c.sbuf.assign(static_cast<size_t>(sbuf_stride_ * hw_.partitions), 0xFF);
+    c.psum.assign(static_cast<size_t>(psum_stride_ * hw_.partitions), 0xFF);
+    c.sbuf_owner.assign(c.sbuf.size(), 0);
+    c.psum_owner.assign(c.psum.size(), 0);
+    c.act_regs.assign(static_cast<size_t>(hw_.partitions), 0.0f);
+    c.scope_iteration.assign(p_.num_scopes, 0);
+  }
+  live_.assign(p_.tensors.size() * grid_, 0);
+  hbm_.resize(p_.tensors.size());
+  for (const Tensor& t : p_.tensors) {
+    if (t.on_chip()) continue;
+    int64_t n = static_cast<int64_t>(dtype_size(t.dtype));
+    for (int64_t d : shapes_[t.id]) n *= d;
+    hbm_[t.id].bytes.assign(static_cast<size_t>(n), 0xFF);  // poison: NaN for floats
+    hbm_[t.id].written.assign(static_cast<size_t>(n), t.kind == TensorKind::Input ? 1 : 0);
+  }
+}
+
+void Interp::load_inputs(const std::map<std::string, HostTensor>& inputs) {
+  for (const auto& [name, h] : inputs) {
+    auto id = p_.find_tensor(name);
+    if (!id || p_.tensor(*id).kind != TensorKind::Input) {
+      throw InputError("input '" + name + "' is not an input of kernel '" + p_.name + "'");
+    }
+  }
+  for (const Tensor& t : p_.tensors) {
+    if (t.kind != TensorKind::Input) continue;
+    auto it = inputs.find(t.name);
+    if (it == inputs.end()) throw InputError("input '" + t.name + "' was not given");
+    const HostTensor& h = it->second;
+    if (h.dtype != t.dtype) {
+      throw InputError("input '" + t.name + "' has dtype " + std::string(dtype_name(h.dtype)) +
+                       ", kernel expects " + std::string(dtype_name(t.dtype)));
+    }
+    if (h.shape != shapes_[t.id]) {
+      auto fmt = [](const std::vector<int64_t>& s) {
+        std::string r = "[";
+        for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+        return r + "]";
+      };
+      throw InputError("input '" + t.name + "' has shape " + fmt(h.shape) + ", kernel expects " +
+                       fmt(shapes_[t.id]));
+    }
+    if (h.bytes.size() != static_cast<size_t>(h.num_elements()) * dtype_size(h.dtype)) {
+      throw InputError("input '" + t.name + "' has a byte size that does not match its shape");
+    }
+    if (t.value_range) {
+      for (int64_t i = 0; i < h.num_elements(); ++i) {
+        uint32_t b = h.bits(i);
+        int64_t v = t.dtype == DType::int32 ? static_cast<int64_t>(static_cast<int32_t>(b))
+                                            : static_cast<int64_t>(b);
+        if (v < t.value_range->lo || v > t.value_range->hi) {
+          throw InputError("input '" + t.name + "' element " + std::to_string(i) + " = " +
+                           std::to_string(v) + " is outside its declared range [" +
+                           std::to_string(t.value_range->lo) + ", " +
+                           std::to_string(t.value_range->hi) + "]");
+        }
+      }
+    }
+    if (opts_.compute_values) hbm_[t.id].bytes = h.bytes;
+  }
+}
+
+void Interp::count_step() {
+  if (++steps_ > opts_.max_steps) {
+    throw InputError("kernel '" + p_.name + "' takes more than " +
+                     std::to_string(opts_.max_steps) +
+                     " loop iterations and instruction instances with these params (step budget)");
+  }
+}
+
+const InstrStmt* Interp::advance(int core) {
+  auto& frames = frames_[core];
+  CoreState& cs = cores_[core];
+  current_core_ = core;
+  current_ = nullptr;
+  while (!frames.empty()) {
+    Frame& f = frames.back();
+    if (f.next < f.body->size()) {
+      const Stmt& s = (*f.body)[f.next++];
+      if (auto* i = std::get_if<InstrStmt>(&s.node)) {
+        count_step();
+        return i;
+      }
+      if (auto* l = std::get_if<Loop>(&s.node)) {
+        int64_t start = eval(l->start, cs.env), stop = eval(l->stop, cs.env);
+        if (start >= stop) continue;
+        count_step();
+        SymbolId v = intern_symbol(l->var);
+        cs.env.set(v, start);
+        cs.scope_iteration.at(l->scope) = 0;
+        frames.push_back(Frame{&l->body, 0, l, start, stop, 0});
+        enter_scope(core, l->scope, l->body);
+      }
+      continue;
+    }
+    // End of a body.
+    exit_scope(core, *f.body);
+    if (!f.loop) {
+      frames.pop_back();
+      continue;
+    }
+    int64_t nv;
+    if (__builtin_add_overflow(f.value, f.loop->step, &nv) || nv >= f.stop) {
+      cs.env.unset(intern_symbol(f.loop->var));
+      frames.pop_back();
+      continue;
+    }
+    count_step();
+    f.value = nv;
+    f.iteration++;
+    f.next = 0;
+    cs.env.set(intern_symbol(f.loop->var), nv);
+    cs.scope_iteration.at(f.loop->scope) = f.iteration;
+    enter_scope(core, f.loop->scope, *f.body);
+  }
+  return nullptr;
+}
+
+int64_t Interp::copy_offset(int core, const BufferPlacement& bp, const Tensor& t) {
+  const CoreState& cs = cores_[core];
+  int64_t copy = t.bufs > 1 ? cs.scope_iteration.at(t.scope) % t.bufs : 0;
+  return eval(bp.byte_offset, cs.env) + copy * eval(bp.copy_stride, cs.env);
+}
+
+void Interp::enter_scope(int core, ScopeId scope, const std::vector<Stmt>&) {
+  CoreState& cs = cores_[core];
+  for (TensorId id : scope_buffers_.at(scope)) {
+    const Tensor& t = p_.tensor(id);
+    const BufferPlacement& bp = *alloc_.placements.at(id);
+    int64_t part = eval(bp.partition, cs.env);
+    int64_t off = copy_offset(core, bp, t);
+    int64_t bytes = eval(bp.bytes_per_copy, cs.env);
+    int64_t cap = t.memory == Memory::SBUF ? hw_.sbuf_usable_bytes_per_partition()
+                                           : hw_.psum_bytes_per_partition;
+    int64_t rows = shapes_[id][0];
+    if (part < 0 || part + rows > hw_.partitions || off < 0 || off + bytes > cap) {
+      fail(CheckKind::capacity,
+           std::string(memory_name(t.memory)) + " buffer '" + t.name + "' placed at partition " +
+               std::to_string(part) + ", bytes [" + std::to_string(off) + ", " +
+               std::to_string(off + bytes) + ") of each partition, outside " + hw_.name + "'s " +
+               std::to_string(hw_.partitions) + " x " + std::to_string(cap) + " bytes");
+    }
+    live_[static_cast<size_t>(core) * p_.tensors.size() + id] = 1;
+    if (!opts_.compute_values) continue;
+    auto& mem = t.memory == Memory::SBUF ? cs.sbuf : cs.psum;
+    auto& owner = t.memory == Memory::SBUF ? cs.sbuf_owner : cs.psum_owner;
+    int64_t stride = t.memory == Memory::SBUF ? sbuf_stride_ : psum_stride_;
+    // A new lifetime: this buffer's bytes become poison (NaN) and unwritten. Bytes a different,
+    // still-live tensor owns are left alone: on hardware allocation writes nothing, so an
+    // overlap shows up as a clobbered read, not here.
+    uint16_t tag = static_cast<uint16_t>(id + 1);
+    for (int64_t r = part; r < part + rows; ++r) {
+      size_t base = static_cast<size_t>(r * stride + off);
+      for (int64_t b = 0; b < bytes; ++b) {
+        uint16_t o = owner[base + b];
+        if (o == 0 || o == tag || !live_[static_cast<size_t>(core) * p_.tensors.size() + o - 1]) {
+          owner[base + b] = 0;
+          mem[base + b] = 0xFF;
+        }
+      }
+    }
+  }
+}
+
+void Interp::exit_scope(int core, const std::vector<Stmt>& body) {
+  for (const Stmt& s : body) {
+    if (auto* d = std::get_if<DeclStmt>(&s.node)) {
+      live_[static_cast<size_t>(core) * p_.tensors.size() + d->tensor] = 0;
+    }
+  }
+}
+
+Resolved Interp::resolve(int core, const Access& a, const char* role) {
+  Resolved r;
+  const Tensor& t = p_.tensor(a.tensor);
+  const auto& shape = shapes_[a.tensor];
+  const auto& es = estrides_[a.tensor];
+  const CoreState& cs = cores_[core];
+  r.tensor = &t;
+  r.id = t.id;
+  r.memory = t.memory;
+  r.core = core;
+  if (a.core) {
+    int64_t c = eval(*a.core, cs.env);
+    if (c < 0 || c >= grid_) {
+      fail(CheckKind::out_of_bounds, std::string(role) + " '" + t.name + "' names core " +
+                                         std::to_string(c) + "; the grid has " +
+                                         std::to_string(grid_));
+    }
+    r.core = static_cast<int>(c);
+    if (!live_[static_cast<size_t>(r.core) * p_.tensors.size() + t.id]) {
+      fail(CheckKind::out_of_bounds, std::string(role) + " '" + t.name +
+                                         "' is not live on core " + std::to_string(c));
+    }
+  }
+  const size_t rank = a.dims.size();
+  const int64_t dsize = static_cast<int64_t>(dtype_size(t.dtype));
+  std::vector<int64_t> start(rank), size(rank), lo(rank), hi(rank);
+  int ind_dim = a.indirect ? a.indirect->dim : -1;
+  for (size_t d = 0; d < rank; ++d) {
+    start[d] = eval(a.dims[d].start, cs.env);
+    size[d] = eval(a.dims[d].size, cs.env);
+    int64_t step = a.dims[d].step;
+    if (size[d] < 1) {
+      fail(CheckKind::shape_rule, std::string(role) + " '" + t.name + "' dim " +
+                                      std::to_string(d) + " has size " + std::to_string(size[d]));
+    }
+    int64_t last;
+    if (__builtin_mul_overflow(size[d] - 1, step, &last) ||
+        __builtin_add_overflow(start[d], last, &last)) {
+      fail(CheckKind::out_of_bounds, std::string(role) + " '" + t.name + "' dim " +
+                                         std::to_string(d) + " index overflows");
+    }
+    lo[d] = start[d];
+    hi[d] = last;
+    if (static_cast<int>(d) != ind_dim && (lo[d] < 0 || hi[d] >= shape[d])) {
+      fail(CheckKind::out_of_bounds,
+           std::string(role) + " '" + t.name + "' dim " + std::to_string(d) + " reads indices " +
+               std::to_string(lo[d]) + ".." + std::to_string(hi[d]) + " of size " +
+               std::to_string(shape[d]) + " (start " + a.dims[d].start.str() + ", size " +
+               a.dims[d].size.str() + ", step " + std::to_string(step) + ")");
+    }
+  }
+  // View: view dim k is tensor dim perm[k].
+  auto tdim = [&](size_t k) { return a.perm.empty() ? static_cast<int>(k) : a.perm[k]; };
+  int64_t mem_stride = 0, base = 0;
+  if (t.on_chip()) {
+    const BufferPlacement& bp = *alloc_.placements.at(t.id);
+    mem_stride = t.memory == Memory::SBUF ? sbuf_stride_ : psum_stride_;
+    int64_t part = eval(bp.partition, cores_[r.core].env) + start[0];
+    int64_t coff = copy_offset(r.core, bp, t);
+    r.partition_begin = part;
+    base = part * mem_stride + coff;
+    int64_t bl = coff, bh = coff;
+    for (size_t d = 1; d < rank; ++d) {
+      base += start[d] * es[d] * dsize;
+      bl += lo[d] * es[d] * dsize;
+      bh += hi[d] * es[d] * dsize;
+    }
+    r.byte_begin = bl;
+    r.byte_end = bh + dsize;
+    r.view.rows = size[0];
+    r.view.row_stride = mem_stride;
+    if (ind_dim == 0) {
+      fail(CheckKind::shape_rule, std::string(role) + " '" + t.name +
+                                      "': indirect offsets on the partition dim are not supported");
+    }
+  } else {
+    int64_t bl = 0, bh = 0;
+    for (size_t d = 0; d < rank; ++d) {
+      base += start[d] * es[d] * dsize;
+      bl += lo[d] * es[d] * dsize;
+      bh += hi[d] * es[d] * dsize;
+    }
+    r.byte_begin = bl;
+    r.byte_end = bh + dsize;
+    int td0 = tdim(0);
+    r.view.rows = size[td0];
+    r.view.row_stride = es[td0] * a.dims[td0].step * dsize;
+  }
+  r.view.dtype = t.dtype;
+  r.view.free_rank = static_cast<int>(rank) - 1;
+  for (size_t k = 1; k < rank; ++k) {
+    int td = tdim(k);
+    r.view.sizes[k - 1] = size[td];
+    r.view.strides[k - 1] = es[td] * a.dims[td].step * dsize;
+  }
+  if (a.indirect) {
+    const Indirect& ind = *a.indirect;
+    Resolved off = resolve(core, *ind.offsets, "indirect offsets");
+    if (off.view.rows != r.view.rows || off.view.free_elems() != 1) {
+      fail(CheckKind::shape_rule, std::string(role) + " '" + t.name + "': indirect offsets view is [" +
+                                      std::to_string(off.view.rows) + ", " +
+                                      std::to_string(off.view.free_elems()) + "], needs [" +
+                                      std::to_string(r.view.rows) + ", 1]");
+    }
+    int64_t jstride = es[ind.dim] * dsize;
+    int64_t omin = ind.lo, omax = ind.hi;
+    if (opts_.compute_values) {
+      check_read(off, "indirect offsets");
+      auto& mem = off.memory == Memory::SBUF ? cores_[off.core].sbuf : cores_[off.core].psum;
+      off.view.base = mem.data() + off.base_offset;
+      omin = INT64_MAX;
+      omax = INT64_MIN;
+      r.row_offsets.resize(r.view.rows);
+      for (int64_t row = 0; row < r.view.rows; ++row) {
+        uint32_t bits = load_bits(off.view.dtype, off.view.row(row));
+        int64_t v = off.view.dtype == DType::int32 ? static_cast<int64_t>(static_cast<int32_t>(bits))
+                                                   : static_cast<int64_t>(bits);
+        if (v < ind.lo || v > ind.hi) {
+          fail(CheckKind::indirect_range, std::string(role) + " '" + t.name + "': offset " +
+                                              std::to_string(v) + " at row " + std::to_string(row) +
+                                              " is outside the declared range [" +
+                                              std::to_string(ind.lo) + ", " +
+                                              std::to_string(ind.hi) + "]");
+        }
+        if (lo[ind.dim] + v < 0 || hi[ind.dim] + v >= shape[ind.dim]) {
+          fail(CheckKind::out_of_bounds,
+               std::string(role) + " '" + t.name + "' dim " + std::to_string(ind.dim) +
+                   " reads indices " + std::to_string(lo[ind.dim] + v) + ".." +
+                   std::to_string(hi[ind.dim] + v) + " of size " + std::to_string(shape[ind.dim]) +
+                   " (indirect offset " + std::to_string(v) + " at row " + std::to_string(row) +
+                   ")");
+        }
+        r.row_offsets[row] = v * jstride;
+        omin = std::min(omin, v);
+        omax = std::max(omax, v);
+      }
+    }
+    // Trace-only runs know only the declared range; they do not check indirect bounds.
+    r.byte_begin += omin * jstride;
+    r.byte_end += omax * jstride;
+    r.byte_begin = std::max<int64_t>(r.byte_begin, 0);
+  }
+  r.base_offset = base;
+  // Bytes per innermost contiguous run (DMA efficiency in the timing model).
+  int64_t run = dsize;
+  for (int k = r.view.free_rank - 1; k >= 0; --k) {
+    if (r.view.strides[k] != run) break;
+    run *= r.view.sizes[k];
+  }
+  r.contiguous_bytes = run;
+  if (opts_.compute_values) {
+    if (t.on_chip()) {
+      auto& mem = t.memory == Memory::SBUF ? cores_[r.core].sbuf : cores_[r.core].psum;
+      r.view.base = mem.data() + base;
+    } else {
+      r.view.base = hbm_[t.id].bytes.data() + base;
+    }
+    if (!r.row_offsets.empty()) r.view.row_offsets = r.row_offsets.data();
+  }
+  return r;
+}
+
+namespace {
+// Calls f(byte_offset, count, stride) for every innermost run of a view's elements, offsets
+// relative to the view's memory array.
+template <typename F>
+void for_each_run(const Resolved& r, F&& f) {
+  const View& v = r.view;
+  int fr = v.free_rank;
+  int64_t n = fr ? v.sizes[fr - 1] : 1;
+  int64_t s = fr ? v.strides[fr - 1] : 0;
+  int64_t outer = 1;
+  for (int d = 0; d + 1 < fr; ++d) outer *= v.sizes[d];
+  for (int64_t row = 0; row < v.rows; ++row) {
+    int64_t roff = r.base_offset + row * v.row_stride + (r.row_offsets.empty() ? 0 : r.row_offsets[row]);
+    for (int64_t o = 0; o < outer; ++o) {
+      int64_t off = roff, rem = o;
+      for (int d = fr - 2; d >= 0; --d) {
+        off += (rem % v.sizes[d]) * v.strides[d];
+        rem /= v.sizes[d];
+      }
+      f(off, n, s);
+    }
+  }
+}
+}  // namespace
+
+void Interp::check_read(const Resolved& r, const char* role) {
+  if (!opts_.compute_values) return;
+  const int64_t dsize = static_cast<int64_t>(dtype_size(r.tensor->dtype));
+  if (!r.tensor->on_chip()) {
+    const auto& w = hbm_[r.id].written;
+    for_each_run(r, [&](int64_t off, int64_t n, int64_t s) {
+      for (int64_t j = 0; j < n; ++j) {
+        int64_t e = off + j * s;
+        if (!w[e]) {
+          fail(CheckKind::uninitialized_read,
+               std::string(role) + " reads HBM tensor '" + r.tensor->name + "' at flat element " +
+                   std::to_string(e / dsize) + " before anything wrote it");
+        }
+      }
+    });
+    return;
+  }
+  const auto& owner = r.memory == Memory::SBUF ? cores_[r.core].sbuf_owner : cores_[r.core].psum_owner;
+  const int64_t stride = r.memory == Memory::SBUF ? sbuf_stride_ : psum_stride_;
+  const uint16_t tag = static_cast<uint16_t>(r.id + 1);
+  for_each_run(r, [&](int64_t off, int64_t n, int64_t s) {
+    bool ok = true;
+    if (s == dsize) {
+      const uint16_t* p = owner.data() + off;
+      for (int64_t j = 0; j < n * dsize; ++j) ok &= (p[j] == tag);
+    } else {
+      for (int64_t j = 0; j < n; ++j) {
+        const uint16_t* p = owner.data() + off + j * s;
+        for (int64_t b = 0; b < dsize; ++b) ok &= (p[b] == tag);
+      }
+    }
+    if (ok) return;
+    for (int64_t j = 0; j < n; ++j) {
+      for (int64_t b = 0; b < dsize; ++b) {
+        int64_t at = off + j * s + b;
+        uint16_t o = owner[at];
+        if (o == tag) continue;
+        std::string where = " at " + std::string(memory_name(r.memory)) + " partition " +
+                            std::to_string(at / stride) + ", byte " + std::to_string(at % stride);
+        if (o == 0) {
+          fail(CheckKind::uninitialized_read,
+               std::string(role) + " reads '" + r.tensor->name + "'" + where +
+                   " before anything wrote it in this lifetime (poisoned NaN)");
+        }
+        fail(CheckKind::clobbered_read,
+             std::string(role) + " reads '" + r.tensor->name + "'" + where +
+                 ", but those bytes were last written by '" + p_.tensor(o - 1).name +
+                 "': the two buffers overlap while both are live");
+      }
+    }
+  });
+}
+
+void Interp::mark_written(const Resolved& r) {
+  if (!opts_.compute_values) return;
+  const int64_t dsize = static_cast<int64_t>(dtype_size(r.tensor->dtype));
+  if (!r.tensor->on_chip()) {
+    auto& w = hbm_[r.id].written;
+    for_each_run(r, [&](int64_t off, int64_t n, int64_t s) {
+      for (int64_t j = 0; j < n; ++j) std::memset(w.data() + off + j * s, 1, dsize);
+    });
+    return;
+  }
+  auto& owner = r.memory == Memory::SBUF ? cores_[r.core].sbuf_owner : cores_[r.core].psum_owner;
+  const uint16_t tag = static_cast<uint16_t>(r.id + 1);
+  for_each_run(r, [&](int64_t off, int64_t n, int64_t s) {
+    if (s == dsize) {
+      std::fill_n(owner.data() + off, n * dsize, tag);
+    } else {
+      for (int64_t j = 0; j < n; ++j) std::fill_n(owner.data() + off + j * s, dsize, tag);
+    }
+  });
+}
+
+void Interp::check_partition_rule(const Resolved& r, const char* role) {
+  if (!r.tensor->on_chip()) return;
+  int64_t P = r.view.rows, s = r.partition_begin;
+  // facts §2 "Partition constraints (all engines)".
+  bool ok = P > 64 ? s == 0 : P > 32 ? (s == 0 || s == 64) : (s % 32 == 0 && s <= 96);
+  if (P > hw_.partitions) ok = false;
+  if (!ok) {
+    fail(CheckKind::partition_rule,
+         std::string(role) + " '" + r.tensor->name + "' spans " + std::to_string(P) +
+             " partitions starting at partition " + std::to_string(s) +
+             "; engines need start 0 for P > 64, 0 or 64 for P <= 64, a multiple of 32 for P <= 32");
+  }
+}
+
+void Interp::check_free_limit(const Resolved& r, const char* role) {
+  if (!r.tensor->on_chip()) return;
+  int64_t limit = r.memory == Memory::SBUF ? hw_.free_max_sbuf_elems : hw_.free_max_psum_elems;
+  if (r.view.free_elems() > limit) {
+    fail(CheckKind::shape_rule, std::string(role) + " '" + r.tensor->name + "' has " +
+                                    std::to_string(r.view.free_elems()) +
+                                    " elements per partition; the limit for " +
+                                    std::string(memory_name(r.memory)) + " operands is " +
+                                    std::to_string(limit) + " (facts §2)");
+  }
+}
+
+void Interp::check_psum_bank(const Resolved& r, const char* role) {
+  if (r.memory != Memory::PSUM) return;
+  int64_t bank = hw_.psum_bank_bytes;
+  if (r.byte_begin / bank != (r.byte_end - 1) / bank) {
+    fail(CheckKind::psum_bank, std::string(role) + " '" + r.tensor->name + "' covers PSUM bytes [" +
+                                   std::to_string(r.byte_begin) + ", " +
+                                   std::to_string(r.byte_end) + ") of each partition, crossing a " +
+                                   std::to_string(bank) + "-byte bank boundary");
+  }
+}
+
+}  // namespace interp
+}  // namespace ncv

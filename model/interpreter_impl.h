@@ -1,0 +1,100 @@
+// Internal to the interpreter: the run of one Program (interpreter.cpp: setup, walking, access
+// resolution, shadow checks; interpreter_ops.cpp: per-instruction rules and execution).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/interpreter_state.h"
+
+namespace ncv::interp {
+
+// Thrown inside the run and turned into RunResult::error.
+struct CheckFailure {
+  CheckKind kind;
+  std::string detail;
+};
+
+class Interp {
+ public:
+  Interp(const Program& p, const ParamValues& params,
+         const std::map<std::string, HostTensor>& inputs, const RunOptions& opts);
+  RunResult run();
+
+ private:
+  // --- setup (interpreter.cpp)
+  void setup_memory();
+  void load_inputs(const std::map<std::string, HostTensor>& inputs);
+  // --- walking: each core is positioned at its next instruction instance; cores step in
+  // lockstep, one instance each in core order.
+  struct Frame {
+    const std::vector<Stmt>* body = nullptr;
+    size_t next = 0;
+    const Loop* loop = nullptr;  // null for the kernel body
+    int64_t value = 0, stop = 0, iteration = 0;
+  };
+  const InstrStmt* advance(int core);
+  void count_step();
+  // --- scopes and lifetimes
+  void enter_scope(int core, ScopeId scope, const std::vector<Stmt>& body);
+  void exit_scope(int core, const std::vector<Stmt>& body);
+  // --- access resolution and shadow checks
+  Resolved resolve(int core, const Access& a, const char* role);
+  void check_read(const Resolved& r, const char* role);
+  void mark_written(const Resolved& r);
+  void check_partition_rule(const Resolved& r, const char* role);
+  void check_free_limit(const Resolved& r, const char* role);
+  void check_psum_bank(const Resolved& r, const char* role);
+  int64_t copy_offset(int core, const BufferPlacement& bp, const Tensor& t);
+  [[noreturn]] void fail(CheckKind k, std::string detail);
+  // --- instructions (interpreter_ops.cpp)
+  void execute(int core, const InstrStmt& s);
+  void exec(int core, const DmaCopy& i);
+  void exec(int core, const Matmul& i);
+  void exec(int core, const Transpose& i);
+  void exec(int core, const Activation& i);
+  void exec(int core, const TensorReduce& i);
+  void exec(int core, const TensorScalar& i);
+  void exec(int core, const TensorTensor& i);
+  void exec(int core, const TensorScalarReduce& i);
+  void exec(int core, const TensorCopy& i);
+  void exec(int core, const TensorCopyPredicated& i);
+  void exec(int core, const AffineSelect& i);
+  void exec(int core, const Iota& i);
+  void exec(int core, const Memset& i);
+  void exec(int core, const Reciprocal& i);
+  // helpers for the ops
+  Resolved compute_operand(int core, const Access& a, const char* role, bool is_read);
+  std::optional<ScalarArg> scalar_operand(int core, const Operand& o, const Resolved& dst,
+                                          const char* role);
+  void same_shape(const Resolved& a, const Resolved& b, const char* what);
+  void column_shape(const Resolved& col, int64_t rows, const char* what);
+  void record(int core, Engine engine, const std::vector<const Resolved*>& reads,
+              const std::vector<const Resolved*>& writes, int64_t partitions, int64_t free_elems,
+              int64_t aux, uint64_t bytes, DType in, DType out, int queue);
+
+  const Program& p_;
+  const ParamValues& params_;
+  const std::map<std::string, HostTensor>& inputs_;
+  RunOptions opts_;
+  const HwConfig& hw_;
+  Allocation alloc_;
+  int64_t grid_ = 1;
+  int64_t sbuf_stride_ = 0, psum_stride_ = 0;  // bytes per partition in the arrays
+  std::vector<CoreState> cores_;
+  std::vector<HbmState> hbm_;           // indexed by TensorId (empty for on-chip tensors)
+  std::vector<std::vector<TensorId>> scope_buffers_;  // buffers declared in each scope
+  std::vector<uint8_t> live_;           // per core x tensor: buffer lifetime is open
+  RunResult result_;
+  // Context of the instance being executed, for error messages.
+  const InstrStmt* current_ = nullptr;
+  int current_core_ = 0;
+  std::vector<std::vector<Frame>> frames_;  // per core
+  std::vector<std::vector<int64_t>> shapes_;   // concrete shape per tensor
+  std::vector<std::vector<int64_t>> estrides_; // element strides per tensor dim
+  int64_t steps_ = 0;
+};
+
+}  // namespace ncv::interp

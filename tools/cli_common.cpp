@@ -1,0 +1,122 @@
+#include "tools/cli_common.h"
+
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace ncv::cli {
+
+std::string read_text_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw UsageError("cannot read '" + path + "': it is a directory");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw UsageError("cannot read '" + path + "': " + std::strerror(errno));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) {
+    throw UsageError("cannot read '" + path + "': read error");
+  }
+  return text.str();
+}
+
+namespace {
+
+bool is_param_name(std::string_view s) {
+  if (s.empty()) return false;
+  auto alpha = [](char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; };
+  if (!alpha(s[0])) return false;
+  for (char c : s) {
+    if (!alpha(c) && !(c >= '0' && c <= '9')) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+ParamValues parse_param_assignments(const std::vector<std::string>& assignments) {
+  ParamValues params;
+  for (const std::string& a : assignments) {
+    const auto eq = a.find('=');
+    const std::string_view name = std::string_view(a).substr(0, eq);
+    if (eq == std::string::npos || !is_param_name(name)) {
+      throw UsageError("malformed --param '" + a + "': expected NAME=INTEGER");
+    }
+    const std::string_view digits = std::string_view(a).substr(eq + 1);
+    int64_t value = 0;
+    const char* first = digits.data();
+    const char* last = digits.data() + digits.size();
+    if (!digits.empty() && *first == '+') ++first;  // from_chars rejects a leading '+'
+    const auto [end, ec] = std::from_chars(first, last, value);
+    if (digits.empty() || ec != std::errc() || end != last) {
+      throw UsageError("malformed --param '" + a + "': '" + std::string(digits) +
+                       "' is not an integer (expected NAME=INTEGER)");
+    }
+    if (!params.emplace(std::string(name), value).second) {
+      throw UsageError("--param '" + std::string(name) + "' given more than once");
+    }
+  }
+  return params;
+}
+
+void check_param_names(const Program& p, const ParamValues& params, std::string_view file) {
+  for (const auto& [name, value] : params) {
+    if (p.find_param(name) != nullptr) continue;
+    std::string declared;
+    for (const Param& q : p.params) {
+      declared += (declared.empty() ? "" : ", ") + q.name;
+    }
+    throw UsageError(std::string(file) + ": unknown param '" + name + "' for kernel '" + p.name +
+                     "' (declared params: " + (declared.empty() ? "none" : declared) + ")");
+  }
+}
+
+const HwConfig& hw_config_for(const std::string& gen) {
+  if (const HwConfig* hw = find_hw_config(gen)) return *hw;
+  std::string known;
+  for (std::string_view n : hw_config_names()) {
+    known += (known.empty() ? "" : ", ") + std::string(n);
+  }
+  throw UsageError("unknown --gen '" + gen + "' (known: " + known + ")");
+}
+
+uint64_t fnv1a64(const std::vector<uint8_t>& bytes) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (uint8_t b : bytes) {
+    h ^= b;
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+std::string hex64(uint64_t value) {
+  char buf[19];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(value));
+  return buf;
+}
+
+std::string format_float(float value) {
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value < 0 ? "-inf" : "inf";
+  char buf[32];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
+  return ec == std::errc() ? std::string(buf, end) : std::string("?");
+}
+
+std::string format_params(const ParamValues& params) {
+  std::string s;
+  for (const auto& [name, value] : params) {
+    s += (s.empty() ? "" : " ") + name + "=" + std::to_string(value);
+  }
+  return s;
+}
+
+}  // namespace ncv::cli

@@ -1,0 +1,66 @@
+// What every `ncverify` subcommand shares: the exit-code contract (DESIGN.md §10), the
+// errors that map onto it, and the small parsers for flags that several subcommands take.
+#pragma once
+
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/hw_config.h"
+#include "model/interpreter.h"
+
+namespace CLI {
+class App;
+}
+
+namespace ncv::cli {
+
+// The exit codes CI relies on.
+enum ExitCode : int {
+  kExitOk = 0,                  // the command did what was asked and every check passed
+  kExitVerificationFailure = 1,  // a dynamic check (later: a proof, a property) failed
+  kExitUsage = 2,               // bad usage or bad input: flags, files, params
+};
+
+// Bad usage or bad input detected by the CLI itself; main() prints the message and exits 2.
+struct UsageError : std::exception {
+  std::string message;
+  explicit UsageError(std::string m) : message(std::move(m)) {}
+  const char* what() const noexcept override { return message.c_str(); }
+};
+
+// A subcommand registers itself on the app and, when it is the one selected on the command
+// line, sets `action` to the work to do. main() runs the action inside its exception handler,
+// so a subcommand may throw anything and the exit code still follows the contract.
+using Action = std::function<int()>;
+using Registrar = void (*)(CLI::App& app, Action& action);
+
+// Reads a whole file; throws UsageError naming the file and the reason.
+std::string read_text_file(const std::string& path);
+
+// Parses repeated `--param NAME=INTEGER` values. Throws UsageError for a value that is not
+// NAME=INTEGER or a name given twice.
+ParamValues parse_param_assignments(const std::vector<std::string>& assignments);
+
+// Checks that every given param is declared by the program (the interpreter's check_params
+// checks domains); throws UsageError naming the unknown param and listing the declared ones.
+void check_param_names(const Program& p, const ParamValues& params, std::string_view file);
+
+// The hardware config for `--gen NAME`; throws UsageError listing the known names.
+const HwConfig& hw_config_for(const std::string& gen);
+
+// FNV-1a 64-bit hash of a byte string: the output checksum that `run` prints.
+uint64_t fnv1a64(const std::vector<uint8_t>& bytes);
+std::string hex64(uint64_t value);
+
+// Shortest decimal text that reads back as the same float ("nan", "inf", "-inf" included).
+std::string format_float(float value);
+
+// "M=256 N=512"
+std::string format_params(const ParamValues& params);
+
+}  // namespace ncv::cli

@@ -1,0 +1,141 @@
+// `ncverify run FILE.nkir --param NAME=VALUE ...`: executes a program on the interpreter with
+// seeded random inputs and prints a fingerprint of each output, or the dynamic check that failed.
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "model/builder.h"
+#include "model/interpreter.h"
+#include "model/text_form.h"
+#include "tools/commands.h"
+#include "tools/output_summary.h"
+
+namespace ncv::cli {
+
+namespace {
+
+struct RunCommandOptions {
+  std::string file;
+  std::vector<std::string> params;
+  uint64_t seed = 0;
+  std::string gen = "trn1";
+  bool json = false;
+  bool reference = false;
+};
+
+nlohmann::json error_json(const DynamicError& e) {
+  nlohmann::json loops = nlohmann::json::object();
+  for (const auto& [var, value] : e.loop_indices) loops[var] = value;
+  nlohmann::json params = nlohmann::json::object();
+  for (const auto& [name, value] : e.params) params[name] = value;
+  return {{"kind", std::string(check_kind_name(e.kind))},
+          {"kernel", e.kernel},
+          {"instruction", e.instruction},
+          {"instruction_text", e.instruction_text},
+          {"core", e.core},
+          {"loop_indices", loops},
+          {"params", params},
+          {"detail", e.detail},
+          {"message", e.message}};
+}
+
+void print_text(const RunCommandOptions& opts, const Program& program, const ParamValues& params,
+                const RunResult& result, const std::vector<OutputSummary>& outputs) {
+  std::cout << "file: " << opts.file << "\n"
+            << "kernel: " << program.name << "\n"
+            << "params: " << format_params(params) << "\n"
+            << "gen: " << opts.gen << "\n"
+            << "mode: " << (opts.reference ? "reference" : "fast") << "\n"
+            << "seed: " << opts.seed << "\n"
+            << "instances: " << result.instances << "\n";
+  for (const OutputSummary& s : outputs) std::cout << "output " << format_summary(s) << "\n";
+  if (result.error) {
+    std::cout << "result: dynamic-check failure (" << check_kind_name(result.error->kind) << ")\n"
+              << "error: " << result.error->message << "\n";
+  } else {
+    std::cout << "result: ok\n";
+  }
+}
+
+void print_json(const RunCommandOptions& opts, const Program& program, const ParamValues& params,
+                const RunResult& result, const std::vector<OutputSummary>& outputs) {
+  nlohmann::json j;
+  j["file"] = opts.file;
+  j["kernel"] = program.name;
+  j["params"] = params;
+  j["gen"] = opts.gen;
+  j["mode"] = opts.reference ? "reference" : "fast";
+  j["seed"] = opts.seed;
+  j["instances"] = result.instances;
+  j["outputs"] = nlohmann::json::array();
+  for (const OutputSummary& s : outputs) j["outputs"].push_back(summary_json(s));
+  j["result"] = result.error ? "dynamic_check_failure" : "ok";
+  j["error"] = result.error ? error_json(*result.error) : nlohmann::json(nullptr);
+  std::cout << j.dump(2) << "\n";
+}
+
+int run_run(const RunCommandOptions& opts) {
+  const HwConfig& hw = hw_config_for(opts.gen);
+  const ParamValues params = parse_param_assignments(opts.params);
+  const std::string text = read_text_file(opts.file);
+  const Program program = parse_program(text, opts.file);
+  check_param_names(program, params, opts.file);
+
+  RunResult result;
+  try {
+    check_params(program, params);
+    const auto inputs = random_inputs(program, params, opts.seed);
+    RunOptions run_options;
+    run_options.hw = &hw;
+    run_options.mode = opts.reference ? ExecMode::reference : ExecMode::fast;
+    run_options.record_trace = false;
+    result = run_program(program, params, inputs, run_options);
+  } catch (const InputError& e) {
+    throw UsageError(opts.file + ": " + e.message);
+  } catch (const BuildError& e) {
+    throw UsageError(opts.file + ": invalid program: " + e.message);
+  } catch (const DynamicError& e) {
+    // The interpreter reports failures in RunResult; accept a thrown one the same way.
+    result.error = e;
+  }
+
+  std::vector<OutputSummary> outputs;
+  if (!result.error) {
+    for (const auto& [name, tensor] : result.outputs) {
+      outputs.push_back(summarize_output(name, tensor));
+    }
+  }
+  if (opts.json) {
+    print_json(opts, program, params, result, outputs);
+  } else {
+    print_text(opts, program, params, result, outputs);
+  }
+  return result.error ? kExitVerificationFailure : kExitOk;
+}
+
+}  // namespace
+
+void register_run(CLI::App& app, Action& action) {
+  auto opts = std::make_shared<RunCommandOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "run", "Run a .nkir program on the interpreter with seeded random inputs");
+  cmd->add_option("file", opts->file, "Program in the .nkir text form (model/NKIR.md)")
+      ->required();
+  cmd->add_option("-p,--param", opts->params,
+                  "Parameter value NAME=INTEGER; repeat for each param of the kernel")
+      ->expected(1)
+      ->take_all();
+  cmd->add_option("--seed", opts->seed, "Seed of the random inputs")->capture_default_str();
+  cmd->add_option("--gen", opts->gen, "Hardware generation: trn1, trn2 or trn3")
+      ->capture_default_str();
+  cmd->add_flag("--json", opts->json, "Print one JSON object instead of text");
+  cmd->add_flag("--reference", opts->reference,
+                "Use the slow per-element reference semantics instead of the fast paths");
+  cmd->footer(
+      "Exit codes: 0 the run passed every dynamic check, 1 a dynamic check failed, "
+      "2 bad usage or bad input.");
+  cmd->callback([opts, &action] { action = [opts] { return run_run(*opts); }; });
+}
+
+}  // namespace ncv::cli

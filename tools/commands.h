@@ -1,0 +1,12 @@
+// The `ncverify` subcommands. Each lives in its own cmd_<name>.cpp and registers itself here;
+// main.cpp lists them in kCommands. Adding a subcommand = one new file + one line in each.
+#pragma once
+
+#include "tools/cli_common.h"
+
+namespace ncv::cli {
+
+void register_run(CLI::App& app, Action& action);   // cmd_run.cpp
+void register_dump(CLI::App& app, Action& action);  // cmd_dump.cpp
+
+}  // namespace ncv::cli

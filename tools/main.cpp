@@ -1,0 +1,72 @@
+// `ncverify`: the suite's command line (DESIGN.md §10). main() owns the exit-code contract:
+// whatever a subcommand throws is caught here and mapped to 2 (bad usage or input), so no
+// exception ever escapes and CI can trust the code.
+#include <CLI/CLI.hpp>
+#include <exception>
+#include <iostream>
+
+#include "model/builder.h"
+#include "model/dynamic_error.h"
+#include "model/interpreter.h"
+#include "model/text_form.h"
+#include "tools/commands.h"
+
+namespace {
+
+using namespace ncv::cli;
+
+constexpr Registrar kCommands[] = {
+    register_run,
+    register_dump,
+};
+
+int run_cli(int argc, char** argv) {
+  CLI::App app{
+      "ncverify: a NeuronCore model and verifier for attention kernels.\n"
+      "Exit codes: 0 pass, 1 verification failure, 2 usage or input error.",
+      "ncverify"};
+  app.require_subcommand(1);
+  Action action;
+  for (Registrar add : kCommands) add(app, action);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help is reported as a "parse error" with exit code 0.
+    return app.exit(e) == 0 ? kExitOk : kExitUsage;
+  }
+  if (!action) {
+    std::cerr << "ncverify: no subcommand selected (see ncverify --help)\n";
+    return kExitUsage;
+  }
+  try {
+    return action();
+  } catch (const UsageError& e) {
+    std::cerr << "ncverify: " << e.message << "\n";
+  } catch (const ncv::ParseError& e) {
+    std::cerr << "ncverify: " << e.message << "\n";
+  } catch (const ncv::InputError& e) {
+    std::cerr << "ncverify: bad input: " << e.message << "\n";
+  } catch (const ncv::BuildError& e) {
+    std::cerr << "ncverify: invalid program: " << e.message << "\n";
+  } catch (const ncv::DynamicError& e) {
+    std::cerr << "ncverify: dynamic check failed: " << e.message << "\n";
+    return kExitVerificationFailure;
+  } catch (const std::exception& e) {
+    std::cerr << "ncverify: error: " << e.what() << "\n";
+  }
+  return kExitUsage;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run_cli(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "ncverify: internal error: " << e.what() << "\n";
+  } catch (...) {
+    std::cerr << "ncverify: internal error: unknown exception\n";
+  }
+  return kExitUsage;
+}
