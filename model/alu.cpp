@@ -4,8 +4,12 @@
 
 namespace ncv {
 
-float alu_apply(AluOp op, float a, float b) { return sem::alu_float(op, a, b); }
+float alu_apply(AluOp op, float a, float b) {
+  return sem::alu_float(op, a, b);
+}
 
-float act_apply(ActFunc f, float x) { return sem::act_eval(f, x); }
+float act_apply(ActFunc f, float x) {
+  return sem::act_eval(f, x);
+}
 
 }  // namespace ncv

@@ -13,26 +13,26 @@ std::string_view check_kind_name(CheckKind k) {
 }
 
 void DynamicError::build_message() {
-  message = "dynamic check failed [" + std::string(check_kind_name(kind)) + "] in kernel '" +
-            kernel + "'";
+  // Built with append(): GCC 12 reports a false -Wrestrict on chained operator+ here.
+  message.clear();
+  message.append("dynamic check failed [").append(check_kind_name(kind));
+  message.append("] in kernel '").append(kernel).append("'");
   if (instruction >= 0) {
-    message += ", instruction #" + std::to_string(instruction) + " `" + instruction_text + "`";
+    message.append(", instruction #").append(std::to_string(instruction));
+    message.append(" `").append(instruction_text).append("`");
   }
-  if (core != 0) message += ", core " + std::to_string(core);
-  if (!loop_indices.empty()) {
-    message += ", at";
-    for (size_t i = 0; i < loop_indices.size(); ++i) {
-      message += (i ? ", " : " ") + loop_indices[i].first + "=" +
-                 std::to_string(loop_indices[i].second);
+  if (core != 0) message.append(", core ").append(std::to_string(core));
+  auto list = [this](const char* head, const std::vector<std::pair<std::string, int64_t>>& kv) {
+    if (kv.empty()) return;
+    message.append(head);
+    for (size_t i = 0; i < kv.size(); ++i) {
+      message.append(i ? ", " : " ").append(kv[i].first).append("=");
+      message.append(std::to_string(kv[i].second));
     }
-  }
-  if (!params.empty()) {
-    message += ", with";
-    for (size_t i = 0; i < params.size(); ++i) {
-      message += (i ? ", " : " ") + params[i].first + "=" + std::to_string(params[i].second);
-    }
-  }
-  message += ": " + detail;
+  };
+  list(", at", loop_indices);
+  list(", with", params);
+  message.append(": ").append(detail);
 }
 
 }  // namespace ncv

@@ -73,7 +73,10 @@ int64_t floor_div(int64_t x, int64_t d) {
   if ((x % d != 0) && ((x < 0) != (d < 0))) --q;
   return q;
 }
-int64_t floor_mod(int64_t x, int64_t d) { return x - floor_div(x, d) * d; }
+int64_t floor_mod(int64_t x, int64_t d) {
+  int64_t r = x % d;  // no overflow for any x when d > 0
+  return r < 0 ? r + d : r;
+}
 
 }  // namespace
 

@@ -10,6 +10,8 @@ template <class... Ts>
 struct Overloaded : Ts... {
   using Ts::operator()...;
 };
+template <class... Ts>
+Overloaded(Ts...) -> Overloaded<Ts...>;
 
 template <typename E, size_t N>
 std::optional<E> parse_name(std::string_view s, const std::array<std::string_view, N>& names) {

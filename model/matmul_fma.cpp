@@ -2,12 +2,12 @@
 // by model/CMakeLists.txt on x86_64 and only called after matmul_fma_supported() has checked the
 // CPU at run time. Without those flags it compiles to a stub that reports "not available".
 //
-// C[m][n] = fma chain over k = 0..K-1 of A[k][m] * B[k][n] from +0: each output element keeps
-// its own accumulator lane and sees k strictly in order, so the result is bit-identical to the
-// scalar std::fma loop. Blocking: A is packed into panels of 6 rows of M ([K][6]), B into
-// panels of 16 columns of N ([K][16], zero padded); a 6 x 16 block of C lives in 12 ymm
-// accumulators while k runs over the whole K (K <= 128 on the hardware, so one B panel of
-// K x 16 floats stays in L1 while every A panel streams past it).
+// C[m][n] = fma chain over k = 0..K-1 of A[k][m] * B[k][n] from +0 (a NaN result written as the
+// default NaN): each output element keeps its own accumulator lane and sees k strictly in order,
+// so the result is bit-identical to the scalar std::fma loop. Blocking: A is packed into panels of
+// 6 rows of M ([K][6]), B into panels of 16 columns of N ([K][16], zero padded); a 6 x 16 block of
+// C lives in 12 ymm accumulators while k runs over the whole K (K <= 128 on the hardware, so one B
+// panel of K x 16 floats stays in L1 while every A panel streams past it).
 //
 // This file is compiled for AVX2, so it must not instantiate any inline function or template that
 // other files also instantiate (std::vector, std::min, the model's inline helpers...): the linker
@@ -28,7 +28,9 @@ bool matmul_f32_fma(const float* a, const float* b, float* c, int64_t k, int64_t
 namespace ncv::sem {
 namespace {
 
-inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+inline int64_t min64(int64_t a, int64_t b) {
+  return a < b ? a : b;
+}
 
 // A growable scratch buffer per thread (no std::vector, see above).
 struct Scratch {
@@ -38,14 +40,14 @@ struct Scratch {
   Scratch(const Scratch&) = delete;
   Scratch& operator=(const Scratch&) = delete;
   ~Scratch() { delete[] data; }
-  // `count` floats, all zero.
-  float* zeroed(int64_t count) {
+  // `count` floats; the last `zero_tail` of them zeroed (the padding of a partial panel).
+  float* get(int64_t count, int64_t zero_tail) {
     if (count > size) {
       delete[] data;
       data = new float[static_cast<size_t>(count)];
       size = count;
     }
-    for (int64_t i = 0; i < count; ++i) data[i] = 0.0f;
+    for (int64_t i = count - zero_tail; i < count; ++i) data[i] = 0.0f;
     return data;
   }
 };
@@ -76,13 +78,17 @@ inline void block(const float* ap, const float* bp, int64_t k, float* c, int64_t
   }
   // Every access to the accumulators has a constant index after unrolling, so they stay in
   // registers; a partial column block goes through a small buffer.
+  // NaN lanes become the default NaN 0x7fc00000 (the model's matmul NaN rule).
   alignas(32) float tmp[MR * kNr];
   const bool full = ncols == kNr;
+  const __m256 dnan = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fc00000));
 #pragma GCC unroll 6
   for (int i = 0; i < MR; ++i) {
     float* dst0 = full ? c + i * ldc : tmp + i * kNr;
-    _mm256_storeu_ps(dst0, acc0[i]);
-    _mm256_storeu_ps(dst0 + 8, acc1[i]);
+    const __m256 n0 = _mm256_cmp_ps(acc0[i], acc0[i], _CMP_UNORD_Q);
+    const __m256 n1 = _mm256_cmp_ps(acc1[i], acc1[i], _CMP_UNORD_Q);
+    _mm256_storeu_ps(dst0, _mm256_blendv_ps(acc0[i], dnan, n0));
+    _mm256_storeu_ps(dst0 + 8, _mm256_blendv_ps(acc1[i], dnan, n1));
   }
   if (!full) {
     for (int i = 0; i < MR; ++i) {
@@ -101,8 +107,10 @@ bool matmul_f32_fma(const float* a, const float* b, float* c, int64_t k, int64_t
   }
   const int64_t mb = (m + kMr - 1) / kMr, nb = (n + kNr - 1) / kNr;
   thread_local Scratch ascratch, bscratch;
-  float* apack = ascratch.zeroed(mb * k * kMr);
-  float* bpack = bscratch.zeroed(nb * k * kNr);
+  // Only the last panel of each can be partial; its padding lanes must be +0 (they are computed
+  // and discarded, and must not be NaN/Inf garbage that could slow the FMAs down).
+  float* apack = ascratch.get(mb * k * kMr, m % kMr ? k * kMr : 0);
+  float* bpack = bscratch.get(nb * k * kNr, n % kNr ? k * kNr : 0);
   // Panel by panel, so that the stores are sequential.
   for (int64_t ib = 0; ib < mb; ++ib) {
     const int64_t rows = min64(kMr, m - ib * kMr);
@@ -117,7 +125,12 @@ bool matmul_f32_fma(const float* a, const float* b, float* c, int64_t k, int64_t
     float* bp = bpack + jb * k * kNr;
     for (int64_t kk = 0; kk < k; ++kk) {
       const float* br = b + kk * n + jb * kNr;
-      for (int64_t j = 0; j < cols; ++j) bp[kk * kNr + j] = br[j];
+      if (cols == kNr) {
+        _mm256_storeu_ps(bp + kk * kNr, _mm256_loadu_ps(br));
+        _mm256_storeu_ps(bp + kk * kNr + 8, _mm256_loadu_ps(br + 8));
+      } else {
+        for (int64_t j = 0; j < cols; ++j) bp[kk * kNr + j] = br[j];
+      }
     }
   }
   for (int64_t jb = 0; jb < nb; ++jb) {

@@ -2,7 +2,11 @@
 
 namespace ncv {
 
-bool Loop::operator==(const Loop&) const = default;
+// Written out because clang-14 crashes on an out-of-line defaulted comparison here.
+bool Loop::operator==(const Loop& o) const {
+  return var == o.var && start == o.start && stop == o.stop && step == o.step && kind == o.kind &&
+         scope == o.scope && body == o.body;
+}
 
 std::optional<TensorId> Program::find_tensor(std::string_view n) const {
   for (const Tensor& t : tensors) {

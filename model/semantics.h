@@ -9,6 +9,16 @@
 // Arithmetic rule: inputs convert to fp32, compute in fp32, convert to the destination dtype
 // with round-to-nearest-even (dtype.h). Every reduction runs sequentially in row-major order of
 // the reduced elements: that order is part of the contract (model/README.md).
+//
+// Further model choices, defined in semantics_internal.h and documented there:
+//  * Aliasing: an instruction reads all of its inputs before writing any output and writes in
+//    row-major order, so overlapping operands (in-place ops included) have one defined result.
+//  * NaN: a NaN result is the first NaN operand, quieted (payload and sign kept); a NaN made
+//    from non-NaN operands is 0x7fc00000; a NaN matmul accumulator is written as 0x7fc00000.
+//    max/min propagate NaN; max(-0, +0) = +0, min(-0, +0) = -0.
+//  * Bitwise ops and shifts run on int64 values (integer dtypes read exactly, floats rounded to
+//    nearest even), shift counts outside [0, 31] give 0, results saturate into the dst type.
+//  * Activation inputs outside a function's documented range give NaN (so sqrt(0) is NaN).
 #pragma once
 
 #include <optional>

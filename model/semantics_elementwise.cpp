@@ -6,7 +6,7 @@
 // written.
 //
 // Fast paths: per row, decode the inputs into contiguous fp32 buffers (runs of the coalesced
-// free dims, table decoding for 8/16-bit types), run one loop specialised for the operator,
+// free dims, table or checked inline decoders), run one loop specialised for the operator,
 // encode and store the row; rows stream directly into dst unless dst aliases an input in a way
 // that row streaming would observe (then the rows are staged, see RowWriter).
 #include <algorithm>
@@ -158,8 +158,8 @@ void exec_reciprocal(ExecMode mode, const View& dst, const View& src) {
 // A null regs pointer (no accumulator state available) skips the register updates and the
 // read-out.
 void exec_activation(ExecMode mode, const View& dst, const View& src, ActFunc func,
-                     const ScalarArg& scale, const std::optional<ScalarArg>& bias,
-                     ReduceCmd cmd, float* regs, const std::optional<View>& reduce_res) {
+                     const ScalarArg& scale, const std::optional<ScalarArg>& bias, ReduceCmd cmd,
+                     float* regs, const std::optional<View>& reduce_res) {
   const bool reset = cmd == ReduceCmd::reset || cmd == ReduceCmd::reset_reduce;
   const bool accumulate =
       (cmd == ReduceCmd::reduce || cmd == ReduceCmd::reset_reduce) && regs != nullptr;
@@ -203,7 +203,10 @@ void exec_activation(ExecMode mode, const View& dst, const View& src, ActFunc fu
       } else {
         for (int64_t i = 0; i < n; ++i) x[i] = f_mul(x[i], s);
       }
-      for (int64_t i = 0; i < n; ++i) x[i] = act_eval(func, x[i]);
+      dispatch_act(func, [&](auto func_c) {
+        const ActFunc fn = func_c;
+        for (int64_t i = 0; i < n; ++i) x[i] = act_eval(fn, x[i]);
+      });
       if (accumulate) {
         float acc = regs[r];
         for (int64_t i = 0; i < n; ++i) acc = f_add(acc, x[i]);

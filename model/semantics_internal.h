@@ -33,28 +33,55 @@ static_assert(FLT_EVAL_METHOD == 0, "the model computes in fp32 and needs FLT_EV
 // host: a NaN result of an operation is its FIRST NaN operand, quieted (payload and sign kept,
 // so poison values stay recognisable); a NaN created from non-NaN operands (Inf - Inf, 0 * Inf,
 // 0 / 0, out-of-range activation input) is the default NaN 0x7fc00000.
-// Arithmetic is kept in separate inline functions, one operation each: the ISO C++ modes never
-// contract them into fused multiply-adds, so every operation rounds exactly once.
+// Every operation rounds exactly once, never fused into an FMA even when the target has one
+// (GCC contracts a*b+c across statements by default, also in ISO C++ mode): each arithmetic
+// result feeds both the NaN test and the returned value, and GCC only contracts a product that
+// has no other use; clang only contracts inside a single expression, and each operation here is
+// its own function. (A build-wide -ffp-contract=off would make this independent of the code.)
 
 inline constexpr uint32_t kDefaultNaNBits = 0x7fc00000u;
-inline float from_bits(uint32_t b) { return std::bit_cast<float>(b); }
-inline uint32_t to_bits(float f) { return std::bit_cast<uint32_t>(f); }
-inline float default_nan() { return from_bits(kDefaultNaNBits); }
-inline bool is_nan(float x) { return std::isnan(x); }
-inline float quiet(float x) { return from_bits(to_bits(x) | 0x00400000u); }
+inline float from_bits(uint32_t b) {
+  return std::bit_cast<float>(b);
+}
+inline uint32_t to_bits(float f) {
+  return std::bit_cast<uint32_t>(f);
+}
+inline float default_nan() {
+  return from_bits(kDefaultNaNBits);
+}
+inline bool is_nan(float x) {
+  return std::isnan(x);
+}
+inline float quiet(float x) {
+  return from_bits(to_bits(x) | 0x00400000u);
+}
 
-inline float nan_of(float a) { return is_nan(a) ? quiet(a) : default_nan(); }
+inline float nan_of(float a) {
+  return is_nan(a) ? quiet(a) : default_nan();
+}
 inline float nan_of(float a, float b) {
   if (is_nan(a)) return quiet(a);
   return is_nan(b) ? quiet(b) : default_nan();
 }
-inline float fix_nan(float r, float a) { return is_nan(r) ? nan_of(a) : r; }
-inline float fix_nan(float r, float a, float b) { return is_nan(r) ? nan_of(a, b) : r; }
+inline float fix_nan(float r, float a) {
+  return is_nan(r) ? nan_of(a) : r;
+}
+inline float fix_nan(float r, float a, float b) {
+  return is_nan(r) ? nan_of(a, b) : r;
+}
 
-inline float f_add(float a, float b) { return fix_nan(a + b, a, b); }
-inline float f_sub(float a, float b) { return fix_nan(a - b, a, b); }
-inline float f_mul(float a, float b) { return fix_nan(a * b, a, b); }
-inline float f_div(float a, float b) { return fix_nan(a / b, a, b); }
+inline float f_add(float a, float b) {
+  return fix_nan(a + b, a, b);
+}
+inline float f_sub(float a, float b) {
+  return fix_nan(a - b, a, b);
+}
+inline float f_mul(float a, float b) {
+  return fix_nan(a * b, a, b);
+}
+inline float f_div(float a, float b) {
+  return fix_nan(a / b, a, b);
+}
 
 // max/min propagate NaN (a poisoned operand is never hidden); max(-0, +0) = +0 and
 // min(-0, +0) = -0 (IEEE 754-2019 maximum/minimum), independent of operand order.
@@ -91,7 +118,9 @@ inline int64_t float_to_int(float x) {
   return i;
 }
 // Round to nearest even (the default rounding mode, which the model never changes).
-inline float int_to_float(int64_t v) { return static_cast<float>(v); }
+inline float int_to_float(int64_t v) {
+  return static_cast<float>(v);
+}
 
 // shift_left / shift_right: counts outside [0, 31] give 0; shift_left wraps modulo 2^64 (no
 // signed overflow) before the destination saturation; shift_right is arithmetic on the value
@@ -133,9 +162,8 @@ inline int64_t int_from_bits(DType t, uint32_t bits) {
 inline uint32_t encode_int(DType t, int64_t v) {
   switch (t) {
     case DType::int32:
-      return static_cast<uint32_t>(static_cast<int32_t>(
-          std::clamp<int64_t>(v, std::numeric_limits<int32_t>::min(),
-                              std::numeric_limits<int32_t>::max())));
+      return static_cast<uint32_t>(static_cast<int32_t>(std::clamp<int64_t>(
+          v, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max())));
     case DType::uint8:
       return static_cast<uint32_t>(std::clamp<int64_t>(v, 0, 0xff));
     case DType::uint16:
@@ -209,7 +237,9 @@ inline float reduce_identity_float(AluOp op) {
   }
 }
 // bitwise_and: all ones; or / xor / shifts: 0.
-inline int64_t reduce_identity_int(AluOp op) { return op == AluOp::bitwise_and ? -1 : 0; }
+inline int64_t reduce_identity_int(AluOp op) {
+  return op == AluOp::bitwise_and ? -1 : 0;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Activation functions in fp32 with the float libm functions. Documented valid input ranges
@@ -282,6 +312,42 @@ inline float act_eval(ActFunc f, float x) {
   return fix_nan(r, x);
 }
 
+// Calls f(std::integral_constant<ActFunc, func>), one specialised loop per function.
+template <class F>
+inline void dispatch_act(ActFunc func, F&& f) {
+  using A = ActFunc;
+  switch (func) {
+    case A::copy:
+      return f(std::integral_constant<A, A::copy>{});
+    case A::exp:
+      return f(std::integral_constant<A, A::exp>{});
+    case A::log:
+      return f(std::integral_constant<A, A::log>{});
+    case A::relu:
+      return f(std::integral_constant<A, A::relu>{});
+    case A::sigmoid:
+      return f(std::integral_constant<A, A::sigmoid>{});
+    case A::tanh:
+      return f(std::integral_constant<A, A::tanh>{});
+    case A::gelu:
+      return f(std::integral_constant<A, A::gelu>{});
+    case A::silu:
+      return f(std::integral_constant<A, A::silu>{});
+    case A::square:
+      return f(std::integral_constant<A, A::square>{});
+    case A::sqrt:
+      return f(std::integral_constant<A, A::sqrt>{});
+    case A::rsqrt:
+      return f(std::integral_constant<A, A::rsqrt>{});
+    case A::reciprocal:
+      return f(std::integral_constant<A, A::reciprocal>{});
+    case A::sin:
+      return f(std::integral_constant<A, A::sin>{});
+    case A::abs:
+      return f(std::integral_constant<A, A::abs>{});
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Values flowing through tensor_scalar-like pipelines: fp32 or (for bitwise operators) int64.
 
@@ -290,10 +356,18 @@ struct Val {
   float f = 0.0f;
   int64_t i = 0;
 };
-inline Val val_f(float f) { return Val{false, f, 0}; }
-inline Val val_i(int64_t i) { return Val{true, 0.0f, i}; }
-inline float as_float(const Val& v) { return v.is_int ? int_to_float(v.i) : v.f; }
-inline int64_t as_int(const Val& v) { return v.is_int ? v.i : float_to_int(v.f); }
+inline Val val_f(float f) {
+  return Val{false, f, 0};
+}
+inline Val val_i(int64_t i) {
+  return Val{true, 0.0f, i};
+}
+inline float as_float(const Val& v) {
+  return v.is_int ? int_to_float(v.i) : v.f;
+}
+inline int64_t as_int(const Val& v) {
+  return v.is_int ? v.i : float_to_int(v.f);
+}
 // An element's raw bits as the operand of `op`: integer domain for bitwise operators.
 inline Val load_val(DType t, uint32_t bits, bool integer_domain) {
   return integer_domain ? val_i(int_from_bits(t, bits)) : val_f(decode_to_float(t, bits));
@@ -384,6 +458,9 @@ void decode_row(const View& v, const RowShape& s, int64_t r, float* out);
 void encode_floats(DType t, const float* in, uint32_t* out, int64_t n);
 // Raw bits to fp32 (bit-identical to decode_to_float per element).
 void decode_bits(DType t, const uint32_t* in, float* out, int64_t n);
+// Row r of v = encode(in[i]) (bit-identical to encode_from_float + store_bits per element);
+// `scratch` holds at least free_elems() words.
+void encode_row(const View& v, const RowShape& s, int64_t r, const float* in, uint32_t* scratch);
 
 // ---------------------------------------------------------------------------------------------
 // Aliasing. Every instruction reads all of its inputs before it writes any output (value
@@ -437,22 +514,38 @@ template <class F>
 inline void dispatch_float_op(AluOp op, F&& f) {
   using A = AluOp;
   switch (op) {
-    case A::add: return f(std::integral_constant<A, A::add>{});
-    case A::subtract: return f(std::integral_constant<A, A::subtract>{});
-    case A::multiply: return f(std::integral_constant<A, A::multiply>{});
-    case A::divide: return f(std::integral_constant<A, A::divide>{});
-    case A::max: return f(std::integral_constant<A, A::max>{});
-    case A::min: return f(std::integral_constant<A, A::min>{});
-    case A::pow: return f(std::integral_constant<A, A::pow>{});
-    case A::abs_max: return f(std::integral_constant<A, A::abs_max>{});
-    case A::abs_min: return f(std::integral_constant<A, A::abs_min>{});
-    case A::is_equal: return f(std::integral_constant<A, A::is_equal>{});
-    case A::not_equal: return f(std::integral_constant<A, A::not_equal>{});
-    case A::is_gt: return f(std::integral_constant<A, A::is_gt>{});
-    case A::is_ge: return f(std::integral_constant<A, A::is_ge>{});
-    case A::is_lt: return f(std::integral_constant<A, A::is_lt>{});
-    case A::is_le: return f(std::integral_constant<A, A::is_le>{});
-    default: return f(op);  // bitwise: a runtime operator (the integer-domain paths)
+    case A::add:
+      return f(std::integral_constant<A, A::add>{});
+    case A::subtract:
+      return f(std::integral_constant<A, A::subtract>{});
+    case A::multiply:
+      return f(std::integral_constant<A, A::multiply>{});
+    case A::divide:
+      return f(std::integral_constant<A, A::divide>{});
+    case A::max:
+      return f(std::integral_constant<A, A::max>{});
+    case A::min:
+      return f(std::integral_constant<A, A::min>{});
+    case A::pow:
+      return f(std::integral_constant<A, A::pow>{});
+    case A::abs_max:
+      return f(std::integral_constant<A, A::abs_max>{});
+    case A::abs_min:
+      return f(std::integral_constant<A, A::abs_min>{});
+    case A::is_equal:
+      return f(std::integral_constant<A, A::is_equal>{});
+    case A::not_equal:
+      return f(std::integral_constant<A, A::not_equal>{});
+    case A::is_gt:
+      return f(std::integral_constant<A, A::is_gt>{});
+    case A::is_ge:
+      return f(std::integral_constant<A, A::is_ge>{});
+    case A::is_lt:
+      return f(std::integral_constant<A, A::is_lt>{});
+    case A::is_le:
+      return f(std::integral_constant<A, A::is_le>{});
+    default:
+      return f(op);  // bitwise: a runtime operator (the integer-domain paths)
   }
 }
 
@@ -470,12 +563,12 @@ inline void alu_scalar_row(AluOp op, float* x, int64_t n, float s, bool reverse)
 
 // ---------------------------------------------------------------------------------------------
 // Matmul microkernel: C[m*N + n] = fma chain over k = 0..K-1 of A[k*M + m] * B[k*N + n] starting
-// from +0, for dense row-major A [K][M], B [K][N], C [M][N]. No NaN canonicalisation (the
-// caller does it). matmul_f32_fma returns false when not compiled with FMA/AVX2 support; callers
-// must check the CPU first (matmul_fma_supported()).
+// from +0, for dense row-major A [K][M], B [K][N], C [M][N]; a NaN result is stored as the
+// default NaN (the model's matmul NaN rule, semantics_matmul.cpp). matmul_f32_fma returns false
+// when not compiled with FMA/AVX2 support; callers must check the CPU first
+// (matmul_fma_supported()).
 bool matmul_fma_supported();
 bool matmul_f32_fma(const float* a, const float* b, float* c, int64_t k, int64_t m, int64_t n);
-void matmul_f32_portable(const float* a, const float* b, float* c, int64_t k, int64_t m,
-                         int64_t n);
+void matmul_f32_portable(const float* a, const float* b, float* c, int64_t k, int64_t m, int64_t n);
 
 }  // namespace ncv::sem

@@ -45,6 +45,9 @@ void matmul_f32_portable(const float* a, const float* b, float* c, int64_t k, in
       const float* br = b + kk * n;
       for (int64_t j = 0; j < n; ++j) cr[j] = std::fma(av, br[j], cr[j]);
     }
+    for (int64_t j = 0; j < n; ++j) {
+      if (is_nan(cr[j])) cr[j] = default_nan();
+    }
   }
 }
 
@@ -58,8 +61,6 @@ void decode_matrix(const View& v, std::vector<float>& out) {
   const RowShape s = row_shape(v);
   for (int64_t r = 0; r < v.rows; ++r) decode_row(v, s, r, out.data() + r * n);
 }
-
-inline float canonical(float acc) { return is_nan(acc) ? default_nan() : acc; }
 
 void matmul_reference(const View& dst, const View& st, const View& mv, bool accumulate) {
   const int64_t k = st.rows, m = st.free_elems(), n = mv.free_elems();
@@ -75,7 +76,7 @@ void matmul_reference(const View& dst, const View& st, const View& mv, bool accu
     }
   }
   ref_write_all(dst, [&](int64_t i, int64_t j) {
-    float a = canonical(acc[i * n + j]);
+    float a = is_nan(acc[i * n + j]) ? default_nan() : acc[i * n + j];
     if (accumulate) a = f_add(decode_to_float(dst.dtype, ref_load(dst, i, j)), a);
     return encode_from_float(dst.dtype, a);
   });
@@ -92,21 +93,16 @@ void matmul_fast(const View& dst, const View& st, const View& mv, bool accumulat
   }
   // dst_old is read completely before any write (dst rows could alias each other).
   if (accumulate) decode_matrix(dst, old);
-  RowWriter w(dst, true);
-  std::vector<uint32_t> bits(n);
-  std::vector<float> row(n);
+  const RowShape ds = row_shape(dst);
+  std::vector<uint32_t> scratch(n);
   for (int64_t i = 0; i < std::min(dst.rows, m); ++i) {
-    const float* ci = c.data() + i * n;
+    float* ci = c.data() + i * n;
     if (accumulate) {
       const float* oi = old.data() + i * n;
-      for (int64_t j = 0; j < n; ++j) row[j] = f_add(oi[j], canonical(ci[j]));
-    } else {
-      for (int64_t j = 0; j < n; ++j) row[j] = canonical(ci[j]);
+      for (int64_t j = 0; j < n; ++j) ci[j] = f_add(oi[j], ci[j]);
     }
-    encode_floats(dst.dtype, row.data(), bits.data(), n);
-    w.emit(i, bits.data());
+    encode_row(dst, ds, i, ci, scratch.data());
   }
-  w.finish();
 }
 
 }  // namespace

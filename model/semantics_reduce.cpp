@@ -55,7 +55,7 @@ void exec_tensor_reduce(ExecMode mode, const View& dst, const View& src, AluOp o
   const int64_t n = src.free_elems();
   const RowShape ss = row_shape(src);
   RowWriter w(dst, rows_independent(dst, src));
-  std::vector<uint32_t> bits(std::max(n, outer)), out(outer);
+  std::vector<uint32_t> bits(std::max(n, outer)), out(std::max(outer, dst.free_elems()));
   std::vector<float> x(integer ? 0 : n), y(integer ? 0 : outer);
   for (int64_t r = 0; r < dst.rows; ++r) {
     if (integer) {

@@ -1,9 +1,12 @@
 // Row decoding/encoding and the aliasing analysis behind the fast paths (semantics_internal.h).
 //
 // Decoding must equal decode_to_float element by element. The 8- and 16-bit types decode
-// through tables built FROM decode_to_float (equal by construction); fp32 decodes and encodes
-// as the bit identity, which dtype.h documents and which is probed once at start-up (if the
-// probe ever failed, every element would go through decode_to_float / encode_from_float).
+// through tables built FROM decode_to_float (equal by construction), except bf16, whose inline
+// branch-free decoder (it vectorises) is compared with decode_to_float on all 65536 patterns
+// once and replaced by the table if they ever differ. fp32 decodes and encodes as the bit
+// identity, which dtype.cpp documents and which is probed once (if the probe failed, every
+// element would go through decode_to_float / encode_from_float). Other encodes call
+// encode_from_float.
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -15,6 +18,8 @@
 
 namespace ncv::sem {
 namespace {
+
+constexpr bool kLittle = std::endian::native == std::endian::little;
 
 inline uint32_t ld16(const uint8_t* p) {
   return static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8);
@@ -39,9 +44,9 @@ inline void st32(uint8_t* p, uint32_t v) {
 }
 
 bool probe_fp32_identity() {
-  static constexpr uint32_t kProbes[] = {
-      0x00000000u, 0x80000000u, 0x00000001u, 0x807fffffu, 0x3f800000u, 0x7f7fffffu,
-      0x7f800000u, 0xff800000u, 0x7f800001u, 0xffbfffffu, 0x7fc00000u, 0xffc12345u};
+  static constexpr uint32_t kProbes[] = {0x00000000u, 0x80000000u, 0x00000001u, 0x807fffffu,
+                                         0x3f800000u, 0x7f7fffffu, 0x7f800000u, 0xff800000u,
+                                         0x7f800001u, 0xffbfffffu, 0x7fc00000u, 0xffc12345u};
   for (uint32_t b : kProbes) {
     if (to_bits(decode_to_float(DType::fp32, b)) != b) return false;
     if (encode_from_float(DType::fp32, from_bits(b)) != b) return false;
@@ -50,6 +55,25 @@ bool probe_fp32_identity() {
 }
 bool fp32_identity() {
   static const bool ok = probe_fp32_identity();
+  return ok;
+}
+
+// bf16 -> fp32 as dtype.cpp documents it (the pattern shifted up; NaN -> quiet NaN with the
+// sign kept), branch-free so that row loops vectorise. Used only if it agrees with
+// decode_to_float on all 65536 patterns (checked once).
+inline float bf16_decode_inline(uint32_t h) {
+  const uint32_t x = (h & 0xffffu) << 16;
+  const uint32_t q = (x & 0x80000000u) | kDefaultNaNBits;
+  return from_bits((x & 0x7fffffffu) > 0x7f800000u ? q : x);
+}
+bool probe_bf16_inline() {
+  for (uint32_t b = 0; b < 65536; ++b) {
+    if (to_bits(bf16_decode_inline(b)) != to_bits(decode_to_float(DType::bf16, b))) return false;
+  }
+  return true;
+}
+bool bf16_inline() {
+  static const bool ok = probe_bf16_inline();
   return ok;
 }
 
@@ -106,8 +130,10 @@ void row_span(const View& v, int64_t& lo, int64_t& hi) {
   hi = static_cast<int64_t>(dtype_size(v.dtype));
   for (int d = 0; d < v.free_rank; ++d) {
     const int64_t reach = (v.sizes[d] - 1) * v.strides[d];
-    if (reach < 0) lo += reach;
-    else hi += reach;
+    if (reach < 0)
+      lo += reach;
+    else
+      hi += reach;
   }
 }
 
@@ -183,6 +209,11 @@ void load_row_bits(const View& v, const RowShape& s, int64_t r, uint32_t* out) {
       return;
     default:
       for_each_run(v, s, r, [&](const uint8_t* p, int64_t n, int64_t st) {
+        if (st == 4 && kLittle) {
+          std::memcpy(out, p, static_cast<size_t>(n) * 4);
+          out += n;
+          return;
+        }
         for (int64_t i = 0; i < n; ++i) *out++ = ld32(p + i * st);
       });
       return;
@@ -203,6 +234,11 @@ void store_row_bits(const View& v, const RowShape& s, int64_t r, const uint32_t*
       return;
     default:
       for_each_run(v, s, r, [&](uint8_t* p, int64_t n, int64_t st) {
+        if (st == 4 && kLittle) {
+          std::memcpy(p, in, static_cast<size_t>(n) * 4);
+          in += n;
+          return;
+        }
         for (int64_t i = 0; i < n; ++i) st32(p + i * st, *in++);
       });
       return;
@@ -213,12 +249,27 @@ void decode_row(const View& v, const RowShape& s, int64_t r, float* out) {
   const DType t = v.dtype;
   if (t == DType::fp32 && fp32_identity()) {
     for_each_run(v, s, r, [&](const uint8_t* p, int64_t n, int64_t st) {
-      if (st == 4 && std::endian::native == std::endian::little) {
+      if (st == 4 && kLittle) {
         std::memcpy(out, p, static_cast<size_t>(n) * 4);
         out += n;
         return;
       }
       for (int64_t i = 0; i < n; ++i) *out++ = from_bits(ld32(p + i * st));
+    });
+    return;
+  }
+  if (t == DType::bf16 && bf16_inline()) {
+    for_each_run(v, s, r, [&](const uint8_t* p, int64_t n, int64_t st) {
+      if (st == 2 && kLittle) {
+        for (int64_t i = 0; i < n; ++i) {
+          uint16_t h;
+          std::memcpy(&h, p + 2 * i, 2);
+          out[i] = bf16_decode_inline(h);
+        }
+        out += n;
+        return;
+      }
+      for (int64_t i = 0; i < n; ++i) *out++ = bf16_decode_inline(ld16(p + i * st));
     });
     return;
   }
@@ -258,6 +309,23 @@ void decode_bits(DType t, const uint32_t* in, float* out, int64_t n) {
     return;
   }
   for (int64_t i = 0; i < n; ++i) out[i] = decode_to_float(t, in[i]);
+}
+
+void encode_row(const View& v, const RowShape& s, int64_t r, const float* in, uint32_t* scratch) {
+  if (v.dtype == DType::fp32 && fp32_identity()) {
+    for_each_run(v, s, r, [&](uint8_t* p, int64_t n, int64_t st) {
+      if (st == 4 && kLittle) {
+        std::memcpy(p, in, static_cast<size_t>(n) * 4);
+        in += n;
+        return;
+      }
+      for (int64_t i = 0; i < n; ++i) st32(p + i * st, to_bits(*in++));
+    });
+    return;
+  }
+  const int64_t n = v.free_elems();
+  encode_floats(v.dtype, in, scratch, n);
+  store_row_bits(v, s, r, scratch);
 }
 
 bool rows_independent(const View& dst, const View& input) {

@@ -45,9 +45,13 @@ const Tensor* find(const Program& p, TensorId id) {
 
 void print_access_to(std::string& out, const Program& p, const Access& a);
 
-void print_expr(std::string& out, const Expr& e) { out += e.str(); }
+void print_expr(std::string& out, const Expr& e) {
+  out += e.str();
+}
 
-void print_value(std::string& out, const Program& p, const Access& a) { print_access_to(out, p, a); }
+void print_value(std::string& out, const Program& p, const Access& a) {
+  print_access_to(out, p, a);
+}
 void print_value(std::string& out, const Program& p, const Operand& o) {
   if (auto* a = std::get_if<Access>(&o)) {
     print_access_to(out, p, *a);
@@ -55,16 +59,36 @@ void print_value(std::string& out, const Program& p, const Operand& o) {
     out += format_float(std::get<Imm>(o).value);
   }
 }
-void print_value(std::string& out, const Program&, const Imm& v) { out += format_float(v.value); }
-void print_value(std::string& out, const Program&, bool v) { out += v ? "true" : "false"; }
-void print_value(std::string& out, const Program&, int v) { out += std::to_string(v); }
-void print_value(std::string& out, const Program&, int64_t v) { out += std::to_string(v); }
-void print_value(std::string& out, const Program&, const Expr& e) { print_expr(out, e); }
-void print_value(std::string& out, const Program&, Engine v) { out += engine_name(v); }
-void print_value(std::string& out, const Program&, AluOp v) { out += alu_op_name(v); }
-void print_value(std::string& out, const Program&, ActFunc v) { out += act_func_name(v); }
-void print_value(std::string& out, const Program&, ReduceCmd v) { out += reduce_cmd_name(v); }
-void print_value(std::string& out, const Program&, CmpOp v) { out += cmp_op_name(v); }
+void print_value(std::string& out, const Program&, const Imm& v) {
+  out += format_float(v.value);
+}
+void print_value(std::string& out, const Program&, bool v) {
+  out += v ? "true" : "false";
+}
+void print_value(std::string& out, const Program&, int v) {
+  out += std::to_string(v);
+}
+void print_value(std::string& out, const Program&, int64_t v) {
+  out += std::to_string(v);
+}
+void print_value(std::string& out, const Program&, const Expr& e) {
+  print_expr(out, e);
+}
+void print_value(std::string& out, const Program&, Engine v) {
+  out += engine_name(v);
+}
+void print_value(std::string& out, const Program&, AluOp v) {
+  out += alu_op_name(v);
+}
+void print_value(std::string& out, const Program&, ActFunc v) {
+  out += act_func_name(v);
+}
+void print_value(std::string& out, const Program&, ReduceCmd v) {
+  out += reduce_cmd_name(v);
+}
+void print_value(std::string& out, const Program&, CmpOp v) {
+  out += cmp_op_name(v);
+}
 void print_value(std::string& out, const Program&, const std::vector<int64_t>& v) {
   out += '[';
   for (size_t k = 0; k < v.size(); ++k) {
@@ -89,8 +113,8 @@ void print_access_to(std::string& out, const Program& p, const Access& a) {
   for (size_t k = 0; k < a.dims.size(); ++k) {
     const AccessDim& d = a.dims[k];
     if (k) out += ", ";
-    bool whole = t && k < t->shape.size() && d.start == Expr(0) && d.size == t->shape[k] &&
-                 d.step == 1;
+    bool whole =
+        t && k < t->shape.size() && d.start == Expr(0) && d.size == t->shape[k] && d.step == 1;
     if (whole) {
       out += ':';
       continue;
@@ -240,8 +264,8 @@ std::string print_program(const Program& p) {
   out += p.name;
   out += '\n';
   for (const Param& prm : p.params) {
-    out += "param " + prm.name + " in [" + std::to_string(prm.lo) + ", " +
-           std::to_string(prm.hi) + "]";
+    out += "param " + prm.name + " in [" + std::to_string(prm.lo) + ", " + std::to_string(prm.hi) +
+           "]";
     if (prm.multiple_of != 1) out += " multiple_of " + std::to_string(prm.multiple_of);
     out += '\n';
   }

@@ -9,8 +9,12 @@ namespace {
 bool ident_start(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
 }
-bool digit(char c) { return c >= '0' && c <= '9'; }
-bool ident_char(char c) { return ident_start(c) || digit(c); }
+bool digit(char c) {
+  return c >= '0' && c <= '9';
+}
+bool ident_char(char c) {
+  return ident_start(c) || digit(c);
+}
 bool hex_digit(char c) {
   return digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
@@ -34,9 +38,12 @@ void append_escaped(std::string& out, char c) {
 
 std::string Token::describe() const {
   switch (kind) {
-    case TokKind::Newline: return "end of line";
-    case TokKind::End: return "end of file";
-    default: break;
+    case TokKind::Newline:
+      return "end of line";
+    case TokKind::End:
+      return "end of file";
+    default:
+      break;
   }
   constexpr size_t kMax = 40;
   std::string out = "'";

@@ -4,9 +4,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <string_view>
-#include <deque>
 
 namespace ncv::nkir {
 
@@ -51,7 +51,6 @@ class Lexer {
   int bracket_depth_ = 0;  // open ( and [: newlines inside them continue the statement
   std::deque<Token> ahead_;
 };
-
 
 // Float immediates: shortest exact decimal, `inf`, `-inf`, `nan` / `-nan` for the canonical quiet
 // NaN and `nan(0x7fc00001)` (the full bit pattern) for any other NaN. Defined in text_form.cpp.

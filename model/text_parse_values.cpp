@@ -36,7 +36,8 @@ const std::vector<std::string_view>& op_names() {
     std::vector<std::string_view> n;
     [&]<size_t... I>(std::index_sequence<I...>) {
       (n.push_back(op_name(Instruction(std::in_place_index<I>))), ...);
-    }(std::make_index_sequence<std::variant_size_v<Instruction>>());
+    }
+    (std::make_index_sequence<std::variant_size_v<Instruction>>());
     return n;
   }();
   return names;
@@ -47,7 +48,8 @@ std::optional<Instruction> make_instruction(std::string_view name) {
   std::optional<Instruction> out;
   [&]<size_t... I>(std::index_sequence<I...>) {
     (void)((names[I] == name ? (out.emplace(std::in_place_index<I>), true) : false) || ...);
-  }(std::make_index_sequence<std::variant_size_v<Instruction>>());
+  }
+  (std::make_index_sequence<std::variant_size_v<Instruction>>());
   return out;
 }
 
@@ -141,7 +143,9 @@ void Parser::check_depth(const PExpr& e, const Token& at) const {
   }
 }
 
-Expr Parser::parse_expr() { return parse_sum().e; }
+Expr Parser::parse_expr() {
+  return parse_sum().e;
+}
 
 Parser::PExpr Parser::parse_sum() {
   PExpr a = parse_product();
@@ -171,9 +175,16 @@ Parser::PExpr Parser::parse_product() {
       }
       int64_t d = b.e.const_value();
       bool div = op.text == "//";
-      a = PExpr{build_checked(op, file_,
-                              [&] { return div ? Expr::floordiv(a.e, d) : Expr::mod(a.e, d); }),
-                a.depth + 1};
+      if (!div && a.e.is_const()) {
+        // Folded here: expr.cpp's floor_mod computes x - (x // d) * d, which overflows for x
+        // near INT64_MIN. The remainder below cannot overflow and is the same constant node.
+        int64_t r = a.e.const_value() % d;
+        a = PExpr{Expr(r < 0 ? r + d : r), 1};
+      } else {
+        a = PExpr{build_checked(op, file_,
+                                [&] { return div ? Expr::floordiv(a.e, d) : Expr::mod(a.e, d); }),
+                  a.depth + 1};
+      }
     }
     check_depth(a, op);
   }
@@ -372,7 +383,8 @@ Access Parser::parse_access() {
   Nest nest(*this, name);
   Access a;
   a.tensor = t.id;
-  std::string rank_note = "(tensor '" + t.name + "' has rank " + std::to_string(t.shape.size()) + ")";
+  std::string rank_note =
+      "(tensor '" + t.name + "' has rank " + std::to_string(t.shape.size()) + ")";
   expect("[");
   if (!peek().is("]")) {
     if (t.shape.empty()) fail(peek(), "']' " + rank_note);
@@ -483,11 +495,7 @@ void Parser::parse_arguments(I& ins, const Token& op) {
 
 void Parser::parse_instruction(const Token& op) {
   std::optional<Instruction> ins = make_instruction(op.text);
-  if (!ins) {
-    fail(op, loop_vars_.empty() ? "statement (param, require, grid, input, output, scratch, "
-                                  "buffer, for or an instruction)"
-                                : "buffer, for, '}' or an instruction inside a loop");
-  }
+  if (!ins) fail(op, loop_vars_.empty() ? kTopStatements : kLoopStatements);
   instr_pos_.push_back(pos_of(op));
   std::visit([&](auto& i) { parse_arguments(i, op); }, *ins);
   builder_->emit(std::move(*ins));

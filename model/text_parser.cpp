@@ -10,15 +10,9 @@ namespace ncv {
 
 namespace nkir {
 
-namespace {
-
-constexpr const char* kTopStatements =
-    "statement (param, require, grid, input, output, scratch, buffer, for or an instruction)";
-constexpr const char* kLoopStatements = "buffer, for, '}' or an instruction inside a loop";
-
-}  // namespace
-
-Parser::Nest::Nest(Parser& p, const Token& at) : p_(p) { p_.enter_nesting(at); }
+Parser::Nest::Nest(Parser& p, const Token& at) : p_(p) {
+  p_.enter_nesting(at);
+}
 
 void Parser::enter_nesting(const Token& at) {
   if (depth_ >= kMaxNesting) {
@@ -299,9 +293,15 @@ void Parser::parse_tensor_decl(const Token& kw, TensorKind kind) {
   std::string n(name.text);
   TensorRef ref;
   switch (kind) {
-    case TensorKind::Input: ref = builder_->input(n, *dtype, shape, range); break;
-    case TensorKind::Output: ref = builder_->output(n, *dtype, shape); break;
-    case TensorKind::Scratch: ref = builder_->scratch(n, *dtype, shape); break;
+    case TensorKind::Input:
+      ref = builder_->input(n, *dtype, shape, range);
+      break;
+    case TensorKind::Output:
+      ref = builder_->output(n, *dtype, shape);
+      break;
+    case TensorKind::Scratch:
+      ref = builder_->scratch(n, *dtype, shape);
+      break;
     case TensorKind::Buffer:
       ref = memory == Memory::SBUF ? builder_->sbuf(n, *dtype, shape, opts)
                                    : builder_->psum(n, *dtype, shape, opts);
@@ -314,7 +314,8 @@ void Parser::parse_tensor_decl(const Token& kw, TensorKind kind) {
 void Parser::parse_for(const Token& kw) {
   Token var = expect_ident("loop variable");
   std::string v(var.text);
-  if (symbol_visible(v)) fail(var, "a loop variable name that is not a param or an enclosing loop's");
+  if (symbol_visible(v))
+    fail(var, "a loop variable name that is not a param or an enclosing loop's");
   expect_keyword("in");
   Token kind_tok = expect_ident("affine_range or sequential_range");
   LoopKind kind;
@@ -367,6 +368,8 @@ Program parse_program(std::string_view text, std::string_view file) {
   return nkir::Parser(text, file).parse_program();
 }
 
-Expr parse_expr(std::string_view text) { return nkir::Parser(text, "<expr>").parse_standalone_expr(); }
+Expr parse_expr(std::string_view text) {
+  return nkir::Parser(text, "<expr>").parse_standalone_expr();
+}
 
 }  // namespace ncv

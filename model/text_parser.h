@@ -26,6 +26,11 @@ namespace ncv::nkir {
 inline constexpr int kMaxNesting = 128;     // loops + brackets + parentheses + unary minus
 inline constexpr int kMaxExprDepth = 1000;  // tree depth of one expression
 
+// What may start a statement, for "expected ..., got ..." messages.
+inline constexpr const char* kTopStatements =
+    "statement (param, require, grid, input, output, scratch, buffer, for or an instruction)";
+inline constexpr const char* kLoopStatements = "buffer, for, '}' or an instruction inside a loop";
+
 class Parser {
  public:
   Parser(std::string_view text, std::string_view file) : lex_(text), file_(file) {}
@@ -122,8 +127,8 @@ class Parser {
   int64_t parse_int64(const std::string& what);
   int parse_int(const std::string& what);
   template <typename E>
-  E parse_enum(std::optional<E> (*parse)(std::string_view), std::string_view (*name)(E),
-               E last, const char* what);
+  E parse_enum(std::optional<E> (*parse)(std::string_view), std::string_view (*name)(E), E last,
+               const char* what);
 
   Lexer lex_;
   std::string file_;
@@ -134,7 +139,7 @@ class Parser {
   Pos kernel_pos_;
   bool grid_seen_ = false;
   std::unordered_set<std::string> params_;
-  std::vector<std::string> loop_vars_;              // innermost last
+  std::vector<std::string> loop_vars_;                 // innermost last
   std::vector<std::vector<std::string>> scope_names_;  // tensor names declared per open scope
   std::vector<TensorInfo> tensors_;                    // by builder id
   std::unordered_map<std::string, std::vector<TensorId>> visible_;  // name -> builder ids

@@ -21,9 +21,9 @@ namespace ncv::cli {
 
 // The exit codes CI relies on.
 enum ExitCode : int {
-  kExitOk = 0,                  // the command did what was asked and every check passed
+  kExitOk = 0,                   // the command did what was asked and every check passed
   kExitVerificationFailure = 1,  // a dynamic check (later: a proof, a property) failed
-  kExitUsage = 2,               // bad usage or bad input: flags, files, params
+  kExitUsage = 2,                // bad usage or bad input: flags, files, params
 };
 
 // Bad usage or bad input detected by the CLI itself; main() prints the message and exits 2.

@@ -27,8 +27,7 @@ int run_dump(const DumpOptions& opts) {
 void register_dump(CLI::App& app, Action& action) {
   auto opts = std::make_shared<DumpOptions>();
   CLI::App* cmd = app.add_subcommand("dump", "Print a .nkir program in canonical text form");
-  cmd->add_option("file", opts->file, "Program in the .nkir text form (model/NKIR.md)")
-      ->required();
+  cmd->add_option("file", opts->file, "Program in the .nkir text form (model/NKIR.md)")->required();
   cmd->callback([opts, &action] { action = [opts] { return run_dump(*opts); }; });
 }
 

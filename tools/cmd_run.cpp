@@ -118,10 +118,9 @@ int run_run(const RunCommandOptions& opts) {
 
 void register_run(CLI::App& app, Action& action) {
   auto opts = std::make_shared<RunCommandOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "run", "Run a .nkir program on the interpreter with seeded random inputs");
-  cmd->add_option("file", opts->file, "Program in the .nkir text form (model/NKIR.md)")
-      ->required();
+  CLI::App* cmd =
+      app.add_subcommand("run", "Run a .nkir program on the interpreter with seeded random inputs");
+  cmd->add_option("file", opts->file, "Program in the .nkir text form (model/NKIR.md)")->required();
   cmd->add_option("-p,--param", opts->params,
                   "Parameter value NAME=INTEGER; repeat for each param of the kernel")
       ->expected(1)

@@ -32,6 +32,18 @@ int run_cli(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    // CLI11 reports a misspelt subcommand as "A subcommand is required"; name it instead.
+    std::string known;
+    bool is_known = false;
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      known += (known.empty() ? "" : ", ") + sub->get_name();
+      is_known = is_known || (argc > 1 && sub->get_name() == argv[1]);
+    }
+    if (argc > 1 && argv[1][0] != '-' && !is_known) {
+      std::cerr << "ncverify: unknown subcommand '" << argv[1] << "' (known: " << known
+                << "; see ncverify --help)\n";
+      return kExitUsage;
+    }
     // --help is reported as a "parse error" with exit code 0.
     return app.exit(e) == 0 ? kExitOk : kExitUsage;
   }

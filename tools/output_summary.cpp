@@ -42,9 +42,10 @@ std::string format_shape(const std::vector<int64_t>& shape) {
 }
 
 std::string format_summary(const OutputSummary& s) {
-  return s.name + ": shape=" + format_shape(s.shape) + " dtype=" + std::string(dtype_name(s.dtype)) +
-         " checksum=" + hex64(s.checksum) + " min=" + format_float(s.min) +
-         " max=" + format_float(s.max) + " nan=" + std::to_string(s.nan_count);
+  return s.name + ": shape=" + format_shape(s.shape) +
+         " dtype=" + std::string(dtype_name(s.dtype)) + " checksum=" + hex64(s.checksum) +
+         " min=" + format_float(s.min) + " max=" + format_float(s.max) +
+         " nan=" + std::to_string(s.nan_count);
 }
 
 namespace {

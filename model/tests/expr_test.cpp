@@ -59,6 +59,9 @@ TEST(Expr, UnboundVariablesAndOverflowAreTypedErrors) {
   EXPECT_THROW(eval(Expr::var("big") + Expr::var("big"), env), EvalError);
   EXPECT_THROW(Expr(int64_t{1} << 62) * Expr(8), EvalError);
   EXPECT_THROW(Expr::floordiv(Expr::var("x"), 0), EvalError);
+  // The extremes fold without overflow.
+  EXPECT_EQ(Expr::mod(Expr(INT64_MIN), 5), Expr(2));
+  EXPECT_EQ(Expr::floordiv(Expr(INT64_MIN), 1), Expr(INT64_MIN));
 }
 
 TEST(Expr, SymbolsAreCollectedSortedAndUnique) {

@@ -22,7 +22,9 @@
 namespace ncv {
 namespace {
 
-float from_bits(uint32_t b) { return std::bit_cast<float>(b); }
+float from_bits(uint32_t b) {
+  return std::bit_cast<float>(b);
+}
 
 BufferOptions opts(int64_t bufs, std::optional<Placement> placement = std::nullopt) {
   BufferOptions o;
@@ -42,7 +44,8 @@ std::string expect_round_trip(const Program& p) {
     ADD_FAILURE() << e.what() << "\n" << text;
     return text;
   }
-  EXPECT_TRUE(q == p) << "round trip changed the program:\n" << text << "\n---\n"
+  EXPECT_TRUE(q == p) << "round trip changed the program:\n"
+                      << text << "\n---\n"
                       << print_program(q);
   EXPECT_EQ(print_program(q), text);
   return text;
@@ -71,7 +74,7 @@ Program all_features_program() {
   auto tmp = b.scratch("tmp", DType::bf16, {Expr::max(S, D * 4), 128});
 
   // One input per remaining dtype, loaded into an SBUF tile of the same dtype.
-  const DType kOthers[] = {DType::fp32,    DType::fp16,  DType::fp8_e4m3, DType::fp8_e4m3fn,
+  const DType kOthers[] = {DType::fp32,     DType::fp16,  DType::fp8_e4m3, DType::fp8_e4m3fn,
                            DType::fp8_e5m2, DType::uint8, DType::uint16,   DType::uint32};
   int n = 0;
   for (DType dt : kOthers) {
@@ -90,8 +93,8 @@ Program all_features_program() {
 
   b.affine_range("i", Expr(0), Expr::floordiv(S, 128), 1, [&](Expr i) {
     auto xt = b.sbuf("xt", DType::bf16, {128, 128}, opts(2));
-    auto xT = b.sbuf("xT", DType::bf16, {128, 128},
-                     opts(1, Placement{Expr(0), Expr::mod(i, 2) * 32768}));
+    auto xT =
+        b.sbuf("xT", DType::bf16, {128, 128}, opts(1, Placement{Expr(0), Expr::mod(i, 2) * 32768}));
     auto acc = b.psum("acc", DType::fp32, {128, 512},
                       opts(2, Placement{Expr(0), Expr(2048) * Expr::mod(i, 4)}));
     b.dma_copy(xt(), x({ds(i * 128, 128), all()}), 3);
@@ -243,13 +246,30 @@ TEST(TextFormTest, AllFeaturesRoundTrip) {
   Program p = all_features_program();
   std::string text = expect_round_trip(p);
   // Spot-check that the features really are in the text.
-  for (const char* s : {"grid 2", "require KV divides H", "require KV < H + 1", "range [0, 63]",
-                        ".perm(1, 0)", ".core((program_id + 1) % 2)", ".indirect(0, ids[:, :], 0, 63)",
-                        ":+32:0", ":+64:2", "for j in sequential_range(1, H + 1)",
-                        "for k in affine_range(0, 4, 2)", "bufs 2", "at (0, i % 2 * 32768)",
-                        "scale=nan(0x7fc00001)", "bias=-0", "value=-nan", "on_false=-inf",
-                        "value=nan(0x7fa00001)", "reduce_cmd=reset_reduce", "accumulate=true",
-                        "engine=gpsimd", "reverse_predicate=true", "steps=[16, 1]", "queue=15",
+  for (const char* s : {"grid 2",
+                        "require KV divides H",
+                        "require KV < H + 1",
+                        "range [0, 63]",
+                        ".perm(1, 0)",
+                        ".core((program_id + 1) % 2)",
+                        ".indirect(0, ids[:, :], 0, 63)",
+                        ":+32:0",
+                        ":+64:2",
+                        "for j in sequential_range(1, H + 1)",
+                        "for k in affine_range(0, 4, 2)",
+                        "bufs 2",
+                        "at (0, i % 2 * 32768)",
+                        "scale=nan(0x7fc00001)",
+                        "bias=-0",
+                        "value=-nan",
+                        "on_false=-inf",
+                        "value=nan(0x7fa00001)",
+                        "reduce_cmd=reset_reduce",
+                        "accumulate=true",
+                        "engine=gpsimd",
+                        "reverse_predicate=true",
+                        "steps=[16, 1]",
+                        "queue=15",
                         "input in_fp8_e4m3fn : hbm fp8_e4m3fn [128, 64]"}) {
     EXPECT_NE(text.find(s), std::string::npos) << "missing `" << s << "` in\n" << text;
   }
@@ -265,8 +285,9 @@ TEST(TextFormTest, GoldenText) {
 TEST(TextFormTest, AwkwardNamesAndMinimalRoundTrip) {
   expect_round_trip(awkward_names_program());
   std::string text = expect_round_trip(minimal_program());
-  EXPECT_EQ(text, "kernel minimal\ninput src : hbm fp16 [1]\noutput dst : hbm fp16 [1]\n\n"
-                  "dma_copy dst[:], src[:]\n");
+  EXPECT_EQ(text,
+            "kernel minimal\ninput src : hbm fp16 [1]\noutput dst : hbm fp16 [1]\n\n"
+            "dma_copy dst[:], src[:]\n");
 }
 
 TEST(TextFormTest, EveryInstructionKindIsCovered) {
@@ -313,11 +334,11 @@ for m in affine_range(0, M // 128, 1) {
 }
 
 TEST(TextFormTest, FloatImmediatesRoundTripBitExactly) {
-  std::vector<uint32_t> special = {
-      0x00000000, 0x80000000, 0x00000001, 0x80000001, 0x007fffff, 0x00800000, 0x7f7fffff,
-      0xff7fffff, 0x7f800000, 0xff800000, 0x7fc00000, 0xffc00000, 0x7fc00001, 0xffc00001,
-      0x7f800001, 0xff800001, 0x7fffffff, 0xffffffff, 0x3f800000, 0x3dcccccd, 0x33d6bf95,
-      0x4b800000, 0x4b800001, 0x3eaaaaab, 0x7fa00000};
+  std::vector<uint32_t> special = {0x00000000, 0x80000000, 0x00000001, 0x80000001, 0x007fffff,
+                                   0x00800000, 0x7f7fffff, 0xff7fffff, 0x7f800000, 0xff800000,
+                                   0x7fc00000, 0xffc00000, 0x7fc00001, 0xffc00001, 0x7f800001,
+                                   0xff800001, 0x7fffffff, 0xffffffff, 0x3f800000, 0x3dcccccd,
+                                   0x33d6bf95, 0x4b800000, 0x4b800001, 0x3eaaaaab, 0x7fa00000};
   expect_round_trip(float_program(special));
   std::mt19937 rng(12345);
   for (int round = 0; round < 10; ++round) {
@@ -325,7 +346,7 @@ TEST(TextFormTest, FloatImmediatesRoundTripBitExactly) {
     for (int k = 0; k < 500; ++k) {
       uint32_t v = rng();
       if (k % 5 == 1) v = (v & 0x807fffffu) | 0x7f800000u;  // NaN / Inf patterns
-      if (k % 5 == 2) v &= 0x807fffffu;                      // subnormals and zeros
+      if (k % 5 == 2) v &= 0x807fffffu;                     // subnormals and zeros
       bits.push_back(v);
     }
     expect_round_trip(float_program(bits));
@@ -339,20 +360,42 @@ Expr random_expr(std::mt19937_64& rng, int depth) {
   std::uniform_int_distribution<int> pick(0, depth <= 0 ? 1 : 9);
   switch (pick(rng)) {
     case 0: {
-      static const int64_t kConsts[] = {0, 1, -1, 2, 3, -3, 7, 128, -128, 4096,
+      static const int64_t kConsts[] = {0,
+                                        1,
+                                        -1,
+                                        2,
+                                        3,
+                                        -3,
+                                        7,
+                                        128,
+                                        -128,
+                                        4096,
                                         std::numeric_limits<int64_t>::max(),
                                         std::numeric_limits<int64_t>::min()};
       return Expr(kConsts[rng() % std::size(kConsts)]);
     }
-    case 1: return Expr::var(kVars[rng() % std::size(kVars)]);
+    case 1:
+      return Expr::var(kVars[rng() % std::size(kVars)]);
     case 2:
-    case 3: return random_expr(rng, depth - 1) + random_expr(rng, depth - 1);
-    case 4: return random_expr(rng, depth - 1) - random_expr(rng, depth - 1);
-    case 5: return random_expr(rng, depth - 1) * random_expr(rng, depth - 1);
-    case 6: return Expr::floordiv(random_expr(rng, depth - 1), 1 + static_cast<int64_t>(rng() % 9));
-    case 7: return Expr::mod(random_expr(rng, depth - 1), 1 + static_cast<int64_t>(rng() % 9));
-    case 8: return Expr::min(random_expr(rng, depth - 1), random_expr(rng, depth - 1));
-    default: return -random_expr(rng, depth - 1);
+    case 3:
+      return random_expr(rng, depth - 1) + random_expr(rng, depth - 1);
+    case 4:
+      return random_expr(rng, depth - 1) - random_expr(rng, depth - 1);
+    case 5:
+      return random_expr(rng, depth - 1) * random_expr(rng, depth - 1);
+    case 6:
+      return Expr::floordiv(random_expr(rng, depth - 1), 1 + static_cast<int64_t>(rng() % 9));
+    case 7: {
+      Expr a = random_expr(rng, depth - 1);
+      int64_t d = 1 + static_cast<int64_t>(rng() % 9);
+      if (!a.is_const()) return Expr::mod(a, d);
+      int64_t r = a.const_value() % d;  // Expr::mod's folding overflows near INT64_MIN
+      return Expr(r < 0 ? r + d : r);
+    }
+    case 8:
+      return Expr::min(random_expr(rng, depth - 1), random_expr(rng, depth - 1));
+    default:
+      return -random_expr(rng, depth - 1);
   }
 }
 
@@ -375,7 +418,8 @@ TEST(TextFormTest, ExprRoundTripsToTheIdenticalNode) {
   EXPECT_GT(checked, 15000);
   EXPECT_TRUE(parse_expr("-9223372036854775808").same(Expr(std::numeric_limits<int64_t>::min())));
   EXPECT_TRUE(parse_expr("a - b").same(Expr::var("a") - Expr::var("b")));
-  EXPECT_TRUE(parse_expr(" (a+3) // 4 % 2 ").same(Expr::mod(Expr::floordiv(Expr::var("a") + 3, 4), 2)));
+  EXPECT_TRUE(
+      parse_expr(" (a+3) // 4 % 2 ").same(Expr::mod(Expr::floordiv(Expr::var("a") + 3, 4), 2)));
   EXPECT_TRUE(parse_expr("--a").same(Expr::var("a")));
   EXPECT_TRUE(parse_expr("min(max(a, 1), -b)")
                   .same(Expr::min(Expr::max(Expr::var("a"), 1), -Expr::var("b"))));
@@ -400,6 +444,8 @@ TEST(TextFormTest, ExprErrors) {
   expect_expr_error("min(a b)", 7, "expected ',', got 'b'");
   expect_expr_error("a b", 3, "expected end of expression, got 'b'");
   expect_expr_error("1.5", 1, "expected integer in int64 range, got '1.5'");
+  EXPECT_TRUE(parse_expr("-9223372036854775808 % 5").same(Expr(2)));
+  EXPECT_TRUE(parse_expr("-9223372036854775808 // 5").same(Expr(-1844674407370955162)));
 }
 
 // ---- errors ----
@@ -433,9 +479,10 @@ TEST(TextFormTest, SyntaxErrorsHaveExactPositions) {
   // statement cannot go on.
   expect_error("kernel k\nparam N in [1, 4\ninput a : hbm fp32 [N]\n", 3, 1,
                "expected ']', got 'input'");
-  expect_error(h + "buffer t : sbuf fp32 [128, 64]\ndma_copy t[0:+128, 0:+64, 0], a[:, :]\n", 6,
-               25, "expected ']' (tensor 't' has rank 2), got ','");
-  expect_error(h + "dma_copy o[:, :], a[:]\n", 5, 22, "expected ',' (tensor 'a' has rank 2), got ']'");
+  expect_error(h + "buffer t : sbuf fp32 [128, 64]\ndma_copy t[0:+128, 0:+64, 0], a[:, :]\n", 6, 25,
+               "expected ']' (tensor 't' has rank 2), got ','");
+  expect_error(h + "dma_copy o[:, :], a[:]\n", 5, 22,
+               "expected ',' (tensor 'a' has rank 2), got ']'");
   expect_error(h + "dma_copy o[:, :], b[:, :]\n", 5, 19, "expected a declared tensor, got 'b'");
   expect_error(h + "dma_copy o[M:+1, :], a[:, :]\n", 5, 12,
                "expected a declared param or loop variable, got 'M'");
@@ -452,8 +499,8 @@ TEST(TextFormTest, SyntaxErrorsHaveExactPositions) {
                "expected integer in int64 range, got '99999999999999999999'");
   expect_error(h + "dma_copy o[:, :], a[:, :], queue=4294967296\n", 5, 34,
                "expected integer in int32 range");
-  expect_error(h + "buffer t : sbuf fp32 [128, 64]\nmemset t[:, :], value=nan(0x7f800000)\n", 6,
-               27, "expected NaN bit pattern");
+  expect_error(h + "buffer t : sbuf fp32 [128, 64]\nmemset t[:, :], value=nan(0x7f800000)\n", 6, 27,
+               "expected NaN bit pattern");
   expect_error(h + "buffer t : sbuf fp32 [128, 64]\nmemset t[:, :], engine=fast\n", 6, 24,
                "expected engine (tensor, vector, scalar, gpsimd, dma), got 'fast'");
   expect_error(h + "dma_copy o[:, :], queue=1, a[:, :]\n", 5, 28,
@@ -482,7 +529,8 @@ TEST(TextFormTest, SyntaxErrorsHaveExactPositions) {
 TEST(TextFormTest, NestingIsLimited) {
   std::string h = kHeader;
   std::string deep(300, '(');
-  expect_error(h + "dma_copy o[" + deep + "0", 5, 12 + 127, "expected nesting depth at most 128, got '('");
+  expect_error(h + "dma_copy o[" + deep + "0", 5, 12 + 127,
+               "expected nesting depth at most 128, got '('");
   std::string minus(300, '-');
   expect_error(h + "dma_copy o[" + minus + "N", 5, 12 + 127, "expected nesting depth at most 128");
   std::string loops;
@@ -546,15 +594,29 @@ int parse_ok_or_parse_error(const std::string& text, std::string& why) {
 }
 
 TEST(TextFormTest, MutatedInputsNeverCrash) {
-  std::vector<std::string> seeds = {print_program(all_features_program()),
-                                    print_program(tiled_matmul_program()),
-                                    print_program(awkward_names_program()),
-                                    print_program(minimal_program())};
-  const std::vector<std::string> kTokens = {
-      "[",   "]",   "(",    ")",    "{",     "}",    ",",   ":",   ":+",  "+",    "-",
-      "*",   "//",  "%",    "=",    "==",    "<=",   "\n",  "#",   ".",   "nan",  "inf",
-      "0",   "-0",  "1e99", "1e-50", "0x7f", "9999999999999999999", "for", "buffer",
-      "min(", "perm", ".core(", ".indirect(", "program_id", "true", "\xff", std::string(1, '\0'), " "};
+  std::vector<std::string> seeds = {
+      print_program(all_features_program()), print_program(tiled_matmul_program()),
+      print_program(awkward_names_program()), print_program(minimal_program())};
+  const std::vector<std::string> kTokens = {"[",          "]",
+                                            "(",          ")",
+                                            "{",          "}",
+                                            ",",          ":",
+                                            ":+",         "+",
+                                            "-",          "*",
+                                            "//",         "%",
+                                            "=",          "==",
+                                            "<=",         "\n",
+                                            "#",          ".",
+                                            "nan",        "inf",
+                                            "0",          "-0",
+                                            "1e99",       "1e-50",
+                                            "0x7f",       "9999999999999999999",
+                                            "for",        "buffer",
+                                            "min(",       "perm",
+                                            ".core(",     ".indirect(",
+                                            "program_id", "true",
+                                            "\xff",       std::string(1, '\0'),
+                                            " "};
   std::mt19937_64 rng(2024);
   int parsed = 0, errors = 0;
   for (int iter = 0; iter < 4000; ++iter) {
@@ -563,10 +625,16 @@ TEST(TextFormTest, MutatedInputsNeverCrash) {
     for (int e = 0; e < edits && !s.empty(); ++e) {
       size_t at = rng() % s.size();
       switch (rng() % 7) {
-        case 0: s.resize(at); break;                                   // truncate
-        case 1: s[at] = static_cast<char>(rng() & 0xff); break;        // byte flip
-        case 2: s[at] = static_cast<char>(s[at] ^ (1 << (rng() % 8))); break;  // bit flip
-        case 3: {                                                      // delete a line
+        case 0:
+          s.resize(at);
+          break;  // truncate
+        case 1:
+          s[at] = static_cast<char>(rng() & 0xff);
+          break;  // byte flip
+        case 2:
+          s[at] = static_cast<char>(s[at] ^ (1 << (rng() % 8)));
+          break;   // bit flip
+        case 3: {  // delete a line
           size_t b = s.rfind('\n', at);
           b = b == std::string::npos ? 0 : b;
           size_t en = s.find('\n', at);
@@ -581,8 +649,12 @@ TEST(TextFormTest, MutatedInputsNeverCrash) {
           s.insert(b, line);
           break;
         }
-        case 5: s.insert(at, kTokens[rng() % kTokens.size()]); break;  // insert a token
-        default: s.erase(at, 1 + rng() % 8); break;                    // delete bytes
+        case 5:
+          s.insert(at, kTokens[rng() % kTokens.size()]);
+          break;  // insert a token
+        default:
+          s.erase(at, 1 + rng() % 8);
+          break;  // delete bytes
       }
     }
     std::string why;
