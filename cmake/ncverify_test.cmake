@@ -1,11 +1,9 @@
-# ncverify_add_tests(NAME LABEL LIBS... SOURCES...): one gtest executable per folder's tests/,
-# registered test by test with a ctest label, writing JUnit XML into the build directory.
+# ncverify_add_tests(NAME LABEL LIBS ... SOURCES ...): one gtest executable per folder's tests/,
+# registered test by test with a ctest label. JUnit XML for the whole run comes from
+# `ctest --output-junit` (ci/test writes build/default/ctest-junit.xml).
 function(ncverify_add_tests name label)
   cmake_parse_arguments(ARG "" "" "LIBS;SOURCES" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gtest_main)
-  gtest_discover_tests(${name}
-    PROPERTIES LABELS ${label}
-    EXTRA_ARGS --gtest_output=xml:${CMAKE_BINARY_DIR}/junit/${name}.xml
-    DISCOVERY_TIMEOUT 60)
+  gtest_discover_tests(${name} PROPERTIES LABELS ${label} DISCOVERY_TIMEOUT 60)
 endfunction()
