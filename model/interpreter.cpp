@@ -368,6 +368,17 @@ void Interp::enter_scope(int core, ScopeId scope, const std::vector<Stmt>&) {
     uint16_t tag = static_cast<uint16_t>(id + 1);
     for (int64_t r = part; r < part + rows; ++r) {
       size_t base = static_cast<size_t>(r * stride + off);
+      // Common case: only this tensor (or nothing) wrote here, so the whole segment resets.
+      bool foreign = false;
+      for (int64_t b = 0; b < bytes; ++b) {
+        uint16_t o = owner[base + b];
+        foreign |= (o != 0) & (o != tag);
+      }
+      if (!foreign) {
+        std::fill_n(owner.begin() + base, bytes, uint16_t{0});
+        std::fill_n(mem.begin() + base, bytes, uint8_t{0xFF});
+        continue;
+      }
       for (int64_t b = 0; b < bytes; ++b) {
         uint16_t o = owner[base + b];
         if (o == 0 || o == tag || !live_[static_cast<size_t>(core) * p_.tensors.size() + o - 1]) {
