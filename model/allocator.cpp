@@ -20,8 +20,10 @@ int64_t known_divisor(const Expr& e) {
     }
     case ExprKind::Add:
     case ExprKind::Min:
-    case ExprKind::Max: return std::gcd(known_divisor(e.lhs()), known_divisor(e.rhs()));
-    default: return 1;
+    case ExprKind::Max:
+      return std::gcd(known_divisor(e.lhs()), known_divisor(e.rhs()));
+    default:
+      return 1;
   }
 }
 
@@ -106,6 +108,8 @@ class AllocatorImpl {
 
 }  // namespace
 
-Allocation allocate(const Program& p, const HwConfig& hw) { return AllocatorImpl(p, hw).run(); }
+Allocation allocate(const Program& p, const HwConfig& hw) {
+  return AllocatorImpl(p, hw).run();
+}
 
 }  // namespace ncv

@@ -29,7 +29,9 @@ Access indirect(Access a, int dim, Access offsets, int64_t lo, int64_t hi) {
   return a;
 }
 
-Access TensorRef::operator()() const { return (*this)(std::vector<Slice>(shape_.size(), all())); }
+Access TensorRef::operator()() const {
+  return (*this)(std::vector<Slice>(shape_.size(), all()));
+}
 
 Access TensorRef::operator()(std::initializer_list<Slice> slices) const {
   return (*this)(std::vector<Slice>(slices));
@@ -53,7 +55,9 @@ Access TensorRef::operator()(const std::vector<Slice>& slices) const {
   return a;
 }
 
-Builder::Builder(std::string kernel_name) { prog_.name = std::move(kernel_name); }
+Builder::Builder(std::string kernel_name) {
+  prog_.name = std::move(kernel_name);
+}
 
 Expr Builder::param(const std::string& name, int64_t lo, int64_t hi, int64_t multiple_of) {
   prog_.params.push_back(Param{name, lo, hi, multiple_of});
@@ -64,7 +68,9 @@ void Builder::require(RelationKind kind, Expr lhs, Expr rhs) {
   prog_.relations.push_back(Relation{kind, lhs, rhs});
 }
 
-void Builder::grid(Expr num_programs) { prog_.grid = num_programs; }
+void Builder::grid(Expr num_programs) {
+  prog_.grid = num_programs;
+}
 
 TensorRef Builder::add_tensor(const std::string& name, TensorKind kind, Memory mem, DType dt,
                               std::vector<Expr> shape, BufferOptions opts,
@@ -151,7 +157,9 @@ void Builder::emit(Instruction ins) {
   current_body().push_back(Stmt{InstrStmt{prog_.num_instructions++, std::move(ins)}});
 }
 
-void Builder::dma_copy(Access dst, Access src, int queue) { emit(DmaCopy{dst, src, queue}); }
+void Builder::dma_copy(Access dst, Access src, int queue) {
+  emit(DmaCopy{dst, src, queue});
+}
 void Builder::matmul(Access dst, Access stationary, Access moving, bool accumulate) {
   emit(Matmul{dst, stationary, moving, accumulate});
 }
@@ -185,8 +193,8 @@ void Builder::tensor_copy_predicated(Access dst, Operand src, Access predicate,
 }
 void Builder::affine_select(Access dst, Access on_true, Expr offset, int64_t channel_multiplier,
                             std::vector<int64_t> steps, CmpOp cmp, float on_false) {
-  emit(AffineSelect{dst, on_true, offset, channel_multiplier, std::move(steps), cmp,
-                    Imm{on_false}});
+  emit(
+      AffineSelect{dst, on_true, offset, channel_multiplier, std::move(steps), cmp, Imm{on_false}});
 }
 void Builder::iota(Access dst, Expr offset, int64_t channel_multiplier,
                    std::vector<int64_t> steps) {

@@ -30,13 +30,17 @@ struct Slice {
   Expr size;
   int64_t step = 1;
 };
-inline Slice ds(Expr start, Expr size, int64_t step = 1) { return Slice{start, size, step}; }
-inline Slice all() { return Slice{std::nullopt, Expr(0), 1}; }
+inline Slice ds(Expr start, Expr size, int64_t step = 1) {
+  return Slice{start, size, step};
+}
+inline Slice all() {
+  return Slice{std::nullopt, Expr(0), 1};
+}
 
 // Fluent helpers on views.
-Access transposed(Access a);                        // swap the two view dims of a 2-D view
-Access broadcast(Access a, int dim, Expr size);     // repeat element `start` of dim `size` times
-Access on_core(Access a, Expr core);                // the same buffer on another SPMD core
+Access transposed(Access a);                     // swap the two view dims of a 2-D view
+Access broadcast(Access a, int dim, Expr size);  // repeat element `start` of dim `size` times
+Access on_core(Access a, Expr core);             // the same buffer on another SPMD core
 Access indirect(Access a, int dim, Access offsets, int64_t lo, int64_t hi);
 
 class TensorRef {

@@ -25,10 +25,9 @@ enum class DType : uint8_t {
   uint32,
 };
 
-inline constexpr DType kAllDTypes[] = {DType::fp32,       DType::bf16,     DType::fp16,
-                                       DType::fp8_e4m3,   DType::fp8_e4m3fn, DType::fp8_e5m2,
-                                       DType::int32,      DType::uint8,    DType::uint16,
-                                       DType::uint32};
+inline constexpr DType kAllDTypes[] = {
+    DType::fp32,     DType::bf16,  DType::fp16,  DType::fp8_e4m3, DType::fp8_e4m3fn,
+    DType::fp8_e5m2, DType::int32, DType::uint8, DType::uint16,   DType::uint32};
 
 // Bytes per element.
 size_t dtype_size(DType t);
@@ -54,7 +53,9 @@ uint32_t encode_from_float(DType t, float value);
 float decode_to_float(DType t, uint32_t bits);
 
 // Rounds a fp32 value to what storing it as `t` and reading it back gives.
-inline float quantize(DType t, float value) { return decode_to_float(t, encode_from_float(t, value)); }
+inline float quantize(DType t, float value) {
+  return decode_to_float(t, encode_from_float(t, value));
+}
 
 // Raw element access at a byte address (little-endian, unaligned allowed).
 uint32_t load_bits(DType t, const uint8_t* p);

@@ -125,18 +125,37 @@ const std::string& symbol_name(SymbolId id) {
 }
 
 Expr::Expr() : Expr(int64_t{0}) {}
-Expr::Expr(int64_t value) : node_(ExprFactory::make(ExprKind::Const, value, 0, nullptr, nullptr).node_) {}
+Expr::Expr(int64_t value)
+    : node_(ExprFactory::make(ExprKind::Const, value, 0, nullptr, nullptr).node_) {}
 
-Expr Expr::var(std::string_view name) { return var(intern_symbol(name)); }
-Expr Expr::var(SymbolId id) { return ExprFactory::make(ExprKind::Var, 0, id, nullptr, nullptr); }
+Expr Expr::var(std::string_view name) {
+  return var(intern_symbol(name));
+}
+Expr Expr::var(SymbolId id) {
+  return ExprFactory::make(ExprKind::Var, 0, id, nullptr, nullptr);
+}
 
-ExprKind Expr::kind() const { return node_->kind; }
-int64_t Expr::const_value() const { return node_->value; }
-SymbolId Expr::symbol() const { return node_->sym; }
-int64_t Expr::divisor() const { return node_->value; }
-Expr Expr::lhs() const { return ExprFactory::wrap(node_->a); }
-Expr Expr::rhs() const { return ExprFactory::wrap(node_->b); }
-size_t Expr::hash() const { return node_->hash; }
+ExprKind Expr::kind() const {
+  return node_->kind;
+}
+int64_t Expr::const_value() const {
+  return node_->value;
+}
+SymbolId Expr::symbol() const {
+  return node_->sym;
+}
+int64_t Expr::divisor() const {
+  return node_->value;
+}
+Expr Expr::lhs() const {
+  return ExprFactory::wrap(node_->a);
+}
+Expr Expr::rhs() const {
+  return ExprFactory::wrap(node_->b);
+}
+size_t Expr::hash() const {
+  return node_->hash;
+}
 
 // Canonical forms, kept small on purpose: constants fold, identities (x+0, x*1, x*0, x//1, x%1)
 // vanish, constants move to the right of + and *, and nested constants combine
@@ -163,8 +182,12 @@ Expr operator*(const Expr& a, const Expr& b) {
   return ExprFactory::make(ExprKind::Mul, 0, 0, &a, &b);
 }
 
-Expr operator-(const Expr& a) { return a * Expr(-1); }
-Expr operator-(const Expr& a, const Expr& b) { return a + (-b); }
+Expr operator-(const Expr& a) {
+  return a * Expr(-1);
+}
+Expr operator-(const Expr& a, const Expr& b) {
+  return a + (-b);
+}
 
 Expr Expr::floordiv(Expr a, int64_t divisor) {
   if (divisor <= 0) throw EvalError("floor division by a non-positive constant");
@@ -218,11 +241,14 @@ namespace {
 // Precedence levels for printing: 1 additive, 2 multiplicative, 3 atoms.
 int level(const Expr& e) {
   switch (e.kind()) {
-    case ExprKind::Add: return 1;
+    case ExprKind::Add:
+      return 1;
     case ExprKind::Mul:
     case ExprKind::FloorDiv:
-    case ExprKind::Mod: return 2;
-    default: return 3;
+    case ExprKind::Mod:
+      return 2;
+    default:
+      return 3;
   }
 }
 void print(const Expr& e, std::string& out);
@@ -233,8 +259,12 @@ void print_operand(const Expr& e, bool parens, std::string& out) {
 }
 void print(const Expr& e, std::string& out) {
   switch (e.kind()) {
-    case ExprKind::Const: out += std::to_string(e.const_value()); return;
-    case ExprKind::Var: out += symbol_name(e.symbol()); return;
+    case ExprKind::Const:
+      out += std::to_string(e.const_value());
+      return;
+    case ExprKind::Var:
+      out += symbol_name(e.symbol());
+      return;
     case ExprKind::Add:
     case ExprKind::Mul: {
       int l = level(e);
@@ -288,19 +318,29 @@ int64_t Env::get(SymbolId id) const {
 namespace {
 int64_t eval_node(const ExprNode* n, const Env& env) {
   switch (n->kind) {
-    case ExprKind::Const: return n->value;
-    case ExprKind::Var: return env.get(n->sym);
-    case ExprKind::Add: return checked_add(eval_node(n->a.get(), env), eval_node(n->b.get(), env));
-    case ExprKind::Mul: return checked_mul(eval_node(n->a.get(), env), eval_node(n->b.get(), env));
-    case ExprKind::FloorDiv: return floor_div(eval_node(n->a.get(), env), n->value);
-    case ExprKind::Mod: return floor_mod(eval_node(n->a.get(), env), n->value);
-    case ExprKind::Min: return std::min(eval_node(n->a.get(), env), eval_node(n->b.get(), env));
-    case ExprKind::Max: return std::max(eval_node(n->a.get(), env), eval_node(n->b.get(), env));
+    case ExprKind::Const:
+      return n->value;
+    case ExprKind::Var:
+      return env.get(n->sym);
+    case ExprKind::Add:
+      return checked_add(eval_node(n->a.get(), env), eval_node(n->b.get(), env));
+    case ExprKind::Mul:
+      return checked_mul(eval_node(n->a.get(), env), eval_node(n->b.get(), env));
+    case ExprKind::FloorDiv:
+      return floor_div(eval_node(n->a.get(), env), n->value);
+    case ExprKind::Mod:
+      return floor_mod(eval_node(n->a.get(), env), n->value);
+    case ExprKind::Min:
+      return std::min(eval_node(n->a.get(), env), eval_node(n->b.get(), env));
+    case ExprKind::Max:
+      return std::max(eval_node(n->a.get(), env), eval_node(n->b.get(), env));
   }
   return 0;
 }
 }  // namespace
 
-int64_t eval(const Expr& e, const Env& env) { return eval_node(e.node(), env); }
+int64_t eval(const Expr& e, const Env& env) {
+  return eval_node(e.node(), env);
+}
 
 }  // namespace ncv

@@ -27,7 +27,7 @@ struct ExprNode;
 
 class Expr {
  public:
-  Expr();  // the constant 0
+  Expr();               // the constant 0
   Expr(int64_t value);  // NOLINT(google-explicit-constructor): literals read naturally in kernels
   Expr(int value) : Expr(static_cast<int64_t>(value)) {}
 

@@ -22,7 +22,9 @@ uint32_t HostTensor::bits(int64_t i) const {
   return load_bits(dtype, bytes.data() + static_cast<size_t>(i) * sz);
 }
 
-float HostTensor::get(int64_t i) const { return decode_to_float(dtype, bits(i)); }
+float HostTensor::get(int64_t i) const {
+  return decode_to_float(dtype, bits(i));
+}
 
 void HostTensor::set(int64_t i, float value) {
   size_t sz = dtype_size(dtype);

@@ -17,7 +17,7 @@ struct HostTensor {
   HostTensor() = default;
   HostTensor(DType dt, std::vector<int64_t> s);  // zero-filled
   int64_t num_elements() const;
-  float get(int64_t flat_index) const;       // element as fp32
+  float get(int64_t flat_index) const;        // element as fp32
   void set(int64_t flat_index, float value);  // stored with RNE to dtype
   uint32_t bits(int64_t flat_index) const;
 };

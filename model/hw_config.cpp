@@ -16,20 +16,20 @@ HwConfig make_trn1() {
   c.name = "trn1";
   c.core = "NeuronCore-v2";
   c.generation = 2;
-  c.partitions = 128;                        // ARCH2: 128 SBUF partitions
-  c.sbuf_bytes_per_partition = 192 * KiB;    // ARCH2: 24 MiB SBUF = 128 x 192 KiB
+  c.partitions = 128;                              // ARCH2: 128 SBUF partitions
+  c.sbuf_bytes_per_partition = 192 * KiB;          // ARCH2: 24 MiB SBUF = 128 x 192 KiB
   c.sbuf_reserved_bytes_per_partition = 16 * KiB;  // ALLOC: usable byte range [0, 176 KiB)
-  c.psum_bytes_per_partition = 16 * KiB;     // ARCH2: 2 MiB PSUM = 128 x 16 KiB
-  c.psum_banks = 8;                          // ARCH2; NKILIB NUM_HW_PSUM_BANKS = 8
-  c.psum_bank_bytes = 2 * KiB;               // ARCH2; NKILIB PSUM_BANK_SIZE = 2048
-  c.tensor_ghz = 2.8;                        // ARCH2 clock table
-  c.vector_ghz = 1.12;                       // ARCH2
-  c.scalar_ghz = 1.4;                        // ARCH2
-  c.gpsimd_ghz = 1.4;                        // ARCH2
-  c.dma_engines = 16;                        // ARCH2: 16 DMA engines per core
-  c.dma_queues = 16;                         // DMA: 16 queues per engine
-  c.matmul_max_n = 512;                      // ISA-NEW: moving free <= 512 on v2/v3
-  c.scalar_tensor_copy = false;              // ARCH2: tensor_copy not on ScalarE on v2
+  c.psum_bytes_per_partition = 16 * KiB;           // ARCH2: 2 MiB PSUM = 128 x 16 KiB
+  c.psum_banks = 8;                                // ARCH2; NKILIB NUM_HW_PSUM_BANKS = 8
+  c.psum_bank_bytes = 2 * KiB;                     // ARCH2; NKILIB PSUM_BANK_SIZE = 2048
+  c.tensor_ghz = 2.8;                              // ARCH2 clock table
+  c.vector_ghz = 1.12;                             // ARCH2
+  c.scalar_ghz = 1.4;                              // ARCH2
+  c.gpsimd_ghz = 1.4;                              // ARCH2
+  c.dma_engines = 16;                              // ARCH2: 16 DMA engines per core
+  c.dma_queues = 16;                               // DMA: 16 queues per engine
+  c.matmul_max_n = 512;                            // ISA-NEW: moving free <= 512 on v2/v3
+  c.scalar_tensor_copy = false;                    // ARCH2: tensor_copy not on ScalarE on v2
   return c;
 }
 
@@ -61,7 +61,7 @@ HwConfig make_trn3() {
   c.vector_ghz = 1.2;
   c.scalar_ghz = 1.2;
   c.gpsimd_ghz = 1.2;
-  c.matmul_max_n = 4096;  // ISA-NEW: N <= 4096 for an fp32 dst on v4 (all 8 banks)
+  c.matmul_max_n = 4096;          // ISA-NEW: N <= 4096 for an fp32 dst on v4 (all 8 banks)
   c.psum_bf16_matmul_dst = true;  // ARCH4: bf16 PSUM destination allowed
   return c;
 }
@@ -88,6 +88,8 @@ const HwConfig* find_hw_config(std::string_view name) {
   return nullptr;
 }
 
-std::vector<std::string_view> hw_config_names() { return {"trn1", "trn2", "trn3"}; }
+std::vector<std::string_view> hw_config_names() {
+  return {"trn1", "trn2", "trn3"};
+}
 
 }  // namespace ncv

@@ -10,9 +10,9 @@
 namespace ncv {
 
 struct HwConfig {
-  std::string name;        // "trn1", "trn2", "trn3"
-  std::string core;        // "NeuronCore-v2", ...
-  int generation = 2;      // NeuronCore version: 2, 3, 4
+  std::string name;    // "trn1", "trn2", "trn3"
+  std::string core;    // "NeuronCore-v2", ...
+  int generation = 2;  // NeuronCore version: 2, 3, 4
   int64_t partitions = 128;
   int64_t sbuf_bytes_per_partition = 0;
   int64_t sbuf_reserved_bytes_per_partition = 0;  // compiler-reserved, not usable by kernels
@@ -27,7 +27,7 @@ struct HwConfig {
   int64_t matmul_max_k = 128;
   int64_t matmul_max_m = 128;
   int64_t matmul_max_n = 512;
-  int64_t vector_transpose_max = 32;   // VectorE transposes 32x32 blocks
+  int64_t vector_transpose_max = 32;    // VectorE transposes 32x32 blocks
   int64_t free_max_sbuf_elems = 65536;  // Vector/Scalar free-dim limit, SBUF operands
   int64_t free_max_psum_elems = 4096;   // ... PSUM operands
   bool scalar_tensor_copy = false;      // tensor_copy on ScalarE (v3+)

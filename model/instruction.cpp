@@ -24,12 +24,12 @@ std::optional<E> parse_name(std::string_view s, const std::array<std::string_vie
 constexpr std::array<std::string_view, 5> kEngineNames = {"tensor", "vector", "scalar", "gpsimd",
                                                           "dma"};
 constexpr std::array<std::string_view, 20> kAluNames = {
-    "add",      "subtract",  "multiply", "divide",   "max",         "min",        "pow",
-    "abs_max",  "abs_min",   "is_equal", "not_equal", "is_gt",      "is_ge",      "is_lt",
-    "is_le",    "bitwise_and", "bitwise_or", "bitwise_xor", "shift_left", "shift_right"};
+    "add",     "subtract",    "multiply",   "divide",      "max",        "min",        "pow",
+    "abs_max", "abs_min",     "is_equal",   "not_equal",   "is_gt",      "is_ge",      "is_lt",
+    "is_le",   "bitwise_and", "bitwise_or", "bitwise_xor", "shift_left", "shift_right"};
 constexpr std::array<std::string_view, 14> kActNames = {
-    "copy",   "exp",    "log",  "relu", "sigmoid",    "tanh", "gelu",
-    "silu",   "square", "sqrt", "rsqrt", "reciprocal", "sin", "abs"};
+    "copy", "exp",    "log",  "relu",  "sigmoid",    "tanh", "gelu",
+    "silu", "square", "sqrt", "rsqrt", "reciprocal", "sin",  "abs"};
 constexpr std::array<std::string_view, 4> kReduceCmdNames = {"idle", "reset", "reduce",
                                                              "reset_reduce"};
 constexpr std::array<std::string_view, 6> kCmpNames = {"eq", "ne", "lt", "le", "gt", "ge"};
@@ -40,47 +40,72 @@ void push_operand(const Operand& o, std::vector<const Access*>& out) {
 
 }  // namespace
 
-std::string_view engine_name(Engine e) { return kEngineNames.at(static_cast<size_t>(e)); }
-std::string_view alu_op_name(AluOp op) { return kAluNames.at(static_cast<size_t>(op)); }
-std::string_view act_func_name(ActFunc f) { return kActNames.at(static_cast<size_t>(f)); }
-std::string_view reduce_cmd_name(ReduceCmd c) { return kReduceCmdNames.at(static_cast<size_t>(c)); }
-std::string_view cmp_op_name(CmpOp c) { return kCmpNames.at(static_cast<size_t>(c)); }
-std::optional<Engine> parse_engine(std::string_view s) { return parse_name<Engine>(s, kEngineNames); }
-std::optional<AluOp> parse_alu_op(std::string_view s) { return parse_name<AluOp>(s, kAluNames); }
-std::optional<ActFunc> parse_act_func(std::string_view s) { return parse_name<ActFunc>(s, kActNames); }
+std::string_view engine_name(Engine e) {
+  return kEngineNames.at(static_cast<size_t>(e));
+}
+std::string_view alu_op_name(AluOp op) {
+  return kAluNames.at(static_cast<size_t>(op));
+}
+std::string_view act_func_name(ActFunc f) {
+  return kActNames.at(static_cast<size_t>(f));
+}
+std::string_view reduce_cmd_name(ReduceCmd c) {
+  return kReduceCmdNames.at(static_cast<size_t>(c));
+}
+std::string_view cmp_op_name(CmpOp c) {
+  return kCmpNames.at(static_cast<size_t>(c));
+}
+std::optional<Engine> parse_engine(std::string_view s) {
+  return parse_name<Engine>(s, kEngineNames);
+}
+std::optional<AluOp> parse_alu_op(std::string_view s) {
+  return parse_name<AluOp>(s, kAluNames);
+}
+std::optional<ActFunc> parse_act_func(std::string_view s) {
+  return parse_name<ActFunc>(s, kActNames);
+}
 std::optional<ReduceCmd> parse_reduce_cmd(std::string_view s) {
   return parse_name<ReduceCmd>(s, kReduceCmdNames);
 }
-std::optional<CmpOp> parse_cmp_op(std::string_view s) { return parse_name<CmpOp>(s, kCmpNames); }
+std::optional<CmpOp> parse_cmp_op(std::string_view s) {
+  return parse_name<CmpOp>(s, kCmpNames);
+}
 
-bool is_bitwise(AluOp op) { return op >= AluOp::bitwise_and; }
-bool is_comparison(AluOp op) { return op >= AluOp::is_equal && op <= AluOp::is_le; }
+bool is_bitwise(AluOp op) {
+  return op >= AluOp::bitwise_and;
+}
+bool is_comparison(AluOp op) {
+  return op >= AluOp::is_equal && op <= AluOp::is_le;
+}
 
 std::string_view op_name(const Instruction& ins) {
   static constexpr std::array<std::string_view, std::variant_size_v<Instruction>> kNames = {
-      "dma_copy",      "matmul",      "transpose",  "activation",           "tensor_reduce",
-      "tensor_scalar", "tensor_tensor", "tensor_scalar_reduce", "tensor_copy",
-      "tensor_copy_predicated", "affine_select", "iota", "memset", "reciprocal"};
+      "dma_copy",      "matmul",
+      "transpose",     "activation",
+      "tensor_reduce", "tensor_scalar",
+      "tensor_tensor", "tensor_scalar_reduce",
+      "tensor_copy",   "tensor_copy_predicated",
+      "affine_select", "iota",
+      "memset",        "reciprocal"};
   return kNames.at(ins.index());
 }
 
 Engine engine_of(const Instruction& ins) {
-  return std::visit(
-      Overloaded{[](const DmaCopy&) { return Engine::Dma; },
-                 [](const Matmul&) { return Engine::Tensor; },
-                 [](const Transpose& t) { return t.engine; },
-                 [](const Activation&) { return Engine::Scalar; },
-                 [](const TensorReduce&) { return Engine::Vector; },
-                 [](const TensorScalar& t) { return t.engine; },
-                 [](const TensorTensor& t) { return t.engine; },
-                 [](const TensorScalarReduce&) { return Engine::Vector; },
-                 [](const TensorCopy& t) { return t.engine; },
-                 [](const TensorCopyPredicated&) { return Engine::Vector; },
-                 [](const AffineSelect&) { return Engine::GpSimd; },
-                 [](const Iota&) { return Engine::GpSimd; },
-                 [](const Memset& m) { return m.engine; },
-                 [](const Reciprocal& r) { return r.engine; }},
-      ins);
+  return std::visit(Overloaded{[](const DmaCopy&) { return Engine::Dma; },
+                               [](const Matmul&) { return Engine::Tensor; },
+                               [](const Transpose& t) { return t.engine; },
+                               [](const Activation&) { return Engine::Scalar; },
+                               [](const TensorReduce&) { return Engine::Vector; },
+                               [](const TensorScalar& t) { return t.engine; },
+                               [](const TensorTensor& t) { return t.engine; },
+                               [](const TensorScalarReduce&) { return Engine::Vector; },
+                               [](const TensorCopy& t) { return t.engine; },
+                               [](const TensorCopyPredicated&) { return Engine::Vector; },
+                               [](const AffineSelect&) { return Engine::GpSimd; },
+                               [](const Iota&) { return Engine::GpSimd; },
+                               [](const Memset& m) { return m.engine; },
+                               [](const Reciprocal& r) { return r.engine; }},
+                    ins);
 }
 
 std::vector<const Access*> written_accesses(const Instruction& ins) {
@@ -100,43 +125,42 @@ std::vector<const Access*> written_accesses(const Instruction& ins) {
 
 std::vector<const Access*> read_accesses(const Instruction& ins) {
   std::vector<const Access*> out;
-  std::visit(Overloaded{[&](const DmaCopy& i) { out.push_back(&i.src); },
-                        [&](const Matmul& i) {
-                          out.push_back(&i.stationary);
-                          out.push_back(&i.moving);
-                          if (i.accumulate) out.push_back(&i.dst);
-                        },
-                        [&](const Transpose& i) { out.push_back(&i.src); },
-                        [&](const Activation& i) {
-                          out.push_back(&i.src);
-                          push_operand(i.scale, out);
-                          if (i.bias) push_operand(*i.bias, out);
-                        },
-                        [&](const TensorReduce& i) { out.push_back(&i.src); },
-                        [&](const TensorScalar& i) {
-                          out.push_back(&i.src);
-                          push_operand(i.operand0, out);
-                          if (i.op1) push_operand(i.operand1, out);
-                        },
-                        [&](const TensorTensor& i) {
-                          out.push_back(&i.src0);
-                          out.push_back(&i.src1);
-                        },
-                        [&](const TensorScalarReduce& i) {
-                          out.push_back(&i.src);
-                          push_operand(i.operand0, out);
-                        },
-                        [&](const TensorCopy& i) { out.push_back(&i.src); },
-                        [&](const TensorCopyPredicated& i) {
-                          push_operand(i.src, out);
-                          out.push_back(&i.predicate);
-                          out.push_back(&i.dst);  // unselected elements keep dst's old value
-                        },
-                        [&](const AffineSelect& i) { out.push_back(&i.on_true); },
-                        [&](const Iota&) {},
-                        [&](const Memset&) {},
-                        [&](const Reciprocal& i) { out.push_back(&i.src); }},
-             ins);
+  std::visit(
+      Overloaded{[&](const DmaCopy& i) { out.push_back(&i.src); },
+                 [&](const Matmul& i) {
+                   out.push_back(&i.stationary);
+                   out.push_back(&i.moving);
+                   if (i.accumulate) out.push_back(&i.dst);
+                 },
+                 [&](const Transpose& i) { out.push_back(&i.src); },
+                 [&](const Activation& i) {
+                   out.push_back(&i.src);
+                   push_operand(i.scale, out);
+                   if (i.bias) push_operand(*i.bias, out);
+                 },
+                 [&](const TensorReduce& i) { out.push_back(&i.src); },
+                 [&](const TensorScalar& i) {
+                   out.push_back(&i.src);
+                   push_operand(i.operand0, out);
+                   if (i.op1) push_operand(i.operand1, out);
+                 },
+                 [&](const TensorTensor& i) {
+                   out.push_back(&i.src0);
+                   out.push_back(&i.src1);
+                 },
+                 [&](const TensorScalarReduce& i) {
+                   out.push_back(&i.src);
+                   push_operand(i.operand0, out);
+                 },
+                 [&](const TensorCopy& i) { out.push_back(&i.src); },
+                 [&](const TensorCopyPredicated& i) {
+                   push_operand(i.src, out);
+                   out.push_back(&i.predicate);
+                   out.push_back(&i.dst);  // unselected elements keep dst's old value
+                 },
+                 [&](const AffineSelect& i) { out.push_back(&i.on_true); }, [&](const Iota&) {},
+                 [&](const Memset&) {}, [&](const Reciprocal& i) { out.push_back(&i.src); }},
+      ins);
   return out;
 }
 

@@ -20,14 +20,44 @@ enum class Engine : uint8_t { Tensor, Vector, Scalar, GpSimd, Dma };
 // ALU operators (facts §3, SHARED): arithmetic ones compute in fp32; comparisons give 1.0 / 0.0;
 // bitwise ones and shifts operate on the integer value and need integer dtypes.
 enum class AluOp : uint8_t {
-  add, subtract, multiply, divide, max, min, pow, abs_max, abs_min,
-  is_equal, not_equal, is_gt, is_ge, is_lt, is_le,
-  bitwise_and, bitwise_or, bitwise_xor, shift_left, shift_right,
+  add,
+  subtract,
+  multiply,
+  divide,
+  max,
+  min,
+  pow,
+  abs_max,
+  abs_min,
+  is_equal,
+  not_equal,
+  is_gt,
+  is_ge,
+  is_lt,
+  is_le,
+  bitwise_and,
+  bitwise_or,
+  bitwise_xor,
+  shift_left,
+  shift_right,
 };
 
 // Scalar-engine activation functions: out = func(in * scale + bias).
 enum class ActFunc : uint8_t {
-  copy, exp, log, relu, sigmoid, tanh, gelu, silu, square, sqrt, rsqrt, reciprocal, sin, abs,
+  copy,
+  exp,
+  log,
+  relu,
+  sigmoid,
+  tanh,
+  gelu,
+  silu,
+  square,
+  sqrt,
+  rsqrt,
+  reciprocal,
+  sin,
+  abs,
 };
 
 // Activation accumulator register control (facts §3 `activation`).
@@ -160,10 +190,9 @@ struct Reciprocal {  // dst = 1 / src in fp32
   bool operator==(const Reciprocal&) const = default;
 };
 
-using Instruction =
-    std::variant<DmaCopy, Matmul, Transpose, Activation, TensorReduce, TensorScalar, TensorTensor,
-                 TensorScalarReduce, TensorCopy, TensorCopyPredicated, AffineSelect, Iota, Memset,
-                 Reciprocal>;
+using Instruction = std::variant<DmaCopy, Matmul, Transpose, Activation, TensorReduce, TensorScalar,
+                                 TensorTensor, TensorScalarReduce, TensorCopy, TensorCopyPredicated,
+                                 AffineSelect, Iota, Memset, Reciprocal>;
 
 // Text-form names ("dma_copy", "matmul", ...), engine of an instruction, and the accesses it
 // writes and reads (in a fixed order), for generic consumers such as checks and the trace.

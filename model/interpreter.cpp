@@ -53,7 +53,9 @@ Interp::Interp(const Program& p, const ParamValues& params,
       opts_(opts),
       hw_(opts.hw ? *opts.hw : hw_config_trn1()) {}
 
-void Interp::fail(CheckKind k, std::string detail) { throw CheckFailure{k, std::move(detail)}; }
+void Interp::fail(CheckKind k, std::string detail) {
+  throw CheckFailure{k, std::move(detail)};
+}
 
 RunResult Interp::run() {
   check_params(p_, params_);
@@ -203,8 +205,8 @@ void Interp::setup_memory() {
   if (need > opts_.memory_budget_bytes) {
     throw InputError("this run needs about " + std::to_string(need >> 20) +
                      " MiB of host memory, over the budget of " +
-                     std::to_string(opts_.memory_budget_bytes >> 20) +
-                     " MiB (kernel '" + p_.name + "'; smaller params or a larger budget)");
+                     std::to_string(opts_.memory_budget_bytes >> 20) + " MiB (kernel '" + p_.name +
+                     "'; smaller params or a larger budget)");
   }
   cores_.resize(grid_);
   if (!opts_.compute_values) {
@@ -279,8 +281,7 @@ void Interp::load_inputs(const std::map<std::string, HostTensor>& inputs) {
 
 void Interp::count_step() {
   if (++steps_ > opts_.max_steps) {
-    throw InputError("kernel '" + p_.name + "' takes more than " +
-                     std::to_string(opts_.max_steps) +
+    throw InputError("kernel '" + p_.name + "' takes more than " + std::to_string(opts_.max_steps) +
                      " loop iterations and instruction instances with these params (step budget)");
   }
 }

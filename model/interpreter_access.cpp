@@ -26,8 +26,8 @@ Resolved Interp::resolve(int core, const Access& a, const char* role) {
     }
     r.core = static_cast<int>(c);
     if (!live_[static_cast<size_t>(r.core) * p_.tensors.size() + t.id]) {
-      fail(CheckKind::out_of_bounds, std::string(role) + " '" + t.name +
-                                         "' is not live on core " + std::to_string(c));
+      fail(CheckKind::out_of_bounds,
+           std::string(role) + " '" + t.name + "' is not live on core " + std::to_string(c));
     }
   }
   const size_t rank = a.dims.size();
@@ -39,14 +39,14 @@ Resolved Interp::resolve(int core, const Access& a, const char* role) {
     size[d] = eval(a.dims[d].size, cs.env);
     int64_t step = a.dims[d].step;
     if (size[d] < 1) {
-      fail(CheckKind::shape_rule, std::string(role) + " '" + t.name + "' dim " +
-                                      std::to_string(d) + " has size " + std::to_string(size[d]));
+      fail(CheckKind::shape_rule, std::string(role) + " '" + t.name + "' dim " + std::to_string(d) +
+                                      " has size " + std::to_string(size[d]));
     }
     int64_t last;
     if (__builtin_mul_overflow(size[d] - 1, step, &last) ||
         __builtin_add_overflow(start[d], last, &last)) {
-      fail(CheckKind::out_of_bounds, std::string(role) + " '" + t.name + "' dim " +
-                                         std::to_string(d) + " index overflows");
+      fail(CheckKind::out_of_bounds,
+           std::string(role) + " '" + t.name + "' dim " + std::to_string(d) + " index overflows");
     }
     lo[d] = start[d];
     hi[d] = last;
@@ -106,10 +106,10 @@ Resolved Interp::resolve(int core, const Access& a, const char* role) {
     const Indirect& ind = *a.indirect;
     Resolved off = resolve(core, *ind.offsets, "indirect offsets");
     if (off.view.rows != r.view.rows || off.view.free_elems() != 1) {
-      fail(CheckKind::shape_rule, std::string(role) + " '" + t.name + "': indirect offsets view is [" +
-                                      std::to_string(off.view.rows) + ", " +
-                                      std::to_string(off.view.free_elems()) + "], needs [" +
-                                      std::to_string(r.view.rows) + ", 1]");
+      fail(CheckKind::shape_rule,
+           std::string(role) + " '" + t.name + "': indirect offsets view is [" +
+               std::to_string(off.view.rows) + ", " + std::to_string(off.view.free_elems()) +
+               "], needs [" + std::to_string(r.view.rows) + ", 1]");
     }
     int64_t jstride = es[ind.dim] * dsize;
     int64_t omin = ind.lo, omax = ind.hi;
@@ -122,14 +122,14 @@ Resolved Interp::resolve(int core, const Access& a, const char* role) {
       r.row_offsets.resize(r.view.rows);
       for (int64_t row = 0; row < r.view.rows; ++row) {
         uint32_t bits = load_bits(off.view.dtype, off.view.row(row));
-        int64_t v = off.view.dtype == DType::int32 ? static_cast<int64_t>(static_cast<int32_t>(bits))
-                                                   : static_cast<int64_t>(bits);
+        int64_t v = off.view.dtype == DType::int32
+                        ? static_cast<int64_t>(static_cast<int32_t>(bits))
+                        : static_cast<int64_t>(bits);
         if (v < ind.lo || v > ind.hi) {
-          fail(CheckKind::indirect_range, std::string(role) + " '" + t.name + "': offset " +
-                                              std::to_string(v) + " at row " + std::to_string(row) +
-                                              " is outside the declared range [" +
-                                              std::to_string(ind.lo) + ", " +
-                                              std::to_string(ind.hi) + "]");
+          fail(CheckKind::indirect_range,
+               std::string(role) + " '" + t.name + "': offset " + std::to_string(v) + " at row " +
+                   std::to_string(row) + " is outside the declared range [" +
+                   std::to_string(ind.lo) + ", " + std::to_string(ind.hi) + "]");
         }
         if (lo[ind.dim] + v < 0 || hi[ind.dim] + v >= shape[ind.dim]) {
           fail(CheckKind::out_of_bounds,
@@ -185,7 +185,8 @@ void for_each_run(const Resolved& r, F&& f) {
   int64_t outer = 1;
   for (int d = 0; d + 1 < fr; ++d) outer *= v.sizes[d];
   for (int64_t row = 0; row < v.rows; ++row) {
-    int64_t roff = r.base_offset + row * v.row_stride + (r.row_offsets.empty() ? 0 : r.row_offsets[row]);
+    int64_t roff =
+        r.base_offset + row * v.row_stride + (r.row_offsets.empty() ? 0 : r.row_offsets[row]);
     for (int64_t o = 0; o < outer; ++o) {
       int64_t off = roff, rem = o;
       for (int d = fr - 2; d >= 0; --d) {
@@ -215,7 +216,8 @@ void Interp::check_read(const Resolved& r, const char* role) {
     });
     return;
   }
-  const auto& owner = r.memory == Memory::SBUF ? cores_[r.core].sbuf_owner : cores_[r.core].psum_owner;
+  const auto& owner =
+      r.memory == Memory::SBUF ? cores_[r.core].sbuf_owner : cores_[r.core].psum_owner;
   const int64_t stride = r.memory == Memory::SBUF ? sbuf_stride_ : psum_stride_;
   const uint16_t tag = static_cast<uint16_t>(r.id + 1);
   for_each_run(r, [&](int64_t off, int64_t n, int64_t s) {
@@ -242,10 +244,10 @@ void Interp::check_read(const Resolved& r, const char* role) {
                std::string(role) + " reads '" + r.tensor->name + "'" + where +
                    " before anything wrote it in this lifetime (poisoned NaN)");
         }
-        fail(CheckKind::clobbered_read,
-             std::string(role) + " reads '" + r.tensor->name + "'" + where +
-                 ", but those bytes were last written by '" + p_.tensor(o - 1).name +
-                 "': the two buffers overlap while both are live");
+        fail(CheckKind::clobbered_read, std::string(role) + " reads '" + r.tensor->name + "'" +
+                                            where + ", but those bytes were last written by '" +
+                                            p_.tensor(o - 1).name +
+                                            "': the two buffers overlap while both are live");
       }
     }
   });
@@ -279,10 +281,11 @@ void Interp::check_partition_rule(const Resolved& r, const char* role) {
   bool ok = P > 64 ? s == 0 : P > 32 ? (s == 0 || s == 64) : (s % 32 == 0 && s <= 96);
   if (P > hw_.partitions) ok = false;
   if (!ok) {
-    fail(CheckKind::partition_rule,
-         std::string(role) + " '" + r.tensor->name + "' spans " + std::to_string(P) +
-             " partitions starting at partition " + std::to_string(s) +
-             "; engines need start 0 for P > 64, 0 or 64 for P <= 64, a multiple of 32 for P <= 32");
+    fail(
+        CheckKind::partition_rule,
+        std::string(role) + " '" + r.tensor->name + "' spans " + std::to_string(P) +
+            " partitions starting at partition " + std::to_string(s) +
+            "; engines need start 0 for P > 64, 0 or 64 for P <= 64, a multiple of 32 for P <= 32");
   }
 }
 

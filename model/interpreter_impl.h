@@ -71,6 +71,10 @@ class Interp {
                                           const char* role);
   void same_shape(const Resolved& a, const Resolved& b, const char* what);
   void column_shape(const Resolved& col, int64_t rows, const char* what);
+  // Evaluates an affine_select/iota offset and checks the pattern against dst's view.
+  int64_t affine_pattern_offset(int core, const Expr& offset, int64_t channel_multiplier,
+                                const std::vector<int64_t>& steps, const Resolved& dst,
+                                const char* op);
   void record(int core, Engine engine, const std::vector<const Resolved*>& reads,
               const std::vector<const Resolved*>& writes, int64_t partitions, int64_t free_elems,
               int64_t aux, uint64_t bytes, DType in, DType out, int queue);
@@ -84,16 +88,16 @@ class Interp {
   int64_t grid_ = 1;
   int64_t sbuf_stride_ = 0, psum_stride_ = 0;  // bytes per partition in the arrays
   std::vector<CoreState> cores_;
-  std::vector<HbmState> hbm_;           // indexed by TensorId (empty for on-chip tensors)
+  std::vector<HbmState> hbm_;  // indexed by TensorId (empty for on-chip tensors)
   std::vector<std::vector<TensorId>> scope_buffers_;  // buffers declared in each scope
-  std::vector<uint8_t> live_;           // per core x tensor: buffer lifetime is open
+  std::vector<uint8_t> live_;                         // per core x tensor: buffer lifetime is open
   RunResult result_;
   // Context of the instance being executed, for error messages.
   const InstrStmt* current_ = nullptr;
   int current_core_ = 0;
-  std::vector<std::vector<Frame>> frames_;  // per core
-  std::vector<std::vector<int64_t>> shapes_;   // concrete shape per tensor
-  std::vector<std::vector<int64_t>> estrides_; // element strides per tensor dim
+  std::vector<std::vector<Frame>> frames_;      // per core
+  std::vector<std::vector<int64_t>> shapes_;    // concrete shape per tensor
+  std::vector<std::vector<int64_t>> estrides_;  // element strides per tensor dim
   int64_t steps_ = 0;
 };
 

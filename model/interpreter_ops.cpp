@@ -40,7 +40,8 @@ void flat_copy(const View& dst, const View& src) {
     if (dst.dtype == src.dtype) {
       std::memcpy(d, s, ds);
     } else {
-      store_bits(dst.dtype, d, encode_from_float(dst.dtype, decode_to_float(src.dtype, load_bits(src.dtype, s))));
+      store_bits(dst.dtype, d,
+                 encode_from_float(dst.dtype, decode_to_float(src.dtype, load_bits(src.dtype, s))));
     }
   }
 }
@@ -57,8 +58,8 @@ void Interp::execute(int core, const InstrStmt& s) {
 Resolved Interp::compute_operand(int core, const Access& a, const char* role, bool is_read) {
   Resolved r = resolve(core, a, role);
   if (r.memory == Memory::HBM) {
-    fail(CheckKind::engine_rule, std::string(role) + " '" + r.tensor->name +
-                                     "' is in HBM; compute engines read SBUF/PSUM");
+    fail(CheckKind::engine_rule,
+         std::string(role) + " '" + r.tensor->name + "' is in HBM; compute engines read SBUF/PSUM");
   }
   check_partition_rule(r, role);
   check_free_limit(r, role);
@@ -68,8 +69,9 @@ Resolved Interp::compute_operand(int core, const Access& a, const char* role, bo
 
 void Interp::same_shape(const Resolved& a, const Resolved& b, const char* what) {
   if (a.view.rows != b.view.rows || a.view.free_elems() != b.view.free_elems()) {
-    fail(CheckKind::shape_rule, std::string(what) + ": '" + a.tensor->name + "' is " + shape_str(a) +
-                                    " but '" + b.tensor->name + "' is " + shape_str(b) +
+    fail(CheckKind::shape_rule, std::string(what) + ": '" + a.tensor->name + "' is " +
+                                    shape_str(a) + " but '" + b.tensor->name + "' is " +
+                                    shape_str(b) +
                                     " (partitions x elements per partition must match)");
   }
 }
@@ -145,8 +147,8 @@ void Interp::exec(int core, const DmaCopy& i) {
   mark_written(dst);
   record(core, Engine::Dma, {&src}, {&dst}, dst.view.rows, dst.view.free_elems(),
          std::min(src.contiguous_bytes, dst.contiguous_bytes),
-         static_cast<uint64_t>(n_dst) * dtype_size(dst.view.dtype), src.view.dtype,
-         dst.view.dtype, i.queue);
+         static_cast<uint64_t>(n_dst) * dtype_size(dst.view.dtype), src.view.dtype, dst.view.dtype,
+         i.queue);
 }
 
 void Interp::exec(int core, const Matmul& i) {
@@ -161,11 +163,10 @@ void Interp::exec(int core, const Matmul& i) {
   }
   // facts §2 Tensor Engine: K <= 128, M (stationary free) <= 128, N (moving free) <= 512.
   if (K > hw_.matmul_max_k || M > hw_.matmul_max_m || N > hw_.matmul_max_n) {
-    fail(CheckKind::shape_rule, "matmul K=" + std::to_string(K) + ", M=" + std::to_string(M) +
-                                    ", N=" + std::to_string(N) + " exceeds " + hw_.name +
-                                    "'s limits K<=" + std::to_string(hw_.matmul_max_k) +
-                                    ", M<=" + std::to_string(hw_.matmul_max_m) +
-                                    ", N<=" + std::to_string(hw_.matmul_max_n));
+    fail(CheckKind::shape_rule,
+         "matmul K=" + std::to_string(K) + ", M=" + std::to_string(M) + ", N=" + std::to_string(N) +
+             " exceeds " + hw_.name + "'s limits K<=" + std::to_string(hw_.matmul_max_k) + ", M<=" +
+             std::to_string(hw_.matmul_max_m) + ", N<=" + std::to_string(hw_.matmul_max_n));
   }
   if (dst.view.rows != M || dst.view.free_elems() != N) {
     fail(CheckKind::shape_rule, "matmul of [K=" + std::to_string(K) + ", M=" + std::to_string(M) +
@@ -174,8 +175,8 @@ void Interp::exec(int core, const Matmul& i) {
   }
   if (hw_.matmul_max_n <= 512) check_psum_bank(dst, "matmul destination");
   if (dst.view.dtype == DType::bf16 && !hw_.psum_bf16_matmul_dst) {
-    fail(CheckKind::engine_rule, "matmul into bf16 PSUM needs trn3; " + hw_.name +
-                                     " accumulates to fp32 only");
+    fail(CheckKind::engine_rule,
+         "matmul into bf16 PSUM needs trn3; " + hw_.name + " accumulates to fp32 only");
   }
   if (opts_.compute_values) exec_matmul(opts_.mode, dst.view, st.view, mv.view, i.accumulate);
   mark_written(dst);
@@ -196,9 +197,9 @@ void Interp::exec(int core, const Transpose& i) {
                                     std::to_string(lim) + " limit");
   }
   if (dst.view.rows != F || dst.view.free_elems() != P) {
-    fail(CheckKind::shape_rule, "transpose of " + shape_str(src) + " writes [" +
-                                    std::to_string(F) + ", " + std::to_string(P) + "] but '" +
-                                    dst.tensor->name + "' is " + shape_str(dst));
+    fail(CheckKind::shape_rule, "transpose of " + shape_str(src) + " writes [" + std::to_string(F) +
+                                    ", " + std::to_string(P) + "] but '" + dst.tensor->name +
+                                    "' is " + shape_str(dst));
   }
   if (i.engine == Engine::Tensor) check_psum_bank(dst, "transpose destination");
   if (opts_.compute_values) {
@@ -245,8 +246,8 @@ void Interp::exec(int core, const Activation& i) {
   for (const Resolved& c : cols) reads.push_back(&c);
   std::vector<const Resolved*> writes = {&dst};
   if (rr) writes.push_back(&*rr);
-  record(core, Engine::Scalar, reads, writes, src.view.rows, src.view.free_elems(),
-         rr ? 1 : 0, 0, src.view.dtype, dst.view.dtype, 0);
+  record(core, Engine::Scalar, reads, writes, src.view.rows, src.view.free_elems(), rr ? 1 : 0, 0,
+         src.view.dtype, dst.view.dtype, 0);
 }
 
 void Interp::exec(int core, const TensorReduce& i) {
@@ -254,8 +255,8 @@ void Interp::exec(int core, const TensorReduce& i) {
   Resolved dst = compute_operand(core, i.dst, "destination", false);
   if (i.axes > src.view.free_rank) {
     fail(CheckKind::shape_rule, "tensor_reduce over " + std::to_string(i.axes) +
-                                    " axes of a view with " +
-                                    std::to_string(src.view.free_rank) + " free dims");
+                                    " axes of a view with " + std::to_string(src.view.free_rank) +
+                                    " free dims");
   }
   int64_t kept = 1;
   for (int d = 0; d < src.view.free_rank - i.axes; ++d) kept *= src.view.sizes[d];
@@ -265,7 +266,8 @@ void Interp::exec(int core, const TensorReduce& i) {
                                     std::to_string(src.view.rows) + ", " + std::to_string(kept) +
                                     "] but '" + dst.tensor->name + "' is " + shape_str(dst));
   }
-  if (opts_.compute_values) exec_tensor_reduce(opts_.mode, dst.view, src.view, i.op, i.axes, i.negate);
+  if (opts_.compute_values)
+    exec_tensor_reduce(opts_.mode, dst.view, src.view, i.op, i.axes, i.negate);
   mark_written(dst);
   record(core, Engine::Vector, {&src}, {&dst}, src.view.rows, src.view.free_elems(), 0, 0,
          src.view.dtype, dst.view.dtype, 0);
@@ -286,13 +288,14 @@ void Interp::exec(int core, const TensorScalar& i) {
   Resolved dst = compute_operand(core, i.dst, "destination", false);
   same_shape(dst, src, "tensor_scalar");
   if (opts_.compute_values) {
-    exec_tensor_scalar(opts_.mode, dst.view, src.view, i.op0, a0, i.reverse0, i.op1, a1, i.reverse1);
+    exec_tensor_scalar(opts_.mode, dst.view, src.view, i.op0, a0, i.reverse0, i.op1, a1,
+                       i.reverse1);
   }
   mark_written(dst);
   std::vector<const Resolved*> reads = {&src};
   for (const Resolved& c : cols) reads.push_back(&c);
-  record(core, i.engine, reads, {&dst}, src.view.rows, src.view.free_elems(), 0, 0,
-         src.view.dtype, dst.view.dtype, 0);
+  record(core, i.engine, reads, {&dst}, src.view.rows, src.view.free_elems(), 0, 0, src.view.dtype,
+         dst.view.dtype, 0);
 }
 
 void Interp::exec(int core, const TensorTensor& i) {
@@ -344,8 +347,8 @@ void Interp::exec(int core, const TensorCopy& i) {
   same_shape(dst, src, "tensor_copy");
   if (opts_.compute_values) exec_copy(opts_.mode, dst.view, src.view);
   mark_written(dst);
-  record(core, i.engine, {&src}, {&dst}, src.view.rows, src.view.free_elems(), 0, 0,
-         src.view.dtype, dst.view.dtype, 0);
+  record(core, i.engine, {&src}, {&dst}, src.view.rows, src.view.free_elems(), 0, 0, src.view.dtype,
+         dst.view.dtype, 0);
 }
 
 void Interp::exec(int core, const TensorCopyPredicated& i) {
@@ -372,19 +375,28 @@ void Interp::exec(int core, const TensorCopyPredicated& i) {
          dst.view.dtype, dst.view.dtype, 0);
 }
 
+int64_t Interp::affine_pattern_offset(int core, const Expr& offset_expr, int64_t channel_multiplier,
+                                      const std::vector<int64_t>& steps, const Resolved& dst,
+                                      const char* op) {
+  int64_t offset = eval(offset_expr, cores_[core].env);
+  if (static_cast<int>(steps.size()) != dst.view.free_rank) {
+    fail(CheckKind::shape_rule, std::string(op) + " has " + std::to_string(steps.size()) +
+                                    " steps for a view with " + std::to_string(dst.view.free_rank) +
+                                    " free dims");
+  }
+  // facts §3: the pattern value is computed in int32.
+  if (max_abs_affine(offset, channel_multiplier, dst, steps) > INT32_MAX) {
+    fail(CheckKind::shape_rule, std::string(op) + " pattern values overflow int32");
+  }
+  return offset;
+}
+
 void Interp::exec(int core, const AffineSelect& i) {
   Resolved on_true = compute_operand(core, i.on_true, "on_true", true);
   Resolved dst = compute_operand(core, i.dst, "destination", false);
   same_shape(dst, on_true, "affine_select");
-  int64_t offset = eval(i.offset, cores_[core].env);
-  if (static_cast<int>(i.steps.size()) != dst.view.free_rank) {
-    fail(CheckKind::shape_rule, "affine_select has " + std::to_string(i.steps.size()) +
-                                    " steps for a view with " +
-                                    std::to_string(dst.view.free_rank) + " free dims");
-  }
-  if (max_abs_affine(offset, i.channel_multiplier, dst, i.steps) > INT32_MAX) {
-    fail(CheckKind::shape_rule, "affine_select pattern values overflow int32");
-  }
+  int64_t offset =
+      affine_pattern_offset(core, i.offset, i.channel_multiplier, i.steps, dst, "affine_select");
   if (opts_.compute_values) {
     exec_affine_select(opts_.mode, dst.view, on_true.view, offset, i.channel_multiplier,
                        i.steps.data(), i.cmp, i.on_false.value);
@@ -396,21 +408,14 @@ void Interp::exec(int core, const AffineSelect& i) {
 
 void Interp::exec(int core, const Iota& i) {
   Resolved dst = compute_operand(core, i.dst, "destination", false);
-  int64_t offset = eval(i.offset, cores_[core].env);
-  if (static_cast<int>(i.steps.size()) != dst.view.free_rank) {
-    fail(CheckKind::shape_rule, "iota has " + std::to_string(i.steps.size()) +
-                                    " steps for a view with " +
-                                    std::to_string(dst.view.free_rank) + " free dims");
-  }
-  if (max_abs_affine(offset, i.channel_multiplier, dst, i.steps) > INT32_MAX) {
-    fail(CheckKind::shape_rule, "iota values overflow int32");
-  }
+  int64_t offset =
+      affine_pattern_offset(core, i.offset, i.channel_multiplier, i.steps, dst, "iota");
   if (opts_.compute_values) {
     exec_iota(opts_.mode, dst.view, offset, i.channel_multiplier, i.steps.data());
   }
   mark_written(dst);
-  record(core, Engine::GpSimd, {}, {&dst}, dst.view.rows, dst.view.free_elems(), 0, 0,
-         DType::int32, dst.view.dtype, 0);
+  record(core, Engine::GpSimd, {}, {&dst}, dst.view.rows, dst.view.free_elems(), 0, 0, DType::int32,
+         dst.view.dtype, 0);
 }
 
 void Interp::exec(int core, const Memset& i) {
@@ -427,8 +432,8 @@ void Interp::exec(int core, const Reciprocal& i) {
   same_shape(dst, src, "reciprocal");
   if (opts_.compute_values) exec_reciprocal(opts_.mode, dst.view, src.view);
   mark_written(dst);
-  record(core, i.engine, {&src}, {&dst}, src.view.rows, src.view.free_elems(), 0, 0,
-         src.view.dtype, dst.view.dtype, 0);
+  record(core, i.engine, {&src}, {&dst}, src.view.rows, src.view.free_elems(), 0, 0, src.view.dtype,
+         dst.view.dtype, 0);
 }
 
 }  // namespace ncv::interp

@@ -5,11 +5,16 @@ namespace ncv {
 bool Relation::holds(const Env& env) const {
   int64_t a = eval(lhs, env), b = eval(rhs, env);
   switch (kind) {
-    case RelationKind::LE: return a <= b;
-    case RelationKind::LT: return a < b;
-    case RelationKind::EQ: return a == b;
-    case RelationKind::NE: return a != b;
-    case RelationKind::Divides: return a != 0 && b % a == 0;
+    case RelationKind::LE:
+      return a <= b;
+    case RelationKind::LT:
+      return a < b;
+    case RelationKind::EQ:
+      return a == b;
+    case RelationKind::NE:
+      return a != b;
+    case RelationKind::Divides:
+      return a != 0 && b % a == 0;
   }
   return false;
 }
@@ -17,11 +22,21 @@ bool Relation::holds(const Env& env) const {
 std::string Relation::str() const {
   const char* op = "<=";
   switch (kind) {
-    case RelationKind::LE: op = "<="; break;
-    case RelationKind::LT: op = "<"; break;
-    case RelationKind::EQ: op = "=="; break;
-    case RelationKind::NE: op = "!="; break;
-    case RelationKind::Divides: op = "divides"; break;
+    case RelationKind::LE:
+      op = "<=";
+      break;
+    case RelationKind::LT:
+      op = "<";
+      break;
+    case RelationKind::EQ:
+      op = "==";
+      break;
+    case RelationKind::NE:
+      op = "!=";
+      break;
+    case RelationKind::Divides:
+      op = "divides";
+      break;
   }
   return lhs.str() + " " + op + " " + rhs.str();
 }

@@ -10,25 +10,26 @@ void check_params(const Program& p, const ParamValues& params) {
     if (!p.find_param(name)) {
       std::string known;
       for (const Param& prm : p.params) known += (known.empty() ? "" : ", ") + prm.name;
-      throw InputError("unknown param '" + name + "' for kernel '" + p.name + "' (its params: " +
-                       (known.empty() ? "none" : known) + ")");
+      throw InputError("unknown param '" + name + "' for kernel '" + p.name +
+                       "' (its params: " + (known.empty() ? "none" : known) + ")");
     }
   }
   Env env;
   for (const Param& prm : p.params) {
     auto it = params.find(prm.name);
     if (it == params.end()) {
-      throw InputError("param '" + prm.name + "' of kernel '" + p.name + "' needs a value (domain [" +
-                       std::to_string(prm.lo) + ", " + std::to_string(prm.hi) + "]" +
+      throw InputError("param '" + prm.name + "' of kernel '" + p.name +
+                       "' needs a value (domain [" + std::to_string(prm.lo) + ", " +
+                       std::to_string(prm.hi) + "]" +
                        (prm.multiple_of > 1 ? ", multiple of " + std::to_string(prm.multiple_of)
                                             : std::string()) +
                        ")");
     }
     int64_t v = it->second;
     if (v < prm.lo || v > prm.hi || v % prm.multiple_of != 0) {
-      throw InputError("param " + prm.name + "=" + std::to_string(v) + " is outside the domain of '" +
-                       p.name + "': [" + std::to_string(prm.lo) + ", " + std::to_string(prm.hi) +
-                       "]" +
+      throw InputError("param " + prm.name + "=" + std::to_string(v) +
+                       " is outside the domain of '" + p.name + "': [" + std::to_string(prm.lo) +
+                       ", " + std::to_string(prm.hi) + "]" +
                        (prm.multiple_of > 1 ? ", multiple of " + std::to_string(prm.multiple_of)
                                             : std::string()));
     }

@@ -57,8 +57,8 @@ void exec_transpose_vector(ExecMode mode, const View& dst, const View& src);
 // them, reduce adds each fp32 out (before the dst conversion) in order, reset_reduce zeroes then
 // adds. If reduce_res is given, regs are written to it ([rows,1]) after the instruction.
 void exec_activation(ExecMode mode, const View& dst, const View& src, ActFunc func,
-                     const ScalarArg& scale, const std::optional<ScalarArg>& bias,
-                     ReduceCmd cmd, float* regs, const std::optional<View>& reduce_res);
+                     const ScalarArg& scale, const std::optional<ScalarArg>& bias, ReduceCmd cmd,
+                     float* regs, const std::optional<View>& reduce_res);
 
 // Reduces the last `axes` free dims of src (dst has the remaining free dims, same rows).
 // negate multiplies the result by -1 (arithmetic ops only).

@@ -18,19 +18,26 @@ Expr Tensor::num_elements() const {
 
 std::string_view memory_name(Memory m) {
   switch (m) {
-    case Memory::HBM: return "hbm";
-    case Memory::SBUF: return "sbuf";
-    case Memory::PSUM: return "psum";
+    case Memory::HBM:
+      return "hbm";
+    case Memory::SBUF:
+      return "sbuf";
+    case Memory::PSUM:
+      return "psum";
   }
   return "?";
 }
 
 std::string_view tensor_kind_name(TensorKind k) {
   switch (k) {
-    case TensorKind::Input: return "input";
-    case TensorKind::Output: return "output";
-    case TensorKind::Scratch: return "scratch";
-    case TensorKind::Buffer: return "buffer";
+    case TensorKind::Input:
+      return "input";
+    case TensorKind::Output:
+      return "output";
+    case TensorKind::Scratch:
+      return "scratch";
+    case TensorKind::Buffer:
+      return "buffer";
   }
   return "?";
 }

@@ -58,7 +58,7 @@ struct Tensor {
   Expr num_elements() const;
 };
 
-std::string_view memory_name(Memory m);      // "hbm", "sbuf", "psum"
+std::string_view memory_name(Memory m);           // "hbm", "sbuf", "psum"
 std::string_view tensor_kind_name(TensorKind k);  // "input", "output", "scratch", "buffer"
 
 }  // namespace ncv

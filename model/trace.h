@@ -26,14 +26,14 @@ struct TraceEvent {
   uint32_t instruction = 0;  // InstrStmt id
   uint16_t core = 0;
   Engine engine = Engine::Vector;
-  uint8_t op = 0;     // Instruction variant index (op_name)
-  uint8_t queue = 0;  // DMA queue
-  uint16_t partitions = 0;      // rows of the main operand
-  int64_t free_elems = 0;       // elements per partition of the main operand (matmul: N)
-  int64_t aux = 0;              // matmul: stationary free size M; DMA: contiguous bytes per chunk
-  uint64_t bytes = 0;           // DMA: bytes moved
+  uint8_t op = 0;           // Instruction variant index (op_name)
+  uint8_t queue = 0;        // DMA queue
+  uint16_t partitions = 0;  // rows of the main operand
+  int64_t free_elems = 0;   // elements per partition of the main operand (matmul: N)
+  int64_t aux = 0;          // matmul: stationary free size M; DMA: contiguous bytes per chunk
+  uint64_t bytes = 0;       // DMA: bytes moved
   DType in_dtype = DType::fp32, out_dtype = DType::fp32;
-  uint32_t region_begin = 0;  // index into Trace::regions
+  uint32_t region_begin = 0;              // index into Trace::regions
   uint8_t num_reads = 0, num_writes = 0;  // reads first, then writes
   bool operator==(const TraceEvent&) const = default;
 };

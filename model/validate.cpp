@@ -15,16 +15,17 @@ namespace {
 
 bool is_identifier(const std::string& s) {
   if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
-  return std::all_of(s.begin(), s.end(),
-                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
 }
 
 // Names the parser treats as keywords may not name anything.
 bool is_reserved(const std::string& s) {
   static const std::set<std::string> kReserved = {
-      "kernel", "param", "require", "grid", "input", "output", "scratch", "buffer", "for",
-      "in",     "range", "affine",  "sequential", "min", "max", "divides", "program_id",
-      "nan",    "inf",   "at",      "bufs", "multiple_of"};
+      "kernel",     "param", "require", "grid",   "input",      "output",     "scratch", "buffer",
+      "for",        "in",    "range",   "affine", "sequential", "min",        "max",     "divides",
+      "program_id", "nan",   "inf",     "at",     "bufs",       "multiple_of"};
   return kReserved.count(s) > 0;
 }
 
@@ -295,7 +296,8 @@ class Validator {
       // Kernel inputs are read-only: a kernel that overwrites its inputs can fool a reference
       // run after it (verification-practice.md §2, KernelBench PR #82).
       if (p_.tensors[a->tensor].kind == TensorKind::Input) {
-        fail_ins(s, "writes kernel input '" + p_.tensors[a->tensor].name + "' (inputs are read-only)");
+        fail_ins(s,
+                 "writes kernel input '" + p_.tensors[a->tensor].name + "' (inputs are read-only)");
       }
     }
     std::visit([&](const auto& i) { check_specific(s, i, loops); }, s.ins);
@@ -364,10 +366,9 @@ class Validator {
     if (i.axes < 1 || static_cast<size_t>(i.axes) >= i.src.rank()) {
       fail_ins(s, "tensor_reduce reduces 1..rank-1 trailing free axes, never the partition axis");
     }
-    static const std::set<AluOp> kReduceOps = {AluOp::add,         AluOp::subtract,
-                                               AluOp::multiply,    AluOp::max,
-                                               AluOp::min,         AluOp::bitwise_and,
-                                               AluOp::bitwise_or,  AluOp::bitwise_xor};
+    static const std::set<AluOp> kReduceOps = {
+        AluOp::add, AluOp::subtract,    AluOp::multiply,   AluOp::max,
+        AluOp::min, AluOp::bitwise_and, AluOp::bitwise_or, AluOp::bitwise_xor};
     if (!kReduceOps.count(i.op)) {
       fail_ins(s, std::string(alu_op_name(i.op)) + " is not a legal reduction op (facts §3)");
     }
@@ -405,7 +406,8 @@ class Validator {
     if (mem(i.src0) == Memory::PSUM && mem(i.src1) == Memory::PSUM) {
       fail_ins(s, "tensor_tensor inputs cannot both be in PSUM (facts §3)");
     }
-    for (const Access* a : {&i.src0, &i.src1, &i.dst}) no_psum_on_gpsimd(s, i.engine, *a, "operand");
+    for (const Access* a : {&i.src0, &i.src1, &i.dst})
+      no_psum_on_gpsimd(s, i.engine, *a, "operand");
     bitwise_needs_ints(s, i.op, {dt(i.src0), dt(i.src1), dt(i.dst)});
   }
   void check_specific(const InstrStmt& s, const TensorScalarReduce& i,
@@ -492,6 +494,8 @@ class Validator {
 
 }  // namespace
 
-void validate_program(const Program& p) { Validator(p).run(); }
+void validate_program(const Program& p) {
+  Validator(p).run();
+}
 
 }  // namespace ncv

@@ -15,9 +15,9 @@ inline constexpr int kMaxFreeDims = 4;
 struct View {
   uint8_t* base = nullptr;  // element (0, 0, ..., 0)
   DType dtype = DType::fp32;
-  int64_t rows = 1;        // view dim 0: partitions for on-chip views
-  int64_t row_stride = 0;  // bytes between consecutive rows
-  int free_rank = 0;       // number of free dims (view dims 1..)
+  int64_t rows = 1;                             // view dim 0: partitions for on-chip views
+  int64_t row_stride = 0;                       // bytes between consecutive rows
+  int free_rank = 0;                            // number of free dims (view dims 1..)
   std::array<int64_t, kMaxFreeDims> sizes{};    // free dim sizes, outermost first
   std::array<int64_t, kMaxFreeDims> strides{};  // free dim strides in bytes (0 = broadcast)
   // Indirect addressing: optional extra byte offset per row (rows entries).

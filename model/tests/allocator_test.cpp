@@ -46,7 +46,7 @@ TEST(Allocator, ScopesStackAndSiblingsShareSpace) {
 TEST(Allocator, PsumCopiesTakeWholeBanks) {
   Builder b("banks");
   auto t = b.psum("t", DType::fp32, {128, 128}, {.bufs = 3});  // 512 B -> one bank each
-  auto u = b.psum("u", DType::fp32, {128, 1024});               // 4 KiB -> two banks
+  auto u = b.psum("u", DType::fp32, {128, 1024});              // 4 KiB -> two banks
   b.memset(t(), 0.0f);
   b.memset(u({all(), ds(0, 512)}), 0.0f);
   Program p = b.finish();

@@ -113,7 +113,9 @@ TEST(Validate, EachStaticRuleHasItsMessage) {
          b.dma_copy(t(), x());
        }},
       {"partition dimension 256 exceeds 128",
-       [](Builder& b) { b.sbuf("t", DType::fp32, {256, 4}); }},
+       [](Builder& b) {
+         b.sbuf("t", DType::fp32, {256, 4});
+       }},
       {"needs integer dtypes",
        [](Builder& b) {
          auto t = b.sbuf("t", DType::fp32, {128, 4});

@@ -156,7 +156,8 @@ TEST(Interpreter, MatmulValuesMatchAnExactIntegerProduct) {
   auto in = random_inputs(p, {}, 11);
   // Small integers: every product and partial sum is exact in fp32.
   for (auto& [name, h] : in) {
-    for (int64_t k = 0; k < h.num_elements(); ++k) h.set(k, static_cast<float>((k * 7 + 3) % 9) - 4);
+    for (int64_t k = 0; k < h.num_elements(); ++k)
+      h.set(k, static_cast<float>((k * 7 + 3) % 9) - 4);
   }
   RunResult r = run_program(p, {}, in);
   ASSERT_FALSE(r.error) << r.error->message;
@@ -167,7 +168,8 @@ TEST(Interpreter, MatmulValuesMatchAnExactIntegerProduct) {
     for (int col = 0; col < 512; ++col) {
       int64_t sum = 0;
       for (int k = 0; k < 128; ++k) {
-        sum += static_cast<int64_t>(a.get(k * 128 + row)) * static_cast<int64_t>(m.get(k * 512 + col));
+        sum +=
+            static_cast<int64_t>(a.get(k * 128 + row)) * static_cast<int64_t>(m.get(k * 512 + col));
       }
       ASSERT_EQ(y.get(row * 512 + col), static_cast<float>(sum)) << row << "," << col;
     }
@@ -352,6 +354,23 @@ TEST(Interpreter, GenerationRulesApplyPerHardwareConfig) {
   RunOptions trn2;
   trn2.hw = &hw_config_trn2();
   EXPECT_FALSE(run(p, {}, 1, trn2).error);
+}
+
+TEST(Interpreter, AffinePatternsMustStayInInt32) {
+  Builder b("iota_range");
+  Expr base = b.param("base", 0, int64_t{1} << 40);
+  auto y = b.output("y", DType::int32, {128, 8});
+  auto t = b.sbuf("t", DType::int32, {128, 8});
+  b.iota(t(), base, 1, {128});
+  b.dma_copy(y(), t());
+  Program p = b.finish();
+  RunResult ok = run(p, {{"base", 5}});
+  ASSERT_FALSE(ok.error) << ok.error->message;
+  EXPECT_EQ(ok.outputs.at("y").bits(1 * 8 + 2), 5u + 1u + 2u * 128u);  // offset + p + 128 * i
+  RunResult bad = run(p, {{"base", int64_t{1} << 31}});
+  ASSERT_TRUE(bad.error);
+  EXPECT_EQ(bad.error->kind, CheckKind::shape_rule);
+  EXPECT_NE(bad.error->message.find("iota pattern values overflow int32"), std::string::npos);
 }
 
 TEST(Interpreter, BadParamsAreInputErrors) {
