@@ -53,9 +53,11 @@ using ParamValues = std::map<std::string, int64_t>;
 void check_params(const Program& p, const ParamValues& params);
 
 // Seeded random inputs for every kernel input: floats uniform in [-1, 1) rounded to the dtype;
-// integers uniform in the declared value range (or [0, 16)).
-std::map<std::string, HostTensor> random_inputs(const Program& p, const ParamValues& params,
-                                                uint64_t seed);
+// integers uniform in the declared value range (or [0, 16)). Refuses (InputError) before
+// allocating more than the budget.
+std::map<std::string, HostTensor> random_inputs(
+    const Program& p, const ParamValues& params, uint64_t seed,
+    int64_t memory_budget_bytes = RunOptions{}.memory_budget_bytes);
 
 // Bytes of all HBM tensors under the given params (overflow-checked; throws InputError).
 int64_t hbm_bytes(const Program& p, const ParamValues& params);

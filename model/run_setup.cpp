@@ -70,10 +70,9 @@ std::vector<int64_t> concrete_shape(const Program& p, TensorId t, const ParamVal
 }
 
 std::map<std::string, HostTensor> random_inputs(const Program& p, const ParamValues& params,
-                                                uint64_t seed) {
+                                                uint64_t seed, int64_t budget) {
   std::map<std::string, HostTensor> out;
-  // Refuse before allocating: the same default budget run_program applies.
-  const int64_t budget = RunOptions{}.memory_budget_bytes;
+  // Refuse before allocating.
   if (hbm_bytes(p, params) > budget) {
     throw InputError("inputs of kernel '" + p.name + "' would take " +
                      std::to_string(hbm_bytes(p, params) >> 20) + " MiB, over the " +

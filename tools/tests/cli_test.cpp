@@ -352,6 +352,18 @@ TEST(CliBadInput, ParamOutsideTheDomain) {
   }
 }
 
+TEST(CliBadInput, RunsOverTheMemoryBudgetAreRefused) {
+  // M = N = K = 4096: about 160 MiB of HBM tensors, over a 16 MiB budget, under the default.
+  const std::vector<std::string> big = {"--param", "M=4096",  "--param",
+                                        "N=4096",  "--param", "K=4096"};
+  CliResult r = run_cli(run_args(kMatmul, with(big, {"--memory-budget-mib", "16"})));
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_NE(r.err.find("budget"), std::string::npos) << describe(r);
+  EXPECT_NE(r.err.find("tiled_matmul.nkir"), std::string::npos) << describe(r);
+  r = run_cli(run_args(kMatmul, with(kMatmulParams, {"--memory-budget-mib", "0"})));
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+}
+
 TEST(CliBadInput, MissingParam) {
   const CliResult r = run_cli(run_args(kMatmul, {"--param", "M=256", "--param", "N=512"}));
   EXPECT_EQ(r.exit_code, 2) << describe(r);
