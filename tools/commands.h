@@ -6,7 +6,8 @@
 
 namespace ncv::cli {
 
-void register_run(CLI::App& app, Action& action);   // cmd_run.cpp
-void register_dump(CLI::App& app, Action& action);  // cmd_dump.cpp
+void register_run(CLI::App& app, Action& action);     // cmd_run.cpp
+void register_dump(CLI::App& app, Action& action);    // cmd_dump.cpp
+void register_oracle(CLI::App& app, Action& action);  // cmd_oracle.cpp
 
 }  // namespace ncv::cli

@@ -18,6 +18,7 @@ using namespace ncv::cli;
 constexpr Registrar kCommands[] = {
     register_run,
     register_dump,
+    register_oracle,
 };
 
 int run_cli(int argc, char** argv) {

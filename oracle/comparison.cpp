@@ -1,0 +1,108 @@
+#include "oracle/comparison.h"
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <stdexcept>
+
+#include "oracle/precision_contract.h"
+
+namespace ncv::oracle {
+
+namespace {
+bool same_class(double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
+  return a == b;  // infinities of the same sign
+}
+}  // namespace
+
+Comparison compare(const AttentionSpec& spec, const std::vector<double>& got,
+                   const OracleOutput& exact, const ErrorBound& bound, DType out_dtype) {
+  const size_t n = static_cast<size_t>(spec.q_elements());
+  if (got.size() != n || exact.out.size() != n || bound.bound.size() != n) {
+    throw std::invalid_argument("compare: got/exact/bound must have q_elements() values");
+  }
+  Comparison r;
+  r.elements = static_cast<int64_t>(n);
+  double sum_ulps = 0, sum_signed = 0, sum_signed_ulps = 0;
+  int64_t finite = 0;
+  const int64_t d = spec.d_head, Sq = spec.seqlen_q, H = spec.heads;
+  for (size_t e = 0; e < n; ++e) {
+    const double x = exact.out[e], g = got[e], bd = bound.bound[e];
+    if (!std::isfinite(x) || !std::isfinite(g)) {
+      if (!same_class(x, g)) ++r.nonfinite_mismatch;
+      continue;
+    }
+    if (std::isinf(bd)) ++r.uncertified;
+    const double err = g - x;
+    const double ae = std::fabs(err);
+    double norm = 0;
+    if (ae > 0) norm = bd > 0 ? ae / bd : std::numeric_limits<double>::infinity();
+    if (std::isinf(bd)) norm = 0;
+    if (ae > bd) ++r.over_bound;
+    const double ulps = ae / ulp_at(out_dtype, x);
+    r.max_abs_err = std::max(r.max_abs_err, ae);
+    r.max_ulps = std::max(r.max_ulps, ulps);
+    sum_ulps += ulps;
+    sum_signed += err;
+    sum_signed_ulps += err / ulp_at(out_dtype, x);
+    ++finite;
+    if (finite == 1 || norm > r.max_normalized) {
+      r.max_normalized = norm;
+      const int64_t ie = static_cast<int64_t>(e);
+      r.worst = {ie / (d * Sq * H), (ie / (d * Sq)) % H, (ie / d) % Sq, ie % d};
+      r.worst_got = g;
+      r.worst_exact = x;
+      r.worst_bound = bd;
+    }
+  }
+  if (finite > 0) {
+    r.mean_ulps = sum_ulps / static_cast<double>(finite);
+    r.mean_signed_err = sum_signed / static_cast<double>(finite);
+    r.mean_signed_ulps = sum_signed_ulps / static_cast<double>(finite);
+  }
+  r.pass =
+      r.max_normalized <= 1 && r.over_bound == 0 && r.uncertified == 0 && r.nonfinite_mismatch == 0;
+  return r;
+}
+
+std::string Comparison::one_line() const {
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "%s max|err|/bound=%.3g at (b=%lld,h=%lld,i=%lld,c=%lld) got=%.9g exact=%.9g "
+                "bound=%.3g | max|err|=%.3g ulps max=%.3g mean=%.3g | bias=%.3g (%.3g ulp) | "
+                "over=%lld uncertified=%lld nonfinite_mismatch=%lld n=%lld",
+                pass ? "PASS" : "FAIL", max_normalized, static_cast<long long>(worst.b),
+                static_cast<long long>(worst.h), static_cast<long long>(worst.i),
+                static_cast<long long>(worst.c), worst_got, worst_exact, worst_bound, max_abs_err,
+                max_ulps, mean_ulps, mean_signed_err, mean_signed_ulps,
+                static_cast<long long>(over_bound), static_cast<long long>(uncertified),
+                static_cast<long long>(nonfinite_mismatch), static_cast<long long>(elements));
+  return buf;
+}
+
+nlohmann::json Comparison::to_json() const {
+  auto num = [](double x) -> nlohmann::json {
+    if (std::isfinite(x)) return x;
+    return std::isnan(x) ? "nan" : (x > 0 ? "inf" : "-inf");
+  };
+  return {{"pass", pass},
+          {"elements", elements},
+          {"max_normalized_error", num(max_normalized)},
+          {"worst",
+           {{"b", worst.b},
+            {"h", worst.h},
+            {"i", worst.i},
+            {"c", worst.c},
+            {"got", num(worst_got)},
+            {"exact", num(worst_exact)},
+            {"bound", num(worst_bound)}}},
+          {"max_abs_error", num(max_abs_err)},
+          {"over_bound", over_bound},
+          {"ulps", {{"max", num(max_ulps)}, {"mean", num(mean_ulps)}}},
+          {"bias", {{"mean_signed_error", num(mean_signed_err)}, {"ulps", num(mean_signed_ulps)}}},
+          {"uncertified", uncertified},
+          {"nonfinite_mismatch", nonfinite_mismatch}};
+}
+
+}  // namespace ncv::oracle

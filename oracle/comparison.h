@@ -1,0 +1,42 @@
+// Kernel output vs the exact oracle under a per-element error bound (issue 3 "Comparison").
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "oracle/attention_spec.h"
+#include "oracle/error_bound.h"
+
+namespace ncv::oracle {
+
+struct Location {
+  int64_t b = 0, h = 0, i = 0, c = 0;
+};
+
+struct Comparison {
+  int64_t elements = 0;
+  // max over elements of |got - exact| / bound (0/0 = 0, x/0 = +inf).
+  double max_normalized = 0;
+  Location worst;  // where max_normalized is reached
+  double worst_got = 0, worst_exact = 0, worst_bound = 0;
+  double max_abs_err = 0;
+  int64_t over_bound = 0;  // elements with |err| > bound
+  // In ulps of the output dtype at the exact value.
+  double max_ulps = 0, mean_ulps = 0;
+  double mean_signed_err = 0;      // bias of (got - exact) over finite elements
+  double mean_signed_ulps = 0;     // the same in output ulps
+  int64_t uncertified = 0;         // elements whose bound is +inf (contract may overflow)
+  int64_t nonfinite_mismatch = 0;  // exact NaN/Inf and got not of the same class, or vice versa
+  bool pass = false;  // max_normalized <= 1, no uncertified element, no non-finite mismatch
+
+  std::string one_line() const;
+  nlohmann::json to_json() const;
+};
+
+// `got` holds the kernel output [B][H][Sq][d] as doubles (values of out_dtype).
+Comparison compare(const AttentionSpec& spec, const std::vector<double>& got,
+                   const OracleOutput& exact, const ErrorBound& bound, DType out_dtype);
+
+}  // namespace ncv::oracle

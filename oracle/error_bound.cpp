@@ -1,0 +1,261 @@
+// Implements the analysis of oracle/ERROR_BOUNDS.md; the term names (dS, D, E1, Ev, EP, Eacc,
+// Esum, Ediv, Eout, floor) follow that file.
+#include "oracle/error_bound.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace ncv::oracle {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+const double kU32 = std::ldexp(1.0, -24);
+const double kEta32 = std::ldexp(1.0, -150);
+
+// Rounding of a value of `from` into `to`: relative part and absolute (subnormal) part.
+struct Rounding {
+  double rel = 0, abs = 0;
+};
+Rounding rounding(DType from, DType to) {
+  if (represents(to, from)) return {};
+  return {unit_roundoff(to), subnormal_half_spacing(to)};
+}
+
+// A vector as fed to a matmul: ideal value x (double), magnitude bound, absolute error bound.
+struct Operand {
+  std::vector<double> x, mag, err;
+};
+
+Operand make_operand(const double* src, int64_t d, const std::vector<double>* inv_freq, int64_t pos,
+                     DType input, DType fed) {
+  Operand o;
+  o.x.assign(src, src + d);
+  o.mag.resize(static_cast<size_t>(d));
+  o.err.assign(static_cast<size_t>(d), 0.0);
+  for (int64_t c = 0; c < d; ++c) o.mag[c] = std::fabs(src[c]);
+  Rounding r = rounding(input, fed);
+  if (inv_freq != nullptr) {
+    // Rotated in fp32 from double cos/sin rounded to fp32: |err| <= 4 u32 (|a| + |b|) per
+    // component; the rotated value is then rounded to the fed dtype.
+    const int64_t half = d / 2;
+    r = {fed == DType::fp32 ? kU32 : unit_roundoff(fed), subnormal_half_spacing(fed)};
+    for (int64_t t = 0; t < half; ++t) {
+      const double ang = static_cast<double>(pos) * (*inv_freq)[static_cast<size_t>(t)];
+      const double cs = std::cos(ang), sn = std::sin(ang);
+      const double a = src[t], b = src[t + half];
+      o.x[t] = a * cs - b * sn;
+      o.x[t + half] = a * sn + b * cs;
+      const double m = std::fabs(a) + std::fabs(b);
+      o.mag[t] = o.mag[t + half] = m;
+      o.err[t] = o.err[t + half] = 4 * kU32 * m + 2 * kEta32;
+    }
+  }
+  for (int64_t c = 0; c < d; ++c) {
+    if (r.rel > 0) o.err[c] += r.rel * (o.mag[c] + o.err[c]) + r.abs;
+  }
+  return o;
+}
+
+}  // namespace
+
+double gamma_n(int64_t n, double u) {
+  const double nu = static_cast<double>(n) * u;
+  return nu >= 1 ? kInf : nu / (1 - nu);
+}
+
+ErrorBound error_bound(const PrecisionContract& ct, const AttentionSpec& spec,
+                       const AttentionInputs& in, const OracleOutput& exact, double safety) {
+  spec.validate();
+  ct.validate();
+  const int64_t B = spec.batch, H = spec.heads, Sq = spec.seqlen_q, Skv = spec.seqlen_kv,
+                d = spec.d_head;
+  ErrorBound eb;
+  eb.bound.assign(static_cast<size_t>(spec.q_elements()), 0.0);
+
+  std::vector<double> inv_freq;
+  if (spec.rope) {
+    for (int64_t t = 0; t < d / 2; ++t) {
+      inv_freq.push_back(
+          std::pow(spec.rope->theta, -2.0 * static_cast<double>(t) / static_cast<double>(d)));
+    }
+  }
+  const bool folded = ct.scale_folded_into_q;
+  const double scale = spec.scale;
+  const double gd = gamma_n(d, unit_roundoff(ct.qk_accum));
+  const double eta_acc = subnormal_half_spacing(ct.qk_accum);
+  const Rounding r_s = rounding(DType::fp32, ct.score_dtype);
+  const Rounding r_max = rounding(ct.score_dtype, ct.max_dtype);
+  const Rounding r_e = rounding(DType::fp32, ct.exp_dtype);
+  const Rounding r_p = rounding(ct.exp_dtype, ct.p_dtype);
+  const Rounding r_pn = rounding(DType::fp32, ct.p_dtype);  // before_pv: p / l rounded to P
+  const Rounding r_v = rounding(spec.input_dtype, ct.v_dtype);
+  const Rounding r_o = rounding(DType::fp32, ct.out_dtype);
+  const bool deferred = ct.norm == Normalisation::deferred;
+  // Relative error of the exp stage, as a bound on |log(p_hat / exp(arg))|.
+  double rexp = 2 * ct.exp_ulps * kU32 + r_e.rel;
+  if (ct.sum_of_rounded_p && deferred) rexp += r_p.rel;
+  const double lexp = rexp / (1 - rexp) + 2 * kU32;
+  // Absolute error of one p value in the subnormal range (expf, exp and P roundings).
+  // (before_pv: the rounding of p / l to P is absolute in normalised units, added per c below.)
+  const double p_floor = 2 * kEta32 + r_e.abs + r_p.abs;
+  const double eta_pv = subnormal_half_spacing(ct.pv_accum);
+  const double score_max = dtype_max_finite(ct.score_dtype);
+  const double acc_max = dtype_max_finite(ct.pv_accum);
+  const double out_max = dtype_max_finite(ct.out_dtype);
+
+  std::vector<int64_t> keys;
+  std::vector<double> s, ds, w, wplus, wexpm1, vk;
+  std::vector<Operand> kops;
+  for (int64_t b = 0; b < B; ++b) {
+    for (int64_t h = 0; h < H; ++h) {
+      const int64_t kvh = spec.kv_head_of(h);
+      for (int64_t i = 0; i < Sq; ++i) {
+        const int64_t r = (b * H + h) * Sq + i;
+        const int64_t base = spec.q_index(b, h, i, 0);
+        double* bnd = eb.bound.data() + base;
+        const double* o = exact.out.data() + base;
+        bool finite = std::isfinite(exact.row_max[static_cast<size_t>(r)]) ||
+                      exact.row_max[static_cast<size_t>(r)] == -kInf;
+        for (int64_t c = 0; c < d; ++c) finite = finite && std::isfinite(o[c]);
+        if (!finite) {
+          for (int64_t c = 0; c < d; ++c) eb.nonfinite += std::isfinite(o[c]) ? 0 : 1;
+          continue;  // bounds stay 0; compare() checks these elements by class
+        }
+        keys.clear();
+        for (int64_t j = 0; j < Skv; ++j) {
+          if (spec.visible(b, i, j)) keys.push_back(j);
+        }
+        if (keys.empty()) continue;  // documented result 0, bound 0
+
+        const int64_t qpos = spec.rope ? spec.rope->pos_q[static_cast<size_t>(b * Sq + i)] : 0;
+        Operand q = make_operand(in.q.data() + base, d, spec.rope ? &inv_freq : nullptr, qpos,
+                                 spec.input_dtype, folded ? DType::fp32 : ct.q_dtype);
+        double dot_factor = std::fabs(scale);
+        double post_mul = 2 * kU32;  // fp32(scale) and the fp32 multiply acc * scale
+        if (folded) {
+          // q' = round_q(fp32(fp32(scale) * q)): error relative to scale * q.
+          const Rounding rq = rounding(DType::fp32, ct.q_dtype);
+          for (int64_t c = 0; c < d; ++c) {
+            q.x[c] *= scale;
+            q.mag[c] *= std::fabs(scale);
+            q.err[c] = q.err[c] * std::fabs(scale) + 2 * kU32 * (q.mag[c] + q.err[c]) + kEta32;
+            q.err[c] += rq.rel * (q.mag[c] + q.err[c]) + rq.abs;
+          }
+          dot_factor = 1;
+          post_mul = 0;
+        }
+        const size_t n = keys.size();
+        s.assign(n, 0);
+        ds.assign(n, 0);
+        bool overflow = false;
+        for (size_t t = 0; t < n; ++t) {
+          const int64_t j = keys[t];
+          const int64_t kpos = spec.rope ? spec.rope->pos_k[static_cast<size_t>(b * Skv + j)] : 0;
+          Operand k =
+              make_operand(in.k.data() + spec.kv_index(b, kvh, j, 0), d,
+                           spec.rope ? &inv_freq : nullptr, kpos, spec.input_dtype, ct.k_dtype);
+          double dot = 0, in_err = 0, mag = 0;
+          for (int64_t c = 0; c < d; ++c) {
+            dot += q.x[c] * k.x[c];
+            in_err += q.err[c] * k.mag[c] + q.mag[c] * k.err[c] + q.err[c] * k.err[c];
+            mag += (q.mag[c] + q.err[c]) * (k.mag[c] + k.err[c]);
+          }
+          const double sj = folded ? dot : scale * dot;
+          double e = dot_factor * (in_err + gd * mag + static_cast<double>(d) * eta_acc);
+          e += post_mul * (std::fabs(sj) + e) + (post_mul > 0 ? kEta32 : 0);
+          e += r_s.rel * (std::fabs(sj) + e) + r_s.abs;
+          s[t] = sj;
+          ds[t] = e;
+          if (std::fabs(sj) + e > score_max || !std::isfinite(e)) overflow = true;
+        }
+        const bool has_sink = !spec.sink.empty();
+        const double sink = has_sink ? spec.sink[static_cast<size_t>(h)] : 0.0;
+        const double dsink =
+            has_sink ? kU32 * std::fabs(sink) + r_s.rel * std::fabs(sink) * (1 + kU32) + r_s.abs
+                     : 0.0;
+        const double m = exact.row_max[static_cast<size_t>(r)];
+        double dmax = has_sink ? dsink : 0.0;
+        for (double e : ds) dmax = std::max(dmax, e);
+        const double marg = dmax + r_max.rel * std::fabs(m) + r_max.abs;
+        // Per-key D_j (log-relative error of p_j), weights p_j e^{-D_j}, p_j e^{D_j},
+        // p_j expm1(D_j).
+        double den = 0, l = 0;
+        w.assign(n, 0);
+        wplus.assign(n, 0);
+        wexpm1.assign(n, 0);
+        auto key_terms = [&](double sj, double dsj, double& wp, double& wx) {
+          const double pj = std::exp(sj - m);
+          const double D = dsj + kU32 * (std::fabs(sj - m) + dsj + marg) + lexp;
+          den += pj * std::exp(-D);
+          l += pj;
+          wp = pj * std::exp(D);
+          wx = pj * std::expm1(D);
+        };
+        for (size_t t = 0; t < n; ++t) key_terms(s[t], ds[t], wplus[t], wexpm1[t]);
+        double sink_wx = 0, sink_wp = 0;
+        if (has_sink) key_terms(sink, dsink, sink_wp, sink_wx);
+        den = std::max(den, std::numeric_limits<double>::min());
+
+        const int64_t nk = static_cast<int64_t>(n);
+        const int64_t tiles = (Skv + ct.kv_tile - 1) / ct.kv_tile;  // key-index tiles
+        const double g_tile = gamma_n(std::min(nk, ct.kv_tile) + 2 * tiles, kU32);
+        double g_pv = g_tile;
+        if (ct.pv_accum != DType::fp32) {
+          const double ga = gamma_n(tiles + 1, unit_roundoff(ct.pv_accum));
+          g_pv = (1 + g_tile) * (1 + ga) - 1;
+        }
+        const double g_sum = gamma_n(nk + 1 + 2 * tiles, unit_roundoff(ct.sum_dtype));
+        const double g_sum_rel = g_sum / (1 - std::min(g_sum, 0.5));
+        double p_nc = 0;  // non-consistent relative perturbation of P in the numerator only
+        if (deferred) {
+          p_nc = ct.sum_of_rounded_p ? 0 : r_p.rel;
+        } else {
+          p_nc = kU32 + r_pn.rel + (ct.sum_of_rounded_p ? r_p.rel : 0);
+        }
+        for (int64_t c = 0; c < d; ++c) {
+          const double oc = o[c];
+          double s1 = sink_wx * std::fabs(oc), sv = 0, sf = has_sink ? std::fabs(oc) : 0, sabs = 0;
+          for (size_t t = 0; t < n; ++t) {
+            const double vjc = in.v[static_cast<size_t>(spec.kv_index(b, kvh, keys[t], c))];
+            s1 += wexpm1[t] * std::fabs(vjc - oc);
+            sv += wplus[t] * std::fabs(vjc);
+            sf += std::fabs(vjc) + std::fabs(oc);
+            sabs += std::fabs(vjc);
+          }
+          const double E1 = s1 / den;
+          const double Mv = sv / den;
+          const double Ev = r_v.rel * Mv + (r_v.rel > 0 ? r_v.abs * (l + sink_wp) / den : 0);
+          const double EP = p_nc * (1 + r_v.rel) * Mv;
+          const double Eacc = g_pv * (1 + p_nc) * (1 + r_v.rel) * Mv;
+          const double A = std::fabs(oc) + E1 + Ev + EP + Eacc;
+          const double Esum = g_sum_rel * A;
+          const double Ediv = deferred ? 2 * kU32 * (A + Esum) : 0.0;
+          const double V = A + Esum + Ediv;
+          const double Eout = r_o.rel * V;
+          // Underflow: p values (absolute p_floor each, relative to l), fp32 products and
+          // partial sums of PV and the division (eta32 each), P = p / l in p_dtype (before_pv),
+          // and the output rounding.
+          // The PV accumulator's own subnormal rounding (pv_accum) per tile add as well.
+          double floor_abs = sf * p_floor / den +
+                             (static_cast<double>(2 * (nk + tiles) + 4) * kEta32 +
+                              static_cast<double>(tiles + 2) * eta_pv) *
+                                 std::max(1.0, 1 / den) +
+                             r_o.abs + 2 * kEta32;
+          if (!deferred) floor_abs += (r_pn.abs + kEta32) * (1 + r_v.rel) * sabs;
+          double bc = safety * (V - std::fabs(oc) + Eout) + floor_abs;
+          if (overflow || !std::isfinite(bc) || V * (1 + r_o.rel) > out_max ||
+              sv * (1 + p_nc) * (1 + g_pv) > acc_max) {
+            bc = kInf;
+            ++eb.uncertified;
+          }
+          bnd[c] = bc;
+        }
+      }
+    }
+  }
+  return eb;
+}
+
+}  // namespace ncv::oracle

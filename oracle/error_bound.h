@@ -1,0 +1,33 @@
+// Per-element error bound of an attention output computed under a precision contract
+// (DESIGN.md §5, issue 3 "Error bounds"; derivation in oracle/ERROR_BOUNDS.md).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "oracle/attention_spec.h"
+#include "oracle/precision_contract.h"
+
+namespace ncv::oracle {
+
+// Multiplies the first-order sum of the per-stage terms, covering second-order products and the
+// double-precision evaluation of the bound itself (ERROR_BOUNDS.md "Safety factor").
+inline constexpr double kBoundSafety = 1.25;
+
+struct ErrorBound {
+  std::vector<double> bound;  // [B][H][Sq][d]: |kernel - exact| <= bound for a correct kernel
+  int64_t uncertified = 0;    // elements with bound +inf: an intermediate may overflow its dtype
+  int64_t nonfinite = 0;      // elements whose exact value is NaN/Inf (bound 0, compared by class)
+};
+
+// gamma_n = n u / (1 - n u) (Higham §3.1); +inf when n u >= 1.
+double gamma_n(int64_t n, double u);
+
+// The bound for every output element of a kernel honouring `contract`, from the inputs as the
+// kernel receives them and the exact oracle's out/row_max. Fully masked rows get bound 0 around
+// their documented result 0. Throws SpecError / std::invalid_argument on bad spec or contract.
+ErrorBound error_bound(const PrecisionContract& contract, const AttentionSpec& spec,
+                       const AttentionInputs& in, const OracleOutput& exact,
+                       double safety = kBoundSafety);
+
+}  // namespace ncv::oracle

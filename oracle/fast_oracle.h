@@ -1,0 +1,16 @@
+// Double-precision attention oracle with compensated summation, for shapes where the exact
+// oracle is too slow. Its error relative to the exact oracle is bounded by fast_oracle_bound()
+// and the bound is checked by a property test (oracle/tests).
+#pragma once
+
+#include "oracle/attention_spec.h"
+
+namespace ncv::oracle {
+
+OracleOutput fast_attention(const AttentionSpec& spec, const AttentionInputs& in);
+
+// Stated bound on |fast.out[r][c] - exact.out[r][c]| for every element (same layout as out).
+std::vector<double> fast_oracle_bound(const AttentionSpec& spec, const AttentionInputs& in,
+                                      const OracleOutput& fast);
+
+}  // namespace ncv::oracle

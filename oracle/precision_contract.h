@@ -1,0 +1,74 @@
+// A kernel's precision contract: which stages of attention round to which dtype (DESIGN.md §5,
+// issue 3 "Error bounds"). error_bound() turns a contract into a per-element bound and
+// contract_reference() runs a plain C++ attention that rounds exactly where the contract says.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/dtype.h"
+
+namespace ncv::oracle {
+
+// Where the softmax denominator is applied.
+enum class Normalisation : uint8_t {
+  deferred,   // PV on unnormalised P, then out = acc / l (flash style)
+  before_pv,  // P = p / l rounded to p_dtype, then PV (eager style)
+};
+
+struct PrecisionContract {
+  std::string name = "custom";
+  // Operands as fed to the QK^T matmul and the PV matmul (rounded from the spec's input dtype).
+  DType q_dtype = DType::fp32, k_dtype = DType::fp32, v_dtype = DType::fp32;
+  // true: q' = round_q(fp32(q * scale)) and the scores are q'.k (sd_attention: q * 0.125 cast to
+  // bf16). false: s = fp32(acc * scale) after the QK^T accumulation.
+  bool scale_folded_into_q = false;
+  DType qk_accum = DType::fp32;     // QK^T accumulation (PSUM: fp32)
+  DType score_dtype = DType::fp32;  // storage of the scaled scores
+  DType max_dtype = DType::fp32;    // the row max (a shift: only the exp argument sees it)
+  DType exp_dtype = DType::fp32;    // exp(s - m) output (expf in fp32, then rounded here)
+  DType p_dtype = DType::fp32;      // P as fed to the PV matmul
+  DType sum_dtype = DType::fp32;    // accumulation of the softmax denominator l
+  bool sum_of_rounded_p = false;    // l sums P as fed to PV (p_dtype) instead of the exp output
+  DType pv_accum = DType::fp32;     // accumulation of the PV product across key tiles
+  Normalisation norm = Normalisation::deferred;
+  DType out_dtype = DType::fp32;  // the stored output
+  int64_t kv_tile = 128;          // keys per PV matmul (partials are fp32 within a tile)
+  double exp_ulps = 2.0;          // error of the fp32 exp (libm expf / ScalarE), in fp32 ulps
+
+  // Named contracts.
+  static PrecisionContract all_fp32();
+  // bf16 q/k/v/P into the matmuls, fp32 PSUM accumulation, fp32 scores and softmax, bf16 output
+  // (the flash-style NKI kernels).
+  static PrecisionContract bf16_matmul_fp32_accum();
+  // As above but the scores are stored as bf16 too.
+  static PrecisionContract bf16_matmul_bf16_scores();
+  // sd_attention: q * 0.125 folded into q then bf16, bf16 k/v, fp32 PSUM, bf16 scores and exp,
+  // P normalised before PV.
+  static PrecisionContract sd_attention();
+  // fp16 everywhere except fp32 accumulation.
+  static PrecisionContract fp16_matmul_fp32_accum();
+  static std::vector<PrecisionContract> named();
+
+  nlohmann::json to_json() const;
+  // Throws std::invalid_argument naming the field on a non-float dtype or a bad tile.
+  void validate() const;
+};
+
+// Unit roundoff u = 2^-p of a float dtype (fp32 2^-24, bf16 2^-8, fp16 2^-11, e4m3 2^-4,
+// e5m2 2^-3) and the absolute rounding error in the subnormal range (half the smallest
+// subnormal). Throws std::invalid_argument for integer dtypes.
+double unit_roundoff(DType t);
+double subnormal_half_spacing(DType t);
+// Distance between adjacent values of dtype t at the magnitude of x (one ulp at x; for |x| below
+// the smallest normal, the subnormal spacing).
+double ulp_at(DType t, double x);
+// true if every value of `from` is a value of `to` (rounding from -> to is exact).
+bool represents(DType to, DType from);
+// Error of rounding a value of `from` to `to`: 0 if exact, else unit_roundoff(to).
+double conversion_roundoff(DType from, DType to);
+
+}  // namespace ncv::oracle
