@@ -191,4 +191,17 @@ int64_t AttentionSpec::kv_elements() const {
   return batch * kv_heads * seqlen_kv * d_head;
 }
 
+void validate_inputs(const AttentionSpec& spec, const AttentionInputs& in) {
+  spec.validate();
+  auto check = [](const char* name, size_t got, int64_t want) {
+    if (static_cast<int64_t>(got) != want) {
+      throw SpecError(name,
+                      "expected " + std::to_string(want) + " values, got " + std::to_string(got));
+    }
+  };
+  check("q", in.q.size(), spec.q_elements());
+  check("k", in.k.size(), spec.kv_elements());
+  check("v", in.v.size(), spec.kv_elements());
+}
+
 }  // namespace ncv::oracle

@@ -46,7 +46,7 @@ struct AttentionSpec {
   std::vector<double> sink;  // empty, or one logit per head: enters only the denominator
   std::optional<Rope> rope;
   std::optional<BlockKv> block_kv;
-  DType input_dtype = DType::fp32;   // q, k, v are exactly representable in it
+  DType input_dtype = DType::fp32;  // q, k, v are exactly representable in it
   DType output_dtype = DType::fp32;
 
   // Throws SpecError naming the JSON path of the offending field ("mask.window", "heads", ...).
@@ -59,7 +59,7 @@ struct AttentionSpec {
   int64_t q_index(int64_t b, int64_t h, int64_t i, int64_t c) const;
   int64_t kv_index(int64_t b, int64_t kvh, int64_t j, int64_t c) const;
   int64_t q_elements() const { return batch * heads * seqlen_q * d_head; }
-  int64_t kv_elements() const;  // logical or physical cache size
+  int64_t kv_elements() const;                               // logical or physical cache size
   int64_t rows() const { return batch * heads * seqlen_q; }  // one output row per (b, h, i)
 };
 
@@ -69,10 +69,16 @@ struct AttentionInputs {
   std::vector<double> q, k, v;
 };
 
+struct SpecError;
+
+// spec.validate() plus the sizes of q, k and v; throws SpecError ("q", "k", "v").
+void validate_inputs(const AttentionSpec& spec, const AttentionInputs& in);
+
 struct SpecError : std::exception {
   std::string path;     // JSON path of the offending field, e.g. "mask.pos[1][3]"
   std::string message;  // "path: what is wrong"
-  SpecError(std::string p, const std::string& what) : path(std::move(p)), message(path + ": " + what) {}
+  SpecError(std::string p, const std::string& what)
+      : path(std::move(p)), message(path + ": " + what) {}
   const char* what() const noexcept override { return message.c_str(); }
 };
 

@@ -26,22 +26,6 @@ using Real = mp::number<mp::cpp_bin_float<113, mp::digit_base_2>, mp::et_off>;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-void check_inputs(const AttentionSpec& spec, const AttentionInputs& in) {
-  spec.validate();
-  if (static_cast<int64_t>(in.q.size()) != spec.q_elements()) {
-    throw SpecError("q", "expected " + std::to_string(spec.q_elements()) + " values, got " +
-                             std::to_string(in.q.size()));
-  }
-  if (static_cast<int64_t>(in.k.size()) != spec.kv_elements()) {
-    throw SpecError("k", "expected " + std::to_string(spec.kv_elements()) + " values, got " +
-                             std::to_string(in.k.size()));
-  }
-  if (static_cast<int64_t>(in.v.size()) != spec.kv_elements()) {
-    throw SpecError("v", "expected " + std::to_string(spec.kv_elements()) + " values, got " +
-                             std::to_string(in.v.size()));
-  }
-}
-
 // Rotated (rope) or plain copies of vectors of d values, plus a per-vector "all finite" flag.
 struct Vectors {
   std::vector<Real> data;
@@ -79,7 +63,7 @@ std::string decimal(const Real& x) {
 
 OracleOutput exact_attention(const AttentionSpec& spec, const AttentionInputs& in,
                              bool with_decimal) {
-  check_inputs(spec, in);
+  validate_inputs(spec, in);
   const int64_t B = spec.batch, H = spec.heads, KVH = spec.kv_heads, Sq = spec.seqlen_q,
                 Skv = spec.seqlen_kv, d = spec.d_head;
 

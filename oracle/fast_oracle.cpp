@@ -17,22 +17,6 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kTiny = 0x1p-1060;  // covers subnormal underflow of products and exp
 
-void check_inputs(const AttentionSpec& spec, const AttentionInputs& in) {
-  spec.validate();
-  if (static_cast<int64_t>(in.q.size()) != spec.q_elements()) {
-    throw SpecError("q", "expected " + std::to_string(spec.q_elements()) + " values, got " +
-                             std::to_string(in.q.size()));
-  }
-  if (static_cast<int64_t>(in.k.size()) != spec.kv_elements()) {
-    throw SpecError("k", "expected " + std::to_string(spec.kv_elements()) + " values, got " +
-                             std::to_string(in.k.size()));
-  }
-  if (static_cast<int64_t>(in.v.size()) != spec.kv_elements()) {
-    throw SpecError("v", "expected " + std::to_string(spec.kv_elements()) + " values, got " +
-                             std::to_string(in.v.size()));
-  }
-}
-
 // Compensated sum (Sum2): the rounding error of each addition carried separately.
 struct Dot2 {
   double s = 0, c = 0;
@@ -131,7 +115,7 @@ NCV_HOT_CLONES void dot2_dims(double p, const double* v, const double* vh, const
 
 // Runs the fast oracle; with `bound` non-null also fills the per-element bound.
 OracleOutput run(const AttentionSpec& spec, const AttentionInputs& in, std::vector<double>* bound) {
-  check_inputs(spec, in);
+  validate_inputs(spec, in);
   const int64_t H = spec.heads, Sq = spec.seqlen_q, Skv = spec.seqlen_kv, d = spec.d_head;
   const bool with_bound = bound != nullptr;
   std::optional<Rotator> rot;

@@ -13,10 +13,9 @@
 #include <vector>
 
 #include "model/text_form.h"
+#include "tools/tests/cli_test_support.h"
 
 namespace {
-
-namespace fs = std::filesystem;
 
 const std::string kExamples = NCV_EXAMPLES_DIR;
 const std::string kData = NCV_CLI_TEST_DATA_DIR;
@@ -24,63 +23,7 @@ const std::string kMatmul = kExamples + "/tiled_matmul.nkir";
 const std::string kSoftmax = kExamples + "/softmax_qkv_one_tile.nkir";
 const std::string kOobCopy = kData + "/oob_copy.nkir";
 
-struct CliResult {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-fs::path temp_dir() {
-  fs::path dir = fs::path(::testing::TempDir()) / ("ncverify_cli_test_" + std::to_string(getpid()));
-  fs::create_directories(dir);
-  return dir;
-}
-
-fs::path write_temp(const std::string& name, const std::string& text) {
-  fs::path path = temp_dir() / name;
-  std::ofstream(path, std::ios::binary) << text;
-  return path;
-}
-
-CliResult run_cli(const std::vector<std::string>& args) {
-  const fs::path err_path = temp_dir() / "stderr.txt";
-  std::string cmd = shell_quote(NCVERIFY_BINARY);
-  // Appended piece by piece: `" " + std::string` trips GCC 12's -Wrestrict false positive.
-  for (const std::string& a : args) {
-    cmd += ' ';
-    cmd += shell_quote(a);
-  }
-  cmd += " 2>";
-  cmd += shell_quote(err_path.string());
-  cmd += " </dev/null";
-  CliResult r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (pipe == nullptr) return r;
-  char buf[4096];
-  size_t n = 0;
-  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) r.out.append(buf, n);
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.err = read_file(err_path);
-  return r;
-}
-
-std::string describe(const CliResult& r) {
-  return "exit " + std::to_string(r.exit_code) + "\n--- stdout\n" + r.out + "--- stderr\n" + r.err;
-}
+using namespace ncv::cli_test;  // NOLINT: the shared CLI runner
 
 // Plain string scanning rather than <regex>: GCC 12's -Wmaybe-uninitialized misfires inside
 // <regex> under the asan preset (warnings are errors there).

@@ -1,0 +1,79 @@
+// Runs the built `ncverify` binary the way a user or CI does: arguments shell-quoted, stdin
+// closed, stdout and stderr captured, exit code decoded. Shared by the CLI test files.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace ncv::cli_test {
+
+namespace fs = std::filesystem;
+
+struct CliResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+inline std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+inline std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A per-process scratch folder under gtest's temp dir.
+inline fs::path temp_dir() {
+  fs::path dir = fs::path(::testing::TempDir()) / ("ncverify_cli_test_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  return dir;
+}
+
+inline fs::path write_temp(const std::string& name, const std::string& text) {
+  fs::path path = temp_dir() / name;
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+inline CliResult run_cli(const std::vector<std::string>& args) {
+  const fs::path err_path = temp_dir() / "stderr.txt";
+  std::string cmd = shell_quote(NCVERIFY_BINARY);
+  // Appended piece by piece: `" " + std::string` trips GCC 12's -Wrestrict false positive.
+  for (const std::string& a : args) {
+    cmd += ' ';
+    cmd += shell_quote(a);
+  }
+  cmd += " 2>";
+  cmd += shell_quote(err_path.string());
+  cmd += " </dev/null";
+  CliResult r;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (pipe == nullptr) return r;
+  char buf[4096];
+  size_t n = 0;
+  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) r.out.append(buf, n);
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.err = read_file(err_path);
+  return r;
+}
+
+inline std::string describe(const CliResult& r) {
+  return "exit " + std::to_string(r.exit_code) + "\n--- stdout\n" + r.out + "--- stderr\n" + r.err;
+}
+
+}  // namespace ncv::cli_test
