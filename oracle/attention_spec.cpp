@@ -191,6 +191,13 @@ int64_t AttentionSpec::kv_elements() const {
   return batch * kv_heads * seqlen_kv * d_head;
 }
 
+void AttentionSpec::visible_keys(int64_t b, int64_t i, std::vector<int64_t>& out) const {
+  out.clear();
+  for (int64_t j = 0; j < seqlen_kv; ++j) {
+    if (visible(b, i, j)) out.push_back(j);
+  }
+}
+
 void validate_inputs(const AttentionSpec& spec, const AttentionInputs& in) {
   spec.validate();
   auto check = [](const char* name, size_t got, int64_t want) {

@@ -53,6 +53,8 @@ struct AttentionSpec {
   void validate() const;
   // Key j visible to query i of batch b (the mask only; sinks are always present).
   bool visible(int64_t b, int64_t i, int64_t j) const;
+  // The visible keys of query i of batch b, ascending, into `out` (cleared first).
+  void visible_keys(int64_t b, int64_t i, std::vector<int64_t>& out) const;
   int64_t group_size() const { return heads / kv_heads; }
   int64_t kv_head_of(int64_t h) const { return h / group_size(); }
   // Flat indices: q/out [b][h][i][c]; k/v logical [b][kvh][j][c] (physical with block_kv).

@@ -123,10 +123,7 @@ ErrorBound error_bound(const PrecisionContract& ct, const AttentionSpec& spec,
           for (int64_t c = 0; c < d; ++c) eb.nonfinite += std::isfinite(o[c]) ? 0 : 1;
           continue;  // bounds stay 0; compare() checks these elements by class
         }
-        keys.clear();
-        for (int64_t j = 0; j < Skv; ++j) {
-          if (spec.visible(b, i, j)) keys.push_back(j);
-        }
+        spec.visible_keys(b, i, keys);
         if (keys.empty()) continue;  // documented result 0, bound 0
 
         const int64_t qpos = spec.rope ? spec.rope->pos_q[static_cast<size_t>(b * Sq + i)] : 0;

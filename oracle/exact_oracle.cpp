@@ -121,10 +121,7 @@ OracleOutput exact_attention(const AttentionSpec& spec, const AttentionInputs& i
         const size_t r = static_cast<size_t>((b * H + h) * Sq + i);
         const size_t o0 = static_cast<size_t>(spec.q_index(b, h, i, 0));
         const double* qx = &in.q[o0];
-        vis.clear();
-        for (int64_t j = 0; j < Skv; ++j) {
-          if (spec.visible(b, i, j)) vis.push_back(j);
-        }
+        spec.visible_keys(b, i, vis);
         bool finite = all_finite(qx, d);
         for (int64_t j : vis) {
           const size_t kr = static_cast<size_t>((b * KVH + g) * Skv + j);

@@ -126,30 +126,18 @@ bool cpu_has_fma() {
 }
 #endif
 
-// S[j] + C[j] += q * k[j] for all j (key-parallel).
-NCV_HOT_CLONES void dot2_keys_split(double q, const double* k, const double* kh, const double* kl,
+// S[j] + C[j] += a * x[j] for all j: the scores of one query against all keys (a = q[c]) and
+// the output accumulation over dims (a = p_j); xh/xl are x's Veltkamp halves.
+NCV_HOT_CLONES void dot2_axpy_split(double a, const double* x, const double* xh, const double* xl,
                                     size_t n, double* S, double* C) {
-  double qh, ql;
-  split(q, qh, ql);
-  for (size_t j = 0; j < n; ++j) dot2_step(q, qh, ql, k[j], kh[j], kl[j], S[j], C[j]);
+  double ah, al;
+  split(a, ah, al);
+  for (size_t j = 0; j < n; ++j) dot2_step(a, ah, al, x[j], xh[j], xl[j], S[j], C[j]);
 }
-void dot2_keys(double q, const double* k, const double* kh, const double* kl, size_t n, double* S,
+void dot2_axpy(double a, const double* x, const double* xh, const double* xl, size_t n, double* S,
                double* C) {
-  if (cpu_has_fma()) return dot2_axpy_fma(q, k, n, S, C);
-  dot2_keys_split(q, k, kh, kl, n, S, C);
-}
-
-// S[c] + C[c] += p * v[c] for all c (dimension-parallel).
-NCV_HOT_CLONES void dot2_dims_split(double p, const double* v, const double* vh, const double* vl,
-                                    size_t n, double* S, double* C) {
-  double ph, pl;
-  split(p, ph, pl);
-  for (size_t c = 0; c < n; ++c) dot2_step(p, ph, pl, v[c], vh[c], vl[c], S[c], C[c]);
-}
-void dot2_dims(double p, const double* v, const double* vh, const double* vl, size_t n, double* S,
-               double* C) {
-  if (cpu_has_fma()) return dot2_axpy_fma(p, v, n, S, C);
-  dot2_dims_split(p, v, vh, vl, n, S, C);
+  if (cpu_has_fma()) return dot2_axpy_fma(a, x, n, S, C);
+  dot2_axpy_split(a, x, xh, xl, n, S, C);
 }
 
 // Runs the fast oracle; with `bound` non-null also fills the per-element bound.
@@ -211,10 +199,7 @@ OracleOutput run(const AttentionSpec& spec, const AttentionInputs& in, std::vect
         const size_t r = static_cast<size_t>((b * H + h) * Sq + i);
         const size_t o0 = static_cast<size_t>(spec.q_index(b, h, i, 0));
         const double* qx = &in.q[o0];
-        vis.clear();
-        for (int64_t j = 0; j < Skv; ++j) {
-          if (spec.visible(b, i, j)) vis.push_back(j);
-        }
+        spec.visible_keys(b, i, vis);
         bool finite = all_finite(qx, d);
         bool small = true;
         for (int64_t j : vis) {
@@ -249,7 +234,7 @@ OracleOutput run(const AttentionSpec& spec, const AttentionInputs& in, std::vect
         std::fill(C.begin(), C.end(), 0.0);
         for (size_t c = 0; c < du; ++c) {
           small = small && std::fabs(q[c]) < kMaxMagnitude;
-          dot2_keys(q[c], &kT[c * sk], &khT[c * sk], &klT[c * sk], sk, S.data(), C.data());
+          dot2_axpy(q[c], &kT[c * sk], &khT[c * sk], &klT[c * sk], sk, S.data(), C.data());
         }
         s.assign(vis.size(), 0.0);
         double m = sink;
@@ -274,7 +259,7 @@ OracleOutput run(const AttentionSpec& spec, const AttentionInputs& in, std::vect
         std::fill(accC.begin(), accC.end(), 0.0);
         for (size_t n = 0; n < vis.size(); ++n) {
           const size_t row = static_cast<size_t>(vis[n]) * du;
-          dot2_dims(p[n], &vbuf[row], &vh[row], &vl[row], du, accS.data(), accC.data());
+          dot2_axpy(p[n], &vbuf[row], &vh[row], &vl[row], du, accS.data(), accC.data());
         }
         const double lv = l.value();
         for (size_t c = 0; c < du; ++c) o.out[o0 + c] = (accS[c] + accC[c]) / lv;
