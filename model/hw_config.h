@@ -23,15 +23,16 @@ struct HwConfig {
   double tensor_ghz = 0, vector_ghz = 0, scalar_ghz = 0, gpsimd_ghz = 0;
   int dma_engines = 16;
   int dma_queues = 16;
-  // Instruction shape limits (facts §2 Tensor Engine).
+  // Instruction shape limits: facts §2 Tensor Engine (ISA-NEW nc_matmul: K, M <= 128, N <= 512
+  // on v2/v3).
   int64_t matmul_max_k = 128;
   int64_t matmul_max_m = 128;
   int64_t matmul_max_n = 512;
-  int64_t vector_transpose_max = 32;    // VectorE transposes 32x32 blocks
-  int64_t free_max_sbuf_elems = 65536;  // Vector/Scalar free-dim limit, SBUF operands
-  int64_t free_max_psum_elems = 4096;   // ... PSUM operands
-  bool scalar_tensor_copy = false;      // tensor_copy on ScalarE (v3+)
-  bool psum_bf16_matmul_dst = false;    // matmul may write bf16 PSUM (v4)
+  int64_t vector_transpose_max = 32;    // ISA-OLD nc_transpose: VectorE up to [32, 32]
+  int64_t free_max_sbuf_elems = 65536;  // ARCH2: Vector/Scalar free size <= 64K (SBUF)
+  int64_t free_max_psum_elems = 4096;   // ARCH2: ... <= 4K elements (PSUM)
+  bool scalar_tensor_copy = false;      // ARCH3: tensor_copy on ScalarE from v3
+  bool psum_bf16_matmul_dst = false;    // ARCH4: matmul may write bf16 PSUM
 
   int64_t sbuf_usable_bytes_per_partition() const {
     return sbuf_bytes_per_partition - sbuf_reserved_bytes_per_partition;

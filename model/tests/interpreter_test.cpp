@@ -381,6 +381,7 @@ TEST(Interpreter, BadParamsAreInputErrors) {
   EXPECT_THROW(check_params(p, {{"N", 128}, {"Q", 1}}), InputError);
   try {
     check_params(p, {{"N", 130}});
+    FAIL() << "N=130 is not a multiple of 128 and must be refused";
   } catch (const InputError& e) {
     EXPECT_NE(e.message.find("multiple of 128"), std::string::npos) << e.message;
   }
