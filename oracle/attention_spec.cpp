@@ -1,6 +1,7 @@
 // AttentionSpec validation, mask semantics and indexing (issue 3, oracle/README.md).
 #include "oracle/attention_spec.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -191,8 +192,34 @@ int64_t AttentionSpec::kv_elements() const {
   return batch * kv_heads * seqlen_kv * d_head;
 }
 
+std::optional<std::pair<int64_t, int64_t>> AttentionSpec::visible_range(int64_t b,
+                                                                        int64_t i) const {
+  const int64_t diag = i + seqlen_kv - seqlen_q;
+  auto clamp = [&](int64_t lo, int64_t hi) {
+    lo = std::clamp<int64_t>(lo, 0, seqlen_kv);
+    return std::make_pair(lo, std::clamp<int64_t>(hi, lo, seqlen_kv));
+  };
+  switch (mask.kind) {
+    case MaskKind::none:
+      return std::make_pair(int64_t{0}, seqlen_kv);
+    case MaskKind::causal:
+      return clamp(0, diag + 1);
+    case MaskKind::sliding_window:
+      return clamp(diag - mask.window + 1, diag + 1);
+    case MaskKind::position_ids:
+      return clamp(0, mask.pos[static_cast<size_t>(b * seqlen_q + i)] + 1);
+    case MaskKind::explicit_mask:
+      break;
+  }
+  return std::nullopt;
+}
+
 void AttentionSpec::visible_keys(int64_t b, int64_t i, std::vector<int64_t>& out) const {
   out.clear();
+  if (const auto range = visible_range(b, i)) {
+    for (int64_t j = range->first; j < range->second; ++j) out.push_back(j);
+    return;
+  }
   for (int64_t j = 0; j < seqlen_kv; ++j) {
     if (visible(b, i, j)) out.push_back(j);
   }

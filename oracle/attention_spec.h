@@ -7,6 +7,7 @@
 #include <exception>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/dtype.h"
@@ -55,6 +56,9 @@ struct AttentionSpec {
   bool visible(int64_t b, int64_t i, int64_t j) const;
   // The visible keys of query i of batch b, ascending, into `out` (cleared first).
   void visible_keys(int64_t b, int64_t i, std::vector<int64_t>& out) const;
+  // The visible keys as a range [first, second) when the mask makes them contiguous (every kind
+  // but explicit); nullopt for an explicit mask.
+  std::optional<std::pair<int64_t, int64_t>> visible_range(int64_t b, int64_t i) const;
   int64_t group_size() const { return heads / kv_heads; }
   int64_t kv_head_of(int64_t h) const { return h / group_size(); }
   // Flat indices: q/out [b][h][i][c]; k/v logical [b][kvh][j][c] (physical with block_kv).

@@ -1,8 +1,14 @@
-// The fast oracle: the exact oracle's algorithm in double, with compensated dot products and
-// sums (Ogita-Rump-Oishi Dot2/Sum2: Dekker TwoProduct with Veltkamp splits, TwoSum), and the
+// The fast oracle: the exact oracle's algorithm in double, with the two matrix products (Q K^T and
+// P V) done by BLAS dgemm on blocks of query rows, the row sums compensated (Sum2), and the
 // per-element bound on its distance to the exact oracle. The derivation is in oracle/README.md
 // "Fast oracle bound"; the comments below name each term.
+//
+// The bound holds for any summation order and with or without fused multiply-adds (the γ_n
+// bound of Higham §3.1), so it does not depend on which kernel the BLAS library picks for the
+// CPU or how many threads it uses.
 #include "oracle/fast_oracle.h"
+
+#include <cblas.h>
 
 #include <algorithm>
 #include <cmath>
@@ -16,9 +22,33 @@ constexpr double kU = 0x1p-53;  // unit roundoff of double
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kTiny = 0x1p-1060;  // covers subnormal underflow of products and exp
+// Inputs at or above this magnitude get an infinite bound (products of two could overflow).
+constexpr double kMaxMagnitude = 0x1p500;
+// Query rows per dgemm block: large enough for BLAS efficiency, small enough that a block of
+// scores stays a few MiB.
+constexpr int64_t kBlockElements = int64_t{1} << 20;
+
+// gamma_n = n u / (1 - n u) for double (Higham §3.1).
+double gamma(double n) {
+  return n * kU / (1 - n * kU);
+}
+
+// C[m][n] = A[m][k] * B[n][k]^T (all row-major, B given by rows).
+void gemm_abt(int64_t m, int64_t n, int64_t k, const double* A, const double* B, double* C) {
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(m), static_cast<int>(n),
+              static_cast<int>(k), 1.0, A, static_cast<int>(k), B, static_cast<int>(k), 0.0, C,
+              static_cast<int>(n));
+}
+
+// C[m][n] = A[m][k] * B[k][n] (all row-major).
+void gemm_ab(int64_t m, int64_t n, int64_t k, const double* A, const double* B, double* C) {
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n),
+              static_cast<int>(k), 1.0, A, static_cast<int>(k), B, static_cast<int>(n), 0.0, C,
+              static_cast<int>(n));
+}
 
 // Compensated sum (Sum2): the rounding error of each addition carried separately.
-struct Dot2 {
+struct Sum2 {
   double s = 0, c = 0;
   void add(double x) {
     const double t = s + x;
@@ -36,6 +66,13 @@ bool all_finite(const double* x, int64_t n) {
   return true;
 }
 
+bool all_small(const double* x, int64_t n) {
+  for (int64_t c = 0; c < n; ++c) {
+    if (!(std::fabs(x[c]) < kMaxMagnitude)) return false;
+  }
+  return true;
+}
+
 // RoPE in double, with an elementwise bound on the distance to the exact rotation.
 struct Rotator {
   std::vector<double> inv_freq, freq_err;  // freq_err[t]: relative error factor of the angle
@@ -48,7 +85,7 @@ struct Rotator {
       freq_err.push_back((std::fabs(e * ln_theta) + 4.0) * kU);
     }
   }
-  // out = rotation of x at pos; err (optional) = bound on |out - exact rotation|.
+  // out = rotation of x at pos; err = bound on |out - exact rotation|.
   void apply(const double* x, int64_t d, int64_t pos, double* out, double* err) const {
     const int64_t half = d / 2;
     for (int64_t t = 0; t < half; ++t) {
@@ -57,88 +94,117 @@ struct Rotator {
       const double a = x[t], b = x[t + half];
       out[t] = a * c - b * s;
       out[t + half] = a * s + b * c;
-      if (err != nullptr) {
-        // |cos/sin error| <= |angle error| + 2u (libm, < 1 ulp); rotation rounding 2u(|a|+|b|).
-        const double dang = std::fabs(angle) * freq_err[static_cast<size_t>(t)] * 1.01;
-        const double e = (std::fabs(a) + std::fabs(b)) * (dang + 4.0 * kU) * 1.01 + kTiny;
-        err[t] = err[t + half] = e;
-      }
+      // |cos/sin error| <= |angle error| + 2u (libm, < 1 ulp); rotation rounding 2u(|a|+|b|).
+      const double dang = std::fabs(angle) * freq_err[static_cast<size_t>(t)] * 1.01;
+      err[t] = err[t + half] = (std::fabs(a) + std::fabs(b)) * (dang + 4.0 * kU) * 1.01 + kTiny;
     }
   }
 };
 
-// Veltkamp split: a = hi + lo exactly, each half with at most 26 significant bits, so every
-// product of halves is exact in double (needs |a| < 2^996; larger values make the bound inf).
-inline void split(double a, double& hi, double& lo) {
-  const double t = 134217729.0 * a;  // 2^27 + 1
-  hi = t - (t - a);
-  lo = a - hi;
+// One (batch, kv head): the keys after RoPE and the values, as dense row-major [Skv][d] matrices
+// for dgemm. A key whose k or v holds a NaN/Inf is zeroed here (rows that see it are NaN rows and
+// never read the products; rows that do not see it multiply it by p = 0).
+struct KeyBlock {
+  int64_t n = 0, d = 0, dk = 0;  // keys, head dim, columns of the bound's |k| matrix
+  std::vector<double> k, v;      // [n][d]
+  std::vector<uint8_t> finite, small;
+  // Bound only. ka [n][dk]: |k'| (and with RoPE |k'| + E_k, E_k) for the score error gemm;
+  // vdev [n][d] = |v - mu|, vabs [n][d] = |v| (zero for keys that are not small).
+  std::vector<double> kerr, ka, vdev, vabs, mu;
+  double vmax = 0;
+};
+
+void load_keys(const AttentionSpec& spec, const AttentionInputs& in, const Rotator* rot, int64_t b,
+               int64_t g, bool with_bound, KeyBlock& kb) {
+  const int64_t n = spec.seqlen_kv, d = spec.d_head;
+  const size_t du = static_cast<size_t>(d);
+  kb.n = n;
+  kb.d = d;
+  kb.dk = rot != nullptr ? 3 * d : d;
+  kb.k.assign(static_cast<size_t>(n) * du, 0.0);
+  kb.v.assign(kb.k.size(), 0.0);
+  kb.kerr.assign(kb.k.size(), 0.0);
+  kb.finite.assign(static_cast<size_t>(n), 0);
+  kb.small.assign(static_cast<size_t>(n), 0);
+  for (int64_t j = 0; j < n; ++j) {
+    const size_t src = static_cast<size_t>(spec.kv_index(b, g, j, 0));
+    const size_t row = static_cast<size_t>(j) * du;
+    const double* kx = &in.k[src];
+    const double* vx = &in.v[src];
+    const bool finite = all_finite(kx, d) && all_finite(vx, d);
+    kb.finite[static_cast<size_t>(j)] = finite;
+    if (!finite) continue;
+    if (rot != nullptr) {
+      rot->apply(kx, d, spec.rope->pos_k[static_cast<size_t>(b * n + j)], &kb.k[row],
+                 &kb.kerr[row]);
+    } else {
+      std::copy(kx, kx + d, &kb.k[row]);
+    }
+    std::copy(vx, vx + d, &kb.v[row]);
+    kb.small[static_cast<size_t>(j)] = all_small(&kb.k[row], d) && all_small(vx, d);
+  }
+  if (!with_bound) return;
+
+  const size_t dk = static_cast<size_t>(kb.dk);
+  kb.ka.assign(static_cast<size_t>(n) * dk, 0.0);
+  kb.vdev.assign(kb.k.size(), 0.0);
+  kb.vabs.assign(kb.k.size(), 0.0);
+  kb.mu.assign(du, 0.0);
+  kb.vmax = 0;
+  // mu: the mean of the (small) values, so |v - out| <= |v - mu| + |mu - out| is tight when the
+  // values share a large offset.
+  int64_t used = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    if (!kb.small[static_cast<size_t>(j)]) continue;
+    ++used;
+    for (size_t c = 0; c < du; ++c) kb.mu[c] += kb.v[static_cast<size_t>(j) * du + c];
+  }
+  for (double& m : kb.mu) m /= static_cast<double>(std::max<int64_t>(used, 1));
+  for (int64_t j = 0; j < n; ++j) {
+    if (!kb.small[static_cast<size_t>(j)]) continue;
+    const size_t row = static_cast<size_t>(j) * du;
+    double* ka = &kb.ka[static_cast<size_t>(j) * dk];
+    for (size_t c = 0; c < du; ++c) {
+      const double kabs = std::fabs(kb.k[row + c]), e = kb.kerr[row + c];
+      ka[c] = kabs;
+      if (rot != nullptr) {
+        ka[du + c] = kabs + e;
+        ka[2 * du + c] = e;
+      }
+      kb.vdev[row + c] = std::fabs(kb.v[row + c] - kb.mu[c]);
+      kb.vabs[row + c] = std::fabs(kb.v[row + c]);
+      kb.vmax = std::fmax(kb.vmax, kb.vabs[row + c]);
+    }
+  }
 }
 
-// One compensated multiply-add step (Dekker TwoProduct + Knuth TwoSum, Ogita-Rump-Oishi Dot2):
-// S + C accumulates sum a*b with S the running float sum and C the collected rounding errors.
-inline void dot2_step(double a, double ah, double al, double b, double bh, double bl, double& S,
-                      double& C) {
-  const double p = a * b;
-  const double e = ((ah * bh - p) + ah * bl + al * bh) + al * bl;
-  const double t = S + p;
-  const double z = t - S;
-  C += ((S - (t - z)) + (p - z)) + e;
-  S = t;
-}
+enum class RowKind : uint8_t { normal, nan, empty };
 
-constexpr double kMaxMagnitude = 0x1p995;
-
-// The two hot loops, compiled for AVX2 too (picked at load time); the arithmetic is the same
-// (no FMA contraction: the build uses -ffp-contract=off), only the vector width changes.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define NCV_HOT_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define NCV_HOT_CLONES
-#endif
-
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-// The same steps with the product's error from one fused multiply-add: fma(a, b, -p) is exactly
-// a*b - p, the value Dekker's formula gives except where the product underflows (there the fma is
-// the more accurate of the two); the stated bound covers both. Chosen at run time on CPUs with
-// AVX2 and FMA.
-__attribute__((target("avx2,fma"))) inline void dot2_step_fma(double a, double b, double& S,
-                                                              double& C) {
-  const double p = a * b;
-  const double e = __builtin_fma(a, b, -p);
-  const double t = S + p;
-  const double z = t - S;
-  C += ((S - (t - z)) + (p - z)) + e;
-  S = t;
-}
-__attribute__((target("avx2,fma"))) void dot2_axpy_fma(double a, const double* x, size_t n,
-                                                       double* S, double* C) {
-  for (size_t j = 0; j < n; ++j) dot2_step_fma(a, x[j], S[j], C[j]);
-}
-bool cpu_has_fma() {
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return has;
-}
-#else
-void dot2_axpy_fma(double, const double*, size_t, double*, double*) {}
-bool cpu_has_fma() {
-  return false;
-}
-#endif
-
-// S[j] + C[j] += a * x[j] for all j: the scores of one query against all keys (a = q[c]) and
-// the output accumulation over dims (a = p_j); xh/xl are x's Veltkamp halves.
-NCV_HOT_CLONES void dot2_axpy_split(double a, const double* x, const double* xh, const double* xl,
-                                    size_t n, double* S, double* C) {
-  double ah, al;
-  split(a, ah, al);
-  for (size_t j = 0; j < n; ++j) dot2_step(a, ah, al, x[j], xh[j], xl[j], S[j], C[j]);
-}
-void dot2_axpy(double a, const double* x, const double* xh, const double* xl, size_t n, double* S,
-               double* C) {
-  if (cpu_has_fma()) return dot2_axpy_fma(a, x, n, S, C);
-  dot2_axpy_split(a, x, xh, xl, n, S, C);
-}
+// The visible keys of one row: the range [lo, hi), or a list for an explicit mask.
+struct RowKeys {
+  int64_t lo = 0, hi = 0;
+  bool listed = false;
+  std::vector<int64_t> list;
+  void load(const AttentionSpec& spec, int64_t b, int64_t i) {
+    const auto range = spec.visible_range(b, i);
+    listed = !range;
+    if (listed) {
+      spec.visible_keys(b, i, list);
+    } else {
+      lo = range->first;
+      hi = range->second;
+    }
+  }
+  size_t count() const { return listed ? list.size() : static_cast<size_t>(hi - lo); }
+  template <class F>
+  void each(F&& f) const {
+    if (listed) {
+      for (int64_t j : list) f(static_cast<size_t>(j));
+    } else {
+      for (int64_t j = lo; j < hi; ++j) f(static_cast<size_t>(j));
+    }
+  }
+};
 
 // Runs the fast oracle; with `bound` non-null also fills the per-element bound.
 OracleOutput run(const AttentionSpec& spec, const AttentionInputs& in, std::vector<double>* bound) {
@@ -147,6 +213,7 @@ OracleOutput run(const AttentionSpec& spec, const AttentionInputs& in, std::vect
   const bool with_bound = bound != nullptr;
   std::optional<Rotator> rot;
   if (spec.rope) rot.emplace(*spec.rope, d);
+  const bool has_sink = !spec.sink.empty();
 
   OracleOutput o;
   o.out.assign(static_cast<size_t>(spec.q_elements()), 0.0);
@@ -155,161 +222,176 @@ OracleOutput run(const AttentionSpec& spec, const AttentionInputs& in, std::vect
   o.row_sum.assign(o.lse.size(), 0.0);
   if (with_bound) bound->assign(o.out.size(), 0.0);
 
+  const int64_t R = std::clamp<int64_t>(kBlockElements / Skv, 1, 256);  // rows per block
   const size_t du = static_cast<size_t>(d), sk = static_cast<size_t>(Skv);
-  // Per (batch, kv head): keys (rotated) [j][c] and transposed [c][j] with their splits, values
-  // [j][c] with splits, and whether key j's k and v are all finite and not too large.
-  std::vector<double> kbuf(sk * du), kerr(sk * du, 0.0), kT(sk * du), khT(sk * du), klT(sk * du);
-  std::vector<double> vbuf(sk * du), vh(sk * du), vl(sk * du);
-  std::vector<uint8_t> key_finite(sk), key_small(sk);
-  std::vector<double> q(du), qerr(du, 0.0), S(sk), C(sk), s, ds, p, accS(du), accC(du);
-  std::vector<int64_t> vis;
-  int64_t cached_b = -1, cached_g = -1;
-  for (int64_t b = 0; b < spec.batch; ++b) {
-    for (int64_t h = 0; h < H; ++h) {
-      const int64_t g = spec.kv_head_of(h);
-      if (b != cached_b || g != cached_g) {
-        for (int64_t j = 0; j < Skv; ++j) {
-          const size_t src = static_cast<size_t>(spec.kv_index(b, g, j, 0));
-          const size_t row = static_cast<size_t>(j) * du;
-          const double* kx = &in.k[src];
-          const double* vx = &in.v[src];
-          key_finite[static_cast<size_t>(j)] = all_finite(kx, d) && all_finite(vx, d);
-          if (rot) {
-            rot->apply(kx, d, spec.rope->pos_k[static_cast<size_t>(b * Skv + j)], &kbuf[row],
-                       with_bound ? &kerr[row] : nullptr);
-          } else {
-            for (size_t c = 0; c < du; ++c) kbuf[row + c] = kx[c];
-          }
-          bool small = true;
-          for (size_t c = 0; c < du; ++c) {
-            const double kv = kbuf[row + c];
-            const size_t t = c * sk + static_cast<size_t>(j);
-            kT[t] = kv;
-            split(kv, khT[t], klT[t]);
-            vbuf[row + c] = vx[c];
-            split(vx[c], vh[row + c], vl[row + c]);
-            small = small && std::fabs(kv) < kMaxMagnitude && std::fabs(vx[c]) < kMaxMagnitude;
-          }
-          key_small[static_cast<size_t>(j)] = small;
-        }
-        cached_b = b;
-        cached_g = g;
-      }
-      for (int64_t i = 0; i < Sq; ++i) {
-        const size_t r = static_cast<size_t>((b * H + h) * Sq + i);
-        const size_t o0 = static_cast<size_t>(spec.q_index(b, h, i, 0));
-        const double* qx = &in.q[o0];
-        spec.visible_keys(b, i, vis);
-        bool finite = all_finite(qx, d);
-        bool small = true;
-        for (int64_t j : vis) {
-          finite = finite && key_finite[static_cast<size_t>(j)];
-          small = small && key_small[static_cast<size_t>(j)];
-        }
-        if (!finite) {
-          for (size_t c = 0; c < du; ++c) o.out[o0 + c] = kNaN;
-          o.lse[r] = o.row_max[r] = o.row_sum[r] = kNaN;
-          if (with_bound) {
-            for (size_t c = 0; c < du; ++c) (*bound)[o0 + c] = kInf;
-          }
-          continue;
-        }
-        const bool has_sink = !spec.sink.empty();
-        const double sink = has_sink ? spec.sink[static_cast<size_t>(h)] : -kInf;
-        if (vis.empty()) {
-          if (has_sink) {
-            o.lse[r] = o.row_max[r] = sink;
-            o.row_sum[r] = 1.0;
-          }
-          continue;  // out = 0 exactly, bound 0
-        }
-        if (rot) {
-          rot->apply(qx, d, spec.rope->pos_q[static_cast<size_t>(b * Sq + i)], q.data(),
-                     with_bound ? qerr.data() : nullptr);
-        } else {
-          for (size_t c = 0; c < du; ++c) q[c] = qx[c];
-        }
-        // All Skv scores at once, key-parallel (vectorizes): S[j] + C[j] = Dot2(q, k_j).
-        std::fill(S.begin(), S.end(), 0.0);
-        std::fill(C.begin(), C.end(), 0.0);
-        for (size_t c = 0; c < du; ++c) {
-          small = small && std::fabs(q[c]) < kMaxMagnitude;
-          dot2_axpy(q[c], &kT[c * sk], &khT[c * sk], &klT[c * sk], sk, S.data(), C.data());
-        }
-        s.assign(vis.size(), 0.0);
-        double m = sink;
-        for (size_t n = 0; n < vis.size(); ++n) {
-          const auto j = static_cast<size_t>(vis[n]);
-          s[n] = spec.scale * (S[j] + C[j]);
-          if (s[n] > m) m = s[n];
-        }
-        p.assign(vis.size(), 0.0);
-        Dot2 l;
-        double p_sink = 0;
-        if (has_sink) {
-          p_sink = std::exp(sink - m);
-          l.add(p_sink);
-        }
-        for (size_t n = 0; n < vis.size(); ++n) {
-          p[n] = std::exp(s[n] - m);
-          l.add(p[n]);
-        }
-        // PV, dimension-parallel (vectorizes): accS[c] + accC[c] = Dot2(p, v[.][c]).
-        std::fill(accS.begin(), accS.end(), 0.0);
-        std::fill(accC.begin(), accC.end(), 0.0);
-        for (size_t n = 0; n < vis.size(); ++n) {
-          const size_t row = static_cast<size_t>(vis[n]) * du;
-          dot2_axpy(p[n], &vbuf[row], &vh[row], &vl[row], du, accS.data(), accC.data());
-        }
-        const double lv = l.value();
-        for (size_t c = 0; c < du; ++c) o.out[o0 + c] = (accS[c] + accC[c]) / lv;
-        o.row_max[r] = m;
-        o.row_sum[r] = lv;
-        o.lse[r] = m + std::log(lv);
-        if (!with_bound) continue;
+  KeyBlock kb;
+  std::vector<double> Q(static_cast<size_t>(R) * du), qerr(Q.size()), Qa, T;
+  std::vector<double> scores(static_cast<size_t>(R) * sk), P(scores.size()), O(Q.size());
+  std::vector<double> A, W, spread, mag, eps;
+  std::vector<RowKeys> vis(static_cast<size_t>(R));
+  std::vector<RowKind> kind(static_cast<size_t>(R));
+  std::vector<uint8_t> row_small(static_cast<size_t>(R));
+  std::vector<double> m(static_cast<size_t>(R)), l(static_cast<size_t>(R)),
+      p_sink(static_cast<size_t>(R));
+  if (with_bound) {
+    Qa.assign(static_cast<size_t>(R) * du * (rot ? 3 : 1), 0.0);
+    T.assign(scores.size(), 0.0);
+    A.assign(scores.size(), 0.0);
+    W.assign(scores.size(), 0.0);
+    spread.assign(Q.size(), 0.0);
+    mag.assign(Q.size(), 0.0);
+  }
+  const double gd = gamma(static_cast<double>(d));
 
-        // Score error: Dot2 (u|dot| + gamma_d^2 sum|q k|), the scale product (u|s|), and the
-        // RoPE errors of q and k propagated through the dot product.
-        ds.assign(vis.size(), 0.0);
-        const double gd = static_cast<double>(d) * kU;
-        for (size_t n = 0; n < vis.size(); ++n) {
-          const size_t row = static_cast<size_t>(vis[n]) * du;
-          double abs_dot = 0, rope_term = 0;
-          for (size_t c = 0; c < du; ++c) {
-            abs_dot += std::fabs(q[c] * kbuf[row + c]);
+  for (int64_t b = 0; b < spec.batch; ++b) {
+    for (int64_t g = 0; g < spec.kv_heads; ++g) {
+      load_keys(spec, in, rot ? &*rot : nullptr, b, g, with_bound, kb);
+      const size_t dk = static_cast<size_t>(kb.dk);
+      for (int64_t h = g * spec.group_size(); h < (g + 1) * spec.group_size(); ++h) {
+        const double sink = has_sink ? spec.sink[static_cast<size_t>(h)] : -kInf;
+        for (int64_t i0 = 0; i0 < Sq; i0 += R) {
+          const int64_t rows = std::min(R, Sq - i0);
+          // 1. Classify the rows and load q' (zero rows for NaN and fully masked rows).
+          std::fill(Q.begin(), Q.end(), 0.0);
+          if (with_bound) std::fill(Qa.begin(), Qa.end(), 0.0);
+          for (int64_t t = 0; t < rows; ++t) {
+            const size_t ts = static_cast<size_t>(t);
+            const int64_t i = i0 + t;
+            const double* qx = &in.q[static_cast<size_t>(spec.q_index(b, h, i, 0))];
+            vis[ts].load(spec, b, i);
+            bool finite = all_finite(qx, d), small = all_small(qx, d);
+            vis[ts].each([&](size_t j) {
+              finite = finite && kb.finite[j];
+              small = small && kb.small[j];
+            });
+            kind[ts] = !finite                ? RowKind::nan
+                       : vis[ts].count() == 0 ? RowKind::empty
+                                              : RowKind::normal;
+            row_small[ts] = small;
+            if (kind[ts] != RowKind::normal) continue;
+            double* q = &Q[ts * du];
+            double* qe = &qerr[ts * du];
             if (rot) {
-              rope_term += qerr[c] * (std::fabs(kbuf[row + c]) + kerr[row + c]) +
-                           std::fabs(q[c]) * kerr[row + c];
+              rot->apply(qx, d, spec.rope->pos_q[static_cast<size_t>(b * Sq + i)], q, qe);
+            } else {
+              std::copy(qx, qx + d, q);
+            }
+            if (with_bound && small) {
+              // Qa row: [gamma_d |q'|, 1.01 E_q, 1.01 |q'|] against ka's [|k'|, |k'| + E_k, E_k].
+              double* qa = &Qa[ts * dk];
+              for (size_t c = 0; c < du; ++c) {
+                qa[c] = gd * std::fabs(q[c]);
+                if (rot) {
+                  qa[du + c] = 1.01 * qe[c];
+                  qa[2 * du + c] = 1.01 * std::fabs(q[c]);
+                }
+              }
             }
           }
-          ds[n] = 2.0 * kU * std::fabs(s[n]) +
-                  std::fabs(spec.scale) *
-                      (2.0 * gd * gd * abs_dot + rope_term * 1.01 + static_cast<double>(d) * kTiny);
-        }
-        // Output bound (README "Fast oracle bound"): with w_j = p_j / l and the log-relative
-        // error of each p_j eps_j = ds_j + u|s_j - m| + 2u (subtraction, exp),
-        //   |out - exact| <= 2 [ sum_j w_j eps_j e^eps_j |v_j - out| + w_sink eps_sink |out|
-        //                        + (4u + 2 gamma_n^2)(|out| + sum_j w_j |v_j|) ] + tiny.
-        const double n_keys = static_cast<double>(vis.size() + 1);
-        const double gn = n_keys * kU;
-        const double rnd = 4.0 * kU + 2.0 * gn * gn;
-        const double eps_sink = has_sink ? kU * std::fabs(sink - m) + 2.0 * kU : 0.0;
-        const double w_sink = p_sink / lv;
-        for (size_t c = 0; c < du; ++c) {
-          const double oc = o.out[o0 + c];
-          double spread = 0, mag = 0, vmax = 0;
-          for (size_t n = 0; n < vis.size(); ++n) {
-            const double vc = vbuf[static_cast<size_t>(vis[n]) * du + c];
-            const double w = p[n] / lv;
-            const double eps = ds[n] + kU * std::fabs(s[n] - m) + 2.0 * kU;
-            spread += w * eps * std::exp(eps) * std::fabs(vc - oc);
-            mag += w * std::fabs(vc);
-            vmax = std::fmax(vmax, std::fabs(vc));
+          // 2. Scores of the block against every key: scores[t][j] = q'_t . k'_j.
+          gemm_abt(rows, Skv, d, Q.data(), kb.k.data(), scores.data());
+          // 3. Weights p_j = exp(s_j - m) of the visible keys (0 elsewhere) and their sum.
+          std::fill(P.begin(), P.end(), 0.0);
+          for (int64_t t = 0; t < rows; ++t) {
+            const size_t ts = static_cast<size_t>(t);
+            if (kind[ts] != RowKind::normal) continue;
+            const double* sc = &scores[ts * sk];
+            double* p = &P[ts * sk];
+            double mx = sink;
+            vis[ts].each([&](size_t j) { mx = std::max(mx, spec.scale * sc[j]); });
+            Sum2 sum;
+            p_sink[ts] = has_sink ? std::exp(sink - mx) : 0.0;
+            if (has_sink) sum.add(p_sink[ts]);
+            vis[ts].each([&](size_t j) {
+              p[j] = std::exp(spec.scale * sc[j] - mx);
+              sum.add(p[j]);
+            });
+            m[ts] = mx;
+            l[ts] = sum.value();
           }
-          spread += w_sink * eps_sink * std::exp(eps_sink) * std::fabs(oc);
-          double bnd = 2.0 * (spread + rnd * (std::fabs(oc) + mag)) + n_keys * kTiny * (vmax + 1.0);
-          if (!small || !std::isfinite(bnd) || !std::isfinite(oc) || !std::isfinite(lv)) bnd = kInf;
-          (*bound)[o0 + c] = bnd;
+          // 4. Numerators O = P V, then the rows.
+          gemm_ab(rows, d, Skv, P.data(), kb.v.data(), O.data());
+          for (int64_t t = 0; t < rows; ++t) {
+            const size_t ts = static_cast<size_t>(t);
+            const int64_t i = i0 + t;
+            const size_t r = static_cast<size_t>((b * H + h) * Sq + i);
+            double* out = &o.out[static_cast<size_t>(spec.q_index(b, h, i, 0))];
+            switch (kind[ts]) {
+              case RowKind::nan:
+                std::fill(out, out + d, kNaN);
+                o.lse[r] = o.row_max[r] = o.row_sum[r] = kNaN;
+                break;
+              case RowKind::empty:  // out = 0 exactly (bound 0); the sink alone if present
+                if (has_sink) {
+                  o.lse[r] = o.row_max[r] = sink;
+                  o.row_sum[r] = 1.0;
+                }
+                break;
+              case RowKind::normal:
+                for (size_t c = 0; c < du; ++c) out[c] = O[ts * du + c] / l[ts];
+                o.row_max[r] = m[ts];
+                o.row_sum[r] = l[ts];
+                o.lse[r] = m[ts] + std::log(l[ts]);
+                break;
+            }
+          }
+          if (!with_bound) continue;
+
+          // 5. Bound. T[t][j] >= |scale|-free score error terms: gamma_d sum|q'k'| + RoPE term.
+          gemm_abt(rows, Skv, static_cast<int64_t>(dk), Qa.data(), kb.ka.data(), T.data());
+          const double f_dk = 1 + 2 * gamma(static_cast<double>(dk));  // dgemm of |.| rounds
+          std::fill(A.begin(), A.end(), 0.0);
+          std::fill(W.begin(), W.end(), 0.0);
+          for (int64_t t = 0; t < rows; ++t) {
+            const size_t ts = static_cast<size_t>(t);
+            if (kind[ts] != RowKind::normal || !row_small[ts]) continue;
+            const double* sc = &scores[ts * sk];
+            vis[ts].each([&](size_t j) {
+              const double s = spec.scale * sc[j];
+              // Score error: dgemm (gamma_d sum|q'k'|), RoPE, the scale product (u|s|) and
+              // underflow; then eps_j = log-relative error of p_j (subtraction, exp).
+              const double ds =
+                  2.0 * kU * std::fabs(s) +
+                  std::fabs(spec.scale) * (T[ts * sk + j] * f_dk + static_cast<double>(d) * kTiny);
+              const double e = ds + kU * std::fabs(s - m[ts]) + 2.0 * kU;
+              const double w = P[ts * sk + j] / l[ts];
+              W[ts * sk + j] = w;
+              A[ts * sk + j] = w * e * std::exp(e);
+            });
+          }
+          gemm_ab(rows, d, Skv, A.data(), kb.vdev.data(), spread.data());
+          gemm_ab(rows, d, Skv, W.data(), kb.vabs.data(), mag.data());
+          const double f_n = 1 + 2 * gamma(static_cast<double>(Skv + 2));
+          for (int64_t t = 0; t < rows; ++t) {
+            const size_t ts = static_cast<size_t>(t);
+            const int64_t i = i0 + t;
+            const size_t base = static_cast<size_t>(spec.q_index(b, h, i, 0));
+            double* bnd = &(*bound)[base];
+            if (kind[ts] == RowKind::empty) continue;  // bound 0
+            if (kind[ts] == RowKind::nan || !row_small[ts] || !std::isfinite(l[ts])) {
+              std::fill(bnd, bnd + d, kInf);
+              continue;
+            }
+            double a_sum = 0;  // sum_j w_j eps_j e^eps_j, for the |mu - out| part of the spread
+            vis[ts].each([&](size_t j) { a_sum += A[ts * sk + j]; });
+            const double n_keys = static_cast<double>(vis[ts].count() + 1);
+            const double gn = gamma(n_keys);
+            // Final roundings: dgemm of P V (gamma_Skv sum p|v|), Sum2 for l, the division.
+            const double rnd_out = 4.0 * kU + 2.0 * gn * gn;
+            const double rnd_num = gamma(static_cast<double>(Skv)) + rnd_out;
+            const double eps_sink = has_sink ? kU * std::fabs(sink - m[ts]) + 2.0 * kU : 0.0;
+            const double w_sink = p_sink[ts] / l[ts];
+            for (size_t c = 0; c < du; ++c) {
+              const double oc = o.out[base + c];
+              const double sp = (spread[ts * du + c] + std::fabs(kb.mu[c] - oc) * a_sum) * f_n +
+                                w_sink * eps_sink * std::exp(eps_sink) * std::fabs(oc);
+              const double mg = mag[ts * du + c] * f_n;
+              double e = 2.0 * (sp + rnd_num * mg + rnd_out * std::fabs(oc)) +
+                         n_keys * kTiny * (kb.vmax + 1.0);
+              if (!std::isfinite(e) || !std::isfinite(oc)) e = kInf;
+              bnd[c] = e;
+            }
+          }
         }
       }
     }

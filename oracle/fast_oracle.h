@@ -1,6 +1,6 @@
-// Double-precision attention oracle with compensated summation, for shapes where the exact
-// oracle is too slow. Its error relative to the exact oracle is bounded by fast_oracle_bound()
-// and the bound is checked by a property test (oracle/tests).
+// Double-precision attention oracle (dgemm products, compensated row sums), for shapes where the
+// exact oracle is too slow. Its error relative to the exact oracle is bounded by
+// fast_oracle_bound() and the bound is checked by a property test (oracle/tests).
 #pragma once
 
 #include "oracle/attention_spec.h"

@@ -13,6 +13,7 @@
 #include "oracle/contract_reference.h"
 #include "oracle/error_bound.h"
 #include "oracle/exact_oracle.h"
+#include "oracle/tests/paged_kv_gen.h"
 
 namespace ncv::oracle {
 namespace {
@@ -79,7 +80,7 @@ rc::Gen<Case> gen_case() {
                               rc::gen::just(0.125), gen_log_uniform(0.01, 4.0));
     s.input_dtype = *gen_stage_dtype();
     s.output_dtype = cs.ct.out_dtype;
-    const int mk = *rc::gen::inRange(0, 5);
+    const int mk = *rc::gen::inRange(0, 6);
     if (mk == 1) s.mask.kind = MaskKind::causal;
     if (mk == 2) {
       s.mask.kind = MaskKind::sliding_window;
@@ -95,6 +96,16 @@ rc::Gen<Case> gen_case() {
         s.mask.allowed[static_cast<size_t>(dead * s.seqlen_kv + j)] = 0;
       }
     }
+    // Values: a distribution, a logit magnitude, and a seed for the bulk of the values.
+    std::mt19937_64 rng(*rc::gen::arbitrary<uint64_t>());
+    if (mk == 4) {
+      s.mask.kind = MaskKind::position_ids;
+      for (int64_t x = 0; x < s.batch * s.seqlen_q; ++x) {
+        s.mask.pos.push_back(static_cast<int64_t>(rng() % static_cast<uint64_t>(s.seqlen_kv + 2)) -
+                             1);
+      }
+    }
+    if (*rc::gen::inRange(0, 4) == 0) s.block_kv = random_block_kv(s, rng);
     if (*rc::gen::inRange(0, 4) == 0) {
       s.sink = *rc::gen::container<std::vector<double>>(static_cast<size_t>(s.heads),
                                                         gen_uniform(-8, 8));
@@ -107,11 +118,9 @@ rc::Gen<Case> gen_case() {
           static_cast<size_t>(s.batch * s.seqlen_kv), rc::gen::inRange<int64_t>(0, 5000));
       s.rope = r;
     }
-    // Values: a distribution, a logit magnitude, and a seed for the bulk of the values.
     const int dist = *rc::gen::inRange(0, 6);
     const double logit = *gen_log_uniform(0.1, 100.0);  // typical |s|
     const double vscale = *gen_log_uniform(1e-3, 1e3);
-    std::mt19937_64 rng(*rc::gen::arbitrary<uint64_t>());
     std::normal_distribution<double> N(0.0, 1.0);
     const DType it = s.input_dtype;
     const double qk_sigma = std::sqrt(logit / (s.scale * std::sqrt(static_cast<double>(s.d_head))));

@@ -16,6 +16,7 @@
 #include "oracle/comparison.h"
 #include "oracle/contract_reference.h"
 #include "oracle/exact_oracle.h"
+#include "oracle/tests/paged_kv_gen.h"
 
 namespace ncv::oracle {
 namespace {
@@ -122,6 +123,7 @@ Case random_case(std::mt19937_64& rng, Dist dist, PrecisionContract ct) {
     for (int64_t k = 0; k < s.batch * s.seqlen_kv; ++k) r.pos_k.push_back(ri(0, 4000));
     s.rope = r;
   }
+  if (rng() % 5 == 0) s.block_kv = random_block_kv(s, rng);
   const int64_t nq = s.q_elements(), nkv = s.kv_elements(), d = s.d_head;
   cs.in.q.resize(static_cast<size_t>(nq));
   cs.in.k.resize(static_cast<size_t>(nkv));
@@ -376,6 +378,7 @@ Case exposing_case(std::mt19937_64& rng, Perturbation p, const PrecisionContract
     s.mask = Mask{};
     s.sink.clear();
     s.rope.reset();
+    s.block_kv.reset();
     s.batch = 1;
     s.heads = s.kv_heads = 1;
     s.seqlen_q = 4;

@@ -204,7 +204,8 @@ TEST(ExactOracle, FastAgreesOnRandomCases) {
     std::vector<double> bound = fast_oracle_bound(s, in, f);
     for (size_t x = 0; x < e.out.size(); ++x) {
       EXPECT_LE(std::fabs(e.out[x] - f.out[x]), bound[x]);
-      EXPECT_LT(bound[x], 1e-13);
+      // Far below any kernel's tolerance: values are O(1), fp32's unit roundoff is 6e-8.
+      EXPECT_LT(bound[x], 1e-11);
     }
   }
 }

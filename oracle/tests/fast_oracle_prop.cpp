@@ -12,6 +12,7 @@
 
 #include "oracle/exact_oracle.h"
 #include "oracle/fast_oracle.h"
+#include "oracle/tests/paged_kv_gen.h"
 
 namespace ncv::oracle {
 namespace {
@@ -86,21 +87,7 @@ rc::Gen<Case> gen_case() {
         r.pos_k.push_back(static_cast<int64_t>(rng() % static_cast<uint64_t>(max_pos)));
       s.rope = r;
     }
-    if (*rc::gen::inRange(0, 4) == 0) {
-      std::vector<int64_t> divisors;
-      for (int64_t bs = 1; bs <= s.seqlen_kv; ++bs) {
-        if (s.seqlen_kv % bs == 0) divisors.push_back(bs);
-      }
-      BlockKv bk;
-      bk.block_size = divisors[rng() % divisors.size()];
-      const int64_t per_batch = s.seqlen_kv / bk.block_size;
-      bk.num_blocks = s.batch * per_batch + static_cast<int64_t>(rng() % 3);
-      std::vector<int64_t> perm(static_cast<size_t>(bk.num_blocks));
-      for (size_t x = 0; x < perm.size(); ++x) perm[x] = static_cast<int64_t>(x);
-      std::shuffle(perm.begin(), perm.end(), rng);
-      bk.table.assign(perm.begin(), perm.begin() + s.batch * per_batch);
-      s.block_kv = bk;
-    }
+    if (*rc::gen::inRange(0, 4) == 0) s.block_kv = random_block_kv(s, rng);
     s.validate();
 
     const double v_offset = *rc::gen::element(0.0, 100.0, -1e4);

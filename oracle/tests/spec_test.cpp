@@ -167,6 +167,42 @@ TEST(SpecVisible, ExplicitAndPositionIds) {
   for (int64_t j = 0; j < 5; ++j) EXPECT_TRUE(s.visible(1, 0, j));
 }
 
+// visible_range is the contiguous form of visible(): same keys for every contiguous mask kind,
+// including windows wider than the row, windows entirely before key 0, positions past the end.
+TEST(SpecVisible, RangeMatchesVisibleForContiguousMasks) {
+  AttentionSpec s = base();  // batch 2, Sq = 3, Skv = 5
+  auto expect_same = [&](const char* what) {
+    for (int64_t b = 0; b < s.batch; ++b) {
+      for (int64_t i = 0; i < s.seqlen_q; ++i) {
+        const auto range = s.visible_range(b, i);
+        ASSERT_TRUE(range.has_value()) << what;
+        for (int64_t j = 0; j < s.seqlen_kv; ++j) {
+          EXPECT_EQ(s.visible(b, i, j), j >= range->first && j < range->second)
+              << what << " b=" << b << " i=" << i << " j=" << j;
+        }
+      }
+    }
+  };
+  expect_same("none");
+  s.mask.kind = MaskKind::causal;
+  s.seqlen_q = 7;  // more queries than keys: the first rows are fully masked
+  expect_same("causal Sq > Skv");
+  s.seqlen_q = 3;
+  s.mask.kind = MaskKind::sliding_window;
+  for (int64_t w : {1, 2, 5, 100}) {
+    s.mask.window = w;
+    expect_same("sliding_window");
+  }
+  s.mask = {};
+  s.mask.kind = MaskKind::position_ids;
+  s.mask.pos = {-5, 0, 9, 4, 2, -1};
+  expect_same("position_ids");
+  s.mask = {};
+  s.mask.kind = MaskKind::explicit_mask;
+  s.mask.allowed.assign(15, 1);
+  EXPECT_FALSE(s.visible_range(0, 0).has_value());
+}
+
 TEST(SpecIndex, GqaAndPagedCache) {
   AttentionSpec s = base();
   EXPECT_EQ(s.group_size(), 2);
