@@ -156,8 +156,13 @@ std::vector<double> contract_reference(const PrecisionContract& ct, const Attent
           if (pert != Perturbation::bf16_pv_accum) a = quantize(pv_acc, a + partial);
           acc[c] = a;
         }
+        const DType nd = ct.norm_dtype;
+        const float recip = quantize(nd, 1.0f / quantize(nd, l));
         for (int64_t c = 0; c < d; ++c) {
-          const float o = deferred && renorm ? acc[c] / l : acc[c];
+          float o = acc[c];
+          if (deferred && renorm) {
+            o = nd == DType::fp32 ? acc[c] / l : quantize(nd, quantize(nd, acc[c]) * recip);
+          }
           out[static_cast<size_t>(base + c)] = quantize(ct.out_dtype, o);
         }
       }

@@ -104,13 +104,31 @@ ErrorBound error_bound(const PrecisionContract& ct, const AttentionSpec& spec,
   const double score_max = dtype_max_finite(ct.score_dtype);
   const double acc_max = dtype_max_finite(ct.pv_accum);
   const double out_max = dtype_max_finite(ct.out_dtype);
+  const bool narrow_norm = deferred && ct.norm_dtype != DType::fp32;
+  const double u_norm = unit_roundoff(ct.norm_dtype);
+  const double div_rel = narrow_norm ? 4.01 * u_norm + 2 * kU32 : 2 * kU32;
+  const double eta_norm = narrow_norm ? subnormal_half_spacing(ct.norm_dtype) : 0.0;
+  const double norm_max = dtype_max_finite(ct.norm_dtype);
 
   std::vector<int64_t> keys;
   std::vector<double> s, ds, w, wplus, wexpm1, vk;
+  // The keys as fed to QK^T, built once per (batch, kv head) and shared by its query heads.
   std::vector<Operand> kops;
+  std::vector<double> vrows;  // the values [Skv][d] of the same (batch, kv head)
   for (int64_t b = 0; b < B; ++b) {
     for (int64_t h = 0; h < H; ++h) {
       const int64_t kvh = spec.kv_head_of(h);
+      if (h == 0 || kvh != spec.kv_head_of(h - 1)) {
+        kops.clear();
+        vrows.resize(static_cast<size_t>(Skv * d));
+        for (int64_t j = 0; j < Skv; ++j) {
+          const int64_t kpos = spec.rope ? spec.rope->pos_k[static_cast<size_t>(b * Skv + j)] : 0;
+          const int64_t at = spec.kv_index(b, kvh, j, 0);
+          kops.push_back(make_operand(in.k.data() + at, d, spec.rope ? &inv_freq : nullptr, kpos,
+                                      spec.input_dtype, ct.k_dtype));
+          std::copy(in.v.data() + at, in.v.data() + at + d, vrows.data() + j * d);
+        }
+      }
       for (int64_t i = 0; i < Sq; ++i) {
         const int64_t r = (b * H + h) * Sq + i;
         const int64_t base = spec.q_index(b, h, i, 0);
@@ -149,10 +167,7 @@ ErrorBound error_bound(const PrecisionContract& ct, const AttentionSpec& spec,
         bool overflow = false;
         for (size_t t = 0; t < n; ++t) {
           const int64_t j = keys[t];
-          const int64_t kpos = spec.rope ? spec.rope->pos_k[static_cast<size_t>(b * Skv + j)] : 0;
-          Operand k =
-              make_operand(in.k.data() + spec.kv_index(b, kvh, j, 0), d,
-                           spec.rope ? &inv_freq : nullptr, kpos, spec.input_dtype, ct.k_dtype);
+          const Operand& k = kops[static_cast<size_t>(j)];
           double dot = 0, in_err = 0, mag = 0;
           for (int64_t c = 0; c < d; ++c) {
             dot += q.x[c] * k.x[c];
@@ -215,7 +230,7 @@ ErrorBound error_bound(const PrecisionContract& ct, const AttentionSpec& spec,
           const double oc = o[c];
           double s1 = sink_wx * std::fabs(oc), sv = 0, sf = has_sink ? std::fabs(oc) : 0, sabs = 0;
           for (size_t t = 0; t < n; ++t) {
-            const double vjc = in.v[static_cast<size_t>(spec.kv_index(b, kvh, keys[t], c))];
+            const double vjc = vrows[static_cast<size_t>(keys[t] * d + c)];
             s1 += wexpm1[t] * std::fabs(vjc - oc);
             sv += wplus[t] * std::fabs(vjc);
             sf += std::fabs(vjc) + std::fabs(oc);
@@ -228,7 +243,9 @@ ErrorBound error_bound(const PrecisionContract& ct, const AttentionSpec& spec,
           const double Eacc = g_pv * (1 + p_nc) * (1 + r_v.rel) * Mv;
           const double A = std::fabs(oc) + E1 + Ev + EP + Eacc;
           const double Esum = g_sum_rel * A;
-          const double Ediv = deferred ? 2 * kU32 * (A + Esum) : 0.0;
+          // Deferred division: fp32 divide or reciprocal-multiply (2 u32); in a narrower
+          // norm_dtype four roundings (numerator, l, reciprocal, product) plus the fp32 ones.
+          const double Ediv = deferred ? div_rel * (A + Esum) : 0.0;
           const double V = A + Esum + Ediv;
           const double Eout = r_o.rel * V;
           // Underflow: p values (absolute p_floor each, relative to l), fp32 products and
@@ -241,9 +258,13 @@ ErrorBound error_bound(const PrecisionContract& ct, const AttentionSpec& spec,
                                  std::max(1.0, 1 / den) +
                              r_o.abs + 2 * kEta32;
           if (!deferred) floor_abs += (r_pn.abs + kEta32) * (1 + r_v.rel) * sabs;
+          // Narrow normalisation: subnormal roundings of the numerator and the product (each
+          // <= eta), and of the reciprocal (times |acc| <= sum |v|, as every p <= 1).
+          if (narrow_norm) floor_abs += eta_norm * (2 + sabs);
           double bc = safety * (V - std::fabs(oc) + Eout) + floor_abs;
           if (overflow || !std::isfinite(bc) || V * (1 + r_o.rel) > out_max ||
-              sv * (1 + p_nc) * (1 + g_pv) > acc_max) {
+              sv * (1 + p_nc) * (1 + g_pv) > acc_max ||
+              (narrow_norm && (sabs * 1.01 > norm_max || static_cast<double>(nk + 1) > norm_max))) {
             bc = kInf;
             ++eb.uncertified;
           }

@@ -131,6 +131,7 @@ nlohmann::json PrecisionContract::to_json() const {
           {"sum_of_rounded_p", sum_of_rounded_p},
           {"pv_accum", n(pv_accum)},
           {"norm", norm == Normalisation::deferred ? "deferred" : "before_pv"},
+          {"norm_dtype", n(norm_dtype)},
           {"out_dtype", n(out_dtype)},
           {"kv_tile", kv_tile},
           {"exp_ulps", exp_ulps}};
@@ -148,6 +149,7 @@ void PrecisionContract::validate() const {
   check_float(sum_dtype, "sum_dtype");
   check_float(pv_accum, "pv_accum");
   check_float(out_dtype, "out_dtype");
+  check_float(norm_dtype, "norm_dtype");
   if (kv_tile < 1) throw std::invalid_argument("kv_tile: must be >= 1");
   if (!(exp_ulps >= 0)) throw std::invalid_argument("exp_ulps: must be >= 0");
 }

@@ -35,6 +35,10 @@ struct PrecisionContract {
   bool sum_of_rounded_p = false;    // l sums P as fed to PV (p_dtype) instead of the exp output
   DType pv_accum = DType::fp32;     // accumulation of the PV product across key tiles
   Normalisation norm = Normalisation::deferred;
+  // Deferred normalisation in a narrower dtype (a kernel_dtype of bf16): the PV result, l, its
+  // reciprocal and the product are each rounded to norm_dtype (out = fl(fl(acc) * fl(1 / fl(l))));
+  // with fp32 the kernel divides or multiplies by the reciprocal in fp32.
+  DType norm_dtype = DType::fp32;
   DType out_dtype = DType::fp32;  // the stored output
   int64_t kv_tile = 128;          // keys per PV matmul (partials are fp32 within a tile)
   double exp_ulps = 2.0;          // error of the fp32 exp (libm expf / ScalarE), in fp32 ulps

@@ -1,24 +1,24 @@
-// `ncverify dump FILE.nkir`: the canonical text form of a program (print(parse(text))).
-// Later it will also take the name of a built-in kernel (DESIGN.md §2.7).
+// `ncverify dump KERNEL|FILE.nkir [--param OPTION=VALUE ...]`: the canonical text form of a
+// registered kernel (built with the given options) or of a parsed program (DESIGN.md §2.7).
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <memory>
 
 #include "model/text_form.h"
 #include "tools/commands.h"
+#include "tools/kernel_source.h"
 
 namespace ncv::cli {
 
 namespace {
 
 struct DumpOptions {
-  std::string file;
+  std::string target;
+  std::vector<std::string> options;
 };
 
 int run_dump(const DumpOptions& opts) {
-  const std::string text = read_text_file(opts.file);
-  const Program program = parse_program(text, opts.file);
-  std::cout << print_program(program);
+  std::cout << print_program(load_kernel_source(opts.target, opts.options).program);
   return kExitOk;
 }
 
@@ -26,8 +26,14 @@ int run_dump(const DumpOptions& opts) {
 
 void register_dump(CLI::App& app, Action& action) {
   auto opts = std::make_shared<DumpOptions>();
-  CLI::App* cmd = app.add_subcommand("dump", "Print a .nkir program in canonical text form");
-  cmd->add_option("file", opts->file, "Program in the .nkir text form (model/NKIR.md)")->required();
+  CLI::App* cmd = app.add_subcommand(
+      "dump", "Print a registered kernel or a .nkir program in canonical text form");
+  cmd->add_option("kernel", opts->target, "Registered kernel name or .nkir file (model/NKIR.md)")
+      ->required();
+  cmd->add_option("-p,--param", opts->options,
+                  "NAME=VALUE kernel option of a registered kernel (e.g. use_causal_mask=true)")
+      ->expected(1)
+      ->take_all();
   cmd->callback([opts, &action] { action = [opts] { return run_dump(*opts); }; });
 }
 

@@ -9,6 +9,7 @@
 #include "model/interpreter.h"
 #include "model/text_form.h"
 #include "tools/commands.h"
+#include "tools/kernel_source.h"
 #include "tools/output_summary.h"
 
 namespace ncv::cli {
@@ -78,10 +79,9 @@ void print_json(const RunCommandOptions& opts, const Program& program, const Par
 
 int run_run(const RunCommandOptions& opts) {
   const HwConfig& hw = hw_config_for(opts.gen);
-  const ParamValues params = parse_param_assignments(opts.params);
-  const std::string text = read_text_file(opts.file);
-  const Program program = parse_program(text, opts.file);
-  check_param_names(program, params, opts.file);
+  const KernelSource src = load_kernel_source(opts.file, opts.params);
+  const Program& program = src.program;
+  const ParamValues& params = src.params;
 
   RunResult result;
   try {
@@ -123,9 +123,10 @@ void register_run(CLI::App& app, Action& action) {
   auto opts = std::make_shared<RunCommandOptions>();
   CLI::App* cmd =
       app.add_subcommand("run", "Run a .nkir program on the interpreter with seeded random inputs");
-  cmd->add_option("file", opts->file, "Program in the .nkir text form (model/NKIR.md)")->required();
+  cmd->add_option("kernel", opts->file, "Registered kernel name or .nkir file (model/NKIR.md)")
+      ->required();
   cmd->add_option("-p,--param", opts->params,
-                  "Parameter value NAME=INTEGER; repeat for each param of the kernel")
+                  "NAME=INTEGER param, or NAME=VALUE option of a registered kernel; repeat")
       ->expected(1)
       ->take_all();
   cmd->add_option("--seed", opts->seed, "Seed of the random inputs")->capture_default_str();

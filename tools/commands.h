@@ -9,5 +9,7 @@ namespace ncv::cli {
 void register_run(CLI::App& app, Action& action);     // cmd_run.cpp
 void register_dump(CLI::App& app, Action& action);    // cmd_dump.cpp
 void register_oracle(CLI::App& app, Action& action);  // cmd_oracle.cpp
+void register_list(CLI::App& app, Action& action);    // cmd_list.cpp
+void register_check(CLI::App& app, Action& action);   // cmd_check.cpp
 
 }  // namespace ncv::cli

@@ -50,6 +50,7 @@ rc::Gen<PrecisionContract> gen_contract() {
     c.sum_of_rounded_p = *rc::gen::arbitrary<bool>();
     c.pv_accum = *rc::gen::element(DType::fp32, DType::fp32, DType::fp32, DType::bf16);
     c.norm = *rc::gen::element(Normalisation::deferred, Normalisation::before_pv);
+    if (*rc::gen::inRange(0, 4) == 0) c.norm_dtype = *gen_stage_dtype();
     c.out_dtype = *gen_stage_dtype();
     c.kv_tile = *rc::gen::element<int64_t>(16, 64, 128);
     return c;

@@ -55,6 +55,7 @@ PrecisionContract random_contract(std::mt19937_64& rng) {
   c.p_dtype = rng() % 8 == 0 ? DType::fp8_e4m3fn : t();
   c.sum_of_rounded_p = rng() % 2 == 0;
   c.norm = rng() % 2 == 0 ? Normalisation::deferred : Normalisation::before_pv;
+  if (rng() % 4 == 0) c.norm_dtype = t();
   c.out_dtype = t();
   const int64_t tiles[] = {32, 64, 128};
   c.kv_tile = tiles[rng() % 3];

@@ -1,0 +1,54 @@
+// `ncverify check`: a kernel run on the model for seeded random inputs (and the oracle issue's
+// hard value distributions), compared with the oracle under the kernel's precision contract.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernels/variant.h"
+#include "model/dynamic_error.h"
+#include "oracle/comparison.h"
+
+namespace ncv::kernels {
+
+struct CheckOptions {
+  int cases = 3;      // seeded input sets; the hard distributions are cycled through
+  uint64_t seed = 1;  // case n uses seed + n
+  RunOptions run;     // hw generation, budgets
+  // Problems with at most this many multiply-adds use the exact oracle; larger ones the fast
+  // oracle, whose own bound is added to the kernel's.
+  double exact_oracle_max_macs = 4e6;
+};
+
+struct CaseResult {
+  std::string distribution;  // "uniform", "normal", "large_logits", ...
+  uint64_t seed = 0;
+  bool exact_oracle = false;              // false: fast oracle (+ its bound)
+  std::optional<DynamicError> run_error;  // the model refused the run (verdict: fail)
+  oracle::Comparison comparison;          // valid when run_error is empty
+  bool pass = false;
+};
+
+struct CheckResult {
+  std::string kernel;
+  ParamValues params;
+  Options options;
+  oracle::PrecisionContract contract;
+  std::vector<CaseResult> cases;
+  double worst_normalized = 0;  // max over cases of max_normalized (+inf on a run error)
+  bool pass = false;
+
+  std::string summary() const;  // a few lines: per case one line, then the verdict
+  nlohmann::json to_json() const;
+};
+
+// Runs `program` (normally v.build(options), or a rewrite parsed from .nkir that borrows v's
+// layout, spec and contract) at `params`. Throws InputError / std::invalid_argument on bad
+// params or a layout mismatch (usage errors), never for a failing kernel.
+CheckResult check_kernel(const Variant& v, const Program& program, const Options& options,
+                         const ParamValues& params, const CheckOptions& opts = {});
+
+}  // namespace ncv::kernels

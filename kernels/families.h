@@ -1,0 +1,19 @@
+// The variant factories of each kernel family; registry.cpp lists them in registry order.
+#pragma once
+
+#include <vector>
+
+#include "kernels/variant.h"
+
+namespace ncv::kernels {
+
+// sd_attention (the tutorial, step 0), sd_attention_step1 .. sd_attention_step5 (the Autocomp
+// rewrites, each naming its predecessor) and sd_attention_batched (the reference layout
+// q [bs, d, S], SPMD over the batch).
+std::vector<Variant> sd_attention_variants();
+// sd_attention_allocated: explicit placements, rotating buffers, PSUM bank rotation.
+Variant sd_attention_allocated_variant();
+// naive_attention: eager attention, every stage materialised in HBM.
+Variant naive_attention_variant();
+
+}  // namespace ncv::kernels

@@ -1,0 +1,151 @@
+#include "kernels/layout.h"
+
+#include <set>
+#include <stdexcept>
+
+namespace ncv::kernels {
+
+namespace {
+
+using oracle::AttentionSpec;
+
+// Extent of a spec axis for q/out (heads) or k/v (kv_heads) tensors.
+int64_t extent(const AttentionSpec& s, Axis a, bool kv) {
+  switch (a) {
+    case Axis::batch:
+      return s.batch;
+    case Axis::head:
+      return kv ? s.kv_heads : s.heads;
+    case Axis::seq:
+      return kv ? s.seqlen_kv : s.seqlen_q;
+    case Axis::dim:
+      return s.d_head;
+  }
+  return 0;
+}
+
+const char* axis_name(Axis a) {
+  switch (a) {
+    case Axis::batch:
+      return "batch";
+    case Axis::head:
+      return "head";
+    case Axis::seq:
+      return "seq";
+    case Axis::dim:
+      return "dim";
+  }
+  return "?";
+}
+
+// Row-major strides of the tensor per spec axis (0 for axes the tensor does not list, which
+// must then have extent 1). Throws when the shape disagrees with the spec.
+struct Strides {
+  int64_t batch = 0, head = 0, seq = 0, dim = 0;
+};
+
+Strides strides_for(const TensorLayout& t, const std::vector<int64_t>& shape,
+                    const AttentionSpec& s, bool kv) {
+  if (shape.size() != t.axes.size()) {
+    throw std::invalid_argument("tensor '" + t.tensor + "' has rank " +
+                                std::to_string(shape.size()) + ", the layout lists " +
+                                std::to_string(t.axes.size()) + " axes");
+  }
+  Strides st;
+  std::set<Axis> seen;
+  int64_t stride = 1;
+  for (size_t x = t.axes.size(); x-- > 0;) {
+    const Axis a = t.axes[x];
+    if (shape[x] != extent(s, a, kv)) {
+      throw std::invalid_argument("tensor '" + t.tensor + "' dimension " + std::to_string(x) +
+                                  " (" + axis_name(a) + ") is " + std::to_string(shape[x]) +
+                                  ", the spec needs " + std::to_string(extent(s, a, kv)));
+    }
+    if (!seen.insert(a).second) {
+      throw std::invalid_argument("tensor '" + t.tensor + "' lists axis " + axis_name(a) +
+                                  " twice");
+    }
+    (a == Axis::batch  ? st.batch
+     : a == Axis::head ? st.head
+     : a == Axis::seq  ? st.seq
+                       : st.dim) = stride;
+    stride *= shape[x];
+  }
+  for (Axis a : {Axis::batch, Axis::head, Axis::seq, Axis::dim}) {
+    if (!seen.count(a) && extent(s, a, kv) != 1) {
+      throw std::invalid_argument("tensor '" + t.tensor + "' has no " + axis_name(a) +
+                                  " axis but the spec's extent is " +
+                                  std::to_string(extent(s, a, kv)));
+    }
+  }
+  return st;
+}
+
+// Copies spec tensor `src` ([B][H][S][d] order, k/v logical order) into `dst` per the layout.
+void pack_one(const TensorLayout& t, const AttentionSpec& s, bool kv,
+              const std::vector<double>& src, HostTensor& dst) {
+  if (s.block_kv) throw std::invalid_argument("paged KV specs have no dense layout");
+  const Strides st = strides_for(t, dst.shape, s, kv);
+  const int64_t H = kv ? s.kv_heads : s.heads, S = kv ? s.seqlen_kv : s.seqlen_q;
+  for (int64_t b = 0; b < s.batch; ++b) {
+    for (int64_t h = 0; h < H; ++h) {
+      for (int64_t i = 0; i < S; ++i) {
+        const int64_t base = kv ? s.kv_index(b, h, i, 0) : s.q_index(b, h, i, 0);
+        for (int64_t c = 0; c < s.d_head; ++c) {
+          dst.set(b * st.batch + h * st.head + i * st.seq + c * st.dim,
+                  static_cast<float>(src[static_cast<size_t>(base + c)]));
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::map<std::string, HostTensor> pack_inputs(const Layout& layout, const Program& program,
+                                              const ParamValues& params,
+                                              const oracle::AttentionSpec& spec,
+                                              const oracle::AttentionInputs& in) {
+  oracle::validate_inputs(spec, in);
+  std::map<std::string, HostTensor> out;
+  const struct {
+    const TensorLayout& t;
+    const std::vector<double>& values;
+    bool kv;
+  } parts[] = {{layout.q, in.q, false}, {layout.k, in.k, true}, {layout.v, in.v, true}};
+  for (const auto& part : parts) {
+    const auto id = program.find_tensor(part.t.tensor);
+    if (!id || program.tensor(*id).kind != TensorKind::Input) {
+      throw std::invalid_argument("kernel " + program.name + " has no input tensor '" +
+                                  part.t.tensor + "'");
+    }
+    HostTensor h(program.tensor(*id).dtype, concrete_shape(program, *id, params));
+    pack_one(part.t, spec, part.kv, part.values, h);
+    out[part.t.tensor] = std::move(h);
+  }
+  return out;
+}
+
+std::vector<double> unpack_output(const Layout& layout, const oracle::AttentionSpec& spec,
+                                  const std::map<std::string, HostTensor>& outputs) {
+  const auto it = outputs.find(layout.out.tensor);
+  if (it == outputs.end()) {
+    throw std::invalid_argument("the run produced no output '" + layout.out.tensor + "'");
+  }
+  const HostTensor& h = it->second;
+  const Strides st = strides_for(layout.out, h.shape, spec, false);
+  std::vector<double> out(static_cast<size_t>(spec.q_elements()));
+  for (int64_t b = 0; b < spec.batch; ++b) {
+    for (int64_t hh = 0; hh < spec.heads; ++hh) {
+      for (int64_t i = 0; i < spec.seqlen_q; ++i) {
+        for (int64_t c = 0; c < spec.d_head; ++c) {
+          out[static_cast<size_t>(spec.q_index(b, hh, i, c))] =
+              h.get(b * st.batch + hh * st.head + i * st.seq + c * st.dim);
+        }
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace ncv::kernels

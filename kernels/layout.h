@@ -1,0 +1,43 @@
+// The layout adapter between an AttentionSpec's tensors (q [B][H][Sq][d], k/v [B][KVH][Skv][d],
+// out [B][H][Sq][d]) and a kernel's HBM tensors, e.g. the tutorial's q [S, d] or the reference
+// kernel's q [bs, d, S]. A layout names the HBM tensor and lists which spec axis each of its
+// dimensions is; spec axes a tensor does not list must have extent 1.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "model/host_tensor.h"
+#include "model/interpreter.h"
+#include "model/program.h"
+#include "oracle/attention_spec.h"
+
+namespace ncv::kernels {
+
+enum class Axis : uint8_t { batch, head, seq, dim };
+
+struct TensorLayout {
+  std::string tensor;      // HBM tensor name in the Program
+  std::vector<Axis> axes;  // one per tensor dimension, outermost first
+};
+
+struct Layout {
+  TensorLayout q, k, v, out;
+};
+
+// Kernel inputs for `spec` and `in`: every input tensor of `program` named by the layout, with
+// the shapes the program declares under `params` (checked against the spec's extents), values
+// converted to the tensor's dtype (exact when the inputs are representable in it, as oracle
+// inputs are). Throws std::invalid_argument on a shape or name mismatch, naming the tensor.
+std::map<std::string, HostTensor> pack_inputs(const Layout& layout, const Program& program,
+                                              const ParamValues& params,
+                                              const oracle::AttentionSpec& spec,
+                                              const oracle::AttentionInputs& in);
+
+// The kernel's output tensor as the spec's out [B][H][Sq][d] (values of the output dtype as
+// doubles). Throws std::invalid_argument when the output is missing or its shape is wrong.
+std::vector<double> unpack_output(const Layout& layout, const oracle::AttentionSpec& spec,
+                                  const std::map<std::string, HostTensor>& outputs);
+
+}  // namespace ncv::kernels

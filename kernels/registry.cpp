@@ -1,0 +1,69 @@
+#include "kernels/registry.h"
+
+#include "kernels/families.h"
+#include "model/expr.h"
+
+namespace ncv::kernels {
+
+const std::vector<Variant>& registry() {
+  static const std::vector<Variant> all = [] {
+    std::vector<Variant> v = sd_attention_variants();
+    v.push_back(sd_attention_allocated_variant());
+    v.push_back(naive_attention_variant());
+    return v;
+  }();
+  return all;
+}
+
+const Variant* find_variant(std::string_view name) {
+  for (const Variant& v : registry()) {
+    if (v.name == name) return &v;
+  }
+  return nullptr;
+}
+
+nlohmann::json variant_json(const Variant& v) {
+  nlohmann::json j;
+  j["name"] = v.name;
+  j["family"] = v.family;
+  j["models"] = v.models;
+  j["summary"] = v.summary;
+  j["rewrites"] = v.rewrites.empty() ? nlohmann::json(nullptr) : nlohmann::json(v.rewrites);
+  if (!v.rewrites.empty()) j["same_numerics_as_predecessor"] = v.same_numerics_as_predecessor;
+  nlohmann::json opts = nlohmann::json::array();
+  for (const OptionSpec& o : v.options) {
+    opts.push_back(
+        {{"name", o.name}, {"values", o.values}, {"default", o.default_value}, {"help", o.help}});
+  }
+  j["options"] = opts;
+  const Options defaults = v.resolve({});
+  const Program p = v.build(defaults);
+  nlohmann::json params = nlohmann::json::array();
+  for (const Param& prm : p.params) {
+    params.push_back(
+        {{"name", prm.name}, {"lo", prm.lo}, {"hi", prm.hi}, {"multiple_of", prm.multiple_of}});
+  }
+  j["params"] = params;
+  nlohmann::json rel = nlohmann::json::array();
+  for (const Relation& r : p.relations) rel.push_back(r.str());
+  j["relations"] = rel;
+  j["notes"] = v.notes;
+  j["contract"] = v.contract(defaults).to_json();
+  auto tensor = [](const TensorLayout& t) {
+    nlohmann::json axes = nlohmann::json::array();
+    for (Axis a : t.axes) {
+      axes.push_back(a == Axis::batch  ? "batch"
+                     : a == Axis::head ? "head"
+                     : a == Axis::seq  ? "seq"
+                                       : "dim");
+    }
+    return nlohmann::json{{"tensor", t.tensor}, {"axes", axes}};
+  };
+  j["layout"] = {{"q", tensor(v.layout.q)},
+                 {"k", tensor(v.layout.k)},
+                 {"v", tensor(v.layout.v)},
+                 {"out", tensor(v.layout.out)}};
+  return j;
+}
+
+}  // namespace ncv::kernels

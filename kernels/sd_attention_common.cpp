@@ -1,0 +1,77 @@
+#include "kernels/sd_attention_common.h"
+
+#include <stdexcept>
+
+namespace ncv::kernels {
+
+std::vector<OptionSpec> sd_attention_options() {
+  return {
+      {"use_causal_mask", {"false", "true"}, "false", "bottom-right causal mask (affine_select)"},
+      {"mixed_precision", {"true", "false"}, "true", "bf16 Tensor-engine operands (else fp32)"},
+      {"dtype", {"fp32", "bf16"}, "fp32", "dtype of q, k, v and out (the kernel_dtype)"},
+  };
+}
+
+bool option_flag(const Options& o, const std::string& name) {
+  const auto it = o.find(name);
+  if (it == o.end()) throw std::invalid_argument("option '" + name + "' is not set");
+  return it->second == "true";
+}
+
+DType option_dtype(const Options& o) {
+  const auto it = o.find("dtype");
+  if (it == o.end()) throw std::invalid_argument("option 'dtype' is not set");
+  const auto dt = parse_dtype(it->second);
+  if (!dt) throw std::invalid_argument("option dtype=" + it->second + " is not a dtype");
+  return *dt;
+}
+
+DType pe_dtype(const Options& o) {
+  return option_flag(o, "mixed_precision") ? DType::bf16 : DType::fp32;
+}
+
+namespace {
+int64_t need(const ParamValues& params, const std::string& name) {
+  const auto it = params.find(name);
+  if (it == params.end()) throw std::invalid_argument("param '" + name + "' is not given");
+  return it->second;
+}
+}  // namespace
+
+oracle::AttentionSpec sd_attention_spec(const Options& o, const ParamValues& params) {
+  oracle::AttentionSpec s;
+  const auto bs = params.find("bs");
+  s.batch = bs == params.end() ? 1 : bs->second;
+  s.heads = s.kv_heads = 1;
+  s.seqlen_q = s.seqlen_kv = need(params, "seqlen");
+  s.d_head = need(params, "d_head");
+  s.scale = kSdSoftmaxScale;
+  if (option_flag(o, "use_causal_mask")) s.mask.kind = oracle::MaskKind::causal;
+  s.input_dtype = s.output_dtype = option_dtype(o);
+  return s;
+}
+
+oracle::PrecisionContract sd_attention_contract(const Options& o, int step) {
+  const DType kd = option_dtype(o), pe = pe_dtype(o);
+  oracle::PrecisionContract c;
+  c.name = step == 0 ? "sd_attention" : "sd_attention_step" + std::to_string(step);
+  c.q_dtype = c.k_dtype = c.v_dtype = pe;  // nl.load(..., dtype=pe_in_dt)
+  c.scale_folded_into_q = true;            // q_local = load(q) * 0.125 (exact)
+  c.qk_accum = DType::fp32;                // PSUM
+  c.score_dtype = step >= 4 ? pe : kd;     // qk_res_buf (bf16 from step 4)
+  c.max_dtype = c.score_dtype;             // the max of stored scores is one of them
+  // Step 0 and 3 store exp in kernel_dtype and sum the stored values; 1, 2, 4, 5 write the
+  // activation straight to pe and sum its fp32 results (the accumulator registers).
+  c.exp_dtype = (step == 0 || step == 3) ? kd : DType::fp32;
+  c.p_dtype = pe;  // softmax_res / trans_softmax_res
+  c.sum_dtype = DType::fp32;
+  c.sum_of_rounded_p = false;
+  c.pv_accum = DType::fp32;  // one PSUM accumulation group over all key tiles
+  c.kv_tile = 128;
+  c.norm = oracle::Normalisation::deferred;  // (PV) * broadcast(1 / sum)
+  c.norm_dtype = kd;                         // sum, reciprocal, PV copy and product in kernel_dtype
+  c.out_dtype = kd;
+  return c;
+}
+
+}  // namespace ncv::kernels

@@ -1,0 +1,167 @@
+// The registry as a whole: names, rewrite chains, metadata, every variant under every option
+// combination builds, dumps to .nkir and parses back identically, and passes check at its
+// smallest legal shape.
+#include "kernels/registry.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <set>
+
+#include "kernels/check.h"
+#include "model/text_form.h"
+
+namespace ncv::kernels {
+namespace {
+
+// Every combination of option values of `v`.
+std::vector<Options> all_option_sets(const Variant& v) {
+  std::vector<Options> out = {{}};
+  for (const OptionSpec& o : v.options) {
+    std::vector<Options> next;
+    for (const Options& base : out) {
+      for (const std::string& value : o.values) {
+        Options x = base;
+        x[o.name] = value;
+        next.push_back(x);
+      }
+    }
+    out = next;
+  }
+  return out;
+}
+
+// The smallest legal value of every param (lo rounded up to multiple_of).
+ParamValues smallest_params(const Program& p) {
+  ParamValues pv;
+  for (const Param& prm : p.params) {
+    const int64_t m = prm.multiple_of;
+    pv[prm.name] = (prm.lo + m - 1) / m * m;
+  }
+  return pv;
+}
+
+TEST(Registry, NamesAreUniqueAndRewriteChainsResolve) {
+  std::set<std::string> names;
+  for (const Variant& v : registry()) {
+    EXPECT_TRUE(names.insert(v.name).second) << v.name;
+    EXPECT_FALSE(v.family.empty()) << v.name;
+    EXPECT_FALSE(v.models.empty()) << v.name;
+    EXPECT_FALSE(v.summary.empty()) << v.name;
+    EXPECT_EQ(find_variant(v.name), &v);
+  }
+  for (const Variant& v : registry()) {
+    if (v.rewrites.empty()) continue;
+    const Variant* pred = find_variant(v.rewrites);
+    ASSERT_NE(pred, nullptr) << v.name << " rewrites unknown " << v.rewrites;
+    EXPECT_EQ(pred->family, v.family) << v.name;
+  }
+  for (const char* required :
+       {"naive_attention", "sd_attention", "sd_attention_step1", "sd_attention_step2",
+        "sd_attention_step3", "sd_attention_step4", "sd_attention_step5", "sd_attention_allocated",
+        "sd_attention_batched"}) {
+    EXPECT_NE(find_variant(required), nullptr) << required;
+  }
+  EXPECT_EQ(find_variant("no_such_kernel"), nullptr);
+}
+
+TEST(Registry, StepsChainInOrderAndStep4ChangesNumerics) {
+  for (int s = 1; s <= 5; ++s) {
+    const Variant* v = find_variant("sd_attention_step" + std::to_string(s));
+    ASSERT_NE(v, nullptr);
+    EXPECT_EQ(v->rewrites, s == 1 ? "sd_attention" : "sd_attention_step" + std::to_string(s - 1));
+  }
+  const Variant* step4 = find_variant("sd_attention_step4");
+  EXPECT_FALSE(step4->same_numerics_as_predecessor);
+  // The contract says so: the scores are stored in bf16 from step 4 on.
+  const Options o = step4->resolve({});
+  EXPECT_EQ(step4->contract(o).score_dtype, DType::bf16);
+  EXPECT_EQ(find_variant("sd_attention_step3")->contract(o).score_dtype, DType::fp32);
+}
+
+TEST(Registry, EveryOptionSetBuildsAndRoundTripsThroughText) {
+  for (const Variant& v : registry()) {
+    for (const Options& given : all_option_sets(v)) {
+      const Options o = v.resolve(given);
+      const Program p = v.build(o);
+      const std::string text = print_program(p);
+      const Program back = parse_program(text, v.name + ".nkir");
+      EXPECT_TRUE(back == p) << v.name << " does not round-trip with its options";
+      EXPECT_EQ(print_program(back), text) << v.name;
+      EXPECT_NO_THROW(v.contract(o).validate()) << v.name;
+    }
+  }
+}
+
+TEST(Registry, ResolveRejectsUnknownOptionsAndValues) {
+  const Variant& v = *find_variant("sd_attention");
+  EXPECT_EQ(v.resolve({}).at("use_causal_mask"), "false");
+  EXPECT_THROW(v.resolve({{"use_causal", "true"}}), std::invalid_argument);
+  EXPECT_THROW(v.resolve({{"dtype", "fp8"}}), std::invalid_argument);
+}
+
+TEST(Registry, JsonDescribesDomainContractAndLayout) {
+  const nlohmann::json j = variant_json(*find_variant("sd_attention_step1"));
+  EXPECT_EQ(j["rewrites"], "sd_attention");
+  EXPECT_EQ(j["layout"]["q"]["tensor"], "q");
+  bool has_seqlen = false;
+  for (const auto& p : j["params"]) has_seqlen = has_seqlen || p["name"] == "seqlen";
+  EXPECT_TRUE(has_seqlen);
+  EXPECT_TRUE(j["contract"].contains("p_dtype"));
+}
+
+// Each variant at its smallest legal shape, default options and causal where offered.
+TEST(Registry, EveryVariantPassesCheckAtItsSmallestShape) {
+  for (const Variant& v : registry()) {
+    for (const char* causal : {"false", "true"}) {
+      Options given;
+      if (std::string(causal) == "true") {
+        const auto it = std::find_if(v.options.begin(), v.options.end(), [](const OptionSpec& o) {
+          return o.name == "use_causal_mask";
+        });
+        if (it == v.options.end() ||
+            std::find(it->values.begin(), it->values.end(), "true") == it->values.end()) {
+          continue;
+        }
+        given["use_causal_mask"] = "true";
+      }
+      const Options o = v.resolve(given);
+      const Program p = v.build(o);
+      CheckOptions co;
+      co.cases = 2;
+      const CheckResult r = check_kernel(v, p, o, smallest_params(p), co);
+      EXPECT_TRUE(r.pass) << v.name << " causal=" << causal << "\n" << r.summary();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ncv::kernels
+
+namespace ncv::kernels {
+namespace {
+
+// The declared domain is honest: at the largest value of every param, under every option set,
+// a trace-only run raises no dynamic error (in particular the allocation fits trn1's SBUF/PSUM).
+TEST(Registry, EveryOptionSetFitsAtItsDomainMaximum) {
+  for (const Variant& v : registry()) {
+    for (const Options& given : all_option_sets(v)) {
+      const Options o = v.resolve(given);
+      const Program p = v.build(o);
+      ParamValues largest;
+      for (const Param& prm : p.params)
+        largest[prm.name] = prm.hi / prm.multiple_of * prm.multiple_of;
+      if (largest.count("bs")) largest["bs"] = 1;  // SPMD instances are independent copies
+      RunOptions ro;
+      ro.compute_values = false;
+      ro.record_trace = false;
+      std::map<std::string, HostTensor> none;
+      const RunResult r = run_program(p, largest, random_inputs(p, largest, 1), ro);
+      EXPECT_FALSE(r.error.has_value())
+          << v.name << " " << nlohmann::json(o).dump() << ": " << (r.error ? r.error->message : "");
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ncv::kernels

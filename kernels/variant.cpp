@@ -1,0 +1,31 @@
+#include "kernels/variant.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace ncv::kernels {
+
+Options Variant::resolve(const Options& given) const {
+  Options out;
+  for (const OptionSpec& o : options) out[o.name] = o.default_value;
+  for (const auto& [key, value] : given) {
+    const auto opt = std::find_if(options.begin(), options.end(),
+                                  [&](const OptionSpec& o) { return o.name == key; });
+    if (opt == options.end()) {
+      std::string known;
+      for (const OptionSpec& o : options) known += (known.empty() ? "" : ", ") + o.name;
+      throw std::invalid_argument(name + " has no option '" + key +
+                                  "' (options: " + (known.empty() ? "none" : known) + ")");
+    }
+    if (std::find(opt->values.begin(), opt->values.end(), value) == opt->values.end()) {
+      std::string allowed;
+      for (const std::string& v : opt->values) allowed += (allowed.empty() ? "" : ", ") + v;
+      throw std::invalid_argument(name + ": option " + key + "=" + value + " is not one of " +
+                                  allowed);
+    }
+    out[key] = value;
+  }
+  return out;
+}
+
+}  // namespace ncv::kernels

@@ -1,0 +1,60 @@
+// A registered kernel variant: how to build it, what it models, which attention problems it
+// solves (its domain), how precisely (its precision contract), and how a problem's tensors map to
+// its HBM tensors (its layout). DESIGN.md §6; issue 4 "Registry and metadata".
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kernels/layout.h"
+#include "model/interpreter.h"
+#include "model/program.h"
+#include "oracle/attention_spec.h"
+#include "oracle/precision_contract.h"
+
+namespace ncv::kernels {
+
+// A build-time option, like an NKI kernel's Python keyword argument (use_causal_mask,
+// mixed_precision, the input dtype): it selects instructions and dtypes, so it is fixed before
+// the program exists. Shapes stay symbolic params of the Program.
+struct OptionSpec {
+  std::string name;
+  std::vector<std::string> values;  // the allowed values, in the order `list` prints them
+  std::string default_value;
+  std::string help;
+};
+
+// Option values by name; Variant::resolve fills in defaults and rejects unknown names/values.
+using Options = std::map<std::string, std::string>;
+
+struct Variant {
+  std::string name;
+  std::string family;    // e.g. "sd_attention"
+  std::string models;    // the source it reproduces: repository, path, commit
+  std::string summary;   // one sentence: what the kernel does and how
+  std::string rewrites;  // the variant this one rewrites ("" for an original)
+  // For rewrites: true when the rewrite claims the same numerics as its predecessor (outputs
+  // bit-identical for every input); false when it changes rounding (a different contract).
+  bool same_numerics_as_predecessor = false;
+  std::vector<OptionSpec> options;
+  // Domain restrictions the Program's params cannot state, in words (e.g. "scale fixed at 0.125").
+  std::vector<std::string> notes;
+
+  // The kernel for a complete set of options (Variant::resolve output). Throws BuildError.
+  std::function<Program(const Options&)> build;
+  // The rounding stages of the kernel for these options.
+  std::function<oracle::PrecisionContract(const Options&)> contract;
+  // The attention problem the kernel solves for these options and params (shapes, scale, mask,
+  // dtypes). Throws std::invalid_argument when a param the spec needs is missing.
+  std::function<oracle::AttentionSpec(const Options&, const ParamValues&)> spec;
+  // Which HBM tensor holds q, k, v and the output, with which axis order.
+  Layout layout;
+
+  // Options with defaults filled in; throws std::invalid_argument naming an unknown option or a
+  // value outside OptionSpec::values.
+  Options resolve(const Options& given) const;
+};
+
+}  // namespace ncv::kernels

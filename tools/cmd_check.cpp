@@ -1,0 +1,87 @@
+// `ncverify check KERNEL|FILE.nkir [--like KERNEL] --param NAME=VALUE ... [--cases N]
+// [--seed N] [--json]`: runs the kernel on the model for N seeded input sets (cycling through the
+// hard distributions) and compares each with the oracle under the kernel's precision contract.
+// Exit 0 when every case passes, 1 otherwise, 2 on bad usage.
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <memory>
+
+#include "kernels/check.h"
+#include "tools/commands.h"
+#include "tools/kernel_source.h"
+
+namespace ncv::cli {
+
+namespace {
+
+struct CheckCommandOptions {
+  std::string target, like, gen = "trn1";
+  std::vector<std::string> params;
+  int cases = 3;
+  uint64_t seed = 1;
+  bool json = false;
+  int64_t memory_budget_mib = RunOptions{}.memory_budget_bytes >> 20;
+};
+
+int run_check(const CheckCommandOptions& opts) {
+  const KernelSource src = load_kernel_source(opts.target, opts.params, opts.like);
+  if (src.variant == nullptr) {
+    throw UsageError(opts.target +
+                     ": a .nkir file needs --like KERNEL to borrow a registered kernel's layout, "
+                     "attention spec and precision contract");
+  }
+  kernels::CheckOptions co;
+  co.cases = opts.cases;
+  co.seed = opts.seed;
+  co.run.hw = &hw_config_for(opts.gen);
+  co.run.memory_budget_bytes = opts.memory_budget_mib << 20;
+  co.run.record_trace = false;
+  kernels::CheckResult r;
+  try {
+    r = kernels::check_kernel(*src.variant, src.program, src.options, src.params, co);
+  } catch (const InputError& e) {
+    throw UsageError(src.label + ": " + e.message);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(src.label + ": " + e.what());
+  }
+  if (opts.json) {
+    nlohmann::json j = r.to_json();
+    j["source"] = src.label;
+    if (!opts.like.empty()) j["like"] = opts.like;
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << "check " << src.label << (opts.like.empty() ? "" : " like " + opts.like) << " "
+              << format_params(src.params) << "\n"
+              << r.summary();
+  }
+  return r.pass ? kExitOk : kExitVerificationFailure;
+}
+
+}  // namespace
+
+void register_check(CLI::App& app, Action& action) {
+  auto opts = std::make_shared<CheckCommandOptions>();
+  CLI::App* cmd =
+      app.add_subcommand("check", "Check a kernel against the oracle under its precision contract");
+  cmd->add_option("kernel", opts->target, "Registered kernel name or a .nkir file")->required();
+  cmd->add_option("--like", opts->like,
+                  "For a .nkir file: the registered kernel whose layout, spec and contract apply");
+  cmd->add_option("-p,--param", opts->params,
+                  "NAME=VALUE: a param (integer) or a kernel option (e.g. use_causal_mask=true)")
+      ->expected(1)
+      ->take_all();
+  cmd->add_option("--cases", opts->cases, "Number of seeded input sets")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  cmd->add_option("--seed", opts->seed, "Seed of the first input set")->capture_default_str();
+  cmd->add_option("--gen", opts->gen, "Hardware generation: trn1, trn2 or trn3")
+      ->capture_default_str();
+  cmd->add_option("--memory-budget-mib", opts->memory_budget_mib,
+                  "Host memory a run may use; larger runs are refused before allocating")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30))
+      ->capture_default_str();
+  cmd->add_flag("--json", opts->json, "Print one JSON object instead of text");
+  cmd->callback([opts, &action] { action = [opts] { return run_check(*opts); }; });
+}
+
+}  // namespace ncv::cli

@@ -1,0 +1,79 @@
+#include "tools/kernel_source.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "kernels/registry.h"
+#include "model/builder.h"
+#include "model/text_form.h"
+#include "tools/cli_common.h"
+
+namespace ncv::cli {
+
+namespace {
+
+bool is_option(const kernels::Variant* v, const std::string& name) {
+  return v != nullptr && std::any_of(v->options.begin(), v->options.end(),
+                                     [&](const kernels::OptionSpec& o) { return o.name == name; });
+}
+
+std::string known_kernels() {
+  std::string s;
+  for (const kernels::Variant& v : kernels::registry()) s += (s.empty() ? "" : ", ") + v.name;
+  return s;
+}
+
+}  // namespace
+
+KernelSource load_kernel_source(const std::string& target,
+                                const std::vector<std::string>& assignments,
+                                const std::string& like) {
+  KernelSource src;
+  src.label = target;
+  const kernels::Variant* named = kernels::find_variant(target);
+  src.from_file = named == nullptr;
+  if (src.from_file && !std::filesystem::exists(target)) {
+    throw UsageError("'" + target + "' is neither a registered kernel (" + known_kernels() +
+                     ") nor a file");
+  }
+  if (!like.empty()) {
+    if (!src.from_file) throw UsageError("--like applies to a .nkir file, not to " + target);
+    src.variant = kernels::find_variant(like);
+    if (src.variant == nullptr) {
+      throw UsageError("--like " + like + ": no such registered kernel (" + known_kernels() + ")");
+    }
+  } else {
+    src.variant = named;
+  }
+
+  // Split NAME=VALUE into the variant's options and integer params.
+  std::vector<std::string> param_text;
+  kernels::Options given;
+  for (const std::string& a : assignments) {
+    const auto eq = a.find('=');
+    const std::string name = a.substr(0, eq);
+    if (eq != std::string::npos && is_option(src.variant, name)) {
+      if (given.count(name)) throw UsageError("--param " + name + " is given twice");
+      given[name] = a.substr(eq + 1);
+    } else {
+      param_text.push_back(a);
+    }
+  }
+  src.params = parse_param_assignments(param_text);
+  if (src.variant != nullptr) {
+    try {
+      src.options = src.variant->resolve(given);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::string("--param: ") + e.what());
+    }
+  }
+  if (src.from_file) {
+    src.program = parse_program(read_text_file(target), target);
+  } else {
+    src.program = named->build(src.options);
+  }
+  check_param_names(src.program, src.params, target);
+  return src;
+}
+
+}  // namespace ncv::cli

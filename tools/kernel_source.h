@@ -1,0 +1,32 @@
+// Where a subcommand's program comes from: the name of a registered kernel (built with the
+// options given among the --param assignments) or a .nkir file (optionally `--like` a registered
+// kernel, borrowing its layout adapter, spec and contract).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kernels/variant.h"
+#include "model/interpreter.h"
+#include "model/program.h"
+
+namespace ncv::cli {
+
+struct KernelSource {
+  std::string label;  // the kernel name or the file path, for messages
+  Program program;
+  ParamValues params;
+  kernels::Options options;                   // resolved (defaults filled) when variant is set
+  const kernels::Variant* variant = nullptr;  // the registered kernel, or the --like one
+  bool from_file = false;
+};
+
+// `target` is a registered kernel name or a path to a .nkir file. `assignments` are the
+// NAME=VALUE strings of --param: names of the variant's options become options, the rest
+// integer params. `like` (may be empty) names the registered kernel a file borrows from.
+// Throws UsageError (unknown kernel and no such file, bad option, params not declared).
+KernelSource load_kernel_source(const std::string& target,
+                                const std::vector<std::string>& assignments,
+                                const std::string& like = "");
+
+}  // namespace ncv::cli
