@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <set>
 
@@ -110,27 +111,46 @@ TEST(Registry, JsonDescribesDomainContractAndLayout) {
   EXPECT_TRUE(j["contract"].contains("p_dtype"));
 }
 
-// Each variant at its smallest legal shape, default options and causal where offered.
-TEST(Registry, EveryVariantPassesCheckAtItsSmallestShape) {
+// Each variant at its smallest legal shape, at seqlen 1024 and at a multiple of its seqlen
+// step that is not a power of two (384, or 3072 for the allocated kernel), default options and
+// causal where offered.
+TEST(Registry, EveryVariantPassesCheckAtSeveralShapes) {
   for (const Variant& v : registry()) {
-    for (const char* causal : {"false", "true"}) {
-      Options given;
-      if (std::string(causal) == "true") {
-        const auto it = std::find_if(v.options.begin(), v.options.end(), [](const OptionSpec& o) {
-          return o.name == "use_causal_mask";
-        });
-        if (it == v.options.end() ||
-            std::find(it->values.begin(), it->values.end(), "true") == it->values.end()) {
-          continue;
+    const Program base = v.build(v.resolve({}));
+    const Param* seq = base.find_param("seqlen");
+    ASSERT_NE(seq, nullptr) << v.name;
+    std::vector<ParamValues> shapes = {smallest_params(base)};
+    for (int64_t s : {int64_t{1024}, seq->multiple_of * 3}) {
+      ParamValues pv = smallest_params(base);
+      pv["seqlen"] = s;
+      if (pv.count("d_head"))
+        pv["d_head"] =
+            std::clamp<int64_t>(64, base.find_param("d_head")->lo, base.find_param("d_head")->hi);
+      if (s <= seq->hi && s != shapes.front()["seqlen"]) shapes.push_back(pv);
+    }
+    for (const ParamValues& pv : shapes) {
+      for (const char* causal : {"false", "true"}) {
+        Options given;
+        if (std::string(causal) == "true") {
+          const auto it = std::find_if(v.options.begin(), v.options.end(), [](const OptionSpec& o) {
+            return o.name == "use_causal_mask";
+          });
+          if (it == v.options.end() ||
+              std::find(it->values.begin(), it->values.end(), "true") == it->values.end()) {
+            continue;
+          }
+          given["use_causal_mask"] = "true";
         }
-        given["use_causal_mask"] = "true";
+        const Options o = v.resolve(given);
+        const Program p = v.build(o);
+        CheckOptions co;
+        co.cases = 1;
+        co.seed = static_cast<uint64_t>(pv.at("seqlen"));
+        const CheckResult r = check_kernel(v, p, o, pv, co);
+        EXPECT_TRUE(r.pass) << v.name << " causal=" << causal << " seqlen=" << pv.at("seqlen")
+                            << "\n"
+                            << r.summary();
       }
-      const Options o = v.resolve(given);
-      const Program p = v.build(o);
-      CheckOptions co;
-      co.cases = 2;
-      const CheckResult r = check_kernel(v, p, o, smallest_params(p), co);
-      EXPECT_TRUE(r.pass) << v.name << " causal=" << causal << "\n" << r.summary();
     }
   }
 }

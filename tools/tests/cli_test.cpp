@@ -118,10 +118,10 @@ TEST(CliUsage, UnknownSubcommandIsUsageError) {
   EXPECT_NE(r.err.find("frobnicate"), std::string::npos) << describe(r);
 }
 
-TEST(CliUsage, RunWithoutFileIsUsageError) {
+TEST(CliUsage, RunWithoutKernelIsUsageError) {
   const CliResult r = run_cli({"run"});
   EXPECT_EQ(r.exit_code, 2) << describe(r);
-  EXPECT_NE(r.err.find("file"), std::string::npos) << describe(r);
+  EXPECT_NE(r.err.find("kernel is required"), std::string::npos) << describe(r);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -237,7 +237,8 @@ TEST(CliBadInput, MissingFile) {
   const std::string missing = (temp_dir() / "does_not_exist.nkir").string();
   const CliResult r = run_cli(run_args(missing, {}));
   EXPECT_EQ(r.exit_code, 2) << describe(r);
-  EXPECT_NE(r.err.find("cannot read '" + missing + "'"), std::string::npos) << describe(r);
+  EXPECT_NE(r.err.find("'" + missing + "' is neither a registered kernel"), std::string::npos)
+      << describe(r);
 }
 
 TEST(CliBadInput, DirectoryInsteadOfFile) {
