@@ -11,5 +11,6 @@ void register_dump(CLI::App& app, Action& action);    // cmd_dump.cpp
 void register_oracle(CLI::App& app, Action& action);  // cmd_oracle.cpp
 void register_list(CLI::App& app, Action& action);    // cmd_list.cpp
 void register_check(CLI::App& app, Action& action);   // cmd_check.cpp
+void register_report(CLI::App& app, Action& action);  // cmd_report.cpp
 
 }  // namespace ncv::cli
