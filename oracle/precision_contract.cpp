@@ -91,9 +91,9 @@ PrecisionContract PrecisionContract::bf16_matmul_bf16_scores() {
   return c;
 }
 
-PrecisionContract PrecisionContract::sd_attention() {
+PrecisionContract PrecisionContract::bf16_eager_scale_folded() {
   PrecisionContract c;
-  c.name = "sd_attention";
+  c.name = "bf16_eager_scale_folded";
   c.q_dtype = c.k_dtype = c.v_dtype = c.p_dtype = DType::bf16;
   c.scale_folded_into_q = true;
   c.score_dtype = c.exp_dtype = DType::bf16;
@@ -111,8 +111,8 @@ PrecisionContract PrecisionContract::fp16_matmul_fp32_accum() {
 }
 
 std::vector<PrecisionContract> PrecisionContract::named() {
-  return {all_fp32(), bf16_matmul_fp32_accum(), bf16_matmul_bf16_scores(), sd_attention(),
-          fp16_matmul_fp32_accum()};
+  return {all_fp32(), bf16_matmul_fp32_accum(), bf16_matmul_bf16_scores(),
+          bf16_eager_scale_folded(), fp16_matmul_fp32_accum()};
 }
 
 nlohmann::json PrecisionContract::to_json() const {

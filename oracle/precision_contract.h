@@ -23,8 +23,8 @@ struct PrecisionContract {
   std::string name = "custom";
   // Operands as fed to the QK^T matmul and the PV matmul (rounded from the spec's input dtype).
   DType q_dtype = DType::fp32, k_dtype = DType::fp32, v_dtype = DType::fp32;
-  // true: q' = round_q(fp32(q * scale)) and the scores are q'.k (sd_attention: q * 0.125 cast to
-  // bf16). false: s = fp32(acc * scale) after the QK^T accumulation.
+  // true: q' = round_q(fp32(q * scale)) and the scores are q'.k (the NKI sd kernels: q * 0.125 cast
+  // to bf16). false: s = fp32(acc * scale) after the QK^T accumulation.
   bool scale_folded_into_q = false;
   DType qk_accum = DType::fp32;     // QK^T accumulation (PSUM: fp32)
   DType score_dtype = DType::fp32;  // storage of the scaled scores
@@ -50,9 +50,10 @@ struct PrecisionContract {
   static PrecisionContract bf16_matmul_fp32_accum();
   // As above but the scores are stored as bf16 too.
   static PrecisionContract bf16_matmul_bf16_scores();
-  // sd_attention: q * 0.125 folded into q then bf16, bf16 k/v, fp32 PSUM, bf16 scores and exp,
-  // P normalised before PV.
-  static PrecisionContract sd_attention();
+  // Eager bf16 attention with the scale folded into q: q * scale then bf16, bf16 k/v, fp32
+  // PSUM, bf16 scores and exp, P normalised before PV. (The sd_attention kernels' own contracts
+  // are kernels::sd_attention_contract.)
+  static PrecisionContract bf16_eager_scale_folded();
   // fp16 everywhere except fp32 accumulation.
   static PrecisionContract fp16_matmul_fp32_accum();
   static std::vector<PrecisionContract> named();

@@ -72,6 +72,17 @@ KernelSource load_kernel_source(const std::string& target,
   } else {
     src.program = named->build(src.options);
   }
+  if (src.variant != nullptr) {
+    // Name the options too, so a misspelt option is not reported as a mere unknown param.
+    for (const auto& [name, value] : src.params) {
+      if (src.program.find_param(name) != nullptr) continue;
+      std::string known;
+      for (const Param& p : src.program.params) known += (known.empty() ? "" : ", ") + p.name;
+      for (const kernels::OptionSpec& o : src.variant->options) known += ", " + o.name;
+      throw UsageError(target + ": unknown --param '" + name + "' (params and options: " + known +
+                       ")");
+    }
+  }
   check_param_names(src.program, src.params, target);
   return src;
 }

@@ -175,7 +175,6 @@ TEST(Registry, EveryOptionSetFitsAtItsDomainMaximum) {
       RunOptions ro;
       ro.compute_values = false;
       ro.record_trace = false;
-      std::map<std::string, HostTensor> none;
       const RunResult r = run_program(p, largest, random_inputs(p, largest, 1), ro);
       EXPECT_FALSE(r.error.has_value())
           << v.name << " " << nlohmann::json(o).dump() << ": " << (r.error ? r.error->message : "");

@@ -252,7 +252,7 @@ TEST(ErrorBound, ContractValidationAndJson) {
   PrecisionContract c;
   c.p_dtype = DType::uint8;
   EXPECT_THROW(c.validate(), std::invalid_argument);
-  EXPECT_EQ(PrecisionContract::sd_attention().to_json()["norm"], "before_pv");
+  EXPECT_EQ(PrecisionContract::bf16_eager_scale_folded().to_json()["norm"], "before_pv");
 }
 
 TEST(ErrorBound, FullyMaskedRowIsZeroWithZeroBound) {
@@ -482,7 +482,7 @@ TEST(ErrorBound, CatchTableVsFlashAttentionRule) {
   bf16_in_fp32_out.out_dtype = DType::fp32;
   const PrecisionContract cts[] = {
       PrecisionContract::all_fp32(), bf16_in_fp32_out, PrecisionContract::bf16_matmul_fp32_accum(),
-      PrecisionContract::bf16_matmul_bf16_scores(), PrecisionContract::sd_attention()};
+      PrecisionContract::bf16_matmul_bf16_scores(), PrecisionContract::bf16_eager_scale_folded()};
   std::printf("%-18s", "perturbation");
   for (const auto& ct : cts) std::printf(" | %-22s", ct.name.c_str());
   std::printf("\n%-18s", "");

@@ -86,6 +86,13 @@ TEST(CliCheck, UsageErrorsExitTwo) {
     EXPECT_EQ(r.exit_code, 2) << args[1] << " " << args.back() << "\n" << describe(r);
     EXPECT_NE(r.err.find("ncverify:"), std::string::npos) << describe(r);
   }
+  const CliResult typo = run_cli({"check", "sd_attention", "--param", "seqlen=128", "--param",
+                                  "d_head=8", "--param", "use_causal=1"});
+  EXPECT_EQ(typo.exit_code, 2) << describe(typo);
+  EXPECT_NE(typo.err.find("unknown --param 'use_causal' (params and options: seqlen, d_head, "
+                          "use_causal_mask"),
+            std::string::npos)
+      << describe(typo);
   // A .nkir file alone has no adapter or contract.
   const CliResult dump = run_cli({"dump", "sd_attention"});
   const fs::path file = write_temp("alone.nkir", dump.out);
