@@ -35,6 +35,8 @@
 #include <cfloat>
 #include <cstring>
 
+#include "model/dtype_bf16.h"
+
 namespace ncv {
 namespace {
 
@@ -141,20 +143,6 @@ static_assert(kE5M2Table[0x7b] == 57344.0f && kE5M2Table[0x7c] == std::bit_cast<
 static_assert(kE4M3Table[0x01] == 0x1p-9f && kE5M2Table[0x01] == 0x1p-16f);
 static_assert(std::bit_cast<float>(decode_small<kFp16>(0x7bffu)) == 65504.0f);
 static_assert(std::bit_cast<float>(decode_small<kFp16>(0x0001u)) == 0x1p-24f);
-
-inline uint32_t encode_bf16(uint32_t f) {
-  // bf16 has fp32's exponent range, so rounding the top 16 bits of the pattern handles normals,
-  // subnormals and overflow to Inf (0x7f7fffff rounds up to 0x7f80) uniformly. No carry can reach
-  // the sign bit for a finite input.
-  const uint32_t rounded = (f + 0x7fffu + ((f >> 16) & 1u)) >> 16;
-  const uint32_t nan = ((f >> 16) & 0x8000u) | 0x7fc0u;
-  return (f & kF32AbsMask) > kF32Inf ? nan : rounded;
-}
-
-inline uint32_t decode_bf16(uint32_t h) {
-  const uint32_t x = (h & 0xffffu) << 16;
-  return (x & kF32AbsMask) > kF32Inf ? ((x & 0x80000000u) | kF32QuietNaN) : x;
-}
 
 // Round-to-nearest-even of |x| for a finite fp32 magnitude pattern `a`, saturated at 2^32.
 inline uint64_t round_abs_to_integer(uint32_t a) {
@@ -317,7 +305,7 @@ uint32_t encode_from_float(DType t, float value) {
     case DType::fp32:
       return f;
     case DType::bf16:
-      return encode_bf16(f);
+      return bf16_encode_bits(f);
     case DType::fp16:
       return encode_small<kFp16>(f);
     case DType::fp8_e4m3:
@@ -343,7 +331,7 @@ float decode_to_float(DType t, uint32_t bits) {
     case DType::fp32:
       return std::bit_cast<float>(bits);
     case DType::bf16:
-      return std::bit_cast<float>(decode_bf16(bits));
+      return std::bit_cast<float>(bf16_decode_bits(bits));
     case DType::fp16:
       return std::bit_cast<float>(decode_small<kFp16>(bits & 0xffffu));
     case DType::fp8_e4m3:

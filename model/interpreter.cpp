@@ -113,12 +113,12 @@ RunResult Interp::run() {
     if (opts_.compute_values) {
       for (const Tensor& t : p_.tensors) {
         if (t.kind != TensorKind::Output) continue;
-        const auto& w = hbm_[t.id].written;
-        auto it = std::find(w.begin(), w.end(), uint8_t{0});
-        if (it != w.end()) {
-          int64_t missing = std::count(w.begin(), w.end(), uint8_t{0}) /
-                            static_cast<int64_t>(dtype_size(t.dtype));
-          int64_t first = (it - w.begin()) / static_cast<int64_t>(dtype_size(t.dtype));
+        const int64_t dsize = static_cast<int64_t>(dtype_size(t.dtype));
+        const auto gaps =
+            hbm_[t.id].shadow.unwritten(0, static_cast<int64_t>(hbm_[t.id].bytes.size()));
+        if (gaps.count > 0) {
+          int64_t missing = gaps.count / dsize;
+          int64_t first = gaps.first / dsize;
           fail(CheckKind::output_not_written,
                "output '" + t.name + "' has " + std::to_string(missing) +
                    " element(s) never written (first at flat index " + std::to_string(first) + ")");
@@ -199,9 +199,9 @@ void Interp::setup_memory() {
   sbuf_stride_ = any_explicit ? sbuf_cap : std::max<int64_t>(sbuf_peak, 4);
   psum_stride_ = psum_cap;
   int64_t hbm = hbm_bytes(p_, params_);
-  // Values, owner tags (2 bytes per byte) for SBUF and PSUM per core, HBM values and flags.
-  int64_t onchip = (sbuf_stride_ + psum_stride_) * hw_.partitions * 3 * grid_;
-  int64_t need = opts_.compute_values ? hbm * 2 + onchip : 0;
+  // Values of SBUF and PSUM per core and of HBM (the shadow maps are small).
+  int64_t onchip = (sbuf_stride_ + psum_stride_) * hw_.partitions * grid_;
+  int64_t need = opts_.compute_values ? hbm + onchip : 0;
   if (need > opts_.memory_budget_bytes) {
     throw InputError("this run needs about " + std::to_string(need >> 20) +
                      " MiB of host memory, over the budget of " +
@@ -209,28 +209,29 @@ void Interp::setup_memory() {
                      "'; smaller params or a larger budget)");
   }
   cores_.resize(grid_);
-  if (!opts_.compute_values) {
-    for (auto& c : cores_) c.scope_iteration.assign(p_.num_scopes, 0);
-    live_.assign(p_.tensors.size() * grid_, 0);
-    hbm_.resize(p_.tensors.size());
-    return;
-  }
-  for (auto& c : cores_) {
-    c.sbuf.assign(static_cast<size_t>(sbuf_stride_ * hw_.partitions), 0xFF);
-    c.psum.assign(static_cast<size_t>(psum_stride_ * hw_.partitions), 0xFF);
-    c.sbuf_owner.assign(c.sbuf.size(), 0);
-    c.psum_owner.assign(c.psum.size(), 0);
-    c.act_regs.assign(static_cast<size_t>(hw_.partitions), 0.0f);
-    c.scope_iteration.assign(p_.num_scopes, 0);
-  }
   live_.assign(p_.tensors.size() * grid_, 0);
   hbm_.resize(p_.tensors.size());
+  for (auto& c : cores_) c.scope_iteration.assign(p_.num_scopes, 0);
+  if (!opts_.compute_values) return;
+  lifetimes_.assign(1, Lifetime{});
+  for (auto& c : cores_) {
+    // Poison (NaN for floats): reads of unwritten bytes fail the shadow check before any value is
+    // used, so this only keeps stale host memory out of the arrays.
+    c.sbuf.assign(static_cast<size_t>(sbuf_stride_ * hw_.partitions), 0xFF);
+    c.psum.assign(static_cast<size_t>(psum_stride_ * hw_.partitions), 0xFF);
+    c.sbuf_shadow = ShadowMap(hw_.partitions);
+    c.psum_shadow = ShadowMap(hw_.partitions);
+    c.stamp.assign(p_.tensors.size(), 0);
+    c.act_regs.assign(static_cast<size_t>(hw_.partitions), 0.0f);
+  }
   for (const Tensor& t : p_.tensors) {
     if (t.on_chip()) continue;
     int64_t n = static_cast<int64_t>(dtype_size(t.dtype));
     for (int64_t d : shapes_[t.id]) n *= d;
-    hbm_[t.id].bytes.assign(static_cast<size_t>(n), 0xFF);  // poison: NaN for floats
-    hbm_[t.id].written.assign(static_cast<size_t>(n), t.kind == TensorKind::Input ? 1 : 0);
+    HbmState& h = hbm_[t.id];
+    h.bytes.assign(static_cast<size_t>(n), 0xFF);
+    h.stamp = new_lifetime(t.id);
+    if (t.kind == TensorKind::Input && n > 0) h.shadow.write(0, 1, {{0, n}}, h.stamp);
   }
 }
 
@@ -359,35 +360,9 @@ void Interp::enter_scope(int core, ScopeId scope, const std::vector<Stmt>&) {
                std::to_string(hw_.partitions) + " x " + std::to_string(cap) + " bytes");
     }
     live_[static_cast<size_t>(core) * p_.tensors.size() + id] = 1;
-    if (!opts_.compute_values) continue;
-    auto& mem = t.memory == Memory::SBUF ? cs.sbuf : cs.psum;
-    auto& owner = t.memory == Memory::SBUF ? cs.sbuf_owner : cs.psum_owner;
-    int64_t stride = t.memory == Memory::SBUF ? sbuf_stride_ : psum_stride_;
-    // A new lifetime: this buffer's bytes become poison (NaN) and unwritten. Bytes a different,
-    // still-live tensor owns are left alone: on hardware allocation writes nothing, so an
-    // overlap shows up as a clobbered read, not here.
-    uint16_t tag = static_cast<uint16_t>(id + 1);
-    for (int64_t r = part; r < part + rows; ++r) {
-      size_t base = static_cast<size_t>(r * stride + off);
-      // Common case: only this tensor (or nothing) wrote here, so the whole segment resets.
-      bool foreign = false;
-      for (int64_t b = 0; b < bytes; ++b) {
-        uint16_t o = owner[base + b];
-        foreign |= (o != 0) & (o != tag);
-      }
-      if (!foreign) {
-        std::fill_n(owner.begin() + base, bytes, uint16_t{0});
-        std::fill_n(mem.begin() + base, bytes, uint8_t{0xFF});
-        continue;
-      }
-      for (int64_t b = 0; b < bytes; ++b) {
-        uint16_t o = owner[base + b];
-        if (o == 0 || o == tag || !live_[static_cast<size_t>(core) * p_.tensors.size() + o - 1]) {
-          owner[base + b] = 0;
-          mem[base + b] = 0xFF;
-        }
-      }
-    }
+    // A new lifetime writes nothing: its bytes count as unwritten until it writes them (the
+    // shadow maps compare stamps, so nothing needs resetting here).
+    if (opts_.compute_values) cs.stamp[id] = new_lifetime(id);
   }
 }
 
@@ -395,6 +370,10 @@ void Interp::exit_scope(int core, const std::vector<Stmt>& body) {
   for (const Stmt& s : body) {
     if (auto* d = std::get_if<DeclStmt>(&s.node)) {
       live_[static_cast<size_t>(core) * p_.tensors.size() + d->tensor] = 0;
+      if (opts_.compute_values && cores_[core].stamp[d->tensor] != 0) {
+        lifetimes_[cores_[core].stamp[d->tensor]].ended_after =
+            static_cast<uint32_t>(lifetimes_.size() - 1);
+      }
     }
   }
 }

@@ -7,6 +7,82 @@
 
 namespace ncv::interp {
 
+namespace {
+
+// Calls f(byte_offset, count, stride) for every innermost run of a view's elements, offsets
+// relative to the view's memory array.
+template <typename F>
+void for_each_run(const Resolved& r, F&& f) {
+  const View& v = r.view;
+  int fr = v.free_rank;
+  int64_t n = fr ? v.sizes[fr - 1] : 1;
+  int64_t s = fr ? v.strides[fr - 1] : 0;
+  int64_t outer = 1;
+  for (int d = 0; d + 1 < fr; ++d) outer *= v.sizes[d];
+  for (int64_t row = 0; row < v.rows; ++row) {
+    int64_t roff =
+        r.base_offset + row * v.row_stride + (r.row_offsets.empty() ? 0 : r.row_offsets[row]);
+    for (int64_t o = 0; o < outer; ++o) {
+      int64_t off = roff, rem = o;
+      for (int d = fr - 2; d >= 0; --d) {
+        off += (rem % v.sizes[d]) * v.strides[d];
+        rem /= v.sizes[d];
+      }
+      f(off, n, s);
+    }
+  }
+}
+
+// Sorts runs and joins overlapping or touching ones.
+void normalize_runs(std::vector<ByteRun>& runs) {
+  if (!std::is_sorted(runs.begin(), runs.end(),
+                      [](const ByteRun& a, const ByteRun& b) { return a.begin < b.begin; })) {
+    std::sort(runs.begin(), runs.end(),
+              [](const ByteRun& a, const ByteRun& b) { return a.begin < b.begin; });
+  }
+  size_t out = 0;
+  for (size_t k = 0; k < runs.size(); ++k) {
+    if (out > 0 && runs[k].begin <= runs[out - 1].end) {
+      runs[out - 1].end = std::max(runs[out - 1].end, runs[k].end);
+    } else {
+      runs[out++] = runs[k];
+    }
+  }
+  runs.resize(out);
+}
+
+// The byte runs of a strided box: dims outermost first, each with a size and a byte stride
+// (stride 0 = broadcast). Innermost dims whose stride equals the run so far join the run.
+std::vector<ByteRun> box_runs(int64_t base, std::vector<std::pair<int64_t, int64_t>> dims,
+                              int64_t dsize) {
+  std::erase_if(dims, [](const auto& d) { return d.first <= 1 || d.second == 0; });
+  int64_t run = dsize;
+  size_t k = dims.size();
+  while (k > 0 && dims[k - 1].second == run) {
+    run *= dims[k - 1].first;
+    --k;
+  }
+  int64_t count = 1;
+  for (size_t i = 0; i < k; ++i) count *= dims[i].first;
+  std::vector<ByteRun> runs;
+  runs.reserve(static_cast<size_t>(count));
+  std::vector<int64_t> idx(k, 0);
+  int64_t off = base;
+  for (int64_t c = 0; c < count; ++c) {
+    runs.push_back({off, off + run});
+    for (size_t i = k; i-- > 0;) {
+      off += dims[i].second;
+      if (++idx[i] < dims[i].first) break;
+      off -= dims[i].second * dims[i].first;
+      idx[i] = 0;
+    }
+  }
+  normalize_runs(runs);
+  return runs;
+}
+
+}  // namespace
+
 Resolved Interp::resolve(int core, const Access& a, const char* role) {
   Resolved r;
   const Tensor& t = p_.tensor(a.tensor);
@@ -161,6 +237,18 @@ Resolved Interp::resolve(int core, const Access& a, const char* role) {
     run *= r.view.sizes[k];
   }
   r.contiguous_bytes = run;
+  if (opts_.compute_values && !(a.indirect && !t.on_chip())) {
+    // On chip: the bytes within each partition (dims after the partition dim, from the copy's
+    // offset); HBM: the bytes within the tensor. An indirect row offset is added per row later.
+    const size_t first = t.on_chip() ? 1 : 0;
+    int64_t run_base = t.on_chip() ? copy_offset(r.core, *alloc_.placements.at(t.id), t) : 0;
+    std::vector<std::pair<int64_t, int64_t>> box;
+    for (size_t d = first; d < rank; ++d) {
+      run_base += start[d] * es[d] * dsize;
+      box.emplace_back(size[d], es[d] * a.dims[d].step * dsize);
+    }
+    r.runs = box_runs(run_base, std::move(box), dsize);
+  }
   if (opts_.compute_values) {
     if (t.on_chip()) {
       auto& mem = t.memory == Memory::SBUF ? cores_[r.core].sbuf : cores_[r.core].psum;
@@ -169,109 +257,103 @@ Resolved Interp::resolve(int core, const Access& a, const char* role) {
       r.view.base = hbm_[t.id].bytes.data() + base;
     }
     if (!r.row_offsets.empty()) r.view.row_offsets = r.row_offsets.data();
+    if (a.indirect && !t.on_chip()) {
+      // Rows land at run-time offsets: collect the bytes element run by element run.
+      for_each_run(r, [&](int64_t off, int64_t n, int64_t s) {
+        if (s == dsize) {
+          r.runs.push_back({off, off + n * dsize});
+        } else {
+          for (int64_t j = 0; j < n; ++j) r.runs.push_back({off + j * s, off + j * s + dsize});
+        }
+      });
+      normalize_runs(r.runs);
+    }
   }
   return r;
 }
 
-namespace {
-// Calls f(byte_offset, count, stride) for every innermost run of a view's elements, offsets
-// relative to the view's memory array.
-template <typename F>
-void for_each_run(const Resolved& r, F&& f) {
-  const View& v = r.view;
-  int fr = v.free_rank;
-  int64_t n = fr ? v.sizes[fr - 1] : 1;
-  int64_t s = fr ? v.strides[fr - 1] : 0;
-  int64_t outer = 1;
-  for (int d = 0; d + 1 < fr; ++d) outer *= v.sizes[d];
-  for (int64_t row = 0; row < v.rows; ++row) {
-    int64_t roff =
-        r.base_offset + row * v.row_stride + (r.row_offsets.empty() ? 0 : r.row_offsets[row]);
-    for (int64_t o = 0; o < outer; ++o) {
-      int64_t off = roff, rem = o;
-      for (int d = fr - 2; d >= 0; --d) {
-        off += (rem % v.sizes[d]) * v.strides[d];
-        rem /= v.sizes[d];
-      }
-      f(off, n, s);
-    }
-  }
+ShadowMap& Interp::shadow(const Resolved& r) {
+  if (!r.tensor->on_chip()) return hbm_[r.id].shadow;
+  return r.memory == Memory::SBUF ? cores_[r.core].sbuf_shadow : cores_[r.core].psum_shadow;
 }
-}  // namespace
+
+uint32_t Interp::stamp(const Resolved& r) const {
+  return r.tensor->on_chip() ? cores_[r.core].stamp[r.id] : hbm_[r.id].stamp;
+}
+
+uint32_t Interp::new_lifetime(TensorId id) {
+  if (lifetimes_.size() >= UINT32_MAX - 1) {
+    throw InputError("kernel '" + p_.name + "' opens more than 2^32 buffer lifetimes");
+  }
+  lifetimes_.push_back(Lifetime{id, UINT32_MAX});
+  return static_cast<uint32_t>(lifetimes_.size() - 1);
+}
+
+// A byte of the read was last written by stamp `found` (0 = never), not by the reader's own
+// lifetime. It is a clobber when another buffer wrote it while the reader's lifetime was open,
+// or when that other buffer's lifetime was still open when the reader's began (on hardware a new
+// lifetime writes nothing, so those bytes still hold the other buffer's data); otherwise the
+// reader never wrote it in this lifetime.
+void Interp::fail_read(const Resolved& r, const char* role, int64_t partition, int64_t byte,
+                       uint32_t found) {
+  if (!r.tensor->on_chip()) {
+    const int64_t dsize = static_cast<int64_t>(dtype_size(r.tensor->dtype));
+    fail(CheckKind::uninitialized_read, std::string(role) + " reads HBM tensor '" + r.tensor->name +
+                                            "' at flat element " + std::to_string(byte / dsize) +
+                                            " before anything wrote it");
+  }
+  const uint32_t mine = stamp(r);
+  const bool foreign = found != 0 && lifetimes_[found].tensor != r.id;
+  const bool clobbered = foreign && (found > mine || lifetimes_[found].ended_after >= mine);
+  std::string where = " at " + std::string(memory_name(r.memory)) + " partition " +
+                      std::to_string(partition) + ", byte " + std::to_string(byte);
+  if (!clobbered) {
+    fail(CheckKind::uninitialized_read, std::string(role) + " reads '" + r.tensor->name + "'" +
+                                            where + " before anything wrote it in this lifetime");
+  }
+  fail(CheckKind::clobbered_read, std::string(role) + " reads '" + r.tensor->name + "'" + where +
+                                      ", but those bytes were last written by '" +
+                                      p_.tensor(lifetimes_[found].tensor).name +
+                                      "': the two buffers overlap while both are live");
+}
 
 void Interp::check_read(const Resolved& r, const char* role) {
   if (!opts_.compute_values) return;
-  const int64_t dsize = static_cast<int64_t>(dtype_size(r.tensor->dtype));
-  if (!r.tensor->on_chip()) {
-    const auto& w = hbm_[r.id].written;
-    for_each_run(r, [&](int64_t off, int64_t n, int64_t s) {
-      for (int64_t j = 0; j < n; ++j) {
-        int64_t e = off + j * s;
-        if (!w[e]) {
-          fail(CheckKind::uninitialized_read,
-               std::string(role) + " reads HBM tensor '" + r.tensor->name + "' at flat element " +
-                   std::to_string(e / dsize) + " before anything wrote it");
-        }
-      }
-    });
+  const ShadowMap& map = shadow(r);
+  const uint32_t want = stamp(r);
+  const int64_t p0 = r.tensor->on_chip() ? r.partition_begin : 0;
+  if (!r.tensor->on_chip() || r.row_offsets.empty()) {
+    const int64_t p1 = r.tensor->on_chip() ? p0 + r.view.rows : 1;
+    if (auto m = map.find_other(p0, p1, r.runs, want)) {
+      fail_read(r, role, m->partition, m->byte, m->found);
+    }
     return;
   }
-  const auto& owner =
-      r.memory == Memory::SBUF ? cores_[r.core].sbuf_owner : cores_[r.core].psum_owner;
-  const int64_t stride = r.memory == Memory::SBUF ? sbuf_stride_ : psum_stride_;
-  const uint16_t tag = static_cast<uint16_t>(r.id + 1);
-  for_each_run(r, [&](int64_t off, int64_t n, int64_t s) {
-    bool ok = true;
-    if (s == dsize) {
-      const uint16_t* p = owner.data() + off;
-      for (int64_t j = 0; j < n * dsize; ++j) ok &= (p[j] == tag);
-    } else {
-      for (int64_t j = 0; j < n; ++j) {
-        const uint16_t* p = owner.data() + off + j * s;
-        for (int64_t b = 0; b < dsize; ++b) ok &= (p[b] == tag);
-      }
+  std::vector<ByteRun> shifted;
+  for (int64_t row = 0; row < r.view.rows; ++row) {
+    shifted = r.runs;
+    for (ByteRun& b : shifted) b = {b.begin + r.row_offsets[row], b.end + r.row_offsets[row]};
+    if (auto m = map.find_other(p0 + row, p0 + row + 1, shifted, want)) {
+      fail_read(r, role, m->partition, m->byte, m->found);
     }
-    if (ok) return;
-    for (int64_t j = 0; j < n; ++j) {
-      for (int64_t b = 0; b < dsize; ++b) {
-        int64_t at = off + j * s + b;
-        uint16_t o = owner[at];
-        if (o == tag) continue;
-        std::string where = " at " + std::string(memory_name(r.memory)) + " partition " +
-                            std::to_string(at / stride) + ", byte " + std::to_string(at % stride);
-        if (o == 0) {
-          fail(CheckKind::uninitialized_read,
-               std::string(role) + " reads '" + r.tensor->name + "'" + where +
-                   " before anything wrote it in this lifetime (poisoned NaN)");
-        }
-        fail(CheckKind::clobbered_read, std::string(role) + " reads '" + r.tensor->name + "'" +
-                                            where + ", but those bytes were last written by '" +
-                                            p_.tensor(o - 1).name +
-                                            "': the two buffers overlap while both are live");
-      }
-    }
-  });
+  }
 }
 
 void Interp::mark_written(const Resolved& r) {
   if (!opts_.compute_values) return;
-  const int64_t dsize = static_cast<int64_t>(dtype_size(r.tensor->dtype));
-  if (!r.tensor->on_chip()) {
-    auto& w = hbm_[r.id].written;
-    for_each_run(r, [&](int64_t off, int64_t n, int64_t s) {
-      for (int64_t j = 0; j < n; ++j) std::memset(w.data() + off + j * s, 1, dsize);
-    });
+  ShadowMap& map = shadow(r);
+  const uint32_t s = stamp(r);
+  const int64_t p0 = r.tensor->on_chip() ? r.partition_begin : 0;
+  if (!r.tensor->on_chip() || r.row_offsets.empty()) {
+    map.write(p0, r.tensor->on_chip() ? p0 + r.view.rows : 1, r.runs, s);
     return;
   }
-  auto& owner = r.memory == Memory::SBUF ? cores_[r.core].sbuf_owner : cores_[r.core].psum_owner;
-  const uint16_t tag = static_cast<uint16_t>(r.id + 1);
-  for_each_run(r, [&](int64_t off, int64_t n, int64_t s) {
-    if (s == dsize) {
-      std::fill_n(owner.data() + off, n * dsize, tag);
-    } else {
-      for (int64_t j = 0; j < n; ++j) std::fill_n(owner.data() + off + j * s, dsize, tag);
-    }
-  });
+  std::vector<ByteRun> shifted;
+  for (int64_t row = 0; row < r.view.rows; ++row) {
+    shifted = r.runs;
+    for (ByteRun& b : shifted) b = {b.begin + r.row_offsets[row], b.end + r.row_offsets[row]};
+    map.write(p0 + row, p0 + row + 1, shifted, s);
+  }
 }
 
 void Interp::check_partition_rule(const Resolved& r, const char* role) {

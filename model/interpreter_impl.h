@@ -44,6 +44,11 @@ class Interp {
   Resolved resolve(int core, const Access& a, const char* role);
   void check_read(const Resolved& r, const char* role);
   void mark_written(const Resolved& r);
+  [[noreturn]] void fail_read(const Resolved& r, const char* role, int64_t partition, int64_t byte,
+                              uint32_t found);
+  ShadowMap& shadow(const Resolved& r);
+  uint32_t stamp(const Resolved& r) const;
+  uint32_t new_lifetime(TensorId id);
   void check_partition_rule(const Resolved& r, const char* role);
   void check_free_limit(const Resolved& r, const char* role);
   void check_psum_bank(const Resolved& r, const char* role);
@@ -91,6 +96,7 @@ class Interp {
   std::vector<HbmState> hbm_;  // indexed by TensorId (empty for on-chip tensors)
   std::vector<std::vector<TensorId>> scope_buffers_;  // buffers declared in each scope
   std::vector<uint8_t> live_;                         // per core x tensor: buffer lifetime is open
+  std::vector<Lifetime> lifetimes_;                   // indexed by stamp; [0] = never written
   RunResult result_;
   // Context of the instance being executed, for error messages.
   const InstrStmt* current_ = nullptr;

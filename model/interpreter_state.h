@@ -8,15 +8,23 @@
 
 #include "model/allocator.h"
 #include "model/interpreter.h"
+#include "model/shadow_map.h"
 #include "model/view.h"
 
 namespace ncv::interp {
 
-// One core's on-chip memory: physical byte arrays laid out partition-major, with an owner tag
-// per byte (0 = nothing written since the lifetime began; t+1 = last written by tensor t).
+// Each buffer lifetime (one entry into its scope on one core) and each HBM tensor gets a stamp;
+// the shadow maps record which stamp last wrote every byte. Stamps are numbered in start order.
+struct Lifetime {
+  TensorId tensor = 0;
+  uint32_t ended_after = UINT32_MAX;  // the newest stamp when it ended; UINT32_MAX while open
+};
+
+// One core's on-chip memory: physical byte arrays laid out partition-major, and their shadows.
 struct CoreState {
   std::vector<uint8_t> sbuf, psum;
-  std::vector<uint16_t> sbuf_owner, psum_owner;
+  ShadowMap sbuf_shadow, psum_shadow;
+  std::vector<uint32_t> stamp;  // per tensor: the stamp of its current (or last) lifetime
   std::vector<float> act_regs;  // Scalar-engine accumulator registers, one per partition
   Env env;
   std::vector<int64_t> scope_iteration;  // iteration index of each open scope's loop
@@ -24,7 +32,8 @@ struct CoreState {
 
 struct HbmState {
   std::vector<uint8_t> bytes;
-  std::vector<uint8_t> written;  // per byte: 1 once written (inputs start written)
+  ShadowMap shadow;  // one partition; inputs start written
+  uint32_t stamp = 0;
 };
 
 // An access resolved for one instance: where its elements are and which region it covers.
@@ -39,6 +48,9 @@ struct Resolved {
   int64_t byte_begin = 0, byte_end = 0;  // within a partition (on-chip) / within the tensor (HBM)
   std::vector<int64_t> row_offsets;      // indirect: byte offset per row
   int64_t contiguous_bytes = 0;          // bytes per innermost contiguous run
+  // Value runs only: the bytes covered within each partition (on-chip; before the row offset of
+  // an indirect access) or within the tensor (HBM), sorted and coalesced.
+  std::vector<ByteRun> runs;
 };
 
 }  // namespace ncv::interp

@@ -34,17 +34,32 @@ void exec_copy(ExecMode mode, const View& dst, const View& src) {
   }
   const int64_t n = dst.free_elems();
   const RowShape ss = row_shape(src);
-  RowWriter w(dst, rows_independent(dst, src));
+  const bool stream = rows_independent(dst, src);
+  RowWriter w(dst, stream);
+  const auto contiguous = [](const View& v, const RowShape& s) {
+    return s.rank == 1 && !s.empty && s.strides[0] == static_cast<int64_t>(dtype_size(v.dtype));
+  };
+  if (same && stream && contiguous(src, ss) && contiguous(dst, w.shape()) &&
+      ss.sizes[0] == w.shape().sizes[0]) {
+    // Same bits, one contiguous run per row on both sides: a byte copy per row.
+    const auto bytes = static_cast<size_t>(n) * dtype_size(dst.dtype);
+    for (int64_t r = 0; r < dst.rows; ++r) {
+      prefetch_row(src, ss, r + kPrefetchRows, false);
+      prefetch_row(dst, w.shape(), r + kPrefetchRows, true);
+      std::memmove(dst.row(r), src.row(r), bytes);
+    }
+    return;
+  }
   std::vector<uint32_t> bits(n);
   std::vector<float> x(same ? 0 : n);
   for (int64_t r = 0; r < dst.rows; ++r) {
     if (same) {
       load_row_bits(src, ss, r, bits.data());
+      w.emit(r, bits.data());
     } else {
       decode_row(src, ss, r, x.data());
-      encode_floats(dst.dtype, x.data(), bits.data(), n);
+      w.emit_floats(r, x.data());
     }
-    w.emit(r, bits.data());
   }
   w.finish();
 }
@@ -82,12 +97,12 @@ void exec_tensor_scalar(ExecMode mode, const View& dst, const View& src, AluOp o
       decode_row(src, ss, r, x.data());
       alu_scalar_row(op0, x.data(), n, s0[r].f, reverse0);
       if (op1) alu_scalar_row(*op1, x.data(), n, s1[r].f, reverse1);
-      encode_floats(dst.dtype, x.data(), bits.data(), n);
+      w.emit_floats(r, x.data());
     } else {
       load_row_bits(src, ss, r, bits.data());
       for (int64_t i = 0; i < n; ++i) bits[i] = element(bits[i], s0[r], op1 ? s1[r] : none);
+      w.emit(r, bits.data());
     }
-    w.emit(r, bits.data());
   }
   w.finish();
 }
@@ -126,7 +141,8 @@ void exec_tensor_tensor(ExecMode mode, const View& dst, const View& src0, const 
         const AluOp o = op_c;
         for (int64_t i = 0; i < n; ++i) x[i] = alu_float(o, x[i], y[i]);
       });
-      encode_floats(dst.dtype, x.data(), bits.data(), n);
+      w.emit_floats(r, x.data());
+      continue;
     }
     w.emit(r, bits.data());
   }
@@ -193,7 +209,6 @@ void exec_activation(ExecMode mode, const View& dst, const View& src, ActFunc fu
     const RowShape ss = row_shape(src);
     RowWriter w(dst, rows_independent(dst, src));
     std::vector<float> x(n);
-    std::vector<uint32_t> bits(n);
     for (int64_t r = 0; r < rows; ++r) {
       decode_row(src, ss, r, x.data());
       const float s = sc[r].f;
@@ -212,8 +227,7 @@ void exec_activation(ExecMode mode, const View& dst, const View& src, ActFunc fu
         for (int64_t i = 0; i < n; ++i) acc = f_add(acc, x[i]);
         regs[r] = acc;
       }
-      encode_floats(dst.dtype, x.data(), bits.data(), n);
-      w.emit(r, bits.data());
+      w.emit_floats(r, x.data());
     }
     w.finish();
   }

@@ -449,6 +449,24 @@ inline void for_each_run(const View& v, const RowShape& s, int64_t r, Fn&& fn) {
   }
 }
 
+// Hints the cache to fetch row r of v (for reading, or for writing with `write`): on-chip views
+// are rows of a partition-major array, one page apart, which the hardware prefetchers do not
+// follow, so the row loops ask for a row a little ahead of the one they work on. Rows past the
+// view are ignored; only the first 2 KiB of a row are requested (the hardware streams the rest).
+inline void prefetch_row(const View& v, const RowShape& s, int64_t r, bool write) {
+  if (r >= v.rows || s.empty || s.rank != 1 || s.strides[0] <= 0) return;
+  const uint8_t* p = v.row(r);
+  const int64_t span = (s.sizes[0] - 1) * s.strides[0] + static_cast<int64_t>(dtype_size(v.dtype));
+  for (int64_t b = 0; b < std::min<int64_t>(span, 2048); b += 64) {
+    if (write) {
+      __builtin_prefetch(p + b, 1);
+    } else {
+      __builtin_prefetch(p + b, 0);
+    }
+  }
+}
+inline constexpr int64_t kPrefetchRows = 2;
+
 // Raw bits of row r's free elements, in row-major order, and back.
 void load_row_bits(const View& v, const RowShape& s, int64_t r, uint32_t* out);
 void store_row_bits(const View& v, const RowShape& s, int64_t r, const uint32_t* in);
@@ -478,6 +496,8 @@ class RowWriter {
  public:
   RowWriter(const View& dst, bool stream);
   void emit(int64_t r, const uint32_t* bits);
+  // emit() of the fp32 values encoded to dst's dtype (written straight into dst when streaming).
+  void emit_floats(int64_t r, const float* values);
   void finish();
   const RowShape& shape() const { return shape_; }
 
@@ -487,6 +507,7 @@ class RowWriter {
   bool stream_;
   int64_t n_;
   std::vector<uint32_t> staged_;
+  std::vector<uint32_t> scratch_;
 };
 
 // ---------------------------------------------------------------------------------------------

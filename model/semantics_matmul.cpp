@@ -105,21 +105,10 @@ void matmul_fast(const View& dst, const View& st, const View& mv, bool accumulat
   }
 }
 
-}  // namespace
-
-void exec_matmul(ExecMode mode, const View& dst, const View& stationary, const View& moving,
-                 bool accumulate) {
-  if (mode == ExecMode::reference) {
-    matmul_reference(dst, stationary, moving, accumulate);
-  } else {
-    matmul_fast(dst, stationary, moving, accumulate);
-  }
-}
-
 // src [P, F] is the stationary operand and the P x P fp32 identity the moving one, exactly as
 // the hardware does it, so the result follows the matmul contract: -0 becomes +0 (+0 + -0), and
 // a NaN or Inf in src[k][f] poisons all of dst row f (x * 0 = NaN joins every output chain).
-void exec_transpose_tensor(ExecMode mode, const View& dst, const View& src) {
+void transpose_tensor_reference(const View& dst, const View& src) {
   const int64_t p = std::max<int64_t>(src.rows, 0);
   std::vector<float> identity(static_cast<size_t>(p * p), 0.0f);
   for (int64_t i = 0; i < p; ++i) identity[i * p + i] = 1.0f;
@@ -131,7 +120,61 @@ void exec_transpose_tensor(ExecMode mode, const View& dst, const View& src) {
   id.free_rank = 1;
   id.sizes[0] = p;
   id.strides[0] = 4;
-  exec_matmul(mode, dst, src, id, /*accumulate=*/false);
+  matmul_reference(dst, src, id, /*accumulate=*/false);
+}
+
+// The identity matmul's result without its P^3 multiply-adds. Chain for dst[m][n]: acc = +0;
+// for k: acc = fma(src[k][m], k == n, acc). A finite x contributes x * 0 = +-0 for k != n, which
+// leaves acc unchanged (+0 + -0 = +0), and acc + x = x + 0 at k == n. A non-finite x at k != n
+// contributes NaN. Hence: NaN if column m has a non-finite value at another row or src[n][m] is
+// NaN; +-Inf if src[n][m] is the column's only non-finite value and is +-Inf; else src[n][m] + 0
+// (-0 -> +0). NaN is written as the default NaN, as matmul_fast writes it.
+void transpose_tensor_fast(const View& dst, const View& src) {
+  const int64_t p = std::max<int64_t>(src.rows, 0), f = src.free_elems();
+  thread_local std::vector<float> a, c;
+  thread_local std::vector<int32_t> nonfinite;
+  decode_matrix(src, a);
+  nonfinite.assign(static_cast<size_t>(f), 0);
+  for (int64_t k = 0; k < p; ++k) {
+    const float* row = a.data() + k * f;
+    for (int64_t m = 0; m < f; ++m) nonfinite[m] += !std::isfinite(row[m]);
+  }
+  c.resize(static_cast<size_t>(f * p));
+  for (int64_t m = 0; m < f; ++m) {
+    float* out = c.data() + m * p;
+    if (nonfinite[m] == 0) {
+      for (int64_t n = 0; n < p; ++n) out[n] = a[n * f + m] + 0.0f;
+      continue;
+    }
+    for (int64_t n = 0; n < p; ++n) {
+      const float x = a[n * f + m];
+      const int32_t others = nonfinite[m] - !std::isfinite(x);
+      out[n] = others > 0 || is_nan(x) ? default_nan() : x + 0.0f;
+    }
+  }
+  const RowShape ds = row_shape(dst);
+  std::vector<uint32_t> scratch(static_cast<size_t>(p));
+  for (int64_t m = 0; m < std::min(dst.rows, f); ++m)
+    encode_row(dst, ds, m, c.data() + m * p, scratch.data());
+}
+
+}  // namespace
+
+void exec_matmul(ExecMode mode, const View& dst, const View& stationary, const View& moving,
+                 bool accumulate) {
+  if (mode == ExecMode::reference) {
+    matmul_reference(dst, stationary, moving, accumulate);
+  } else {
+    matmul_fast(dst, stationary, moving, accumulate);
+  }
+}
+
+void exec_transpose_tensor(ExecMode mode, const View& dst, const View& src) {
+  if (mode == ExecMode::reference) {
+    transpose_tensor_reference(dst, src);
+  } else {
+    transpose_tensor_fast(dst, src);
+  }
 }
 
 // dst[f, p] = src[p, f], bits moved unchanged (through fp32 only if the dtypes differ, which the

@@ -26,6 +26,57 @@ float reduce_run(AluOp op, float acc, const float* x, int64_t n) {
   return acc;
 }
 
+// A key whose signed integer order is the fp32 order of non-NaN values, with -0 below +0.
+inline int32_t order_key(float x) {
+  const auto b = static_cast<int32_t>(to_bits(x));
+  return b ^ ((b >> 31) & 0x7fffffff);
+}
+
+// reduce_run for max/min: without NaN operands the result is the same for every order (the
+// largest/smallest value, +0 above -0), so the keys are compared in a loop that vectorises; a
+// run with a NaN takes the sequential loop (it decides which NaN comes out).
+float reduce_run_max_min(AluOp op, float acc, const float* x, int64_t n) {
+  bool nan = is_nan(acc);
+  for (int64_t i = 0; i < n; ++i) nan |= is_nan(x[i]);
+  if (nan) return reduce_run(op, acc, x, n);
+  int32_t best = order_key(acc);
+  int64_t at = -1;
+  if (op == AluOp::max) {
+    for (int64_t i = 0; i < n; ++i) best = std::max(best, order_key(x[i]));
+  } else {
+    for (int64_t i = 0; i < n; ++i) best = std::min(best, order_key(x[i]));
+  }
+  if (best == order_key(acc)) return acc;
+  for (int64_t i = 0; i < n && at < 0; ++i) {
+    if (order_key(x[i]) == best) at = i;
+  }
+  return x[at];
+}
+
+// Row-wise sums, each sequential: y[r] = acc_r + x[r][0] + x[r][1] + ... in order. Rows run
+// interleaved so that the chains overlap; a row whose plain sum is NaN is redone with f_add
+// (which decides the NaN's payload).
+void sum_rows(float acc0, const float* x, int64_t ld, int64_t rows, int64_t n, float* y) {
+  constexpr int64_t kLanes = 8;
+  for (int64_t r0 = 0; r0 < rows; r0 += kLanes) {
+    const int64_t lanes = std::min(kLanes, rows - r0);
+    float acc[kLanes];
+    for (int64_t l = 0; l < kLanes; ++l) acc[l] = acc0;
+    if (lanes == kLanes) {
+      for (int64_t i = 0; i < n; ++i) {
+        for (int64_t l = 0; l < kLanes; ++l) acc[l] += x[(r0 + l) * ld + i];
+      }
+    } else {
+      for (int64_t i = 0; i < n; ++i) {
+        for (int64_t l = 0; l < lanes; ++l) acc[l] += x[(r0 + l) * ld + i];
+      }
+    }
+    for (int64_t l = 0; l < lanes; ++l) {
+      y[r0 + l] = is_nan(acc[l]) ? reduce_run(AluOp::add, acc0, x + (r0 + l) * ld, n) : acc[l];
+    }
+  }
+}
+
 }  // namespace
 
 // Reduces the last `axes` free dims (clamped to [0, free_rank]); dst's flat free index o covers
@@ -55,10 +106,9 @@ void exec_tensor_reduce(ExecMode mode, const View& dst, const View& src, AluOp o
   const int64_t n = src.free_elems();
   const RowShape ss = row_shape(src);
   RowWriter w(dst, rows_independent(dst, src));
-  std::vector<uint32_t> bits(std::max(n, outer)), out(std::max(outer, dst.free_elems()));
-  std::vector<float> x(integer ? 0 : n), y(integer ? 0 : outer);
-  for (int64_t r = 0; r < dst.rows; ++r) {
-    if (integer) {
+  if (integer) {
+    std::vector<uint32_t> bits(std::max(n, outer)), out(std::max(outer, dst.free_elems()));
+    for (int64_t r = 0; r < dst.rows; ++r) {
       load_row_bits(src, ss, r, bits.data());
       for (int64_t o = 0; o < outer; ++o) {
         Val acc = reduce_identity(op);
@@ -67,16 +117,40 @@ void exec_tensor_reduce(ExecMode mode, const View& dst, const View& src, AluOp o
         }
         out[o] = finish_val(acc);
       }
-    } else {
-      decode_row(src, ss, r, x.data());
-      const float id = reduce_identity_float(op);
-      for (int64_t o = 0; o < outer; ++o) y[o] = reduce_run(op, id, x.data() + o * inner, inner);
-      if (negate) {
-        for (int64_t o = 0; o < outer; ++o) y[o] = f_mul(y[o], -1.0f);
-      }
-      encode_floats(dst.dtype, y.data(), out.data(), outer);
+      w.emit(r, out.data());
     }
-    w.emit(r, out.data());
+    w.finish();
+    return;
+  }
+  // Blocks of rows are decoded first (so that add chains of several rows can run interleaved),
+  // then each row is written; with a streaming writer that is still row r after src row r.
+  constexpr int64_t kBlock = 8;
+  const float id = reduce_identity_float(op);
+  std::vector<float> x(static_cast<size_t>(kBlock * n)), y(static_cast<size_t>(kBlock * outer)),
+      sums(static_cast<size_t>(kBlock));
+  for (int64_t r0 = 0; r0 < dst.rows; r0 += kBlock) {
+    const int64_t rows = std::min(kBlock, dst.rows - r0);
+    for (int64_t l = 0; l < rows; ++l) decode_row(src, ss, r0 + l, x.data() + l * n);
+    for (int64_t o = 0; o < outer; ++o) {
+      const float* xo = x.data() + o * inner;
+      if (op == AluOp::add) {
+        sum_rows(id, xo, n, rows, inner, sums.data());
+        for (int64_t l = 0; l < rows; ++l) y[l * outer + o] = sums[l];
+      } else if (op == AluOp::max || op == AluOp::min) {
+        for (int64_t l = 0; l < rows; ++l) {
+          y[l * outer + o] = reduce_run_max_min(op, id, xo + l * n, inner);
+        }
+      } else {
+        for (int64_t l = 0; l < rows; ++l) y[l * outer + o] = reduce_run(op, id, xo + l * n, inner);
+      }
+    }
+    for (int64_t l = 0; l < rows; ++l) {
+      float* yl = y.data() + l * outer;
+      if (negate) {
+        for (int64_t o = 0; o < outer; ++o) yl[o] = f_mul(yl[o], -1.0f);
+      }
+      w.emit_floats(r0 + l, yl);
+    }
   }
   w.finish();
 }

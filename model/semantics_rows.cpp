@@ -1,12 +1,11 @@
 // Row decoding/encoding and the aliasing analysis behind the fast paths (semantics_internal.h).
 //
 // Decoding must equal decode_to_float element by element. The 8- and 16-bit types decode
-// through tables built FROM decode_to_float (equal by construction), except bf16, whose inline
-// branch-free decoder (it vectorises) is compared with decode_to_float on all 65536 patterns
-// once and replaced by the table if they ever differ. fp32 decodes and encodes as the bit
-// identity, which dtype.cpp documents and which is probed once (if the probe failed, every
-// element would go through decode_to_float / encode_from_float). Other encodes call
-// encode_from_float.
+// through tables built FROM decode_to_float (equal by construction), except bf16, which decodes
+// and encodes with dtype_bf16.h's inline converters, the ones dtype.cpp itself uses (they
+// vectorise). fp32 decodes and encodes as the bit identity, which dtype.cpp documents and which
+// is probed once (if the probe failed, every element would go through decode_to_float /
+// encode_from_float). Other encodes call encode_from_float.
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -14,6 +13,7 @@
 #include <cstring>
 #include <vector>
 
+#include "model/dtype_bf16.h"
 #include "model/semantics_internal.h"
 
 namespace ncv::sem {
@@ -58,23 +58,8 @@ bool fp32_identity() {
   return ok;
 }
 
-// bf16 -> fp32 as dtype.cpp documents it (the pattern shifted up; NaN -> quiet NaN with the
-// sign kept), branch-free so that row loops vectorise. Used only if it agrees with
-// decode_to_float on all 65536 patterns (checked once).
 inline float bf16_decode_inline(uint32_t h) {
-  const uint32_t x = (h & 0xffffu) << 16;
-  const uint32_t q = (x & 0x80000000u) | kDefaultNaNBits;
-  return from_bits((x & 0x7fffffffu) > 0x7f800000u ? q : x);
-}
-bool probe_bf16_inline() {
-  for (uint32_t b = 0; b < 65536; ++b) {
-    if (to_bits(bf16_decode_inline(b)) != to_bits(decode_to_float(DType::bf16, b))) return false;
-  }
-  return true;
-}
-bool bf16_inline() {
-  static const bool ok = probe_bf16_inline();
-  return ok;
+  return from_bits(bf16_decode_bits(h));
 }
 
 std::vector<float> make_table(DType t, uint32_t n) {
@@ -196,6 +181,7 @@ RowShape row_shape(const View& v) {
 }
 
 void load_row_bits(const View& v, const RowShape& s, int64_t r, uint32_t* out) {
+  prefetch_row(v, s, r + kPrefetchRows, false);
   switch (dtype_size(v.dtype)) {
     case 1:
       for_each_run(v, s, r, [&](const uint8_t* p, int64_t n, int64_t st) {
@@ -204,6 +190,15 @@ void load_row_bits(const View& v, const RowShape& s, int64_t r, uint32_t* out) {
       return;
     case 2:
       for_each_run(v, s, r, [&](const uint8_t* p, int64_t n, int64_t st) {
+        if (st == 2 && kLittle) {
+          for (int64_t i = 0; i < n; ++i) {
+            uint16_t h;
+            std::memcpy(&h, p + 2 * i, 2);
+            out[i] = h;
+          }
+          out += n;
+          return;
+        }
         for (int64_t i = 0; i < n; ++i) *out++ = ld16(p + i * st);
       });
       return;
@@ -221,6 +216,7 @@ void load_row_bits(const View& v, const RowShape& s, int64_t r, uint32_t* out) {
 }
 
 void store_row_bits(const View& v, const RowShape& s, int64_t r, const uint32_t* in) {
+  prefetch_row(v, s, r + kPrefetchRows, true);
   switch (dtype_size(v.dtype)) {
     case 1:
       for_each_run(v, s, r, [&](uint8_t* p, int64_t n, int64_t st) {
@@ -229,6 +225,14 @@ void store_row_bits(const View& v, const RowShape& s, int64_t r, const uint32_t*
       return;
     case 2:
       for_each_run(v, s, r, [&](uint8_t* p, int64_t n, int64_t st) {
+        if (st == 2 && kLittle) {
+          for (int64_t i = 0; i < n; ++i) {
+            const auto h = static_cast<uint16_t>(in[i]);
+            std::memcpy(p + 2 * i, &h, 2);
+          }
+          in += n;
+          return;
+        }
         for (int64_t i = 0; i < n; ++i) st16(p + i * st, *in++);
       });
       return;
@@ -246,6 +250,7 @@ void store_row_bits(const View& v, const RowShape& s, int64_t r, const uint32_t*
 }
 
 void decode_row(const View& v, const RowShape& s, int64_t r, float* out) {
+  prefetch_row(v, s, r + kPrefetchRows, false);
   const DType t = v.dtype;
   if (t == DType::fp32 && fp32_identity()) {
     for_each_run(v, s, r, [&](const uint8_t* p, int64_t n, int64_t st) {
@@ -258,7 +263,7 @@ void decode_row(const View& v, const RowShape& s, int64_t r, float* out) {
     });
     return;
   }
-  if (t == DType::bf16 && bf16_inline()) {
+  if (t == DType::bf16) {
     for_each_run(v, s, r, [&](const uint8_t* p, int64_t n, int64_t st) {
       if (st == 2 && kLittle) {
         for (int64_t i = 0; i < n; ++i) {
@@ -295,6 +300,10 @@ void encode_floats(DType t, const float* in, uint32_t* out, int64_t n) {
     std::memcpy(out, in, static_cast<size_t>(n) * 4);
     return;
   }
+  if (t == DType::bf16) {
+    for (int64_t i = 0; i < n; ++i) out[i] = bf16_encode_bits(to_bits(in[i]));
+    return;
+  }
   for (int64_t i = 0; i < n; ++i) out[i] = encode_from_float(t, in[i]);
 }
 
@@ -312,6 +321,7 @@ void decode_bits(DType t, const uint32_t* in, float* out, int64_t n) {
 }
 
 void encode_row(const View& v, const RowShape& s, int64_t r, const float* in, uint32_t* scratch) {
+  prefetch_row(v, s, r + kPrefetchRows, true);
   if (v.dtype == DType::fp32 && fp32_identity()) {
     for_each_run(v, s, r, [&](uint8_t* p, int64_t n, int64_t st) {
       if (st == 4 && kLittle) {
@@ -320,6 +330,20 @@ void encode_row(const View& v, const RowShape& s, int64_t r, const float* in, ui
         return;
       }
       for (int64_t i = 0; i < n; ++i) st32(p + i * st, to_bits(*in++));
+    });
+    return;
+  }
+  if (v.dtype == DType::bf16) {
+    for_each_run(v, s, r, [&](uint8_t* p, int64_t n, int64_t st) {
+      if (st == 2 && kLittle) {
+        for (int64_t i = 0; i < n; ++i) {
+          const auto h = static_cast<uint16_t>(bf16_encode_bits(to_bits(in[i])));
+          std::memcpy(p + 2 * i, &h, 2);
+        }
+      } else {
+        for (int64_t i = 0; i < n; ++i) st16(p + i * st, bf16_encode_bits(to_bits(in[i])));
+      }
+      in += n;
     });
     return;
   }
@@ -336,13 +360,22 @@ bool rows_independent(const View& dst, const View& input) {
   // Same row layout with rows that do not overlap each other: dst row r only touches input
   // row r, which was read just before.
   if (dst.row_offsets != nullptr || input.row_offsets != nullptr) return false;
-  if (dst.base != input.base || dst.row_stride != input.row_stride) return false;
+  // Equal positive row strides S (two buffers of one partition-major memory array): dst row r
+  // meets input row r + k exactly for the integers k in the open interval
+  // ((delta + lo_d - hi_i) / S, (delta + hi_d - lo_i) / S), delta = dst base - input base.
+  // Streaming is safe when no k >= 1 (an input row not read yet) is in it.
+  const int64_t stride = dst.row_stride;
+  if (stride <= 0 || input.row_stride != stride) return false;
   int64_t lo_d = 0, hi_d = 0, lo_i = 0, hi_i = 0;
   row_span(dst, lo_d, hi_d);
   row_span(input, lo_i, hi_i);
-  const int64_t span = std::max(hi_d, hi_i) - std::min(lo_d, lo_i);
-  const int64_t stride = dst.row_stride < 0 ? -dst.row_stride : dst.row_stride;
-  return span <= stride;
+  const int64_t delta = static_cast<int64_t>(reinterpret_cast<uintptr_t>(dst.base) -
+                                             reinterpret_cast<uintptr_t>(input.base));
+  const int64_t below = delta + lo_d - hi_i, above = delta + hi_d - lo_i;
+  // The smallest k >= 1 with k * S > below.
+  const int64_t floor_div = below >= 0 ? below / stride : -((-below + stride - 1) / stride);
+  const int64_t k = std::max<int64_t>(1, floor_div + 1);
+  return k >= dst.rows || k * stride >= above;
 }
 
 RowWriter::RowWriter(const View& dst, bool stream)
@@ -355,6 +388,16 @@ void RowWriter::emit(int64_t r, const uint32_t* bits) {
     store_row_bits(dst_, shape_, r, bits);
   } else {
     std::copy(bits, bits + n_, staged_.begin() + r * n_);
+  }
+}
+
+void RowWriter::emit_floats(int64_t r, const float* values) {
+  scratch_.resize(static_cast<size_t>(n_));
+  if (stream_) {
+    encode_row(dst_, shape_, r, values, scratch_.data());
+  } else {
+    encode_floats(dst_.dtype, values, scratch_.data(), n_);
+    emit(r, scratch_.data());
   }
 }
 

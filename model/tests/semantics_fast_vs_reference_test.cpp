@@ -440,6 +440,91 @@ TEST(SemanticsFastVsReference, MatmulAndTransposes) {
   }
 }
 
+// Mostly finite values (specials in about 1 of 40 elements), so that the fast paths meant for
+// finite data (transposes, reductions) run as well as their fallbacks.
+Arena fill_mostly_finite(Rng& rng, size_t bytes, const std::vector<VDesc>& views) {
+  Arena a(bytes);
+  for (auto& b : a) b = static_cast<uint8_t>(rng.u32());
+  for (const VDesc& d : views) {
+    const View v = d.on(a);
+    for (int64_t r = 0; r < v.rows; ++r) {
+      for (int64_t f = 0; f < v.free_elems(); ++f) {
+        const uint32_t b =
+            rng.coin(0.975)
+                ? encode_from_float(v.dtype, rng.coin(0.05) ? -0.0f : random_plain(rng, -4, 4))
+                : random_bits(rng, v.dtype);
+        store_bits(v.dtype, v.at(r, f), b);
+      }
+    }
+  }
+  return a;
+}
+
+TEST(SemanticsFastVsReference, TensorTransposeMostlyFinite) {
+  Rng rng(9);
+  for (int i = 0; i < 60; ++i) {
+    Layout l(rng);
+    const int64_t p = rng.uni(1, 128), f = rng.uni(1, 128);
+    const VDesc src = l.make(rng.pick(kFloatTypes), p, {f}, {.fancy = rng.coin(0.3)});
+    const VDesc dst = l.make(rng.coin(0.7) ? DType::fp32 : DType::bf16, f, {p});
+    const Arena a =
+        fill_mostly_finite(rng, static_cast<size_t>(dst.offset + dst.region + 64), {src, dst});
+    expect_same(
+        a, [&](ExecMode m, Arena& x) { exec_transpose_tensor(m, dst.on(x), src.on(x)); },
+        case_name("transpose_tensor mostly finite", i));
+  }
+}
+
+// Two views of one partition-major array, as the interpreter lays out SBUF: equal row strides,
+// columns interleaved, sometimes overlapping (also across rows). Streaming rows must give the
+// staged result in every case.
+TEST(SemanticsFastVsReference, InterleavedPartitionRows) {
+  Rng rng(8);
+  for (int i = 0; i < 600; ++i) {
+    const int64_t stride = rng.uni(4, 32) * 4, rows = rng.uni(1, 12);
+    const int64_t margin = 3 * stride;
+    auto view = [&](DType t, int64_t offset, int64_t n) {
+      VDesc v;
+      v.dtype = t;
+      v.rows = rows;
+      v.row_stride = stride;
+      v.offset = margin + offset;
+      v.free_rank = 1;
+      v.sizes[0] = n;
+      v.strides[0] = static_cast<int64_t>(dtype_size(t));
+      return v;
+    };
+    const DType st = rng.pick(kFloatTypes), dt = rng.coin(0.5) ? st : rng.pick(kFloatTypes);
+    const int64_t n = rng.uni(1, stride / 4);
+    const int64_t src_off = rng.uni(0, stride - n * 4);
+    const int64_t dst_off = src_off + rng.uni(-2, 2) * stride + rng.uni(-n * 4, n * 4);
+    const VDesc src = view(st, src_off, n), dst = view(dt, dst_off, n);
+    const VDesc col = view(DType::fp32, dst_off, 1);
+    const size_t bytes = static_cast<size_t>(2 * margin + (rows + 1) * stride);
+    const Arena a = fill_mostly_finite(rng, bytes, {src});
+    const int what = i % 4;
+    const AluOp reduce_op = rng.coin(0.5) ? AluOp::add : AluOp::max;
+    const bool negate = rng.coin(0.5);
+    expect_same(
+        a,
+        [&](ExecMode m, Arena& x) {
+          if (what == 0) exec_copy(m, dst.on(x), src.on(x));
+          if (what == 1) {
+            exec_tensor_scalar(m, dst.on(x), src.on(x), AluOp::multiply, ScalarArg{0.75f}, false,
+                               std::nullopt, ScalarArg{0.0f}, false);
+          }
+          if (what == 2) {
+            exec_tensor_reduce(m, col.on(x), src.on(x), reduce_op, 1, negate);
+          }
+          if (what == 3) {
+            exec_activation(m, dst.on(x), src.on(x), ActFunc::exp, ScalarArg{1.0f}, std::nullopt,
+                            ReduceCmd::idle, nullptr, std::nullopt);
+          }
+        },
+        case_name("interleaved rows", i));
+  }
+}
+
 TEST(SemanticsFastVsReference, SelectIotaPredicated) {
   Rng rng(7);
   const CmpOp cmps[] = {CmpOp::eq, CmpOp::ne, CmpOp::lt, CmpOp::le, CmpOp::gt, CmpOp::ge};
