@@ -169,6 +169,24 @@ void exec_reciprocal(ExecMode mode, const View& dst, const View& src) {
                      std::nullopt, ScalarArg{0.0f}, false);
 }
 
+namespace {
+
+// y[i] = fl(fl(x[i] * s) + b) (b optional) with the model's NaN rule (f_mul, f_add). The plain
+// arithmetic (which vectorises) is the same whenever no NaN comes out; otherwise the row is
+// redone with the rule.
+void scale_bias_row(const float* x, float* y, int64_t n, float s, const float* b) {
+  if (b != nullptr) {
+    const float bv = *b;
+    for (int64_t i = 0; i < n; ++i) y[i] = x[i] * s + bv;
+  } else {
+    for (int64_t i = 0; i < n; ++i) y[i] = x[i] * s;
+  }
+  if (!any_nan(y, n)) return;
+  for (int64_t i = 0; i < n; ++i) y[i] = b ? f_add(f_mul(x[i], s), *b) : f_mul(x[i], s);
+}
+
+}  // namespace
+
 // out = func(fl(fl(x * scale) + bias)); regs follow reduce_cmd with each fp32 out added in
 // row-major order (before the dst conversion); reduce_res receives regs after all dst writes.
 // A null regs pointer (no accumulator state available) skips the register updates and the
@@ -208,20 +226,18 @@ void exec_activation(ExecMode mode, const View& dst, const View& src, ActFunc fu
     const std::vector<Scalar> bi = bias ? resolve_scalars(*bias, rows) : std::vector<Scalar>{};
     const RowShape ss = row_shape(src);
     RowWriter w(dst, rows_independent(dst, src));
-    std::vector<float> x(n);
+    std::vector<float> x(n), t(n);
     for (int64_t r = 0; r < rows; ++r) {
-      decode_row(src, ss, r, x.data());
-      const float s = sc[r].f;
-      if (bias) {
-        const float b = bi[r].f;
-        for (int64_t i = 0; i < n; ++i) x[i] = f_add(f_mul(x[i], s), b);
+      decode_row(src, ss, r, t.data());
+      scale_bias_row(t.data(), x.data(), n, sc[r].f, bias ? &bi[r].f : nullptr);
+      if (func == ActFunc::exp) {
+        exp_f32_array(x.data(), x.data(), n);
       } else {
-        for (int64_t i = 0; i < n; ++i) x[i] = f_mul(x[i], s);
+        dispatch_act(func, [&](auto func_c) {
+          const ActFunc fn = func_c;
+          for (int64_t i = 0; i < n; ++i) x[i] = act_eval(fn, x[i]);
+        });
       }
-      dispatch_act(func, [&](auto func_c) {
-        const ActFunc fn = func_c;
-        for (int64_t i = 0; i < n; ++i) x[i] = act_eval(fn, x[i]);
-      });
       if (accumulate) {
         float acc = regs[r];
         for (int64_t i = 0; i < n; ++i) acc = f_add(acc, x[i]);

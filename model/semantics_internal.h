@@ -18,6 +18,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "model/fp32_exp.h"
 #include "model/semantics.h"
 
 namespace ncv::sem {
@@ -45,6 +46,16 @@ inline float from_bits(uint32_t b) {
 }
 inline uint32_t to_bits(float f) {
   return std::bit_cast<uint32_t>(f);
+}
+// True when any of x[0..n) is a NaN (written so that it vectorises).
+inline bool any_nan(const float* x, int64_t n) {
+  uint32_t nan = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t u;
+    std::memcpy(&u, x + i, 4);
+    nan |= (u & 0x7fffffffu) > 0x7f800000u;
+  }
+  return nan != 0;
 }
 inline float default_nan() {
   return from_bits(kDefaultNaNBits);
@@ -242,7 +253,8 @@ inline int64_t reduce_identity_int(AluOp op) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Activation functions in fp32 with the float libm functions. Documented valid input ranges
+// Activation functions in fp32: exp is the model's own (fp32_exp.h), the others the float libm
+// functions. Documented valid input ranges
 // (facts §2 Scalar Engine): outside them the hardware output is invalid, so the model gives NaN.
 // The range bounds are compared as fp32 values; for sin the bound is fl(pi) = 3.14159274f.
 
@@ -259,8 +271,7 @@ inline float act_eval(ActFunc f, float x) {
     case ActFunc::copy:
       return x;
     case ActFunc::exp:
-      r = std::exp(x);
-      break;
+      return exp_f32(x);
     case ActFunc::log:
       if (!(x >= 0x1p-64f && x <= 0x1p64f)) return default_nan();
       r = std::log(x);
@@ -465,7 +476,7 @@ inline void prefetch_row(const View& v, const RowShape& s, int64_t r, bool write
     }
   }
 }
-inline constexpr int64_t kPrefetchRows = 2;
+inline constexpr int64_t kPrefetchRows = 4;
 
 // Raw bits of row r's free elements, in row-major order, and back.
 void load_row_bits(const View& v, const RowShape& s, int64_t r, uint32_t* out);
@@ -583,13 +594,20 @@ inline void alu_scalar_row(AluOp op, float* x, int64_t n, float s, bool reverse)
 }
 
 // ---------------------------------------------------------------------------------------------
-// Matmul microkernel: C[m*N + n] = fma chain over k = 0..K-1 of A[k*M + m] * B[k*N + n] starting
-// from +0, for dense row-major A [K][M], B [K][N], C [M][N]; a NaN result is stored as the
-// default NaN (the model's matmul NaN rule, semantics_matmul.cpp). matmul_f32_fma returns false
-// when not compiled with FMA/AVX2 support; callers must check the CPU first
-// (matmul_fma_supported()).
-bool matmul_fma_supported();
-bool matmul_f32_fma(const float* a, const float* b, float* c, int64_t k, int64_t m, int64_t n);
+// Matmul: C[m*N + n] = fma chain over k = 0..K-1 of A[k*M + m] * B[k*N + n] starting from +0,
+// for A [K][M], B [K][N], C [M][N]; a NaN result is stored as the default NaN (the model's matmul
+// NaN rule, semantics_matmul.cpp). The vector microkernels (matmul_kernel_impl.h) take A and B
+// packed in panels: A as ceil(M/mr) panels of [K][mr], B as ceil(N/nr) panels of [K][nr], both
+// zero padded. Every kernel gives the portable loop's bits.
+struct MatmulKernel {
+  const char* name;
+  int mr, nr;
+  bool (*run)(const float* apack, const float* bpack, float* c, int64_t k, int64_t m, int64_t n);
+};
+// The kernels this CPU runs, fastest first (empty: only the portable loop).
+const std::vector<const MatmulKernel*>& matmul_kernels();
+void pack_matmul_a(const MatmulKernel& kern, const float* a, float* apack, int64_t k, int64_t m);
+void pack_matmul_b(const MatmulKernel& kern, const float* b, float* bpack, int64_t k, int64_t n);
 void matmul_f32_portable(const float* a, const float* b, float* c, int64_t k, int64_t m, int64_t n);
 
 }  // namespace ncv::sem

@@ -6,14 +6,15 @@
 // 0x7fc00000 (the PE array's NaN payloads are not modelled, and a SIMD FMA chain's payload
 // depends on operand order), before the optional accumulate add.
 //
-// Fast path: decode stationary and moving once into dense fp32 arrays (row by row through the
-// fast row decoders), run the register-blocked FMA microkernel (matmul_fma.cpp; 6 rows of M x
-// 16 columns of N in ymm accumulators, k innermost and in order 0..K-1, so every element's chain
-// is exactly the contract's) or the portable std::fma loop (same bits: fma rounds once), then
+// Fast path: decode stationary and moving row by row into the packed panels of the best vector
+// microkernel this CPU runs (matmul_kernel_impl.h: AVX-512 8 x 32 or AVX2 6 x 16 register
+// blocks, k innermost and in order 0..K-1, so every element's chain is exactly the contract's),
+// or into dense arrays for the portable std::fma loop (same bits: fma rounds once), then
 // NaN-canonicalise, add dst_old if accumulating, and encode row by row.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "model/semantics_internal.h"
@@ -24,13 +25,73 @@ using namespace sem;
 
 namespace sem {
 
-bool matmul_fma_supported() {
+// Defined in matmul_avx512.cpp / matmul_fma.cpp; false when built without that ISA.
+bool matmul_packed_avx512(const float* apack, const float* bpack, float* c, int64_t k, int64_t m,
+                          int64_t n);
+bool matmul_packed_avx2(const float* apack, const float* bpack, float* c, int64_t k, int64_t m,
+                        int64_t n);
+
+const std::vector<const MatmulKernel*>& matmul_kernels() {
+  static const std::vector<const MatmulKernel*> kernels = [] {
+    static const MatmulKernel avx512{"avx512", 8, 32, matmul_packed_avx512};
+    static const MatmulKernel avx2{"avx2_fma", 6, 16, matmul_packed_avx2};
+    std::vector<const MatmulKernel*> v;
 #if defined(__x86_64__) || defined(__i386__)
-  static const bool ok = __builtin_cpu_supports("fma") && __builtin_cpu_supports("avx2");
-  return ok;
-#else
-  return false;
+    // A kernel is listed only if the CPU has its ISA and the file was built with it (a 1x1x1
+    // product reports whether the build has it).
+    auto built = [](const MatmulKernel& kern) {
+      float a[8] = {}, b[32] = {}, c = 0.0f;
+      return kern.run(a, b, &c, 1, 1, 1);
+    };
+    if (__builtin_cpu_supports("avx512f") && built(avx512)) v.push_back(&avx512);
+    if (__builtin_cpu_supports("fma") && __builtin_cpu_supports("avx2") && built(avx2)) {
+      v.push_back(&avx2);
+    }
 #endif
+    return v;
+  }();
+  return kernels;
+}
+
+namespace {
+
+// Row kk (len floats) into its place in panels of W columns: panel p holds [k][W]. W is a
+// template parameter so that a full panel's copy is a fixed-size move, not a library call.
+template <int64_t W>
+void pack_row_w(const float* row, int64_t len, int64_t kk, int64_t k, float* pack) {
+  int64_t p = 0;
+  for (; (p + 1) * W <= len; ++p) std::memcpy(pack + (p * k + kk) * W, row + p * W, W * 4);
+  if (p * W < len) std::copy(row + p * W, row + len, pack + (p * k + kk) * W);
+}
+
+void pack_row(const float* row, int64_t len, int64_t kk, int64_t k, int64_t width, float* pack) {
+  switch (width) {
+    case 6:
+      return pack_row_w<6>(row, len, kk, k, pack);
+    case 8:
+      return pack_row_w<8>(row, len, kk, k, pack);
+    case 16:
+      return pack_row_w<16>(row, len, kk, k, pack);
+    case 32:
+      return pack_row_w<32>(row, len, kk, k, pack);
+    default:
+      for (int64_t p = 0; p * width < len; ++p) {
+        const int64_t cols = std::min(width, len - p * width);
+        std::copy(row + p * width, row + p * width + cols, pack + (p * k + kk) * width);
+      }
+  }
+}
+
+}  // namespace
+
+void pack_matmul_a(const MatmulKernel& kern, const float* a, float* apack, int64_t k, int64_t m) {
+  std::fill(apack, apack + (m + kern.mr - 1) / kern.mr * k * kern.mr, 0.0f);
+  for (int64_t kk = 0; kk < k; ++kk) pack_row(a + kk * m, m, kk, k, kern.mr, apack);
+}
+
+void pack_matmul_b(const MatmulKernel& kern, const float* b, float* bpack, int64_t k, int64_t n) {
+  std::fill(bpack, bpack + (n + kern.nr - 1) / kern.nr * k * kern.nr, 0.0f);
+  for (int64_t kk = 0; kk < k; ++kk) pack_row(b + kk * n, n, kk, k, kern.nr, bpack);
 }
 
 // Per (m, n) the k loop runs 0..K-1 in order; the n loop inside only interleaves independent
@@ -82,24 +143,51 @@ void matmul_reference(const View& dst, const View& st, const View& mv, bool accu
   });
 }
 
+// Stationary and moving are decoded row by row straight into the kernel's panels (or into dense
+// arrays for the portable loop); then dst = c (+ dst_old), encoded row by row.
 void matmul_fast(const View& dst, const View& st, const View& mv, bool accumulate) {
   const int64_t k = st.rows, m = st.free_elems(), n = mv.free_elems();
-  thread_local std::vector<float> a, b, c, old;
-  decode_matrix(st, a);
-  decode_matrix(mv, b);
+  thread_local std::vector<float> a, b, c, old, row;
   c.resize(static_cast<size_t>(m * n));
-  if (!(matmul_fma_supported() && matmul_f32_fma(a.data(), b.data(), c.data(), k, m, n))) {
+  const auto& kernels = matmul_kernels();
+  if (kernels.empty()) {
+    decode_matrix(st, a);
+    decode_matrix(mv, b);
     matmul_f32_portable(a.data(), b.data(), c.data(), k, m, n);
+  } else {
+    const MatmulKernel& kern = *kernels.front();
+    const int64_t mr = kern.mr, nr = kern.nr, mb = (m + mr - 1) / mr, nb = (n + nr - 1) / nr;
+    // Only a partial last panel has padding, which must be +0.
+    a.resize(static_cast<size_t>(mb * k * mr));
+    b.resize(static_cast<size_t>(nb * k * nr));
+    if (m % mr != 0) std::fill(a.end() - k * mr, a.end(), 0.0f);
+    if (n % nr != 0) std::fill(b.end() - k * nr, b.end(), 0.0f);
+    row.resize(static_cast<size_t>(std::max(m, n)));
+    const RowShape ss = row_shape(st), ms = row_shape(mv);
+    for (int64_t kk = 0; kk < k; ++kk) {
+      decode_row(st, ss, kk, row.data());
+      pack_row(row.data(), m, kk, k, mr, a.data());
+      decode_row(mv, ms, kk, row.data());
+      pack_row(row.data(), n, kk, k, nr, b.data());
+    }
+    kern.run(a.data(), b.data(), c.data(), k, m, n);
   }
   // dst_old is read completely before any write (dst rows could alias each other).
   if (accumulate) decode_matrix(dst, old);
   const RowShape ds = row_shape(dst);
   std::vector<uint32_t> scratch(n);
+  std::vector<float> scratch_f(accumulate ? n : 0);
   for (int64_t i = 0; i < std::min(dst.rows, m); ++i) {
     float* ci = c.data() + i * n;
     if (accumulate) {
+      // Plain adds (they vectorise) equal f_add unless a NaN comes out; then the rule decides.
       const float* oi = old.data() + i * n;
-      for (int64_t j = 0; j < n; ++j) ci[j] = f_add(oi[j], ci[j]);
+      float* sum = scratch_f.data();
+      for (int64_t j = 0; j < n; ++j) sum[j] = oi[j] + ci[j];
+      if (any_nan(sum, n)) {
+        for (int64_t j = 0; j < n; ++j) sum[j] = f_add(oi[j], ci[j]);
+      }
+      ci = sum;
     }
     encode_row(dst, ds, i, ci, scratch.data());
   }
@@ -140,12 +228,20 @@ void transpose_tensor_fast(const View& dst, const View& src) {
     for (int64_t m = 0; m < f; ++m) nonfinite[m] += !std::isfinite(row[m]);
   }
   c.resize(static_cast<size_t>(f * p));
-  for (int64_t m = 0; m < f; ++m) {
-    float* out = c.data() + m * p;
-    if (nonfinite[m] == 0) {
-      for (int64_t n = 0; n < p; ++n) out[n] = a[n * f + m] + 0.0f;
-      continue;
+  // c = a^T + 0 in 16 x 16 blocks (both sides stay in L1), then the columns with a non-finite
+  // value are redone by the rule.
+  constexpr int64_t kB = 16;
+  for (int64_t n0 = 0; n0 < p; n0 += kB) {
+    for (int64_t m0 = 0; m0 < f; m0 += kB) {
+      const int64_t n1 = std::min(p, n0 + kB), m1 = std::min(f, m0 + kB);
+      for (int64_t n = n0; n < n1; ++n) {
+        for (int64_t m = m0; m < m1; ++m) c[m * p + n] = a[n * f + m] + 0.0f;
+      }
     }
+  }
+  for (int64_t m = 0; m < f; ++m) {
+    if (nonfinite[m] == 0) continue;
+    float* out = c.data() + m * p;
     for (int64_t n = 0; n < p; ++n) {
       const float x = a[n * f + m];
       const int32_t others = nonfinite[m] - !std::isfinite(x);

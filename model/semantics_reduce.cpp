@@ -26,31 +26,28 @@ float reduce_run(AluOp op, float acc, const float* x, int64_t n) {
   return acc;
 }
 
-// A key whose signed integer order is the fp32 order of non-NaN values, with -0 below +0.
+// A key whose signed integer order is the fp32 order of non-NaN values, with -0 below +0. The map
+// flips the 31 low bits of negative patterns only, so it is its own inverse.
 inline int32_t order_key(float x) {
   const auto b = static_cast<int32_t>(to_bits(x));
   return b ^ ((b >> 31) & 0x7fffffff);
+}
+inline float from_order_key(int32_t k) {
+  return from_bits(static_cast<uint32_t>(k ^ ((k >> 31) & 0x7fffffff)));
 }
 
 // reduce_run for max/min: without NaN operands the result is the same for every order (the
 // largest/smallest value, +0 above -0), so the keys are compared in a loop that vectorises; a
 // run with a NaN takes the sequential loop (it decides which NaN comes out).
 float reduce_run_max_min(AluOp op, float acc, const float* x, int64_t n) {
-  bool nan = is_nan(acc);
-  for (int64_t i = 0; i < n; ++i) nan |= is_nan(x[i]);
-  if (nan) return reduce_run(op, acc, x, n);
+  if (is_nan(acc) || any_nan(x, n)) return reduce_run(op, acc, x, n);
   int32_t best = order_key(acc);
-  int64_t at = -1;
   if (op == AluOp::max) {
     for (int64_t i = 0; i < n; ++i) best = std::max(best, order_key(x[i]));
   } else {
     for (int64_t i = 0; i < n; ++i) best = std::min(best, order_key(x[i]));
   }
-  if (best == order_key(acc)) return acc;
-  for (int64_t i = 0; i < n && at < 0; ++i) {
-    if (order_key(x[i]) == best) at = i;
-  }
-  return x[at];
+  return from_order_key(best);
 }
 
 // Row-wise sums, each sequential: y[r] = acc_r + x[r][0] + x[r][1] + ... in order. Rows run

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <vector>
 
+#include "model/bf16_rows.h"
 #include "model/dtype_bf16.h"
 #include "model/semantics_internal.h"
 
@@ -266,11 +267,7 @@ void decode_row(const View& v, const RowShape& s, int64_t r, float* out) {
   if (t == DType::bf16) {
     for_each_run(v, s, r, [&](const uint8_t* p, int64_t n, int64_t st) {
       if (st == 2 && kLittle) {
-        for (int64_t i = 0; i < n; ++i) {
-          uint16_t h;
-          std::memcpy(&h, p + 2 * i, 2);
-          out[i] = bf16_decode_inline(h);
-        }
+        bf16_decode_run(p, out, n);
         out += n;
         return;
       }
@@ -336,10 +333,7 @@ void encode_row(const View& v, const RowShape& s, int64_t r, const float* in, ui
   if (v.dtype == DType::bf16) {
     for_each_run(v, s, r, [&](uint8_t* p, int64_t n, int64_t st) {
       if (st == 2 && kLittle) {
-        for (int64_t i = 0; i < n; ++i) {
-          const auto h = static_cast<uint16_t>(bf16_encode_bits(to_bits(in[i])));
-          std::memcpy(p + 2 * i, &h, 2);
-        }
+        bf16_encode_run(in, p, n);
       } else {
         for (int64_t i = 0; i < n; ++i) st16(p + i * st, bf16_encode_bits(to_bits(in[i])));
       }

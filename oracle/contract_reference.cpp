@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "model/fp32_exp.h"
+
 namespace ncv::oracle {
 
 std::string_view perturbation_name(Perturbation p) {
@@ -120,12 +122,12 @@ std::vector<double> contract_reference(const PrecisionContract& ct, const Attent
         pt.assign(n, 0);
         float l = 0;
         for (size_t t = 0; t < n; ++t) {
-          ph[t] = quantize(ct.exp_dtype, std::exp(sc[t] - m));
+          ph[t] = quantize(ct.exp_dtype, exp_f32(sc[t] - m));
           pt[t] = quantize(ct.p_dtype, ph[t]);
           l = quantize(ct.sum_dtype, l + (ct.sum_of_rounded_p ? pt[t] : ph[t]));
         }
         if (has_sink) {
-          const float ps = quantize(ct.exp_dtype, std::exp(sink - m));
+          const float ps = quantize(ct.exp_dtype, exp_f32(sink - m));
           l = quantize(ct.sum_dtype, l + (ct.sum_of_rounded_p ? quantize(ct.p_dtype, ps) : ps));
         }
         const bool deferred = ct.norm == Normalisation::deferred;

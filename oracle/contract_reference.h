@@ -4,10 +4,10 @@
 //
 // Structure (eager): per row, fp32 q'/k' (RoPE in fp32), rounded to q/k dtype (q' = q * scale
 // first when the scale is folded); scores accumulated in qk_accum, scaled in fp32 and stored in
-// score_dtype; max rounded to max_dtype; p = expf(s - m) rounded to exp_dtype, then to p_dtype;
-// l summed sequentially in sum_dtype; PV over kv_tile-key tiles of the key index (fp32 partial
-// per tile, partials accumulated in pv_accum); out = acc / l (deferred) or P = p / l before PV;
-// output rounded to out_dtype. Fully masked rows give 0.
+// score_dtype; max rounded to max_dtype; p = exp_f32(s - m) (the model's fp32 exp, < 1 ulp)
+// rounded to exp_dtype, then to p_dtype; l summed sequentially in sum_dtype; PV over kv_tile-key
+// tiles of the key index (fp32 partial per tile, partials accumulated in pv_accum); out = acc / l
+// (deferred) or P = p / l before PV; output rounded to out_dtype. Fully masked rows give 0.
 #pragma once
 
 #include <cstdint>

@@ -23,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "model/bf16_rows.h"
+
 namespace ncv {
 namespace {
 
@@ -567,6 +569,45 @@ TEST(DTypeNamed, Integers) {
     EXPECT_EQ(encode_from_float(t, kNaN), 0u) << dtype_name(t);
     EXPECT_EQ(encode_from_float(t, -kNaN), 0u) << dtype_name(t);
     EXPECT_EQ(encode_from_float(t, from_bits(0x7f800001u)), 0u) << dtype_name(t);
+  }
+}
+
+}  // namespace
+}  // namespace ncv
+
+namespace ncv {
+namespace {
+
+// Every build of the contiguous bf16 run loops (AVX2, portable) against dtype.cpp's conversions:
+// all 65536 bf16 patterns decoded, and a sweep of fp32 patterns (with every special) encoded.
+TEST(Bf16Rows, EveryBuildMatchesTheScalarConversions) {
+  std::vector<uint8_t> in(2 * 65536);
+  for (uint32_t h = 0; h < 65536; ++h) {
+    in[2 * h] = static_cast<uint8_t>(h);
+    in[2 * h + 1] = static_cast<uint8_t>(h >> 8);
+  }
+  std::vector<float> fs;
+  for (uint64_t b = 0; b < 0x100000000ull; b += 65521)
+    fs.push_back(std::bit_cast<float>(static_cast<uint32_t>(b)));
+  for (uint32_t b : {0x7f7fffffu, 0x7f7f8000u, 0x7f800000u, 0xff800000u, 0x7fc00001u, 0xffbfffffu,
+                     0x00000001u, 0x80008000u, 0x3f808000u, 0x3f818000u}) {
+    fs.push_back(std::bit_cast<float>(b));
+  }
+  for (const auto& loops : detail::bf16_row_loops()) {
+    std::vector<float> out(65536);
+    ASSERT_TRUE(loops.decode(in.data(), out.data(), 65536));
+    for (uint32_t h = 0; h < 65536; ++h) {
+      ASSERT_EQ(std::bit_cast<uint32_t>(out[h]),
+                std::bit_cast<uint32_t>(decode_to_float(DType::bf16, h)))
+          << loops.name << " decode 0x" << std::hex << h;
+    }
+    std::vector<uint8_t> enc(2 * fs.size());
+    ASSERT_TRUE(loops.encode(fs.data(), enc.data(), static_cast<int64_t>(fs.size())));
+    for (size_t i = 0; i < fs.size(); ++i) {
+      const uint32_t h = enc[2 * i] | (static_cast<uint32_t>(enc[2 * i + 1]) << 8);
+      ASSERT_EQ(h, encode_from_float(DType::bf16, fs[i]))
+          << loops.name << " encode 0x" << std::hex << std::bit_cast<uint32_t>(fs[i]);
+    }
   }
 }
 
