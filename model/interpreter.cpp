@@ -217,8 +217,8 @@ void Interp::setup_memory() {
   for (auto& c : cores_) {
     // Poison (NaN for floats): reads of unwritten bytes fail the shadow check before any value is
     // used, so this only keeps stale host memory out of the arrays.
-    c.sbuf.assign(static_cast<size_t>(sbuf_stride_ * hw_.partitions), 0xFF);
-    c.psum.assign(static_cast<size_t>(psum_stride_ * hw_.partitions), 0xFF);
+    c.sbuf = HostMemory(static_cast<size_t>(sbuf_stride_ * hw_.partitions), 0xFF);
+    c.psum = HostMemory(static_cast<size_t>(psum_stride_ * hw_.partitions), 0xFF);
     c.sbuf_shadow = ShadowMap(hw_.partitions);
     c.psum_shadow = ShadowMap(hw_.partitions);
     c.stamp.assign(p_.tensors.size(), 0);

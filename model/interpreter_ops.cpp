@@ -1,6 +1,7 @@
 // Per-instruction instance rules (shapes, partitions, PSUM banks, generation rules) and
 // execution. Order for every instruction: resolve operands, check rules, check that every read
 // byte is initialized and owned, compute (value runs), mark written bytes, record the trace.
+#include <algorithm>
 #include <cstring>
 
 #include "model/interpreter_impl.h"
@@ -69,18 +70,21 @@ Resolved Interp::compute_operand(int core, const Access& a, const char* role, bo
 }
 
 // On-chip operands are rows one partition stride apart, which the hardware prefetchers do not
-// follow, so a small operand (up to 64 KiB) is requested line by line before the instruction
-// runs: its cache misses then overlap instead of arriving one row at a time.
+// follow. Kernels walk their buffers tile by tile along the free dims (column block j, then
+// j + 1), so while this instruction works on bytes [b, e) of its rows, the next block [e, 2e - b)
+// of the same rows is requested: the next instance's cache misses then overlap with this one's
+// work. Only small operands (up to 64 KiB) are helped; large ones stream on their own.
 void Interp::prefetch(const Resolved& r) const {
   if (!opts_.compute_values || !r.tensor->on_chip()) return;
   constexpr int64_t kLine = 64, kMaxBytes = 64 << 10;
   const int64_t span = r.byte_end - r.byte_begin;
-  if (span <= 0 || span * r.view.rows > kMaxBytes) return;
-  const auto& mem = r.memory == Memory::SBUF ? cores_[r.core].sbuf : cores_[r.core].psum;
   const int64_t stride = r.memory == Memory::SBUF ? sbuf_stride_ : psum_stride_;
+  if (span <= 0 || span * r.view.rows > kMaxBytes) return;
+  const int64_t begin = r.byte_end, end = std::min(r.byte_end + span, stride);
+  const auto& mem = r.memory == Memory::SBUF ? cores_[r.core].sbuf : cores_[r.core].psum;
   for (int64_t row = 0; row < r.view.rows; ++row) {
-    const uint8_t* p = mem.data() + (r.partition_begin + row) * stride + r.byte_begin;
-    for (int64_t b = 0; b < span; b += kLine) __builtin_prefetch(p + b);
+    const uint8_t* p = mem.data() + (r.partition_begin + row) * stride;
+    for (int64_t b = begin; b < end; b += kLine) __builtin_prefetch(p + b);
   }
 }
 

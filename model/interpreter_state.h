@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "model/allocator.h"
+#include "model/host_memory.h"
 #include "model/interpreter.h"
 #include "model/shadow_map.h"
 #include "model/view.h"
@@ -22,7 +23,7 @@ struct Lifetime {
 
 // One core's on-chip memory: physical byte arrays laid out partition-major, and their shadows.
 struct CoreState {
-  std::vector<uint8_t> sbuf, psum;
+  HostMemory sbuf, psum;
   ShadowMap sbuf_shadow, psum_shadow;
   std::vector<uint32_t> stamp;  // per tensor: the stamp of its current (or last) lifetime
   std::vector<float> act_regs;  // Scalar-engine accumulator registers, one per partition
