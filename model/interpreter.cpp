@@ -245,7 +245,10 @@ void Interp::load_inputs(const std::map<std::string, HostTensor>& inputs) {
   for (const Tensor& t : p_.tensors) {
     if (t.kind != TensorKind::Input) continue;
     auto it = inputs.find(t.name);
-    if (it == inputs.end()) throw InputError("input '" + t.name + "' was not given");
+    if (it == inputs.end()) {
+      if (!opts_.compute_values) continue;  // trace-only runs need no values
+      throw InputError("input '" + t.name + "' was not given");
+    }
     const HostTensor& h = it->second;
     if (h.dtype != t.dtype) {
       throw InputError("input '" + t.name + "' has dtype " + std::string(dtype_name(h.dtype)) +

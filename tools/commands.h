@@ -6,11 +6,13 @@
 
 namespace ncv::cli {
 
-void register_run(CLI::App& app, Action& action);     // cmd_run.cpp
-void register_dump(CLI::App& app, Action& action);    // cmd_dump.cpp
-void register_oracle(CLI::App& app, Action& action);  // cmd_oracle.cpp
-void register_list(CLI::App& app, Action& action);    // cmd_list.cpp
-void register_check(CLI::App& app, Action& action);   // cmd_check.cpp
-void register_report(CLI::App& app, Action& action);  // cmd_report.cpp
+void register_run(CLI::App& app, Action& action);        // cmd_run.cpp
+void register_dump(CLI::App& app, Action& action);       // cmd_dump.cpp
+void register_oracle(CLI::App& app, Action& action);     // cmd_oracle.cpp
+void register_list(CLI::App& app, Action& action);       // cmd_list.cpp
+void register_check(CLI::App& app, Action& action);      // cmd_check.cpp
+void register_report(CLI::App& app, Action& action);     // cmd_report.cpp
+void register_bench(CLI::App& app, Action& action);      // cmd_bench.cpp
+void register_calibrate(CLI::App& app, Action& action);  // cmd_calibrate.cpp
 
 }  // namespace ncv::cli

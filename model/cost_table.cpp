@@ -1,0 +1,80 @@
+// Cost tables (cost_table.h). Sources (keys as in ../shared/reference/neuroncore-facts.md):
+//   ISA-OLD  legacy nki.isa cost formulas (aws-neuron-sdk @0521004c): matmul
+//            max(min(64, N_stationary), N_moving), x4 fp32; Vector/Scalar max(MIN_II, N) with
+//            MIN_II ~ 64; tensor_tensor 2N unless one PSUM input or all-bf16 SBUF; tensor_reduce
+//            N/2 for bf16 add/max; reciprocal 8N; memset N/2 for 0 in bf16/fp16; activation
+//            read-out + MIN_II; GpSimd start ~150 cycles; TensorE transpose max(P, min(64, F)).
+//   ARCH2    NeuronCore-v2 architecture page: LoadStationary up to 4x faster than MM and
+//            overlapped with the previous MM; ActReadAccumulator ~64 cycles; 16 DMA engines, 8
+//            partitions each; static access overhead ~60 cycles.
+//   ARCH3    v3 page: Vector 2x/4x performance modes; transpose mode 2x faster for fp32.
+//   DMA/DMABW  DMA pages: 17 / 23 / 33 bytes/ns per engine (trn1 / trn2 / trn3); ~1300 ns fixed
+//            cost per transfer (descriptor, sync, semaphore); < 256 B per partition is overhead
+//            bound, >= 2 KiB near peak.
+//   GLOSS    trn2/trn3 TensorE dI/dt throttling: starts near 50% and ramps over ~3 us.
+// Fitted (ncverify calibrate on ../shared/calibration/trn1-sd-attention-autocomp.json, see
+// model/README.md "Timing model"): static_overhead_cycles, dma_fixed_ns, dma_chunk_overhead_ns,
+// semaphore_ns. trn2/trn3 reuse the trn1 fit (no measurements for them).
+#include "model/cost_table.h"
+
+namespace ncv {
+
+namespace {
+
+// The constants fitted on trn1, shared by all generations.
+void fitted(CostTable& t) {
+  t.static_overhead_cycles = 60;  // plausible range [0, 200] (ARCH2: ~60 per access request)
+  t.dma_fixed_ns = 1300;          // plausible range [600, 2000] (DMABW: ~1300 ns)
+  t.dma_chunk_overhead_ns = 14;   // plausible range [2, 60]: 2 KiB chunks reach ~90% of peak
+  t.semaphore_ns = 60;            // plausible range [0, 300]
+}
+
+CostTable make_trn1() {
+  CostTable t;
+  t.hw = &hw_config_trn1();
+  t.dma_engine_bytes_per_ns = 17;  // DMABW trn1
+  fitted(t);
+  return t;
+}
+
+CostTable make_trn2() {
+  CostTable t;
+  t.hw = &hw_config_trn2();
+  t.fp32_transpose_factor = 2;     // ARCH3 transpose mode: fp32 transposes 2x faster
+  t.tensor_throttle = true;        // GLOSS
+  t.vector_perf_modes = true;      // ARCH3
+  t.dma_engine_bytes_per_ns = 23;  // DMABW trn2
+  fitted(t);
+  return t;
+}
+
+CostTable make_trn3() {
+  CostTable t = make_trn2();
+  t.hw = &hw_config_trn3();
+  t.dma_engine_bytes_per_ns = 33;  // DMABW trn3
+  return t;
+}
+
+}  // namespace
+
+const CostTable& cost_table_trn1() {
+  static const CostTable t = make_trn1();
+  return t;
+}
+const CostTable& cost_table_trn2() {
+  static const CostTable t = make_trn2();
+  return t;
+}
+const CostTable& cost_table_trn3() {
+  static const CostTable t = make_trn3();
+  return t;
+}
+
+const CostTable* find_cost_table(std::string_view gen) {
+  if (gen == "trn1") return &cost_table_trn1();
+  if (gen == "trn2") return &cost_table_trn2();
+  if (gen == "trn3") return &cost_table_trn3();
+  return nullptr;
+}
+
+}  // namespace ncv

@@ -1,0 +1,165 @@
+// `ncverify bench KERNEL|FILE.nkir --param NAME=VALUE ... [--gen trn1|trn2|trn3] [--json]
+// [--trace FILE.json] [--seqlens 512,1024,...]`: runs the kernel trace-only, schedules the trace
+// on the timing model (model/timing.h) and prints the latency and a profile summary with
+// neuron-profile's field names. --seqlens repeats it for each value of the seqlen param (one row
+// or JSON object per length). Exit 0, or 2 on bad usage / a shape that does not run.
+#include <CLI/CLI.hpp>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "model/chrome_trace.h"
+#include "model/interpreter.h"
+#include "model/profile.h"
+#include "tools/commands.h"
+#include "tools/kernel_source.h"
+
+namespace ncv::cli {
+
+namespace {
+
+struct BenchCommandOptions {
+  std::string target, gen = "trn1", trace_file, seqlens;
+  std::vector<std::string> params;
+  bool json = false;
+};
+
+struct BenchRow {
+  ParamValues params;
+  ProfileSummary profile;
+};
+
+BenchRow bench_once(const KernelSource& src, const ParamValues& params, const HwConfig& hw,
+                    const CostTable& costs, const std::string& trace_file) {
+  RunOptions ro;
+  ro.hw = &hw;
+  ro.compute_values = false;
+  RunResult r;
+  try {
+    r = run_program(src.program, params, {}, ro);
+  } catch (const InputError& e) {
+    throw UsageError(src.label + ": " + e.message);
+  }
+  if (r.error) {
+    throw UsageError(
+        src.label + " " + format_params(params) +
+        ": the trace-only run failed a dynamic check, so it has no latency: " + r.error->message);
+  }
+  const Schedule s = schedule_trace(src.program, r.trace, costs);
+  if (!trace_file.empty()) {
+    std::ofstream out(trace_file);
+    if (!out) throw UsageError("--trace: cannot write '" + trace_file + "'");
+    write_chrome_trace(out, src.program, r.trace, s);
+  }
+  return BenchRow{params, summarize(src.program, r.trace, s, costs)};
+}
+
+std::vector<int64_t> parse_seqlens(const std::string& text) {
+  std::vector<int64_t> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    try {
+      size_t used = 0;
+      const long long v = std::stoll(item, &used);
+      if (used != item.size() || v <= 0) throw std::invalid_argument(item);
+      out.push_back(v);
+    } catch (const std::exception&) {
+      throw UsageError("--seqlens: '" + item + "' is not a positive integer (want e.g. 512,1024)");
+    }
+  }
+  if (out.empty()) throw UsageError("--seqlens: no lengths given");
+  return out;
+}
+
+nlohmann::json row_json(const BenchRow& row, const std::string& label, const std::string& gen) {
+  nlohmann::json j;
+  j["kernel"] = label;
+  j["gen"] = gen;
+  j["params"] = row.params;
+  j["latency_us"] = row.profile.latency_us();
+  for (const auto& [name, value] : row.profile.fields()) j[name] = value;
+  return j;
+}
+
+void print_text(const BenchRow& row, const std::string& label, const std::string& gen) {
+  std::cout << "bench " << label << " " << format_params(row.params) << " on " << gen << "\n"
+            << "latency_us: " << std::fixed << std::setprecision(2) << row.profile.latency_us()
+            << "\n";
+  for (const auto& [name, value] : row.profile.fields()) {
+    std::cout << "  " << std::left << std::setw(36) << name << std::right << std::setw(16)
+              << std::setprecision(2) << value << "\n";
+  }
+}
+
+int run_bench(const BenchCommandOptions& opts) {
+  const HwConfig& hw = hw_config_for(opts.gen);
+  const CostTable* costs = find_cost_table(opts.gen);
+  if (costs == nullptr) throw UsageError("--gen: no cost table for '" + opts.gen + "'");
+  const KernelSource src = load_kernel_source(opts.target, opts.params);
+  std::vector<BenchRow> rows;
+  if (opts.seqlens.empty()) {
+    rows.push_back(bench_once(src, src.params, hw, *costs, opts.trace_file));
+  } else {
+    if (src.program.find_param("seqlen") == nullptr) {
+      throw UsageError(src.label + " has no seqlen param for --seqlens");
+    }
+    if (!opts.trace_file.empty()) throw UsageError("--trace takes one run; drop --seqlens");
+    for (int64_t len : parse_seqlens(opts.seqlens)) {
+      ParamValues params = src.params;
+      params["seqlen"] = len;
+      rows.push_back(bench_once(src, params, hw, *costs, ""));
+    }
+  }
+  if (opts.json) {
+    if (opts.seqlens.empty()) {
+      std::cout << row_json(rows.front(), src.label, opts.gen).dump(2) << "\n";
+    } else {
+      nlohmann::json list = nlohmann::json::array();
+      for (const BenchRow& row : rows) list.push_back(row_json(row, src.label, opts.gen));
+      std::cout << list.dump(2) << "\n";
+    }
+  } else if (opts.seqlens.empty()) {
+    print_text(rows.front(), src.label, opts.gen);
+  } else {
+    std::cout << "bench " << src.label << " on " << opts.gen << "\n"
+              << std::setw(8) << "seqlen" << std::setw(14) << "latency_us" << std::setw(12)
+              << "tensor_%" << std::setw(12) << "vector_%" << std::setw(12) << "scalar_%"
+              << std::setw(12) << "dma_count" << std::setw(10) << "mfu_%"
+              << "\n";
+    for (const BenchRow& row : rows) {
+      const ProfileSummary& p = row.profile;
+      std::cout << std::fixed << std::setprecision(1) << std::setw(8) << row.params.at("seqlen")
+                << std::setw(14) << p.latency_us() << std::setw(12) << p.tensor.active_time_percent
+                << std::setw(12) << p.vector.active_time_percent << std::setw(12)
+                << p.scalar.active_time_percent << std::setw(12) << p.dma_transfer_count
+                << std::setw(10) << p.mfu_estimated_percent << "\n";
+    }
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void register_bench(CLI::App& app, Action& action) {
+  auto opts = std::make_shared<BenchCommandOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "bench", "Latency and profile summary of a kernel on the timing model (trace-only run)");
+  cmd->add_option("kernel", opts->target, "Registered kernel name or .nkir file")->required();
+  cmd->add_option("-p,--param", opts->params,
+                  "NAME=INTEGER param, or NAME=VALUE option of a registered kernel; repeat")
+      ->expected(1)
+      ->take_all();
+  cmd->add_option("--gen", opts->gen, "Hardware generation: trn1, trn2 or trn3")
+      ->capture_default_str();
+  cmd->add_option("--seqlens", opts->seqlens, "Comma-separated seqlen values, one row each");
+  cmd->add_option("--trace", opts->trace_file,
+                  "Write a Chrome/Perfetto trace JSON of the schedule to this file");
+  cmd->add_flag("--json", opts->json, "Print JSON (an object, or a list with --seqlens)");
+  cmd->callback([opts, &action] { action = [opts] { return run_bench(*opts); }; });
+}
+
+}  // namespace ncv::cli

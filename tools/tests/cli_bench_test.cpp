@@ -1,0 +1,160 @@
+// `ncverify bench` and `ncverify calibrate`: the profile fields, JSON shapes, --seqlens rows, the
+// Perfetto trace (valid JSON, slices inside the makespan, no two slices overlapping on a track,
+// flows pointing forward in time), and bad usage exiting 2.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "tools/tests/cli_test_support.h"
+
+namespace ncv::cli_test {
+namespace {
+
+const char* const kFields[] = {
+    "total_time",
+    "tensor_engine_instruction_count",
+    "tensor_engine_instruction_time",
+    "tensor_engine_active_time_percent",
+    "vector_engine_instruction_count",
+    "vector_engine_instruction_time",
+    "vector_engine_active_time_percent",
+    "scalar_engine_instruction_count",
+    "scalar_engine_instruction_time",
+    "scalar_engine_active_time_percent",
+    "gpsimd_engine_instruction_count",
+    "gpsimd_engine_instruction_time",
+    "gpsimd_engine_active_time_percent",
+    "matmul_instruction_count",
+    "sbuf_read_bytes",
+    "sbuf_write_bytes",
+    "psum_read_bytes",
+    "psum_write_bytes",
+    "hbm_read_bytes",
+    "hbm_write_bytes",
+    "dma_transfer_count",
+    "dma_transfer_average_bytes",
+    "mfu_estimated_percent",
+};
+
+TEST(CliBench, TextAndJsonCarryLatencyAndEveryProfileField) {
+  const CliResult t = run_cli({"bench", "sd_attention", "-p", "seqlen=512", "-p", "d_head=64"});
+  ASSERT_EQ(t.exit_code, 0) << describe(t);
+  EXPECT_NE(t.out.find("latency_us:"), std::string::npos) << t.out;
+  for (const char* f : kFields) EXPECT_NE(t.out.find(f), std::string::npos) << f;
+
+  const CliResult j = run_cli(
+      {"bench", "sd_attention", "-p", "seqlen=512", "-p", "d_head=64", "--json", "--gen", "trn2"});
+  ASSERT_EQ(j.exit_code, 0) << describe(j);
+  const nlohmann::json o = nlohmann::json::parse(j.out);
+  ASSERT_TRUE(o.is_object());
+  EXPECT_GT(o.at("latency_us").get<double>(), 0);
+  EXPECT_DOUBLE_EQ(o.at("latency_us").get<double>(), o.at("total_time").get<double>());
+  for (const char* f : kFields) EXPECT_TRUE(o.contains(f)) << f;
+  EXPECT_EQ(o.at("gen"), "trn2");
+  EXPECT_EQ(o.at("matmul_instruction_count").get<int>(), 2 * 4 * 4);
+}
+
+TEST(CliBench, SeqlensGiveOneRowEachAndLatencyGrows) {
+  const CliResult r = run_cli({"bench", "sd_attention_step5", "-p", "d_head=64", "-p", "seqlen=512",
+                               "--seqlens", "256,512,1024", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  const nlohmann::json list = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(list.is_array());
+  ASSERT_EQ(list.size(), 3u);
+  EXPECT_EQ(list[0].at("params").at("seqlen"), 256);
+  EXPECT_LT(list[0].at("latency_us").get<double>(), list[1].at("latency_us").get<double>());
+  EXPECT_LT(list[1].at("latency_us").get<double>(), list[2].at("latency_us").get<double>());
+  const CliResult text = run_cli({"bench", "sd_attention_step5", "-p", "d_head=64", "-p",
+                                  "seqlen=512", "--seqlens", "256,512"});
+  ASSERT_EQ(text.exit_code, 0) << describe(text);
+  EXPECT_NE(text.out.find("latency_us"), std::string::npos) << text.out;
+}
+
+TEST(CliBench, TraceIsValidAndConsistent) {
+  const fs::path path = temp_dir() / "trace.json";
+  const CliResult r = run_cli({"bench", "sd_attention", "-p", "seqlen=256", "-p", "d_head=64",
+                               "--trace", path.string(), "--json"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  const double makespan_us = nlohmann::json::parse(r.out).at("latency_us").get<double>();
+  const nlohmann::json trace = nlohmann::json::parse(read_file(path));
+  const auto& events = trace.at("traceEvents");
+  std::map<std::pair<int, int>, std::vector<std::pair<double, double>>> slices;
+  std::map<int64_t, double> flow_start;
+  int n_slices = 0, n_flows = 0;
+  std::map<std::pair<int, int>, std::string> names;
+  for (const auto& e : events) {
+    const std::string ph = e.at("ph");
+    if (ph == "M") {
+      if (e.at("name") == "thread_name") {
+        names[{e.at("pid"), e.at("tid")}] = e.at("args").at("name");
+      }
+      continue;
+    }
+    if (ph == "X") {
+      const double ts = e.at("ts"), dur = e.at("dur");
+      EXPECT_GE(ts, 0);
+      EXPECT_LE(ts + dur, makespan_us + 1e-3) << e.dump();
+      slices[{e.at("pid"), e.at("tid")}].emplace_back(ts, ts + dur);
+      EXPECT_TRUE(e.at("args").contains("reads"));
+      ++n_slices;
+    } else if (ph == "s") {
+      flow_start[e.at("id").get<int64_t>()] = e.at("ts");
+    } else if (ph == "f") {
+      const int64_t id = e.at("id");
+      ASSERT_TRUE(flow_start.count(id)) << "flow end before its start: " << e.dump();
+      EXPECT_LE(flow_start[id], e.at("ts").get<double>() + 1e-4) << e.dump();
+      ++n_flows;
+    }
+  }
+  EXPECT_GT(n_slices, 40);
+  EXPECT_GT(n_flows, 0);
+  for (auto& [track, list] : slices) {
+    EXPECT_TRUE(names.count(track)) << "track without a name";
+    std::sort(list.begin(), list.end());
+    for (size_t i = 1; i < list.size(); ++i) {
+      EXPECT_LE(list[i - 1].second, list[i].first + 1e-3) << names[track] << " slice " << i;
+    }
+  }
+}
+
+TEST(CliBench, BadUsageExitsTwo) {
+  EXPECT_EQ(
+      run_cli({"bench", "sd_attention", "-p", "seqlen=512", "-p", "d_head=64", "--gen", "trn9"})
+          .exit_code,
+      2);
+  EXPECT_EQ(run_cli({"bench", "sd_attention", "-p", "seqlen=512", "-p", "d_head=64", "--seqlens",
+                     "512,abc"})
+                .exit_code,
+            2);
+  EXPECT_EQ(run_cli({"bench", "sd_attention", "-p", "seqlen=100", "-p", "d_head=64"}).exit_code, 2);
+  EXPECT_EQ(run_cli({"bench", "no_such_kernel"}).exit_code, 2);
+}
+
+TEST(CliCalibrate, TablesFromADataFolder) {
+  const fs::path dir = temp_dir() / "calibration";
+  fs::create_directories(dir);
+  std::ofstream(dir / "small.json") << R"({
+    "generation": "trn1", "params": {"seqlen": 256, "d_head": 64},
+    "shape": {"use_causal_mask": false, "mixed_precision": true},
+    "steps": [{"kernel": "sd_attention", "latency_ms": 0.05},
+              {"kernel": "sd_attention_step5", "latency_ms": 0.04}]})";
+  const CliResult r = run_cli({"calibrate", "--data", dir.string()});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("measured_us"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("sd_attention_step5"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("dma_fixed_ns"), std::string::npos) << r.out;
+  const CliResult j = run_cli({"calibrate", "--data", dir.string(), "--json"});
+  ASSERT_EQ(j.exit_code, 0) << describe(j);
+  const nlohmann::json o = nlohmann::json::parse(j.out);
+  EXPECT_EQ(o.at("points").size(), 2u);
+  EXPECT_DOUBLE_EQ(o.at("points")[0].at("measured_us").get<double>(), 50.0);
+
+  std::ofstream(dir / "bad.json") << R"({"steps": [{"kernel": "nope", "latency_ms": 1}]})";
+  EXPECT_EQ(run_cli({"calibrate", "--data", dir.string()}).exit_code, 2);
+  EXPECT_EQ(run_cli({"calibrate", "--data", (dir / "missing").string()}).exit_code, 2);
+}
+
+}  // namespace
+}  // namespace ncv::cli_test
