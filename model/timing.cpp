@@ -180,21 +180,24 @@ Schedule schedule_trace(const Program& p, const Trace& trace, const CostTable& c
         ev.engine == Engine::Dma ? kEngineTracks + ev.queue : static_cast<int>(ev.engine);
     const int track = core * per_core + local;
 
+    // Calls f(range_map, region, is_write) for every quadrant of every region of this event.
+    auto for_each_space = [&](auto&& f) {
+      for (int i = 0; i < ev.num_reads + ev.num_writes; ++i) {
+        const Region& r = trace.regions.at(ev.region_begin + static_cast<uint32_t>(i));
+        auto& space = spaces[space_key(r)];
+        const auto [q0, q1] = quadrant_range(r);
+        for (int q = q0; q <= q1; ++q) f(space.quadrants[q], r, i >= ev.num_reads);
+      }
+    };
     // Dependencies: RAW for reads; WAW and WAR for writes.
     Dep dep;
-    for (int i = 0; i < ev.num_reads + ev.num_writes; ++i) {
-      const Region& r = trace.regions.at(ev.region_begin + static_cast<uint32_t>(i));
-      const bool write = i >= ev.num_reads;
-      auto& space = spaces[space_key(r)];
-      const auto [q0, q1] = quadrant_range(r);
-      for (int q = q0; q <= q1; ++q) {
-        space.quadrants[q].visit(static_cast<int64_t>(r.byte_begin),
-                                 static_cast<int64_t>(r.byte_end), [&](const Segment& seg) {
-                                   dep.take(seg.write_end, seg.writer);
-                                   if (write) dep.take(seg.read_end, seg.reader);
-                                 });
-      }
-    }
+    for_each_space([&](const RangeMap& m, const Region& r, bool write) {
+      m.visit(static_cast<int64_t>(r.byte_begin), static_cast<int64_t>(r.byte_end),
+              [&](const Segment& seg) {
+                dep.take(seg.write_end, seg.writer);
+                if (write) dep.take(seg.read_end, seg.reader);
+              });
+    });
     double ready = dep.ready;
     if (dep.from >= 0 && s.instances[static_cast<size_t>(dep.from)].track != track) {
       ready += costs.semaphore_ns;
@@ -242,26 +245,17 @@ Schedule schedule_trace(const Program& p, const Trace& trace, const CostTable& c
     s.makespan_ns = std::max(s.makespan_ns, end);
 
     // Record this instance's reads and writes.
-    for (int i = 0; i < ev.num_reads + ev.num_writes; ++i) {
-      const Region& r = trace.regions.at(ev.region_begin + static_cast<uint32_t>(i));
-      const bool write = i >= ev.num_reads;
-      auto& space = spaces[space_key(r)];
-      const auto [q0, q1] = quadrant_range(r);
-      for (int q = q0; q <= q1; ++q) {
-        space.quadrants[q].update(static_cast<int64_t>(r.byte_begin),
-                                  static_cast<int64_t>(r.byte_end), [&](Segment& seg) {
-                                    if (write) {
-                                      seg.write_end = end;
-                                      seg.writer = static_cast<int64_t>(k);
-                                      seg.read_end = 0;
-                                      seg.reader = -1;
-                                    } else if (end > seg.read_end) {
-                                      seg.read_end = end;
-                                      seg.reader = static_cast<int64_t>(k);
-                                    }
-                                  });
-      }
-    }
+    for_each_space([&](RangeMap& m, const Region& r, bool write) {
+      m.update(static_cast<int64_t>(r.byte_begin), static_cast<int64_t>(r.byte_end),
+               [&](Segment& seg) {
+                 if (write) {
+                   seg = Segment{seg.end, end, static_cast<int64_t>(k), 0, -1};
+                 } else if (end > seg.read_end) {
+                   seg.read_end = end;
+                   seg.reader = static_cast<int64_t>(k);
+                 }
+               });
+    });
     auto [it, fresh] = track_index.emplace(track, static_cast<int>(s.tracks.size()));
     if (fresh) {
       s.tracks.push_back(Track{track_name(core, ev.engine, ev.queue), core, ev.engine, ev.queue});
