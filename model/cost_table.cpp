@@ -12,16 +12,18 @@
 //            cost per transfer (descriptor, sync, semaphore); < 256 B per partition is overhead
 //            bound, >= 2 KiB near peak.
 //   GLOSS    trn2/trn3 TensorE dI/dt throttling: starts near 50% and ramps over ~3 us.
-// Fitted (ncverify calibrate on ../shared/calibration/trn1-sd-attention-autocomp.json, see
-// model/README.md "Timing model"): static_overhead_cycles, dma_fixed_ns, dma_chunk_overhead_ns,
-// semaphore_ns. trn2/trn3 reuse the trn1 fit (no measurements for them).
+// Uncertain constants (static_overhead_cycles, dma_fixed_ns, dma_chunk_overhead_ns,
+// semaphore_ns): `ncverify calibrate` fits them to ../shared/calibration/. The fit of 2026-11-22
+// on trn1-sd-attention-autocomp.json put all four at the lower ends of their ranges and still
+// predicted 43-76% too slow (model/README.md "Timing model" says why), so it is not adopted:
+// the values below are the documented ones. trn2/trn3 share them (no measurements there).
 #include "model/cost_table.h"
 
 namespace ncv {
 
 namespace {
 
-// The constants fitted on trn1, shared by all generations.
+// The uncertain constants, shared by all generations (see the header comment).
 void fitted(CostTable& t) {
   t.static_overhead_cycles = 60;  // plausible range [0, 200] (ARCH2: ~60 per access request)
   t.dma_fixed_ns = 1300;          // plausible range [600, 2000] (DMABW: ~1300 ns)

@@ -1,7 +1,7 @@
 // Per-generation cost constants of the timing model (DESIGN.md §4, facts §1-3): the documented
 // per-instruction cost formulas and DMA behaviour, plus the few constants that are genuinely
-// uncertain and fitted to measured trn1 latencies (`ncverify calibrate`). Engine clocks come
-// from HwConfig. cost_table.cpp cites the source of every value.
+// uncertain, which `ncverify calibrate` fits to measured trn1 latencies. Engine clocks come from
+// HwConfig. cost_table.cpp cites the source of every value.
 #pragma once
 
 #include <string_view>
@@ -24,7 +24,7 @@ struct CostTable {
   double min_ii_cycles = 64;          // MIN_II: fixed minimum of Vector/Scalar instructions
   double act_readout_cycles = 64;     // ActReadAccumulator after an activation with reduce_res
   double gpsimd_start_cycles = 150;   // GpSimd instruction start overhead
-  double static_overhead_cycles = 0;  // fitted: per-instruction fixed cost on Vector/Scalar/GpSimd
+  double static_overhead_cycles = 0;  // uncertain: per-instruction fixed cost, Vector/Scalar/GpSimd
   bool vector_perf_modes = false;     // v3+: 2x/4x tensor_copy/tensor_scalar, 2x tensor_tensor
   // --- DMA
   int dma_engines = 16;
