@@ -166,7 +166,10 @@ void Interp::exec(int core, const DmaCopy& i) {
     }
   }
   mark_written(dst);
-  record(core, Engine::Dma, {&src}, {&dst}, dst.view.rows, dst.view.free_elems(),
+  // Partitions: those of the on-chip side, which decide how many DMA engines share the transfer
+  // (an HBM view's first dim is arbitrary, e.g. a batch dim of size 1).
+  const Resolved& chip = dst.tensor->on_chip() || !src.tensor->on_chip() ? dst : src;
+  record(core, Engine::Dma, {&src}, {&dst}, chip.view.rows, chip.view.free_elems(),
          std::min(src.contiguous_bytes, dst.contiguous_bytes),
          static_cast<uint64_t>(n_dst) * dtype_size(dst.view.dtype), src.view.dtype, dst.view.dtype,
          i.queue);

@@ -119,6 +119,26 @@ TEST(CliBench, TraceIsValidAndConsistent) {
   }
 }
 
+double latency(const std::vector<std::string>& args) {
+  const CliResult r = run_cli(args);
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  return r.exit_code == 0 ? nlohmann::json::parse(r.out).at("latency_us").get<double>() : -1;
+}
+
+// The batched reference layout does the tutorial's work per core: one batch costs about what the
+// tutorial costs (its HBM views lead with a batch dim of size 1, which must not decide how many
+// DMA engines a transfer uses), and batches on separate cores run in parallel.
+TEST(CliBench, BatchedLayoutCostsWhatTheTutorialCosts) {
+  const double tutorial =
+      latency({"bench", "sd_attention", "-p", "seqlen=1024", "-p", "d_head=64", "--json"});
+  const double one = latency({"bench", "sd_attention_batched", "-p", "bs=1", "-p", "seqlen=1024",
+                              "-p", "d_head=64", "--json"});
+  const double four = latency({"bench", "sd_attention_batched", "-p", "bs=4", "-p", "seqlen=1024",
+                               "-p", "d_head=64", "--json"});
+  EXPECT_NEAR(one, tutorial, 0.1 * tutorial);
+  EXPECT_NEAR(four, one, 1e-6 * one);
+}
+
 TEST(CliBench, BadUsageExitsTwo) {
   EXPECT_EQ(
       run_cli({"bench", "sd_attention", "-p", "seqlen=512", "-p", "d_head=64", "--gen", "trn9"})
