@@ -3,9 +3,10 @@
 // Why: SBUF and PSUM are laid out partition-major, so a [128, F] tile touches 128 rows one
 // partition stride apart, each on its own 4 KiB page. With 4 KiB pages every tile access misses
 // the TLB row after row; 2 MiB pages make the whole array a few TLB entries. Measured on this
-// project's CI machine kind (2026-11-22): reading 512-byte rows at a 68 KiB stride ran at 4.3 GB/s
-// on 4 KiB pages and 8.0 GB/s on huge pages. The hint is advisory: without transparent huge pages
-// the memory behaves as before.
+// project's machine kind (2026-11-22, bench/strided_rows_bench): reading 512-byte rows at a 68 KiB
+// stride ran at 3.7-4.4 GB/s on 4 KiB pages and 4.6-8.0 GB/s on huge pages, depending on the
+// shared host's state. The hint is advisory: without transparent huge pages the memory behaves
+// as before.
 #pragma once
 
 #include <cstddef>

@@ -72,7 +72,6 @@ class Interp {
   void exec(int core, const Reciprocal& i);
   // helpers for the ops
   Resolved compute_operand(int core, const Access& a, const char* role, bool is_read);
-  void prefetch(const Resolved& r) const;
   std::optional<ScalarArg> scalar_operand(int core, const Operand& o, const Resolved& dst,
                                           const char* role);
   void same_shape(const Resolved& a, const Resolved& b, const char* what);

@@ -65,27 +65,7 @@ Resolved Interp::compute_operand(int core, const Access& a, const char* role, bo
   check_partition_rule(r, role);
   check_free_limit(r, role);
   if (is_read) check_read(r, role);
-  prefetch(r);
   return r;
-}
-
-// On-chip operands are rows one partition stride apart, which the hardware prefetchers do not
-// follow. Kernels walk their buffers tile by tile along the free dims (column block j, then
-// j + 1), so while this instruction works on bytes [b, e) of its rows, the next block [e, 2e - b)
-// of the same rows is requested: the next instance's cache misses then overlap with this one's
-// work. Only small operands (up to 64 KiB) are helped; large ones stream on their own.
-void Interp::prefetch(const Resolved& r) const {
-  if (!opts_.compute_values || !r.tensor->on_chip()) return;
-  constexpr int64_t kLine = 64, kMaxBytes = 64 << 10;
-  const int64_t span = r.byte_end - r.byte_begin;
-  const int64_t stride = r.memory == Memory::SBUF ? sbuf_stride_ : psum_stride_;
-  if (span <= 0 || span * r.view.rows > kMaxBytes) return;
-  const int64_t begin = r.byte_end, end = std::min(r.byte_end + span, stride);
-  const auto& mem = r.memory == Memory::SBUF ? cores_[r.core].sbuf : cores_[r.core].psum;
-  for (int64_t row = 0; row < r.view.rows; ++row) {
-    const uint8_t* p = mem.data() + (r.partition_begin + row) * stride;
-    for (int64_t b = begin; b < end; b += kLine) __builtin_prefetch(p + b);
-  }
 }
 
 void Interp::same_shape(const Resolved& a, const Resolved& b, const char* what) {

@@ -12,16 +12,13 @@
 #include <vector>
 
 #include "model/tests/exp_reference.h"
+#include "model/tests/semantics_test_values.h"
 
 namespace ncv {
 namespace {
 
-float f32(uint32_t b) {
-  return std::bit_cast<float>(b);
-}
-uint32_t bits(float f) {
-  return std::bit_cast<uint32_t>(f);
-}
+using semtest::bits;
+using semtest::f32;
 
 // Every 1021st bit pattern of the finite floats (both signs), plus every pattern near 0, 1, the
 // overflow and underflow thresholds.
