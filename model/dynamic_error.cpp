@@ -5,10 +5,10 @@
 namespace ncv {
 
 std::string_view check_kind_name(CheckKind k) {
-  static constexpr std::array<std::string_view, 11> kNames = {
+  static constexpr std::array<std::string_view, 12> kNames = {
       "out_of_bounds",  "partition_rule",     "psum_bank",      "shape_rule",
       "engine_rule",    "uninitialized_read", "clobbered_read", "capacity",
-      "indirect_range", "output_not_written", "value_range"};
+      "indirect_range", "output_not_written", "value_range",    "carried_dependency"};
   return kNames.at(static_cast<size_t>(k));
 }
 

@@ -23,6 +23,7 @@ enum class CheckKind : uint8_t {
   indirect_range,      // an indirect offset outside its declared range
   output_not_written,  // kernel output elements never written
   value_range,         // an integer input outside its declared value range
+  carried_dependency,  // an affine-loop iteration reads what another iteration of it wrote
 };
 
 std::string_view check_kind_name(CheckKind k);

@@ -214,6 +214,7 @@ void Interp::setup_memory() {
   for (auto& c : cores_) c.scope_iteration.assign(p_.num_scopes, 0);
   if (!opts_.compute_values) return;
   lifetimes_.assign(1, Lifetime{});
+  iterations_.assign(1, AffineIteration{});
   for (auto& c : cores_) {
     // Poison (NaN for floats): reads of unwritten bytes fail the shadow check before any value is
     // used, so this only keeps stale host memory out of the arrays.
@@ -221,6 +222,8 @@ void Interp::setup_memory() {
     c.psum = HostMemory(static_cast<size_t>(psum_stride_ * hw_.partitions), 0xFF);
     c.sbuf_shadow = ShadowMap(hw_.partitions);
     c.psum_shadow = ShadowMap(hw_.partitions);
+    c.sbuf_writer = ShadowMap(hw_.partitions);
+    c.psum_writer = ShadowMap(hw_.partitions);
     c.stamp.assign(p_.tensors.size(), 0);
     c.act_regs.assign(static_cast<size_t>(hw_.partitions), 0.0f);
   }
@@ -310,7 +313,13 @@ const InstrStmt* Interp::advance(int core) {
         SymbolId v = intern_symbol(l->var);
         cs.env.set(v, start);
         cs.scope_iteration.at(l->scope) = 0;
-        frames.push_back(Frame{&l->body, 0, l, start, stop, 0});
+        Frame nf{&l->body, 0, l, start, stop, 0};
+        nf.serial = nf.outer_serial = f.serial;
+        if (l->kind == LoopKind::affine && opts_.compute_values) {
+          nf.instance = ++loop_instances_;
+          nf.serial = new_iteration(nf.instance, 0, nf.outer_serial, l);
+        }
+        frames.push_back(nf);  // invalidates f
         enter_scope(core, l->scope, l->body);
       }
       continue;
@@ -331,11 +340,21 @@ const InstrStmt* Interp::advance(int core) {
     f.value = nv;
     f.iteration++;
     f.next = 0;
+    if (f.instance != 0) f.serial = new_iteration(f.instance, f.iteration, f.outer_serial, f.loop);
     cs.env.set(intern_symbol(f.loop->var), nv);
     cs.scope_iteration.at(f.loop->scope) = f.iteration;
     enter_scope(core, f.loop->scope, *f.body);
   }
   return nullptr;
+}
+
+uint32_t Interp::new_iteration(uint32_t instance, int64_t iteration, uint32_t parent,
+                               const Loop* loop) {
+  if (iterations_.size() >= UINT32_MAX - 1) {
+    throw InputError("kernel '" + p_.name + "' runs more than 2^32 affine-loop iterations");
+  }
+  iterations_.push_back(AffineIteration{instance, iteration, parent, loop});
+  return static_cast<uint32_t>(iterations_.size() - 1);
 }
 
 int64_t Interp::copy_offset(int core, const BufferPlacement& bp, const Tensor& t) {

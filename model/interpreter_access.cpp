@@ -317,24 +317,70 @@ void Interp::fail_read(const Resolved& r, const char* role, int64_t partition, i
                                       "': the two buffers overlap while both are live");
 }
 
-void Interp::check_read(const Resolved& r, const char* role) {
-  if (!opts_.compute_values) return;
-  const ShadowMap& map = shadow(r);
-  const uint32_t want = stamp(r);
+// Calls f(p0, p1, runs) for the byte runs of `r` in partitions [p0, p1): once for the whole
+// access, or once per row when indirect offsets shift each row.
+template <class F>
+void Interp::for_each_row_runs(const Resolved& r, F&& f) {
   const int64_t p0 = r.tensor->on_chip() ? r.partition_begin : 0;
   if (!r.tensor->on_chip() || r.row_offsets.empty()) {
-    const int64_t p1 = r.tensor->on_chip() ? p0 + r.view.rows : 1;
-    if (auto m = map.find_other(p0, p1, r.runs, want)) {
-      fail_read(r, role, m->partition, m->byte, m->found);
-    }
+    f(p0, r.tensor->on_chip() ? p0 + r.view.rows : 1, r.runs);
     return;
   }
   std::vector<ByteRun> shifted;
   for (int64_t row = 0; row < r.view.rows; ++row) {
     shifted = r.runs;
     for (ByteRun& b : shifted) b = {b.begin + r.row_offsets[row], b.end + r.row_offsets[row]};
-    if (auto m = map.find_other(p0 + row, p0 + row + 1, shifted, want)) {
+    f(p0 + row, p0 + row + 1, shifted);
+  }
+}
+
+ShadowMap& Interp::writer_map(const Resolved& r) {
+  if (!r.tensor->on_chip()) return hbm_[r.id].writer;
+  return r.memory == Memory::SBUF ? cores_[r.core].sbuf_writer : cores_[r.core].psum_writer;
+}
+
+void Interp::check_read(const Resolved& r, const char* role, bool carried) {
+  if (!opts_.compute_values) return;
+  const ShadowMap& map = shadow(r);
+  const uint32_t want = stamp(r);
+  for_each_row_runs(r, [&](int64_t p0, int64_t p1, const std::vector<ByteRun>& runs) {
+    if (auto m = map.find_other(p0, p1, runs, want)) {
       fail_read(r, role, m->partition, m->byte, m->found);
+    }
+  });
+  if (carried) check_carried(r, role);
+}
+
+// The reader runs in iteration serial `mine`; every byte it reads was last written in some
+// iteration serial. Both serials name a chain of nested affine-loop iterations; if one loop
+// instance appears in both chains with different iterations, the read depends on another
+// iteration of a loop whose iterations may run in any order or overlap (facts §3 "Legacy
+// loops": affine_range with a true dependency can give wrong numerics).
+void Interp::check_carried(const Resolved& r, const char* role) {
+  const uint32_t mine = frames_[r.core].back().serial;
+  if (mine == 0) return;
+  const ShadowMap& map = writer_map(r);
+  std::vector<ShadowMap::Mismatch> others;
+  for_each_row_runs(r, [&](int64_t p0, int64_t p1, const std::vector<ByteRun>& runs) {
+    if (map.find_other(p0, p1, runs, mine)) map.others(p0, p1, runs, mine, others);
+  });
+  for (const ShadowMap::Mismatch& m : others) {
+    for (uint32_t w = m.found; w != 0; w = iterations_[w].parent) {
+      for (uint32_t c = mine; c != 0; c = iterations_[c].parent) {
+        const AffineIteration &wi = iterations_[w], &ci = iterations_[c];
+        if (wi.instance != ci.instance || wi.iteration == ci.iteration) continue;
+        const std::string where = r.tensor->on_chip()
+                                      ? std::string(memory_name(r.memory)) + " partition " +
+                                            std::to_string(m.partition) + ", byte " +
+                                            std::to_string(m.byte)
+                                      : "byte " + std::to_string(m.byte);
+        fail(CheckKind::carried_dependency,
+             std::string(role) + " reads '" + r.tensor->name + "' at " + where +
+                 ", written by iteration " + std::to_string(wi.iteration) + " of affine loop '" +
+                 wi.loop->var + "' while running its iteration " + std::to_string(ci.iteration) +
+                 ": affine iterations may run in any order or overlap, so this carried "
+                 "dependency needs a sequential loop");
+      }
     }
   }
 }
@@ -342,18 +388,12 @@ void Interp::check_read(const Resolved& r, const char* role) {
 void Interp::mark_written(const Resolved& r) {
   if (!opts_.compute_values) return;
   ShadowMap& map = shadow(r);
-  const uint32_t s = stamp(r);
-  const int64_t p0 = r.tensor->on_chip() ? r.partition_begin : 0;
-  if (!r.tensor->on_chip() || r.row_offsets.empty()) {
-    map.write(p0, r.tensor->on_chip() ? p0 + r.view.rows : 1, r.runs, s);
-    return;
-  }
-  std::vector<ByteRun> shifted;
-  for (int64_t row = 0; row < r.view.rows; ++row) {
-    shifted = r.runs;
-    for (ByteRun& b : shifted) b = {b.begin + r.row_offsets[row], b.end + r.row_offsets[row]};
-    map.write(p0 + row, p0 + row + 1, shifted, s);
-  }
+  ShadowMap& writers = writer_map(r);
+  const uint32_t s = stamp(r), serial = frames_[r.core].back().serial;
+  for_each_row_runs(r, [&](int64_t p0, int64_t p1, const std::vector<ByteRun>& runs) {
+    map.write(p0, p1, runs, s);
+    writers.write(p0, p1, runs, serial);
+  });
 }
 
 void Interp::check_partition_rule(const Resolved& r, const char* role) {

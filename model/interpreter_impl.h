@@ -34,7 +34,20 @@ class Interp {
     size_t next = 0;
     const Loop* loop = nullptr;  // null for the kernel body
     int64_t value = 0, stop = 0, iteration = 0;
+    // Serial of the innermost affine-loop iteration in effect in this body (0: none), and, for
+    // an affine loop's frame, its loop instance and the serial in effect around it.
+    uint32_t serial = 0, instance = 0, outer_serial = 0;
   };
+  // One iteration of one execution (instance) of an affine loop, with the iteration of the
+  // enclosing affine loop it ran in: a write is tagged with it, and a read in a different
+  // iteration of a loop instance that also encloses the write is a carried dependency.
+  struct AffineIteration {
+    uint32_t instance = 0;
+    int64_t iteration = 0;
+    uint32_t parent = 0;
+    const Loop* loop = nullptr;
+  };
+  uint32_t new_iteration(uint32_t instance, int64_t iteration, uint32_t parent, const Loop* loop);
   const InstrStmt* advance(int core);
   void count_step();
   // --- scopes and lifetimes
@@ -42,11 +55,17 @@ class Interp {
   void exit_scope(int core, const std::vector<Stmt>& body);
   // --- access resolution and shadow checks
   Resolved resolve(int core, const Access& a, const char* role);
-  void check_read(const Resolved& r, const char* role);
+  // `carried`: whether the read must not see another iteration's write of an enclosing affine
+  // loop (false for a matmul accumulating into PSUM, the one allowed carried dependency).
+  void check_read(const Resolved& r, const char* role, bool carried = true);
+  void check_carried(const Resolved& r, const char* role);
+  template <class F>
+  void for_each_row_runs(const Resolved& r, F&& f);
   void mark_written(const Resolved& r);
   [[noreturn]] void fail_read(const Resolved& r, const char* role, int64_t partition, int64_t byte,
                               uint32_t found);
   ShadowMap& shadow(const Resolved& r);
+  ShadowMap& writer_map(const Resolved& r);
   uint32_t stamp(const Resolved& r) const;
   uint32_t new_lifetime(TensorId id);
   void check_partition_rule(const Resolved& r, const char* role);
@@ -71,7 +90,8 @@ class Interp {
   void exec(int core, const Memset& i);
   void exec(int core, const Reciprocal& i);
   // helpers for the ops
-  Resolved compute_operand(int core, const Access& a, const char* role, bool is_read);
+  Resolved compute_operand(int core, const Access& a, const char* role, bool is_read,
+                           bool carried = true);
   std::optional<ScalarArg> scalar_operand(int core, const Operand& o, const Resolved& dst,
                                           const char* role);
   void same_shape(const Resolved& a, const Resolved& b, const char* what);
@@ -97,6 +117,8 @@ class Interp {
   std::vector<std::vector<TensorId>> scope_buffers_;  // buffers declared in each scope
   std::vector<uint8_t> live_;                         // per core x tensor: buffer lifetime is open
   std::vector<Lifetime> lifetimes_;                   // indexed by stamp; [0] = never written
+  std::vector<AffineIteration> iterations_;           // indexed by serial; [0] = none
+  uint32_t loop_instances_ = 0;
   RunResult result_;
   // Context of the instance being executed, for error messages.
   const InstrStmt* current_ = nullptr;

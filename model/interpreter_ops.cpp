@@ -56,7 +56,8 @@ void Interp::execute(int core, const InstrStmt& s) {
   result_.instances++;
 }
 
-Resolved Interp::compute_operand(int core, const Access& a, const char* role, bool is_read) {
+Resolved Interp::compute_operand(int core, const Access& a, const char* role, bool is_read,
+                                 bool carried) {
   Resolved r = resolve(core, a, role);
   if (r.memory == Memory::HBM) {
     fail(CheckKind::engine_rule,
@@ -64,7 +65,7 @@ Resolved Interp::compute_operand(int core, const Access& a, const char* role, bo
   }
   check_partition_rule(r, role);
   check_free_limit(r, role);
-  if (is_read) check_read(r, role);
+  if (is_read) check_read(r, role, carried);
   return r;
 }
 
@@ -158,7 +159,8 @@ void Interp::exec(int core, const DmaCopy& i) {
 void Interp::exec(int core, const Matmul& i) {
   Resolved st = compute_operand(core, i.stationary, "stationary", true);
   Resolved mv = compute_operand(core, i.moving, "moving", true);
-  Resolved dst = compute_operand(core, i.dst, "matmul destination", i.accumulate);
+  Resolved dst = compute_operand(core, i.dst, "matmul destination", i.accumulate,
+                                 /*carried=*/false);  // PSUM += across iterations is allowed
   int64_t K = st.view.rows, M = st.view.free_elems(), N = mv.view.free_elems();
   if (mv.view.rows != K) {
     fail(CheckKind::shape_rule, "matmul contracts over partitions: stationary has " +

@@ -25,6 +25,8 @@ struct Lifetime {
 struct CoreState {
   HostMemory sbuf, psum;
   ShadowMap sbuf_shadow, psum_shadow;
+  // Which affine-loop iteration (Interp::AffineIteration serial, 0 = none) last wrote each byte.
+  ShadowMap sbuf_writer, psum_writer;
   std::vector<uint32_t> stamp;  // per tensor: the stamp of its current (or last) lifetime
   std::vector<float> act_regs;  // Scalar-engine accumulator registers, one per partition
   Env env;
@@ -34,6 +36,7 @@ struct CoreState {
 struct HbmState {
   std::vector<uint8_t> bytes;
   ShadowMap shadow;  // one partition; inputs start written
+  ShadowMap writer;  // affine-iteration serial of the last write (CoreState::sbuf_writer)
   uint32_t stamp = 0;
 };
 

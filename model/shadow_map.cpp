@@ -92,12 +92,15 @@ void ShadowMap::write(int64_t p0, int64_t p1, const std::vector<ByteRun>& runs, 
   merge_equal_bands(a, b);
 }
 
-std::optional<ShadowMap::Mismatch> ShadowMap::find_other(int64_t p0, int64_t p1,
-                                                         const std::vector<ByteRun>& runs,
-                                                         uint32_t stamp) const {
-  if (runs.empty() || p0 >= p1) return std::nullopt;
+// Calls visit(partition, byte, stamp) for each covered or uncovered piece of `runs` in
+// [p0, p1), in order (uncovered pieces have stamp 0), until visit returns true.
+template <class Visit>
+void ShadowMap::scan(int64_t p0, int64_t p1, const std::vector<ByteRun>& runs,
+                     Visit&& visit) const {
+  if (runs.empty() || p0 >= p1) return;
   for (size_t i = band_of(p0); i < bands_.size() && bands_[i].p0 < p1; ++i) {
     const auto& segs = bands_[i].segs;
+    const int64_t part = std::max(bands_[i].p0, p0);
     auto it = std::partition_point(segs.begin(), segs.end(),
                                    [&](const Segment& s) { return s.end <= runs.front().begin; });
     for (const ByteRun& run : runs) {
@@ -105,8 +108,10 @@ std::optional<ShadowMap::Mismatch> ShadowMap::find_other(int64_t p0, int64_t p1,
       while (it != segs.end() && it->end <= cur) ++it;
       while (cur < run.end) {
         const bool covered = it != segs.end() && it->begin <= cur;
-        if (!covered || it->stamp != stamp) {
-          return Mismatch{std::max(bands_[i].p0, p0), cur, covered ? it->stamp : 0};
+        if (visit(part, cur, covered ? it->stamp : 0u)) return;
+        if (!covered) {  // the gap ends where the next segment (or the run) begins
+          cur = it != segs.end() ? std::min(it->begin, run.end) : run.end;
+          continue;
         }
         cur = it->end;
         ++it;
@@ -115,7 +120,27 @@ std::optional<ShadowMap::Mismatch> ShadowMap::find_other(int64_t p0, int64_t p1,
       if (it != segs.begin() && std::prev(it)->end > run.end) --it;
     }
   }
-  return std::nullopt;
+}
+
+std::optional<ShadowMap::Mismatch> ShadowMap::find_other(int64_t p0, int64_t p1,
+                                                         const std::vector<ByteRun>& runs,
+                                                         uint32_t stamp) const {
+  std::optional<Mismatch> m;
+  scan(p0, p1, runs, [&](int64_t part, int64_t byte, uint32_t found) {
+    if (found != stamp) m = Mismatch{part, byte, found};
+    return m.has_value();
+  });
+  return m;
+}
+
+void ShadowMap::others(int64_t p0, int64_t p1, const std::vector<ByteRun>& runs, uint32_t stamp,
+                       std::vector<Mismatch>& out) const {
+  scan(p0, p1, runs, [&](int64_t part, int64_t byte, uint32_t found) {
+    const bool seen =
+        std::any_of(out.begin(), out.end(), [&](const Mismatch& m) { return m.found == found; });
+    if (found != stamp && !seen) out.push_back(Mismatch{part, byte, found});
+    return false;
+  });
 }
 
 ShadowMap::Gaps ShadowMap::unwritten(int64_t p, int64_t n) const {

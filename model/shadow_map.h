@@ -39,6 +39,11 @@ class ShadowMap {
   std::optional<Mismatch> find_other(int64_t p0, int64_t p1, const std::vector<ByteRun>& runs,
                                      uint32_t stamp) const;
 
+  // One Mismatch per distinct stamp other than `stamp` found in `runs` of [p0, p1) (its first
+  // location), appended to `out` unless `out` already holds that stamp.
+  void others(int64_t p0, int64_t p1, const std::vector<ByteRun>& runs, uint32_t stamp,
+              std::vector<Mismatch>& out) const;
+
   // Bytes of [0, n) in partition p that were never written: their count and the first one.
   struct Gaps {
     int64_t count = 0, first = -1;
@@ -57,6 +62,8 @@ class ShadowMap {
     int64_t p0;  // the band ends where the next one begins (or at partitions_)
     std::vector<Segment> segs;
   };
+  template <class Visit>
+  void scan(int64_t p0, int64_t p1, const std::vector<ByteRun>& runs, Visit&& visit) const;
   // Index of the band that starts at p, splitting the band containing p if needed.
   size_t split_at(int64_t p);
   size_t band_of(int64_t p) const;

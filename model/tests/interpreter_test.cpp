@@ -145,6 +145,85 @@ Program matmul_into(int64_t psum_col_offset, int64_t psum_cols) {
   return b.finish();
 }
 
+// acc[128, 64] += x tile i for each of N / 128 tiles, in SBUF, in a loop of the given kind.
+Program running_sum_kernel(LoopKind kind) {
+  Builder b("running_sum");
+  Expr N = b.param("N", 128, 1024, 128);
+  auto x = b.input("x", DType::fp32, {N, 64});
+  auto y = b.output("y", DType::fp32, {128, 64});
+  auto acc = b.sbuf("acc", DType::fp32, {128, 64});
+  b.memset(acc(), 0.0f);
+  auto body = [&](Expr i) {
+    auto t = b.sbuf("t", DType::fp32, {128, 64});
+    b.dma_copy(t(), x({ds(i * 128, 128), all()}));
+    b.tensor_tensor(acc(), acc(), t(), AluOp::add);
+  };
+  if (kind == LoopKind::affine)
+    b.affine_range("i", Expr::floordiv(N, 128), body);
+  else
+    b.sequential_range("i", Expr::floordiv(N, 128), body);
+  b.dma_copy(y(), acc());
+  return b.finish();
+}
+
+TEST(Interpreter, ACarriedDependencyInAnAffineLoopIsCaught) {
+  RunResult r = run(running_sum_kernel(LoopKind::affine), {{"N", 384}});
+  ASSERT_TRUE(r.error);
+  EXPECT_EQ(r.error->kind, CheckKind::carried_dependency);
+  // Iteration 1 is the first to read what another iteration (0) wrote.
+  EXPECT_EQ(r.error->loop_indices, (std::vector<std::pair<std::string, int64_t>>{{"i", 1}}));
+  EXPECT_NE(r.error->message.find("written by iteration 0 of affine loop 'i'"), std::string::npos)
+      << r.error->message;
+  // One iteration has nothing to depend on.
+  EXPECT_FALSE(run(running_sum_kernel(LoopKind::affine), {{"N", 128}}).error);
+}
+
+TEST(Interpreter, TheSameDependencyInASequentialLoopIsFine) {
+  RunResult r = run(running_sum_kernel(LoopKind::sequential), {{"N", 384}});
+  ASSERT_FALSE(r.error) << r.error->message;
+}
+
+TEST(Interpreter, PsumAccumulationAcrossAffineIterationsIsAllowed) {
+  // out[64, 64] = sum over k tiles of x_k^T x_k: the matmul accumulates in PSUM across an affine
+  // loop (the one carried dependency affine loops allow), then a copy reads it after the loop.
+  Builder b("psum_acc");
+  Expr N = b.param("N", 128, 1024, 128);
+  auto x = b.input("x", DType::fp32, {N, 64});
+  auto y = b.output("y", DType::fp32, {64, 64});
+  auto ps = b.psum("ps", DType::fp32, {64, 64});
+  b.memset(ps(), 0.0f);
+  b.affine_range("k", Expr::floordiv(N, 128), [&](Expr k) {
+    auto t = b.sbuf("t", DType::fp32, {128, 64});
+    b.dma_copy(t(), x({ds(k * 128, 128), all()}));
+    b.matmul(ps(), t(), t(), /*accumulate=*/true);
+  });
+  auto o = b.sbuf("o", DType::fp32, {64, 64});
+  b.tensor_copy(o(), ps());
+  b.dma_copy(y(), o());
+  RunResult r = run(b.finish(), {{"N", 384}});
+  ASSERT_FALSE(r.error) << r.error->message;
+}
+
+TEST(Interpreter, ReadsOfAnEnclosingIterationsWritesAreNotCarried) {
+  // Each outer iteration writes a row block, then an inner affine loop reads it in every inner
+  // iteration: a dependency on the enclosing iteration, not across iterations of one loop.
+  Builder b("nested");
+  Expr N = b.param("N", 128, 1024, 128);
+  auto x = b.input("x", DType::fp32, {N, 64});
+  auto y = b.output("y", DType::fp32, {N, 64});
+  b.affine_range("i", Expr::floordiv(N, 128), [&](Expr i) {
+    auto t = b.sbuf("t", DType::fp32, {128, 64});
+    b.dma_copy(t(), x({ds(i * 128, 128), all()}));
+    auto u = b.sbuf("u", DType::fp32, {128, 64});
+    b.affine_range("j", 2, [&](Expr j) {
+      b.activation(u({all(), ds(j * 32, 32)}), t({all(), ds(j * 32, 32)}), {.func = ActFunc::exp});
+    });
+    b.dma_copy(y({ds(i * 128, 128), all()}), u());
+  });
+  RunResult r = run(b.finish(), {{"N", 384}});
+  ASSERT_FALSE(r.error) << r.error->message;
+}
+
 TEST(Interpreter, MatmulTileCrossingAPsumBankIsRejected) {
   RunResult ok = run(matmul_into(512, 1024), {});
   EXPECT_FALSE(ok.error) << ok.error->message;

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <vector>
 
@@ -64,6 +65,24 @@ TEST(ShadowMap, MatchesATagPerByteUnderRandomWrites) {
         EXPECT_EQ(got->partition, want->partition) << "seed " << seed << " op " << op;
         EXPECT_EQ(got->byte, want->byte) << "seed " << seed << " op " << op;
         EXPECT_EQ(got->found, want->found) << "seed " << seed << " op " << op;
+      }
+      // others(): every distinct foreign stamp once, at its first byte in scan order.
+      std::vector<ShadowMap::Mismatch> want_all, got_all;
+      for (int64_t p = p0; p < p1; ++p) {
+        for (const auto& r : runs) {
+          for (int64_t b = r.begin; b < r.end; ++b) {
+            const uint32_t f = ref.at(p, b);
+            const bool seen =
+                std::any_of(want_all.begin(), want_all.end(),
+                            [&](const ShadowMap::Mismatch& m) { return m.found == f; });
+            if (f != stamp && !seen) want_all.push_back({p, b, f});
+          }
+        }
+      }
+      map.others(p0, p1, runs, stamp, got_all);
+      ASSERT_EQ(got_all.size(), want_all.size()) << "seed " << seed << " op " << op;
+      for (size_t k = 0; k < want_all.size(); ++k) {
+        EXPECT_EQ(got_all[k].found, want_all[k].found) << "seed " << seed << " op " << op;
       }
     }
     for (int64_t p = 0; p < parts; ++p) {
