@@ -14,17 +14,12 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// The oracle output and the kernel's tolerance for one input set: the exact oracle for small
-// problems; otherwise the fast oracle with its own bound added to the contract's.
-struct Reference {
-  oracle::OracleOutput out;
-  oracle::ErrorBound bound;
-  bool exact = false;
-};
+}  // namespace
 
-Reference reference(const oracle::PrecisionContract& ct, const oracle::AttentionSpec& spec,
-                    const oracle::AttentionInputs& in, double exact_max_macs) {
-  Reference r;
+OracleReference oracle_reference(const oracle::PrecisionContract& ct,
+                                 const oracle::AttentionSpec& spec,
+                                 const oracle::AttentionInputs& in, double exact_max_macs) {
+  OracleReference r;
   const double macs = 2.0 * static_cast<double>(spec.rows()) * static_cast<double>(spec.seqlen_kv) *
                       static_cast<double>(spec.d_head);
   r.exact = macs <= exact_max_macs;
@@ -37,7 +32,24 @@ Reference reference(const oracle::PrecisionContract& ct, const oracle::Attention
   return r;
 }
 
-}  // namespace
+CaseResult check_inputs(const Variant& v, const Program& program, const Options& options,
+                        const ParamValues& params, const oracle::AttentionSpec& spec,
+                        const oracle::AttentionInputs& in, const CheckOptions& opts) {
+  CaseResult c;
+  const RunResult run =
+      run_program(program, params, pack_inputs(v.layout, program, params, spec, in), opts.run);
+  if (run.error) {
+    c.run_error = *run.error;
+    return c;
+  }
+  const std::vector<double> got = unpack_output(v.layout, spec, run.outputs);
+  const OracleReference ref =
+      oracle_reference(v.contract(options), spec, in, opts.exact_oracle_max_macs);
+  c.exact_oracle = ref.exact;
+  c.comparison = oracle::compare(spec, got, ref.out, ref.bound, spec.output_dtype);
+  c.pass = c.comparison.pass;
+  return c;
+}
 
 CheckResult check_kernel(const Variant& v, const Program& program, const Options& options,
                          const ParamValues& params, const CheckOptions& opts) {
@@ -57,19 +69,12 @@ CheckResult check_kernel(const Variant& v, const Program& program, const Options
     c.distribution = oracle::distribution_name(dist);
     c.seed = opts.seed + static_cast<uint64_t>(n);
     const oracle::AttentionInputs in = oracle::generate_inputs(spec, dist, c.seed);
-    const RunResult run =
-        run_program(program, params, pack_inputs(v.layout, program, params, spec, in), opts.run);
-    if (run.error) {
-      c.run_error = *run.error;
-      res.worst_normalized = kInf;
-    } else {
-      const std::vector<double> got = unpack_output(v.layout, spec, run.outputs);
-      const Reference ref = reference(res.contract, spec, in, opts.exact_oracle_max_macs);
-      c.exact_oracle = ref.exact;
-      c.comparison = oracle::compare(spec, got, ref.out, ref.bound, spec.output_dtype);
-      c.pass = c.comparison.pass;
-      res.worst_normalized = std::fmax(res.worst_normalized, c.comparison.max_normalized);
-    }
+    CaseResult r = check_inputs(v, program, options, params, spec, in, opts);
+    r.distribution = std::move(c.distribution);
+    r.seed = c.seed;
+    c = std::move(r);
+    res.worst_normalized =
+        c.run_error ? kInf : std::fmax(res.worst_normalized, c.comparison.max_normalized);
     res.pass = res.pass && c.pass;
     res.cases.push_back(std::move(c));
   }

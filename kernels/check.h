@@ -45,6 +45,25 @@ struct CheckResult {
   nlohmann::json to_json() const;
 };
 
+// The oracle output for one input set and the tolerance of a kernel with contract `ct`: the
+// exact oracle when the problem has at most `exact_max_macs` multiply-adds, otherwise the fast
+// oracle with its own bound added to the contract's.
+struct OracleReference {
+  oracle::OracleOutput out;
+  oracle::ErrorBound bound;
+  bool exact = false;
+};
+OracleReference oracle_reference(const oracle::PrecisionContract& ct,
+                                 const oracle::AttentionSpec& spec,
+                                 const oracle::AttentionInputs& in, double exact_max_macs);
+
+// One input set: runs `program` on `in` (packed by v's layout) and compares its output with the
+// oracle under v's contract for `options`. `spec` is v.spec(options, params). Only opts.run and
+// opts.exact_oracle_max_macs are used. The returned case has empty distribution and seed 0.
+CaseResult check_inputs(const Variant& v, const Program& program, const Options& options,
+                        const ParamValues& params, const oracle::AttentionSpec& spec,
+                        const oracle::AttentionInputs& in, const CheckOptions& opts = {});
+
 // Runs `program` (normally v.build(options), or a rewrite parsed from .nkir that borrows v's
 // layout, spec and contract) at `params`. Throws InputError / std::invalid_argument on bad
 // params or a layout mismatch (usage errors), never for a failing kernel.
