@@ -1,0 +1,328 @@
+#include "properties/kernel_properties.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <optional>
+
+#include "kernels/check.h"
+#include "kernels/registry.h"
+#include "model/interpreter.h"
+
+namespace ncv::props {
+
+namespace {
+
+// Problems up to this many multiply-adds are compared with the exact (multiprecision) oracle,
+// larger ones with the fast oracle plus its certified bound: the exact oracle costs seconds at
+// the budget's largest shapes, and a property makes hundreds of comparisons.
+constexpr double kExactOracleMaxMacs = 2e5;
+
+// What one run of a kernel on one input set gave.
+struct Outcome {
+  std::optional<DynamicError> error;
+  std::vector<double> out;  // [B][H][Sq][d], unpacked by the layout
+  std::map<std::string, HostTensor> raw;
+};
+
+Outcome run_case(const KernelUnderTest& k, const KernelCase& c, const oracle::AttentionSpec& spec,
+                 const oracle::AttentionInputs& in) {
+  const Program& p = k.program(c.options);
+  RunResult r =
+      run_program(p, c.params, kernels::pack_inputs(k.variant->layout, p, c.params, spec, in));
+  Outcome o;
+  if (r.error) {
+    o.error = *r.error;
+    return o;
+  }
+  o.out = kernels::unpack_output(k.variant->layout, spec, r.outputs);
+  o.raw = std::move(r.outputs);
+  return o;
+}
+
+[[noreturn]] void fail(const KernelUnderTest& k, const KernelCase& c, const std::string& what) {
+  RC_LOG() << "kernel: " << k.name << "\ncase: " << c.describe()
+           << "\nreplay: " << check_command(k, c) << "\n";
+  RC_FAIL(k.name + ": " + what);
+}
+
+// The run, or a failure naming the model's dynamic error.
+Outcome run_or_fail(const KernelUnderTest& k, const KernelCase& c,
+                    const oracle::AttentionSpec& spec, const oracle::AttentionInputs& in,
+                    const char* which) {
+  Outcome o = run_case(k, c, spec, in);
+  if (o.error) fail(k, c, std::string(which) + " run: " + o.error->message);
+  return o;
+}
+
+oracle::AttentionSpec spec_of(const KernelUnderTest& k, const KernelCase& c) {
+  oracle::AttentionSpec s = k.variant->spec(c.options, c.params);
+  s.validate();
+  return s;
+}
+
+std::string at(const oracle::AttentionSpec& s, size_t x) {
+  const int64_t d = s.d_head, row = static_cast<int64_t>(x) / d;
+  const int64_t i = row % s.seqlen_q, h = row / s.seqlen_q % s.heads,
+                b = row / s.seqlen_q / s.heads;
+  return "out[b=" + std::to_string(b) + ", h=" + std::to_string(h) + ", i=" + std::to_string(i) +
+         ", c=" + std::to_string(static_cast<int64_t>(x) % d) + "]";
+}
+
+bool same_bits(double a, double b) {
+  return (std::isnan(a) && std::isnan(b)) || std::memcmp(&a, &b, sizeof a) == 0;
+}
+
+// A random permutation of [0, n) from a seed (Fisher-Yates over splitmix64).
+std::vector<int64_t> permutation(int64_t n, uint64_t seed) {
+  std::vector<int64_t> p(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) p[static_cast<size_t>(i)] = i;
+  uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (int64_t i = n - 1; i > 0; --i) {
+    uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    std::swap(p[static_cast<size_t>(i)], p[static_cast<size_t>(z % static_cast<uint64_t>(i + 1))]);
+  }
+  return p;
+}
+
+// Key row j of every (batch, kv head) moved to position perm^-1: new row j = old row perm[j].
+std::vector<double> permute_keys(const oracle::AttentionSpec& s, const std::vector<double>& x,
+                                 const std::vector<int64_t>& perm) {
+  std::vector<double> y(x.size());
+  for (int64_t b = 0; b < s.batch; ++b) {
+    for (int64_t g = 0; g < s.kv_heads; ++g) {
+      for (int64_t j = 0; j < s.seqlen_kv; ++j) {
+        for (int64_t c = 0; c < s.d_head; ++c) {
+          y[static_cast<size_t>(s.kv_index(b, g, j, c))] =
+              x[static_cast<size_t>(s.kv_index(b, g, perm[static_cast<size_t>(j)], c))];
+        }
+      }
+    }
+  }
+  return y;
+}
+
+// Sum, min and max of V column c over the visible keys of every output row, from prefix
+// statistics (masks here make the visible keys a range; a prefix [0, e) is O(1), any other range
+// is summed directly). f(x, sum, min, max, count) per output element x.
+template <class F>
+void for_each_visible_column(const oracle::AttentionSpec& s, const std::vector<double>& v, F&& f) {
+  const int64_t S = s.seqlen_kv, d = s.d_head;
+  std::vector<double> psum(static_cast<size_t>(S)), pmin(psum.size()), pmax(psum.size());
+  std::vector<int64_t> keys;
+  for (int64_t b = 0; b < s.batch; ++b) {
+    for (int64_t h = 0; h < s.heads; ++h) {
+      const int64_t g = s.kv_head_of(h);
+      for (int64_t c = 0; c < d; ++c) {
+        auto val = [&](int64_t j) { return v[static_cast<size_t>(s.kv_index(b, g, j, c))]; };
+        for (int64_t j = 0; j < S; ++j) {
+          const double x = val(j);
+          const size_t u = static_cast<size_t>(j);
+          psum[u] = j ? psum[u - 1] + x : x;
+          pmin[u] = j ? std::min(pmin[u - 1], x) : x;
+          pmax[u] = j ? std::max(pmax[u - 1], x) : x;
+        }
+        for (int64_t i = 0; i < s.seqlen_q; ++i) {
+          const size_t x = static_cast<size_t>(((b * s.heads + h) * s.seqlen_q + i) * d + c);
+          const auto range = s.visible_range(b, i);
+          if (range && range->first == 0 && range->second > 0) {
+            const size_t e = static_cast<size_t>(range->second - 1);
+            f(x, psum[e], pmin[e], pmax[e], range->second);
+            continue;
+          }
+          s.visible_keys(b, i, keys);
+          double sum = 0, lo = 0, hi = 0;  // a fully masked row's documented result is 0
+          for (size_t n = 0; n < keys.size(); ++n) {
+            const double y = val(keys[n]);
+            sum += y;
+            lo = n ? std::min(lo, y) : y;
+            hi = n ? std::max(hi, y) : y;
+          }
+          f(x, sum, lo, hi, static_cast<int64_t>(keys.size()));
+        }
+      }
+    }
+  }
+}
+
+bool causal_fixed(const KernelUnderTest& k) {
+  auto it = k.fixed.find("use_causal_mask");
+  return it != k.fixed.end() && it->second == "true";
+}
+
+}  // namespace
+
+void prop_matches_oracle(const KernelUnderTest& k, const Budget& b) {
+  const KernelCase c = *gen_case(k, b);
+  const oracle::AttentionSpec spec = spec_of(k, c);
+  const oracle::AttentionInputs in = make_values(spec, c.values);
+  kernels::CheckOptions opts;
+  opts.exact_oracle_max_macs = kExactOracleMaxMacs;
+  const kernels::CaseResult r =
+      kernels::check_inputs(*k.variant, k.program(c.options), c.options, c.params, spec, in, opts);
+  if (r.run_error) fail(k, c, "model error: " + r.run_error->message);
+  if (!r.pass) fail(k, c, "outside the contract's bound: " + r.comparison.one_line());
+}
+
+void prop_v_scaling_is_exact(const KernelUnderTest& k, const Budget& b) {
+  // No subnormal values (their products do not scale exactly) and no huge logits (whose tiny
+  // probabilities are subnormal).
+  const KernelCase c =
+      *gen_case(k, b,
+                {ValueKind::uniform, ValueKind::normal, ValueKind::constant_rows, ValueKind::spike,
+                 ValueKind::fp16_bits, ValueKind::fp8_e4m3_bits, ValueKind::zero_q});
+  const int e = *rc::gen::element(1, -1, 2, -2, 3, -3);
+  const oracle::AttentionSpec spec = spec_of(k, c);
+  const oracle::AttentionInputs in = make_values(spec, c.values);
+  oracle::AttentionInputs scaled = in;
+  for (double& v : scaled.v) v = std::ldexp(v, e);
+  const Outcome a = run_or_fail(k, c, spec, in, "original");
+  const Outcome s = run_or_fail(k, c, spec, scaled, "V-scaled");
+  for (size_t x = 0; x < a.out.size(); ++x) {
+    const double want = std::ldexp(a.out[x], e);
+    if (!same_bits(s.out[x], want)) {
+      fail(k, c,
+           "V * 2^" + std::to_string(e) + " gave " + std::to_string(s.out[x]) + " at " +
+               at(spec, x) + ", not " + std::to_string(want) + " (= 2^" + std::to_string(e) +
+               " * " + std::to_string(a.out[x]) + ")");
+    }
+  }
+}
+
+void prop_kv_permutation_invariant(const KernelUnderTest& k, const Budget& b) {
+  if (causal_fixed(k)) RC_SUCCEED("causal kernel: key order matters");
+  const KernelCase c = *gen_case(k, b, {}, {{"use_causal_mask", "false"}});
+  const oracle::AttentionSpec spec = spec_of(k, c);
+  if (spec.mask.kind != oracle::MaskKind::none) RC_SUCCEED("masked: key order matters");
+  const uint64_t seed = *rc::gen::inRange<uint64_t>(0, 1u << 20);
+  const oracle::AttentionInputs in = make_values(spec, c.values);
+  const std::vector<int64_t> perm = permutation(spec.seqlen_kv, seed);
+  oracle::AttentionInputs moved = in;
+  moved.k = permute_keys(spec, in.k, perm);
+  moved.v = permute_keys(spec, in.v, perm);
+  const Outcome a = run_or_fail(k, c, spec, in, "original");
+  const Outcome m = run_or_fail(k, c, spec, moved, "permuted");
+  const oracle::PrecisionContract ct = k.variant->contract(c.options);
+  const kernels::OracleReference ra = kernels::oracle_reference(ct, spec, in, kExactOracleMaxMacs);
+  const kernels::OracleReference rm =
+      kernels::oracle_reference(ct, spec, moved, kExactOracleMaxMacs);
+  for (size_t x = 0; x < a.out.size(); ++x) {
+    const double tol = ra.bound.bound[x] + rm.bound.bound[x];
+    if (!(std::fabs(a.out[x] - m.out[x]) <= tol)) {
+      fail(k, c,
+           "permuting keys and values (seed " + std::to_string(seed) + ") moved " + at(spec, x) +
+               " from " + std::to_string(a.out[x]) + " to " + std::to_string(m.out[x]) +
+               ", more than the two bounds " + std::to_string(tol));
+    }
+  }
+}
+
+void prop_inside_convex_hull(const KernelUnderTest& k, const Budget& b) {
+  const KernelCase c = *gen_case(k, b);
+  const oracle::AttentionSpec spec = spec_of(k, c);
+  const oracle::AttentionInputs in = make_values(spec, c.values);
+  const Outcome o = run_or_fail(k, c, spec, in, "the");
+  const kernels::OracleReference ref =
+      kernels::oracle_reference(k.variant->contract(c.options), spec, in, kExactOracleMaxMacs);
+  for_each_visible_column(spec, in.v, [&](size_t x, double, double lo, double hi, int64_t) {
+    const double tol = ref.bound.bound[x];
+    if (!(o.out[x] >= lo - tol && o.out[x] <= hi + tol)) {
+      fail(k, c,
+           at(spec, x) + " = " + std::to_string(o.out[x]) + " is outside the visible V column's [" +
+               std::to_string(lo) + ", " + std::to_string(hi) + "] by more than the bound " +
+               std::to_string(tol));
+    }
+  });
+}
+
+void prop_zero_q_gives_mean(const KernelUnderTest& k, const Budget& b) {
+  const KernelCase c = *gen_case(k, b, {ValueKind::zero_q});
+  const oracle::AttentionSpec spec = spec_of(k, c);
+  const oracle::AttentionInputs in = make_values(spec, c.values);
+  const Outcome o = run_or_fail(k, c, spec, in, "the");
+  const kernels::OracleReference ref =
+      kernels::oracle_reference(k.variant->contract(c.options), spec, in, kExactOracleMaxMacs);
+  for_each_visible_column(spec, in.v, [&](size_t x, double sum, double, double, int64_t n) {
+    const double mean = n == 0 ? 0.0 : sum / static_cast<double>(n);
+    const double tol = ref.bound.bound[x];
+    if (!(std::fabs(o.out[x] - mean) <= tol)) {
+      fail(k, c,
+           "with q = 0, " + at(spec, x) + " = " + std::to_string(o.out[x]) +
+               " but the mean of its " + std::to_string(n) + " visible V rows is " +
+               std::to_string(mean) + " (bound " + std::to_string(tol) + ")");
+    }
+  });
+}
+
+void prop_deterministic(const KernelUnderTest& k, const Budget& b) {
+  Budget small = b;
+  small.max_seqlen = std::min<int64_t>(b.max_seqlen, 256);
+  const KernelCase c = *gen_case(k, small);
+  const oracle::AttentionSpec spec = spec_of(k, c);
+  const oracle::AttentionInputs in = make_values(spec, c.values);
+  const Outcome first = run_or_fail(k, c, spec, in, "first");
+  for (int n = 1; n < 10; ++n) {
+    const Outcome again = run_or_fail(k, c, spec, in, "repeated");
+    for (const auto& [name, t] : first.raw) {
+      if (again.raw.at(name).bytes != t.bytes) {
+        fail(k, c,
+             "run " + std::to_string(n + 1) + " of 10 gave other bits in output '" + name +
+                 "' than run 1");
+      }
+    }
+  }
+}
+
+void prop_matches_predecessor(const KernelUnderTest& k, const Budget& b) {
+  // A catalogue entry is a rewrite of its base kernel that does not claim bit-identity.
+  const kernels::Variant* pred = k.is_bug ? k.variant : kernels::find_variant(k.variant->rewrites);
+  if (!pred) RC_SUCCEED("an original kernel: nothing to compare with");
+  const bool bitwise = !k.is_bug && k.variant->same_numerics_as_predecessor;
+  const KernelCase c = *gen_case(k, b);
+  kernels::Options po;
+  for (const kernels::OptionSpec& o : pred->options) {
+    if (c.options.count(o.name)) po[o.name] = c.options.at(o.name);
+  }
+  po = pred->resolve(po);
+  const oracle::AttentionSpec spec = spec_of(k, c);
+  const oracle::AttentionInputs in = make_values(spec, c.values);
+  const Outcome mine = run_or_fail(k, c, spec, in, "the rewrite's");
+  KernelUnderTest pk = registered_kernel(pred->name);
+  KernelCase pc = c;
+  pc.options = po;
+  const Outcome theirs = run_or_fail(pk, pc, pred->spec(po, c.params), in, "the predecessor's");
+  const kernels::OracleReference rm =
+      kernels::oracle_reference(k.variant->contract(c.options), spec, in, kExactOracleMaxMacs);
+  const kernels::OracleReference rp =
+      kernels::oracle_reference(pred->contract(po), spec, in, kExactOracleMaxMacs);
+  for (size_t x = 0; x < mine.out.size(); ++x) {
+    const bool ok =
+        bitwise ? same_bits(mine.out[x], theirs.out[x])
+                : std::fabs(mine.out[x] - theirs.out[x]) <= rm.bound.bound[x] + rp.bound.bound[x];
+    if (!ok) {
+      fail(k, c,
+           std::string(bitwise ? "claims the numerics of '" : "differs from '") + pred->name +
+               "' at " + at(spec, x) + ": " + std::to_string(mine.out[x]) + " vs " +
+               std::to_string(theirs.out[x]) +
+               (bitwise ? " (not bit-identical)" : " (more than the two contracts' bounds)"));
+    }
+  }
+}
+
+const std::vector<KernelProperty>& kernel_properties() {
+  static const std::vector<KernelProperty> all = {
+      {"matches_oracle", prop_matches_oracle},
+      {"v_scaling_is_exact", prop_v_scaling_is_exact},
+      {"kv_permutation_invariant", prop_kv_permutation_invariant},
+      {"inside_convex_hull", prop_inside_convex_hull},
+      {"zero_q_gives_mean", prop_zero_q_gives_mean},
+      {"deterministic", prop_deterministic},
+      {"matches_predecessor", prop_matches_predecessor},
+  };
+  return all;
+}
+
+}  // namespace ncv::props
