@@ -9,12 +9,15 @@
 //   out    = p @ v
 //
 // is lowered on its own: one loop nest over 128-row tiles that loads its inputs from HBM, computes,
-// and stores its result to HBM. The [S, S] score matrix and each softmax stage are materialised in
-// HBM scratch tensors; nothing is fused across ops and nothing is kept on chip between passes.
-// It is the slow baseline the fused NKI kernels are measured against (the re:Invent talk cites a
-// 6-8x end-to-end gap to the NKI flash kernel). The only fusion is inside one op: the scale is
-// applied to the q tile in the QK^T matmul pass, and `exp(scores - m)` is one ScalarE activation
-// (func(x + bias)), as torch's exp-of-difference lowers to the activation's free affine prologue.
+// and stores its result to HBM. Like an eager lowering it takes any seqlen in [1, 8192]: the
+// query and key axes are cut into ceil(S / 128) tiles, the last one partial (S - 128 * (tiles - 1)
+// rows or keys), and every stage works on the top-left corner of its on-chip tiles. The [S, S]
+// score matrix and each softmax stage are materialised in HBM scratch tensors; nothing is fused
+// across ops and nothing is kept on chip between passes. It is the slow baseline the fused NKI
+// kernels are measured against (the re:Invent talk cites a 6-8x end-to-end gap to the NKI flash
+// kernel). The only fusion is inside one op: the scale is applied to the q tile in the QK^T matmul
+// pass, and `exp(scores - m)` is one ScalarE activation (func(x + bias)), as torch's
+// exp-of-difference lowers to the activation's free affine prologue.
 //
 // Dtypes (chosen to match eager PyTorch, as Hugging Face's eager_attention_forward writes it:
 // `softmax(scores, dim=-1, dtype=torch.float32).to(q.dtype)`):
@@ -38,7 +41,7 @@ namespace ncv::kernels {
 
 namespace {
 
-constexpr int64_t kRows = 128;      // rows per tile (partitions)
+constexpr int64_t kRows = 128;      // query rows per tile (partitions)
 constexpr int64_t kKeyChunk = 512;  // keys per QK^T matmul (one fp32 PSUM bank)
 constexpr int64_t kKeyTile = 128;   // keys per PV matmul (the transposed probs tile)
 // The NKI kernels' stand-in for -inf ("similar to what neuronx-cc uses"); exact in bf16.
@@ -49,13 +52,35 @@ DType coarser(DType a, DType b) {
   return (a == DType::bf16 || b == DType::bf16) ? DType::bf16 : DType::fp32;
 }
 
+// Tiles of `width` covering an axis of `length`: ceil(length / width). An eager lowering handles
+// any sequence length, so the last tile is partial when `width` does not divide `length`.
+Expr tile_count(Expr length, int64_t width) {
+  return Expr::floordiv(length + (width - 1), width);
+}
+
+// The extent of tile `t`: `width`, or what is left of the axis for the partial last tile.
+Expr tile_extent(Expr length, Expr t, int64_t width) {
+  return Expr::min(Expr(width), length - t * width);
+}
+
+// The first `n` partitions of a 2-D on-chip tile, every column. Partial tiles always start at
+// partition 0, the start every partition count allows (facts §2 "Partition constraints").
+Access top_rows(const TensorRef& tile, Expr n) {
+  return tile({ds(0, n), all()});
+}
+
+// The top-left [rows, cols] corner of a 2-D on-chip tile.
+Access corner(const TensorRef& tile, Expr rows, Expr cols) {
+  return tile({ds(0, rows), ds(0, cols)});
+}
+
 Program build_naive_attention(const Options& o) {
   const bool causal = option_flag(o, "use_causal_mask");
   const DType kd = option_dtype(o);  // inputs, scores, output
   const DType pe = pe_dtype(o);      // Tensor-engine operands
 
   Builder b("naive_attention");
-  Expr S = b.param("seqlen", 128, 8192, 128);
+  Expr S = b.param("seqlen", 1, 8192);
   Expr d = b.param("d_head", 1, 128);
   auto q = b.input("q", kd, {S, d});
   auto k = b.input("k", kd, {S, d});
@@ -71,31 +96,38 @@ Program build_naive_attention(const Options& o) {
   auto probs = b.scratch("probs", sm, {S, S});
   auto probs_kd = kd == sm ? probs : b.scratch("probs_cast", kd, {S, S});
 
-  const Expr q_tiles = Expr::floordiv(S, kRows);
-  const Expr key_chunks = Expr::floordiv(S + (kKeyChunk - 1), kKeyChunk);
-  const Expr key_tiles = Expr::floordiv(S, kKeyTile);
-  auto rows = [&](Expr i) { return ds(i * kRows, kRows); };
-  // Keys of chunk j: 512 wide, the last one S % 512 (when nonzero) wide.
-  auto chunk_width = [&](Expr j) { return Expr::min(Expr(kKeyChunk), S - j * kKeyChunk); };
+  // Every pass walks the query rows in 128-row tiles (one row per partition; at most 128
+  // partitions, facts §2), the last one `rows_of(i)` = S - 128 i rows when 128 does not divide S.
+  const Expr q_tiles = tile_count(S, kRows);
+  const Expr key_chunks = tile_count(S, kKeyChunk);
+  const Expr key_tiles = tile_count(S, kKeyTile);
+  auto rows_of = [&](Expr i) { return tile_extent(S, i, kRows); };
+  auto chunk_width = [&](Expr j) { return tile_extent(S, j, kKeyChunk); };
+  auto keys_of = [&](Expr t) { return tile_extent(S, t, kKeyTile); };
+  // The rows of q tile i in an HBM tensor.
+  auto rows = [&](Expr i) { return ds(i * kRows, rows_of(i)); };
 
-  // Pass 1 — `scores = (q * 0.125) @ k.T` (torch.matmul after the scalar multiply): per 128-row q
-  // tile, q loaded transposed [d, 128] and cast to the pe dtype, scaled by 0.125 (exact: a power
-  // of two); per chunk of up to 512 keys, k loaded transposed [d, w], one matmul into fp32 PSUM,
-  // evicted in the intermediate dtype and stored.
+  // Pass 1 — `scores = (q * 0.125) @ k.T` (torch.matmul after the scalar multiply): per q tile of
+  // r <= 128 rows, q loaded transposed [d, r] and cast to the pe dtype, scaled by 0.125 (exact: a
+  // power of two); per chunk of w <= 512 keys, k loaded transposed [d, w], one matmul into fp32
+  // PSUM (K = d <= 128, M = r <= 128, N = w <= 512: facts §2 Tensor Engine limits, and w fp32 fit
+  // one 2 KiB PSUM bank), evicted in the intermediate dtype and stored.
   b.affine_range("i1", q_tiles, [&](Expr i) {
+    Expr r = rows_of(i);
     auto q_t = b.sbuf("p1_q_t", pe, {d, kRows});
     auto q_s = b.sbuf("p1_q_scaled", pe, {d, kRows});
-    b.dma_copy(q_t(), transposed(q({rows(i), all()})));
-    b.tensor_scalar(q_s(), q_t(), AluOp::multiply, Imm{static_cast<float>(kSdSoftmaxScale)});
+    b.dma_copy(q_t({all(), ds(0, r)}), transposed(q({rows(i), all()})));
+    b.tensor_scalar(q_s({all(), ds(0, r)}), q_t({all(), ds(0, r)}), AluOp::multiply,
+                    Imm{static_cast<float>(kSdSoftmaxScale)});
     b.affine_range("j1", key_chunks, [&](Expr j) {
       Expr w = chunk_width(j);
       auto k_t = b.sbuf("p1_k_t", pe, {d, kKeyChunk}, {.bufs = 2});
       auto s_ps = b.psum("p1_scores_psum", DType::fp32, {kRows, kKeyChunk}, {.bufs = 2});
       auto s_sb = b.sbuf("p1_scores", kd, {kRows, kKeyChunk}, {.bufs = 2});
       b.dma_copy(k_t({all(), ds(0, w)}), transposed(k({ds(j * kKeyChunk, w), all()})), 1);
-      b.matmul(s_ps({all(), ds(0, w)}), q_s(), k_t({all(), ds(0, w)}));
-      b.tensor_copy(s_sb({all(), ds(0, w)}), s_ps({all(), ds(0, w)}));
-      b.dma_copy(scores({rows(i), ds(j * kKeyChunk, w)}), s_sb({all(), ds(0, w)}), 2);
+      b.matmul(corner(s_ps, r, w), q_s({all(), ds(0, r)}), k_t({all(), ds(0, w)}));
+      b.tensor_copy(corner(s_sb, r, w), corner(s_ps, r, w));
+      b.dma_copy(scores({rows(i), ds(j * kKeyChunk, w)}), corner(s_sb, r, w), 2);
     });
   });
 
@@ -104,100 +136,111 @@ Program build_naive_attention(const Options& o) {
   // tile is skipped: eager attention computes and masks the whole [S, S] matrix.
   if (causal) {
     b.affine_range("i2", q_tiles, [&](Expr i) {
+      Expr r = rows_of(i);
       b.affine_range("j2", key_chunks, [&](Expr j) {
         Expr w = chunk_width(j);
         auto s_in = b.sbuf("p2_scores", kd, {kRows, kKeyChunk}, {.bufs = 2});
         auto s_out = b.sbuf("p2_masked", kd, {kRows, kKeyChunk}, {.bufs = 2});
-        b.dma_copy(s_in({all(), ds(0, w)}), scores({rows(i), ds(j * kKeyChunk, w)}));
-        b.affine_select(s_out({all(), ds(0, w)}), s_in({all(), ds(0, w)}),
-                        i * kRows - j * kKeyChunk, 1, {-1}, CmpOp::ge, kMaskValue);
-        b.dma_copy(masked({rows(i), ds(j * kKeyChunk, w)}), s_out({all(), ds(0, w)}), 2);
+        b.dma_copy(corner(s_in, r, w), scores({rows(i), ds(j * kKeyChunk, w)}));
+        b.affine_select(corner(s_out, r, w), corner(s_in, r, w), i * kRows - j * kKeyChunk, 1, {-1},
+                        CmpOp::ge, kMaskValue);
+        b.dma_copy(masked({rows(i), ds(j * kKeyChunk, w)}), corner(s_out, r, w), 2);
       });
     });
   }
 
   // Pass 3 — `m = scores.amax(-1, keepdim=True)` (the first stage of the fp32 softmax): per q
-  // tile, the [128, S] row block in, one max reduction, the [128, 1] fp32 column out.
+  // tile, the [r, S] row block in, one max reduction, the [r, 1] fp32 column out.
   b.affine_range("i3", q_tiles, [&](Expr i) {
+    Expr r = rows_of(i);
     auto s = b.sbuf("p3_scores", kd, {kRows, S}, {.bufs = 2});
     auto m = b.sbuf("p3_row_max", sm, {kRows, 1});
-    b.dma_copy(s(), masked({rows(i), all()}));
-    b.tensor_reduce(m(), s(), AluOp::max);
-    b.dma_copy(row_max({rows(i), all()}), m(), 2);
+    b.dma_copy(top_rows(s, r), masked({rows(i), all()}));
+    b.tensor_reduce(top_rows(m, r), top_rows(s, r), AluOp::max);
+    b.dma_copy(row_max({rows(i), all()}), top_rows(m, r), 2);
   });
 
   // Pass 4 — `e = torch.exp(scores - m)`: per q tile, the row block and its max in; one exp
   // activation exp(x + (-m)) over the whole block; the fp32 block out.
   b.affine_range("i4", q_tiles, [&](Expr i) {
+    Expr r = rows_of(i);
     auto s = b.sbuf("p4_scores", kd, {kRows, S}, {.bufs = 2});
     auto m = b.sbuf("p4_row_max", sm, {kRows, 1});
     auto neg_m = b.sbuf("p4_neg_max", DType::fp32, {kRows, 1});
     auto e = b.sbuf("p4_exp", sm, {kRows, S}, {.bufs = 2});
-    b.dma_copy(s(), masked({rows(i), all()}));
-    b.dma_copy(m(), row_max({rows(i), all()}), 1);
-    b.tensor_scalar(neg_m(), m(), AluOp::multiply, Imm{-1.0f});
-    b.activation(e(), s(), {.func = ActFunc::exp, .bias = neg_m()});
-    b.dma_copy(exp_hbm({rows(i), all()}), e(), 2);
+    b.dma_copy(top_rows(s, r), masked({rows(i), all()}));
+    b.dma_copy(top_rows(m, r), row_max({rows(i), all()}), 1);
+    b.tensor_scalar(top_rows(neg_m, r), top_rows(m, r), AluOp::multiply, Imm{-1.0f});
+    b.activation(top_rows(e, r), top_rows(s, r),
+                 {.func = ActFunc::exp, .bias = top_rows(neg_m, r)});
+    b.dma_copy(exp_hbm({rows(i), all()}), top_rows(e, r), 2);
   });
 
   // Pass 5 — `l = e.sum(-1, keepdim=True)`: per q tile, the exp block in, one add reduction
-  // (sequential, fp32), the [128, 1] fp32 sum out.
+  // (sequential, fp32), the [r, 1] fp32 sum out.
   b.affine_range("i5", q_tiles, [&](Expr i) {
+    Expr r = rows_of(i);
     auto e = b.sbuf("p5_exp", sm, {kRows, S}, {.bufs = 2});
     auto l = b.sbuf("p5_row_sum", sm, {kRows, 1});
-    b.dma_copy(e(), exp_hbm({rows(i), all()}));
-    b.tensor_reduce(l(), e(), AluOp::add);
-    b.dma_copy(row_sum({rows(i), all()}), l(), 2);
+    b.dma_copy(top_rows(e, r), exp_hbm({rows(i), all()}));
+    b.tensor_reduce(top_rows(l, r), top_rows(e, r), AluOp::add);
+    b.dma_copy(row_sum({rows(i), all()}), top_rows(l, r), 2);
   });
 
   // Pass 6 — `p = e / l`: per q tile, the exp block and its sum in, one divide by the
   // per-partition column, the normalised probabilities out (normalised before PV: eager order).
   b.affine_range("i6", q_tiles, [&](Expr i) {
+    Expr r = rows_of(i);
     auto e = b.sbuf("p6_exp", sm, {kRows, S}, {.bufs = 2});
     auto l = b.sbuf("p6_row_sum", sm, {kRows, 1});
     auto p = b.sbuf("p6_probs", sm, {kRows, S}, {.bufs = 2});
-    b.dma_copy(e(), exp_hbm({rows(i), all()}));
-    b.dma_copy(l(), row_sum({rows(i), all()}), 1);
-    b.tensor_scalar(p(), e(), AluOp::divide, l());
-    b.dma_copy(probs({rows(i), all()}), p(), 2);
+    b.dma_copy(top_rows(e, r), exp_hbm({rows(i), all()}));
+    b.dma_copy(top_rows(l, r), row_sum({rows(i), all()}), 1);
+    b.tensor_scalar(top_rows(p, r), top_rows(e, r), AluOp::divide, top_rows(l, r));
+    b.dma_copy(probs({rows(i), all()}), top_rows(p, r), 2);
   });
 
   // Pass 6b — `p = p.to(q.dtype)` (bf16 inputs only): per q tile, the fp32 probs in, one cast
   // copy, the probs in the dtype option out.
   if (kd != sm) {
     b.affine_range("i6b", q_tiles, [&](Expr i) {
+      Expr r = rows_of(i);
       auto p = b.sbuf("p6b_probs", sm, {kRows, S}, {.bufs = 2});
       auto p_kd = b.sbuf("p6b_probs_cast", kd, {kRows, S}, {.bufs = 2});
-      b.dma_copy(p(), probs({rows(i), all()}));
-      b.tensor_copy(p_kd(), p());
-      b.dma_copy(probs_kd({rows(i), all()}), p_kd(), 2);
+      b.dma_copy(top_rows(p, r), probs({rows(i), all()}));
+      b.tensor_copy(top_rows(p_kd, r), top_rows(p, r));
+      b.dma_copy(probs_kd({rows(i), all()}), top_rows(p_kd, r), 2);
     });
   }
 
-  // Pass 7 — `out = p @ v` (torch.matmul): per q tile, one PSUM accumulation group over the
-  // 128-key tiles. Each probs tile [128 q, 128 k] is loaded (cast to the pe dtype), transposed on
-  // the Tensor engine to [128 k, 128 q] and copied back to SBUF as the stationary operand; the v
-  // tile [128 k, d] is the moving one; the fp32 result is evicted in the output dtype and stored.
+  // Pass 7 — `out = p @ v` (torch.matmul): per q tile of r rows, one PSUM accumulation group over
+  // the key tiles of c <= 128 keys (the last one partial). Each probs tile [r q, c k] is loaded
+  // (cast to the pe dtype), transposed on the Tensor engine to [c k, r q] (at most 128x128, facts
+  // §3 nc_transpose) and copied back to SBUF as the stationary operand; the v tile [c k, d] is the
+  // moving one (K = c, M = r, N = d, all <= 128); the fp32 result is evicted in the output dtype
+  // and stored. When S <= 128 the peeled first step is the whole group.
   b.affine_range("i7", q_tiles, [&](Expr i) {
+    Expr r = rows_of(i);
     auto acc = b.psum("p7_out_psum", DType::fp32, {kRows, d});
     auto pv_step = [&](Expr t, bool accumulate) {
+      Expr c = keys_of(t);
       const BufferOptions rot{.bufs = accumulate ? 2 : 1};  // rotate inside the key loop
       auto p_sb = b.sbuf(accumulate ? "p7_probs" : "p7_probs0", pe, {kRows, kKeyTile}, rot);
       auto p_tp = b.psum(accumulate ? "p7_probs_t_psum" : "p7_probs_t_psum0", DType::fp32,
                          {kKeyTile, kRows}, rot);
       auto p_t = b.sbuf(accumulate ? "p7_probs_t" : "p7_probs_t0", pe, {kKeyTile, kRows}, rot);
       auto v_sb = b.sbuf(accumulate ? "p7_v" : "p7_v0", pe, {kKeyTile, d}, rot);
-      b.dma_copy(p_sb(), probs_kd({rows(i), ds(t * kKeyTile, kKeyTile)}));
-      b.dma_copy(v_sb(), v({ds(t * kKeyTile, kKeyTile), all()}), 1);
-      b.transpose(p_tp(), p_sb());
-      b.tensor_copy(p_t(), p_tp());
-      b.matmul(acc(), p_t(), v_sb(), accumulate);
+      b.dma_copy(corner(p_sb, r, c), probs_kd({rows(i), ds(t * kKeyTile, c)}));
+      b.dma_copy(top_rows(v_sb, c), v({ds(t * kKeyTile, c), all()}), 1);
+      b.transpose(corner(p_tp, c, r), corner(p_sb, r, c));
+      b.tensor_copy(corner(p_t, c, r), corner(p_tp, c, r));
+      b.matmul(top_rows(acc, r), corner(p_t, c, r), top_rows(v_sb, c), accumulate);
     };
     pv_step(Expr(0), false);
     b.affine_range("t7", 1, key_tiles, 1, [&](Expr t) { pv_step(t, true); });
     auto o_sb = b.sbuf("p7_out", kd, {kRows, d});
-    b.tensor_copy(o_sb(), acc());
-    b.dma_copy(out({rows(i), all()}), o_sb(), 2);
+    b.tensor_copy(top_rows(o_sb, r), top_rows(acc, r));
+    b.dma_copy(out({rows(i), all()}), top_rows(o_sb, r), 2);
   });
 
   return b.finish();
@@ -238,7 +281,8 @@ Variant naive_attention_variant() {
       "layout after attn_fwd_v3, aws-neuron/nki-samples "
       "tutorials/attention_fwd_performance/attention_kernels.py @8370e11)";
   v.summary =
-      "Separate passes over 128-row tiles, each from HBM to HBM: QK^T matmul (scale on q), "
+      "Separate passes over 128-row tiles (the last one partial when 128 does not divide "
+      "seqlen), each from HBM to HBM: QK^T matmul (scale on q), "
       "causal mask, row max, exp(s - max), row sum, division by the sum, cast of the probs to "
       "the input dtype, and PV with the probs transposed on the Tensor engine; the [S, S] "
       "scores, masked scores, exp and probs are HBM scratch tensors.";

@@ -1,8 +1,9 @@
 // naive_attention (eager attention, every stage in HBM): metadata, the materialised HBM
 // intermediates, .nkir round trips for every option combination, `check` against the oracle at
-// small shapes, bit-for-bit agreement with the contract reference (the contract is exact for
-// mixed precision fp32), capacity at the largest seqlen, and broken copies (causal mask off by
-// one, P not normalised) that must fail.
+// small shapes and at seqlens that are not multiples of 128 (a partial last tile), bit-for-bit
+// agreement with the contract reference (the contract is exact for mixed precision fp32), capacity
+// at the largest seqlens, and broken copies (causal mask off by one, P not normalised, the partial
+// tail tile ignored) that must fail.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -10,6 +11,7 @@
 
 #include "kernels/check.h"
 #include "kernels/families.h"
+#include "model/dynamic_error.h"
 #include "model/interpreter.h"
 #include "model/text_form.h"
 #include "oracle/contract_reference.h"
@@ -84,6 +86,24 @@ TEST(NaiveAttention, Metadata) {
   EXPECT_EQ(s.mask.kind, oracle::MaskKind::causal);
 }
 
+// An eager lowering takes any sequence length: the domain is every seqlen in [1, 8192], in one
+// Program (seqlen stays symbolic), and the spec follows the odd lengths.
+TEST(NaiveAttention, DomainIsEverySeqlenUpTo8192) {
+  const Program p = naive().build(opts(false));
+  const Param* seq = p.find_param("seqlen");
+  ASSERT_NE(seq, nullptr);
+  EXPECT_EQ(seq->lo, 1);
+  EXPECT_EQ(seq->hi, 8192);
+  EXPECT_EQ(seq->multiple_of, 1);
+  const Param* d = p.find_param("d_head");
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->lo, 1);
+  EXPECT_EQ(d->hi, 128);
+  const oracle::AttentionSpec s = naive().spec(opts(true), shape(129, 40));
+  EXPECT_EQ(s.seqlen_q, 129);
+  EXPECT_EQ(s.seqlen_kv, 129);
+}
+
 TEST(NaiveAttention, EveryStageIsMaterialisedInHbm) {
   for (bool causal : {false, true}) {
     for (const char* dt : {"fp32", "bf16"}) {
@@ -154,6 +174,33 @@ TEST(NaiveAttention, PassesCheckForOtherDtypes) {
   }
 }
 
+// Seqlens that leave a partial last tile along the query and key axes (1: one row; 127: one
+// short tile; 129: a full tile and a 1-row tail; 200, 1000: a 72- and 104-row tail, and 1000 a
+// 488-key QK^T chunk), and 384 as the multiple-of-128 control; causal and not, fp32 and bf16.
+TEST(NaiveAttention, PassesCheckAtSeqlensThatAreNotMultiplesOf128) {
+  for (bool causal : {false, true}) {
+    for (const char* dt : {"fp32", "bf16"}) {
+      const Options o = opts(causal, true, dt);
+      const Program p = naive().build(o);
+      for (int64_t seqlen : {1, 127, 129, 200, 384, 1000}) {
+        const ParamValues params = shape(seqlen, 40);
+        const CheckResult r = check(p, o, params, 1);
+        EXPECT_TRUE(r.pass) << describe(o, params) << "\n" << r.summary();
+      }
+    }
+  }
+}
+
+// The fp32 Tensor-engine path (mixed_precision=false) through the partial tiles too.
+TEST(NaiveAttention, PassesCheckWithFp32MatmulsAtAPartialTile) {
+  for (bool causal : {false, true}) {
+    const Options o = opts(causal, false, "fp32");
+    const ParamValues params = shape(200, 64);
+    const CheckResult r = check(naive().build(o), o, params, 2);
+    EXPECT_TRUE(r.pass) << describe(o, params) << "\n" << r.summary();
+  }
+}
+
 TEST(NaiveAttention, OddHeadSizesAndTailChunk) {
   // d_head 1 and 128 (the domain's ends); seqlen 640 = one full 512-key chunk plus a 128 tail.
   const Options o = opts(true);
@@ -167,26 +214,30 @@ TEST(NaiveAttention, OddHeadSizesAndTailChunk) {
 // With bf16 matmul operands every product is exact in fp32, so the PE array's fma chain equals
 // the contract reference's rounded products; the fp32 softmax rounds where the reference does.
 // The kernel must then agree with the reference bit for bit.
+// At 200 the last query tile and the last PV key tile are partial.
 TEST(NaiveAttention, MatchesTheContractReferenceBitForBit) {
   for (const Options& o : {opts(false), opts(true), opts(true, true, "bf16")}) {
     const Program p = naive().build(o);
-    const ParamValues params = shape(384, 64);
-    const oracle::AttentionSpec spec = naive().spec(o, params);
-    const oracle::AttentionInputs in =
-        oracle::generate_inputs(spec, oracle::Distribution::normal, 7);
-    const RunResult run = run_program(p, params, pack_inputs(naive().layout, p, params, spec, in));
-    ASSERT_FALSE(run.error) << run.error->message;
-    const std::vector<double> got = unpack_output(naive().layout, spec, run.outputs);
-    const std::vector<double> want = oracle::contract_reference(naive().contract(o), spec, in);
-    ASSERT_EQ(got.size(), want.size());
-    int64_t diff = 0;
-    for (size_t x = 0; x < got.size(); ++x) diff += got[x] != want[x] ? 1 : 0;
-    EXPECT_EQ(diff, 0) << describe(o, params);
+    for (const ParamValues& params : {shape(384, 64), shape(200, 64)}) {
+      const oracle::AttentionSpec spec = naive().spec(o, params);
+      const oracle::AttentionInputs in =
+          oracle::generate_inputs(spec, oracle::Distribution::normal, 7);
+      const RunResult run =
+          run_program(p, params, pack_inputs(naive().layout, p, params, spec, in));
+      ASSERT_FALSE(run.error) << run.error->message;
+      const std::vector<double> got = unpack_output(naive().layout, spec, run.outputs);
+      const std::vector<double> want = oracle::contract_reference(naive().contract(o), spec, in);
+      ASSERT_EQ(got.size(), want.size());
+      int64_t diff = 0;
+      for (size_t x = 0; x < got.size(); ++x) diff += got[x] != want[x] ? 1 : 0;
+      EXPECT_EQ(diff, 0) << describe(o, params);
+    }
   }
 }
 
 TEST(NaiveAttention, LargestSeqlenFitsTrn1) {
-  // Trace-only run at the top of the domain: bounds, partitions, PSUM banks and SBUF capacity.
+  // Trace-only runs at the top of the domain, with full tiles (8192) and with a 127-row partial
+  // last tile (8191): bounds, partitions, PSUM banks and SBUF capacity.
   for (const char* dt : {"fp32", "bf16"}) {
     for (bool mp : {true, false}) {
       const Options o = opts(true, mp, dt);
@@ -194,9 +245,11 @@ TEST(NaiveAttention, LargestSeqlenFitsTrn1) {
       RunOptions ro;
       ro.compute_values = false;
       ro.record_trace = false;
-      const ParamValues params = shape(8192, 128);
-      const RunResult r = run_program(p, params, random_inputs(p, params, 1), ro);
-      EXPECT_FALSE(r.error) << describe(o, params) << (r.error ? r.error->message : "");
+      for (int64_t seqlen : {8192, 8191}) {
+        const ParamValues params = shape(seqlen, 128);
+        const RunResult r = run_program(p, params, random_inputs(p, params, 1), ro);
+        EXPECT_FALSE(r.error) << describe(o, params) << (r.error ? r.error->message : "");
+      }
     }
   }
 }
@@ -241,6 +294,50 @@ TEST(NaiveAttention, BrokenCopiesFail) {
   });
   ASSERT_EQ(divides, 1);
   expect_numerical_failure(check(unnormalised, o, params, 2));
+}
+
+// The kernel with the loops over 128-wide tiles (the query tiles of every pass, and the PV key
+// tiles when `var` is given, only that loop) cut to floor(S / 128) iterations, as if the tail
+// tile had been forgotten. Returns how many loops were cut.
+int drop_tail_tiles(Program& p, const std::string& only_var = "") {
+  const Expr S = Expr::var("seqlen");
+  const Expr ceil_tiles = Expr::floordiv(S + 127, 128);
+  int cut = 0;
+  for_each_mut(p.body, [&](Stmt& s) {
+    auto* loop = std::get_if<Loop>(&s.node);
+    if (!loop || loop->stop != ceil_tiles) return;
+    if (!only_var.empty() && loop->var != only_var) return;
+    loop->stop = Expr::floordiv(S, 128);
+    ++cut;
+  });
+  return cut;
+}
+
+// A tail bug is invisible at multiples of 128: the broken copies pass there and must fail at
+// every other seqlen.
+TEST(NaiveAttention, IgnoringThePartialTailTileFailsOnlyAtNonMultiples) {
+  for (bool causal : {false, true}) {
+    const Options o = opts(causal);
+    // Every query-tile loop and the PV key loop: the tail rows of `out` are never written.
+    Program no_tail_rows = naive().build(o);
+    const int passes = causal ? 7 : 6;  // the fp32 build has no cast pass
+    ASSERT_EQ(drop_tail_tiles(no_tail_rows), passes + 1) << "the query loops and the PV key loop";
+    EXPECT_TRUE(check(no_tail_rows, o, shape(256, 32), 1).pass);
+    for (int64_t seqlen : {1, 200}) {
+      const CheckResult r = check(no_tail_rows, o, shape(seqlen, 32), 1);
+      EXPECT_FALSE(r.pass) << "seqlen " << seqlen;
+      ASSERT_EQ(r.cases.size(), 1u);
+      ASSERT_TRUE(r.cases[0].run_error) << "seqlen " << seqlen << "\n" << r.summary();
+      EXPECT_EQ(r.cases[0].run_error->kind, CheckKind::output_not_written) << r.summary();
+    }
+
+    // Only the PV key loop: every output row is written, but without the keys of the partial
+    // last tile; the oracle comparison catches it.
+    Program no_tail_keys = naive().build(o);
+    ASSERT_EQ(drop_tail_tiles(no_tail_keys, "t7"), 1);
+    EXPECT_TRUE(check(no_tail_keys, o, shape(256, 32), 1).pass);
+    expect_numerical_failure(check(no_tail_keys, o, shape(200, 32), 2));
+  }
 }
 
 }  // namespace
