@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <ostream>
 #include <stdexcept>
 
 #include "kernels/registry.h"
+#include "properties/shrinking_choice.h"
 
 namespace ncv::props {
 
@@ -49,6 +51,10 @@ std::string KernelCase::describe() const {
   for (const auto& [name, value] : params) s += name + "=" + std::to_string(value) + " ";
   for (const auto& [name, value] : options) s += name + "=" + value + " ";
   return s + "values=" + values.str();
+}
+
+void showValue(const KernelCase& c, std::ostream& os) {
+  os << c.describe();
 }
 
 std::string check_command(const KernelUnderTest& k, const KernelCase& c) {
@@ -101,7 +107,7 @@ rc::Gen<KernelCase> gen_case(const KernelUnderTest& k, const Budget& b,
       for (const std::string& x : o.values) {
         if (x != o.default_value) values.push_back(x);
       }
-      given[o.name] = *rc::gen::elementOf(values);
+      given[o.name] = *shrinking_choice(values);
     }
     c.options = k.variant->resolve(given);
     const Program& p = k.program(c.options);
@@ -113,7 +119,7 @@ rc::Gen<KernelCase> gen_case(const KernelUnderTest& k, const Budget& b,
       const int64_t lo = edges.front(), m = std::max<int64_t>(prm.multiple_of, 1);
       const int64_t steps = (edges.back() - lo) / m;
       c.params[prm.name] = *rc::gen::weightedOneOf<int64_t>(
-          {{3, rc::gen::elementOf(edges)},
+          {{3, shrinking_choice(edges)},
            {1, rc::gen::map(rc::gen::inRange<int64_t>(0, steps + 1),
                             [lo, m](int64_t i) { return lo + i * m; })}});
       env.set(intern_symbol(prm.name), c.params[prm.name]);

@@ -6,6 +6,7 @@
 #include <rapidcheck.h>
 
 #include <functional>
+#include <iosfwd>
 #include <map>
 #include <memory>
 #include <string>
@@ -51,6 +52,9 @@ struct KernelCase {
   std::string describe()
       const;  // "seqlen=256 d_head=64 use_causal_mask=true values=normal:s=0:seed=3"
 };
+
+// How RapidCheck prints a drawn case in a counterexample (found by argument-dependent lookup).
+void showValue(const KernelCase& c, std::ostream& os);
 
 // The one-line `ncverify check` command that replays `c` on `k`.
 std::string check_command(const KernelUnderTest& k, const KernelCase& c);

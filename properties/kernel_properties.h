@@ -32,6 +32,10 @@ void prop_deterministic(const KernelUnderTest& k, const Budget& b);
 //    contracts' bounds. Succeeds trivially for an original kernel.
 void prop_matches_predecessor(const KernelUnderTest& k, const Budget& b);
 
+// The case of the most recent property failure on this thread. With shrinking on, RapidCheck
+// continues from every failing shrink, so after a run this is the minimal case.
+const KernelCase* last_failing_case();
+
 struct KernelProperty {
   const char* name;
   void (*body)(const KernelUnderTest&, const Budget&);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "properties/kernel_case.h"
+#include "properties/kernel_properties.h"
 
 namespace ncv::props {
 
@@ -24,6 +25,11 @@ struct SuiteVerdict {
   int cases_before = 0;  // cases that passed in that property before the failing one
   std::string message;   // RapidCheck's description of the failure
 };
+
+// One property: caught = it failed (or gave up). With `shrink`, RapidCheck shrinks the failure
+// (last_failing_case() is then the minimal case).
+SuiteVerdict run_property(const KernelUnderTest& k, const KernelProperty& prop,
+                          const SuiteParams& p, bool shrink);
 
 // Tries the properties in kernel_properties() order and stops at the first failure (no
 // shrinking: the question is only whether the suite fails).

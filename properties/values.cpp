@@ -7,6 +7,7 @@
 
 #include "model/dtype.h"
 #include "oracle/precision_contract.h"
+#include "properties/shrinking_choice.h"
 
 namespace ncv::props {
 
@@ -249,10 +250,10 @@ rc::Gen<ValueRecipe> gen_value_recipe(std::vector<ValueKind> kinds) {
   if (kinds.empty()) kinds = all_value_kinds();
   return rc::gen::exec([kinds] {
     ValueRecipe r;
-    r.kind = *rc::gen::elementOf(kinds);
+    r.kind = *shrinking_choice(kinds);
     if (r.kind == ValueKind::uniform || r.kind == ValueKind::normal) {
       // Shrinks toward 2^0; magnitudes from 2^-12 to 2^3 keep softmax and PV finite.
-      r.scale_log2 = *rc::gen::element(0, -1, 1, -2, 2, 3, -4, -6, -8, -10, -12);
+      r.scale_log2 = *shrinking_choice<int>({0, -1, 1, -2, 2, 3, -4, -6, -8, -10, -12});
     }
     r.seed = *rc::gen::inRange<uint64_t>(0, 1u << 20);
     return r;

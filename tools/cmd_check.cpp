@@ -1,12 +1,17 @@
 // `ncverify check KERNEL|FILE.nkir [--like KERNEL] --param NAME=VALUE ... [--cases N]
-// [--seed N] [--json]`: runs the kernel on the model for N seeded input sets (cycling through the
-// hard distributions) and compares each with the oracle under the kernel's precision contract.
+// [--seed N] [--values RECIPE] [--json]`: runs the kernel on the model for N seeded input sets
+// (cycling through the hard distributions) and compares each with the oracle under the kernel's
+// precision contract. `--values` replays one input set of the property suite instead
+// (properties/values.h: `normal:s=-3:seed=17`).
 // Exit 0 when every case passes, 1 otherwise, 2 on bad usage.
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <limits>
 #include <memory>
+#include <optional>
 
 #include "kernels/check.h"
+#include "properties/values.h"
 #include "tools/commands.h"
 #include "tools/kernel_source.h"
 
@@ -15,13 +20,37 @@ namespace ncv::cli {
 namespace {
 
 struct CheckCommandOptions {
-  std::string target, like, gen = "trn1";
+  std::string target, like, gen = "trn1", values;
   std::vector<std::string> params;
   int cases = 3;
   uint64_t seed = 1;
   bool json = false;
   int64_t memory_budget_mib = RunOptions{}.memory_budget_bytes >> 20;
 };
+
+// One property-suite input set (`--values`), reported like a one-case check.
+kernels::CheckResult check_recipe(const kernels::Variant& v, const Program& program,
+                                  const kernels::Options& options, const ParamValues& params,
+                                  const props::ValueRecipe& recipe,
+                                  const kernels::CheckOptions& co) {
+  kernels::CheckResult r;
+  r.kernel = program.name;
+  r.params = params;
+  r.options = options;
+  r.contract = v.contract(options);
+  check_params(program, params);
+  const oracle::AttentionSpec spec = v.spec(options, params);
+  spec.validate();
+  kernels::CaseResult c = kernels::check_inputs(v, program, options, params, spec,
+                                                props::make_values(spec, recipe), co);
+  c.distribution = recipe.str();
+  c.seed = recipe.seed;
+  r.pass = c.pass;
+  r.worst_normalized =
+      c.run_error ? std::numeric_limits<double>::infinity() : c.comparison.max_normalized;
+  r.cases.push_back(std::move(c));
+  return r;
+}
 
 int run_check(const CheckCommandOptions& opts) {
   const KernelSource src = load_kernel_source(opts.target, opts.params, opts.like);
@@ -36,9 +65,16 @@ int run_check(const CheckCommandOptions& opts) {
   co.run.hw = &hw_config_for(opts.gen);
   co.run.memory_budget_bytes = opts.memory_budget_mib << 20;
   co.run.record_trace = false;
+  std::optional<props::ValueRecipe> recipe;
+  if (!opts.values.empty()) {
+    std::string error;
+    recipe = props::parse_value_recipe(opts.values, error);
+    if (!recipe) throw UsageError("--values " + opts.values + ": " + error);
+  }
   kernels::CheckResult r;
   try {
-    r = kernels::check_kernel(*src.variant, src.program, src.options, src.params, co);
+    r = recipe ? check_recipe(*src.variant, src.program, src.options, src.params, *recipe, co)
+               : kernels::check_kernel(*src.variant, src.program, src.options, src.params, co);
   } catch (const InputError& e) {
     throw UsageError(src.label + ": " + e.message);
   } catch (const std::invalid_argument& e) {
@@ -74,6 +110,9 @@ void register_check(CLI::App& app, Action& action) {
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
   cmd->add_option("--seed", opts->seed, "Seed of the first input set")->capture_default_str();
+  cmd->add_option("--values", opts->values,
+                  "Replay one property-suite input set instead, e.g. normal:s=-3:seed=17 "
+                  "(the `replay:` line of a failing property)");
   cmd->add_option("--gen", opts->gen, "Hardware generation: trn1, trn2 or trn3")
       ->capture_default_str();
   cmd->add_option("--memory-budget-mib", opts->memory_budget_mib,

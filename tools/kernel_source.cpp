@@ -6,6 +6,7 @@
 #include "kernels/registry.h"
 #include "model/builder.h"
 #include "model/text_form.h"
+#include "properties/bug_catalogue.h"
 #include "tools/cli_common.h"
 
 namespace ncv::cli {
@@ -30,7 +31,10 @@ KernelSource load_kernel_source(const std::string& target,
                                 const std::string& like) {
   KernelSource src;
   src.label = target;
-  const kernels::Variant* named = kernels::find_variant(target);
+  // A bug-catalogue entry runs as its base kernel's edited Program (`ncverify bugs` prints
+  // `check` commands naming them).
+  const props::BugEntry* bug = props::find_bug(target);
+  const kernels::Variant* named = kernels::find_variant(bug ? bug->base : target);
   src.from_file = named == nullptr;
   if (src.from_file && !std::filesystem::exists(target)) {
     throw UsageError("'" + target + "' is neither a registered kernel (" + known_kernels() +
@@ -55,11 +59,16 @@ KernelSource load_kernel_source(const std::string& target,
     if (eq != std::string::npos && is_option(src.variant, name)) {
       if (given.count(name)) throw UsageError("--param " + name + " is given twice");
       given[name] = a.substr(eq + 1);
+      if (bug && bug->options.count(name) && bug->options.at(name) != given[name]) {
+        throw UsageError("--param " + name + "=" + given[name] + ": catalogue entry " + target +
+                         " fixes " + name + "=" + bug->options.at(name));
+      }
     } else {
       param_text.push_back(a);
     }
   }
   src.params = parse_param_assignments(param_text);
+  if (bug) given.insert(bug->options.begin(), bug->options.end());
   if (src.variant != nullptr) {
     try {
       src.options = src.variant->resolve(given);
@@ -70,7 +79,7 @@ KernelSource load_kernel_source(const std::string& target,
   if (src.from_file) {
     src.program = parse_program(read_text_file(target), target);
   } else {
-    src.program = named->build(src.options);
+    src.program = bug ? bug->edit(named->build(src.options)) : named->build(src.options);
   }
   if (src.variant != nullptr) {
     // Name the options too, so a misspelt option is not reported as a mere unknown param.

@@ -21,7 +21,9 @@ struct KernelSource {
   bool from_file = false;
 };
 
-// `target` is a registered kernel name or a path to a .nkir file. `assignments` are the
+// `target` is a registered kernel name, a bug-catalogue entry (properties/bug_catalogue.h: the
+// base kernel's Program with the entry's edit, with the base kernel's metadata) or a path to a
+// .nkir file. `assignments` are the
 // NAME=VALUE strings of --param: names of the variant's options become options, the rest
 // integer params. `like` (may be empty) names the registered kernel a file borrows from.
 // Throws UsageError (unknown kernel and no such file, bad option, params not declared).

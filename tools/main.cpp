@@ -17,7 +17,7 @@ using namespace ncv::cli;
 
 constexpr Registrar kCommands[] = {
     register_run,   register_dump,   register_oracle, register_list,
-    register_check, register_report, register_bench,  register_calibrate,
+    register_check, register_report, register_bench,  register_calibrate, register_bugs,
 };
 
 int run_cli(int argc, char** argv) {
