@@ -1,0 +1,349 @@
+// The bug catalogue: each entry edits one registered kernel's Program (the instruction or loop
+// named in its `what`) to plant a bug that attention-kernel authors, Autocomp-style searches or
+// LLM rewrites actually produce. The edits go through program_edit.h, so a change to a base
+// kernel's structure makes the edit throw instead of planting a different bug.
+#include "properties/bug_catalogue.h"
+
+#include <stdexcept>
+
+#include "properties/program_edit.h"
+
+namespace ncv::props {
+
+namespace {
+
+// ---- Causal masking -------------------------------------------------------------------------
+
+// Moves the causal predicate `offset + p - f >= 0` of the score tile's affine_select by `shift`:
+// +1 keeps key f = p + 1 (one future key leaks), -1 drops f = p (the diagonal is masked).
+Program shift_causal_mask(const Program& base, const std::string& scores, int64_t shift) {
+  Program p = base;
+  auto& sel =
+      instruction_as<AffineSelect>(find_instruction(p, {.op = "affine_select", .writes = scores}));
+  sel.offset = sel.offset + Expr(shift);
+  return finish_edit(std::move(p));
+}
+
+// masked_fill(~causal, 0.0): the masked scores become 0 instead of -9984, so every future key
+// still gets weight exp(0 - max).
+Program mask_fills_zero(const Program& base) {
+  Program p = base;
+  auto& sel = instruction_as<AffineSelect>(
+      find_instruction(p, {.op = "affine_select", .writes = "p2_masked"}));
+  if (sel.on_false == Imm{0.0f}) throw std::logic_error("the mask already writes 0");
+  sel.on_false = Imm{0.0f};
+  return finish_edit(std::move(p));
+}
+
+// ---- Softmax --------------------------------------------------------------------------------
+
+// The exp activation writing `p_tile` loses its bias (-rowmax): exp(s) instead of exp(s - max),
+// which overflows to inf once a logit exceeds ~88.7.
+Program drop_max_subtraction(const Program& base, const std::string& p_tile) {
+  Program p = base;
+  auto& act =
+      instruction_as<Activation>(find_instruction(p, {.op = "activation", .writes = p_tile}));
+  if (act.func != ActFunc::exp || !act.bias) {
+    throw std::logic_error("the activation writing '" + p_tile + "' is not exp with a bias");
+  }
+  act.bias.reset();
+  return finish_edit(std::move(p));
+}
+
+// Q is already multiplied by 0.125 at the load; the exp activation is also given scale=0.125,
+// so the kernel computes softmax(s / 64) instead of softmax(s / 8).
+Program scale_exp_again(const Program& base, const std::string& p_tile) {
+  Program p = base;
+  auto& act =
+      instruction_as<Activation>(find_instruction(p, {.op = "activation", .writes = p_tile}));
+  if (!(act.scale == Operand{Imm{1.0f}})) {
+    throw std::logic_error("the exp activation writing '" + p_tile + "' already has a scale");
+  }
+  act.scale = Imm{0.125f};
+  return finish_edit(std::move(p));
+}
+
+// `sum_reciprocal = 1 / sum` written as a plain copy of the sum: the output is multiplied by the
+// row sum instead of divided by it.
+Program skip_reciprocal(const Program& base) {
+  Program p = base;
+  const StmtSite site = find_instruction(p, {.op = "reciprocal", .writes = "sum_reciprocal"});
+  const auto& r = instruction_as<Reciprocal>(site);
+  site.instr().ins = TensorCopy{r.dst, r.src, r.engine};
+  return finish_edit(std::move(p));
+}
+
+// ---- Loops and indices ----------------------------------------------------------------------
+
+// The loop over `var` that holds the accumulating PV matmul into `acc` stops one tile early.
+Program drop_last_k_tile(const Program& base, const std::string& var, const std::string& acc) {
+  Program p = base;
+  Loop& loop = find_loop(p, var, {.op = "matmul", .writes = acc}).loop();
+  loop.stop = loop.stop - Expr(1);
+  return finish_edit(std::move(p));
+}
+
+// ceil(seqlen / 128): the tile count of a kernel that handles a partial last tile.
+Expr ceil_tiles_of_seqlen() {
+  return Expr::floordiv(Expr::var("seqlen") + Expr(127), 128);
+}
+
+// Every loop over ceil(seqlen / 128) tiles runs over seqlen // 128: the partial last tile of
+// query rows and of keys is ignored.
+Program ignore_seqlen_tail(const Program& base) {
+  Program p = base;
+  const Expr ceil_tiles = ceil_tiles_of_seqlen();
+  int edited = 0;
+  for (const StmtSite& s : all_loops(p)) {
+    Loop& loop = s.loop();
+    if (loop.stop == ceil_tiles) {
+      loop.stop = Expr::floordiv(Expr::var("seqlen"), 128);
+      ++edited;
+    }
+  }
+  if (edited == 0) {
+    throw std::logic_error("kernel '" + p.name +
+                           "': no loop runs to ceil(seqlen / 128) = " + ceil_tiles.str());
+  }
+  return finish_edit(std::move(p));
+}
+
+// Only the loop over `var` that accumulates PV into `acc` runs to seqlen // 128 instead of
+// ceil(seqlen / 128): the keys of the partial last tile enter the row sums but not the output.
+Program ignore_tail_keys(const Program& base, const std::string& var, const std::string& acc) {
+  Program p = base;
+  Loop& loop = find_loop(p, var, {.op = "matmul", .writes = acc}).loop();
+  if (!(loop.stop == ceil_tiles_of_seqlen())) {
+    throw std::logic_error("the loop over '" + var + "' does not run to ceil(seqlen / 128)");
+  }
+  loop.stop = Expr::floordiv(Expr::var("seqlen"), 128);
+  return finish_edit(std::move(p));
+}
+
+// The QK^T matmul's K operand indexed by the q-tile variable (a copy-paste of the Q index):
+// every key tile is the diagonal one.
+Program k_indexed_by_q_tile(const Program& base) {
+  Program p = base;
+  const StmtSite site = find_instruction(p, {.op = "matmul", .writes = "qk_psum"});
+  substitute(access_to(p, site.instr().ins, "k_local"), Expr::var("i_k_seq_tile"),
+             Expr::var("i_q_seq_tile"));
+  return finish_edit(std::move(p));
+}
+
+// V's tile loaded with its axes swapped (load_transpose2d where a plain load was meant): the
+// shapes agree when d_head = 128, so nothing but the values gives it away.
+Program transpose_v_load(const Program& base) {
+  Program p = base;
+  const StmtSite site = find_instruction(p, {.op = "dma_copy", .writes = "trans_v"});
+  Access& v = access_to(p, site.instr().ins, "v");
+  if (!v.perm.empty()) throw std::logic_error("the V load already permutes its axes");
+  v.perm = {1, 0};
+  return finish_edit(std::move(p));
+}
+
+// ---- PSUM accumulation ----------------------------------------------------------------------
+
+// The accumulating PV matmuls in the loop over `var` overwrite instead: PSUM ends up holding the
+// last key tile's contribution only.
+Program pv_overwrites(const Program& base, const std::string& var, const std::string& acc) {
+  Program p = base;
+  auto& mm = instruction_as<Matmul>(
+      find_instruction(p, {.op = "matmul", .writes = acc, .innermost_loop = var}));
+  if (!mm.accumulate) throw std::logic_error("the PV matmul in the loop does not accumulate");
+  mm.accumulate = false;
+  return finish_edit(std::move(p));
+}
+
+// The first matmul of the PV accumulation group (peeled out of the loop over key tiles, directly
+// in the q-tile loop) accumulates onto PSUM nothing has zeroed.
+Program pv_group_starts_accumulating(const Program& base, const std::string& acc) {
+  Program p = base;
+  auto& mm = instruction_as<Matmul>(
+      find_instruction(p, {.op = "matmul", .writes = acc, .innermost_loop = "i_q_seq_tile"}));
+  if (mm.accumulate) throw std::logic_error("the first PV matmul already accumulates");
+  mm.accumulate = true;
+  return finish_edit(std::move(p));
+}
+
+// PV accumulated outside PSUM: every matmul overwrites the PSUM tile `acc`, the first result is
+// copied into a new SBUF accumulator of `dtype` and the loop over key tiles adds each later one
+// to it (tensor_tensor add), in a loop of `kind`; the consumer of `acc` reads the accumulator.
+// In bf16 the accumulator rounds after every tile; in an affine loop each iteration reads what
+// the previous one wrote (a carried dependency other than PSUM +=).
+Program accumulate_pv_in_sbuf(const Program& base, const std::string& acc, DType dtype,
+                              LoopKind kind) {
+  Program p = base;
+  const InstrQuery first_pv{.op = "matmul", .writes = acc, .innermost_loop = "i_q_seq_tile"};
+  Tensor sbuf_acc = find_tensor(p, acc);
+  sbuf_acc.name = "pv_acc_sbuf";
+  sbuf_acc.memory = Memory::SBUF;
+  sbuf_acc.dtype = dtype;
+  sbuf_acc.placement.reset();
+  const Tensor& declared = p.tensors.at(declare_buffer(p, find_instruction(p, first_pv), sbuf_acc));
+  const Access whole_acc = whole(declared);
+  const Access whole_psum = whole(find_tensor(p, acc));
+
+  // The consumer (eviction or normalisation) reads the accumulator instead of PSUM.
+  const StmtSite consumer = find_instruction(p, {.reads = acc, .innermost_loop = "i_q_seq_tile"});
+  access_to(p, consumer.instr().ins, acc) = whole_acc;
+  insert_after(find_instruction(p, first_pv), instruction_stmt(TensorCopy{whole_acc, whole_psum}));
+
+  Loop& loop = find_loop(p, "i_k_seq_tile", {.op = "matmul", .writes = acc}).loop();
+  loop.kind = kind;
+  const StmtSite pv =
+      find_instruction(p, {.op = "matmul", .writes = acc, .innermost_loop = "i_k_seq_tile"});
+  instruction_as<Matmul>(pv).accumulate = false;
+  insert_after(pv, instruction_stmt(TensorTensor{whole_acc, whole_acc, whole_psum, AluOp::add}));
+  return finish_edit(std::move(p));
+}
+
+// The eviction of the transposed-P PSUM tile moved above the loop of transposes that fill it:
+// it copies whatever the rotating bank held before this iteration's transposes.
+Program evict_before_transposes(const Program& base) {
+  Program p = base;
+  const StmtSite copy = find_instruction(p, {.op = "tensor_copy", .reads = "local_tp_buf"});
+  move_before(copy, find_loop(p, "i_offset", {.op = "matmul", .writes = "local_tp_buf"}));
+  return finish_edit(std::move(p));
+}
+
+// ---- Allocation -----------------------------------------------------------------------------
+
+// neg_max_res given qk_res_buf's byte offset (the trace-time address counter not advanced past
+// qk_res_buf): the per-tile row maxima land on top of the first score columns.
+Program overlap_neg_max_with_scores(const Program& base) {
+  Program p = base;
+  Tensor& moved = find_tensor(p, "neg_max_res");
+  const Tensor& scores = find_tensor(p, "qk_res_buf");
+  if (!moved.placement || !scores.placement) {
+    throw std::logic_error("neg_max_res and qk_res_buf need explicit placements");
+  }
+  moved.placement = scores.placement;
+  return finish_edit(std::move(p));
+}
+
+// ---- The catalogue --------------------------------------------------------------------------
+
+const kernels::Options kCausal = {{"use_causal_mask", "true"}};
+
+std::vector<BugEntry> make_catalogue() {
+  return {
+      {"causal_mask_off_by_one",
+       "the causal affine_select on qk_res_buf keeps key f = p + 1: one future key leaks into "
+       "every row",
+       "sd_attention", kCausal,
+       [](const Program& b) { return shift_causal_mask(b, "qk_res_buf", +1); }},
+      {"causal_mask_excludes_diagonal",
+       "the causal affine_select on qk_res_buf also masks key f = p: no row sees its own key "
+       "(the first row sees nothing)",
+       "sd_attention_step1", kCausal,
+       [](const Program& b) { return shift_causal_mask(b, "qk_res_buf", -1); }},
+      {"causal_mask_fills_zero",
+       "the masking pass writes 0.0 instead of -9984 into masked scores, so future keys keep "
+       "weight exp(-max)",
+       "naive_attention", kCausal, mask_fills_zero},
+      {"last_k_tile_dropped",
+       "the PV accumulation loop over key tiles stops at seqlen // 128 - 1: the last key tile "
+       "never reaches the output",
+       "sd_attention_step5",
+       {},
+       [](const Program& b) { return drop_last_k_tile(b, "i_k_seq_tile", "attn_res_psum"); }},
+      {"seqlen_tail_ignored",
+       "every loop over ceil(seqlen / 128) tiles runs over seqlen // 128: the partial last tile "
+       "of queries and keys is ignored",
+       "naive_attention",
+       {},
+       ignore_seqlen_tail},
+      {"seqlen_tail_keys_dropped",
+       "the PV loop over key tiles runs to seqlen // 128 instead of ceil(seqlen / 128): the "
+       "partial last key tile is in the row sums but never reaches the output",
+       "naive_attention",
+       {},
+       [](const Program& b) { return ignore_tail_keys(b, "t7", "p7_out_psum"); }},
+      {"k_tile_uses_q_index",
+       "the QK^T matmul reads k_local at the q-tile index instead of the key-tile index: every "
+       "key tile is the diagonal one",
+       "sd_attention_step2",
+       {},
+       k_indexed_by_q_tile},
+      {"v_transposed",
+       "the V tile load into trans_v reads v[tile] with its axes swapped (legal only when "
+       "d_head = 128)",
+       "sd_attention",
+       {},
+       transpose_v_load},
+      {"max_subtraction_missing",
+       "the fused exp activation writing softmax_res has no bias = -rowmax: exp(s) overflows "
+       "for logits above ~88",
+       "sd_attention_step1",
+       {},
+       [](const Program& b) { return drop_max_subtraction(b, "softmax_res"); }},
+      {"scale_applied_twice",
+       "the exp activation gets scale=0.125 although Q was already multiplied by 0.125: "
+       "softmax(s / 64)",
+       "sd_attention",
+       {},
+       [](const Program& b) { return scale_exp_again(b, "exp_res"); }},
+      {"reciprocal_not_applied",
+       "the reciprocal of the row sum is replaced by a copy of the sum: the output is "
+       "multiplied by the sum instead of divided",
+       "sd_attention_step4",
+       {},
+       skip_reciprocal},
+      {"psum_accumulate_flag_wrong",
+       "the PV matmuls in the loop over key tiles overwrite attn_res_psum instead of "
+       "accumulating: only the last key tile remains",
+       "sd_attention_allocated",
+       {},
+       [](const Program& b) { return pv_overwrites(b, "i_pv", "attn_res_psum"); }},
+      {"psum_group_start_accumulates",
+       "the first PV matmul of the accumulation group accumulates onto attn_res_psum, which "
+       "nothing has zeroed",
+       "sd_attention",
+       {},
+       [](const Program& b) { return pv_group_starts_accumulating(b, "attn_res_psum"); }},
+      {"bf16_pv_accumulation",
+       "PV results leave PSUM per key tile and are added into a bf16 SBUF accumulator (in a "
+       "sequential loop), rounding the running sum to bf16 after every tile",
+       "sd_attention",
+       {{"mixed_precision", "false"}},
+       [](const Program& b) {
+         return accumulate_pv_in_sbuf(b, "attn_res_psum", DType::bf16, LoopKind::sequential);
+       }},
+      {"carried_dependency_in_affine_loop",
+       "PV results are added into an fp32 SBUF accumulator inside the affine loop over key "
+       "tiles: each iteration reads what the previous one wrote",
+       "sd_attention_step5",
+       {},
+       [](const Program& b) {
+         return accumulate_pv_in_sbuf(b, "attn_res_psum", DType::fp32, LoopKind::affine);
+       }},
+      {"stale_psum_read",
+       "the copy of local_tp_buf into trans_softmax_res moved above the loop of transposes "
+       "that fill it: it reads the PSUM bank before this iteration writes it",
+       "sd_attention_allocated",
+       {},
+       evict_before_transposes},
+      {"overlapping_explicit_placements",
+       "neg_max_res placed at qk_res_buf's byte offset: the row maxima overwrite score columns "
+       "that the exp still has to read",
+       "sd_attention_allocated",
+       {},
+       overlap_neg_max_with_scores},
+  };
+}
+
+}  // namespace
+
+const std::vector<BugEntry>& bug_catalogue() {
+  static const std::vector<BugEntry> entries = make_catalogue();
+  return entries;
+}
+
+const BugEntry* find_bug(const std::string& name) {
+  for (const BugEntry& e : bug_catalogue()) {
+    if (e.name == name) return &e;
+  }
+  return nullptr;
+}
+
+}  // namespace ncv::props

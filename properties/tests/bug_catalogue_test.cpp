@@ -1,0 +1,239 @@
+// The bug catalogue (issue 6): every entry's edit applies to its real base kernel and changes it,
+// the base kernel passes `check` and the broken one fails it at the shape stored here, in the way
+// stored here (a named dynamic check, or values beyond the contract's bound). Plus the program
+// editing helpers' refusal to edit what they cannot find.
+#include "properties/bug_catalogue.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <string>
+
+#include "kernels/check.h"
+#include "kernels/registry.h"
+#include "model/text_form.h"
+#include "properties/program_edit.h"
+
+namespace ncv::props {
+namespace {
+
+// Where and how an entry's bug shows: the params of the run; how many seeded cases (the hard
+// value distributions are cycled in order: uniform, uniform_positive, normal, large_logits, ...);
+// and either the dynamic check that must refuse the run, or a value failure: outputs beyond the
+// contract's bound, or non-finite where the oracle is finite (`nonfinite`).
+struct Demonstration {
+  ParamValues params;
+  int cases = 3;
+  std::optional<CheckKind> error;
+  bool nonfinite = false;
+};
+
+ParamValues sd(int64_t seqlen, int64_t d_head) {
+  return {{"seqlen", seqlen}, {"d_head", d_head}};
+}
+ParamValues allocated(int64_t seqlen) {
+  return {{"bs", 1}, {"seqlen", seqlen}, {"d_head", 128}};
+}
+
+const std::map<std::string, Demonstration>& demonstrations() {
+  static const std::map<std::string, Demonstration> d = {
+      {"causal_mask_off_by_one", {sd(256, 64)}},
+      {"causal_mask_excludes_diagonal", {sd(256, 64)}},
+      {"causal_mask_fills_zero", {sd(256, 64)}},
+      {"last_k_tile_dropped", {sd(256, 64)}},
+      // 320 = 2.5 tiles: the partial third tile holds query rows and keys 256..319. Its rows of
+      // out are never written.
+      {"seqlen_tail_ignored", {sd(320, 64), 3, CheckKind::output_not_written}},
+      {"seqlen_tail_keys_dropped", {sd(320, 64)}},
+      {"k_tile_uses_q_index", {sd(256, 64)}},
+      // The transposed [d, 128] view only fits the [128, d] tile when d_head = 128.
+      {"v_transposed", {sd(256, 128)}},
+      // Only large_logits (the fourth distribution) drives exp(s) past fp32's range.
+      {"max_subtraction_missing", {sd(256, 64), 4, std::nullopt, /*nonfinite=*/true}},
+      {"scale_applied_twice", {sd(256, 64)}},
+      {"reciprocal_not_applied", {sd(256, 64)}},
+      // sd_attention_allocated's smallest shape is seqlen 1024, where the oracle's error bound
+      // costs about a second per case: one case each.
+      {"psum_accumulate_flag_wrong", {allocated(1024), 1}},
+      {"psum_group_start_accumulates", {sd(256, 64), 3, CheckKind::uninitialized_read}},
+      {"bf16_pv_accumulation", {sd(512, 64)}},
+      // Iteration 2 of the key-tile loop is the first to read what another iteration wrote.
+      {"carried_dependency_in_affine_loop", {sd(512, 64), 3, CheckKind::carried_dependency}},
+      {"stale_psum_read", {allocated(1024), 1, CheckKind::uninitialized_read}},
+      {"overlapping_explicit_placements", {allocated(1024), 1, CheckKind::clobbered_read}},
+  };
+  return d;
+}
+
+const kernels::Variant& base_variant(const BugEntry& e) {
+  const kernels::Variant* v = kernels::find_variant(e.base);
+  if (v == nullptr) throw std::invalid_argument("no registered variant " + e.base);
+  return *v;
+}
+
+TEST(BugCatalogue, HasAtLeastTwelveUniquelyNamedEntriesEachWithADemonstration) {
+  const auto& entries = bug_catalogue();
+  EXPECT_GE(entries.size(), 12u);
+  std::set<std::string> names;
+  for (const BugEntry& e : entries) {
+    EXPECT_TRUE(names.insert(e.name).second) << "duplicate entry " << e.name;
+    EXPECT_EQ(find_bug(e.name), &e);
+    EXPECT_FALSE(e.what.empty()) << e.name;
+    EXPECT_NE(kernels::find_variant(e.base), nullptr) << e.name << ": base " << e.base;
+    EXPECT_TRUE(demonstrations().count(e.name)) << e.name << " has no demonstration shape";
+  }
+  for (const auto& [name, demo] : demonstrations()) {
+    EXPECT_NE(find_bug(name), nullptr) << "demonstration for unknown entry " << name;
+  }
+  EXPECT_EQ(find_bug("no_such_bug"), nullptr);
+}
+
+// The base kernel's verdict, once per (base, options, params, cases): several entries share one.
+bool base_passes(const kernels::Variant& v, const Program& base, const kernels::Options& options,
+                 const Demonstration& demo) {
+  static std::map<std::string, bool> verdicts;
+  std::string key = v.name;
+  for (const auto& [name, value] : options) key += " " + name + "=" + value;
+  for (const auto& [name, value] : demo.params) key += " " + name + "=" + std::to_string(value);
+  key += " cases=" + std::to_string(demo.cases);
+  if (auto it = verdicts.find(key); it != verdicts.end()) return it->second;
+  kernels::CheckOptions co;
+  co.cases = demo.cases;
+  const kernels::CheckResult good = kernels::check_kernel(v, base, options, demo.params, co);
+  EXPECT_TRUE(good.pass) << good.summary();
+  return verdicts[key] = good.pass;
+}
+
+class BugEntryTest : public testing::TestWithParam<std::string> {};
+
+TEST_P(BugEntryTest, EditChangesTheBaseAndCheckCatchesIt) {
+  const BugEntry& e = *find_bug(GetParam());
+  const kernels::Variant& v = base_variant(e);
+  const kernels::Options options = v.resolve(e.options);
+  const Program base = v.build(options);
+  const Program broken = e.edit(base);
+  ASSERT_NE(print_program(broken), print_program(base)) << "the edit changed nothing";
+  // The broken kernel is a valid program: it prints and parses back to itself.
+  EXPECT_EQ(parse_program(print_program(broken)), broken);
+
+  const Demonstration& demo = demonstrations().at(e.name);
+  EXPECT_TRUE(base_passes(v, base, options, demo)) << e.base << " itself fails";
+  kernels::CheckOptions co;
+  co.cases = demo.cases;
+  const kernels::CheckResult bad = kernels::check_kernel(v, broken, options, demo.params, co);
+  EXPECT_FALSE(bad.pass) << bad.summary();
+
+  std::optional<CheckKind> first_error;
+  int64_t nonfinite = 0;
+  for (const kernels::CaseResult& c : bad.cases) {
+    if (c.run_error && !first_error) first_error = c.run_error->kind;
+    if (!c.run_error) nonfinite += c.comparison.nonfinite_mismatch;
+  }
+  if (demo.error) {
+    ASSERT_TRUE(first_error.has_value()) << bad.summary();
+    EXPECT_EQ(check_kind_name(*first_error), check_kind_name(*demo.error)) << bad.summary();
+  } else if (demo.nonfinite) {
+    EXPECT_FALSE(first_error.has_value()) << bad.summary();
+    EXPECT_GT(nonfinite, 0) << bad.summary();
+  } else {
+    EXPECT_FALSE(first_error.has_value()) << bad.summary();
+    EXPECT_GT(bad.worst_normalized, 1.0) << bad.summary();
+  }
+  std::printf("[bug] %-34s %-24s worst normalized %.3g, non-finite %lld%s%s\n", e.name.c_str(),
+              e.base.c_str(), bad.worst_normalized, static_cast<long long>(nonfinite),
+              first_error ? ", model error " : "",
+              first_error ? std::string(check_kind_name(*first_error)).c_str() : "");
+}
+
+std::vector<std::string> entry_names() {
+  std::vector<std::string> names;
+  for (const BugEntry& e : bug_catalogue()) names.push_back(e.name);
+  return names;
+}
+
+INSTANTIATE_TEST_SUITE_P(Catalogue, BugEntryTest, testing::ValuesIn(entry_names()),
+                         [](const testing::TestParamInfo<std::string>& param) {
+                           return param.param;
+                         });
+
+// The carried-dependency entry is wrong only in its promise: the same program with the key-tile
+// loop declared sequential computes the right values.
+TEST(BugCatalogue, CarriedDependencyEntryIsRightOnceItsLoopIsSequential) {
+  const BugEntry& e = *find_bug("carried_dependency_in_affine_loop");
+  const kernels::Variant& v = base_variant(e);
+  const kernels::Options options = v.resolve(e.options);
+  Program p = e.edit(v.build(options));
+  Loop& loop =
+      find_loop(p, "i_k_seq_tile", {.op = "tensor_tensor", .writes = "pv_acc_sbuf"}).loop();
+  ASSERT_EQ(loop.kind, LoopKind::affine);
+  loop.kind = LoopKind::sequential;
+  const kernels::CheckResult r = kernels::check_kernel(v, finish_edit(std::move(p)), options,
+                                                       demonstrations().at(e.name).params);
+  EXPECT_TRUE(r.pass) << r.summary();
+}
+
+// The tail entries are edge bugs: at a multiple of 128 there is no partial tile to ignore, and
+// the broken kernels are right.
+TEST(BugCatalogue, TailEntriesAreInvisibleAtMultiplesOf128) {
+  for (const char* name : {"seqlen_tail_ignored", "seqlen_tail_keys_dropped"}) {
+    const BugEntry& e = *find_bug(name);
+    const kernels::Variant& v = base_variant(e);
+    const kernels::Options options = v.resolve(e.options);
+    const kernels::CheckResult r =
+        kernels::check_kernel(v, e.edit(v.build(options)), options, sd(256, 64));
+    EXPECT_TRUE(r.pass) << name << "\n" << r.summary();
+  }
+}
+
+// An edit written against a kernel's structure refuses a kernel without that structure.
+TEST(BugCatalogue, EditsThrowWhenTheirPatternIsMissing) {
+  const kernels::Variant& tutorial = *kernels::find_variant("sd_attention");
+  const Program plain = tutorial.build(tutorial.resolve({}));  // no causal mask
+  EXPECT_THROW(find_bug("causal_mask_off_by_one")->edit(plain), std::logic_error);
+  EXPECT_THROW(find_bug("stale_psum_read")->edit(plain), std::logic_error);
+  EXPECT_THROW(find_bug("seqlen_tail_ignored")->edit(plain), std::logic_error);
+}
+
+TEST(ProgramEdit, FindersNameWhatTheyDidNotFind) {
+  const kernels::Variant& tutorial = *kernels::find_variant("sd_attention");
+  Program p = tutorial.build(tutorial.resolve({}));
+  try {
+    find_instruction(p, {.op = "matmul", .writes = "no_such_tensor"});
+    FAIL() << "expected std::logic_error";
+  } catch (const std::logic_error& err) {
+    EXPECT_NE(std::string(err.what()).find("matmul writing 'no_such_tensor'"), std::string::npos)
+        << err.what();
+  }
+  // Three matmuls write PSUM tiles in different loops: an ambiguous query is refused too.
+  EXPECT_THROW(find_instruction(p, {.op = "matmul"}), std::logic_error);
+  EXPECT_THROW(find_loop(p, "no_such_loop"), std::logic_error);
+  EXPECT_THROW(find_tensor(p, "no_such_tensor"), std::logic_error);
+  EXPECT_THROW(
+      instruction_as<Matmul>(find_instruction(p, {.op = "reciprocal", .writes = "sum_reciprocal"})),
+      std::logic_error);
+}
+
+TEST(ProgramEdit, SubstituteReplacesEverySubexpressionAndMoveBeforeReorders) {
+  const Expr i = Expr::var("i"), j = Expr::var("j"), s = Expr::var("seqlen");
+  EXPECT_EQ(substitute(Expr::floordiv(s + 127, 128) + i * 128, i, j),
+            Expr::floordiv(s + 127, 128) + j * 128);
+  EXPECT_EQ(substitute(Expr::floordiv(s + 127, 128), s + 127, s), Expr::floordiv(s, 128));
+
+  const kernels::Variant& tutorial = *kernels::find_variant("sd_attention");
+  Program p = tutorial.build(tutorial.resolve({}));
+  const InstrQuery eviction{.op = "tensor_copy", .writes = "qk_res_buf"};
+  const InstrQuery qk{.op = "matmul", .writes = "qk_psum"};
+  move_before(find_instruction(p, eviction), find_instruction(p, qk));
+  const StmtSite moved = find_instruction(p, eviction);
+  EXPECT_EQ(moved.index + 1, find_instruction(p, qk).index);
+  // A finished edit is renumbered and valid; the eviction now reads PSUM before it is written.
+  const Program edited = finish_edit(std::move(p));
+  EXPECT_EQ(edited.num_instructions, tutorial.build(tutorial.resolve({})).num_instructions);
+}
+
+}  // namespace
+}  // namespace ncv::props
