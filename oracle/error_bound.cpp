@@ -2,6 +2,8 @@
 // Esum, Ediv, Eout, floor) follow that file.
 #include "oracle/error_bound.h"
 
+#include <cblas.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -65,6 +67,73 @@ double gamma_n(int64_t n, double u) {
   return nu >= 1 ? kInf : nu / (1 - nu);
 }
 
+// The keys of one (batch, kv head) as row-major [Skv][d] matrices: values, error bounds, and
+// magnitude + error bounds.
+struct KeyMatrices {
+  std::vector<double> x, err, mag_err;
+  void fill(const std::vector<Operand>& kops, int64_t d) {
+    const size_t n = kops.size() * static_cast<size_t>(d);
+    x.resize(n);
+    err.resize(n);
+    mag_err.resize(n);
+    for (size_t j = 0; j < kops.size(); ++j) {
+      for (int64_t c = 0; c < d; ++c) {
+        const size_t at = j * static_cast<size_t>(d) + static_cast<size_t>(c);
+        x[at] = kops[j].x[c];
+        err[at] = kops[j].err[c];
+        mag_err[at] = kops[j].mag[c] + kops[j].err[c];
+      }
+    }
+  }
+};
+
+// Per (query of a block, key) the three sums of the score bound, as matrix products (dgemm):
+//   dot    = q.x . k.x
+//   in_err = q.err . (k.mag + k.err) + q.mag . k.err   (propagated input errors)
+//   mag    = (q.mag + q.err) . (k.mag + k.err)         (magnitude for the rounding terms)
+// Why matrix products: as per-pair loops these were O(Sq Skv d) scalar code, most of the time
+// of a check at seqlen >= 1024. dgemm sums in another order; `dot` then differs in the last
+// double bits (~d 2^-53 relative), which is negligible next to the fp32-scale terms it feeds,
+// and in_err / mag are bounds whose order does not matter beyond the same last bits.
+struct BlockProducts {
+  std::vector<double> dot, in_err, mag, qx, qerr, qmag, qmag_err;
+  void compute(const std::vector<Operand>& qops, const KeyMatrices& k, int64_t d) {
+    const int m = static_cast<int>(qops.size()), dd = static_cast<int>(d);
+    const int n = static_cast<int>(k.x.size() / static_cast<size_t>(std::max<int64_t>(d, 1)));
+    const size_t qn = qops.size() * static_cast<size_t>(d);
+    qx.resize(qn);
+    qerr.resize(qn);
+    qmag.resize(qn);
+    qmag_err.resize(qn);
+    for (size_t i = 0; i < qops.size(); ++i) {
+      for (int64_t c = 0; c < d; ++c) {
+        const size_t at = i * static_cast<size_t>(d) + static_cast<size_t>(c);
+        qx[at] = qops[i].x[c];
+        qerr[at] = qops[i].err[c];
+        qmag[at] = qops[i].mag[c];
+        qmag_err[at] = qops[i].mag[c] + qops[i].err[c];
+      }
+    }
+    const size_t out = qops.size() * static_cast<size_t>(n);
+    dot.assign(out, 0.0);
+    in_err.assign(out, 0.0);
+    mag.assign(out, 0.0);
+    if (m == 0 || n == 0 || dd == 0) return;
+    auto gemm = [&](const std::vector<double>& a, const std::vector<double>& bt, double beta,
+                    std::vector<double>& c) {
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, dd, 1.0, a.data(), dd, bt.data(),
+                  dd, beta, c.data(), n);
+    };
+    gemm(qx, k.x, 0.0, dot);
+    gemm(qerr, k.mag_err, 0.0, in_err);
+    gemm(qmag, k.err, 1.0, in_err);
+    gemm(qmag_err, k.mag_err, 0.0, mag);
+  }
+};
+
+// Query rows per block of products: 64 rows keep the three [64, Skv] blocks small at any Skv.
+constexpr int64_t kQueryBlock = 64;
+
 ErrorBound error_bound(const PrecisionContract& ct, const AttentionSpec& spec,
                        const AttentionInputs& in, const OracleOutput& exact, double safety) {
   spec.validate();
@@ -111,9 +180,11 @@ ErrorBound error_bound(const PrecisionContract& ct, const AttentionSpec& spec,
   const double norm_max = dtype_max_finite(ct.norm_dtype);
 
   std::vector<int64_t> keys;
-  std::vector<double> s, ds, w, wplus, wexpm1, vk;
+  std::vector<double> s, ds, w, wplus, wexpm1, vk, col_s1, col_sv, col_sf, col_sabs;
   // The keys as fed to QK^T, built once per (batch, kv head) and shared by its query heads.
-  std::vector<Operand> kops;
+  std::vector<Operand> kops, qops;
+  KeyMatrices kmat;
+  BlockProducts products;
   std::vector<double> vrows;  // the values [Skv][d] of the same (batch, kv head)
   for (int64_t b = 0; b < B; ++b) {
     for (int64_t h = 0; h < H; ++h) {
@@ -128,147 +199,168 @@ ErrorBound error_bound(const PrecisionContract& ct, const AttentionSpec& spec,
                                       spec.input_dtype, ct.k_dtype));
           std::copy(in.v.data() + at, in.v.data() + at + d, vrows.data() + j * d);
         }
+        kmat.fill(kops, d);
       }
-      for (int64_t i = 0; i < Sq; ++i) {
-        const int64_t r = (b * H + h) * Sq + i;
-        const int64_t base = spec.q_index(b, h, i, 0);
-        double* bnd = eb.bound.data() + base;
-        const double* o = exact.out.data() + base;
-        bool finite = std::isfinite(exact.row_max[static_cast<size_t>(r)]) ||
-                      exact.row_max[static_cast<size_t>(r)] == -kInf;
-        for (int64_t c = 0; c < d; ++c) finite = finite && std::isfinite(o[c]);
-        if (!finite) {
-          for (int64_t c = 0; c < d; ++c) eb.nonfinite += std::isfinite(o[c]) ? 0 : 1;
-          continue;  // bounds stay 0; compare() checks these elements by class
-        }
-        spec.visible_keys(b, i, keys);
-        if (keys.empty()) continue;  // documented result 0, bound 0
-
-        const int64_t qpos = spec.rope ? spec.rope->pos_q[static_cast<size_t>(b * Sq + i)] : 0;
-        Operand q = make_operand(in.q.data() + base, d, spec.rope ? &inv_freq : nullptr, qpos,
-                                 spec.input_dtype, folded ? DType::fp32 : ct.q_dtype);
-        double dot_factor = std::fabs(scale);
-        double post_mul = 2 * kU32;  // fp32(scale) and the fp32 multiply acc * scale
-        if (folded) {
-          // q' = round_q(fp32(fp32(scale) * q)): error relative to scale * q.
-          const Rounding rq = rounding(DType::fp32, ct.q_dtype);
-          for (int64_t c = 0; c < d; ++c) {
-            q.x[c] *= scale;
-            q.mag[c] *= std::fabs(scale);
-            q.err[c] = q.err[c] * std::fabs(scale) + 2 * kU32 * (q.mag[c] + q.err[c]) + kEta32;
-            q.err[c] += rq.rel * (q.mag[c] + q.err[c]) + rq.abs;
+      for (int64_t i0 = 0; i0 < Sq; i0 += kQueryBlock) {
+        const int64_t rows = std::min(kQueryBlock, Sq - i0);
+        qops.clear();
+        for (int64_t i = i0; i < i0 + rows; ++i) {
+          const int64_t qpos = spec.rope ? spec.rope->pos_q[static_cast<size_t>(b * Sq + i)] : 0;
+          Operand q = make_operand(in.q.data() + spec.q_index(b, h, i, 0), d,
+                                   spec.rope ? &inv_freq : nullptr, qpos, spec.input_dtype,
+                                   folded ? DType::fp32 : ct.q_dtype);
+          if (folded) {
+            // q' = round_q(fp32(fp32(scale) * q)): error relative to scale * q.
+            const Rounding rq = rounding(DType::fp32, ct.q_dtype);
+            for (int64_t c = 0; c < d; ++c) {
+              q.x[c] *= scale;
+              q.mag[c] *= std::fabs(scale);
+              q.err[c] = q.err[c] * std::fabs(scale) + 2 * kU32 * (q.mag[c] + q.err[c]) + kEta32;
+              q.err[c] += rq.rel * (q.mag[c] + q.err[c]) + rq.abs;
+            }
           }
-          dot_factor = 1;
-          post_mul = 0;
+          qops.push_back(std::move(q));
         }
-        const size_t n = keys.size();
-        s.assign(n, 0);
-        ds.assign(n, 0);
-        bool overflow = false;
-        for (size_t t = 0; t < n; ++t) {
-          const int64_t j = keys[t];
-          const Operand& k = kops[static_cast<size_t>(j)];
-          double dot = 0, in_err = 0, mag = 0;
-          for (int64_t c = 0; c < d; ++c) {
-            dot += q.x[c] * k.x[c];
-            in_err += q.err[c] * k.mag[c] + q.mag[c] * k.err[c] + q.err[c] * k.err[c];
-            mag += (q.mag[c] + q.err[c]) * (k.mag[c] + k.err[c]);
+        products.compute(qops, kmat, d);
+        for (int64_t i = i0; i < i0 + rows; ++i) {
+          const int64_t r = (b * H + h) * Sq + i;
+          const size_t qrow = static_cast<size_t>(i - i0);
+          const int64_t base = spec.q_index(b, h, i, 0);
+          double* bnd = eb.bound.data() + base;
+          const double* o = exact.out.data() + base;
+          bool finite = std::isfinite(exact.row_max[static_cast<size_t>(r)]) ||
+                        exact.row_max[static_cast<size_t>(r)] == -kInf;
+          for (int64_t c = 0; c < d; ++c) finite = finite && std::isfinite(o[c]);
+          if (!finite) {
+            for (int64_t c = 0; c < d; ++c) eb.nonfinite += std::isfinite(o[c]) ? 0 : 1;
+            continue;  // bounds stay 0; compare() checks these elements by class
           }
-          const double sj = folded ? dot : scale * dot;
-          double e = dot_factor * (in_err + gd * mag + static_cast<double>(d) * eta_acc);
-          e += post_mul * (std::fabs(sj) + e) + (post_mul > 0 ? kEta32 : 0);
-          e += r_s.rel * (std::fabs(sj) + e) + r_s.abs;
-          s[t] = sj;
-          ds[t] = e;
-          if (std::fabs(sj) + e > score_max || !std::isfinite(e)) overflow = true;
-        }
-        const bool has_sink = !spec.sink.empty();
-        const double sink = has_sink ? spec.sink[static_cast<size_t>(h)] : 0.0;
-        const double dsink =
-            has_sink ? kU32 * std::fabs(sink) + r_s.rel * std::fabs(sink) * (1 + kU32) + r_s.abs
-                     : 0.0;
-        const double m = exact.row_max[static_cast<size_t>(r)];
-        double dmax = has_sink ? dsink : 0.0;
-        for (double e : ds) dmax = std::max(dmax, e);
-        const double marg = dmax + r_max.rel * std::fabs(m) + r_max.abs;
-        // Per-key D_j (log-relative error of p_j), weights p_j e^{-D_j}, p_j e^{D_j},
-        // p_j expm1(D_j).
-        double den = 0, l = 0;
-        w.assign(n, 0);
-        wplus.assign(n, 0);
-        wexpm1.assign(n, 0);
-        auto key_terms = [&](double sj, double dsj, double& wp, double& wx) {
-          const double pj = std::exp(sj - m);
-          const double D = dsj + kU32 * (std::fabs(sj - m) + dsj + marg) + lexp;
-          den += pj * std::exp(-D);
-          l += pj;
-          wp = pj * std::exp(D);
-          wx = pj * std::expm1(D);
-        };
-        for (size_t t = 0; t < n; ++t) key_terms(s[t], ds[t], wplus[t], wexpm1[t]);
-        double sink_wx = 0, sink_wp = 0;
-        if (has_sink) key_terms(sink, dsink, sink_wp, sink_wx);
-        den = std::max(den, std::numeric_limits<double>::min());
+          spec.visible_keys(b, i, keys);
+          if (keys.empty()) continue;  // documented result 0, bound 0
 
-        const int64_t nk = static_cast<int64_t>(n);
-        const int64_t tiles = (Skv + ct.kv_tile - 1) / ct.kv_tile;  // key-index tiles
-        const double g_tile = gamma_n(std::min(nk, ct.kv_tile) + 2 * tiles, kU32);
-        double g_pv = g_tile;
-        if (ct.pv_accum != DType::fp32) {
-          const double ga = gamma_n(tiles + 1, unit_roundoff(ct.pv_accum));
-          g_pv = (1 + g_tile) * (1 + ga) - 1;
-        }
-        const double g_sum = gamma_n(nk + 1 + 2 * tiles, unit_roundoff(ct.sum_dtype));
-        const double g_sum_rel = g_sum / (1 - std::min(g_sum, 0.5));
-        double p_nc = 0;  // non-consistent relative perturbation of P in the numerator only
-        if (deferred) {
-          p_nc = ct.sum_of_rounded_p ? 0 : r_p.rel;
-        } else {
-          p_nc = kU32 + r_pn.rel + (ct.sum_of_rounded_p ? r_p.rel : 0);
-        }
-        for (int64_t c = 0; c < d; ++c) {
-          const double oc = o[c];
-          double s1 = sink_wx * std::fabs(oc), sv = 0, sf = has_sink ? std::fabs(oc) : 0, sabs = 0;
+          // fp32(scale) and the fp32 multiply acc * scale, unless the scale is folded into q.
+          const double dot_factor = folded ? 1.0 : std::fabs(scale);
+          const double post_mul = folded ? 0.0 : 2 * kU32;
+          const size_t n = keys.size();
+          s.assign(n, 0);
+          ds.assign(n, 0);
+          bool overflow = false;
           for (size_t t = 0; t < n; ++t) {
-            const double vjc = vrows[static_cast<size_t>(keys[t] * d + c)];
-            s1 += wexpm1[t] * std::fabs(vjc - oc);
-            sv += wplus[t] * std::fabs(vjc);
-            sf += std::fabs(vjc) + std::fabs(oc);
-            sabs += std::fabs(vjc);
+            const size_t at = qrow * static_cast<size_t>(Skv) + static_cast<size_t>(keys[t]);
+            const double dot = products.dot[at], in_err = products.in_err[at],
+                         mag = products.mag[at];
+            const double sj = folded ? dot : scale * dot;
+            double e = dot_factor * (in_err + gd * mag + static_cast<double>(d) * eta_acc);
+            e += post_mul * (std::fabs(sj) + e) + (post_mul > 0 ? kEta32 : 0);
+            e += r_s.rel * (std::fabs(sj) + e) + r_s.abs;
+            s[t] = sj;
+            ds[t] = e;
+            if (std::fabs(sj) + e > score_max || !std::isfinite(e)) overflow = true;
           }
-          const double E1 = s1 / den;
-          const double Mv = sv / den;
-          const double Ev = r_v.rel * Mv + (r_v.rel > 0 ? r_v.abs * (l + sink_wp) / den : 0);
-          const double EP = p_nc * (1 + r_v.rel) * Mv;
-          const double Eacc = g_pv * (1 + p_nc) * (1 + r_v.rel) * Mv;
-          const double A = std::fabs(oc) + E1 + Ev + EP + Eacc;
-          const double Esum = g_sum_rel * A;
-          // Deferred division: fp32 divide or reciprocal-multiply (2 u32); in a narrower
-          // norm_dtype four roundings (numerator, l, reciprocal, product) plus the fp32 ones.
-          const double Ediv = deferred ? div_rel * (A + Esum) : 0.0;
-          const double V = A + Esum + Ediv;
-          const double Eout = r_o.rel * V;
-          // Underflow: p values (absolute p_floor each, relative to l), fp32 products and
-          // partial sums of PV and the division (eta32 each), P = p / l in p_dtype (before_pv),
-          // and the output rounding.
-          // The PV accumulator's own subnormal rounding (pv_accum) per tile add as well.
-          double floor_abs = sf * p_floor / den +
-                             (static_cast<double>(2 * (nk + tiles) + 4) * kEta32 +
-                              static_cast<double>(tiles + 2) * eta_pv) *
-                                 std::max(1.0, 1 / den) +
-                             r_o.abs + 2 * kEta32;
-          if (!deferred) floor_abs += (r_pn.abs + kEta32) * (1 + r_v.rel) * sabs;
-          // Narrow normalisation: subnormal roundings of the numerator and the product (each
-          // <= eta), and of the reciprocal (times |acc| <= sum |v|, as every p <= 1).
-          if (narrow_norm) floor_abs += eta_norm * (2 + sabs);
-          double bc = safety * (V - std::fabs(oc) + Eout) + floor_abs;
-          if (overflow || !std::isfinite(bc) || V * (1 + r_o.rel) > out_max ||
-              sv * (1 + p_nc) * (1 + g_pv) > acc_max ||
-              (narrow_norm && (sabs * 1.01 > norm_max || static_cast<double>(nk + 1) > norm_max))) {
-            bc = kInf;
-            ++eb.uncertified;
+          const bool has_sink = !spec.sink.empty();
+          const double sink = has_sink ? spec.sink[static_cast<size_t>(h)] : 0.0;
+          const double dsink =
+              has_sink ? kU32 * std::fabs(sink) + r_s.rel * std::fabs(sink) * (1 + kU32) + r_s.abs
+                       : 0.0;
+          const double m = exact.row_max[static_cast<size_t>(r)];
+          double dmax = has_sink ? dsink : 0.0;
+          for (double e : ds) dmax = std::max(dmax, e);
+          const double marg = dmax + r_max.rel * std::fabs(m) + r_max.abs;
+          // Per-key D_j (log-relative error of p_j), weights p_j e^{-D_j}, p_j e^{D_j},
+          // p_j expm1(D_j).
+          double den = 0, l = 0;
+          w.assign(n, 0);
+          wplus.assign(n, 0);
+          wexpm1.assign(n, 0);
+          auto key_terms = [&](double sj, double dsj, double& wp, double& wx) {
+            const double pj = std::exp(sj - m);
+            const double D = dsj + kU32 * (std::fabs(sj - m) + dsj + marg) + lexp;
+            den += pj * std::exp(-D);
+            l += pj;
+            wp = pj * std::exp(D);
+            wx = pj * std::expm1(D);
+          };
+          for (size_t t = 0; t < n; ++t) key_terms(s[t], ds[t], wplus[t], wexpm1[t]);
+          double sink_wx = 0, sink_wp = 0;
+          if (has_sink) key_terms(sink, dsink, sink_wp, sink_wx);
+          den = std::max(den, std::numeric_limits<double>::min());
+
+          const int64_t nk = static_cast<int64_t>(n);
+          const int64_t tiles = (Skv + ct.kv_tile - 1) / ct.kv_tile;  // key-index tiles
+          const double g_tile = gamma_n(std::min(nk, ct.kv_tile) + 2 * tiles, kU32);
+          double g_pv = g_tile;
+          if (ct.pv_accum != DType::fp32) {
+            const double ga = gamma_n(tiles + 1, unit_roundoff(ct.pv_accum));
+            g_pv = (1 + g_tile) * (1 + ga) - 1;
           }
-          bnd[c] = bc;
+          const double g_sum = gamma_n(nk + 1 + 2 * tiles, unit_roundoff(ct.sum_dtype));
+          const double g_sum_rel = g_sum / (1 - std::min(g_sum, 0.5));
+          double p_nc = 0;  // non-consistent relative perturbation of P in the numerator only
+          if (deferred) {
+            p_nc = ct.sum_of_rounded_p ? 0 : r_p.rel;
+          } else {
+            p_nc = kU32 + r_pn.rel + (ct.sum_of_rounded_p ? r_p.rel : 0);
+          }
+          // The per-column sums over the visible keys, keys outermost so that the inner loop
+          // runs along a contiguous V row (and vectorises); each column's terms are still added
+          // in key order, as before.
+          col_s1.assign(static_cast<size_t>(d), 0.0);
+          col_sv.assign(static_cast<size_t>(d), 0.0);
+          col_sf.assign(static_cast<size_t>(d), 0.0);
+          col_sabs.assign(static_cast<size_t>(d), 0.0);
+          for (int64_t c = 0; c < d; ++c) {
+            col_s1[c] = sink_wx * std::fabs(o[c]);
+            col_sf[c] = has_sink ? std::fabs(o[c]) : 0;
+          }
+          for (size_t t = 0; t < n; ++t) {
+            const double* vrow = vrows.data() + keys[t] * d;
+            const double wx = wexpm1[t], wp = wplus[t];
+            for (int64_t c = 0; c < d; ++c) {
+              const double vjc = vrow[c], oc = o[c];
+              col_s1[c] += wx * std::fabs(vjc - oc);
+              col_sv[c] += wp * std::fabs(vjc);
+              col_sf[c] += std::fabs(vjc) + std::fabs(oc);
+              col_sabs[c] += std::fabs(vjc);
+            }
+          }
+          for (int64_t c = 0; c < d; ++c) {
+            const double oc = o[c];
+            const double s1 = col_s1[c], sv = col_sv[c], sf = col_sf[c], sabs = col_sabs[c];
+            const double E1 = s1 / den;
+            const double Mv = sv / den;
+            const double Ev = r_v.rel * Mv + (r_v.rel > 0 ? r_v.abs * (l + sink_wp) / den : 0);
+            const double EP = p_nc * (1 + r_v.rel) * Mv;
+            const double Eacc = g_pv * (1 + p_nc) * (1 + r_v.rel) * Mv;
+            const double A = std::fabs(oc) + E1 + Ev + EP + Eacc;
+            const double Esum = g_sum_rel * A;
+            // Deferred division: fp32 divide or reciprocal-multiply (2 u32); in a narrower
+            // norm_dtype four roundings (numerator, l, reciprocal, product) plus the fp32 ones.
+            const double Ediv = deferred ? div_rel * (A + Esum) : 0.0;
+            const double V = A + Esum + Ediv;
+            const double Eout = r_o.rel * V;
+            // Underflow: p values (absolute p_floor each, relative to l), fp32 products and
+            // partial sums of PV and the division (eta32 each), P = p / l in p_dtype (before_pv),
+            // and the output rounding.
+            // The PV accumulator's own subnormal rounding (pv_accum) per tile add as well.
+            double floor_abs = sf * p_floor / den +
+                               (static_cast<double>(2 * (nk + tiles) + 4) * kEta32 +
+                                static_cast<double>(tiles + 2) * eta_pv) *
+                                   std::max(1.0, 1 / den) +
+                               r_o.abs + 2 * kEta32;
+            if (!deferred) floor_abs += (r_pn.abs + kEta32) * (1 + r_v.rel) * sabs;
+            // Narrow normalisation: subnormal roundings of the numerator and the product (each
+            // <= eta), and of the reciprocal (times |acc| <= sum |v|, as every p <= 1).
+            if (narrow_norm) floor_abs += eta_norm * (2 + sabs);
+            double bc = safety * (V - std::fabs(oc) + Eout) + floor_abs;
+            if (overflow || !std::isfinite(bc) || V * (1 + r_o.rel) > out_max ||
+                sv * (1 + p_nc) * (1 + g_pv) > acc_max ||
+                (narrow_norm &&
+                 (sabs * 1.01 > norm_max || static_cast<double>(nk + 1) > norm_max))) {
+              bc = kInf;
+              ++eb.uncertified;
+            }
+            bnd[c] = bc;
+          }
         }
       }
     }

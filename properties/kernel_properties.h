@@ -15,7 +15,8 @@ namespace ncv::props {
 // 1. Output within the precision contract's per-element bound of the oracle; a dynamic-check
 //    failure of the model fails too.
 void prop_matches_oracle(const KernelUnderTest& k, const Budget& b);
-// 2a. V * 2^e gives out * 2^e bit for bit (no overflow or subnormal values involved).
+// 2a. V * 2^e gives out * 2^e bit for bit (values and logits chosen so that nothing overflows
+//     or becomes subnormal).
 void prop_v_scaling_is_exact(const KernelUnderTest& k, const Budget& b);
 // 2b. Permuting keys and values together leaves a non-causal output unchanged within the two
 //     runs' bounds.
