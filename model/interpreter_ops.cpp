@@ -31,13 +31,21 @@ int64_t max_abs_affine(int64_t offset, int64_t cm, const Resolved& dst,
 
 // Element-by-element copy between views of equal element count but different row structure
 // (DMA reshapes), pairing elements by their row-major flat index.
+// Element k of src (row-major over its view) to element k of dst. Every source element is read
+// before any is written (semantics.h: an instruction reads all its inputs first), so views of one
+// tensor that overlap copy what the source held, not what this copy already wrote.
 void flat_copy(const View& dst, const View& src) {
-  int64_t dfree = dst.free_elems(), sfree = src.free_elems();
-  int64_t n = dst.rows * dfree;
-  size_t ds = dtype_size(dst.dtype);
+  const int64_t dfree = dst.free_elems(), sfree = src.free_elems();
+  const int64_t n = dst.rows * dfree;
+  const size_t ss = dtype_size(src.dtype);
+  std::vector<uint8_t> staged(static_cast<size_t>(n) * ss);
+  for (int64_t k = 0; k < n; ++k) {
+    std::memcpy(staged.data() + static_cast<size_t>(k) * ss, src.at(k / sfree, k % sfree), ss);
+  }
+  const size_t ds = dtype_size(dst.dtype);
   for (int64_t k = 0; k < n; ++k) {
     uint8_t* d = dst.at(k / dfree, k % dfree);
-    const uint8_t* s = src.at(k / sfree, k % sfree);
+    const uint8_t* s = staged.data() + static_cast<size_t>(k) * ss;
     if (dst.dtype == src.dtype) {
       std::memcpy(d, s, ds);
     } else {

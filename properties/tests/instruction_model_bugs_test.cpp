@@ -1,7 +1,5 @@
 // Minimal reproducers of model bugs that the instruction-level properties found
-// (properties/tests/instruction_prop.cpp). Each is DISABLED_ until the model is fixed, and the
-// generator branch that finds it is switched off with a comment naming the test; run them with
-// --gtest_also_run_disabled_tests to see them fail. Enable the test and the branch with the fix.
+// (properties/tests/instruction_prop.cpp), kept as regression tests after the fix.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -17,8 +15,8 @@ namespace {
 // the views overlap it reads elements it has already overwritten. semantics.h documents that an
 // instruction reads all of its inputs before writing any output (the same-row-count path,
 // exec_copy, does). Both execution modes share flat_copy, so only the independent expectation
-// sees it.
-TEST(InstrModelBug, DISABLED_OverlappingReshapingDmaReadsWhatItAlreadyWrote) {
+// sees it. Fixed: flat_copy stages the source first.
+TEST(InstrModelBug, OverlappingReshapingDmaReadsItsSourceBeforeWriting) {
   InstrCase c("dma_overlap");
   std::vector<uint32_t> values;
   for (int i = 0; i < 8; ++i) values.push_back(std::bit_cast<uint32_t>(static_cast<float>(i)));
@@ -35,7 +33,7 @@ TEST(InstrModelBug, DISABLED_OverlappingReshapingDmaReadsWhatItAlreadyWrote) {
   const BothRuns runs = run_fast_and_reference(c);
   EXPECT_FALSE(fast_reference_difference(runs.fast, runs.reference));
   const auto problem = expected_difference(runs.fast, c.name_of(out), want);
-  EXPECT_FALSE(problem) << *problem;  // today: element 6 is 0 (out[1,0] after its overwrite), not 4
+  EXPECT_FALSE(problem) << *problem;  // before the fix: element 6 was 0 (already overwritten)
 }
 
 }  // namespace

@@ -257,11 +257,17 @@ RC_GTEST_PROP(InstrDmaCopy, MovesAndCastsEveryElementAsDocumented, ()) {
         return v;
       };
       const ViewSpec src = window(pick_int(1, shape[0]), pick_int(1, shape[1]));
-      // Model bug, InstrModelBug.DISABLED_OverlappingReshapingDmaReadsWhatItAlreadyWrote
-      // (instruction_model_bugs_test.cpp): an overlapping DMA with a different row count reads
-      // what it already wrote. Until it is fixed the destination keeps the source's row count;
-      // with the fix, draw r from the row counts of every [r, total / r] window that fits.
-      const ViewSpec dst = window(src.rows(), src.free_elems());
+      // The destination: any [r, total / r] window that fits, so overlapping reshaping copies
+      // are drawn too (they once read what they had already written: InstrModelBug in
+      // instruction_model_bugs_test.cpp).
+      const int64_t total = src.rows() * src.free_elems();
+      std::vector<int64_t> row_counts;
+      for (int64_t r = 1; r <= shape[0]; ++r) {
+        if (total % r == 0 && total / r <= shape[1]) row_counts.push_back(r);
+      }
+      const int64_t r =
+          row_counts[static_cast<size_t>(pick_int(0, static_cast<int64_t>(row_counts.size()) - 1))];
+      const ViewSpec dst = window(r, total / r);
       c.b().dma_copy(c.at(t, dst), c.at(t, src), static_cast<int>(pick_int(0, 15)));
       // Every element of the source is read before any is written.
       Expected want{from, {}};
