@@ -38,7 +38,9 @@ struct CheckResult {
   Options options;
   oracle::PrecisionContract contract;
   std::vector<CaseResult> cases;
-  double worst_normalized = 0;  // max over cases of max_normalized (+inf on a run error)
+  // max over cases of max_normalized; +inf on a run error or on a case that fails through
+  // non-finite or uncertified elements (their ratio is not defined)
+  double worst_normalized = 0;
   bool pass = false;
 
   std::string summary() const;  // a few lines: per case one line, then the verdict

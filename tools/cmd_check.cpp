@@ -46,8 +46,10 @@ kernels::CheckResult check_recipe(const kernels::Variant& v, const Program& prog
   c.distribution = recipe.str();
   c.seed = recipe.seed;
   r.pass = c.pass;
-  r.worst_normalized =
-      c.run_error ? std::numeric_limits<double>::infinity() : c.comparison.max_normalized;
+  // As in check_kernel: a failure through non-finite or uncertified elements counts as +inf.
+  r.worst_normalized = c.run_error || (!c.pass && c.comparison.max_normalized <= 1)
+                           ? std::numeric_limits<double>::infinity()
+                           : c.comparison.max_normalized;
   r.cases.push_back(std::move(c));
   return r;
 }

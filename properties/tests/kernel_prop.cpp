@@ -1,44 +1,71 @@
 // Properties 1-4 of issue 6 for every registered kernel: one RapidCheck property per (kernel,
-// property), so a failure names both and ctest can run them in parallel. The bodies live in
+// property), so a failure names both and ctest runs them in parallel. The bodies live in
 // properties/kernel_properties.cpp (shared with the bug catalogue and `ncverify bugs`).
+//
+// NCV_KERNEL_PROP is RC_GTEST_PROP (a TEST running rc::detail::checkTestable and failing with
+// RapidCheck's message, RC_PARAMS honoured, the reproduce line printed at exit) with one change:
+// the number of cases per property is set per kernel unless RC_PARAMS sets max_success. A case
+// of sd_attention_allocated (seqlen >= 1024, d_head 128) costs about a second, a case of the
+// others a few tens of milliseconds, and `ctest -L property` must stay under 5 minutes on 2
+// cores; `ci/test --deep` sets max_success=2000 for all.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
-#include <rapidcheck/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
 
 #include "properties/kernel_properties.h"
 
 namespace ncv::props {
 namespace {
 
-const KernelUnderTest& kernel(const char* name) {
+const KernelUnderTest& kernel(const std::string& name) {
   static std::map<std::string, KernelUnderTest> cache;
   auto it = cache.find(name);
   if (it == cache.end()) it = cache.emplace(name, registered_kernel(name)).first;
   return it->second;
 }
 
-#define NCV_KERNEL_PROPS(Kernel)                                      \
-  RC_GTEST_PROP(Kernel, MatchesOracle, ()) {                          \
-    prop_matches_oracle(kernel(#Kernel), default_budget());           \
-  }                                                                   \
-  RC_GTEST_PROP(Kernel, VScalingIsExact, ()) {                        \
-    prop_v_scaling_is_exact(kernel(#Kernel), default_budget());       \
-  }                                                                   \
-  RC_GTEST_PROP(Kernel, KvPermutationInvariant, ()) {                 \
-    prop_kv_permutation_invariant(kernel(#Kernel), default_budget()); \
-  }                                                                   \
-  RC_GTEST_PROP(Kernel, InsideConvexHull, ()) {                       \
-    prop_inside_convex_hull(kernel(#Kernel), default_budget());       \
-  }                                                                   \
-  RC_GTEST_PROP(Kernel, ZeroQGivesMean, ()) {                         \
-    prop_zero_q_gives_mean(kernel(#Kernel), default_budget());        \
-  }                                                                   \
-  RC_GTEST_PROP(Kernel, Deterministic, ()) {                          \
-    prop_deterministic(kernel(#Kernel), default_budget());            \
-  }                                                                   \
-  RC_GTEST_PROP(Kernel, MatchesPredecessor, ()) {                     \
-    prop_matches_predecessor(kernel(#Kernel), default_budget());      \
+// Cases per property at the default budget.
+int default_cases(const std::string& name) {
+  if (name == "sd_attention_allocated") return 8;
+  if (name == "sd_attention_batched") return 25;
+  return 40;
+}
+
+void check_kernel_property(const std::string& name,
+                           void (*body)(const KernelUnderTest&, const Budget&)) {
+  const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  rc::detail::TestMetadata meta;
+  meta.id = std::string(info->test_suite_name()) + "/" + info->name();
+  meta.description = info->name();
+  rc::detail::TestParams params = rc::detail::configuration().testParams;
+  const char* env = std::getenv("RC_PARAMS");
+  if (!(env && std::strstr(env, "max_success="))) params.maxSuccess = default_cases(name);
+  const KernelUnderTest& k = kernel(name);
+  const Budget budget = default_budget();
+  const auto result = rc::detail::checkTestable([&] { body(k, budget); }, meta, params);
+  if (!result.template is<rc::detail::SuccessResult>()) {
+    std::ostringstream message;
+    rc::detail::printResultMessage(result, message);
+    FAIL() << message.str();
   }
+}
+
+#define NCV_KERNEL_PROP(Kernel, Name, body) \
+  TEST(Kernel, Name) {                      \
+    check_kernel_property(#Kernel, body);   \
+  }
+
+#define NCV_KERNEL_PROPS(Kernel)                                                 \
+  NCV_KERNEL_PROP(Kernel, MatchesOracle, prop_matches_oracle)                    \
+  NCV_KERNEL_PROP(Kernel, VScalingIsExact, prop_v_scaling_is_exact)              \
+  NCV_KERNEL_PROP(Kernel, KvPermutationInvariant, prop_kv_permutation_invariant) \
+  NCV_KERNEL_PROP(Kernel, InsideConvexHull, prop_inside_convex_hull)             \
+  NCV_KERNEL_PROP(Kernel, ZeroQGivesMean, prop_zero_q_gives_mean)                \
+  NCV_KERNEL_PROP(Kernel, Deterministic, prop_deterministic)                     \
+  NCV_KERNEL_PROP(Kernel, MatchesPredecessor, prop_matches_predecessor)
 
 NCV_KERNEL_PROPS(naive_attention)
 NCV_KERNEL_PROPS(sd_attention)
