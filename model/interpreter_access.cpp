@@ -357,7 +357,9 @@ void Interp::check_read(const Resolved& r, const char* role, bool carried) {
 // iteration of a loop whose iterations may run in any order or overlap (facts §3 "Legacy
 // loops": affine_range with a true dependency can give wrong numerics).
 void Interp::check_carried(const Resolved& r, const char* role) {
-  const uint32_t mine = frames_[r.core].back().serial;
+  // The iteration of the core executing the instruction (r.core may be a peer whose memory it
+  // names).
+  const uint32_t mine = frames_[current_core_].back().serial;
   if (mine == 0) return;
   const ShadowMap& map = writer_map(r);
   std::vector<ShadowMap::Mismatch> others;
@@ -389,7 +391,7 @@ void Interp::mark_written(const Resolved& r) {
   if (!opts_.compute_values) return;
   ShadowMap& map = shadow(r);
   ShadowMap& writers = writer_map(r);
-  const uint32_t s = stamp(r), serial = frames_[r.core].back().serial;
+  const uint32_t s = stamp(r), serial = frames_[current_core_].back().serial;
   for_each_row_runs(r, [&](int64_t p0, int64_t p1, const std::vector<ByteRun>& runs) {
     map.write(p0, p1, runs, s);
     writers.write(p0, p1, runs, serial);
