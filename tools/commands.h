@@ -15,5 +15,6 @@ void register_report(CLI::App& app, Action& action);     // cmd_report.cpp
 void register_bench(CLI::App& app, Action& action);      // cmd_bench.cpp
 void register_calibrate(CLI::App& app, Action& action);  // cmd_calibrate.cpp
 void register_bugs(CLI::App& app, Action& action);       // cmd_bugs.cpp
+void register_prove(CLI::App& app, Action& action);      // cmd_prove.cpp
 
 }  // namespace ncv::cli

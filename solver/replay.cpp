@@ -1,0 +1,49 @@
+#include "solver/replay.h"
+
+#include <string>
+
+#include "model/interpreter.h"
+
+namespace ncv::solver {
+
+Replay replay_counterexample(const Program& p, const Counterexample& cex, CheckKind expected,
+                             uint32_t instruction, bool data_dependent, const HwConfig* hw) {
+  Replay r;
+  RunOptions opts;
+  opts.hw = hw;
+  // Trace-only runs resolve every access, so they raise bounds errors without computing values;
+  // only run-time offsets need the values.
+  opts.compute_values = data_dependent;
+  opts.record_trace = false;
+  RunResult run;
+  try {
+    run = run_program(p, cex.params, random_inputs(p, cex.params, 1), opts);
+  } catch (const InputError& e) {
+    r.disagreement = true;
+    r.detail = "the interpreter refused the counterexample's params: " + e.message;
+    return r;
+  }
+  if (run.error && run.error->kind == expected) {
+    r.reproduced = true;
+    r.detail = run.error->instruction == static_cast<int64_t>(instruction)
+                   ? "the interpreter raised " + std::string(check_kind_name(expected)) +
+                         " at the same instruction: " + run.error->detail
+                   : "the interpreter raised " + std::string(check_kind_name(expected)) +
+                         " first at instruction " + std::to_string(run.error->instruction) + ": " +
+                         run.error->detail;
+    return r;
+  }
+  r.disagreement = !data_dependent;
+  r.detail = run.error ? "the interpreter raised " + std::string(check_kind_name(run.error->kind)) +
+                             " instead: " + run.error->message
+                       : "the interpreter ran to completion without raising " +
+                             std::string(check_kind_name(expected));
+  if (data_dependent) {
+    r.detail +=
+        " (the offsets read from seeded random inputs stayed in range; the solver "
+        "assumes any value of the declared range)";
+  }
+  return r;
+}
+
+}  // namespace ncv::solver
