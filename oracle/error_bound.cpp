@@ -67,21 +67,23 @@ double gamma_n(int64_t n, double u) {
   return nu >= 1 ? kInf : nu / (1 - nu);
 }
 
-// The keys of one (batch, kv head) as row-major [Skv][d] matrices: values, error bounds, and
-// magnitude + error bounds.
-struct KeyMatrices {
-  std::vector<double> x, err, mag_err;
-  void fill(const std::vector<Operand>& kops, int64_t d) {
-    const size_t n = kops.size() * static_cast<size_t>(d);
+// Operands as row-major [rows][d] matrices: values, error bounds, magnitudes, and magnitude +
+// error bounds (the operand forms the score sums below multiply).
+struct OperandMatrices {
+  std::vector<double> x, err, mag, mag_err;
+  void fill(const std::vector<Operand>& ops, int64_t d) {
+    const size_t n = ops.size() * static_cast<size_t>(d);
     x.resize(n);
     err.resize(n);
+    mag.resize(n);
     mag_err.resize(n);
-    for (size_t j = 0; j < kops.size(); ++j) {
+    for (size_t r = 0; r < ops.size(); ++r) {
       for (int64_t c = 0; c < d; ++c) {
-        const size_t at = j * static_cast<size_t>(d) + static_cast<size_t>(c);
-        x[at] = kops[j].x[c];
-        err[at] = kops[j].err[c];
-        mag_err[at] = kops[j].mag[c] + kops[j].err[c];
+        const size_t at = r * static_cast<size_t>(d) + static_cast<size_t>(c);
+        x[at] = ops[r].x[c];
+        err[at] = ops[r].err[c];
+        mag[at] = ops[r].mag[c];
+        mag_err[at] = ops[r].mag[c] + ops[r].err[c];
       }
     }
   }
@@ -96,24 +98,12 @@ struct KeyMatrices {
 // double bits (~d 2^-53 relative), which is negligible next to the fp32-scale terms it feeds,
 // and in_err / mag are bounds whose order does not matter beyond the same last bits.
 struct BlockProducts {
-  std::vector<double> dot, in_err, mag, qx, qerr, qmag, qmag_err;
-  void compute(const std::vector<Operand>& qops, const KeyMatrices& k, int64_t d) {
+  std::vector<double> dot, in_err, mag;
+  OperandMatrices q;
+  void compute(const std::vector<Operand>& qops, const OperandMatrices& k, int64_t d) {
     const int m = static_cast<int>(qops.size()), dd = static_cast<int>(d);
     const int n = static_cast<int>(k.x.size() / static_cast<size_t>(std::max<int64_t>(d, 1)));
-    const size_t qn = qops.size() * static_cast<size_t>(d);
-    qx.resize(qn);
-    qerr.resize(qn);
-    qmag.resize(qn);
-    qmag_err.resize(qn);
-    for (size_t i = 0; i < qops.size(); ++i) {
-      for (int64_t c = 0; c < d; ++c) {
-        const size_t at = i * static_cast<size_t>(d) + static_cast<size_t>(c);
-        qx[at] = qops[i].x[c];
-        qerr[at] = qops[i].err[c];
-        qmag[at] = qops[i].mag[c];
-        qmag_err[at] = qops[i].mag[c] + qops[i].err[c];
-      }
-    }
+    q.fill(qops, d);
     const size_t out = qops.size() * static_cast<size_t>(n);
     dot.assign(out, 0.0);
     in_err.assign(out, 0.0);
@@ -124,10 +114,10 @@ struct BlockProducts {
       cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, dd, 1.0, a.data(), dd, bt.data(),
                   dd, beta, c.data(), n);
     };
-    gemm(qx, k.x, 0.0, dot);
-    gemm(qerr, k.mag_err, 0.0, in_err);
-    gemm(qmag, k.err, 1.0, in_err);
-    gemm(qmag_err, k.mag_err, 0.0, mag);
+    gemm(q.x, k.x, 0.0, dot);
+    gemm(q.err, k.mag_err, 0.0, in_err);
+    gemm(q.mag, k.err, 1.0, in_err);
+    gemm(q.mag_err, k.mag_err, 0.0, mag);
   }
 };
 
@@ -183,7 +173,7 @@ ErrorBound error_bound(const PrecisionContract& ct, const AttentionSpec& spec,
   std::vector<double> s, ds, w, wplus, wexpm1, vk, col_s1, col_sv, col_sf, col_sabs;
   // The keys as fed to QK^T, built once per (batch, kv head) and shared by its query heads.
   std::vector<Operand> kops, qops;
-  KeyMatrices kmat;
+  OperandMatrices kmat;
   BlockProducts products;
   std::vector<double> vrows;  // the values [Skv][d] of the same (batch, kv head)
   for (int64_t b = 0; b < B; ++b) {
