@@ -51,8 +51,9 @@ CaseResult check_inputs(const Variant& v, const Program& program, const Options&
   return c;
 }
 
-CheckResult check_kernel(const Variant& v, const Program& program, const Options& options,
-                         const ParamValues& params, const CheckOptions& opts) {
+CheckResult check_kernel_with(const Variant& v, const Program& program, const Options& options,
+                              const ParamValues& params, const InputSource& inputs,
+                              const CheckOptions& opts) {
   CheckResult res;
   res.kernel = program.name;
   res.params = params;
@@ -61,18 +62,12 @@ CheckResult check_kernel(const Variant& v, const Program& program, const Options
   check_params(program, params);
   const oracle::AttentionSpec spec = v.spec(options, params);
   spec.validate();
-  const auto& dists = oracle::all_distributions();
   res.pass = opts.cases > 0;
   for (int n = 0; n < opts.cases; ++n) {
-    CaseResult c;
-    const oracle::Distribution dist = dists[static_cast<size_t>(n) % dists.size()];
-    c.distribution = oracle::distribution_name(dist);
-    c.seed = opts.seed + static_cast<uint64_t>(n);
-    const oracle::AttentionInputs in = oracle::generate_inputs(spec, dist, c.seed);
-    CaseResult r = check_inputs(v, program, options, params, spec, in, opts);
-    r.distribution = std::move(c.distribution);
-    r.seed = c.seed;
-    c = std::move(r);
+    InputSet set = inputs(spec, n);
+    CaseResult c = check_inputs(v, program, options, params, spec, set.values, opts);
+    c.distribution = std::move(set.label);
+    c.seed = set.seed;
     // A case that fails on non-finite or uncertified elements, whose finite ratios are all
     // within bound, would otherwise report a reassuring worst ratio: it counts as infinite.
     const bool fails_off_ratio = !c.pass && c.comparison.max_normalized <= 1;
@@ -83,6 +78,20 @@ CheckResult check_kernel(const Variant& v, const Program& program, const Options
     res.cases.push_back(std::move(c));
   }
   return res;
+}
+
+CheckResult check_kernel(const Variant& v, const Program& program, const Options& options,
+                         const ParamValues& params, const CheckOptions& opts) {
+  const auto& dists = oracle::all_distributions();
+  return check_kernel_with(
+      v, program, options, params,
+      [&](const oracle::AttentionSpec& spec, int n) {
+        const oracle::Distribution dist = dists[static_cast<size_t>(n) % dists.size()];
+        const uint64_t seed = opts.seed + static_cast<uint64_t>(n);
+        return InputSet{oracle::distribution_name(dist), seed,
+                        oracle::generate_inputs(spec, dist, seed)};
+      },
+      opts);
 }
 
 std::string CheckResult::summary() const {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -65,6 +66,21 @@ OracleReference oracle_reference(const oracle::PrecisionContract& ct,
 CaseResult check_inputs(const Variant& v, const Program& program, const Options& options,
                         const ParamValues& params, const oracle::AttentionSpec& spec,
                         const oracle::AttentionInputs& in, const CheckOptions& opts = {});
+
+// One input set of a check: its label (a distribution or value-recipe name), seed and values.
+struct InputSet {
+  std::string label;
+  uint64_t seed = 0;
+  oracle::AttentionInputs values;
+};
+// Case n's input set for a spec.
+using InputSource = std::function<InputSet(const oracle::AttentionSpec&, int n)>;
+
+// check_kernel with opts.cases input sets from `inputs` instead of the seeded hard distributions
+// (`ncverify check --values` replays a property-suite case this way).
+CheckResult check_kernel_with(const Variant& v, const Program& program, const Options& options,
+                              const ParamValues& params, const InputSource& inputs,
+                              const CheckOptions& opts = {});
 
 // Runs `program` (normally v.build(options), or a rewrite parsed from .nkir that borrows v's
 // layout, spec and contract) at `params`. Throws InputError / std::invalid_argument on bad

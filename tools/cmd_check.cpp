@@ -6,7 +6,6 @@
 // Exit 0 when every case passes, 1 otherwise, 2 on bad usage.
 #include <CLI/CLI.hpp>
 #include <iostream>
-#include <limits>
 #include <memory>
 #include <optional>
 
@@ -27,32 +26,6 @@ struct CheckCommandOptions {
   bool json = false;
   int64_t memory_budget_mib = RunOptions{}.memory_budget_bytes >> 20;
 };
-
-// One property-suite input set (`--values`), reported like a one-case check.
-kernels::CheckResult check_recipe(const kernels::Variant& v, const Program& program,
-                                  const kernels::Options& options, const ParamValues& params,
-                                  const props::ValueRecipe& recipe,
-                                  const kernels::CheckOptions& co) {
-  kernels::CheckResult r;
-  r.kernel = program.name;
-  r.params = params;
-  r.options = options;
-  r.contract = v.contract(options);
-  check_params(program, params);
-  const oracle::AttentionSpec spec = v.spec(options, params);
-  spec.validate();
-  kernels::CaseResult c = kernels::check_inputs(v, program, options, params, spec,
-                                                props::make_values(spec, recipe), co);
-  c.distribution = recipe.str();
-  c.seed = recipe.seed;
-  r.pass = c.pass;
-  // As in check_kernel: a failure through non-finite or uncertified elements counts as +inf.
-  r.worst_normalized = c.run_error || (!c.pass && c.comparison.max_normalized <= 1)
-                           ? std::numeric_limits<double>::infinity()
-                           : c.comparison.max_normalized;
-  r.cases.push_back(std::move(c));
-  return r;
-}
 
 int run_check(const CheckCommandOptions& opts) {
   const KernelSource src = load_kernel_source(opts.target, opts.params, opts.like);
@@ -75,8 +48,18 @@ int run_check(const CheckCommandOptions& opts) {
   }
   kernels::CheckResult r;
   try {
-    r = recipe ? check_recipe(*src.variant, src.program, src.options, src.params, *recipe, co)
-               : kernels::check_kernel(*src.variant, src.program, src.options, src.params, co);
+    if (recipe) {
+      co.cases = 1;  // one property-suite input set
+      r = kernels::check_kernel_with(
+          *src.variant, src.program, src.options, src.params,
+          [&](const oracle::AttentionSpec& spec, int) {
+            return kernels::InputSet{recipe->str(), recipe->seed,
+                                     props::make_values(spec, *recipe)};
+          },
+          co);
+    } else {
+      r = kernels::check_kernel(*src.variant, src.program, src.options, src.params, co);
+    }
   } catch (const InputError& e) {
     throw UsageError(src.label + ": " + e.message);
   } catch (const std::invalid_argument& e) {
