@@ -54,19 +54,23 @@ SuiteVerdict run_property(const KernelUnderTest& k, const KernelProperty& prop,
     v.cases_before = failure.numSuccess;
     v.message = failure.description;
   } else if (result.match(gave_up)) {
-    v.caught = true;  // a property that cannot even generate cases is a failing suite
+    // Too many discarded cases: the property tested too little to say anything, which is not a
+    // catch.
+    v.gave_up = true;
     v.message = "gave up: " + gave_up.description;
   }
-  if (v.caught) v.property = prop.name;
+  if (v.caught || v.gave_up) v.property = prop.name;
   return v;
 }
 
 SuiteVerdict run_property_suite(const KernelUnderTest& k, const SuiteParams& p) {
+  SuiteVerdict last_gave_up;
   for (const KernelProperty& prop : kernel_properties()) {
     SuiteVerdict v = run_property(k, prop, p, /*shrink=*/false);
     if (v.caught) return v;
+    if (v.gave_up) last_gave_up = v;
   }
-  return {};
+  return last_gave_up;  // not caught; says which property could not generate its cases, if any
 }
 
 }  // namespace ncv::props

@@ -21,13 +21,14 @@ SuiteParams default_suite_params();
 
 struct SuiteVerdict {
   bool caught = false;
+  bool gave_up = false;  // RapidCheck gave up (too many discards): neither caught nor passed
   std::string property;  // the first property that failed
   int cases_before = 0;  // cases that passed in that property before the failing one
   std::string message;   // RapidCheck's description of the failure
 };
 
-// One property: caught = it failed (or gave up). With `shrink`, RapidCheck shrinks the failure
-// (last_failing_case() is then the minimal case).
+// One property: caught = it failed; gave_up when RapidCheck could not generate enough cases. With
+// `shrink`, RapidCheck shrinks the failure (last_failing_case() is then the minimal case).
 SuiteVerdict run_property(const KernelUnderTest& k, const KernelProperty& prop,
                           const SuiteParams& p, bool shrink);
 

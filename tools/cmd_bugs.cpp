@@ -44,7 +44,9 @@ int run_bugs(const BugsCommandOptions& opts) {
     ++n;
     by_props += suite.caught;
     by_baseline += base.caught;
-    const std::string suite_cell = suite.caught ? "caught (" + suite.property + ")" : "MISSED";
+    const std::string suite_cell = suite.caught    ? "caught (" + suite.property + ")"
+                                   : suite.gave_up ? "MISSED (" + suite.property + " gave up)"
+                                                   : "MISSED";
     const std::string base_cell = !base.caught          ? "missed"
                                   : base.by_model_check ? "caught (model check)"
                                                         : "caught";
