@@ -7,7 +7,7 @@
 namespace ncv::solver {
 
 Replay replay_counterexample(const Program& p, const Counterexample& cex, CheckKind expected,
-                             uint32_t instruction, bool data_dependent, const HwConfig* hw) {
+                             int64_t instruction, bool data_dependent, const HwConfig* hw) {
   Replay r;
   RunOptions opts;
   opts.hw = hw;
@@ -25,15 +25,17 @@ Replay replay_counterexample(const Program& p, const Counterexample& cex, CheckK
   }
   if (run.error && run.error->kind == expected) {
     r.reproduced = true;
-    r.detail = run.error->instruction == static_cast<int64_t>(instruction)
-                   ? "the interpreter raised " + std::string(check_kind_name(expected)) +
-                         " at the same instruction: " + run.error->detail
-                   : "the interpreter raised " + std::string(check_kind_name(expected)) +
-                         " first at instruction " + std::to_string(run.error->instruction) + ": " +
-                         run.error->detail;
+    const std::string raised = "the interpreter raised " + std::string(check_kind_name(expected));
+    r.detail = instruction < 0 ? raised + ": " + run.error->detail
+               : run.error->instruction == instruction
+                   ? raised + " at the same instruction: " + run.error->detail
+                   : raised + " first at instruction " + std::to_string(run.error->instruction) +
+                         ": " + run.error->detail;
     return r;
   }
-  r.disagreement = !data_dependent;
+  // Another error first is not a disagreement (the run stops at its first error, and that error
+  // has its own obligation); running clean through a refuted rule is.
+  r.disagreement = !data_dependent && !run.error;
   r.detail = run.error ? "the interpreter raised " + std::string(check_kind_name(run.error->kind)) +
                              " instead: " + run.error->message
                        : "the interpreter ran to completion without raising " +

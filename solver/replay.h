@@ -12,9 +12,10 @@ namespace ncv::solver {
 // Runs `p` with the counterexample's params (seeded random inputs). Reproduced when the run
 // raises `expected`. The counterexample's loop indices need not be the first failing iteration
 // the interpreter reaches, so only the kind is compared; the detail says whether the failing
-// instruction is `instruction` too. `data_dependent`: the obligation depends on values read at
-// run time (indirect offsets), so values are computed and a miss is not a disagreement.
+// instruction is `instruction` too (-1: a program-level rule, no instruction). `data_dependent`:
+// the obligation depends on values read at run time (indirect offsets), so values are computed and
+// a miss is not a disagreement.
 Replay replay_counterexample(const Program& p, const Counterexample& cex, CheckKind expected,
-                             uint32_t instruction, bool data_dependent, const HwConfig* hw);
+                             int64_t instruction, bool data_dependent, const HwConfig* hw);
 
 }  // namespace ncv::solver

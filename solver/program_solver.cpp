@@ -1,0 +1,88 @@
+#include "solver/program_solver.h"
+
+#include "solver/domain.h"
+#include "solver/replay.h"
+
+namespace ncv::solver {
+
+ProgramSolver::ProgramSolver(const Program& p, const ProveOptions& options)
+    : p_(p), opts_(options), solver_(ctx_) {
+  z3::params prm(ctx_);
+  prm.set("timeout", opts_.timeout_ms);
+  solver_.set(prm);
+  params_ = declare_params(ctx_, p_);
+  symbols_ = params_;
+  solver_.add(param_domain(ctx_, p_, params_));
+}
+
+void ProgramSolver::enter_loops(const std::vector<const Loop*>& loops) {
+  solver_.push();
+  symbols_ = params_;
+  loops_ = loops;
+  extras_.clear();
+  solver_.add(loop_iterations(ctx_, loops, symbols_));
+}
+
+void ProgramSolver::leave_loops() {
+  solver_.pop();
+  symbols_ = params_;
+  loops_.clear();
+  extras_.clear();
+}
+
+z3::expr ProgramSolver::extra(const std::string& name) {
+  z3::expr v = ctx_.int_const(("$" + name + "#" + std::to_string(extras_.size())).c_str());
+  extras_.emplace_back(name, v);
+  return v;
+}
+
+int64_t ProgramSolver::value(const z3::model& m, const z3::expr& e) const {
+  return m.eval(e, true).get_numeral_int64();
+}
+
+void ProgramSolver::settle(Obligation& o, const z3::expr& assumed, const z3::expr& holds,
+                           const Explain& explain, Expectation expect) {
+  solver_.push();
+  solver_.add(assumed && !holds);
+  z3::check_result r = z3::unknown;
+  std::string error;
+  try {
+    r = solver_.check();
+  } catch (const z3::exception& e) {
+    error = e.msg();
+  }
+  if (r == z3::unsat) {
+    o.verdict = Verdict::proved;
+  } else if (r == z3::sat) {
+    o.verdict = Verdict::counterexample;
+    const z3::model m = solver_.get_model();
+    Counterexample c;
+    for (const Param& prm : p_.params) {
+      c.params[prm.name] = value(m, params_.at(intern_symbol(prm.name)));
+    }
+    // With more than one core, the core an obligation fails on is part of the counterexample
+    // (the interpreter runs every core, so the replay needs no separate input for it).
+    if (!p_.grid.is_const()) {
+      c.loop_indices.emplace_back(std::string(kProgramIdParam),
+                                  value(m, params_.at(intern_symbol(kProgramIdParam))));
+    }
+    for (const Loop* l : loops_) {
+      c.loop_indices.emplace_back(l->var, value(m, symbols_.at(intern_symbol(l->var))));
+    }
+    for (const auto& [name, v] : extras_) c.loop_indices.emplace_back(name, value(m, v));
+    c.violated = explain(m);
+    o.counterexample = std::move(c);
+  } else {
+    o.verdict = Verdict::unknown;
+    o.unknown_reason = "Z3 returned unknown (" +
+                       (error.empty() ? solver_.reason_unknown() : error) + ", timeout " +
+                       std::to_string(opts_.timeout_ms) + " ms)";
+  }
+  solver_.pop();
+  if (o.counterexample && opts_.replay) {
+    o.replay = replay_counterexample(p_, *o.counterexample, expect.kind, o.instruction,
+                                     expect.data_dependent, &hw_of(opts_));
+  }
+}
+
+}  // namespace ncv::solver
