@@ -40,6 +40,43 @@ int64_t ProgramSolver::value(const z3::model& m, const z3::expr& e) const {
   return m.eval(e, true).get_numeral_int64();
 }
 
+std::vector<std::pair<z3::expr, z3::expr>> ProgramSolver::unknowns_with_lower_bounds() {
+  std::vector<std::pair<z3::expr, z3::expr>> out;
+  for (const Param& prm : p_.params) {
+    out.emplace_back(params_.at(intern_symbol(prm.name)), ctx_.int_val(prm.lo));
+  }
+  out.emplace_back(params_.at(intern_symbol(kProgramIdParam)), ctx_.int_val(0));
+  for (const Loop* l : loops_) out.emplace_back(symbols_.at(intern_symbol(l->var)), term(l->start));
+  for (const auto& [name, v] : extras_) out.emplace_back(v, ctx_.int_val(0));
+  return out;
+}
+
+z3::model ProgramSolver::smallest_model(z3::model m) {
+  // Each unknown in turn (params in declaration order, then the program id, the loops outermost
+  // first and the extras) is lowered to the smallest value that still violates the rule, the
+  // earlier ones held fixed: binary search between its lower bound and the current model's value.
+  solver_.push();
+  for (const auto& [v, lower] : unknowns_with_lower_bounds()) {
+    int64_t lo = value(m, lower), hi = value(m, v);
+    while (lo < hi) {
+      const int64_t mid = lo + (hi - lo) / 2;
+      solver_.push();
+      solver_.add(v <= ctx_.int_val(mid));
+      const z3::check_result r = solver_.check();
+      if (r == z3::sat) {
+        m = solver_.get_model();
+        hi = value(m, v);
+      }
+      solver_.pop();
+      if (r == z3::unsat) lo = mid + 1;
+      if (r == z3::unknown) break;  // keep the violating model found so far
+    }
+    solver_.add(v == ctx_.int_val(value(m, v)));
+  }
+  solver_.pop();
+  return m;
+}
+
 void ProgramSolver::settle(Obligation& o, const z3::expr& assumed, const z3::expr& holds,
                            const Explain& explain, Expectation expect) {
   solver_.push();
@@ -55,7 +92,7 @@ void ProgramSolver::settle(Obligation& o, const z3::expr& assumed, const z3::exp
     o.verdict = Verdict::proved;
   } else if (r == z3::sat) {
     o.verdict = Verdict::counterexample;
-    const z3::model m = solver_.get_model();
+    const z3::model m = smallest_model(solver_.get_model());
     Counterexample c;
     for (const Param& prm : p_.params) {
       c.params[prm.name] = value(m, params_.at(intern_symbol(prm.name)));

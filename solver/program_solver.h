@@ -45,14 +45,21 @@ class ProgramSolver {
   using Explain = std::function<std::string(const z3::model&)>;
 
   // Decides `assumed => holds` for every param in the domain and every bound loop iteration and
-  // extra: sets o's verdict, its counterexample (with `explain`'s text of the violated
-  // inequality) and replays the counterexample on the interpreter.
+  // extra: sets o's verdict, its counterexample (the smallest one, see smallest_model; with
+  // `explain`'s text of the violated inequality) and replays the counterexample on the interpreter.
   void settle(Obligation& o, const z3::expr& assumed, const z3::expr& holds, const Explain& explain,
               Expectation expect);
 
   int64_t value(const z3::model& m, const z3::expr& e) const;
 
  private:
+  // Each unknown of the current obligation with its least value (loop start, 0 for extras).
+  std::vector<std::pair<z3::expr, z3::expr>> unknowns_with_lower_bounds();
+  // A counterexample at the boundary: the model with each unknown lowered in turn to the least
+  // value that still violates the rule (the smallest failing params, then the first failing
+  // iteration), so a widened domain fails exactly where it stops fitting.
+  z3::model smallest_model(z3::model m);
+
   const Program& p_;
   ProveOptions opts_;
   z3::context ctx_;
