@@ -1,0 +1,518 @@
+#include "solver/isa_rules.h"
+
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "model/allocator.h"
+#include "model/text_form.h"
+#include "solver/program_solver.h"
+
+namespace ncv::solver {
+
+namespace {
+
+std::string num(int64_t v) {
+  return std::to_string(v);
+}
+
+// What Interp::resolve computes for one access, as Z3 terms over params and loop variables.
+struct ViewTerms {
+  const Access* access = nullptr;
+  const Tensor* tensor = nullptr;
+  std::string role;  // "source", "stationary", ... (the interpreter's role names)
+  std::string text;  // the access in text form
+  std::vector<z3::expr> start, size, last;  // per tensor dim
+  z3::expr rows, free;                      // view rows and elements per partition
+  std::vector<z3::expr> free_sizes;         // resolve's view.sizes: view dims 1.. in view order
+  z3::expr sizes_positive;                  // every size >= 1 (resolve checks it first)
+
+  explicit ViewTerms(z3::context& c)
+      : rows(c.int_val(0)), free(c.int_val(1)), sizes_positive(c.bool_val(true)) {}
+
+  std::string subject() const { return role + " " + text; }
+};
+
+// The product of terms, constant-folded so that constant shapes never reach Z3 as products.
+z3::expr product(z3::context& c, const std::vector<z3::expr>& xs) {
+  z3::expr p = c.int_val(1);
+  for (const z3::expr& x : xs) p = p * x;
+  return p.simplify();
+}
+
+class IsaProver {
+ public:
+  IsaProver(const Program& p, const ProveOptions& o)
+      : p_(p), hw_(hw_of(o)), alloc_(allocate(p, hw_of(o))), z_(p, o) {}
+
+  std::vector<Obligation> run() {
+    for_each_stmt(p_, [&](const std::vector<const Loop*>& loops, const Stmt& s) {
+      if (const auto* i = std::get_if<InstrStmt>(&s.node)) instruction(loops, *i);
+    });
+    return std::move(out_);
+  }
+
+ private:
+  z3::context& ctx() { return z_.ctx(); }
+
+  void instruction(const std::vector<const Loop*>& loops, const InstrStmt& s) {
+    loops_ = &loops;
+    z_.enter_loops(loops);
+    current_ = &s;
+    text_ = print_instruction(p_, s.ins);
+    assumed_ = ctx().bool_val(true);
+    // resolve() rejects a size below 1 before any other rule of the access (shape_rule), and
+    // concrete_shape a tensor dim below 1: every other rule is claimed only where both hold, and
+    // the sizes themselves are obligations (sizes_rule).
+    for (const Access* a : written_accesses(s.ins)) assume_resolvable(*a);
+    for (const Access* a : read_accesses(s.ins)) assume_resolvable(*a);
+    for (const Access* a : written_accesses(s.ins)) access_rules(*a, "write");
+    for (const Access* a : read_accesses(s.ins)) access_rules(*a, "read");
+    std::visit([&](const auto& i) { rules(i); }, s.ins);
+    z_.leave_loops();
+  }
+
+  void assume_resolvable(const Access& a) {
+    const ViewTerms v = view(a, "");
+    assumed_ = assumed_ && v.sizes_positive;
+    for (const Expr& e : p_.tensor(a.tensor).shape) assumed_ = assumed_ && z_.term(e) >= 1;
+    if (a.indirect) assume_resolvable(*a.indirect->offsets);
+  }
+
+  // --- the view terms -------------------------------------------------------------------------
+
+  ViewTerms view(const Access& a, const std::string& role) {
+    const Tensor& t = p_.tensor(a.tensor);
+    ViewTerms v(ctx());
+    v.access = &a;
+    v.tensor = &t;
+    v.role = role;
+    v.text = print_access(p_, a);
+    for (const AccessDim& d : a.dims) {
+      v.start.push_back(z_.term(d.start));
+      v.size.push_back(z_.term(d.size));
+      v.last.push_back(v.start.back() + (v.size.back() - 1) * ctx().int_val(d.step));
+      v.sizes_positive = v.sizes_positive && v.size.back() >= 1;
+    }
+    // On chip the partition dim is view dim 0 (validate: perm[0] == 0); an HBM view's rows are
+    // its first view dim, whichever tensor dim that is.
+    v.rows = v.size[t.on_chip() ? 0 : static_cast<size_t>(a.tensor_dim(0))];
+    for (size_t k = 1; k < a.rank(); ++k) {
+      v.free_sizes.push_back(v.size[static_cast<size_t>(a.tensor_dim(k))]);
+    }
+    v.free = product(ctx(), v.free_sizes);
+    return v;
+  }
+
+  // First partition of an on-chip view: the placement's partition plus the partition start.
+  z3::expr partition_begin(const ViewTerms& v) {
+    return z_.term(alloc_.placements.at(v.tensor->id)->partition) + v.start[0];
+  }
+
+  // Bytes [begin, end) of each partition an on-chip view covers (resolve's byte_begin/end):
+  // the copy's offset plus the dims after the partition dim at their row-major element strides.
+  // An indirect dim moves the range by its offsets, here any of the declared range [lo, hi].
+  std::pair<z3::expr, z3::expr> byte_range(const ViewTerms& v, const z3::expr& copy) {
+    const Tensor& t = *v.tensor;
+    const BufferPlacement& bp = *alloc_.placements.at(t.id);
+    const z3::expr coff = z_.term(bp.byte_offset) + copy * z_.term(bp.copy_stride);
+    z3::expr begin = coff, end = coff + ctx().int_val(dsize(t));
+    for (size_t d = 1; d < t.shape.size(); ++d) {
+      const z3::expr stride = byte_stride(t, d);
+      begin = begin + v.start[d] * stride;
+      end = end + v.last[d] * stride;
+    }
+    if (const auto& ind = v.access->indirect) {
+      const z3::expr stride = byte_stride(t, static_cast<size_t>(ind->dim));
+      begin = begin + ctx().int_val(ind->lo) * stride;
+      end = end + ctx().int_val(ind->hi) * stride;
+    }
+    return {begin.simplify(), end.simplify()};
+  }
+
+  static int64_t dsize(const Tensor& t) { return static_cast<int64_t>(dtype_size(t.dtype)); }
+
+  // Bytes between consecutive indices of tensor dim d (row-major, like the interpreter's
+  // estrides_ times the element size).
+  z3::expr byte_stride(const Tensor& t, size_t d) {
+    std::vector<z3::expr> inner;
+    for (size_t j = d + 1; j < t.shape.size(); ++j) inner.push_back(z_.term(t.shape[j]));
+    return product(ctx(), inner) * ctx().int_val(dsize(t));
+  }
+
+  // --- deciding ---------------------------------------------------------------------------------
+
+  Obligation make(const std::string& rule, const ViewTerms* v, std::string subject = {}) {
+    Obligation o;
+    o.cls = ObligationClass::isa_rules;
+    o.rule = rule;
+    o.instruction = current_->id;
+    o.instruction_text = text_;
+    if (v) {
+      o.subject = subject.empty() ? v->subject() : std::move(subject);
+      o.tensor = v->tensor->name;
+      o.role = v->role;
+    } else {
+      o.subject = std::move(subject);
+    }
+    return o;
+  }
+
+  // `holds` under the instruction's assumptions; a rule that constant-folds to true is proved
+  // without asking Z3 (most shapes are constants).
+  void decide(Obligation o, const z3::expr& holds, const ProgramSolver::Explain& explain,
+              ProgramSolver::Expectation expect, const z3::expr& extra_assumed) {
+    if (holds.simplify().is_true()) {
+      o.verdict = Verdict::proved;
+    } else {
+      z_.settle(o, assumed_ && extra_assumed, holds, explain, expect);
+    }
+    out_.push_back(std::move(o));
+  }
+  void decide(Obligation o, const z3::expr& holds, const ProgramSolver::Explain& explain,
+              CheckKind kind) {
+    decide(std::move(o), holds, explain, {kind, false}, ctx().bool_val(true));
+  }
+
+  int64_t val(const z3::model& m, const z3::expr& e) { return z_.value(m, e); }
+  std::string shape_of(const z3::model& m, const ViewTerms& v) {
+    return "[" + num(val(m, v.rows)) + ", " + num(val(m, v.free)) + "]";
+  }
+
+  // --- rules of every access ---------------------------------------------------------------------
+
+  void access_rules(const Access& a, const std::string& role) {
+    sizes_rule(a, role);
+    if (!a.indirect) return;
+    indirect_rules(a, role);
+    access_rules(*a.indirect->offsets, "indirect offsets of " + role);
+  }
+
+  // resolve(): every dim has size >= 1 (constant sizes are checked at build time).
+  void sizes_rule(const Access& a, const std::string& role) {
+    bool symbolic = false;
+    for (const AccessDim& d : a.dims) symbolic = symbolic || !d.size.is_const();
+    if (!symbolic) return;
+    const ViewTerms v = view(a, role);
+    auto explain = [this, v](const z3::model& m) {
+      for (size_t d = 0; d < v.size.size(); ++d) {
+        if (val(m, v.size[d]) < 1) return "dim " + num(d) + " has size " + num(val(m, v.size[d]));
+      }
+      return std::string("a size is below 1");
+    };
+    Obligation o = make("access sizes >= 1", &v);
+    // Only the tensor dims need to be positive (concrete_shape); the other accesses' sizes are
+    // not assumed, since this obligation is what establishes them.
+    z3::expr dims = ctx().bool_val(true);
+    for (const Expr& e : v.tensor->shape) dims = dims && z_.term(e) >= 1;
+    z3::expr saved = assumed_;
+    assumed_ = dims;
+    decide(std::move(o), v.sizes_positive, explain, CheckKind::shape_rule);
+    assumed_ = saved;
+  }
+
+  // resolve(): the offsets of an indirect dim are a [rows, 1] column matching the view's rows,
+  // and an on-chip tensor is never indexed indirectly on its partition dim.
+  void indirect_rules(const Access& a, const std::string& role) {
+    const ViewTerms v = view(a, role);
+    const ViewTerms off = view(*a.indirect->offsets, "indirect offsets");
+    if (v.tensor->on_chip() && a.indirect->dim == 0) {
+      decide(
+          make("indirect dim is not the partition dim", &v), ctx().bool_val(false),
+          [](const z3::model&) { return std::string("indirect offsets on the partition dim"); },
+          CheckKind::shape_rule);
+    }
+    auto explain = [this, v, off](const z3::model& m) {
+      return "offsets view is " + shape_of(m, off) + ", needs [" + num(val(m, v.rows)) + ", 1]";
+    };
+    decide(make("indirect offsets column [P,1]", &v, v.subject() + " with offsets " + off.text),
+           off.rows == v.rows && off.free == 1, explain, CheckKind::shape_rule);
+  }
+
+  // compute_operand(): the partition range and free size of an on-chip operand.
+  ViewTerms operand(const Access& a, const std::string& role) {
+    ViewTerms v = view(a, role);
+    if (!v.tensor->on_chip()) return v;  // validate: compute operands are on chip
+    partition_rule(v);
+    free_limit_rule(v);
+    return v;
+  }
+
+  // facts §2 "Partition constraints (all engines)": P > 64 starts at 0, 32 < P <= 64 at 0 or 64,
+  // P <= 32 at a multiple of 32 up to 96; never more partitions than the generation has.
+  void partition_rule(const ViewTerms& v) {
+    const z3::expr s = partition_begin(v).simplify();
+    const z3::expr& P = v.rows;
+    const z3::expr ok =
+        z3::ite(P > 64, s == 0,
+                z3::ite(P > 32, s == 0 || s == 64, z3::mod(s, 32) == 0 && s <= 96)) &&
+        P <= ctx().int_val(hw_.partitions);
+    auto explain = [this, v, s](const z3::model& m) {
+      return num(val(m, v.rows)) + " partitions starting at partition " + num(val(m, s)) +
+             " (P > 64 needs start 0, P <= 64 start 0 or 64, P <= 32 a multiple of 32; at most " +
+             num(hw_.partitions) + " partitions)";
+    };
+    decide(make("partition start alignment", &v), ok, explain, CheckKind::partition_rule);
+  }
+
+  // facts §2: elements per partition of an engine operand <= 64K (SBUF), 4K (PSUM).
+  void free_limit_rule(const ViewTerms& v) {
+    const bool sbuf = v.tensor->memory == Memory::SBUF;
+    const int64_t limit = sbuf ? hw_.free_max_sbuf_elems : hw_.free_max_psum_elems;
+    auto explain = [this, v, limit](const z3::model& m) {
+      return num(val(m, v.free)) + " elements per partition > " + num(limit);
+    };
+    decide(make("free size <= " + num(limit) + (sbuf ? " (SBUF)" : " (PSUM)"), &v),
+           v.free <= ctx().int_val(limit), explain, CheckKind::shape_rule);
+  }
+
+  // check_psum_bank(): the bytes a PSUM view covers in each partition lie in one bank. With
+  // bufs > 1 the copy in use is (entries of the buffer's scope) mod bufs; the solver lets it be
+  // any copy in [0, bufs - 1], an over-approximation (a loop that runs once only uses copy 0).
+  void psum_bank_rule(const ViewTerms& v) {
+    if (v.tensor->memory != Memory::PSUM) return;
+    // A fresh solver scope, so that the copy index is quantified in this obligation only.
+    z_.leave_loops();
+    z_.enter_loops(*loops_);
+    const bool copies = v.tensor->bufs > 1;
+    const z3::expr copy = copies ? z_.extra("copy of '" + v.tensor->name + "'") : ctx().int_val(0);
+    const z3::expr copy_ok =
+        copies ? copy >= 0 && copy < ctx().int_val(v.tensor->bufs) : ctx().bool_val(true);
+    const auto [begin, end] = byte_range(v, copy);
+    const z3::expr bank = ctx().int_val(hw_.psum_bank_bytes);
+    auto explain = [this, begin, end](const z3::model& m) {
+      return "bytes [" + num(val(m, begin)) + ", " + num(val(m, end)) +
+             ") of each partition cross a " + num(hw_.psum_bank_bytes) + "-byte bank boundary";
+    };
+    // Run-time offsets may stay inside one bank where the declared range would not.
+    decide(make("PSUM tile inside one bank", &v), begin / bank == (end - 1) / bank, explain,
+           {CheckKind::psum_bank, v.access->indirect.has_value()}, copy_ok);
+    z_.leave_loops();
+    z_.enter_loops(*loops_);
+  }
+
+  // same_shape(): partitions x elements per partition match.
+  void same_shape_rule(const ViewTerms& a, const ViewTerms& b, const std::string& what) {
+    auto explain = [this, a, b](const z3::model& m) {
+      return "'" + a.tensor->name + "' is " + shape_of(m, a) + " but '" + b.tensor->name + "' is " +
+             shape_of(m, b);
+    };
+    decide(make("operand shapes match (" + what + ")", &a, a.subject() + " vs " + b.subject()),
+           a.rows == b.rows && a.free == b.free, explain, CheckKind::shape_rule);
+  }
+
+  // column_shape(): a per-partition scalar operand is [rows, 1].
+  void column_rule(const ViewTerms& col, const z3::expr& rows) {
+    auto explain = [this, col, rows](const z3::model& m) {
+      return "'" + col.tensor->name + "' is " + shape_of(m, col) + "; needs [" + num(val(m, rows)) +
+             ", 1]";
+    };
+    decide(make("per-partition column [P,1]", &col), col.rows == rows && col.free == 1, explain,
+           CheckKind::shape_rule);
+  }
+
+  void column_operand(const Operand& o, const std::string& role, const z3::expr& rows) {
+    if (const auto* a = std::get_if<Access>(&o)) column_rule(operand(*a, role), rows);
+  }
+
+  // A rule of the generation that no param changes (engine_rule): refuted at the first reachable
+  // instance when the generation lacks the feature.
+  void generation_rule(const std::string& rule, bool ok, const std::string& why) {
+    decide(
+        make(rule, nullptr), ctx().bool_val(ok), [why](const z3::model&) { return why; },
+        CheckKind::engine_rule);
+  }
+
+  // --- rules of each instruction, in the interpreter's order ------------------------------------
+
+  void rules(const DmaCopy& i) {
+    const ViewTerms src = view(i.src, "source"), dst = view(i.dst, "destination");
+    auto explain = [this, src, dst](const z3::model& m) {
+      return num(val(m, src.rows * src.free)) + " elements from '" + src.tensor->name + "' into " +
+             num(val(m, dst.rows * dst.free)) + " elements of '" + dst.tensor->name + "'";
+    };
+    decide(make("dma element counts match", &dst, src.subject() + " -> " + dst.subject()),
+           src.rows * src.free == dst.rows * dst.free, explain, CheckKind::shape_rule);
+  }
+
+  // facts §2 Tensor Engine: K <= 128, M (stationary free) <= 128, N (moving free) <= 512 (4096
+  // on trn3); the PSUM bank rule applies where N is bounded by one bank.
+  void rules(const Matmul& i) {
+    const ViewTerms st = operand(i.stationary, "stationary");
+    const ViewTerms mv = operand(i.moving, "moving");
+    const ViewTerms dst = operand(i.dst, "matmul destination");
+    const z3::expr &K = st.rows, &M = st.free, &N = mv.free;
+    auto explain_k = [this, st, mv](const z3::model& m) {
+      return "stationary has " + num(val(m, st.rows)) + " partitions, moving has " +
+             num(val(m, mv.rows));
+    };
+    decide(make("matmul K matches", &mv, st.subject() + " vs " + mv.subject()), mv.rows == K,
+           explain_k, CheckKind::shape_rule);
+    limit_rule("matmul K <= " + num(hw_.matmul_max_k), st, K, hw_.matmul_max_k, "K");
+    limit_rule("matmul M <= " + num(hw_.matmul_max_m), st, M, hw_.matmul_max_m, "M");
+    limit_rule("matmul N <= " + num(hw_.matmul_max_n), mv, N, hw_.matmul_max_n, "N");
+    auto explain_dst = [this, dst, M, N](const z3::model& m) {
+      return "[M, N] = [" + num(val(m, M)) + ", " + num(val(m, N)) + "] but '" + dst.tensor->name +
+             "' is " + shape_of(m, dst);
+    };
+    decide(make("matmul destination is [M, N]", &dst), dst.rows == M && dst.free == N, explain_dst,
+           CheckKind::shape_rule);
+    if (hw_.matmul_max_n <= 512) psum_bank_rule(dst);
+    if (p_.tensor(i.dst.tensor).dtype == DType::bf16) {
+      generation_rule("matmul into bf16 PSUM", hw_.psum_bf16_matmul_dst,
+                      hw_.name + " accumulates to fp32 PSUM only (bf16 needs trn3)");
+    }
+  }
+
+  void limit_rule(const std::string& rule, const ViewTerms& v, const z3::expr& x, int64_t limit,
+                  const std::string& name) {
+    auto explain = [this, x, limit, name](const z3::model& m) {
+      return name + "=" + num(val(m, x)) + " > " + num(limit);
+    };
+    decide(make(rule, &v), x <= ctx().int_val(limit), explain, CheckKind::shape_rule);
+  }
+
+  // Tensor engine: up to 128x128 via the identity matmul, into one PSUM bank; vector engine:
+  // 32x32 blocks (facts §3 nc_transpose).
+  void rules(const Transpose& i) {
+    const ViewTerms src = operand(i.src, "source");
+    const ViewTerms dst = operand(i.dst, "destination");
+    const int64_t lim = i.engine == Engine::Tensor ? 128 : hw_.vector_transpose_max;
+    auto explain = [this, src, lim](const z3::model& m) {
+      return "transpose of " + shape_of(m, src) + " exceeds " + num(lim) + "x" + num(lim);
+    };
+    const z3::expr l = ctx().int_val(lim);
+    decide(make("transpose size <= " + num(lim) + "x" + num(lim), &src),
+           src.rows <= l && src.free <= l, explain, CheckKind::shape_rule);
+    auto explain_dst = [this, src, dst](const z3::model& m) {
+      return "transpose of " + shape_of(m, src) + " writes [" + num(val(m, src.free)) + ", " +
+             num(val(m, src.rows)) + "] but '" + dst.tensor->name + "' is " + shape_of(m, dst);
+    };
+    decide(make("transpose destination is [F, P]", &dst),
+           dst.rows == src.free && dst.free == src.rows, explain_dst, CheckKind::shape_rule);
+    if (i.engine == Engine::Tensor) psum_bank_rule(dst);
+  }
+
+  void rules(const Activation& i) {
+    const ViewTerms src = operand(i.src, "source");
+    column_operand(i.scale, "scale", src.rows);
+    if (i.bias) column_operand(*i.bias, "bias", src.rows);
+    same_shape_rule(operand(i.dst, "destination"), src, "activation");
+    if (i.reduce_res) column_rule(operand(*i.reduce_res, "reduce_res"), src.rows);
+  }
+
+  // The destination keeps the rows and the free dims that are not reduced (validate: 1 <= axes <
+  // rank, so there is at least one reduced dim).
+  void rules(const TensorReduce& i) {
+    const ViewTerms src = operand(i.src, "source");
+    const ViewTerms dst = operand(i.dst, "destination");
+    const size_t kept_dims = src.free_sizes.size() - static_cast<size_t>(i.axes);
+    const z3::expr kept = product(
+        ctx(), std::vector<z3::expr>(src.free_sizes.begin(),
+                                     src.free_sizes.begin() + static_cast<ptrdiff_t>(kept_dims)));
+    auto explain = [this, src, dst, kept](const z3::model& m) {
+      return "reduction of " + shape_of(m, src) + " writes [" + num(val(m, src.rows)) + ", " +
+             num(val(m, kept)) + "] but '" + dst.tensor->name + "' is " + shape_of(m, dst);
+    };
+    decide(make("tensor_reduce destination is [P, kept]", &dst),
+           dst.rows == src.rows && dst.free == kept, explain, CheckKind::shape_rule);
+  }
+
+  void rules(const TensorScalar& i) {
+    const ViewTerms src = operand(i.src, "source");
+    column_operand(i.operand0, "operand0", src.rows);
+    if (i.op1) column_operand(i.operand1, "operand1", src.rows);
+    same_shape_rule(operand(i.dst, "destination"), src, "tensor_scalar");
+  }
+
+  void rules(const TensorTensor& i) {
+    const ViewTerms a = operand(i.src0, "src0");
+    const ViewTerms b = operand(i.src1, "src1");
+    const ViewTerms dst = operand(i.dst, "destination");
+    same_shape_rule(a, b, "tensor_tensor inputs");
+    same_shape_rule(dst, a, "tensor_tensor");
+  }
+
+  void rules(const TensorScalarReduce& i) {
+    const ViewTerms src = operand(i.src, "source");
+    column_operand(i.operand0, "operand0", src.rows);
+    const ViewTerms dst = operand(i.dst, "destination");
+    const ViewTerms rr = operand(i.reduce_res, "reduce_res");
+    same_shape_rule(dst, src, "tensor_scalar_reduce");
+    column_rule(rr, src.rows);
+  }
+
+  void rules(const TensorCopy& i) {
+    if (i.engine == Engine::Scalar) {
+      generation_rule("tensor_copy on the scalar engine", hw_.scalar_tensor_copy,
+                      hw_.name + " has no scalar-engine tensor_copy (trn2 or later)");
+    }
+    const ViewTerms src = operand(i.src, "source");
+    same_shape_rule(operand(i.dst, "destination"), src, "tensor_copy");
+  }
+
+  void rules(const TensorCopyPredicated& i) {
+    const ViewTerms pred = operand(i.predicate, "predicate");
+    std::optional<ViewTerms> src;
+    if (const auto* a = std::get_if<Access>(&i.src)) src = operand(*a, "source");
+    const ViewTerms dst = operand(i.dst, "destination");
+    same_shape_rule(dst, pred, "tensor_copy_predicated predicate");
+    if (src) same_shape_rule(dst, *src, "tensor_copy_predicated");
+  }
+
+  void rules(const AffineSelect& i) {
+    const ViewTerms on_true = operand(i.on_true, "on_true");
+    const ViewTerms dst = operand(i.dst, "destination");
+    same_shape_rule(dst, on_true, "affine_select");
+    affine_pattern_rule(dst, i.offset, i.channel_multiplier, i.steps);
+  }
+
+  void rules(const Iota& i) {
+    affine_pattern_rule(operand(i.dst, "destination"), i.offset, i.channel_multiplier, i.steps);
+  }
+
+  void rules(const Memset& i) { operand(i.dst, "destination"); }
+
+  void rules(const Reciprocal& i) {
+    const ViewTerms src = operand(i.src, "source");
+    same_shape_rule(operand(i.dst, "destination"), src, "reciprocal");
+  }
+
+  // facts §3: the pattern value offset + p * channel_multiplier + sum_k steps[k] * i_k is
+  // computed in int32, so its largest magnitude over the view must fit (the bound the
+  // interpreter uses: |offset| + |cm| (rows - 1) + sum |steps[k]| (sizes[k] - 1)). The step
+  // count matches the free dims by validation.
+  void affine_pattern_rule(const ViewTerms& dst, const Expr& offset, int64_t cm,
+                           const std::vector<int64_t>& steps) {
+    const z3::expr off = z_.term(offset);
+    z3::expr m = z3::ite(off < 0, -off, off) + ctx().int_val(cm < 0 ? -cm : cm) * (dst.rows - 1);
+    for (size_t k = 0; k < steps.size() && k < dst.free_sizes.size(); ++k) {
+      const int64_t s = steps[k] < 0 ? -steps[k] : steps[k];
+      m = m + ctx().int_val(s) * (dst.free_sizes[k] - 1);
+    }
+    m = m.simplify();
+    auto explain = [this, m](const z3::model& mdl) {
+      return "pattern values reach magnitude " + num(val(mdl, m)) + " > 2147483647";
+    };
+    decide(make("affine pattern fits int32", &dst), m <= ctx().int_val(INT32_MAX), explain,
+           CheckKind::shape_rule);
+  }
+
+  const Program& p_;
+  const HwConfig& hw_;
+  Allocation alloc_;
+  ProgramSolver z_;
+  const std::vector<const Loop*>* loops_ = nullptr;
+  const InstrStmt* current_ = nullptr;
+  std::string text_;
+  z3::expr assumed_ = z_.ctx().bool_val(true);
+  std::vector<Obligation> out_;
+};
+
+}  // namespace
+
+std::vector<Obligation> prove_isa_rules(const Program& p, const ProveOptions& options) {
+  return IsaProver(p, options).run();
+}
+
+}  // namespace ncv::solver

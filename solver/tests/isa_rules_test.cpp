@@ -1,0 +1,474 @@
+// ISA-rule obligations: every registered kernel is proved on trn1; for each rule a small program
+// that breaks it for some params (or loop iterations) gives the smallest counterexample, whose
+// replay raises the interpreter's error for that rule, and the same program with the knob set
+// right is proved. A rule of the generation (matmul N, PSUM banks, scalar tensor_copy) flips
+// between trn1 and a later generation.
+#include "solver/isa_rules.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+
+#include "kernels/registry.h"
+#include "model/builder.h"
+#include "solver/kernel_programs.h"
+
+namespace ncv::solver {
+namespace {
+
+using ParamMap = std::map<std::string, int64_t>;
+using LoopIndices = std::vector<std::pair<std::string, int64_t>>;
+
+std::vector<Obligation> not_proved(const std::vector<Obligation>& all) {
+  std::vector<Obligation> out;
+  for (const Obligation& o : all) {
+    if (o.verdict != Verdict::proved) out.push_back(o);
+  }
+  return out;
+}
+
+std::string describe_all(const std::vector<Obligation>& all) {
+  std::string s;
+  for (const Obligation& o : all) s += o.describe() + "\n";
+  return s;
+}
+
+// The first refuted obligation of `rule`: a counterexample with exactly these params (the
+// smallest failing ones) and loop indices, whose text names `violated`, and whose replay raised
+// the rule's error. No obligation of the program may be a solver/interpreter disagreement.
+Obligation expect_counterexample(const std::vector<Obligation>& all, const std::string& rule,
+                                 const ParamMap& params, const LoopIndices& loops,
+                                 const std::string& violated) {
+  for (const Obligation& o : all) {
+    EXPECT_EQ(o.cls, ObligationClass::isa_rules);
+    if (o.replay) {
+      EXPECT_FALSE(o.replay->disagreement) << o.describe();
+    }
+  }
+  for (const Obligation& o : all) {
+    if (o.rule != rule || o.verdict == Verdict::proved) continue;
+    EXPECT_EQ(o.verdict, Verdict::counterexample) << o.describe();
+    if (!o.counterexample) return o;
+    EXPECT_EQ(ParamMap(o.counterexample->params.begin(), o.counterexample->params.end()), params)
+        << o.describe();
+    EXPECT_EQ(o.counterexample->loop_indices, loops) << o.describe();
+    EXPECT_NE(o.counterexample->violated.find(violated), std::string::npos) << o.describe();
+    EXPECT_TRUE(o.replay && o.replay->reproduced) << o.describe();
+    return o;
+  }
+  ADD_FAILURE() << "no counterexample for '" << rule << "' among\n" << describe_all(all);
+  return {};
+}
+
+void expect_all_proved(const std::vector<Obligation>& all) {
+  EXPECT_FALSE(all.empty());
+  EXPECT_TRUE(not_proved(all).empty()) << describe_all(not_proved(all));
+}
+
+ProveOptions on(const HwConfig& hw) {
+  ProveOptions o;
+  o.hw = &hw;
+  return o;
+}
+
+TEST(IsaRules, EveryRegisteredKernelIsProvedOnTrn1) {
+  const auto t0 = std::chrono::steady_clock::now();
+  size_t programs = 0, obligations = 0;
+  for (const kernels::Variant& v : kernels::registry()) {
+    for (const LabelledProgram& lp : option_programs(v)) {
+      ++programs;
+      const auto all = prove_isa_rules(lp.program);
+      obligations += all.size();
+      EXPECT_FALSE(all.empty()) << lp.label;
+      for (const Obligation& o : not_proved(all)) ADD_FAILURE() << lp.label << ": " << o.describe();
+    }
+  }
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("%zu programs, %zu ISA-rule obligations, %.2f s\n", programs, obligations, s);
+  EXPECT_GE(programs, kernels::registry().size());
+}
+
+// o[128, d] = x^T y through an fp32 PSUM tile `acc` placed at byte `offset` of each partition
+// (with `bufs` copies, used in turn by the iterations of loop i).
+Program psum_tile_kernel(int64_t offset, int64_t bufs = 1) {
+  Builder b("psum_tile");
+  Expr d = b.param("d_head", 64, 512, 64);
+  auto x = b.input("x", DType::bf16, {128, 128});
+  auto y = b.input("y", DType::bf16, {128, d});
+  auto o = b.output("o", DType::fp32, {128, d});
+  auto xs = b.sbuf("xs", DType::bf16, {128, 128});
+  auto ys = b.sbuf("ys", DType::bf16, {128, d});
+  b.dma_copy(xs(), x());
+  b.dma_copy(ys(), y());
+  b.affine_range("i", 2, [&](Expr) {
+    auto acc = b.psum("acc", DType::fp32, {128, d},
+                      {.bufs = bufs, .placement = Placement{Expr(0), Expr(offset)}});
+    auto out = b.sbuf("out", DType::fp32, {128, d});
+    b.matmul(acc(), xs(), ys());
+    b.tensor_copy(out(), acc());
+    b.dma_copy(o(), out());
+  });
+  return b.finish();
+}
+
+// At byte 1024, a tile of d_head fp32 columns crosses the 2 KiB bank for d_head > 256.
+TEST(IsaRules, PsumTileCrossingABankIsACounterexampleAtTheSmallestDHead) {
+  expect_all_proved(prove_isa_rules(psum_tile_kernel(0)));
+  const auto all = prove_isa_rules(psum_tile_kernel(1024));
+  ASSERT_EQ(not_proved(all).size(), 1u) << describe_all(not_proved(all));
+  const Obligation o = expect_counterexample(all, "PSUM tile inside one bank", {{"d_head", 320}},
+                                             {{"i", 0}}, "bytes [1024, 2304)");
+  EXPECT_EQ(o.tensor, "acc");
+  EXPECT_EQ(o.role, "matmul destination");
+  EXPECT_NE(o.instruction_text.find("matmul"), std::string::npos);
+}
+
+// Two copies of 4 * d_head bytes each: copy 1 (loop iteration 1) crosses for d_head > 256.
+TEST(IsaRules, SecondBufferCopyCrossingABankIsACounterexample) {
+  const auto all = prove_isa_rules(psum_tile_kernel(0, 2));
+  ASSERT_EQ(not_proved(all).size(), 1u) << describe_all(not_proved(all));
+  expect_counterexample(all, "PSUM tile inside one bank", {{"d_head", 320}},
+                        {{"i", 0}, {"copy of 'acc'", 1}}, "bytes [1280, 2560)");
+}
+
+// acc[128, n] = x^T y with n moving columns.
+Program wide_matmul(int64_t n_hi) {
+  Builder b("wide_matmul");
+  Expr n = b.param("n", 128, n_hi, 128);
+  auto x = b.input("x", DType::bf16, {128, 128});
+  auto y = b.input("y", DType::bf16, {128, n});
+  auto o = b.output("o", DType::fp32, {128, n});
+  auto xs = b.sbuf("xs", DType::bf16, {128, 128});
+  auto ys = b.sbuf("ys", DType::bf16, {128, n});
+  auto acc = b.psum("acc", DType::fp32, {128, n});
+  auto out = b.sbuf("out", DType::fp32, {128, n});
+  b.dma_copy(xs(), x());
+  b.dma_copy(ys(), y());
+  b.matmul(acc(), xs(), ys());
+  b.tensor_copy(out(), acc());
+  b.dma_copy(o(), out());
+  return b.finish();
+}
+
+TEST(IsaRules, MatmulWiderThan512IsACounterexampleOnTrn1) {
+  expect_all_proved(prove_isa_rules(wide_matmul(512)));
+  const auto all = prove_isa_rules(wide_matmul(1024));
+  expect_counterexample(all, "matmul N <= 512", {{"n", 640}}, {}, "N=640 > 512");
+  // 640 fp32 columns also span two banks, but the interpreter stops at the N limit first: the
+  // replay raises shape_rule, which is not a disagreement.
+  for (const Obligation& o : all) {
+    if (o.rule != "PSUM tile inside one bank" || o.verdict == Verdict::proved) continue;
+    ASSERT_TRUE(o.counterexample && o.replay) << o.describe();
+    EXPECT_EQ(o.counterexample->params.at("n"), 640);
+    EXPECT_NE(o.counterexample->violated.find("[0, 2560)"), std::string::npos) << o.describe();
+    EXPECT_FALSE(o.replay->reproduced);
+    EXPECT_NE(o.replay->detail.find("N=640 exceeds"), std::string::npos) << o.describe();
+  }
+  EXPECT_EQ(not_proved(all).size(), 2u) << describe_all(not_proved(all));
+}
+
+// facts §2: trn3 takes N <= 4096 (all eight banks), so neither the N limit nor the one-bank rule
+// refutes the same program there.
+TEST(IsaRules, MatmulNLimitAndPsumBankDependOnTheGeneration) {
+  const auto trn1 = not_proved(prove_isa_rules(wide_matmul(1024), on(hw_config_trn1())));
+  EXPECT_EQ(trn1.size(), 2u) << describe_all(trn1);
+  expect_all_proved(prove_isa_rules(wide_matmul(1024), on(hw_config_trn3())));
+}
+
+// tensor_copy on the scalar engine exists from trn2 on (facts §3, ARCH3).
+TEST(IsaRules, ScalarEngineTensorCopyDependsOnTheGeneration) {
+  Builder b("scalar_copy");
+  Expr n = b.param("n", 64, 128, 64);
+  auto x = b.input("x", DType::fp32, {128, n});
+  auto o = b.output("o", DType::fp32, {128, n});
+  auto xs = b.sbuf("xs", DType::fp32, {128, n});
+  auto ys = b.sbuf("ys", DType::fp32, {128, n});
+  b.dma_copy(xs(), x());
+  b.tensor_copy(ys(), xs(), Engine::Scalar);
+  b.dma_copy(o(), ys());
+  const Program p = b.finish();
+  expect_counterexample(prove_isa_rules(p, on(hw_config_trn1())),
+                        "tensor_copy on the scalar engine", {{"n", 64}}, {},
+                        "trn1 has no scalar-engine tensor_copy");
+  expect_all_proved(prove_isa_rules(p, on(hw_config_trn2())));
+}
+
+// 32-row slices of a tile at partitions j * s for j = 0, 1, 2: a multiple of 32 only when s is.
+Program row_slices(int64_t s_hi) {
+  Builder b("row_slices");
+  Expr s = b.param("s", 32, s_hi, 8);
+  auto x = b.input("x", DType::fp32, {128, 64});
+  auto o = b.output("o", DType::fp32, {128, 64});
+  auto t = b.sbuf("t", DType::fp32, {128, 64});
+  b.dma_copy(t(), x());
+  b.affine_range("j", 3, [&](Expr j) {
+    b.activation(t({ds(j * s, 32), all()}), t({ds(j * s, 32), all()}), {.func = ActFunc::exp});
+  });
+  b.dma_copy(o(), t());
+  return b.finish();
+}
+
+TEST(IsaRules, MisalignedPartitionStartIsACounterexampleAtTheFirstBadIteration) {
+  expect_all_proved(prove_isa_rules(row_slices(32)));
+  const auto all = prove_isa_rules(row_slices(48));
+  const Obligation o = expect_counterexample(all, "partition start alignment", {{"s", 40}},
+                                             {{"j", 1}}, "32 partitions starting at partition 40");
+  EXPECT_EQ(o.tensor, "t");
+  EXPECT_EQ(not_proved(all).size(), 2u) << describe_all(not_proved(all));  // dst and src
+}
+
+// A tensor-engine transpose of xs[128, n] into a [128, 128] PSUM tile.
+Program wide_transpose(int64_t n_hi) {
+  Builder b("wide_transpose");
+  Expr n = b.param("n", 128, n_hi, 128);
+  auto x = b.input("x", DType::fp32, {128, n});
+  auto o = b.output("o", DType::fp32, {128, 128});
+  auto xs = b.sbuf("xs", DType::fp32, {128, n});
+  auto tp = b.psum("tp", DType::fp32, {128, 128});
+  auto out = b.sbuf("out", DType::fp32, {128, 128});
+  b.dma_copy(xs(), x());
+  b.transpose(tp(), xs());
+  b.tensor_copy(out(), tp());
+  b.dma_copy(o(), out());
+  return b.finish();
+}
+
+TEST(IsaRules, TensorEngineTransposeOver128IsACounterexample) {
+  expect_all_proved(prove_isa_rules(wide_transpose(128)));
+  const auto all = prove_isa_rules(wide_transpose(384));
+  expect_counterexample(all, "transpose size <= 128x128", {{"n", 256}}, {},
+                        "transpose of [128, 256] exceeds 128x128");
+  expect_counterexample(all, "transpose destination is [F, P]", {{"n", 256}}, {},
+                        "writes [256, 128]");
+}
+
+// A bf16 tile of n elements per partition fits SBUF for n <= 90112 but engines take 65536.
+Program wide_tile(int64_t n_hi) {
+  Builder b("wide_tile");
+  Expr n = b.param("n", 16384, n_hi, 16384);
+  auto x = b.input("x", DType::bf16, {128, n});
+  auto o = b.output("o", DType::bf16, {128, n});
+  auto t = b.sbuf("t", DType::bf16, {128, n});
+  b.dma_copy(t(), x());
+  b.activation(t(), t(), {.func = ActFunc::exp});
+  b.dma_copy(o(), t());
+  return b.finish();
+}
+
+TEST(IsaRules, SbufFreeSizeOver64KIsACounterexample) {
+  expect_all_proved(prove_isa_rules(wide_tile(65536)));
+  const auto all = prove_isa_rules(wide_tile(81920));
+  expect_counterexample(all, "free size <= 65536 (SBUF)", {{"n", 81920}}, {},
+                        "81920 elements per partition > 65536");
+}
+
+TEST(IsaRules, PsumFreeSizeOver4KIsACounterexample) {
+  auto build = [](int64_t n_hi) {
+    Builder b("wide_psum");
+    Expr n = b.param("n", 2048, n_hi, 2048);
+    auto t = b.psum("t", DType::bf16, {128, n});
+    b.memset(t(), 0.0f);
+    return b.finish();
+  };
+  expect_all_proved(prove_isa_rules(build(4096)));
+  expect_counterexample(prove_isa_rules(build(8192)), "free size <= 4096 (PSUM)", {{"n", 6144}}, {},
+                        "6144 elements per partition > 4096");
+}
+
+// Loads min(m, 32) columns of x into m columns of t: the counts differ for m > 32.
+Program short_load(int64_t m_hi) {
+  Builder b("short_load");
+  Expr m = b.param("m", 16, m_hi, 16);
+  auto x = b.input("x", DType::fp32, {128, 64});
+  auto o = b.output("o", DType::fp32, {128, 64});
+  auto t = b.sbuf("t", DType::fp32, {128, 64});
+  b.memset(t(), 0.0f);
+  b.dma_copy(t({all(), ds(0, m)}), x({all(), ds(0, Expr::min(m, 32))}));
+  b.dma_copy(o(), t());
+  return b.finish();
+}
+
+TEST(IsaRules, DmaElementCountMismatchIsACounterexample) {
+  expect_all_proved(prove_isa_rules(short_load(32)));
+  const Obligation o =
+      expect_counterexample(prove_isa_rules(short_load(64)), "dma element counts match",
+                            {{"m", 48}}, {}, "4096 elements from 'x' into 6144 elements of 't'");
+  EXPECT_EQ(o.tensor, "t");
+}
+
+// One vector-engine instruction over [128, 64] tiles whose second operand has `w` columns (w = 64
+// is right; larger w are in bounds of the 128-column tile but mismatched).
+Program mismatched(int which, int64_t w_hi) {
+  Builder b("mismatched");
+  Expr w = b.param("w", 64, w_hi, 64);
+  auto a = b.sbuf("a", DType::fp32, {128, 128});
+  auto c = b.sbuf("c", DType::fp32, {128, 128});
+  auto d = b.sbuf("d", DType::fp32, {128, 64});
+  b.memset(a(), 1.0f);
+  b.memset(c(), 2.0f);
+  switch (which) {
+    case 0:
+      b.tensor_tensor(d(), a({all(), ds(0, 64)}), c({all(), ds(0, w)}), AluOp::add);
+      break;
+    case 1:
+      b.tensor_scalar(d(), a({all(), ds(0, 64)}), AluOp::multiply,
+                      c({all(), ds(0, Expr::floordiv(w, 64))}));
+      break;
+    case 2:
+      b.tensor_reduce(d({all(), ds(0, Expr::floordiv(w, 64))}), a(), AluOp::add);
+      break;
+    default: {
+      auto p = b.psum("p", DType::fp32, {128, 64});
+      b.matmul(p(), a({ds(0, 128), all()}), c({ds(0, 128), ds(0, w)}));
+    }
+  }
+  return b.finish();
+}
+
+TEST(IsaRules, OperandShapeRulesGiveCounterexamples) {
+  expect_all_proved(prove_isa_rules(mismatched(0, 64)));
+  expect_counterexample(prove_isa_rules(mismatched(0, 128)),
+                        "operand shapes match (tensor_tensor inputs)", {{"w", 128}}, {},
+                        "'a' is [128, 64] but 'c' is [128, 128]");
+  expect_all_proved(prove_isa_rules(mismatched(1, 64)));
+  expect_counterexample(prove_isa_rules(mismatched(1, 128)), "per-partition column [P,1]",
+                        {{"w", 128}}, {}, "'c' is [128, 2]; needs [128, 1]");
+  expect_all_proved(prove_isa_rules(mismatched(2, 64)));
+  expect_counterexample(prove_isa_rules(mismatched(2, 128)),
+                        "tensor_reduce destination is [P, kept]", {{"w", 128}}, {},
+                        "'d' is [128, 2]");
+}
+
+TEST(IsaRules, MatmulShapeRulesGiveCounterexamples) {
+  expect_counterexample(prove_isa_rules(mismatched(3, 128)), "matmul destination is [M, N]",
+                        {{"w", 128}}, {}, "[M, N] = [128, 128] but 'p' is [128, 64]");
+}
+
+// Matmul operands: stationary a[0:k_st, 0:m] (K = k_st, M = m), moving c[0:k_mv, 0:64], into a
+// [m_dst, 64] PSUM tile.
+Program matmul_kernel(Expr k_st, Expr m, Expr k_mv, Expr m_dst, Builder& b,
+                      DType dst_dtype = DType::fp32) {
+  auto a = b.sbuf("a", DType::bf16, {128, 256});
+  auto c = b.sbuf("c", DType::bf16, {128, 64});
+  auto p = b.psum("p", dst_dtype, {m_dst, 64});
+  b.memset(a(), 1.0f);
+  b.memset(c(), 1.0f);
+  b.matmul(p(), a({ds(0, k_st), ds(0, m)}), c({ds(0, k_mv), all()}));
+  return b.finish();
+}
+
+TEST(IsaRules, MatmulContractionMismatchIsACounterexample) {
+  Builder b("matmul_k");
+  Expr k = b.param("k", 64, 128, 64);
+  const auto all = prove_isa_rules(matmul_kernel(64, 128, k, 128, b));
+  expect_counterexample(all, "matmul K matches", {{"k", 128}}, {},
+                        "stationary has 64 partitions, moving has 128");
+  EXPECT_EQ(not_proved(all).size(), 1u) << describe_all(not_proved(all));
+}
+
+TEST(IsaRules, MatmulStationaryWiderThan128IsACounterexample) {
+  Builder b("matmul_m");
+  Expr m = b.param("m", 128, 256, 64);
+  const auto all = prove_isa_rules(matmul_kernel(128, m, 128, 128, b));
+  expect_counterexample(all, "matmul M <= 128", {{"m", 192}}, {}, "M=192 > 128");
+  expect_counterexample(all, "matmul destination is [M, N]", {{"m", 192}}, {},
+                        "[M, N] = [192, 64] but 'p' is [128, 64]");
+}
+
+// K is at most the partition count on every generation, so the K limit only bites on a
+// configuration with a smaller limit; the interpreter applies the same limit.
+TEST(IsaRules, MatmulKLimitFollowsTheConfiguration) {
+  auto build = [] {
+    Builder b("matmul_k_limit");
+    Expr k = b.param("k", 32, 128, 32);
+    return matmul_kernel(k, 128, k, 128, b);
+  };
+  expect_all_proved(prove_isa_rules(build()));
+  HwConfig small = hw_config_trn1();
+  small.name = "small_k";
+  small.matmul_max_k = 64;
+  expect_counterexample(prove_isa_rules(build(), on(small)), "matmul K <= 64", {{"k", 96}}, {},
+                        "K=96 > 64");
+}
+
+// facts §2 (ARCH4): only trn3 lets a matmul write bf16 PSUM; no param changes that.
+TEST(IsaRules, MatmulIntoBf16PsumDependsOnTheGeneration) {
+  auto build = [] {
+    Builder b("matmul_bf16");
+    Expr m = b.param("m", 64, 128, 64);
+    return matmul_kernel(128, m, 128, m, b, DType::bf16);
+  };
+  const auto trn2 = prove_isa_rules(build(), on(hw_config_trn2()));
+  expect_counterexample(trn2, "matmul into bf16 PSUM", {{"m", 64}}, {},
+                        "trn2 accumulates to fp32 PSUM only");
+  EXPECT_EQ(not_proved(trn2).size(), 1u) << describe_all(not_proved(trn2));
+  expect_all_proved(prove_isa_rules(build(), on(hw_config_trn3())));
+}
+
+// The vector engine transposes 32x32 blocks.
+TEST(IsaRules, VectorTransposeOver32IsACounterexample) {
+  auto build = [](int64_t w_hi) {
+    Builder b("vector_transpose");
+    Expr w = b.param("w", 32, w_hi, 32);
+    auto s = b.sbuf("s", DType::fp32, {128, 64});
+    auto d = b.sbuf("d", DType::fp32, {64, 32});
+    b.memset(s(), 1.0f);
+    b.transpose(d({ds(0, w), all()}), s({ds(0, 32), ds(0, w)}), Engine::Vector);
+    return b.finish();
+  };
+  expect_all_proved(prove_isa_rules(build(32)));
+  expect_counterexample(prove_isa_rules(build(64)), "transpose size <= 32x32", {{"w", 64}}, {},
+                        "transpose of [32, 64] exceeds 32x32");
+}
+
+// resolve() rejects a view dim of size 0 before anything else.
+TEST(IsaRules, EmptyViewIsACounterexample) {
+  auto build = [](int64_t lo) {
+    Builder b("empty_view");
+    Expr m = b.param("m", lo, 64, 16);
+    auto x = b.input("x", DType::fp32, {128, 64});
+    auto t = b.sbuf("t", DType::fp32, {128, 64});
+    b.dma_copy(t({all(), ds(0, m - 16)}), x({all(), ds(0, m - 16)}));
+    return b.finish();
+  };
+  expect_all_proved(prove_isa_rules(build(32)));
+  const Obligation o = expect_counterexample(prove_isa_rules(build(16)), "access sizes >= 1",
+                                             {{"m", 16}}, {}, "dim 1 has size 0");
+  EXPECT_EQ(o.role, "write");
+}
+
+// facts §3: iota values offset + p + i over a [128, 64] view are computed in int32.
+TEST(IsaRules, AffinePatternOverflowingInt32IsACounterexample) {
+  auto build = [](int64_t hi) {
+    Builder b("iota_offset");
+    Expr off = b.param("off", 0, hi);
+    auto t = b.sbuf("t", DType::int32, {128, 64});
+    b.iota(t(), off, 1, {1});
+    return b.finish();
+  };
+  expect_all_proved(prove_isa_rules(build(2147483647 - 127 - 63)));
+  expect_counterexample(prove_isa_rules(build(2147483647)), "affine pattern fits int32",
+                        {{"off", 2147483647 - 127 - 63 + 1}}, {},
+                        "magnitude 2147483648 > 2147483647");
+}
+
+// Offsets of an indirect gather are a [rows, 1] column; here the column view has w columns.
+TEST(IsaRules, IndirectOffsetsWiderThanAColumnIsACounterexample) {
+  auto build = [](int64_t w_hi) {
+    Builder b("gather");
+    Expr w = b.param("w", 1, w_hi);
+    auto x = b.input("x", DType::fp32, {128, 64});
+    auto tbl = b.sbuf("tbl", DType::int32, {128, 2});
+    auto t = b.sbuf("t", DType::fp32, {128, 64});
+    b.memset(tbl(), 0.0f);
+    b.dma_copy(t(), indirect(x(), 0, tbl({all(), ds(0, w)}), 0, 0));
+    return b.finish();
+  };
+  expect_all_proved(prove_isa_rules(build(1)));
+  expect_counterexample(prove_isa_rules(build(2)), "indirect offsets column [P,1]", {{"w", 2}}, {},
+                        "offsets view is [128, 2], needs [128, 1]");
+}
+
+}  // namespace
+}  // namespace ncv::solver
