@@ -1,0 +1,409 @@
+#include "solver/allocation.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "solver/program_solver.h"
+
+namespace ncv::solver {
+
+namespace {
+
+// Where each scope sits in the program: its body, its loop, its parent scope and, for every
+// top-level statement of its body, the tensors that statement touches (its own accesses or those
+// of the loops nested in it). Liveness and the enclosing loops of a buffer come from here.
+struct ScopeInfo {
+  const std::vector<Stmt>* body = nullptr;
+  const Loop* loop = nullptr;  // nullptr for the kernel body (scope 0)
+  ScopeId parent = 0;
+  size_t index_in_parent = 0;  // position of `loop` in the parent's body
+  std::vector<std::vector<TensorId>> touched;
+};
+
+void add_access(const Access& a, std::vector<TensorId>& out) {
+  out.push_back(a.tensor);
+  if (a.indirect) add_access(*a.indirect->offsets, out);
+}
+
+class Scopes {
+ public:
+  explicit Scopes(const Program& p) : info_(p.num_scopes) { walk(p.body, 0); }
+
+  const ScopeInfo& at(ScopeId s) const { return info_.at(s); }
+
+  // The loops around a declaration in scope s, outermost first (the scope's own loop last).
+  std::vector<const Loop*> loops(ScopeId s) const {
+    std::vector<const Loop*> out;
+    for (; s != 0; s = info_.at(s).parent) out.push_back(info_.at(s).loop);
+    std::reverse(out.begin(), out.end());
+    return out;
+  }
+
+  // The position, in `outer`'s body, of the statement that contains scope `inner`; nullopt when
+  // `outer` does not strictly enclose `inner`.
+  std::optional<size_t> position_in(ScopeId outer, ScopeId inner) const {
+    while (inner != 0) {
+      const ScopeInfo& i = info_.at(inner);
+      if (i.parent == outer) return i.index_in_parent;
+      inner = i.parent;
+    }
+    return std::nullopt;
+  }
+
+  // First and last top-level statement of t's scope that touch t; nullopt when none does.
+  std::optional<std::pair<size_t, size_t>> span(const Tensor& t) const {
+    const auto& touched = info_.at(t.scope).touched;
+    std::optional<std::pair<size_t, size_t>> out;
+    for (size_t k = 0; k < touched.size(); ++k) {
+      if (std::find(touched[k].begin(), touched[k].end(), t.id) == touched[k].end()) continue;
+      if (!out) out.emplace(k, k);
+      out->second = k;
+    }
+    return out;
+  }
+
+ private:
+  // Records scope s (whose body is `body`) and its nested scopes; returns the tensors touched
+  // anywhere in `body`.
+  std::vector<TensorId> walk(const std::vector<Stmt>& body, ScopeId s) {
+    ScopeInfo& info = info_.at(s);
+    info.body = &body;
+    info.touched.assign(body.size(), {});
+    std::vector<TensorId> all;
+    for (size_t k = 0; k < body.size(); ++k) {
+      std::vector<TensorId> here;
+      if (const auto* i = std::get_if<InstrStmt>(&body[k].node)) {
+        for (const Access* a : written_accesses(i->ins)) add_access(*a, here);
+        for (const Access* a : read_accesses(i->ins)) add_access(*a, here);
+      } else if (const auto* l = std::get_if<Loop>(&body[k].node)) {
+        ScopeInfo& child = info_.at(l->scope);
+        child.loop = l;
+        child.parent = s;
+        child.index_in_parent = k;
+        here = walk(l->body, l->scope);
+      }
+      all.insert(all.end(), here.begin(), here.end());
+      info_.at(s).touched[k] = std::move(here);  // info_ is not resized: `info` stays valid
+    }
+    return all;
+  }
+
+  std::vector<ScopeInfo> info_;
+};
+
+// The copy of t in use where its placement is evaluated: the iteration count of its scope's
+// loop modulo bufs (Interp::copy_offset); nullopt for copy 0 (bufs 1, or the kernel body, whose
+// iteration count is always 0).
+std::optional<Expr> copy_in_use(const Tensor& t, const Scopes& scopes) {
+  const Loop* l = scopes.at(t.scope).loop;
+  if (t.bufs <= 1 || !l) return std::nullopt;
+  return Expr::mod(Expr::floordiv(l->var_expr() - l->start, l->step), t.bufs);
+}
+
+std::string buffer_subject(const Tensor& t, const Scopes& scopes) {
+  const Loop* l = scopes.at(t.scope).loop;
+  return "buffer '" + t.name + "' (" + (l ? "scope of loop " + l->var : "kernel body") + ")";
+}
+
+// Copy c's first byte: byte_offset + c * copy_stride.
+Expr copy_offset(const BufferPlacement& bp, const std::optional<Expr>& copy) {
+  return copy ? bp.byte_offset + *copy * bp.copy_stride : bp.byte_offset;
+}
+
+int64_t capacity_of(Memory m, const HwConfig& hw) {
+  return m == Memory::SBUF ? hw.sbuf_usable_bytes_per_partition() : hw.psum_bytes_per_partition;
+}
+
+CapacityRule peak_rule(const std::string& mem, const Expr& peak, int64_t cap, const HwConfig& hw) {
+  CapacityRule r;
+  r.rule = mem + " capacity";
+  r.subject = "live " + mem + " buffers at their peak";
+  r.core_zero = true;
+  r.bounds.push_back({peak, Expr(cap), "live " + mem + " bytes per partition at the peak",
+                      hw.name + "'s usable " + mem + " bytes per partition"});
+  return r;
+}
+
+CapacityRule partition_rule(const Tensor& t, const Scopes& scopes, const HwConfig& hw) {
+  CapacityRule r;
+  r.rule = "buffer partitions <= " + std::to_string(hw.partitions);
+  r.subject = buffer_subject(t, scopes);
+  r.tensor = t.name;
+  r.replay = CheckKind::partition_rule;
+  r.bounds.push_back({t.shape.at(0), Expr(hw.partitions), "partitions of '" + t.name + "'",
+                      hw.name + "'s partitions"});
+  return r;
+}
+
+// Interp::enter_scope: 0 <= partition, partition + rows <= partitions, 0 <= offset and
+// offset + bytes <= capacity (which implies bytes <= capacity).
+CapacityRule placement_rule(const Tensor& t, const BufferPlacement& bp, const Scopes& scopes,
+                            const HwConfig& hw) {
+  const std::string mem(t.memory == Memory::SBUF ? "SBUF" : "PSUM");
+  CapacityRule r;
+  r.rule = "placement inside " + mem;
+  r.subject = buffer_subject(t, scopes);
+  r.tensor = t.name;
+  r.loops = scopes.loops(t.scope);
+  r.copy = copy_in_use(t, scopes);
+  const Expr off = copy_offset(bp, r.copy);
+  const std::string partitions = std::to_string(hw.partitions);
+  r.bounds.push_back({Expr(0), bp.partition, "0", "first partition"});
+  r.bounds.push_back({bp.partition + t.shape.at(0), Expr(hw.partitions),
+                      "first partition + partitions", hw.name + "'s " + partitions});
+  r.bounds.push_back({Expr(0), off, "0", "first byte of the copy"});
+  r.bounds.push_back({off + bp.bytes_per_copy, Expr(capacity_of(t.memory, hw)),
+                      "end byte of the copy", hw.name + "'s usable " + mem + " bytes"});
+  return r;
+}
+
+bool on_chip_buffer(const Tensor& t) {
+  return t.kind == TensorKind::Buffer && t.on_chip();
+}
+
+}  // namespace
+
+std::vector<CapacityRule> capacity_rules(const Program& p, const Allocation& a,
+                                         const HwConfig& hw) {
+  const Scopes scopes(p);
+  std::vector<CapacityRule> out;
+  for (const Tensor& t : p.tensors) {
+    if (t.on_chip()) out.push_back(partition_rule(t, scopes, hw));
+  }
+  out.push_back(peak_rule("SBUF", a.sbuf_peak_bytes, hw.sbuf_usable_bytes_per_partition(), hw));
+  out.push_back(peak_rule("PSUM", a.psum_peak_bytes, hw.psum_bytes_per_partition, hw));
+  for (const Tensor& t : p.tensors) {
+    const auto& bp = a.placements.at(t.id);
+    if (on_chip_buffer(t) && bp && bp->explicit_placement) {
+      out.push_back(placement_rule(t, *bp, scopes, hw));
+    }
+  }
+  return out;
+}
+
+std::string describe_violation(const CapacityRule& r,
+                               const std::function<int64_t(const Expr&)>& value) {
+  std::string out;
+  for (const CapacityBound& b : r.bounds) {
+    const int64_t lhs = value(b.lhs), rhs = value(b.rhs);
+    if (lhs <= rhs) continue;
+    if (!out.empty()) out += "; ";
+    out += b.lhs_what + " " + std::to_string(lhs) + " > " + b.rhs_what + " " + std::to_string(rhs);
+  }
+  if (r.copy) out += " (copy " + std::to_string(value(*r.copy)) + ")";
+  return r.subject + ": " + out;
+}
+
+namespace {
+
+class AllocationProver {
+ public:
+  AllocationProver(const Program& p, const ProveOptions& o)
+      : p_(p), hw_(hw_of(o)), alloc_(allocate(p, hw_)), scopes_(p), z_(p, o) {}
+
+  std::vector<Obligation> run() {
+    for (const CapacityRule& r : capacity_rules(p_, alloc_, hw_)) capacity(r);
+    for (const Tensor& x : p_.tensors) {
+      if (!explicit_buffer(x)) continue;
+      for (const Tensor& y : p_.tensors) {
+        // Pairs of two explicit placements are checked once.
+        const bool checked = explicit_buffer(y) && y.id < x.id;
+        if (y.id != x.id && !checked && on_chip_buffer(y) && y.memory == x.memory) overlap(x, y);
+      }
+    }
+    for (const Tensor& t : p_.tensors) {
+      if (on_chip_buffer(t) && t.bufs > 1) copies(t);
+    }
+    return std::move(out_);
+  }
+
+ private:
+  bool explicit_buffer(const Tensor& t) const {
+    const auto& bp = alloc_.placements.at(t.id);
+    return on_chip_buffer(t) && bp && bp->explicit_placement;
+  }
+
+  Obligation base(const std::string& rule, const std::string& subject, const std::string& tensor) {
+    Obligation o;
+    o.cls = ObligationClass::allocation;
+    o.rule = rule;
+    o.subject = subject;
+    o.tensor = tensor;
+    return o;
+  }
+
+  // The interpreter refuses params that give a tensor a dimension below 1 before any allocation
+  // check, so the rules are only claimed where every dimension is at least 1.
+  z3::expr dims_positive() {
+    z3::expr all = z_.ctx().bool_val(true);
+    for (const Tensor& t : p_.tensors) {
+      for (const Expr& d : t.shape) all = all && z_.term(d) >= 1;
+    }
+    return all;
+  }
+
+  void capacity(const CapacityRule& r) {
+    Obligation o = base(r.rule, r.subject, r.tensor);
+    z_.enter_loops(r.loops);
+    z3::expr assumed = dims_positive();
+    if (r.core_zero) assumed = assumed && z_.term(Expr::var(kProgramIdParam)) == 0;
+    z3::expr holds = z_.ctx().bool_val(true);
+    for (const CapacityBound& b : r.bounds) holds = holds && z_.term(b.lhs) <= z_.term(b.rhs);
+    auto explain = [&](const z3::model& m) {
+      return describe_violation(r, [&](const Expr& e) { return z_.value(m, z_.term(e)); });
+    };
+    z_.settle(o, assumed, holds, explain, {r.replay, false});
+    z_.leave_loops();
+    out_.push_back(std::move(o));
+  }
+
+  // Live together: the same scope with intersecting spans of use, or one scope enclosing the
+  // other with the inner scope's loop inside the outer buffer's span. Declared liveness (the
+  // whole scope) is coarser than what the interpreter can observe: a buffer holds nothing before
+  // its first access and nothing needed after its last one, so reusing its bytes for a buffer
+  // used strictly outside that span clobbers nothing (sd_attention_allocated reuses PSUM banks
+  // that way). Sibling scopes are never live together.
+  bool live_together(const Tensor& x, const Tensor& y) const {
+    const auto sx = scopes_.span(x), sy = scopes_.span(y);
+    if (!sx || !sy) return false;  // an untouched buffer holds nothing
+    if (x.scope == y.scope) return sx->first <= sy->second && sy->first <= sx->second;
+    if (auto k = scopes_.position_in(x.scope, y.scope)) {
+      return sx->first <= *k && *k <= sx->second;
+    }
+    if (auto k = scopes_.position_in(y.scope, x.scope)) {
+      return sy->first <= *k && *k <= sy->second;
+    }
+    return false;
+  }
+
+  // The partition and byte ranges of t's copy in use, as Z3 terms under the current loops.
+  struct Footprint {
+    z3::expr part, rows, off, bytes;
+  };
+  Footprint footprint(const Tensor& t) {
+    const BufferPlacement& bp = *alloc_.placements.at(t.id);
+    return {z_.term(bp.partition), z_.term(t.shape.at(0)),
+            z_.term(copy_offset(bp, copy_in_use(t, scopes_))), z_.term(bp.bytes_per_copy)};
+  }
+
+  std::string footprint_text(const z3::model& m, const Tensor& t, const Footprint& f) {
+    const int64_t part = z_.value(m, f.part), off = z_.value(m, f.off);
+    std::string s = "'" + t.name + "' partitions [" + std::to_string(part) + ", " +
+                    std::to_string(part + z_.value(m, f.rows)) + ") bytes [" + std::to_string(off) +
+                    ", " + std::to_string(off + z_.value(m, f.bytes)) + ")";
+    if (auto c = copy_in_use(t, scopes_)) {
+      s += " (copy " + std::to_string(z_.value(m, z_.term(*c))) + ")";
+    }
+    return s;
+  }
+
+  void overlap(const Tensor& x, const Tensor& y) {
+    if (!live_together(x, y)) return;
+    // The deeper scope's loops bind every variable either placement mentions.
+    const ScopeId inner = scopes_.position_in(x.scope, y.scope) ? y.scope : x.scope;
+    Obligation o =
+        base("placements disjoint", "buffers '" + x.name + "' and '" + y.name + "'", x.name);
+    z_.enter_loops(scopes_.loops(inner));
+    const Footprint a = footprint(x), b = footprint(y);
+    const z3::expr holds = a.part + a.rows <= b.part || b.part + b.rows <= a.part ||
+                           a.off + a.bytes <= b.off || b.off + b.bytes <= a.off;
+    auto explain = [&](const z3::model& m) {
+      return footprint_text(m, x, a) + " overlaps " + footprint_text(m, y, b) +
+             " while both are live";
+    };
+    z_.settle(o, dims_positive(), holds, explain, {CheckKind::clobbered_read, true});
+    z_.leave_loops();
+    out_.push_back(std::move(o));
+  }
+
+  // Copy c occupies [offset + c * stride, + bytes): consecutive copies are disjoint iff the
+  // stride covers a copy.
+  void copies(const Tensor& t) {
+    const BufferPlacement& bp = *alloc_.placements.at(t.id);
+    Obligation o = base("bufs copies disjoint", buffer_subject(t, scopes_), t.name);
+    z_.enter_loops(scopes_.loops(t.scope));
+    const z3::expr stride = z_.term(bp.copy_stride), bytes = z_.term(bp.bytes_per_copy);
+    auto explain = [&](const z3::model& m) {
+      return "copy stride " + std::to_string(z_.value(m, stride)) + " < " +
+             std::to_string(z_.value(m, bytes)) + " bytes per copy (" + std::to_string(t.bufs) +
+             " copies)";
+    };
+    z_.settle(o, dims_positive(), stride >= bytes, explain, {CheckKind::clobbered_read, true});
+    z_.leave_loops();
+    out_.push_back(std::move(o));
+  }
+
+  const Program& p_;
+  const HwConfig& hw_;
+  Allocation alloc_;
+  Scopes scopes_;
+  ProgramSolver z_;
+  std::vector<Obligation> out_;
+};
+
+// Calls f(env) for every iteration of `loops` (outermost first) the interpreter runs, with the
+// loop variables bound in env; stops and returns f's first non-empty answer.
+std::optional<std::string> each_iteration(
+    const std::vector<const Loop*>& loops, size_t depth, Env& env,
+    const std::function<std::optional<std::string>(const Env&)>& f) {
+  if (depth == loops.size()) return f(env);
+  const Loop& l = *loops[depth];
+  const int64_t start = eval(l.start, env), stop = eval(l.stop, env);
+  const SymbolId v = intern_symbol(l.var);
+  for (int64_t i = start; i < stop; i += l.step) {
+    env.set(v, i);
+    if (auto why = each_iteration(loops, depth + 1, env, f)) return why;
+  }
+  env.unset(v);
+  return std::nullopt;
+}
+
+std::optional<std::string> rule_violation(const CapacityRule& r, Env env) {
+  auto check = [&](const Env& at) -> std::optional<std::string> {
+    for (const CapacityBound& b : r.bounds) {
+      if (eval(b.lhs, at) > eval(b.rhs, at)) {
+        return describe_violation(r, [&](const Expr& e) { return eval(e, at); });
+      }
+    }
+    return std::nullopt;
+  };
+  return each_iteration(r.loops, 0, env, check);
+}
+
+}  // namespace
+
+std::vector<Obligation> prove_allocation(const Program& p, const ProveOptions& options) {
+  return AllocationProver(p, options).run();
+}
+
+CapacityChecker::CapacityChecker(const Program& p, const HwConfig& hw)
+    : p_(p), rules_(capacity_rules(p, allocate(p, hw), hw)) {}
+
+std::optional<std::string> CapacityChecker::violation(const ParamValues& values) const {
+  Env env;
+  for (const auto& [name, v] : values) env.set(name, v);
+  for (const Tensor& t : p_.tensors) {
+    for (const Expr& d : t.shape) {
+      if (eval(d, env) < 1) {
+        throw std::invalid_argument("tensor '" + t.name + "' gets dimension " + d.str() + " < 1");
+      }
+    }
+  }
+  env.set(kProgramIdParam, 0);
+  const int64_t grid = eval(p_.grid, env);
+  for (const CapacityRule& r : rules_) {
+    // The peaks are evaluated for core 0 (setup_memory), placements on every core.
+    for (int64_t core = 0; core < (r.core_zero ? 1 : grid); ++core) {
+      env.set(kProgramIdParam, core);
+      if (auto why = rule_violation(r, env)) return why;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> capacity_violation(const Program& p, const HwConfig& hw,
+                                              const ParamValues& values) {
+  return CapacityChecker(p, hw).violation(values);
+}
+
+}  // namespace ncv::solver

@@ -1,0 +1,204 @@
+#include "solver/frontier.h"
+
+#include <stdexcept>
+#include <vector>
+
+#include "model/allocator.h"
+#include "solver/allocation.h"
+#include "solver/domain.h"
+
+namespace ncv::solver {
+
+namespace {
+
+// `p` with q.param ranging over [lo, searched_hi] and every other param pinned to its fixed value
+// (which must lie in its declared domain): the domain the search quantifies over.
+Program widened_program(const Program& p, const FrontierQuery& q, int64_t searched_hi) {
+  Program w = p;
+  bool found = false;
+  for (Param& prm : w.params) {
+    if (prm.name == q.param) {
+      found = true;
+      prm.hi = searched_hi;
+      continue;
+    }
+    const auto it = q.fixed.find(prm.name);
+    if (it == q.fixed.end()) {
+      throw std::invalid_argument("frontier: no fixed value for param '" + prm.name + "'");
+    }
+    const int64_t v = it->second;
+    if (v < prm.lo || v > prm.hi || v % prm.multiple_of != 0) {
+      throw std::invalid_argument("frontier: " + prm.name + " = " + std::to_string(v) +
+                                  " is outside its declared domain");
+    }
+    prm.lo = prm.hi = v;
+  }
+  if (!found) throw std::invalid_argument("frontier: kernel has no param '" + q.param + "'");
+  return w;
+}
+
+// One capacity rule as a Z3 disjunct: its loop iterations and a failing bound, with the symbols
+// its loop variables are bound to (to explain a model).
+struct RuleTerm {
+  const CapacityRule* rule;
+  SymbolTerms symbols;
+  z3::expr fails;
+};
+
+// Z3 4.8.12 takes about 70 ms to destroy a context that has decided these queries, several times
+// the whole search: one context per thread serves every search (terms are reference-counted, so
+// a finished search leaves nothing behind but Z3's caches).
+z3::context& shared_context() {
+  thread_local z3::context ctx;
+  return ctx;
+}
+
+class FrontierSearch {
+ public:
+  FrontierSearch(const Program& w, const HwConfig& hw, const FrontierQuery& q)
+      : w_(w), rules_(capacity_rules(w, allocate(w, hw), hw)), solver_(ctx_) {
+    z3::params timeout(ctx_);
+    timeout.set("timeout", q.timeout_ms);
+    solver_.set(timeout);
+    params_ = declare_params(ctx_, w_);
+    // The pinned params as numerals: products with the searched param stay linear for Z3.
+    for (const Param& prm : w_.params) {
+      if (prm.name != q.param)
+        params_.insert_or_assign(intern_symbol(prm.name), ctx_.int_val(prm.lo));
+    }
+    v_ = params_.at(intern_symbol(q.param));
+    z3::expr any = ctx_.bool_val(false);
+    for (const CapacityRule& r : rules_) {
+      terms_.push_back(rule_term(r));
+      any = any || terms_.back().fails;
+    }
+    // As in the obligations: only where every tensor dimension is at least 1.
+    z3::expr dims = ctx_.bool_val(true);
+    for (const Tensor& t : w_.tensors) {
+      for (const Expr& d : t.shape) dims = dims && to_z3(ctx_, d, params_) >= 1;
+    }
+    solver_.add(param_domain(ctx_, w_, params_) && dims && any);
+  }
+
+  // Is there a violating value <= m? nullopt: Z3 could not tell. When there is, `witness` is
+  // one such value.
+  std::optional<bool> violates_up_to(int64_t m, FrontierResult& res, int64_t& witness) {
+    const auto r = check(v_ <= ctx_.int_val(m), res);
+    if (r == std::optional<bool>(true)) witness = last_model_.eval(v_, true).get_numeral_int64();
+    return r;
+  }
+
+  // The rule the least failing value breaks, from a model at exactly that value.
+  std::string why(int64_t value, FrontierResult& res) {
+    if (check(v_ == ctx_.int_val(value), res) != std::optional<bool>(true)) return {};
+    const z3::model m = last_model_;
+    for (const RuleTerm& t : terms_) {
+      if (!m.eval(t.fails, true).is_true()) continue;
+      return t.rule->rule + ": " + describe_violation(*t.rule, [&](const Expr& e) {
+               return m.eval(to_z3(ctx_, e, t.symbols), true).get_numeral_int64();
+             });
+    }
+    return {};
+  }
+
+ private:
+  RuleTerm rule_term(const CapacityRule& r) {
+    SymbolTerms symbols = params_;
+    z3::expr fails = loop_iterations(ctx_, r.loops, symbols);
+    if (r.core_zero) fails = fails && params_.at(intern_symbol(kProgramIdParam)) == 0;
+    z3::expr holds = ctx_.bool_val(true);
+    for (const CapacityBound& b : r.bounds) {
+      holds = holds && to_z3(ctx_, b.lhs, symbols) <= to_z3(ctx_, b.rhs, symbols);
+    }
+    return RuleTerm{&r, symbols, fails && !holds};
+  }
+
+  std::optional<bool> check(const z3::expr& bound, FrontierResult& res) {
+    solver_.push();
+    solver_.add(bound);
+    ++res.queries;
+    z3::check_result r = z3::unknown;
+    std::string error;
+    try {
+      r = solver_.check();
+    } catch (const z3::exception& e) {
+      error = e.msg();
+    }
+    if (r == z3::sat) last_model_ = solver_.get_model();
+    if (r == z3::unknown && res.unknown_reason.empty()) {
+      res.unknown_reason = "Z3 returned unknown (" +
+                           (error.empty() ? std::string(solver_.reason_unknown()) : error) + ")";
+    }
+    solver_.pop();
+    if (r == z3::unknown) return std::nullopt;
+    return r == z3::sat;
+  }
+
+  const Program& w_;
+  std::vector<CapacityRule> rules_;
+  z3::context& ctx_ = shared_context();
+  z3::solver solver_;
+  SymbolTerms params_;
+  z3::expr v_{ctx_};
+  std::vector<RuleTerm> terms_;
+  z3::model last_model_{ctx_};
+};
+
+// The least multiple of step that is >= lo.
+int64_t first_multiple(int64_t lo, int64_t step) {
+  const int64_t r = ((lo % step) + step) % step;
+  return r == 0 ? lo : lo + (step - r);
+}
+
+}  // namespace
+
+FrontierResult capacity_frontier(const Program& p, const FrontierQuery& q) {
+  const HwConfig& hw = q.hw ? *q.hw : hw_config_trn1();
+  const Param* prm = p.find_param(q.param);
+  if (!prm) throw std::invalid_argument("frontier: kernel has no param '" + q.param + "'");
+  FrontierResult res;
+  res.lo = prm->lo;
+  res.step = prm->multiple_of;
+  res.declared_hi = prm->hi;
+  res.searched_hi = q.search_hi ? q.search_hi : prm->hi;
+  const int64_t first = first_multiple(res.lo, res.step);
+  if (first > res.searched_hi) {
+    throw std::invalid_argument("frontier: no value of " + q.param + " in [" +
+                                std::to_string(res.lo) + ", " + std::to_string(res.searched_hi) +
+                                "]");
+  }
+  const Program w = widened_program(p, q, res.searched_hi);
+  FrontierSearch search(w, hw, q);
+  // Values first + k * step, k in [0, last]; the least k whose prefix holds a violation.
+  // A violating model's value bounds the least one from above, which often saves steps.
+  int64_t lo_k = 0, hi_k = (res.searched_hi - first) / res.step, witness = 0;
+  const auto any = search.violates_up_to(first + hi_k * res.step, res, witness);
+  if (!any) return res;  // status unknown
+  if (!*any) {
+    res.status = FrontierResult::Status::fits;
+    res.largest_fitting = first + hi_k * res.step;
+    return res;
+  }
+  hi_k = (witness - first) / res.step;
+  while (lo_k < hi_k) {
+    const int64_t mid = lo_k + (hi_k - lo_k) / 2;
+    const auto v = search.violates_up_to(first + mid * res.step, res, witness);
+    if (!v) return res;
+    if (*v) {
+      hi_k = (witness - first) / res.step;
+    } else {
+      lo_k = mid + 1;
+    }
+  }
+  res.first_failing = first + lo_k * res.step;
+  res.why_failing = search.why(*res.first_failing, res);
+  if (lo_k == 0) {
+    res.status = FrontierResult::Status::fits_nowhere;
+  } else {
+    res.status = FrontierResult::Status::fits;
+    res.largest_fitting = *res.first_failing - res.step;
+  }
+  return res;
+}
+
+}  // namespace ncv::solver

@@ -1,0 +1,263 @@
+// Allocation obligations: every registered kernel is proved for trn1; broken programs (a buffer
+// one element too large, too many partitions, a placement past the end of SBUF in the last
+// iteration, two placements that overlap for some seqlen) give counterexamples at the boundary
+// that replay on the interpreter; the tutorial kernel widened beyond what fits stops exactly
+// where the frontier and the brute force say.
+#include "solver/allocation.h"
+
+#include <gtest/gtest.h>
+
+#include "kernels/registry.h"
+#include "model/builder.h"
+#include "solver/frontier.h"
+#include "solver/kernel_programs.h"
+
+namespace ncv::solver {
+namespace {
+
+std::vector<Obligation> not_proved(const std::vector<Obligation>& all) {
+  std::vector<Obligation> out;
+  for (const Obligation& o : all) {
+    if (o.verdict != Verdict::proved) out.push_back(o);
+  }
+  return out;
+}
+
+size_t count_rule(const std::vector<Obligation>& all, const std::string& rule) {
+  size_t n = 0;
+  for (const Obligation& o : all) n += o.rule == rule;
+  return n;
+}
+
+const int64_t kTrn1Sbuf = hw_config_trn1().sbuf_usable_bytes_per_partition();
+
+TEST(Allocation, EveryRegisteredKernelIsProvedForTrn1) {
+  size_t programs = 0, overlaps = 0;
+  for (const kernels::Variant& v : kernels::registry()) {
+    for (const LabelledProgram& lp : option_programs(v)) {
+      ++programs;
+      const auto all = prove_allocation(lp.program);
+      EXPECT_GE(count_rule(all, "SBUF capacity"), 1u) << lp.label;
+      EXPECT_GE(count_rule(all, "PSUM capacity"), 1u) << lp.label;
+      overlaps += count_rule(all, "placements disjoint");
+      for (const Obligation& o : all) {
+        EXPECT_EQ(o.cls, ObligationClass::allocation);
+        EXPECT_EQ(o.instruction, -1);
+      }
+      for (const Obligation& o : not_proved(all)) ADD_FAILURE() << lp.label << ": " << o.describe();
+    }
+  }
+  EXPECT_GE(programs, kernels::registry().size());
+  // sd_attention_allocated places every buffer explicitly: its live pairs are checked.
+  EXPECT_GT(overlaps, 0u);
+}
+
+// out[128, N + 1] = 0 through one SBUF buffer of N + 1 fp32 per partition: at N = capacity / 4
+// (the domain maximum) it is one element too large, everywhere else it fits.
+Program one_element_too_large() {
+  Builder b("too_large");
+  Expr N = b.param("N", 1, kTrn1Sbuf / 4);
+  auto out = b.output("out", DType::fp32, {128, N + 1});
+  auto t = b.sbuf("t", DType::fp32, {128, N + 1});
+  b.memset(t(), 0.0f);
+  b.dma_copy(out(), t());
+  return b.finish();
+}
+
+TEST(Allocation, BufferOneElementTooLargeAtTheMaximumOnly) {
+  const auto all = prove_allocation(one_element_too_large());
+  const auto bad = not_proved(all);
+  ASSERT_EQ(bad.size(), 1u);
+  const Obligation& o = bad[0];
+  EXPECT_EQ(o.rule, "SBUF capacity");
+  EXPECT_EQ(o.verdict, Verdict::counterexample);
+  ASSERT_TRUE(o.counterexample);
+  EXPECT_EQ(o.counterexample->params.at("N"), kTrn1Sbuf / 4);
+  EXPECT_NE(o.counterexample->violated.find(std::to_string(kTrn1Sbuf + 4) + " > "),
+            std::string::npos)
+      << o.counterexample->violated;
+  ASSERT_TRUE(o.replay);
+  EXPECT_TRUE(o.replay->reproduced) << o.replay->detail;
+  EXPECT_NE(o.replay->detail.find("capacity"), std::string::npos) << o.replay->detail;
+  // One below the maximum it fits exactly.
+  EXPECT_FALSE(
+      capacity_violation(one_element_too_large(), hw_config_trn1(), {{"N", kTrn1Sbuf / 4 - 1}}));
+  EXPECT_TRUE(
+      capacity_violation(one_element_too_large(), hw_config_trn1(), {{"N", kTrn1Sbuf / 4}}));
+}
+
+TEST(Allocation, TooManyPartitionsReplaysAsPartitionRule) {
+  Builder b("too_many_partitions");
+  Expr N = b.param("N", 1, 256);
+  auto out = b.output("out", DType::fp32, {N, 4});
+  auto t = b.sbuf("t", DType::fp32, {N, 4});
+  b.memset(t(), 0.0f);
+  b.dma_copy(out(), t());
+  const auto bad = not_proved(prove_allocation(b.finish()));
+  ASSERT_EQ(bad.size(), 1u);
+  EXPECT_EQ(bad[0].rule, "buffer partitions <= 128");
+  EXPECT_EQ(bad[0].tensor, "t");
+  ASSERT_TRUE(bad[0].counterexample);
+  EXPECT_EQ(bad[0].counterexample->params.at("N"), 129);
+  ASSERT_TRUE(bad[0].replay);
+  EXPECT_TRUE(bad[0].replay->reproduced) << bad[0].replay->detail;
+  EXPECT_NE(bad[0].replay->detail.find("partition_rule"), std::string::npos);
+}
+
+// Tile i of x goes through a buffer placed at byte i * D (bufs 2: copy i % 2 adds 256 bytes).
+// D is chosen so that tile 7, which only exists for N = 1024, ends past the end of trn1's SBUF.
+Program placement_past_the_end() {
+  const int64_t d = (kTrn1Sbuf - 512) / 7 + 1;  // 7 * d + 512 > capacity >= 6 * d + 256 + 256
+  Builder b("past_the_end");
+  Expr N = b.param("N", 128, 1024, 128);
+  auto x = b.input("x", DType::fp32, {N, 64});
+  auto y = b.output("y", DType::fp32, {N, 64});
+  b.affine_range("i", Expr::floordiv(N, 128), [&](Expr i) {
+    auto t =
+        b.sbuf("t", DType::fp32, {128, 64}, {.bufs = 2, .placement = Placement{Expr(0), i * d}});
+    b.dma_copy(t(), x({ds(i * 128, 128), all()}));
+    b.dma_copy(y({ds(i * 128, 128), all()}), t());
+  });
+  return b.finish();
+}
+
+TEST(Allocation, PlacementPastTheEndInTheLastIteration) {
+  const auto bad = not_proved(prove_allocation(placement_past_the_end()));
+  ASSERT_EQ(bad.size(), 1u);
+  const Obligation& o = bad[0];
+  EXPECT_EQ(o.rule, "placement inside SBUF");
+  EXPECT_EQ(o.subject, "buffer 't' (scope of loop i)");
+  ASSERT_TRUE(o.counterexample);
+  EXPECT_EQ(o.counterexample->params.at("N"), 1024);
+  ASSERT_EQ(o.counterexample->loop_indices.size(), 1u);
+  EXPECT_EQ(o.counterexample->loop_indices[0], (std::pair<std::string, int64_t>{"i", 7}));
+  EXPECT_NE(o.counterexample->violated.find("(copy 1)"), std::string::npos)
+      << o.counterexample->violated;
+  ASSERT_TRUE(o.replay);
+  EXPECT_TRUE(o.replay->reproduced) << o.replay->detail;
+  EXPECT_NE(o.replay->detail.find("capacity"), std::string::npos) << o.replay->detail;
+  EXPECT_TRUE(capacity_violation(placement_past_the_end(), hw_config_trn1(), {{"N", 1024}}));
+  EXPECT_FALSE(capacity_violation(placement_past_the_end(), hw_config_trn1(), {{"N", 896}}));
+}
+
+// a[128, S] fp32 at byte 0 and b[128, 128] fp32 at byte 2048: they overlap once a's 4 * S bytes
+// pass 2048, i.e. from S = 640. `b_after_a`: b is used only after a's last read.
+Program two_placements(bool b_after_a) {
+  Builder bld("two_placements");
+  Expr S = bld.param("S", 128, 2048, 128);
+  auto x = bld.input("x", DType::fp32, {128, S});
+  auto y = bld.input("y", DType::fp32, {128, 128});
+  auto ox = bld.output("ox", DType::fp32, {128, S});
+  auto oy = bld.output("oy", DType::fp32, {128, 128});
+  auto a = bld.sbuf("a", DType::fp32, {128, S}, {.placement = Placement{Expr(0), Expr(0)}});
+  auto b = bld.sbuf("b", DType::fp32, {128, 128}, {.placement = Placement{Expr(0), Expr(2048)}});
+  if (b_after_a) {
+    bld.dma_copy(a(), x());
+    bld.dma_copy(ox(), a());
+    bld.dma_copy(b(), y());
+    bld.dma_copy(oy(), b());
+  } else {
+    bld.dma_copy(a(), x());
+    bld.dma_copy(b(), y());  // clobbers a's bytes [2048, 2560) when S >= 640
+    bld.dma_copy(ox(), a());
+    bld.dma_copy(oy(), b());
+  }
+  return bld.finish();
+}
+
+TEST(Allocation, OverlappingPlacementsFromSomeSeqlenReplayAsClobberedRead) {
+  const auto all = prove_allocation(two_placements(false));
+  EXPECT_EQ(count_rule(all, "placements disjoint"), 1u);
+  const auto bad = not_proved(all);
+  ASSERT_EQ(bad.size(), 1u);
+  const Obligation& o = bad[0];
+  EXPECT_EQ(o.rule, "placements disjoint");
+  EXPECT_EQ(o.subject, "buffers 'a' and 'b'");
+  ASSERT_TRUE(o.counterexample);
+  EXPECT_EQ(o.counterexample->params.at("S"), 640);
+  EXPECT_NE(o.counterexample->violated.find("'a' partitions [0, 128) bytes [0, 2560)"),
+            std::string::npos)
+      << o.counterexample->violated;
+  ASSERT_TRUE(o.replay);
+  EXPECT_TRUE(o.replay->reproduced) << o.replay->detail;
+  EXPECT_FALSE(o.replay->disagreement);
+  EXPECT_NE(o.replay->detail.find("clobbered_read"), std::string::npos) << o.replay->detail;
+}
+
+// The same bytes reused once a is dead: no pair is live together, and the interpreter agrees.
+TEST(Allocation, ReusingBytesAfterTheLastUseIsNotAnOverlap) {
+  const Program p = two_placements(true);
+  const auto all = prove_allocation(p);
+  EXPECT_EQ(count_rule(all, "placements disjoint"), 0u);
+  EXPECT_TRUE(not_proved(all).empty());
+  const ParamValues at{{"S", 2048}};
+  RunOptions opts;
+  const RunResult r = run_program(p, at, random_inputs(p, at, 1), opts);
+  EXPECT_FALSE(r.error) << r.error->message;
+}
+
+// The allocator makes copy_stride = bytes per copy for explicit placements and rounds it up (to
+// 4 bytes in SBUF, whole banks in PSUM) for auto-placed ones, so no program built through the
+// builder or the parser can have overlapping bufs copies: the obligation is proved for every
+// rotated buffer, explicit or not, in SBUF and PSUM.
+TEST(Allocation, BufsCopiesAreDisjointForEveryRotatedBuffer) {
+  Builder b("rotated");
+  Expr N = b.param("N", 128, 1024, 128);
+  Expr F = b.param("F", 1, 129);
+  auto x = b.input("x", DType::fp32, {N, F});
+  auto y = b.output("y", DType::fp32, {N, F});
+  b.affine_range("i", Expr::floordiv(N, 128), [&](Expr i) {
+    auto t = b.sbuf("t", DType::bf16, {128, F}, {.bufs = 3});
+    auto u = b.sbuf("u", DType::fp32, {128, F},
+                    {.bufs = 2, .placement = Placement{Expr(0), Expr(8192)}});
+    auto acc = b.psum("acc", DType::fp32, {128, F}, {.bufs = 2});
+    b.dma_copy(t(), x({ds(i * 128, 128), all()}));
+    b.tensor_copy(acc(), t());
+    b.tensor_copy(u(), acc());
+    b.dma_copy(y({ds(i * 128, 128), all()}), u());
+  });
+  const auto all = prove_allocation(b.finish());
+  EXPECT_EQ(count_rule(all, "bufs copies disjoint"), 3u);
+  for (const Obligation& o : not_proved(all)) ADD_FAILURE() << o.describe();
+}
+
+// The first failing seqlen of every rule at once, one value at a time.
+std::optional<int64_t> brute_force_first_failing(const Program& p, ParamValues at, int64_t hi) {
+  const Param& s = *p.find_param("seqlen");
+  for (int64_t v = s.lo; v <= hi; v += s.multiple_of) {
+    at["seqlen"] = v;
+    if (capacity_violation(p, hw_config_trn1(), at)) return v;
+  }
+  return std::nullopt;
+}
+
+TEST(Allocation, TutorialKernelWidenedFailsWhereTheFrontierSays) {
+  const kernels::Variant& v = *kernels::find_variant("sd_attention");
+  Program p = v.build(v.resolve({}));
+  for (Param& prm : p.params) {
+    if (prm.name == "seqlen") prm.hi = 65536;
+  }
+  const auto all = prove_allocation(p);
+  const Obligation* sbuf = nullptr;
+  for (const Obligation& o : all) {
+    if (o.rule == "SBUF capacity") sbuf = &o;
+  }
+  ASSERT_NE(sbuf, nullptr);
+  ASSERT_EQ(sbuf->verdict, Verdict::counterexample);
+  const ParamValues& cex = sbuf->counterexample->params;
+  ASSERT_TRUE(sbuf->replay);
+  EXPECT_TRUE(sbuf->replay->reproduced) << sbuf->replay->detail;
+  EXPECT_NE(sbuf->replay->detail.find("capacity"), std::string::npos);
+
+  FrontierQuery q;
+  q.fixed = {{"d_head", cex.at("d_head")}};
+  q.search_hi = 65536;
+  const FrontierResult f = capacity_frontier(p, q);
+  ASSERT_EQ(f.status, FrontierResult::Status::fits) << f.unknown_reason;
+  ASSERT_TRUE(f.first_failing);
+  EXPECT_EQ(*f.first_failing, cex.at("seqlen"));
+  EXPECT_EQ(brute_force_first_failing(p, cex, 65536), cex.at("seqlen"));
+}
+
+}  // namespace
+}  // namespace ncv::solver
