@@ -9,11 +9,10 @@ namespace ncv::solver {
 
 namespace {
 
-// Where each scope sits in the program: its body, its loop, its parent scope and, for every
-// top-level statement of its body, the tensors that statement touches (its own accesses or those
-// of the loops nested in it). Liveness and the enclosing loops of a buffer come from here.
+// Where each scope sits in the program: its loop, its parent scope and, for every top-level
+// statement of its body, the tensors that statement touches (its own accesses or those of the
+// loops nested in it). Liveness and the enclosing loops of a buffer come from here.
 struct ScopeInfo {
-  const std::vector<Stmt>* body = nullptr;
   const Loop* loop = nullptr;  // nullptr for the kernel body (scope 0)
   ScopeId parent = 0;
   size_t index_in_parent = 0;  // position of `loop` in the parent's body
@@ -66,12 +65,12 @@ class Scopes {
   // Records scope s (whose body is `body`) and its nested scopes; returns the tensors touched
   // anywhere in `body`.
   std::vector<TensorId> walk(const std::vector<Stmt>& body, ScopeId s) {
+    // info_ is sized once, so references into it stay valid across the recursion.
     ScopeInfo& info = info_.at(s);
-    info.body = &body;
     info.touched.assign(body.size(), {});
     std::vector<TensorId> all;
     for (size_t k = 0; k < body.size(); ++k) {
-      std::vector<TensorId> here;
+      std::vector<TensorId>& here = info.touched[k];
       if (const auto* i = std::get_if<InstrStmt>(&body[k].node)) {
         for (const Access* a : written_accesses(i->ins)) add_access(*a, here);
         for (const Access* a : read_accesses(i->ins)) add_access(*a, here);
@@ -83,7 +82,6 @@ class Scopes {
         here = walk(l->body, l->scope);
       }
       all.insert(all.end(), here.begin(), here.end());
-      info_.at(s).touched[k] = std::move(here);  // info_ is not resized: `info` stays valid
     }
     return all;
   }

@@ -56,7 +56,10 @@ z3::context& shared_context() {
 class FrontierSearch {
  public:
   FrontierSearch(const Program& w, const HwConfig& hw, const FrontierQuery& q)
-      : w_(w), rules_(capacity_rules(w, allocate(w, hw), hw)), solver_(ctx_) {
+      : w_(w),
+        rules_(capacity_rules(w, allocate(w, hw), hw)),
+        solver_(ctx_),
+        timeout_ms_(q.timeout_ms) {
     z3::params timeout(ctx_);
     timeout.set("timeout", q.timeout_ms);
     solver_.set(timeout);
@@ -83,14 +86,18 @@ class FrontierSearch {
   // Is there a violating value <= m? nullopt: Z3 could not tell. When there is, `witness` is
   // one such value.
   std::optional<bool> violates_up_to(int64_t m, FrontierResult& res, int64_t& witness) {
-    const auto r = check(v_ <= ctx_.int_val(m), res);
+    const auto r = check(v_ <= ctx_.int_val(m), res.queries, res.unknown_reason);
     if (r == std::optional<bool>(true)) witness = last_model_.eval(v_, true).get_numeral_int64();
     return r;
   }
 
-  // The rule the least failing value breaks, from a model at exactly that value.
+  // The rule the least failing value breaks, from a model at exactly that value. (The value is
+  // decided already, so a timeout here leaves only the explanation out.)
   std::string why(int64_t value, FrontierResult& res) {
-    if (check(v_ == ctx_.int_val(value), res) != std::optional<bool>(true)) return {};
+    std::string reason;
+    const auto r = check(v_ == ctx_.int_val(value), res.queries, reason);
+    if (!r) return "not explained: " + reason;
+    if (!*r) return {};
     const z3::model m = last_model_;
     for (const RuleTerm& t : terms_) {
       if (!m.eval(t.fails, true).is_true()) continue;
@@ -113,10 +120,11 @@ class FrontierSearch {
     return RuleTerm{&r, symbols, fails && !holds};
   }
 
-  std::optional<bool> check(const z3::expr& bound, FrontierResult& res) {
+  // sat: true, unsat: false, unknown: nullopt with `reason` set (if still empty).
+  std::optional<bool> check(const z3::expr& bound, int& queries, std::string& reason) {
     solver_.push();
     solver_.add(bound);
-    ++res.queries;
+    ++queries;
     z3::check_result r = z3::unknown;
     std::string error;
     try {
@@ -125,9 +133,10 @@ class FrontierSearch {
       error = e.msg();
     }
     if (r == z3::sat) last_model_ = solver_.get_model();
-    if (r == z3::unknown && res.unknown_reason.empty()) {
-      res.unknown_reason = "Z3 returned unknown (" +
-                           (error.empty() ? std::string(solver_.reason_unknown()) : error) + ")";
+    if (r == z3::unknown && reason.empty()) {
+      reason = "Z3 returned unknown (" +
+               (error.empty() ? std::string(solver_.reason_unknown()) : error) + ", timeout " +
+               std::to_string(timeout_ms_) + " ms per query)";
     }
     solver_.pop();
     if (r == z3::unknown) return std::nullopt;
@@ -138,6 +147,7 @@ class FrontierSearch {
   std::vector<CapacityRule> rules_;
   z3::context& ctx_ = shared_context();
   z3::solver solver_;
+  unsigned timeout_ms_;
   SymbolTerms params_;
   z3::expr v_{ctx_};
   std::vector<RuleTerm> terms_;

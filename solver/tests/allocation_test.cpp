@@ -196,6 +196,49 @@ TEST(Allocation, ReusingBytesAfterTheLastUseIsNotAnOverlap) {
   EXPECT_FALSE(r.error) << r.error->message;
 }
 
+// A buffer of the kernel body (bytes [0, 256)) and a rotating buffer of loop i placed at byte
+// 1024 - 128 * i (copy i % 2 adds 256), which reaches a's bytes in iteration 8 only.
+// `a_across_loop`: a is written before the loop and read after it, so the loop lies
+// in a's span; otherwise a is dead before the loop starts.
+Program nested_overlap(bool a_across_loop) {
+  Builder b("nested_overlap");
+  Expr N = b.param("N", 1, 9);
+  auto x = b.input("x", DType::fp32, {128, 64});
+  auto y = b.input("y", DType::fp32, {N, 128, 64});
+  auto ox = b.output("ox", DType::fp32, {128, 64});
+  auto oy = b.output("oy", DType::fp32, {N, 128, 64});
+  auto a = b.sbuf("a", DType::fp32, {128, 64}, {.placement = Placement{Expr(0), Expr(0)}});
+  b.dma_copy(a(), x());
+  if (!a_across_loop) b.dma_copy(ox(), a());
+  b.affine_range("i", N, [&](Expr i) {
+    auto t = b.sbuf("t", DType::fp32, {128, 64},
+                    {.bufs = 2, .placement = Placement{Expr(0), Expr(1024) - i * 128}});
+    b.dma_copy(t(), y({ds(i, 1), all(), all()}));
+    b.dma_copy(oy({ds(i, 1), all(), all()}), t());
+  });
+  if (a_across_loop) b.dma_copy(ox(), a());
+  return b.finish();
+}
+
+TEST(Allocation, NestedBufferOverlapsOnlyWhileTheOuterOneIsLive) {
+  // Iteration i uses bytes [1024 - 128 i + 256 (i % 2), + 256): i = 7 gives [384, 640), i = 8
+  // gives [0, 256): the first that meets a's [0, 256) is i = 8, so N = 9.
+  const auto bad = not_proved(prove_allocation(nested_overlap(true)));
+  ASSERT_EQ(bad.size(), 1u);
+  EXPECT_EQ(bad[0].subject, "buffers 'a' and 't'");
+  ASSERT_TRUE(bad[0].counterexample);
+  EXPECT_EQ(bad[0].counterexample->params.at("N"), 9);
+  ASSERT_EQ(bad[0].counterexample->loop_indices.size(), 1u);
+  EXPECT_EQ(bad[0].counterexample->loop_indices[0], (std::pair<std::string, int64_t>{"i", 8}));
+  ASSERT_TRUE(bad[0].replay);
+  EXPECT_TRUE(bad[0].replay->reproduced) << bad[0].replay->detail;
+  EXPECT_NE(bad[0].replay->detail.find("clobbered_read"), std::string::npos);
+
+  const auto dead = prove_allocation(nested_overlap(false));
+  EXPECT_EQ(count_rule(dead, "placements disjoint"), 0u);
+  EXPECT_TRUE(not_proved(dead).empty());
+}
+
 // The allocator makes copy_stride = bytes per copy for explicit placements and rounds it up (to
 // 4 bytes in SBUF, whole banks in PSUM) for auto-placed ones, so no program built through the
 // builder or the parser can have overlapping bufs copies: the obligation is proved for every
@@ -257,6 +300,36 @@ TEST(Allocation, TutorialKernelWidenedFailsWhereTheFrontierSays) {
   ASSERT_TRUE(f.first_failing);
   EXPECT_EQ(*f.first_failing, cex.at("seqlen"));
   EXPECT_EQ(brute_force_first_failing(p, cex, 65536), cex.at("seqlen"));
+}
+
+// The placement rule of a buffer outside SBUF only at a solution of i^3 + j^3 = k^3: within 1 ms
+// Z3 cannot show there is none, and the obligation is unknown, never proved.
+TEST(Allocation, UndecidedPlacementIsUnknownNeverProved) {
+  Builder b("fermat_placement");
+  Expr N = b.param("N", 2, 1'000'000);
+  b.affine_range("i", 1, N, 1, [&](Expr i) {
+    b.affine_range("j", 1, N, 1, [&](Expr j) {
+      b.affine_range("k", 1, N, 1, [&](Expr k) {
+        const Expr gap = i * i * i + j * j * j - k * k * k;
+        auto t = b.sbuf("t", DType::fp32, {128, 1},
+                        {.placement = Placement{Expr(0), Expr::min(gap * gap, 1) - 1}});
+        b.memset(t(), 0.0f);
+      });
+    });
+  });
+  ProveOptions opts;
+  opts.timeout_ms = 1;
+  // (Only this obligation is asserted: the trivial ones might also run out of 1 ms on a busy
+  // machine, which is unknown too, never a wrong verdict.)
+  size_t placements = 0;
+  for (const Obligation& o : prove_allocation(b.finish(), opts)) {
+    EXPECT_NE(o.verdict, Verdict::counterexample) << o.describe();
+    if (o.rule != "placement inside SBUF") continue;
+    ++placements;
+    EXPECT_EQ(o.verdict, Verdict::unknown);
+    EXPECT_NE(o.unknown_reason.find("unknown"), std::string::npos) << o.unknown_reason;
+  }
+  EXPECT_EQ(placements, 1u);
 }
 
 }  // namespace
