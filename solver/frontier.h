@@ -44,7 +44,12 @@ struct FrontierResult {
 
 // Computed by Z3: a binary search for the least value with a capacity violation (each step asks
 // whether some value <= m violates a capacity rule, which is monotone in m), so the answer is
-// exact whether or not fitting is monotone in the param.
+// exact whether or not fitting is monotone in the param. The rules are those of
+// capacity_violation (solver/allocation.h: partitions, peaks, explicit placements for every loop
+// iteration and copy); overlapping placements and bufs copies are not capacity limits and are
+// left to prove_allocation. Throws std::invalid_argument when q.param is not a param of p, another
+// param has no fixed value or one outside its declared domain, or no multiple of the step lies
+// in [lo, search_hi].
 FrontierResult capacity_frontier(const Program& p, const FrontierQuery& q);
 
 }  // namespace ncv::solver
