@@ -6,6 +6,7 @@
 #include "model/allocator.h"
 #include "solver/allocation.h"
 #include "solver/domain.h"
+#include "solver/z3_context.h"
 
 namespace ncv::solver {
 
@@ -44,14 +45,6 @@ struct RuleTerm {
   SymbolTerms symbols;
   z3::expr fails;
 };
-
-// Z3 4.8.12 takes about 70 ms to destroy a context that has decided these queries, several times
-// the whole search: one context per thread serves every search (terms are reference-counted, so
-// a finished search leaves nothing behind but Z3's caches).
-z3::context& shared_context() {
-  thread_local z3::context ctx;
-  return ctx;
-}
 
 class FrontierSearch {
  public:

@@ -2,11 +2,12 @@
 
 #include "solver/domain.h"
 #include "solver/replay.h"
+#include "solver/z3_context.h"
 
 namespace ncv::solver {
 
 ProgramSolver::ProgramSolver(const Program& p, const ProveOptions& options)
-    : p_(p), opts_(options), solver_(ctx_) {
+    : p_(p), opts_(options), ctx_(shared_context()), solver_(ctx_) {
   z3::params prm(ctx_);
   prm.set("timeout", opts_.timeout_ms);
   solver_.set(prm);

@@ -62,7 +62,7 @@ class ProgramSolver {
 
   const Program& p_;
   ProveOptions opts_;
-  z3::context ctx_;
+  z3::context& ctx_;  // shared_context(): see z3_context.h
   z3::solver solver_;
   SymbolTerms params_, symbols_;
   std::vector<const Loop*> loops_;

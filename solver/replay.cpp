@@ -42,8 +42,9 @@ Replay replay_counterexample(const Program& p, const Counterexample& cex, CheckK
                              std::string(check_kind_name(expected));
   if (data_dependent) {
     r.detail +=
-        " (the offsets read from seeded random inputs stayed in range; the solver "
-        "assumes any value of the declared range)";
+        " (the interpreter sees this failure only with particular run-time values — offsets "
+        "read from memory — or when a read follows the other buffer's write; the seeded run "
+        "did not produce them, the solver assumes any)";
   }
   return r;
 }

@@ -13,8 +13,10 @@ namespace ncv::solver {
 // raises `expected`. The counterexample's loop indices need not be the first failing iteration
 // the interpreter reaches, so only the kind is compared; the detail says whether the failing
 // instruction is `instruction` too (-1: a program-level rule, no instruction). `data_dependent`:
-// the obligation depends on values read at run time (indirect offsets), so values are computed and
-// a miss is not a disagreement.
+// the interpreter sees the failure only with particular values read at run time (indirect
+// offsets) or when a read follows another buffer's write (overlapping placements), so values are
+// computed and a miss is not a disagreement. Another error raised first is not a disagreement
+// either; a run that completes cleanly is.
 Replay replay_counterexample(const Program& p, const Counterexample& cex, CheckKind expected,
                              int64_t instruction, bool data_dependent, const HwConfig* hw);
 

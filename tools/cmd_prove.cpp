@@ -1,104 +1,133 @@
-// `ncverify prove KERNEL|FILE.nkir|--all [--timeout-ms N] [--json]`: the solver's obligations for
-// every param in the kernel's declared domain and every loop iteration (DESIGN.md §8). A
-// registered kernel is proved for every combination of its build options. One line per
-// obligation class with counts, then every obligation not proved; counterexamples are replayed
-// on the interpreter. Exit 0 only when everything is proved, 1 otherwise, 2 on bad usage.
+// `ncverify prove KERNEL|FILE.nkir|--all [--gen trn1|trn2|trn3|all] [--timeout-ms N] [--json]`:
+// the solver's obligations for every param in the kernel's declared domain and every loop
+// iteration (DESIGN.md §8): index bounds, ISA rules, allocation. A registered kernel is proved
+// for every combination of its build options. One line per obligation class with counts, then
+// every obligation not proved; counterexamples are replayed on the interpreter. Exit 0 only when
+// everything is proved, 1 otherwise, 2 on bad usage.
 #include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "kernels/registry.h"
-#include "solver/bounds.h"
-#include "solver/kernel_programs.h"
+#include "solver/prove.h"
+#include "tools/cli_common.h"
 #include "tools/commands.h"
-#include "tools/kernel_source.h"
+#include "tools/solver_programs.h"
 
 namespace ncv::cli {
 
 namespace {
 
-// Obligation classes of issue 7 that the solver does not generate yet: named, never counted.
-constexpr const char* kNotImplemented = "isa-rules, allocation, frontier";
-
 struct ProveCommandOptions {
   std::string target;
   bool all = false;
+  std::string gen = "trn1";
   unsigned timeout_ms = 10'000;
   bool json = false;
 };
 
 struct Counts {
-  int proved = 0, counterexample = 0, unknown = 0;
-  void add(solver::Verdict v) {
-    (v == solver::Verdict::proved           ? proved
-     : v == solver::Verdict::counterexample ? counterexample
-                                            : unknown)++;
+  int proved = 0, counterexample = 0, unknown = 0, disagreements = 0;
+  void add(const solver::Obligation& o) {
+    (o.verdict == solver::Verdict::proved           ? proved
+     : o.verdict == solver::Verdict::counterexample ? counterexample
+                                                    : unknown)++;
+    if (o.replay && o.replay->disagreement) ++disagreements;
   }
   bool all_proved() const { return counterexample == 0 && unknown == 0; }
   std::string str() const {
-    return std::to_string(proved) + " proved, " + std::to_string(counterexample) +
-           " counterexample, " + std::to_string(unknown) + " unknown";
+    std::string s = std::to_string(proved) + " proved, " + std::to_string(counterexample) +
+                    " counterexample, " + std::to_string(unknown) + " unknown";
+    if (disagreements > 0) {
+      s += ", " + std::to_string(disagreements) + " SOLVER/INTERPRETER DISAGREEMENT(S)";
+    }
+    return s;
+  }
+  nlohmann::json json() const {
+    return {{"proved", proved},
+            {"counterexample", counterexample},
+            {"unknown", unknown},
+            {"disagreements", disagreements}};
   }
 };
 
-std::vector<solver::LabelledProgram> programs_for(const ProveCommandOptions& opts) {
-  std::vector<solver::LabelledProgram> out;
-  if (opts.all) {
-    for (const kernels::Variant& v : kernels::registry()) {
-      for (auto& lp : solver::option_programs(v)) out.push_back(std::move(lp));
-    }
-    return out;
-  }
-  if (const kernels::Variant* v = kernels::find_variant(opts.target)) {
-    return solver::option_programs(*v);
-  }
-  // A .nkir file or a bug-catalogue entry; throws UsageError for anything else.
-  KernelSource src = load_kernel_source(opts.target, {});
-  out.push_back({src.label, src.options, std::move(src.program)});
+using ClassCounts = std::map<solver::ObligationClass, Counts>;
+
+std::vector<const HwConfig*> generations(const std::string& gen) {
+  if (gen != "all") return {&hw_config_for(gen)};
+  std::vector<const HwConfig*> out;
+  for (std::string_view name : hw_config_names()) out.push_back(find_hw_config(name));
   return out;
+}
+
+std::string seconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f s", s);
+  return buf;
 }
 
 int run_prove(const ProveCommandOptions& opts) {
   if (opts.all == !opts.target.empty()) {
     throw UsageError("prove needs exactly one of KERNEL, FILE.nkir or --all");
   }
-  const std::vector<solver::LabelledProgram> programs = programs_for(opts);
-  solver::ProveOptions po;
-  po.timeout_ms = opts.timeout_ms;
-  Counts total;
+  const std::vector<const HwConfig*> gens = generations(opts.gen);
+  const std::vector<solver::LabelledProgram> programs =
+      opts.all ? all_solver_programs() : solver_programs(opts.target, {});
+  ClassCounts total;
   nlohmann::json jprograms = nlohmann::json::array();
-  for (const solver::LabelledProgram& lp : programs) {
-    const std::vector<solver::BoundsObligation> obligations = solver::prove_bounds(lp.program, po);
-    Counts c;
-    nlohmann::json failures = nlohmann::json::array();
-    for (const solver::BoundsObligation& o : obligations) {
-      c.add(o.verdict);
-      total.add(o.verdict);
-      if (o.verdict != solver::Verdict::proved) failures.push_back(o.describe());
+  const auto t0 = std::chrono::steady_clock::now();
+  for (const HwConfig* hw : gens) {
+    solver::ProveOptions po;
+    po.timeout_ms = opts.timeout_ms;
+    po.hw = hw;
+    for (const solver::LabelledProgram& lp : programs) {
+      const auto t = std::chrono::steady_clock::now();
+      const std::vector<solver::Obligation> obligations = solver::prove_program(lp.program, po);
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+      ClassCounts counts;
+      nlohmann::json failures = nlohmann::json::array();
+      for (const solver::Obligation& o : obligations) {
+        counts[o.cls].add(o);
+        total[o.cls].add(o);
+        if (o.verdict != solver::Verdict::proved) failures.push_back(o.describe());
+      }
+      if (opts.json) {
+        nlohmann::json j{{"program", lp.label}, {"gen", hw->name}, {"seconds", s}};
+        for (solver::ObligationClass c : solver::kObligationClasses) {
+          j[std::string(solver::obligation_class_name(c))] = counts[c].json();
+        }
+        j["not_proved"] = failures;
+        jprograms.push_back(std::move(j));
+        continue;
+      }
+      std::cout << "prove " << lp.label << " (" << hw->name << ", " << seconds(s) << ")\n";
+      for (solver::ObligationClass c : solver::kObligationClasses) {
+        std::cout << "  " << solver::obligation_class_name(c) << ": " << counts[c].str() << "\n";
+      }
+      for (const auto& f : failures) std::cout << "    " << f.get<std::string>() << "\n";
     }
-    if (opts.json) {
-      jprograms.push_back(
-          {{"program", lp.label},
-           {"bounds",
-            {{"proved", c.proved}, {"counterexample", c.counterexample}, {"unknown", c.unknown}}},
-           {"not_proved", failures}});
-      continue;
-    }
-    std::cout << "prove " << lp.label << "\n  bounds: " << c.str() << "\n";
-    for (const auto& f : failures) std::cout << "    " << f.get<std::string>() << "\n";
   }
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  bool pass = true;
+  for (const auto& [c, n] : total) pass = pass && n.all_proved();
   if (opts.json) {
-    std::cout << nlohmann::json{{"programs", jprograms},
-                                {"pass", total.all_proved()},
-                                {"not_implemented", kNotImplemented}}
-                     .dump(2)
-              << "\n";
+    nlohmann::json j{{"programs", jprograms}, {"pass", pass}, {"seconds", s}};
+    for (solver::ObligationClass c : solver::kObligationClasses) {
+      j["total"][std::string(solver::obligation_class_name(c))] = total[c].json();
+    }
+    std::cout << j.dump(2) << "\n";
   } else {
-    std::cout << "total bounds: " << total.str() << " over " << programs.size() << " program(s)\n"
-              << "not implemented yet (no verdicts): " << kNotImplemented << "\n";
+    std::cout << "total over " << programs.size() << " program(s) x " << gens.size()
+              << " generation(s), " << seconds(s) << ":\n";
+    for (solver::ObligationClass c : solver::kObligationClasses) {
+      std::cout << "  " << solver::obligation_class_name(c) << ": " << total[c].str() << "\n";
+    }
+    std::cout << (pass ? "PROVED" : "NOT PROVED") << "\n";
   }
-  return total.all_proved() ? kExitOk : kExitVerificationFailure;
+  return pass ? kExitOk : kExitVerificationFailure;
 }
 
 }  // namespace
@@ -106,10 +135,14 @@ int run_prove(const ProveCommandOptions& opts) {
 void register_prove(CLI::App& app, Action& action) {
   auto opts = std::make_shared<ProveCommandOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "prove", "Prove a kernel's index bounds for its whole param domain with Z3");
+      "prove",
+      "Prove a kernel's index bounds, ISA rules and SBUF/PSUM allocation for its whole param "
+      "domain with Z3");
   cmd->add_option("kernel", opts->target,
                   "Registered kernel name (every option combination) or a .nkir file");
   cmd->add_flag("--all", opts->all, "Every registered kernel, every option combination");
+  cmd->add_option("--gen", opts->gen, "Generation whose rules and capacity apply (or all)")
+      ->capture_default_str();
   cmd->add_option("--timeout-ms", opts->timeout_ms,
                   "Z3 time limit per obligation; beyond it the verdict is unknown")
       ->check(CLI::Range(1u, 3'600'000u))

@@ -16,8 +16,9 @@ namespace {
 using namespace ncv::cli;
 
 constexpr Registrar kCommands[] = {
-    register_run,    register_dump,  register_oracle,    register_list, register_check,
-    register_report, register_bench, register_calibrate, register_bugs, register_prove,
+    register_run,   register_dump,   register_oracle,   register_list,
+    register_check, register_report, register_bench,    register_calibrate,
+    register_bugs,  register_prove,  register_frontier,
 };
 
 int run_cli(int argc, char** argv) {

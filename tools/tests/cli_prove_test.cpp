@@ -1,5 +1,6 @@
 // `ncverify prove`: counts per obligation class, details of what is not proved, exit codes.
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "tools/tests/cli_test_support.h"
 
@@ -10,9 +11,12 @@ TEST(CliProve, RegisteredKernelIsProvedWithExitZeroAndCounts) {
   const CliResult r = run_cli({"prove", "sd_attention"});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("prove sd_attention"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("bounds: "), std::string::npos) << r.out;
+  for (const char* cls : {"bounds: ", "isa-rules: ", "allocation: "}) {
+    EXPECT_NE(r.out.find(cls), std::string::npos) << cls << r.out;
+  }
   EXPECT_NE(r.out.find(" 0 counterexample, 0 unknown"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("not implemented yet"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("counterexample:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nPROVED\n"), std::string::npos) << r.out;
 }
 
 TEST(CliProve, JsonCountsAndPass) {
@@ -22,10 +26,45 @@ TEST(CliProve, JsonCountsAndPass) {
   EXPECT_TRUE(j.at("pass").get<bool>());
   ASSERT_FALSE(j.at("programs").empty());
   for (const auto& p : j.at("programs")) {
-    EXPECT_GT(p.at("bounds").at("proved").get<int>(), 0);
-    EXPECT_EQ(p.at("bounds").at("counterexample").get<int>(), 0);
-    EXPECT_EQ(p.at("bounds").at("unknown").get<int>(), 0);
+    EXPECT_EQ(p.at("gen").get<std::string>(), "trn1");
+    for (const char* cls : {"bounds", "isa-rules", "allocation"}) {
+      EXPECT_GT(p.at(cls).at("proved").get<int>(), 0) << cls;
+      EXPECT_EQ(p.at(cls).at("counterexample").get<int>(), 0) << cls;
+      EXPECT_EQ(p.at(cls).at("unknown").get<int>(), 0) << cls;
+    }
   }
+  EXPECT_GT(j.at("total").at("allocation").at("proved").get<int>(), 0);
+}
+
+TEST(CliProve, EveryGenerationOnRequest) {
+  const CliResult r = run_cli({"prove", "naive_attention", "--gen", "all", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::set<std::string> gens;
+  const auto j = nlohmann::json::parse(r.out);
+  for (const auto& p : j.at("programs")) {
+    gens.insert(p.at("gen").get<std::string>());
+  }
+  EXPECT_EQ(gens, (std::set<std::string>{"trn1", "trn2", "trn3"}));
+  EXPECT_EQ(run_cli({"prove", "naive_attention", "--gen", "trn9"}).exit_code, 2);
+}
+
+// [128, 64 * N] fp32 is 256 * N bytes per partition: it fits trn1's 176 KiB of usable SBUF up to
+// N = 640; the smallest counterexample is N = 768.
+TEST(CliProve, BufferTooLargeAtTheDomainMaximumIsACapacityCounterexample) {
+  const fs::path file = write_temp("too_large.nkir", R"(kernel too_large
+param N in [128, 1024] multiple_of 128
+input x : hbm fp32 [128, 64 * N]
+output y : hbm fp32 [128, 64 * N]
+buffer t : sbuf fp32 [128, 64 * N]
+dma_copy t[:, :], x[:, :]
+dma_copy y[:, :], t[:, :]
+)");
+  const CliResult r = run_cli({"prove", file.string()});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("allocation: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("N=768"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("replay: reproduced"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("NOT PROVED"), std::string::npos) << r.out;
 }
 
 TEST(CliProve, OffByOneFileIsACounterexampleWithExitOne) {

@@ -1,0 +1,199 @@
+// `ncverify frontier KERNEL|FILE.nkir [--param NAME=VALUE]... [--vary seqlen] [--up-to N]
+// [--gen trn1|trn2|trn3|all] [--timeout-ms N] [--json]`: the capacity frontier (DESIGN.md §8,
+// issue 7): with the other params fixed, the largest value of one param up to which the
+// kernel's SBUF/PSUM allocation fits each generation, computed by Z3. --param fixes params and
+// build options alike; options not fixed are all tried, params not fixed take their least
+// value. The search may run past the declared domain (--up-to) to show how far a kernel could be
+// widened. Exit 0 when every frontier is decided, 1 when a Z3 query ended unknown, 2 on bad
+// usage.
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "kernels/registry.h"
+#include "solver/frontier.h"
+#include "tools/cli_common.h"
+#include "tools/commands.h"
+#include "tools/solver_programs.h"
+
+namespace ncv::cli {
+
+namespace {
+
+struct FrontierCommandOptions {
+  std::string target;
+  std::vector<std::string> assignments;
+  std::string vary = "seqlen";
+  int64_t up_to = 65536;
+  std::string gen = "all";
+  unsigned timeout_ms = 10'000;
+  bool json = false;
+};
+
+// Splits --param into the kernel's build options and integer params.
+void split_assignments(const FrontierCommandOptions& opts, kernels::Options& options,
+                       ParamValues& params) {
+  const kernels::Variant* v = kernels::find_variant(opts.target);
+  std::vector<std::string> param_text;
+  for (const std::string& a : opts.assignments) {
+    const auto eq = a.find('=');
+    const std::string name = a.substr(0, eq);
+    bool is_option = false;
+    if (v != nullptr) {
+      for (const kernels::OptionSpec& o : v->options) is_option = is_option || o.name == name;
+    }
+    if (!is_option || eq == std::string::npos) {
+      param_text.push_back(a);
+      continue;
+    }
+    if (options.count(name)) throw UsageError("--param " + name + " is given twice");
+    options[name] = a.substr(eq + 1);
+  }
+  params = parse_param_assignments(param_text);
+}
+
+// The fixed params of one program: the given ones (checked against the domain) and the least
+// value of every other one except the varied param.
+ParamValues fixed_params(const Program& p, const ParamValues& given, const std::string& vary) {
+  if (p.find_param(vary) == nullptr) {
+    throw UsageError("--vary " + vary + ": '" + p.name + "' has no such param");
+  }
+  if (given.count(vary)) throw UsageError("--param " + vary + " is the param --vary searches");
+  check_param_names(p, given, p.name);
+  ParamValues out;
+  for (const Param& prm : p.params) {
+    if (prm.name == vary) continue;
+    auto it = given.find(prm.name);
+    const int64_t value = it == given.end() ? prm.lo : it->second;
+    if (value < prm.lo || value > prm.hi || value % prm.multiple_of != 0) {
+      throw UsageError("--param " + prm.name + "=" + std::to_string(value) +
+                       " is outside its domain [" + std::to_string(prm.lo) + ", " +
+                       std::to_string(prm.hi) + "] multiple_of " + std::to_string(prm.multiple_of));
+    }
+    out[prm.name] = value;
+  }
+  return out;
+}
+
+std::string status_name(solver::FrontierResult::Status s) {
+  switch (s) {
+    case solver::FrontierResult::Status::fits:
+      return "fits";
+    case solver::FrontierResult::Status::fits_nowhere:
+      return "fits_nowhere";
+    case solver::FrontierResult::Status::unknown:
+      return "unknown";
+  }
+  return "?";
+}
+
+std::string describe(const solver::FrontierResult& r, const std::string& vary) {
+  using Status = solver::FrontierResult::Status;
+  if (r.status == Status::unknown) return "unknown (" + r.unknown_reason + ")";
+  if (r.status == Status::fits_nowhere) {
+    return "fits nowhere: " + vary + "=" + std::to_string(r.lo) + " already does not (" +
+           r.why_failing + ")";
+  }
+  std::string s = "fits up to " + vary + "=" + std::to_string(r.largest_fitting);
+  if (r.first_failing) {
+    s += "; " + std::to_string(*r.first_failing) + " does not (" + r.why_failing + ")";
+  } else {
+    s += " (everything searched fits)";
+  }
+  if (r.largest_fitting < r.declared_hi) s += " [INSIDE the declared domain]";
+  return s;
+}
+
+int run_frontier(const FrontierCommandOptions& opts) {
+  kernels::Options options;
+  ParamValues given;
+  split_assignments(opts, options, given);
+  std::vector<const HwConfig*> gens;
+  if (opts.gen == "all") {
+    for (std::string_view name : hw_config_names()) gens.push_back(find_hw_config(name));
+  } else {
+    gens.push_back(&hw_config_for(opts.gen));
+  }
+  const std::vector<solver::LabelledProgram> programs = solver_programs(opts.target, options);
+  bool decided = true;
+  nlohmann::json rows = nlohmann::json::array();
+  for (const solver::LabelledProgram& lp : programs) {
+    solver::FrontierQuery q;
+    q.param = opts.vary;
+    q.fixed = fixed_params(lp.program, given, opts.vary);
+    q.search_hi = std::max(opts.up_to, lp.program.find_param(opts.vary)->hi);
+    q.timeout_ms = opts.timeout_ms;
+    if (!opts.json) {
+      std::cout << "frontier " << lp.label << " (" << format_params(q.fixed) << ", " << opts.vary
+                << " searched up to " << q.search_hi << ")\n";
+    }
+    for (const HwConfig* hw : gens) {
+      q.hw = hw;
+      const auto t = std::chrono::steady_clock::now();
+      const solver::FrontierResult r = solver::capacity_frontier(lp.program, q);
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+      decided = decided && r.status != solver::FrontierResult::Status::unknown;
+      if (opts.json) {
+        nlohmann::json j{{"program", lp.label},
+                         {"gen", hw->name},
+                         {"fixed", q.fixed},
+                         {"param", opts.vary},
+                         {"status", status_name(r.status)},
+                         {"lo", r.lo},
+                         {"step", r.step},
+                         {"declared_hi", r.declared_hi},
+                         {"searched_hi", r.searched_hi},
+                         {"queries", r.queries},
+                         {"seconds", s}};
+        if (r.status == solver::FrontierResult::Status::fits) {
+          j["largest_fitting"] = r.largest_fitting;
+        }
+        if (r.first_failing) {
+          j["first_failing"] = *r.first_failing;
+          j["why_failing"] = r.why_failing;
+        }
+        if (!r.unknown_reason.empty()) j["unknown_reason"] = r.unknown_reason;
+        rows.push_back(std::move(j));
+        continue;
+      }
+      char timing[64];
+      std::snprintf(timing, sizeof timing, " [%d Z3 queries, %.2f s]", r.queries, s);
+      std::cout << "  " << hw->name << ": " << describe(r, opts.vary) << timing << "\n";
+    }
+  }
+  if (opts.json)
+    std::cout << nlohmann::json{{"frontiers", rows}, {"decided", decided}}.dump(2) << "\n";
+  return decided ? kExitOk : kExitVerificationFailure;
+}
+
+}  // namespace
+
+void register_frontier(CLI::App& app, Action& action) {
+  auto opts = std::make_shared<FrontierCommandOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "frontier",
+      "The largest seqlen (or --vary param) whose SBUF/PSUM allocation fits each generation, "
+      "other params fixed, computed with Z3");
+  cmd->add_option("kernel", opts->target, "Registered kernel name or a .nkir file")->required();
+  cmd->add_option("--param,-p", opts->assignments,
+                  "NAME=VALUE: a fixed param or build option (repeatable); options not given are "
+                  "all tried, params not given take their least value");
+  cmd->add_option("--vary", opts->vary, "The param to search")->capture_default_str();
+  cmd->add_option("--up-to", opts->up_to,
+                  "Search up to this value (at least the declared maximum), past the declared "
+                  "domain if larger")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30))
+      ->capture_default_str();
+  cmd->add_option("--gen", opts->gen, "trn1, trn2, trn3 or all")->capture_default_str();
+  cmd->add_option("--timeout-ms", opts->timeout_ms,
+                  "Z3 time limit per query; beyond it the frontier is unknown")
+      ->check(CLI::Range(1u, 3'600'000u))
+      ->capture_default_str();
+  cmd->add_flag("--json", opts->json, "Print one JSON object instead of text");
+  cmd->callback([opts, &action] { action = [opts] { return run_frontier(*opts); }; });
+}
+
+}  // namespace ncv::cli

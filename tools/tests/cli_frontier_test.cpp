@@ -1,0 +1,82 @@
+// `ncverify frontier`: the largest seqlen that fits, per generation, exit codes and bad usage.
+#include <nlohmann/json.hpp>
+
+#include "tools/tests/cli_test_support.h"
+
+namespace ncv::cli_test {
+namespace {
+
+// [128, 64 * N] fp32 needs 256 * N bytes per partition: trn1 has 176 KiB usable (180224 bytes),
+// so N fits up to 640 (multiples of 128) and 768 does not.
+constexpr const char* kGrowingBuffer = R"(kernel growing
+param N in [128, 1024] multiple_of 128
+input x : hbm fp32 [128, 64 * N]
+output y : hbm fp32 [128, 64 * N]
+buffer t : sbuf fp32 [128, 64 * N]
+dma_copy t[:, :], x[:, :]
+dma_copy y[:, :], t[:, :]
+)";
+
+TEST(CliFrontier, FileFrontierPerGeneration) {
+  const fs::path file = write_temp("growing.nkir", kGrowingBuffer);
+  const CliResult r = run_cli(
+      {"frontier", file.string(), "--vary", "N", "--up-to", "4096", "--gen", "trn1", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.at("frontiers").size(), 1u);
+  const auto& f = j.at("frontiers")[0];
+  EXPECT_EQ(f.at("status").get<std::string>(), "fits");
+  EXPECT_EQ(f.at("largest_fitting").get<int64_t>(), 640);
+  EXPECT_EQ(f.at("first_failing").get<int64_t>(), 768);
+  EXPECT_NE(f.at("why_failing").get<std::string>().find("SBUF"), std::string::npos) << r.out;
+}
+
+TEST(CliFrontier, TextNamesEveryGenerationAndTheDeclaredDomain) {
+  const fs::path file = write_temp("growing.nkir", kGrowingBuffer);
+  const CliResult r = run_cli({"frontier", file.string(), "--vary", "N", "--up-to", "4096"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  for (const char* gen : {"trn1: ", "trn2: ", "trn3: "}) {
+    EXPECT_NE(r.out.find(gen), std::string::npos) << gen << r.out;
+  }
+  // 640 < the declared maximum 1024: the declared domain does not fit trn1.
+  EXPECT_NE(r.out.find("fits up to N=640; 768 does not"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("INSIDE the declared domain"), std::string::npos) << r.out;
+}
+
+TEST(CliFrontier, RegisteredKernelWithFixedOptionsAndDHead) {
+  const CliResult r = run_cli({"frontier", "sd_attention", "--param", "d_head=64", "--param",
+                               "dtype=fp32", "--param", "mixed_precision=false", "--param",
+                               "use_causal_mask=false", "--gen", "trn1", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.at("frontiers").size(), 1u);
+  const auto& f = j.at("frontiers")[0];
+  EXPECT_EQ(f.at("fixed").at("d_head").get<int64_t>(), 64);
+  EXPECT_EQ(f.at("status").get<std::string>(), "fits");
+  // The declared domain (up to 4096) fits; the frontier lies beyond it.
+  EXPECT_GE(f.at("largest_fitting").get<int64_t>(), 4096);
+  ASSERT_TRUE(f.contains("first_failing"));
+  EXPECT_EQ(f.at("first_failing").get<int64_t>(), f.at("largest_fitting").get<int64_t>() + 128);
+}
+
+TEST(CliFrontier, UnfixedOptionsAreAllTried) {
+  const CliResult r = run_cli({"frontier", "sd_attention", "--param", "d_head=128", "--param",
+                               "dtype=bf16", "--gen", "trn2", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  // use_causal_mask x mixed_precision.
+  EXPECT_EQ(nlohmann::json::parse(r.out).at("frontiers").size(), 4u);
+}
+
+TEST(CliFrontier, BadUsageExitsTwo) {
+  EXPECT_EQ(run_cli({"frontier", "sd_attention", "--vary", "nope"}).exit_code, 2);
+  EXPECT_EQ(run_cli({"frontier", "sd_attention", "--param", "d_head=500"}).exit_code, 2);
+  EXPECT_EQ(run_cli({"frontier", "sd_attention", "--param", "seqlen=256"}).exit_code, 2);
+  EXPECT_EQ(run_cli({"frontier", "sd_attention", "--param", "dtype=fp64"}).exit_code, 2);
+  EXPECT_EQ(run_cli({"frontier", "sd_attention", "--gen", "trn9"}).exit_code, 2);
+  EXPECT_EQ(run_cli({"frontier", "no_such_kernel"}).exit_code, 2);
+  const CliResult r = run_cli({"frontier", "sd_attention", "--param", "d_head=500"});
+  EXPECT_NE(r.err.find("outside its domain"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace ncv::cli_test
