@@ -1,0 +1,64 @@
+// The replay driver of every fuzz target outside libFuzzer (fuzz/CMakeLists.txt): runs each file
+// of the given folders (or the given files) through LLVMFuzzerTestOneInput, in name order, so
+// ctest replays the seed corpus and every regression with the same oracles the fuzzer uses. A
+// failing oracle aborts (fuzz_check.h), which fails the test. A folder after `--optional` may be
+// missing or empty; every other folder must hold at least one input, so a corpus that went
+// missing does not pass as "nothing failed".
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
+extern "C" __attribute__((weak)) int LLVMFuzzerInitialize(int* argc, char*** argv);
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<fs::path> inputs_of(const fs::path& p) {
+  std::vector<fs::path> out;
+  if (fs::is_regular_file(p)) return {p};
+  if (!fs::is_directory(p)) return out;
+  for (const fs::directory_entry& e : fs::directory_iterator(p)) {
+    if (e.is_regular_file()) out.push_back(e.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (LLVMFuzzerInitialize) LLVMFuzzerInitialize(&argc, &argv);
+  bool optional = false;
+  size_t total = 0;
+  for (int a = 1; a < argc; ++a) {
+    const std::string arg = argv[a];
+    if (arg == "--optional") {
+      optional = true;
+      continue;
+    }
+    const std::vector<fs::path> files = inputs_of(arg);
+    if (files.empty() && !optional) {
+      std::fprintf(stderr, "replay: %s holds no inputs (a missing or empty seed corpus)\n",
+                   arg.c_str());
+      return 2;
+    }
+    for (const fs::path& f : files) {
+      std::ifstream in(f, std::ios::binary);
+      const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                                       std::istreambuf_iterator<char>());
+      std::fprintf(stderr, "replay: %s (%zu bytes)\n", f.c_str(), bytes.size());
+      LLVMFuzzerTestOneInput(bytes.data(), bytes.size());
+      ++total;
+    }
+    optional = false;
+  }
+  std::printf("replayed %zu input(s), no oracle failed\n", total);
+  return 0;
+}
