@@ -2,6 +2,9 @@
 # registered test by test with a ctest label. JUnit XML for the whole run comes from
 # `ctest --output-junit` (ci/test writes build/default/ctest-junit.xml).
 function(ncverify_add_tests name label)
+  if(NCVERIFY_FUZZ_ONLY)
+    return()  # a fuzzing build has no tests (and no GoogleTest)
+  endif()
   cmake_parse_arguments(ARG "" "" "LIBS;SOURCES" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gtest_main)
