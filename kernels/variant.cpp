@@ -9,8 +9,10 @@ Options Variant::resolve(const Options& given) const {
   Options out;
   for (const OptionSpec& o : options) out[o.name] = o.default_value;
   for (const auto& [key, value] : given) {
+    // clang-14 (the fuzz build) cannot capture a structured binding in a lambda.
+    const std::string& wanted = key;
     const auto opt = std::find_if(options.begin(), options.end(),
-                                  [&](const OptionSpec& o) { return o.name == key; });
+                                  [&](const OptionSpec& o) { return o.name == wanted; });
     if (opt == options.end()) {
       std::string known;
       for (const OptionSpec& o : options) known += (known.empty() ? "" : ", ") + o.name;

@@ -278,7 +278,9 @@ class IsaProver {
     const z3::expr copy = copies ? z_.extra("copy of '" + v.tensor->name + "'") : ctx().int_val(0);
     const z3::expr copy_ok =
         copies ? copy >= 0 && copy < ctx().int_val(v.tensor->bufs) : ctx().bool_val(true);
-    const auto [begin, end] = byte_range(v, copy);
+    // Named copies, not a structured binding: clang-14 (the fuzz build) cannot capture those.
+    const std::pair<z3::expr, z3::expr> range = byte_range(v, copy);
+    const z3::expr begin = range.first, end = range.second;
     const z3::expr bank = ctx().int_val(hw_.psum_bank_bytes);
     auto explain = [this, begin, end](const z3::model& m) {
       return "bytes [" + num(val(m, begin)) + ", " + num(val(m, end)) +
