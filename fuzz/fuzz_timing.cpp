@@ -1,0 +1,176 @@
+// fuzz_timing (issue 8): random programs (fuzz/support/program_decoder.h) -> interpreter trace ->
+// schedule_trace (model/timing.h), checked against invariants computed independently here:
+//   - every instance has finite 0 <= start <= end, and its track matches its engine / queue;
+//   - in-order streams: instances of one track never overlap, in trace order;
+//   - dependency order: for every pair of instances whose physical regions overlap (brute force
+//     over all pairs: same memory and core, or the same HBM tensor; partition and byte ranges
+//     intersect) with at least one write, the later starts no earlier than the earlier ends;
+//   - each start is 0, or the end of an earlier instance (its stream or the dependency it waited
+//     for), plus the semaphore cost at most: the schedule has no unexplained gaps, which gives
+//     makespan <= sum of durations + semaphores;
+//   - waited_for names an earlier instance whose regions conflict with this one's;
+//   - makespan = the last end >= each track's busy time (sum of its durations);
+//   - determinism: the same trace schedules identically; the trace of a trace-only run schedules
+//     identically to that of a value run.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include "fuzz/support/fuzz_check.h"
+#include "fuzz/support/program_decoder.h"
+#include "model/cost_table.h"
+#include "model/interpreter.h"
+#include "model/text_form.h"
+#include "model/timing.h"
+
+namespace {
+
+using namespace ncv;
+constexpr const char* kTarget = "fuzz_timing";
+constexpr size_t kMaxEvents = 3000;  // the pairwise check is quadratic
+
+bool overlap(const Region& a, const Region& b) {
+  if (a.memory != b.memory) return false;
+  if (a.memory == Memory::HBM) {
+    if (a.tensor != b.tensor) return false;
+  } else if (a.core != b.core || a.partition_end <= b.partition_begin ||
+             b.partition_end <= a.partition_begin) {
+    return false;
+  }
+  return a.byte_begin < b.byte_end && b.byte_begin < a.byte_end;
+}
+
+// Whether instance k must wait for instance j (j < k): a shared byte written by either.
+bool conflict(const Trace& t, size_t j, size_t k) {
+  const TraceEvent& a = t.events[j];
+  const TraceEvent& b = t.events[k];
+  for (int x = 0; x < a.num_reads + a.num_writes; ++x) {
+    for (int y = 0; y < b.num_reads + b.num_writes; ++y) {
+      if (x < a.num_reads && y < b.num_reads) continue;  // read after read
+      if (overlap(t.regions[a.region_begin + static_cast<uint32_t>(x)],
+                  t.regions[b.region_begin + static_cast<uint32_t>(y)])) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+bool same_schedule(const Schedule& a, const Schedule& b) {
+  if (a.makespan_ns != b.makespan_ns || a.instances.size() != b.instances.size() ||
+      a.tracks.size() != b.tracks.size()) {
+    return false;
+  }
+  for (size_t k = 0; k < a.instances.size(); ++k) {
+    const TimedInstance &x = a.instances[k], &y = b.instances[k];
+    if (x.start_ns != y.start_ns || x.end_ns != y.end_ns || x.track != y.track ||
+        x.waited_for != y.waited_for) {
+      return false;
+    }
+  }
+  for (size_t k = 0; k < a.tracks.size(); ++k) {
+    if (a.tracks[k].name != b.tracks[k].name || a.tracks[k].busy_ns != b.tracks[k].busy_ns) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void check_schedule(const Program& p, const Trace& t, const Schedule& s, const CostTable& costs) {
+  const auto where = [&] { return "\nprogram:\n" + print_program(p); };
+  const size_t n = t.events.size();
+  NCV_FUZZ_CHECK(s.instances.size() == n, kTarget, "one timed instance per trace event" + where());
+  // Rounding slack: times are sums of doubles computed in different orders here and there.
+  const auto eps = [](double x) { return 1e-9 * std::max(1.0, std::fabs(x)); };
+  std::vector<double> busy(s.tracks.size(), 0.0);
+  std::vector<double> last_end(s.tracks.size(), 0.0);
+  std::vector<double> ends;
+  double makespan = 0;
+  for (size_t k = 0; k < n; ++k) {
+    const TimedInstance& ti = s.instances[k];
+    const TraceEvent& ev = t.events[k];
+    const std::string at =
+        "instance " + std::to_string(k) + " (instruction " + std::to_string(ev.instruction) + ")";
+    NCV_FUZZ_CHECK(std::isfinite(ti.start_ns) && std::isfinite(ti.end_ns) && ti.start_ns >= 0 &&
+                       ti.end_ns >= ti.start_ns,
+                   kTarget,
+                   at + ": bad interval [" + std::to_string(ti.start_ns) + ", " +
+                       std::to_string(ti.end_ns) + "]" + where());
+    NCV_FUZZ_CHECK(ti.track >= 0 && static_cast<size_t>(ti.track) < s.tracks.size(), kTarget,
+                   at + ": track out of range" + where());
+    const Track& tr = s.tracks[static_cast<size_t>(ti.track)];
+    NCV_FUZZ_CHECK(tr.core == ev.core && tr.engine == ev.engine &&
+                       (ev.engine != Engine::Dma || tr.queue == ev.queue),
+                   kTarget, at + " ran on track '" + tr.name + "'" + where());
+    NCV_FUZZ_CHECK(ti.start_ns + eps(ti.start_ns) >= last_end[static_cast<size_t>(ti.track)],
+                   kTarget, at + " overlaps the previous instance of '" + tr.name + "'" + where());
+    // No unexplained gap: the start is 0 or an earlier end, possibly plus a semaphore wait.
+    bool explained = ti.start_ns == 0;
+    for (size_t j = 0; j < k && !explained; ++j) {
+      const double e = s.instances[j].end_ns;
+      explained = std::fabs(ti.start_ns - e) <= eps(e) ||
+                  std::fabs(ti.start_ns - (e + costs.semaphore_ns)) <= eps(e);
+    }
+    NCV_FUZZ_CHECK(explained, kTarget,
+                   at + " starts at " + std::to_string(ti.start_ns) +
+                       ", which is no earlier instance's end" + where());
+    for (size_t j = 0; j < k; ++j) {
+      if (!conflict(t, j, k)) continue;
+      NCV_FUZZ_CHECK(ti.start_ns + eps(ti.start_ns) >= s.instances[j].end_ns, kTarget,
+                     at + " starts at " + std::to_string(ti.start_ns) + " before instance " +
+                         std::to_string(j) + " it depends on ends (" +
+                         std::to_string(s.instances[j].end_ns) + ")" + where());
+    }
+    if (ti.waited_for >= 0) {
+      NCV_FUZZ_CHECK(static_cast<size_t>(ti.waited_for) < k &&
+                         conflict(t, static_cast<size_t>(ti.waited_for), k),
+                     kTarget,
+                     at + " waited for instance " + std::to_string(ti.waited_for) +
+                         ", which it does not depend on" + where());
+    }
+    last_end[static_cast<size_t>(ti.track)] = ti.end_ns;
+    busy[static_cast<size_t>(ti.track)] += ti.end_ns - ti.start_ns;
+    makespan = std::max(makespan, ti.end_ns);
+  }
+  NCV_FUZZ_CHECK(s.makespan_ns == makespan, kTarget, "makespan is not the last end" + where());
+  for (size_t k = 0; k < s.tracks.size(); ++k) {
+    NCV_FUZZ_CHECK(std::fabs(s.tracks[k].busy_ns - busy[k]) <= eps(busy[k]) &&
+                       s.tracks[k].busy_ns <= makespan + eps(makespan),
+                   kTarget, "track '" + s.tracks[k].name + "' busy time is off" + where());
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::optional<fuzz::DecodedCase> c = fuzz::decode_case(data, size);
+  if (!c) return 0;
+  const Program& p = c->program;
+  const HwConfig& hw = c->hw ? *c->hw : hw_config_trn1();
+  const CostTable* costs = find_cost_table(hw.name);
+  if (costs == nullptr) return 0;
+  RunOptions o;
+  o.hw = &hw;
+  o.max_steps = 20'000;
+  o.memory_budget_bytes = int64_t{64} << 20;
+  RunResult values, shape_only;
+  try {
+    const auto inputs = random_inputs(p, c->params, c->seed, o.memory_budget_bytes);
+    values = run_program(p, c->params, inputs, o);
+    o.compute_values = false;
+    shape_only = run_program(p, c->params, inputs, o);
+  } catch (const InputError&) {
+    return 0;
+  }
+  if (shape_only.trace.events.size() > kMaxEvents) return 0;
+  const Schedule s = schedule_trace(p, shape_only.trace, *costs);
+  check_schedule(p, shape_only.trace, s, *costs);
+  NCV_FUZZ_CHECK(same_schedule(s, schedule_trace(p, shape_only.trace, *costs)), kTarget,
+                 "the same trace scheduled twice differs\n" + print_program(p));
+  if (!values.error) {
+    NCV_FUZZ_CHECK(same_schedule(s, schedule_trace(p, values.trace, *costs)), kTarget,
+                   "trace-only and value runs schedule differently\n" + print_program(p));
+  }
+  return 0;
+}
