@@ -118,13 +118,8 @@ class FrontierSearch {
     solver_.push();
     solver_.add(bound);
     ++queries;
-    z3::check_result r = z3::unknown;
     std::string error;
-    try {
-      r = solver_.check();
-    } catch (const z3::exception& e) {
-      error = e.msg();
-    }
+    const z3::check_result r = check_or_unknown(solver_, error);
     if (r == z3::sat) last_model_ = solver_.get_model();
     if (r == z3::unknown && reason.empty()) {
       reason = "Z3 returned unknown (" +

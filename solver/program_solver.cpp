@@ -63,7 +63,8 @@ z3::model ProgramSolver::smallest_model(z3::model m) {
       const int64_t mid = lo + (hi - lo) / 2;
       solver_.push();
       solver_.add(v <= ctx_.int_val(mid));
-      const z3::check_result r = solver_.check();
+      std::string ignored;  // an exception ends the search like unknown
+      const z3::check_result r = check_or_unknown(solver_, ignored);
       if (r == z3::sat) {
         m = solver_.get_model();
         hi = value(m, v);
@@ -82,13 +83,8 @@ void ProgramSolver::settle(Obligation& o, const z3::expr& assumed, const z3::exp
                            const Explain& explain, Expectation expect) {
   solver_.push();
   solver_.add(assumed && !holds);
-  z3::check_result r = z3::unknown;
   std::string error;
-  try {
-    r = solver_.check();
-  } catch (const z3::exception& e) {
-    error = e.msg();
-  }
+  const z3::check_result r = check_or_unknown(solver_, error);
   if (r == z3::unsat) {
     o.verdict = Verdict::proved;
   } else if (r == z3::sat) {

@@ -3,6 +3,8 @@
 
 #include <z3++.h>
 
+#include <string>
+
 namespace ncv::solver {
 
 // Z3 4.8.12 takes about 70 ms to destroy a context that has decided queries (measured on the
@@ -12,6 +14,17 @@ namespace ncv::solver {
 inline z3::context& shared_context() {
   thread_local z3::context ctx;
   return ctx;
+}
+
+// s.check(), with a Z3 exception (a resource limit, an interrupted query) turned into unknown:
+// its message goes to `error`, so the caller reports it instead of crashing.
+inline z3::check_result check_or_unknown(z3::solver& s, std::string& error) {
+  try {
+    return s.check();
+  } catch (const z3::exception& e) {
+    error = e.msg();
+    return z3::unknown;
+  }
 }
 
 }  // namespace ncv::solver

@@ -11,6 +11,7 @@
 #include "model/builder.h"
 #include "solver/frontier.h"
 #include "solver/kernel_programs.h"
+#include "solver/tests/fermat_placement.h"
 
 namespace ncv::solver {
 namespace {
@@ -305,24 +306,12 @@ TEST(Allocation, TutorialKernelWidenedFailsWhereTheFrontierSays) {
 // The placement rule of a buffer outside SBUF only at a solution of i^3 + j^3 = k^3: within 1 ms
 // Z3 cannot show there is none, and the obligation is unknown, never proved.
 TEST(Allocation, UndecidedPlacementIsUnknownNeverProved) {
-  Builder b("fermat_placement");
-  Expr N = b.param("N", 2, 1'000'000);
-  b.affine_range("i", 1, N, 1, [&](Expr i) {
-    b.affine_range("j", 1, N, 1, [&](Expr j) {
-      b.affine_range("k", 1, N, 1, [&](Expr k) {
-        const Expr gap = i * i * i + j * j * j - k * k * k;
-        auto t = b.sbuf("t", DType::fp32, {128, 1},
-                        {.placement = Placement{Expr(0), Expr::min(gap * gap, 1) - 1}});
-        b.memset(t(), 0.0f);
-      });
-    });
-  });
   ProveOptions opts;
   opts.timeout_ms = 1;
   // (Only this obligation is asserted: the trivial ones might also run out of 1 ms on a busy
   // machine, which is unknown too, never a wrong verdict.)
   size_t placements = 0;
-  for (const Obligation& o : prove_allocation(b.finish(), opts)) {
+  for (const Obligation& o : prove_allocation(testing::fermat_placement(), opts)) {
     EXPECT_NE(o.verdict, Verdict::counterexample) << o.describe();
     if (o.rule != "placement inside SBUF") continue;
     ++placements;

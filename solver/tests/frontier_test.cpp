@@ -9,6 +9,7 @@
 #include "model/builder.h"
 #include "solver/allocation.h"
 #include "solver/kernel_programs.h"
+#include "solver/tests/fermat_placement.h"
 
 namespace ncv::solver {
 namespace {
@@ -173,29 +174,11 @@ TEST(Frontier, RejectsFixedValuesOutsideTheDomain) {
   EXPECT_THROW(capacity_frontier(p, q), std::invalid_argument);  // bs missing
 }
 
-// A placement that is outside SBUF exactly at a solution of i^3 + j^3 = k^3 (none exists, by
-// Fermat for n = 3), which Z3 cannot settle within 1 ms: the frontier is unknown, never a guess.
-Program fermat_placement() {
-  Builder b("fermat_placement");
-  Expr N = b.param("N", 2, 1'000'000);
-  b.affine_range("i", 1, N, 1, [&](Expr i) {
-    b.affine_range("j", 1, N, 1, [&](Expr j) {
-      b.affine_range("k", 1, N, 1, [&](Expr k) {
-        const Expr gap = i * i * i + j * j * j - k * k * k;
-        auto t = b.sbuf("t", DType::fp32, {128, 1},
-                        {.placement = Placement{Expr(0), Expr::min(gap * gap, 1) - 1}});
-        b.memset(t(), 0.0f);
-      });
-    });
-  });
-  return b.finish();
-}
-
 TEST(Frontier, UndecidedQueryIsUnknownNeverAFrontier) {
   FrontierQuery q;
   q.param = "N";
   q.timeout_ms = 1;
-  const FrontierResult f = capacity_frontier(fermat_placement(), q);
+  const FrontierResult f = capacity_frontier(testing::fermat_placement(), q);
   EXPECT_EQ(f.status, FrontierResult::Status::unknown);
   EXPECT_FALSE(f.first_failing);
   EXPECT_NE(f.unknown_reason.find("unknown"), std::string::npos) << f.unknown_reason;
