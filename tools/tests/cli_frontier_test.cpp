@@ -8,19 +8,11 @@ namespace {
 
 // [128, 64 * N] fp32 needs 256 * N bytes per partition: trn1 has 176 KiB usable (180224 bytes),
 // so N fits up to 640 (multiples of 128) and 768 does not.
-constexpr const char* kGrowingBuffer = R"(kernel growing
-param N in [128, 1024] multiple_of 128
-input x : hbm fp32 [128, 64 * N]
-output y : hbm fp32 [128, 64 * N]
-buffer t : sbuf fp32 [128, 64 * N]
-dma_copy t[:, :], x[:, :]
-dma_copy y[:, :], t[:, :]
-)";
+const std::string kGrowingBuffer = std::string(NCV_CLI_TEST_DATA_DIR) + "/growing_buffer.nkir";
 
 TEST(CliFrontier, FileFrontierPerGeneration) {
-  const fs::path file = write_temp("growing.nkir", kGrowingBuffer);
   const CliResult r = run_cli(
-      {"frontier", file.string(), "--vary", "N", "--up-to", "4096", "--gen", "trn1", "--json"});
+      {"frontier", kGrowingBuffer, "--vary", "N", "--up-to", "4096", "--gen", "trn1", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j.at("frontiers").size(), 1u);
@@ -32,8 +24,7 @@ TEST(CliFrontier, FileFrontierPerGeneration) {
 }
 
 TEST(CliFrontier, TextNamesEveryGenerationAndTheDeclaredDomain) {
-  const fs::path file = write_temp("growing.nkir", kGrowingBuffer);
-  const CliResult r = run_cli({"frontier", file.string(), "--vary", "N", "--up-to", "4096"});
+  const CliResult r = run_cli({"frontier", kGrowingBuffer, "--vary", "N", "--up-to", "4096"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   for (const char* gen : {"trn1: ", "trn2: ", "trn3: "}) {
     EXPECT_NE(r.out.find(gen), std::string::npos) << gen << r.out;

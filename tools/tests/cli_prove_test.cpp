@@ -48,18 +48,11 @@ TEST(CliProve, EveryGenerationOnRequest) {
   EXPECT_EQ(run_cli({"prove", "naive_attention", "--gen", "trn9"}).exit_code, 2);
 }
 
-// [128, 64 * N] fp32 is 256 * N bytes per partition: it fits trn1's 176 KiB of usable SBUF up to
-// N = 640; the smallest counterexample is N = 768.
+// data/growing_buffer.nkir: [128, 64 * N] fp32 is 256 * N bytes per partition; it fits trn1's
+// 176 KiB of usable SBUF up to N = 640; the smallest counterexample is N = 768.
 TEST(CliProve, BufferTooLargeAtTheDomainMaximumIsACapacityCounterexample) {
-  const fs::path file = write_temp("too_large.nkir", R"(kernel too_large
-param N in [128, 1024] multiple_of 128
-input x : hbm fp32 [128, 64 * N]
-output y : hbm fp32 [128, 64 * N]
-buffer t : sbuf fp32 [128, 64 * N]
-dma_copy t[:, :], x[:, :]
-dma_copy y[:, :], t[:, :]
-)");
-  const CliResult r = run_cli({"prove", file.string()});
+  const std::string file = std::string(NCV_CLI_TEST_DATA_DIR) + "/growing_buffer.nkir";
+  const CliResult r = run_cli({"prove", file});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("allocation: "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("N=768"), std::string::npos) << r.out;
