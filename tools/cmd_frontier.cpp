@@ -17,6 +17,7 @@
 #include "solver/frontier.h"
 #include "tools/cli_common.h"
 #include "tools/commands.h"
+#include "tools/kernel_source.h"
 #include "tools/solver_programs.h"
 
 namespace ncv::cli {
@@ -32,28 +33,6 @@ struct FrontierCommandOptions {
   unsigned timeout_ms = 10'000;
   bool json = false;
 };
-
-// Splits --param into the kernel's build options and integer params.
-void split_assignments(const FrontierCommandOptions& opts, kernels::Options& options,
-                       ParamValues& params) {
-  const kernels::Variant* v = kernels::find_variant(opts.target);
-  std::vector<std::string> param_text;
-  for (const std::string& a : opts.assignments) {
-    const auto eq = a.find('=');
-    const std::string name = a.substr(0, eq);
-    bool is_option = false;
-    if (v != nullptr) {
-      for (const kernels::OptionSpec& o : v->options) is_option = is_option || o.name == name;
-    }
-    if (!is_option || eq == std::string::npos) {
-      param_text.push_back(a);
-      continue;
-    }
-    if (options.count(name)) throw UsageError("--param " + name + " is given twice");
-    options[name] = a.substr(eq + 1);
-  }
-  params = parse_param_assignments(param_text);
-}
 
 // The fixed params of one program: the given ones (checked against the domain) and the least
 // value of every other one except the varied param.
@@ -110,7 +89,7 @@ std::string describe(const solver::FrontierResult& r, const std::string& vary) {
 int run_frontier(const FrontierCommandOptions& opts) {
   kernels::Options options;
   ParamValues given;
-  split_assignments(opts, options, given);
+  split_assignments(kernels::find_variant(opts.target), opts.assignments, options, given);
   std::vector<const HwConfig*> gens;
   if (opts.gen == "all") {
     for (std::string_view name : hw_config_names()) gens.push_back(find_hw_config(name));

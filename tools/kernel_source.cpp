@@ -26,6 +26,22 @@ std::string known_kernels() {
 
 }  // namespace
 
+void split_assignments(const kernels::Variant* v, const std::vector<std::string>& assignments,
+                       kernels::Options& options, ParamValues& params) {
+  std::vector<std::string> param_text;
+  for (const std::string& a : assignments) {
+    const auto eq = a.find('=');
+    const std::string name = a.substr(0, eq);
+    if (eq == std::string::npos || !is_option(v, name)) {
+      param_text.push_back(a);
+      continue;
+    }
+    if (options.count(name)) throw UsageError("--param " + name + " is given twice");
+    options[name] = a.substr(eq + 1);
+  }
+  params = parse_param_assignments(param_text);
+}
+
 KernelSource load_kernel_source(const std::string& target,
                                 const std::vector<std::string>& assignments,
                                 const std::string& like) {
@@ -50,24 +66,14 @@ KernelSource load_kernel_source(const std::string& target,
     src.variant = named;
   }
 
-  // Split NAME=VALUE into the variant's options and integer params.
-  std::vector<std::string> param_text;
   kernels::Options given;
-  for (const std::string& a : assignments) {
-    const auto eq = a.find('=');
-    const std::string name = a.substr(0, eq);
-    if (eq != std::string::npos && is_option(src.variant, name)) {
-      if (given.count(name)) throw UsageError("--param " + name + " is given twice");
-      given[name] = a.substr(eq + 1);
-      if (bug && bug->options.count(name) && bug->options.at(name) != given[name]) {
-        throw UsageError("--param " + name + "=" + given[name] + ": catalogue entry " + target +
-                         " fixes " + name + "=" + bug->options.at(name));
-      }
-    } else {
-      param_text.push_back(a);
+  split_assignments(src.variant, assignments, given, src.params);
+  for (const auto& [name, value] : given) {
+    if (bug && bug->options.count(name) && bug->options.at(name) != value) {
+      throw UsageError("--param " + name + "=" + value + ": catalogue entry " + target + " fixes " +
+                       name + "=" + bug->options.at(name));
     }
   }
-  src.params = parse_param_assignments(param_text);
   if (bug) given.insert(bug->options.begin(), bug->options.end());
   if (src.variant != nullptr) {
     try {

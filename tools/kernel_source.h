@@ -21,6 +21,12 @@ struct KernelSource {
   bool from_file = false;
 };
 
+// Splits --param NAME=VALUE strings into `v`'s build options (v may be null: no options) and
+// integer params. Throws UsageError for an option given twice or a param that is not
+// NAME=INTEGER.
+void split_assignments(const kernels::Variant* v, const std::vector<std::string>& assignments,
+                       kernels::Options& options, ParamValues& params);
+
 // `target` is a registered kernel name, a bug-catalogue entry (properties/bug_catalogue.h: the
 // base kernel's Program with the entry's edit, with the base kernel's metadata) or a path to a
 // .nkir file. `assignments` are the
