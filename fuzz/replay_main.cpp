@@ -5,6 +5,7 @@
 // missing or empty; every other folder must hold at least one input, so a corpus that went
 // missing does not pass as "nothing failed".
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -54,7 +55,12 @@ int main(int argc, char** argv) {
       const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
                                        std::istreambuf_iterator<char>());
       std::fprintf(stderr, "replay: %s (%zu bytes)\n", f.c_str(), bytes.size());
+      const auto start = std::chrono::steady_clock::now();
       LLVMFuzzerTestOneInput(bytes.data(), bytes.size());
+      // The time per input finds the slow ones, which cap a fuzzer's executions per second.
+      const std::chrono::duration<double, std::micro> took =
+          std::chrono::steady_clock::now() - start;
+      std::fprintf(stderr, "replay: %.0f us\n", took.count());
       ++total;
     }
     optional = false;

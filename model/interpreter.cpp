@@ -219,9 +219,11 @@ void Interp::setup_memory() {
   iterations_.assign(1, AffineIteration{});
   for (auto& c : cores_) {
     // Poison (NaN for floats): reads of unwritten bytes fail the shadow check before any value is
-    // used, so this only keeps stale host memory out of the arrays.
-    c.sbuf = HostMemory(static_cast<size_t>(sbuf_stride_ * hw_.partitions), 0xFF);
-    c.psum = HostMemory(static_cast<size_t>(psum_stride_ * hw_.partitions), 0xFF);
+    // used, so this only keeps stale host memory out of the arrays. Applied lazily, as accesses
+    // resolve (host_memory.h).
+    const auto rows = static_cast<size_t>(hw_.partitions);
+    c.sbuf = HostMemory(rows, static_cast<size_t>(sbuf_stride_), 0xFF);
+    c.psum = HostMemory(rows, static_cast<size_t>(psum_stride_), 0xFF);
     c.sbuf_shadow = ShadowMap(hw_.partitions);
     c.psum_shadow = ShadowMap(hw_.partitions);
     c.sbuf_writer = ShadowMap(hw_.partitions);

@@ -252,6 +252,7 @@ Resolved Interp::resolve(int core, const Access& a, const char* role) {
   if (opts_.compute_values) {
     if (t.on_chip()) {
       auto& mem = t.memory == Memory::SBUF ? cores_[r.core].sbuf : cores_[r.core].psum;
+      mem.prepare(r.partition_begin, r.view.rows, r.byte_begin, r.byte_end);
       r.view.base = mem.data() + base;
     } else {
       r.view.base = hbm_[t.id].bytes.data() + base;
