@@ -16,8 +16,10 @@ for t in "${targets[@]}"; do
   if [[ -d "$src/corpus/$t" ]]; then
     (cd "$src/corpus/$t" && zip -q -r "$OUT/${t}_seed_corpus.zip" .)
   fi
-  # The same libFuzzer options as ci/fuzz (see there why no per-input leak scan).
-  printf '[libfuzzer]\ndetect_leaks = 0\nrss_limit_mb = 4096\ntimeout = 25\n' >"$OUT/$t.options"
+  # The same libFuzzer options as ci/fuzz (see there why no per-input leak scan and no entropic
+  # schedule).
+  printf '[libfuzzer]\ndetect_leaks = 0\nentropic = 0\nrss_limit_mb = 4096\ntimeout = 25\n' \
+    >"$OUT/$t.options"
   if [[ -f "$src/corpus/$t.dict" ]]; then
     cp "$src/corpus/$t.dict" "$OUT/$t.dict"
     printf 'dict = %s.dict\n' "$t" >>"$OUT/$t.options"

@@ -298,21 +298,19 @@ std::string Expr::str() const {
 }
 
 void Env::set(SymbolId id, int64_t value) {
-  if (id >= values_.size()) {
-    values_.resize(id + 1, 0);
-    bound_.resize(id + 1, 0);
+  if (id >= slots_.size()) {
+    slots_.resize(std::max<size_t>({size_t{id} + 1, 2 * slots_.size(), 16}));
   }
-  values_[id] = value;
-  bound_[id] = 1;
+  slots_[id] = Slot{value, true};
 }
 
 void Env::unset(SymbolId id) {
-  if (id < bound_.size()) bound_[id] = 0;
+  if (id < slots_.size()) slots_[id].bound = false;
 }
 
 int64_t Env::get(SymbolId id) const {
   if (!has(id)) throw EvalError("unbound variable '" + symbol_name(id) + "'");
-  return values_[id];
+  return slots_[id].value;
 }
 
 namespace {

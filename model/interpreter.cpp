@@ -10,9 +10,12 @@ namespace ncv {
 
 namespace {
 
-int64_t mul_checked(int64_t a, int64_t b, const std::string& what) {
+// a * b for a size of the named tensor (the message is built only on overflow).
+int64_t mul_checked(int64_t a, int64_t b, const std::string& tensor) {
   int64_t r;
-  if (__builtin_mul_overflow(a, b, &r)) throw InputError(what + " overflows 64-bit sizes");
+  if (__builtin_mul_overflow(a, b, &r)) {
+    throw InputError("tensor '" + tensor + "' overflows 64-bit sizes");
+  }
   return r;
 }
 
@@ -22,19 +25,23 @@ Env param_env(const ParamValues& params) {
   return env;
 }
 
-}  // namespace
-
-int64_t hbm_bytes(const Program& p, const ParamValues& params) {
+int64_t hbm_bytes_of(const Program& p, const std::vector<std::vector<int64_t>>& shapes) {
   int64_t total = 0;
   for (const Tensor& t : p.tensors) {
     if (t.on_chip()) continue;
     int64_t n = static_cast<int64_t>(dtype_size(t.dtype));
-    for (int64_t d : concrete_shape(p, t.id, params)) {
-      n = mul_checked(n, d, "tensor '" + t.name + "'");
+    for (int64_t d : shapes[t.id]) {
+      n = mul_checked(n, d, t.name);
     }
     if (__builtin_add_overflow(total, n, &total)) throw InputError("HBM size overflows");
   }
   return total;
+}
+
+}  // namespace
+
+int64_t hbm_bytes(const Program& p, const ParamValues& params) {
+  return hbm_bytes_of(p, concrete_shapes(p, params));
 }
 
 RunResult run_program(const Program& p, const ParamValues& params,
@@ -60,9 +67,9 @@ void Interp::fail(CheckKind k, std::string detail) {
 RunResult Interp::run() {
   check_params(p_, params_);
   if (p_.tensors.size() >= 65535) throw InputError("more than 65534 tensors in one kernel");
-  Env env = param_env(params_);
+  param_env_ = param_env(params_);
   try {
-    grid_ = eval(p_.grid, env);
+    grid_ = eval(p_.grid, param_env_);
   } catch (const EvalError& e) {
     throw InputError("grid of kernel '" + p_.name + "' cannot be evaluated: " + e.message);
   }
@@ -70,12 +77,12 @@ RunResult Interp::run() {
     throw InputError("grid of kernel '" + p_.name + "' is " + std::to_string(grid_) +
                      "; the model runs 1 to 64 program instances");
   }
+  shapes_ = concrete_shapes(p_, params_);
   for (const Tensor& t : p_.tensors) {
-    shapes_.push_back(concrete_shape(p_, t.id, params_));
-    const auto& s = shapes_.back();
+    const auto& s = shapes_[t.id];
     std::vector<int64_t> es(s.size(), 1);
     for (int d = static_cast<int>(s.size()) - 2; d >= 0; --d) {
-      es[d] = mul_checked(es[d + 1], s[d + 1], "tensor '" + t.name + "'");
+      es[d] = mul_checked(es[d + 1], s[d + 1], t.name);
     }
     estrides_.push_back(std::move(es));
   }
@@ -90,7 +97,7 @@ RunResult Interp::run() {
     frames_.assign(grid_, {});
     std::vector<const InstrStmt*> next(grid_, nullptr);
     for (int c = 0; c < grid_; ++c) {
-      cores_[c].env = env;
+      cores_[c].env = param_env_;
       cores_[c].env.set(kProgramIdParam, c);
       frames_[c].push_back(Frame{&p_.body, 0, nullptr, 0, 0, 0});
       current_core_ = c;
@@ -171,7 +178,7 @@ RunResult Interp::run() {
 }
 
 void Interp::setup_memory() {
-  Env env = param_env(params_);
+  Env env = param_env_;
   env.set(kProgramIdParam, 0);
   int64_t sbuf_peak = eval(alloc_.sbuf_peak_bytes, env);
   int64_t psum_peak = eval(alloc_.psum_peak_bytes, env);
@@ -200,7 +207,7 @@ void Interp::setup_memory() {
   // PSUM like SBUF: the allocator's peak bounds every allocated byte offset, so the arrays need
   // no more (filling the whole 2 MiB PSUM per run dominated short runs, fuzz_program).
   psum_stride_ = any_explicit ? psum_cap : std::max<int64_t>(psum_peak, 4);
-  int64_t hbm = hbm_bytes(p_, params_);
+  int64_t hbm = hbm_bytes_of(p_, shapes_);
   // Values of SBUF and PSUM per core and of HBM (the shadow maps are small).
   int64_t onchip = (sbuf_stride_ + psum_stride_) * hw_.partitions * grid_;
   int64_t need = opts_.compute_values ? hbm + onchip : 0;
@@ -317,7 +324,7 @@ const InstrStmt* Interp::advance(int core) {
         SymbolId v = intern_symbol(l->var);
         cs.env.set(v, start);
         cs.scope_iteration.at(l->scope) = 0;
-        Frame nf{&l->body, 0, l, start, stop, 0};
+        Frame nf{&l->body, 0, l, start, stop, 0, v};
         nf.serial = nf.outer_serial = f.serial;
         if (l->kind == LoopKind::affine && opts_.compute_values) {
           nf.instance = ++loop_instances_;
@@ -336,7 +343,7 @@ const InstrStmt* Interp::advance(int core) {
     }
     int64_t nv;
     if (__builtin_add_overflow(f.value, f.loop->step, &nv) || nv >= f.stop) {
-      cs.env.unset(intern_symbol(f.loop->var));
+      cs.env.unset(f.var);
       frames.pop_back();
       continue;
     }
@@ -345,7 +352,7 @@ const InstrStmt* Interp::advance(int core) {
     f.iteration++;
     f.next = 0;
     if (f.instance != 0) f.serial = new_iteration(f.instance, f.iteration, f.outer_serial, f.loop);
-    cs.env.set(intern_symbol(f.loop->var), nv);
+    cs.env.set(f.var, nv);
     cs.scope_iteration.at(f.loop->scope) = f.iteration;
     enter_scope(core, f.loop->scope, *f.body);
   }

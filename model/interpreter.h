@@ -64,6 +64,8 @@ int64_t hbm_bytes(const Program& p, const ParamValues& params);
 
 // Concrete shape of a tensor under the given params.
 std::vector<int64_t> concrete_shape(const Program& p, TensorId t, const ParamValues& params);
+// Concrete shapes of every tensor, indexed by TensorId.
+std::vector<std::vector<int64_t>> concrete_shapes(const Program& p, const ParamValues& params);
 
 RunResult run_program(const Program& p, const ParamValues& params,
                       const std::map<std::string, HostTensor>& inputs,

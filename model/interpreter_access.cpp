@@ -1,6 +1,7 @@
 // Access resolution (symbolic Access -> concrete View + physical region, with bounds and
 // indirect-range checks) and the shadow checks behind uninitialized and clobbered reads.
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 #include "model/interpreter_impl.h"
@@ -108,7 +109,14 @@ Resolved Interp::resolve(int core, const Access& a, const char* role) {
   }
   const size_t rank = a.dims.size();
   const int64_t dsize = static_cast<int64_t>(dtype_size(t.dtype));
-  std::vector<int64_t> start(rank), size(rank), lo(rank), hi(rank);
+  // Fixed arrays: validation caps an access at 1 + kMaxFreeDims dims, and resolve runs for every
+  // operand of every instance (four vectors here were a tenth of a small run's allocations).
+  std::array<int64_t, 1 + kMaxFreeDims> start{}, size{}, lo{}, hi{};
+  if (rank > start.size()) {
+    fail(CheckKind::shape_rule, std::string(role) + " '" + t.name + "' has " +
+                                    std::to_string(rank) + " index dims, more than " +
+                                    std::to_string(1 + kMaxFreeDims));
+  }
   int ind_dim = a.indirect ? a.indirect->dim : -1;
   for (size_t d = 0; d < rank; ++d) {
     start[d] = eval(a.dims[d].start, cs.env);

@@ -34,6 +34,7 @@ class Interp {
     size_t next = 0;
     const Loop* loop = nullptr;  // null for the kernel body
     int64_t value = 0, stop = 0, iteration = 0;
+    SymbolId var = 0;  // the loop variable, interned once per loop entry (interning locks)
     // Serial of the innermost affine-loop iteration in effect in this body (0: none), and, for
     // an affine loop's frame, its loop instance and the serial in effect around it.
     uint32_t serial = 0, instance = 0, outer_serial = 0;
@@ -106,6 +107,7 @@ class Interp {
 
   const Program& p_;
   const ParamValues& params_;
+  Env param_env_;  // params_ bound (run() builds it once after checking them)
   const std::map<std::string, HostTensor>& inputs_;
   RunOptions opts_;
   const HwConfig& hw_;
