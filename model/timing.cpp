@@ -2,67 +2,23 @@
 #include "model/timing.h"
 
 #include <algorithm>
-#include <array>
 #include <map>
 #include <stdexcept>
 #include <unordered_map>
 
+#include "model/interval_map.h"
 #include "model/timing_internal.h"
 
 namespace ncv {
 
 namespace {
 
-// Who last wrote and who read since then, for one byte range of one memory space.
+// Who last wrote and who read since then, for one byte range of one partition range.
 struct Segment {
-  int64_t end = 0;
   double write_end = 0;
   int64_t writer = -1;
   double read_end = 0;
   int64_t reader = -1;
-};
-
-// Byte ranges -> Segment, covering only ranges something touched. Split at range boundaries
-// on update, so the number of segments stays near the number of distinct regions.
-class RangeMap {
- public:
-  // Calls f(seg) for every segment overlapping [b, e).
-  template <class F>
-  void visit(int64_t b, int64_t e, F&& f) const {
-    auto it = segs_.upper_bound(b);
-    if (it != segs_.begin() && std::prev(it)->second.end > b) --it;
-    for (; it != segs_.end() && it->first < e; ++it) f(it->second);
-  }
-  // Calls f(seg) for segments exactly covering [b, e), creating empty ones for gaps.
-  template <class F>
-  void update(int64_t b, int64_t e, F&& f) {
-    split(b);
-    split(e);
-    int64_t cur = b;
-    auto it = segs_.lower_bound(b);
-    while (cur < e) {
-      if (it == segs_.end() || it->first > cur) {
-        const int64_t gap_end = it == segs_.end() ? e : std::min(e, it->first);
-        it = segs_.emplace_hint(it, cur, Segment{gap_end});
-      }
-      f(it->second);
-      cur = it->second.end;
-      ++it;
-    }
-  }
-
- private:
-  void split(int64_t pos) {
-    auto it = segs_.upper_bound(pos);
-    if (it == segs_.begin()) return;
-    --it;
-    if (it->first < pos && it->second.end > pos) {
-      Segment right = it->second;
-      it->second.end = pos;
-      segs_.emplace_hint(std::next(it), pos, right);
-    }
-  }
-  std::map<int64_t, Segment> segs_;
 };
 
 // Busy intervals of a shared resource (a core's DMA bandwidth). Transfers are scheduled in
@@ -90,23 +46,20 @@ class Timeline {
   std::map<double, double> busy_;  // start -> end, disjoint
 };
 
-// On-chip memories are tracked per 32-partition quadrant (a region covers the quadrants its
-// partition range touches: exact for the engines' partition rules, which start accesses of up
-// to 32 partitions at multiples of 32); an HBM tensor is one space.
-struct Space {
-  std::array<RangeMap, 4> quadrants;
-};
+// The access history of one memory space (an on-chip memory of one core, or one HBM tensor):
+// partition range -> byte range -> Segment. Exact in both dimensions, since DMA transfers and
+// partition-offset accesses need not start on a quadrant boundary.
+using Space = IntervalMap<int, IntervalMap<int64_t, Segment>>;
 
 uint64_t space_key(const Region& r) {
   if (r.memory == Memory::HBM) return (uint64_t{3} << 60) | r.tensor;
   return (static_cast<uint64_t>(r.memory) << 60) | (static_cast<uint64_t>(r.core) << 32);
 }
 
-std::pair<int, int> quadrant_range(const Region& r) {
-  if (r.memory == Memory::HBM) return {0, 0};
-  const int lo = r.partition_begin / 32;
-  const int hi = std::max<int>(lo, (std::max<int>(r.partition_end, 1) - 1) / 32);
-  return {std::min(lo, 3), std::min(hi, 3)};
+// HBM has no partitions: one band covers the tensor.
+std::pair<int, int> partition_range(const Region& r) {
+  if (r.memory == Memory::HBM) return {0, 1};
+  return {r.partition_begin, r.partition_end};
 }
 
 struct Dep {
@@ -180,24 +133,25 @@ Schedule schedule_trace(const Program& p, const Trace& trace, const CostTable& c
         ev.engine == Engine::Dma ? kEngineTracks + ev.queue : static_cast<int>(ev.engine);
     const int track = core * per_core + local;
 
-    // Calls f(range_map, region, is_write) for every quadrant of every region of this event.
-    auto for_each_space = [&](auto&& f) {
+    // Calls f(space, region, partitions, is_write) for every region of this event.
+    auto for_each_region = [&](auto&& f) {
       for (int i = 0; i < ev.num_reads + ev.num_writes; ++i) {
         const Region& r = trace.regions.at(ev.region_begin + static_cast<uint32_t>(i));
-        auto& space = spaces[space_key(r)];
-        const auto [q0, q1] = quadrant_range(r);
-        for (int q = q0; q <= q1; ++q) f(space.quadrants[q], r, i >= ev.num_reads);
+        f(spaces[space_key(r)], r, partition_range(r), i >= ev.num_reads);
       }
     };
     // Dependencies: RAW for reads; WAW and WAR for writes.
     Dep dep;
-    for_each_space([&](const RangeMap& m, const Region& r, bool write) {
-      m.visit(static_cast<int64_t>(r.byte_begin), static_cast<int64_t>(r.byte_end),
-              [&](const Segment& seg) {
-                dep.take(seg.write_end, seg.writer);
-                if (write) dep.take(seg.read_end, seg.reader);
-              });
-    });
+    for_each_region(
+        [&](const Space& space, const Region& r, std::pair<int, int> parts, bool write) {
+          space.visit(parts.first, parts.second, [&](const IntervalMap<int64_t, Segment>& bytes) {
+            bytes.visit(static_cast<int64_t>(r.byte_begin), static_cast<int64_t>(r.byte_end),
+                        [&](const Segment& seg) {
+                          dep.take(seg.write_end, seg.writer);
+                          if (write) dep.take(seg.read_end, seg.reader);
+                        });
+          });
+        });
     double ready = dep.ready;
     if (dep.from >= 0 && s.instances[static_cast<size_t>(dep.from)].track != track) {
       ready += costs.semaphore_ns;
@@ -245,16 +199,18 @@ Schedule schedule_trace(const Program& p, const Trace& trace, const CostTable& c
     s.makespan_ns = std::max(s.makespan_ns, end);
 
     // Record this instance's reads and writes.
-    for_each_space([&](RangeMap& m, const Region& r, bool write) {
-      m.update(static_cast<int64_t>(r.byte_begin), static_cast<int64_t>(r.byte_end),
-               [&](Segment& seg) {
-                 if (write) {
-                   seg = Segment{seg.end, end, static_cast<int64_t>(k), 0, -1};
-                 } else if (end > seg.read_end) {
-                   seg.read_end = end;
-                   seg.reader = static_cast<int64_t>(k);
-                 }
-               });
+    for_each_region([&](Space& space, const Region& r, std::pair<int, int> parts, bool write) {
+      space.update(parts.first, parts.second, [&](IntervalMap<int64_t, Segment>& bytes) {
+        bytes.update(static_cast<int64_t>(r.byte_begin), static_cast<int64_t>(r.byte_end),
+                     [&](Segment& seg) {
+                       if (write) {
+                         seg = Segment{end, static_cast<int64_t>(k), 0, -1};
+                       } else if (end > seg.read_end) {
+                         seg.read_end = end;
+                         seg.reader = static_cast<int64_t>(k);
+                       }
+                     });
+      });
     });
     auto [it, fresh] = track_index.emplace(track, static_cast<int>(s.tracks.size()));
     if (fresh) {

@@ -159,6 +159,23 @@ TEST(Timing, DoubleBufferingOverlapsLoadsWithCompute) {
   EXPECT_LE(three, two) << "a third buffer must not slow the loop down";
 }
 
+// Found by fuzz_timing: dependencies used to be tracked per 32-partition quadrant, so a DMA into
+// partitions 17..20 waited for one into 0..3 of the same buffer. Partitions are tracked exactly.
+TEST(Timing, DependenciesFollowExactPartitionRanges) {
+  Builder b("partition_slices");
+  auto x = b.input("x", DType::fp32, {4, 64});
+  auto t = b.sbuf("t", DType::fp32, {32, 64});
+  b.dma_copy(t({ds(0, 4), all()}), x(), 0);
+  b.dma_copy(t({ds(17, 4), all()}), x(), 1);  // same quadrant, no shared partition
+  b.dma_copy(t({ds(3, 4), all()}), x(), 2);   // shares partition 3 with the first
+  const Timed r = timed(b.finish(), {});
+  ASSERT_EQ(r.schedule.instances.size(), 3u);
+  EXPECT_EQ(r.schedule.instances[1].waited_for, -1);
+  EXPECT_EQ(r.schedule.instances[1].start_ns, 0.0);
+  EXPECT_EQ(r.schedule.instances[2].waited_for, 0);
+  EXPECT_GE(r.schedule.instances[2].start_ns, r.schedule.instances[0].end_ns);
+}
+
 TEST(Timing, AnIndependentInstructionNeverShortensTheSchedule) {
   for (int64_t bufs : {1, 2}) {
     const double base = timed(tile_loop(bufs), {{"N", 1024}}).schedule.makespan_ns;
