@@ -10,7 +10,8 @@
 //   4. static vs dynamic (Z3, when the bytes ask for it on a small program): every obligation
 //      proved ⇒ no dynamic error of a class the solver covers; no counterexample's replay is a
 //      disagreement.
-// Plus ASan/UBSan/LeakSanitizer for crashes, UB and leaks in every path.
+// Plus ASan/UBSan/LeakSanitizer for crashes, UB and leaks in every path. The trace-only run
+// comes first; oracles 1 and 2 run only within the work budgets of fuzz/support/run_budget.h.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -18,6 +19,7 @@
 
 #include "fuzz/support/fuzz_check.h"
 #include "fuzz/support/program_decoder.h"
+#include "fuzz/support/run_budget.h"
 #include "model/interpreter.h"
 #include "model/text_form.h"
 #include "solver/allocation.h"
@@ -71,23 +73,8 @@ bool is_prefix(const Trace& a, const Trace& b) {
   return true;
 }
 
-// Element operations of a run, roughly: the per-element reference path costs about this many
-// steps. Kernel seeds at their smallest domain point can reach 10^9 (seconds per exec), so the
-// reference comparison is skipped above a budget that keeps an exec near 0.1 ms. (At 2^22 the
-// reference transposes and matmuls of the few programs near the budget took a tenth of the
-// fuzzer's time, 2026-11-22.) A structured program's largest matmul, K = M = 128 and N = 8, is
-// 2^17.
+// Z3 costs ~100 ms per small program: prove at most once per this many execs.
 constexpr uint64_t kProveEvery = 4000;
-constexpr uint64_t kMaxReferenceWork = uint64_t{1} << 18;
-uint64_t reference_work(const Trace& t) {
-  uint64_t w = 0;
-  for (const TraceEvent& e : t.events) {
-    const uint64_t elems = uint64_t{e.partitions} * static_cast<uint64_t>(e.free_elems);
-    w += e.engine == Engine::Tensor ? elems * static_cast<uint64_t>(std::max<int64_t>(e.aux, 1))
-                                    : elems;
-  }
-  return w;
-}
 
 void check_static(const fuzz::DecodedCase& c, const RunResult& run) {
   solver::ProveOptions po;
@@ -117,41 +104,47 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   o.memory_budget_bytes = int64_t{64} << 20;
 
   RunResult fast, ref, shape_only;
+  bool values_run = false;
   try {
-    const auto inputs = random_inputs(p, c->params, c->seed, o.memory_budget_bytes);
-    fast = run_program(p, c->params, inputs, o);
-    if (reference_work(fast.trace) <= kMaxReferenceWork) {
-      o.mode = ExecMode::reference;
-      ref = run_program(p, c->params, inputs, o);
-      o.mode = ExecMode::fast;
-    } else {
-      ref = fast;  // too slow to compare (a large kernel seed); the other oracles still run
+    o.compute_values = false;  // a trace-only run reads no input values
+    shape_only = run_program(p, c->params, {}, o);
+    const uint64_t work = fuzz::element_work(shape_only.trace);
+    if (fuzz::value_run_work(p, c->params, shape_only.trace) <= fuzz::kMaxValueWork) {
+      values_run = true;
+      o.compute_values = true;
+      const auto inputs = random_inputs(p, c->params, c->seed, o.memory_budget_bytes);
+      fast = run_program(p, c->params, inputs, o);
+      if (work <= fuzz::kMaxReferenceWork) {
+        o.mode = ExecMode::reference;
+        ref = run_program(p, c->params, inputs, o);
+        o.mode = ExecMode::fast;
+      } else {
+        ref = fast;  // too slow to compare; the other oracles still run
+      }
     }
-    o.compute_values = false;
-    shape_only = run_program(p, c->params, inputs, o);
   } catch (const InputError&) {
     return 0;  // over the step or memory budget
   }
-
   // Built only when a check fails: printing every program would cost more than running it.
   const auto where = [&] { return "\nprogram:\n" + print_program(p); };
-  NCV_FUZZ_CHECK(err_text(fast) == err_text(ref), kTarget,
-                 "fast and reference runs disagree on the error:\n  fast: " + err_text(fast) +
-                     "\n  reference: " + err_text(ref) + where());
-  NCV_FUZZ_CHECK(same_outputs(fast, ref), kTarget,
-                 "fast and reference outputs differ (" + err_text(fast) + ")" + where());
-  NCV_FUZZ_CHECK(fast.trace == ref.trace, kTarget, "fast and reference traces differ" + where());
-
-  if (fast.error && value_only(fast.error->kind)) {
-    NCV_FUZZ_CHECK(is_prefix(fast.trace, shape_only.trace), kTarget,
-                   "value run's trace is not a prefix of the trace-only run's (" + err_text(fast) +
-                       ")" + where());
-  } else {
-    NCV_FUZZ_CHECK(err_text(fast) == err_text(shape_only), kTarget,
-                   "trace-only run disagrees on the error:\n  values: " + err_text(fast) +
-                       "\n  trace-only: " + err_text(shape_only) + where());
-    NCV_FUZZ_CHECK(fast.trace == shape_only.trace, kTarget,
-                   "trace-only and value runs record different traces" + where());
+  if (values_run) {
+    NCV_FUZZ_CHECK(err_text(fast) == err_text(ref), kTarget,
+                   "fast and reference runs disagree on the error:\n  fast: " + err_text(fast) +
+                       "\n  reference: " + err_text(ref) + where());
+    NCV_FUZZ_CHECK(same_outputs(fast, ref), kTarget,
+                   "fast and reference outputs differ (" + err_text(fast) + ")" + where());
+    NCV_FUZZ_CHECK(fast.trace == ref.trace, kTarget, "fast and reference traces differ" + where());
+    if (fast.error && value_only(fast.error->kind)) {
+      NCV_FUZZ_CHECK(is_prefix(fast.trace, shape_only.trace), kTarget,
+                     "value run's trace is not a prefix of the trace-only run's (" +
+                         err_text(fast) + ")" + where());
+    } else {
+      NCV_FUZZ_CHECK(err_text(fast) == err_text(shape_only), kTarget,
+                     "trace-only run disagrees on the error:\n  values: " + err_text(fast) +
+                         "\n  trace-only: " + err_text(shape_only) + where());
+      NCV_FUZZ_CHECK(fast.trace == shape_only.trace, kTarget,
+                     "trace-only and value runs record different traces" + where());
+    }
   }
 
   std::optional<std::string> cap;
@@ -166,14 +159,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   NCV_FUZZ_CHECK(!(cap && !shape_only.error), kTarget,
                  "capacity rules fail (" + *cap + ") but the run completes" + where());
 
-  // Z3 costs ~100 ms per small program, 10^3 execs' worth: prove at most once per kProveEvery
-  // execs. The first flagged input of a process always proves, so a failing input found this
-  // way reproduces when replayed on its own.
+  // Z3 costs 10^3 execs' worth: prove at most once per kProveEvery execs. The first flagged input
+  // of a process always proves, so a failing input found this way reproduces when replayed on its
+  // own.
   static uint64_t execs_since_prove = kProveEvery;
   ++execs_since_prove;
   if (c->prove && p.num_instructions <= 6 && execs_since_prove >= kProveEvery) {
     execs_since_prove = 0;
-    check_static(*c, fast);
+    check_static(*c, shape_only);  // the solver covers no value-only error
   }
   return 0;
 }
