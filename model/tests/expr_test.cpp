@@ -15,6 +15,20 @@ TEST(Expr, HashConsingMakesStructuralEqualityPointerEquality) {
   EXPECT_NE(a, Expr::floordiv(s, 128) * Expr::var("i") + 6);
 }
 
+// Small constants come from a table (expr.cpp), the rest from the hash-consing factory; folding
+// builds constants through the factory. Both routes must give the same node, on both sides of the
+// table's bounds [-64, 1024].
+TEST(Expr, ConstantsFromTheTableAndTheFactoryAreOneNode) {
+  for (int64_t v : {int64_t{-65}, int64_t{-64}, int64_t{0}, int64_t{5}, int64_t{1024},
+                    int64_t{1025}, int64_t{1} << 40}) {
+    const Expr folded = Expr::var("c") * 0 + Expr(v - 1) + Expr(1);
+    EXPECT_TRUE(folded.is_const());
+    EXPECT_TRUE(folded.same(Expr(v))) << v;
+    EXPECT_EQ(Expr(v).const_value(), v);
+  }
+  EXPECT_TRUE(Expr().same(Expr(0)));
+}
+
 TEST(Expr, CanonicalFormsFoldConstantsAndIdentities) {
   Expr x = Expr::var("x");
   EXPECT_EQ(x + 0, x);
