@@ -3,8 +3,10 @@
 //   - structured (most values): a Builder program decoded field by field — params with small
 //     domains, tensors in every memory and dtype, nested loops, every instruction kind with
 //     random access patterns and explicit placements. Shapes stay tiny (free sizes <= 8) so one
-//     run takes microseconds; starts and sizes are mostly in bounds so runs get past the first
-//     instruction, but not always, so dynamic errors are exercised too.
+//     run takes microseconds; flags 0x40 (of 0xc0) size the first buffer instead to within a
+//     few elements of its memory's capacity, so the peak rules are decided at their edge.
+//     Starts and sizes are mostly in bounds so runs get past the first instruction, but not
+//     always, so dynamic errors are exercised too.
 //   - text (first byte kTextMode): a header line `name=value ...` of param values, then .nkir
 //     text. This is how every registered kernel becomes a seed (fuzz/make_seeds.cpp).
 // Bytes that decode to a statically illegal program (BuildError, ParseError) or to params
