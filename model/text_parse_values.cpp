@@ -2,7 +2,11 @@
 // (statements are in text_parser.cpp).
 #include <algorithm>
 #include <bit>
+#include <cerrno>
 #include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <string>
 #include <utility>
 
 #include "model/text_parser.h"
@@ -288,13 +292,22 @@ float Parser::parse_float() {
   } else if (t.is_ident("inf")) {
     bits = kInfBits;
   } else if (t.kind == TokKind::Number) {
-    float f = 0;
-    const char* end = t.text.data() + t.text.size();
-    auto r = std::from_chars(t.text.data(), end, f, std::chars_format::general);
-    if (r.ptr != end || (t.text.size() > 1 && (t.text[1] == 'x' || t.text[1] == 'X'))) {
+    // strtof, not std::from_chars: libc++ before 17 has no floating-point from_chars, and the
+    // OSS-Fuzz build (.clusterfuzzlite/) compiles with -stdlib=libc++. The token is unsigned
+    // decimal digits with an optional fraction and exponent (text_lexer.cpp; hex is refused
+    // here), which strtof reads correctly rounded in the "C" locale, the only one a program
+    // that never calls setlocale has. Out of range as std::from_chars has it: the value rounds
+    // to infinity, or a nonzero value rounds to zero (ERANGE with a subnormal result is fine).
+    const std::string text(t.text);
+    char* end = nullptr;
+    errno = 0;
+    const float f = std::strtof(text.c_str(), &end);
+    const bool underflow = errno == ERANGE && f == 0.0f;
+    if (end != text.c_str() + text.size() ||
+        (text.size() > 1 && (text[1] == 'x' || text[1] == 'X'))) {
       fail(t, "number");
     }
-    if (r.ec != std::errc()) fail(t, "number in fp32 range");
+    if (std::isinf(f) || underflow) fail(t, "number in fp32 range");
     bits = std::bit_cast<uint32_t>(f);
   } else {
     fail(t, "number, inf or nan");

@@ -526,6 +526,36 @@ TEST(TextFormTest, SyntaxErrorsHaveExactPositions) {
                "expected each of perm, core and indirect at most once");
 }
 
+// Decimal immediates are read correctly rounded to fp32; a value that rounds to infinity, or a
+// nonzero value that rounds to zero, is refused; subnormals are kept. (The parser reads them
+// with strtof, which flags subnormal results with ERANGE too.)
+TEST(TextFormTest, DecimalImmediatesRoundToFp32AndOutOfRangeIsRefused) {
+  const auto memset_bits = [](const std::string& value) {
+    const Program p =
+        parse_program(std::string(kHeader) +
+                      "buffer t : sbuf fp32 [128, 64]\nmemset t[:, :], value=" + value + "\n");
+    for (const Stmt& s : p.body) {
+      if (const auto* i = std::get_if<InstrStmt>(&s.node)) {
+        return std::bit_cast<uint32_t>(std::get<Memset>(i->ins).value.value);
+      }
+    }
+    ADD_FAILURE() << "no memset";
+    return uint32_t{0};
+  };
+  EXPECT_EQ(memset_bits("3.4028235e38"), 0x7f7fffffu);  // FLT_MAX
+  EXPECT_EQ(memset_bits("8e-46"), 0x00000001u);         // rounds up to the least subnormal
+  EXPECT_EQ(memset_bits("1e-38"), 0x006ce3eeu);         // subnormal
+  EXPECT_EQ(memset_bits("0.1"), 0x3dcccccdu);
+  EXPECT_EQ(memset_bits("0e999"), 0x00000000u);  // zero is in range at any exponent
+  EXPECT_EQ(memset_bits("1e-38") ^ memset_bits("-1e-38"), 0x80000000u);
+  for (const char* out : {"3.4028236e38", "1e39", "7e-46", "1e-50"}) {
+    EXPECT_THROW(memset_bits(out), ParseError) << out;
+  }
+  for (const char* bad : {"1e", "0x10", "12ab"}) {
+    EXPECT_THROW(memset_bits(bad), ParseError) << bad;
+  }
+}
+
 TEST(TextFormTest, NestingIsLimited) {
   std::string h = kHeader;
   std::string deep(300, '(');
