@@ -10,8 +10,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "model/fp32_exp.h"
-#include "model/tests/exp_reference.h"
+#include "model/numerics/fp32_exp.h"
+#include "model/numerics/tests/exp_reference.h"
 
 int main(int argc, char** argv) {
   uint32_t every = 97;

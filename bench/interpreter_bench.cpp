@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "model/builder.h"
-#include "model/interpreter.h"
+#include "model/interp/interpreter.h"
+#include "model/ir/builder.h"
 
 namespace {
 

@@ -9,7 +9,7 @@
 #include <cstring>
 #include <vector>
 
-#include "model/host_memory.h"
+#include "model/interp/host_memory.h"
 
 namespace {
 

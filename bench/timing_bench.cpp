@@ -12,9 +12,9 @@
 
 #include "kernels/layout.h"
 #include "kernels/registry.h"
-#include "model/builder.h"
-#include "model/interpreter.h"
-#include "model/timing.h"
+#include "model/interp/interpreter.h"
+#include "model/ir/builder.h"
+#include "model/timing/timing.h"
 #include "oracle/input_distributions.h"
 
 namespace {

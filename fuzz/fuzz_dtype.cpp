@@ -21,8 +21,8 @@
 #include "fuzz/support/byte_reader.h"
 #include "fuzz/support/dtype_reference.h"
 #include "fuzz/support/fuzz_check.h"
-#include "model/bf16_rows.h"
-#include "model/dtype.h"
+#include "model/numerics/bf16_rows.h"
+#include "model/numerics/dtype.h"
 
 namespace {
 

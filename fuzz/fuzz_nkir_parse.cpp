@@ -16,7 +16,8 @@
 #include <string_view>
 
 #include "fuzz/support/fuzz_check.h"
-#include "model/text_form.h"
+#include "model/ir/printer.h"
+#include "model/nkir/parse.h"
 
 namespace {
 

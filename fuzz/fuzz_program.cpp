@@ -20,8 +20,8 @@
 #include "fuzz/support/fuzz_check.h"
 #include "fuzz/support/program_decoder.h"
 #include "fuzz/support/run_budget.h"
-#include "model/interpreter.h"
-#include "model/text_form.h"
+#include "model/interp/interpreter.h"
+#include "model/ir/printer.h"
 #include "solver/allocation.h"
 #include "solver/prove.h"
 

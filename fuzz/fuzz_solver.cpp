@@ -24,9 +24,9 @@
 
 #include "fuzz/support/byte_reader.h"
 #include "fuzz/support/fuzz_check.h"
-#include "model/builder.h"
-#include "model/interpreter.h"
-#include "model/text_form.h"
+#include "model/interp/interpreter.h"
+#include "model/ir/builder.h"
+#include "model/ir/printer.h"
 #include "solver/prove.h"
 
 namespace ncv::fuzz {

@@ -20,10 +20,10 @@
 #include "fuzz/support/fuzz_check.h"
 #include "fuzz/support/program_decoder.h"
 #include "fuzz/support/run_budget.h"
-#include "model/cost_table.h"
-#include "model/interpreter.h"
-#include "model/text_form.h"
-#include "model/timing.h"
+#include "model/interp/interpreter.h"
+#include "model/ir/printer.h"
+#include "model/timing/cost_table.h"
+#include "model/timing/timing.h"
 
 namespace {
 

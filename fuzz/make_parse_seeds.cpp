@@ -9,7 +9,7 @@
 #include <string>
 
 #include "kernels/registry.h"
-#include "model/text_form.h"
+#include "model/ir/printer.h"
 #include "solver/kernel_programs.h"
 
 namespace {

@@ -12,8 +12,8 @@
 
 #include "fuzz/support/program_decoder.h"
 #include "kernels/registry.h"
-#include "model/interpreter.h"
-#include "model/text_form.h"
+#include "model/interp/interpreter.h"
+#include "model/ir/printer.h"
 #include "solver/kernel_programs.h"
 
 namespace {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "kernels/variant.h"
-#include "model/dynamic_error.h"
+#include "model/interp/dynamic_error.h"
 #include "oracle/comparison.h"
 
 namespace ncv::kernels {

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "model/host_tensor.h"
-#include "model/interpreter.h"
-#include "model/program.h"
+#include "model/interp/host_tensor.h"
+#include "model/interp/interpreter.h"
+#include "model/ir/program.h"
 #include "oracle/attention_spec.h"
 
 namespace ncv::kernels {

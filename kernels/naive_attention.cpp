@@ -35,7 +35,7 @@
 
 #include "kernels/families.h"
 #include "kernels/sd_attention_common.h"
-#include "model/builder.h"
+#include "model/ir/builder.h"
 
 namespace ncv::kernels {
 

@@ -1,7 +1,7 @@
 #include "kernels/registry.h"
 
 #include "kernels/families.h"
-#include "model/expr.h"
+#include "model/ir/expr.h"
 
 namespace ncv::kernels {
 

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "kernels/layout.h"
-#include "model/interpreter.h"
-#include "model/program.h"
+#include "model/interp/interpreter.h"
+#include "model/ir/program.h"
 #include "oracle/attention_spec.h"
 #include "oracle/precision_contract.h"
 

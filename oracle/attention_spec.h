@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "model/dtype.h"
+#include "model/numerics/dtype.h"
 
 namespace ncv::oracle {
 

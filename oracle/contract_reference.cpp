@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "model/fp32_exp.h"
+#include "model/numerics/fp32_exp.h"
 
 namespace ncv::oracle {
 

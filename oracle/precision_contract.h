@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "model/dtype.h"
+#include "model/numerics/dtype.h"
 
 namespace ncv::oracle {
 

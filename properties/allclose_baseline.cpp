@@ -5,7 +5,7 @@
 #include <cstdlib>
 
 #include "kernels/layout.h"
-#include "model/interpreter.h"
+#include "model/interp/interpreter.h"
 #include "oracle/fast_oracle.h"
 #include "oracle/input_distributions.h"
 

@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "model/text_form.h"
+#include "model/ir/printer.h"
 
 namespace ncv::props::instr {
 

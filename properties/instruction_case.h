@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "model/builder.h"
-#include "model/host_tensor.h"
-#include "model/hw_config.h"
-#include "model/program.h"
+#include "model/hw/hw_config.h"
+#include "model/interp/host_tensor.h"
+#include "model/ir/builder.h"
+#include "model/ir/program.h"
 
 namespace ncv::props::instr {
 

@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "model/builder.h"
-#include "model/interpreter.h"
+#include "model/interp/interpreter.h"
+#include "model/ir/builder.h"
 #include "properties/instruction_case.h"
 
 namespace ncv::props::instr {

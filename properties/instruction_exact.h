@@ -12,8 +12,8 @@
 
 #include <cstdint>
 
-#include "model/dtype.h"
-#include "model/instruction.h"
+#include "model/ir/instruction.h"
+#include "model/numerics/dtype.h"
 
 namespace ncv::props::instr::exact {
 

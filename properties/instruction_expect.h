@@ -10,7 +10,7 @@
 #include <variant>
 #include <vector>
 
-#include "model/instruction.h"
+#include "model/ir/instruction.h"
 #include "properties/instruction_case.h"
 
 namespace ncv::props::instr::expect {

@@ -13,8 +13,8 @@
 #include <string_view>
 #include <vector>
 
-#include "model/dtype.h"
-#include "model/instruction.h"
+#include "model/ir/instruction.h"
+#include "model/numerics/dtype.h"
 #include "properties/instruction_case.h"
 #include "properties/shrinking_choice.h"
 
@@ -71,8 +71,10 @@ std::vector<int64_t> pick_free_shape(int64_t max_elems, int max_rank);
 // An fp32 immediate: hard values (NaN, +-Inf, -0, subnormals, huge) or ordinary ones.
 float pick_immediate(ValueMix mix);
 
-// The engines' partition rule (facts §2): start 0 for more than 64 partitions, 0 or 64 for 33 to
-// 64, a multiple of 32 up to 96 for 32 or fewer; never more than 128 partitions.
+// The engines' partition rule (ARCH2 partition constraints): start 0 for more than 64
+// partitions, 0 or 64 for 33 to 64, a multiple of 32 up to 96 for 32 or fewer; never more than
+// 128 partitions. Written here again on purpose, not taken from model/isa/rules.h: the
+// instruction properties are a second opinion on the model, so they share none of its code.
 bool partition_start_legal(int64_t rows, int64_t start);
 int64_t pick_partition_start(int64_t rows);  // a legal start
 

@@ -8,7 +8,7 @@
 
 #include "kernels/check.h"
 #include "kernels/registry.h"
-#include "model/interpreter.h"
+#include "model/interp/interpreter.h"
 #include "properties/shrinking_choice.h"
 
 namespace ncv::props {

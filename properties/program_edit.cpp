@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "model/builder.h"
-#include "model/text_form.h"
+#include "model/ir/builder.h"
+#include "model/ir/printer.h"
 
 namespace ncv::props {
 

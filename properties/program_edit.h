@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "model/program.h"
+#include "model/ir/program.h"
 
 namespace ncv::props {
 

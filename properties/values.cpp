@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <numbers>
 
-#include "model/dtype.h"
+#include "model/numerics/dtype.h"
 #include "oracle/precision_contract.h"
 #include "properties/shrinking_choice.h"
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "model/isa/rules.h"
 #include "solver/program_solver.h"
 
 namespace ncv::solver {
@@ -90,8 +91,8 @@ class Scopes {
 };
 
 // The copy of t in use where its placement is evaluated: the iteration count of its scope's
-// loop modulo bufs (Interp::copy_offset); nullopt for copy 0 (bufs 1, or the kernel body, whose
-// iteration count is always 0).
+// loop modulo bufs (Interpreter::copy_offset); nullopt for copy 0 (bufs 1, or the kernel body,
+// whose iteration count is always 0).
 std::optional<Expr> copy_in_use(const Tensor& t, const Scopes& scopes) {
   const Loop* l = scopes.at(t.scope).loop;
   if (t.bufs <= 1 || !l) return std::nullopt;
@@ -124,16 +125,17 @@ CapacityRule peak_rule(const std::string& mem, const Expr& peak, int64_t cap, co
 
 CapacityRule partition_rule(const Tensor& t, const Scopes& scopes, const HwConfig& hw) {
   CapacityRule r;
-  r.rule = "buffer partitions <= " + std::to_string(hw.partitions);
+  // Rule::buffer_partitions (model/isa/rules.h) as a capacity bound: rows <= partitions.
+  r.rule = rule_label(Rule::buffer_partitions, hw.partitions);
   r.subject = buffer_subject(t, scopes);
   r.tensor = t.name;
-  r.replay = CheckKind::partition_rule;
+  r.replay = rule_info(Rule::buffer_partitions).kind;
   r.bounds.push_back({t.shape.at(0), Expr(hw.partitions), "partitions of '" + t.name + "'",
                       hw.name + "'s partitions"});
   return r;
 }
 
-// Interp::enter_scope: 0 <= partition, partition + rows <= partitions, 0 <= offset and
+// Interpreter::enter_scope: 0 <= partition, partition + rows <= partitions, 0 <= offset and
 // offset + bytes <= capacity (which implies bytes <= capacity).
 CapacityRule placement_rule(const Tensor& t, const BufferPlacement& bp, const Scopes& scopes,
                             const HwConfig& hw) {

@@ -26,10 +26,10 @@
 #include <string>
 #include <vector>
 
-#include "model/allocator.h"
-#include "model/hw_config.h"
-#include "model/interpreter.h"
-#include "model/program.h"
+#include "model/hw/hw_config.h"
+#include "model/interp/interpreter.h"
+#include "model/ir/allocator.h"
+#include "model/ir/program.h"
 #include "solver/obligation.h"
 
 namespace ncv::solver {

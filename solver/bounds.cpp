@@ -1,6 +1,6 @@
 #include "solver/bounds.h"
 
-#include "model/text_form.h"
+#include "model/ir/printer.h"
 #include "solver/program_solver.h"
 
 namespace ncv::solver {

@@ -1,6 +1,6 @@
 // Index-bounds obligations (DESIGN.md §8, issue 7): every index an access touches lies inside its
 // tensor, for every param in the domain and every iteration of the enclosing loops. The rule is
-// the one Interp::resolve (model/interpreter_access.cpp) applies dynamically, dim by dim: with
+// the one Interpreter::resolve (model/interpreter_access.cpp) applies dynamically, dim by dim: with
 // last = start + (size - 1) * step, require start >= 0 and last < shape[dim]; an indirect dim
 // adds the declared offset range [lo, hi] to both; an access to a peer core's memory needs
 // 0 <= core < grid.
@@ -8,7 +8,7 @@
 
 #include <vector>
 
-#include "model/program.h"
+#include "model/ir/program.h"
 #include "solver/obligation.h"
 
 namespace ncv::solver {

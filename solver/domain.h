@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "model/program.h"
+#include "model/ir/program.h"
 #include "solver/z3_expr.h"
 
 namespace ncv::solver {

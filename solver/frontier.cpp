@@ -3,7 +3,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "model/allocator.h"
+#include "model/ir/allocator.h"
 #include "solver/allocation.h"
 #include "solver/domain.h"
 #include "solver/z3_context.h"

@@ -6,9 +6,9 @@
 #include <optional>
 #include <string>
 
-#include "model/hw_config.h"
-#include "model/interpreter.h"
-#include "model/program.h"
+#include "model/hw/hw_config.h"
+#include "model/interp/interpreter.h"
+#include "model/ir/program.h"
 
 namespace ncv::solver {
 

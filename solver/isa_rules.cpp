@@ -4,9 +4,11 @@
 #include <string>
 #include <utility>
 
-#include "model/allocator.h"
-#include "model/text_form.h"
+#include "model/ir/allocator.h"
+#include "model/ir/printer.h"
+#include "model/isa/rules.h"
 #include "solver/program_solver.h"
+#include "solver/z3_ops.h"
 
 namespace ncv::solver {
 
@@ -16,7 +18,7 @@ std::string num(int64_t v) {
   return std::to_string(v);
 }
 
-// What Interp::resolve computes for one access, as Z3 terms over params and loop variables.
+// What Interpreter::resolve computes for one access, as Z3 terms over params and loop variables.
 struct ViewTerms {
   const Access* access = nullptr;
   const Tensor* tensor = nullptr;
@@ -54,6 +56,7 @@ class IsaProver {
 
  private:
   z3::context& ctx() { return z_.ctx(); }
+  Z3Ops ops() { return Z3Ops{z_.ctx()}; }
 
   void instruction(const std::vector<const Loop*>& loops, const InstrStmt& s) {
     loops_ = &loops;
@@ -92,7 +95,7 @@ class IsaProver {
       v.start.push_back(z_.term(d.start));
       v.size.push_back(z_.term(d.size));
       v.last.push_back(v.start.back() + (v.size.back() - 1) * ctx().int_val(d.step));
-      v.sizes_positive = v.sizes_positive && v.size.back() >= 1;
+      v.sizes_positive = v.sizes_positive && access_size_ok(ops(), v.size.back());
     }
     // On chip the partition dim is view dim 0 (validate: perm[0] == 0); an HBM view's rows are
     // its first view dim, whichever tensor dim that is.
@@ -170,8 +173,8 @@ class IsaProver {
     out_.push_back(std::move(o));
   }
   void decide(Obligation o, const z3::expr& holds, const ProgramSolver::Explain& explain,
-              CheckKind kind) {
-    decide(std::move(o), holds, explain, {kind, false}, ctx().bool_val(true));
+              Rule rule) {
+    decide(std::move(o), holds, explain, {rule_info(rule).kind, false}, ctx().bool_val(true));
   }
 
   int64_t val(const z3::model& m, const z3::expr& e) { return z_.value(m, e); }
@@ -200,14 +203,14 @@ class IsaProver {
       }
       return std::string("a size is below 1");
     };
-    Obligation o = make("access sizes >= 1", &v);
+    Obligation o = make(std::string(rule_info(Rule::access_size).name), &v);
     // Only the tensor dims need to be positive (concrete_shape); the other accesses' sizes are
     // not assumed, since this obligation is what establishes them.
     z3::expr dims = ctx().bool_val(true);
     for (const Expr& e : v.tensor->shape) dims = dims && z_.term(e) >= 1;
     z3::expr saved = assumed_;
     assumed_ = dims;
-    decide(std::move(o), v.sizes_positive, explain, CheckKind::shape_rule);
+    decide(std::move(o), v.sizes_positive, explain, Rule::access_size);
     assumed_ = saved;
   }
 
@@ -216,17 +219,19 @@ class IsaProver {
   void indirect_rules(const Access& a, const std::string& role) {
     const ViewTerms v = view(a, role);
     const ViewTerms off = view(*a.indirect->offsets, "indirect offsets");
-    if (v.tensor->on_chip() && a.indirect->dim == 0) {
+    if (!indirect_dim_ok(v.tensor->on_chip(), a.indirect->dim)) {
       decide(
-          make("indirect dim is not the partition dim", &v), ctx().bool_val(false),
+          make(std::string(rule_info(Rule::indirect_not_partition).name), &v),
+          ctx().bool_val(false),
           [](const z3::model&) { return std::string("indirect offsets on the partition dim"); },
-          CheckKind::shape_rule);
+          Rule::indirect_not_partition);
     }
     auto explain = [this, v, off](const z3::model& m) {
       return "offsets view is " + shape_of(m, off) + ", needs [" + num(val(m, v.rows)) + ", 1]";
     };
-    decide(make("indirect offsets column [P,1]", &v, v.subject() + " with offsets " + off.text),
-           off.rows == v.rows && off.free == 1, explain, CheckKind::shape_rule);
+    decide(make(std::string(rule_info(Rule::indirect_offsets_column).name), &v,
+                v.subject() + " with offsets " + off.text),
+           column_ok(ops(), off.rows, off.free, v.rows), explain, Rule::indirect_offsets_column);
   }
 
   // compute_operand(): the partition range and free size of an on-chip operand.
@@ -238,32 +243,27 @@ class IsaProver {
     return v;
   }
 
-  // facts §2 "Partition constraints (all engines)": P > 64 starts at 0, 32 < P <= 64 at 0 or 64,
-  // P <= 32 at a multiple of 32 up to 96; never more partitions than the generation has.
+  // Rule::partition_start on the first partition and the partition count.
   void partition_rule(const ViewTerms& v) {
     const z3::expr s = partition_begin(v).simplify();
-    const z3::expr& P = v.rows;
-    const z3::expr ok =
-        z3::ite(P > 64, s == 0,
-                z3::ite(P > 32, s == 0 || s == 64, z3::mod(s, 32) == 0 && s <= 96)) &&
-        P <= ctx().int_val(hw_.partitions);
+    const z3::expr ok = partition_start_ok(ops(), s, v.rows, hw_);
     auto explain = [this, v, s](const z3::model& m) {
       return num(val(m, v.rows)) + " partitions starting at partition " + num(val(m, s)) +
              " (P > 64 needs start 0, P <= 64 start 0 or 64, P <= 32 a multiple of 32; at most " +
              num(hw_.partitions) + " partitions)";
     };
-    decide(make("partition start alignment", &v), ok, explain, CheckKind::partition_rule);
+    decide(make(std::string(rule_info(Rule::partition_start).name), &v), ok, explain,
+           Rule::partition_start);
   }
 
-  // facts §2: elements per partition of an engine operand <= 64K (SBUF), 4K (PSUM).
+  // Rule::free_size: elements per partition of an engine operand.
   void free_limit_rule(const ViewTerms& v) {
-    const bool sbuf = v.tensor->memory == Memory::SBUF;
-    const int64_t limit = sbuf ? hw_.free_max_sbuf_elems : hw_.free_max_psum_elems;
+    const int64_t limit = free_size_limit(v.tensor->memory, hw_);
     auto explain = [this, v, limit](const z3::model& m) {
       return num(val(m, v.free)) + " elements per partition > " + num(limit);
     };
-    decide(make("free size <= " + num(limit) + (sbuf ? " (SBUF)" : " (PSUM)"), &v),
-           v.free <= ctx().int_val(limit), explain, CheckKind::shape_rule);
+    decide(make(free_size_label(v.tensor->memory, hw_), &v), within_limit(ops(), v.free, limit),
+           explain, Rule::free_size);
   }
 
   // check_psum_bank(): the bytes a PSUM view covers in each partition lie in one bank. With
@@ -281,14 +281,14 @@ class IsaProver {
     // Named copies, not a structured binding: clang-14 (the fuzz build) cannot capture those.
     const std::pair<z3::expr, z3::expr> range = byte_range(v, copy);
     const z3::expr begin = range.first, end = range.second;
-    const z3::expr bank = ctx().int_val(hw_.psum_bank_bytes);
     auto explain = [this, begin, end](const z3::model& m) {
       return "bytes [" + num(val(m, begin)) + ", " + num(val(m, end)) +
              ") of each partition cross a " + num(hw_.psum_bank_bytes) + "-byte bank boundary";
     };
     // Run-time offsets may stay inside one bank where the declared range would not.
-    decide(make("PSUM tile inside one bank", &v), begin / bank == (end - 1) / bank, explain,
-           {CheckKind::psum_bank, v.access->indirect.has_value()}, copy_ok);
+    decide(make(std::string(rule_info(Rule::psum_bank).name), &v),
+           psum_bank_ok(ops(), begin, end, hw_), explain,
+           {rule_info(Rule::psum_bank).kind, v.access->indirect.has_value()}, copy_ok);
     z_.leave_loops();
     z_.enter_loops(*loops_);
   }
@@ -299,8 +299,8 @@ class IsaProver {
       return "'" + a.tensor->name + "' is " + shape_of(m, a) + " but '" + b.tensor->name + "' is " +
              shape_of(m, b);
     };
-    decide(make("operand shapes match (" + what + ")", &a, a.subject() + " vs " + b.subject()),
-           a.rows == b.rows && a.free == b.free, explain, CheckKind::shape_rule);
+    decide(make(same_shape_label(what), &a, a.subject() + " vs " + b.subject()),
+           shape_is(ops(), a.rows, a.free, b.rows, b.free), explain, Rule::same_shape);
   }
 
   // column_shape(): a per-partition scalar operand is [rows, 1].
@@ -309,8 +309,8 @@ class IsaProver {
       return "'" + col.tensor->name + "' is " + shape_of(m, col) + "; needs [" + num(val(m, rows)) +
              ", 1]";
     };
-    decide(make("per-partition column [P,1]", &col), col.rows == rows && col.free == 1, explain,
-           CheckKind::shape_rule);
+    decide(make(std::string(rule_info(Rule::column_operand).name), &col),
+           column_ok(ops(), col.rows, col.free, rows), explain, Rule::column_operand);
   }
 
   void column_operand(const Operand& o, const std::string& role, const z3::expr& rows) {
@@ -319,10 +319,10 @@ class IsaProver {
 
   // A rule of the generation that no param changes (engine_rule): refuted at the first reachable
   // instance when the generation lacks the feature.
-  void generation_rule(const std::string& rule, bool ok, const std::string& why) {
+  void generation_rule(Rule rule, bool ok, const std::string& why) {
     decide(
-        make(rule, nullptr), ctx().bool_val(ok), [why](const z3::model&) { return why; },
-        CheckKind::engine_rule);
+        make(std::string(rule_info(rule).name), nullptr), ctx().bool_val(ok),
+        [why](const z3::model&) { return why; }, rule);
   }
 
   // --- rules of each instruction, in the interpreter's order ------------------------------------
@@ -333,12 +333,14 @@ class IsaProver {
       return num(val(m, src.rows * src.free)) + " elements from '" + src.tensor->name + "' into " +
              num(val(m, dst.rows * dst.free)) + " elements of '" + dst.tensor->name + "'";
     };
-    decide(make("dma element counts match", &dst, src.subject() + " -> " + dst.subject()),
-           src.rows * src.free == dst.rows * dst.free, explain, CheckKind::shape_rule);
+    decide(make(std::string(rule_info(Rule::dma_element_counts).name), &dst,
+                src.subject() + " -> " + dst.subject()),
+           dma_counts_ok(ops(), src.rows * src.free, dst.rows * dst.free), explain,
+           Rule::dma_element_counts);
   }
 
-  // facts §2 Tensor Engine: K <= 128, M (stationary free) <= 128, N (moving free) <= 512 (4096
-  // on trn3); the PSUM bank rule applies where N is bounded by one bank.
+  // The Tensor engine's limits; the PSUM bank rule applies where the destination lies in one
+  // bank.
   void rules(const Matmul& i) {
     const ViewTerms st = operand(i.stationary, "stationary");
     const ViewTerms mv = operand(i.moving, "moving");
@@ -348,50 +350,51 @@ class IsaProver {
       return "stationary has " + num(val(m, st.rows)) + " partitions, moving has " +
              num(val(m, mv.rows));
     };
-    decide(make("matmul K matches", &mv, st.subject() + " vs " + mv.subject()), mv.rows == K,
-           explain_k, CheckKind::shape_rule);
-    limit_rule("matmul K <= " + num(hw_.matmul_max_k), st, K, hw_.matmul_max_k, "K");
-    limit_rule("matmul M <= " + num(hw_.matmul_max_m), st, M, hw_.matmul_max_m, "M");
-    limit_rule("matmul N <= " + num(hw_.matmul_max_n), mv, N, hw_.matmul_max_n, "N");
+    decide(make(std::string(rule_info(Rule::matmul_contraction).name), &mv,
+                st.subject() + " vs " + mv.subject()),
+           matmul_contraction_ok(ops(), K, mv.rows), explain_k, Rule::matmul_contraction);
+    limit_rule(Rule::matmul_k, st, K, hw_.matmul_max_k, "K");
+    limit_rule(Rule::matmul_m, st, M, hw_.matmul_max_m, "M");
+    limit_rule(Rule::matmul_n, mv, N, hw_.matmul_max_n, "N");
     auto explain_dst = [this, dst, M, N](const z3::model& m) {
       return "[M, N] = [" + num(val(m, M)) + ", " + num(val(m, N)) + "] but '" + dst.tensor->name +
              "' is " + shape_of(m, dst);
     };
-    decide(make("matmul destination is [M, N]", &dst), dst.rows == M && dst.free == N, explain_dst,
-           CheckKind::shape_rule);
-    if (hw_.matmul_max_n <= 512) psum_bank_rule(dst);
+    decide(make(std::string(rule_info(Rule::matmul_dst_shape).name), &dst),
+           shape_is(ops(), dst.rows, dst.free, M, N), explain_dst, Rule::matmul_dst_shape);
+    if (matmul_dst_in_one_bank(hw_)) psum_bank_rule(dst);
     if (p_.tensor(i.dst.tensor).dtype == DType::bf16) {
-      generation_rule("matmul into bf16 PSUM", hw_.psum_bf16_matmul_dst,
+      generation_rule(Rule::matmul_bf16_psum,
+                      matmul_dst_dtype_ok(p_.tensor(i.dst.tensor).dtype, hw_),
                       hw_.name + " accumulates to fp32 PSUM only (bf16 needs trn3)");
     }
   }
 
-  void limit_rule(const std::string& rule, const ViewTerms& v, const z3::expr& x, int64_t limit,
+  void limit_rule(Rule rule, const ViewTerms& v, const z3::expr& x, int64_t limit,
                   const std::string& name) {
     auto explain = [this, x, limit, name](const z3::model& m) {
       return name + "=" + num(val(m, x)) + " > " + num(limit);
     };
-    decide(make(rule, &v), x <= ctx().int_val(limit), explain, CheckKind::shape_rule);
+    decide(make(rule_label(rule, limit), &v), within_limit(ops(), x, limit), explain, rule);
   }
 
-  // Tensor engine: up to 128x128 via the identity matmul, into one PSUM bank; vector engine:
-  // 32x32 blocks (facts §3 nc_transpose).
+  // Tensor engine: via the identity matmul, into one PSUM bank; vector engine: 32x32 blocks.
   void rules(const Transpose& i) {
     const ViewTerms src = operand(i.src, "source");
     const ViewTerms dst = operand(i.dst, "destination");
-    const int64_t lim = i.engine == Engine::Tensor ? 128 : hw_.vector_transpose_max;
+    const int64_t lim = transpose_limit(i.engine, hw_);
     auto explain = [this, src, lim](const z3::model& m) {
       return "transpose of " + shape_of(m, src) + " exceeds " + num(lim) + "x" + num(lim);
     };
-    const z3::expr l = ctx().int_val(lim);
-    decide(make("transpose size <= " + num(lim) + "x" + num(lim), &src),
-           src.rows <= l && src.free <= l, explain, CheckKind::shape_rule);
+    decide(make(rule_label(Rule::transpose_size, lim), &src),
+           transpose_size_ok(ops(), src.rows, src.free, lim), explain, Rule::transpose_size);
     auto explain_dst = [this, src, dst](const z3::model& m) {
       return "transpose of " + shape_of(m, src) + " writes [" + num(val(m, src.free)) + ", " +
              num(val(m, src.rows)) + "] but '" + dst.tensor->name + "' is " + shape_of(m, dst);
     };
-    decide(make("transpose destination is [F, P]", &dst),
-           dst.rows == src.free && dst.free == src.rows, explain_dst, CheckKind::shape_rule);
+    decide(make(std::string(rule_info(Rule::transpose_dst_shape).name), &dst),
+           shape_is(ops(), dst.rows, dst.free, src.free, src.rows), explain_dst,
+           Rule::transpose_dst_shape);
     if (i.engine == Engine::Tensor) psum_bank_rule(dst);
   }
 
@@ -416,8 +419,8 @@ class IsaProver {
       return "reduction of " + shape_of(m, src) + " writes [" + num(val(m, src.rows)) + ", " +
              num(val(m, kept)) + "] but '" + dst.tensor->name + "' is " + shape_of(m, dst);
     };
-    decide(make("tensor_reduce destination is [P, kept]", &dst),
-           dst.rows == src.rows && dst.free == kept, explain, CheckKind::shape_rule);
+    decide(make(std::string(rule_info(Rule::reduce_dst_shape).name), &dst),
+           shape_is(ops(), dst.rows, dst.free, src.rows, kept), explain, Rule::reduce_dst_shape);
   }
 
   void rules(const TensorScalar& i) {
@@ -446,7 +449,7 @@ class IsaProver {
 
   void rules(const TensorCopy& i) {
     if (i.engine == Engine::Scalar) {
-      generation_rule("tensor_copy on the scalar engine", hw_.scalar_tensor_copy,
+      generation_rule(Rule::scalar_tensor_copy, tensor_copy_engine_ok(i.engine, hw_),
                       hw_.name + " has no scalar-engine tensor_copy (trn2 or later)");
     }
     const ViewTerms src = operand(i.src, "source");
@@ -480,24 +483,19 @@ class IsaProver {
     same_shape_rule(operand(i.dst, "destination"), src, "reciprocal");
   }
 
-  // facts §3: the pattern value offset + p * channel_multiplier + sum_k steps[k] * i_k is
-  // computed in int32, so its largest magnitude over the view must fit (the bound the
-  // interpreter uses: |offset| + |cm| (rows - 1) + sum |steps[k]| (sizes[k] - 1)). The step
-  // count matches the free dims by validation.
+  // Rule::affine_pattern_int32: the pattern's largest magnitude over the view fits int32. The
+  // step count matches the free dims by validation.
   void affine_pattern_rule(const ViewTerms& dst, const Expr& offset, int64_t cm,
                            const std::vector<int64_t>& steps) {
-    const z3::expr off = z_.term(offset);
-    z3::expr m = z3::ite(off < 0, -off, off) + ctx().int_val(cm < 0 ? -cm : cm) * (dst.rows - 1);
-    for (size_t k = 0; k < steps.size() && k < dst.free_sizes.size(); ++k) {
-      const int64_t s = steps[k] < 0 ? -steps[k] : steps[k];
-      m = m + ctx().int_val(s) * (dst.free_sizes[k] - 1);
-    }
-    m = m.simplify();
+    const z3::expr m =
+        affine_pattern_magnitude(ops(), z_.term(offset), cm, dst.rows, dst.free_sizes.data(),
+                                 dst.free_sizes.size(), steps.data(), steps.size())
+            .simplify();
     auto explain = [this, m](const z3::model& mdl) {
       return "pattern values reach magnitude " + num(val(mdl, m)) + " > 2147483647";
     };
-    decide(make("affine pattern fits int32", &dst), m <= ctx().int_val(INT32_MAX), explain,
-           CheckKind::shape_rule);
+    decide(make(std::string(rule_info(Rule::affine_pattern_int32).name), &dst),
+           affine_pattern_ok(ops(), m), explain, Rule::affine_pattern_int32);
   }
 
   const Program& p_;

@@ -4,9 +4,9 @@
 // (engine/memory and dtype legality) are checked when the Program is built (model/validate.cpp)
 // and are not repeated here.
 //
-// The view quantities mirror Interp::resolve: rows = size of dim 0 on chip (of view dim 0, i.e.
-// tensor dim perm[0], in HBM), free elements = the product of the other view dims' sizes, first
-// partition = the allocator's placement partition + start[0], PSUM bytes [begin, end) of each
+// The view quantities mirror Interpreter::resolve: rows = size of dim 0 on chip (of view dim 0,
+// i.e. tensor dim perm[0], in HBM), free elements = the product of the other view dims' sizes,
+// first partition = the allocator's placement partition + start[0], PSUM bytes [begin, end) of each
 // partition = copy offset + sum over dims d >= 1 of start[d] (last[d]) * row-major byte stride
 // (+ the element size for end). The rules, with the CheckKind their counterexamples replay as:
 //   - every access: "access sizes >= 1" (symbolic sizes only; constant ones are static) and, for
@@ -40,7 +40,7 @@
 
 #include <vector>
 
-#include "model/program.h"
+#include "model/ir/program.h"
 #include "solver/obligation.h"
 
 namespace ncv::solver {

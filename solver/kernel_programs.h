@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "kernels/variant.h"
-#include "model/program.h"
+#include "model/ir/program.h"
 
 namespace ncv::solver {
 

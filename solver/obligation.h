@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "model/hw_config.h"
+#include "model/hw/hw_config.h"
 #include "solver/verdict.h"
 
 namespace ncv::solver {

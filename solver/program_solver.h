@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "model/dynamic_error.h"
-#include "model/program.h"
+#include "model/interp/dynamic_error.h"
+#include "model/ir/program.h"
 #include "solver/obligation.h"
 #include "solver/z3_expr.h"
 

@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "model/program.h"
+#include "model/ir/program.h"
 #include "solver/obligation.h"
 
 namespace ncv::solver {

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "model/interpreter.h"
+#include "model/interp/interpreter.h"
 
 namespace ncv::solver {
 

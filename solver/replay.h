@@ -2,9 +2,9 @@
 // and the interpreter must raise the same error).
 #pragma once
 
-#include "model/dynamic_error.h"
-#include "model/hw_config.h"
-#include "model/program.h"
+#include "model/hw/hw_config.h"
+#include "model/interp/dynamic_error.h"
+#include "model/ir/program.h"
 #include "solver/verdict.h"
 
 namespace ncv::solver {

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "model/interpreter.h"
+#include "model/interp/interpreter.h"
 
 namespace ncv::solver {
 

@@ -7,7 +7,7 @@
 
 #include <unordered_map>
 
-#include "model/expr.h"
+#include "model/ir/expr.h"
 
 namespace ncv::solver {
 

@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "model/hw_config.h"
-#include "model/interpreter.h"
+#include "model/hw/hw_config.h"
+#include "model/interp/interpreter.h"
 
 namespace CLI {
 class App;

@@ -11,9 +11,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "model/chrome_trace.h"
-#include "model/interpreter.h"
-#include "model/profile.h"
+#include "model/interp/interpreter.h"
+#include "model/timing/chrome_trace.h"
+#include "model/timing/profile.h"
 #include "tools/commands.h"
 #include "tools/kernel_source.h"
 

@@ -16,8 +16,8 @@
 #include <nlohmann/json.hpp>
 
 #include "kernels/registry.h"
-#include "model/interpreter.h"
-#include "model/timing.h"
+#include "model/interp/interpreter.h"
+#include "model/timing/timing.h"
 #include "tools/commands.h"
 
 namespace ncv::cli {

@@ -4,7 +4,7 @@
 #include <iostream>
 #include <memory>
 
-#include "model/text_form.h"
+#include "model/ir/printer.h"
 #include "tools/commands.h"
 #include "tools/kernel_source.h"
 

@@ -5,9 +5,8 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "model/builder.h"
-#include "model/interpreter.h"
-#include "model/text_form.h"
+#include "model/interp/interpreter.h"
+#include "model/ir/builder.h"
 #include "tools/commands.h"
 #include "tools/kernel_source.h"
 #include "tools/output_summary.h"

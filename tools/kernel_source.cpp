@@ -4,8 +4,8 @@
 #include <filesystem>
 
 #include "kernels/registry.h"
-#include "model/builder.h"
-#include "model/text_form.h"
+#include "model/ir/builder.h"
+#include "model/nkir/parse.h"
 #include "properties/bug_catalogue.h"
 #include "tools/cli_common.h"
 

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "kernels/variant.h"
-#include "model/interpreter.h"
-#include "model/program.h"
+#include "model/interp/interpreter.h"
+#include "model/ir/program.h"
 
 namespace ncv::cli {
 

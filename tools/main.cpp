@@ -5,10 +5,10 @@
 #include <exception>
 #include <iostream>
 
-#include "model/builder.h"
-#include "model/dynamic_error.h"
-#include "model/interpreter.h"
-#include "model/text_form.h"
+#include "model/interp/dynamic_error.h"
+#include "model/interp/interpreter.h"
+#include "model/ir/builder.h"
+#include "model/nkir/parse.h"
 #include "tools/commands.h"
 
 namespace {

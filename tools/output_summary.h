@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "model/host_tensor.h"
+#include "model/interp/host_tensor.h"
 
 namespace ncv::cli {
 

@@ -22,7 +22,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "model/dtype.h"
+#include "model/numerics/dtype.h"
 
 namespace ncv::fuzz::dtype_ref {
 

@@ -8,9 +8,9 @@
 #include <string_view>
 
 #include "fuzz/support/byte_reader.h"
-#include "model/builder.h"
-#include "model/hw_config.h"
-#include "model/text_form.h"
+#include "model/hw/hw_config.h"
+#include "model/ir/builder.h"
+#include "model/nkir/parse.h"
 
 namespace ncv::fuzz {
 namespace {

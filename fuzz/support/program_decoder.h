@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "model/interpreter.h"
-#include "model/program.h"
+#include "model/interp/interpreter.h"
+#include "model/ir/program.h"
 
 namespace ncv::fuzz {
 

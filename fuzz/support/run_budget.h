@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "model/interpreter.h"
-#include "model/trace.h"
+#include "model/interp/interpreter.h"
+#include "model/interp/trace.h"
 
 namespace ncv::fuzz {
 
@@ -18,8 +18,9 @@ inline uint64_t element_work(const Trace& t) {
   uint64_t w = 0;
   for (const TraceEvent& e : t.events) {
     const uint64_t elems = uint64_t{e.partitions} * static_cast<uint64_t>(e.free_elems);
-    w += e.engine == Engine::Tensor ? elems * static_cast<uint64_t>(std::max<int64_t>(e.aux, 1))
-                                    : elems;
+    w += e.engine == Engine::Tensor
+             ? elems * static_cast<uint64_t>(std::max<int64_t>(e.stationary_cols, 1))
+             : elems;
   }
   return w;
 }

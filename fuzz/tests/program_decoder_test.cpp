@@ -8,8 +8,8 @@
 #include <random>
 #include <vector>
 
-#include "model/dtype.h"
-#include "model/hw_config.h"
+#include "model/hw/hw_config.h"
+#include "model/numerics/dtype.h"
 #include "solver/allocation.h"
 
 namespace ncv::fuzz {

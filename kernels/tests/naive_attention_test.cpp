@@ -11,9 +11,10 @@
 
 #include "kernels/check.h"
 #include "kernels/families.h"
-#include "model/dynamic_error.h"
-#include "model/interpreter.h"
-#include "model/text_form.h"
+#include "model/interp/dynamic_error.h"
+#include "model/interp/interpreter.h"
+#include "model/ir/printer.h"
+#include "model/nkir/parse.h"
 #include "oracle/contract_reference.h"
 #include "oracle/input_distributions.h"
 

@@ -10,7 +10,8 @@
 #include <set>
 
 #include "kernels/check.h"
-#include "model/text_form.h"
+#include "model/ir/printer.h"
+#include "model/nkir/parse.h"
 
 namespace ncv::kernels {
 namespace {

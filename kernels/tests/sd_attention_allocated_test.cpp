@@ -9,9 +9,10 @@
 #include "kernels/check.h"
 #include "kernels/families.h"
 #include "kernels/layout.h"
-#include "model/builder.h"
-#include "model/interpreter.h"
-#include "model/text_form.h"
+#include "model/interp/interpreter.h"
+#include "model/ir/builder.h"
+#include "model/ir/printer.h"
+#include "model/nkir/parse.h"
 #include "oracle/fast_oracle.h"
 
 namespace ncv::kernels {

@@ -12,10 +12,11 @@
 
 #include "kernels/check.h"
 #include "kernels/families.h"
-#include "model/allocator.h"
-#include "model/builder.h"
-#include "model/interpreter.h"
-#include "model/text_form.h"
+#include "model/interp/interpreter.h"
+#include "model/ir/allocator.h"
+#include "model/ir/builder.h"
+#include "model/ir/printer.h"
+#include "model/nkir/parse.h"
 
 namespace ncv::kernels {
 namespace {

@@ -15,7 +15,8 @@
 
 #include "kernels/check.h"
 #include "kernels/registry.h"
-#include "model/text_form.h"
+#include "model/ir/printer.h"
+#include "model/nkir/parse.h"
 #include "properties/program_edit.h"
 
 namespace ncv::props {

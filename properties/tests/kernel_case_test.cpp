@@ -7,7 +7,7 @@
 
 #include <cmath>
 
-#include "model/dtype.h"
+#include "model/numerics/dtype.h"
 #include "oracle/precision_contract.h"
 #include "properties/shrinking_choice.h"
 

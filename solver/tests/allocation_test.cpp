@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "kernels/registry.h"
-#include "model/builder.h"
+#include "model/ir/builder.h"
 #include "solver/frontier.h"
 #include "solver/kernel_programs.h"
 #include "solver/tests/fermat_placement.h"

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "kernels/registry.h"
-#include "model/builder.h"
+#include "model/ir/builder.h"
 #include "solver/kernel_programs.h"
 
 namespace ncv::solver {

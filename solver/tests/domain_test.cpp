@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "kernels/registry.h"
-#include "model/builder.h"
-#include "model/interpreter.h"
+#include "model/interp/interpreter.h"
+#include "model/ir/builder.h"
 
 namespace ncv::solver {
 namespace {

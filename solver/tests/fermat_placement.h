@@ -3,7 +3,7 @@
 // that an undecided query is reported unknown, never proved and never a guessed frontier.
 #pragma once
 
-#include "model/builder.h"
+#include "model/ir/builder.h"
 
 namespace ncv::solver::testing {
 

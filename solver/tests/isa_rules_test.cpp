@@ -11,7 +11,7 @@
 #include <map>
 
 #include "kernels/registry.h"
-#include "model/builder.h"
+#include "model/ir/builder.h"
 #include "solver/kernel_programs.h"
 
 namespace ncv::solver {

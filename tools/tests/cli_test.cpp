@@ -12,7 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "model/text_form.h"
+#include "model/ir/printer.h"
+#include "model/nkir/parse.h"
 #include "tools/tests/cli_test_support.h"
 
 namespace {

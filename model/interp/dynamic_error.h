@@ -1,0 +1,31 @@
+// Typed failures of the interpreter's always-on dynamic checks (DESIGN.md §3). Each names the
+// kernel, the instruction (text form), the loop indices and the parameter values.
+#pragma once
+
+#include <cstdint>
+#include <exception>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "model/isa/check_kind.h"
+
+namespace ncv::inline interp {
+
+struct DynamicError : std::exception {
+  CheckKind kind = CheckKind::out_of_bounds;
+  std::string kernel;
+  int64_t instruction = -1;  // InstrStmt id, -1 when not tied to one instruction
+  std::string instruction_text;
+  int core = 0;
+  std::vector<std::pair<std::string, int64_t>> loop_indices;  // outermost first
+  std::vector<std::pair<std::string, int64_t>> params;
+  std::string detail;
+  std::string message;  // the full one-paragraph message built from the fields above
+
+  void build_message();
+  const char* what() const noexcept override { return message.c_str(); }
+};
+
+}  // namespace ncv::inline interp

@@ -1,0 +1,152 @@
+// Internal to the interpreter: the Interpreter that runs one Program, and the machine state it
+// walks. Its jobs live in separate files: interpreter.cpp (a run from params to RunResult:
+// prepare, walk, check that outputs were written, turn a failure into a DynamicError), walk.cpp
+// (stepping the lockstep cores through loops and scopes), resolve.cpp (symbolic accesses to
+// concrete views and physical regions, with the bounds checks), operand_rules.cpp (the ISA rules
+// of each instance, model/isa/rules.h), exec.cpp (each instruction's execution). The shadow
+// checks (shadow_checks.h) and the trace (trace_recorder.h) are units of their own.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/interp/host_memory.h"
+#include "model/interp/interpreter.h"
+#include "model/interp/resolved.h"
+#include "model/interp/shadow_checks.h"
+#include "model/interp/trace_recorder.h"
+#include "model/ir/allocator.h"
+#include "model/isa/rules.h"
+
+namespace ncv::inline interp {
+
+// "[rows, free elements]" of a resolved view, for messages.
+std::string shape_str(const Resolved& r);
+
+// One core's on-chip memory: physical byte arrays laid out partition-major.
+struct CoreState {
+  HostMemory sbuf, psum;
+  std::vector<float> act_regs;  // Scalar-engine accumulator registers, one per partition
+  Env env;
+  std::vector<int64_t> scope_iteration;  // iteration index of each open scope's loop
+};
+
+class Interpreter {
+ public:
+  Interpreter(const Program& p, const ParamValues& params,
+              const std::map<std::string, HostTensor>& inputs, const RunOptions& opts);
+  RunResult run();
+
+ private:
+  // --- a run (interpreter.cpp)
+  void prepare();
+  void setup_memory();
+  void load_inputs();
+  void walk();
+  void check_outputs_written();
+  DynamicError to_error(CheckKind kind, std::string detail) const;
+  void collect_outputs();
+
+  // --- walking (walk.cpp): each core is positioned at its next instruction instance; cores step
+  // in lockstep, one instance each in core order.
+  struct Frame {
+    const std::vector<Stmt>* body = nullptr;
+    size_t next = 0;
+    const Loop* loop = nullptr;  // null for the kernel body
+    int64_t value = 0, stop = 0, iteration = 0;
+    SymbolId var = 0;  // the loop variable, interned once per loop entry (interning locks)
+    // Serial of the innermost affine-loop iteration in effect in this body (0: none), and, for
+    // an affine loop's frame, its loop instance and the serial in effect around it.
+    uint32_t serial = 0, instance = 0, outer_serial = 0;
+  };
+  const InstrStmt* advance(int core);
+  void count_step();
+  void enter_scope(int core, ScopeId scope);
+  void exit_scope(int core, const std::vector<Stmt>& body);
+  int64_t copy_offset(int core, const BufferPlacement& bp, const Tensor& t);
+  // The affine-loop iteration the executing core is in (0: none).
+  uint32_t current_serial() const { return frames_[current_core_].back().serial; }
+
+  // --- access resolution (resolve.cpp)
+  using Dims = std::array<int64_t, 1 + kMaxFreeDims>;
+  struct DimRanges {
+    Dims start{}, size{}, lo{}, hi{};  // per tensor dim: first index, size, least/greatest index
+  };
+  Resolved resolve(int core, const Access& a, const char* role);
+  int resolve_core(int core, const Access& a, const Tensor& t, const char* role);
+  DimRanges resolve_dims(int core, const Access& a, const Tensor& t, const char* role);
+  void place_view(Resolved& r, const Access& a, const DimRanges& d, const char* role);
+  void resolve_indirect(Resolved& r, int core, const Access& a, const DimRanges& d,
+                        const char* role);
+  void byte_runs(Resolved& r, const Access& a, const DimRanges& d);
+
+  // --- shadow checks and writes of value runs
+  void check_read(const Resolved& r, const char* role, bool carried = true);
+  void mark_written(const Resolved& r);
+
+  // --- the ISA rules of one instance (operand_rules.cpp)
+  Resolved compute_operand(int core, const Access& a, const char* role, bool is_read,
+                           bool carried = true);
+  void check_partition_rule(const Resolved& r, const char* role);
+  void check_free_limit(const Resolved& r, const char* role);
+  void check_psum_bank(const Resolved& r, const char* role);
+  void same_shape(const Resolved& a, const Resolved& b, const char* what);
+  void column_shape(const Resolved& col, int64_t rows, const char* what);
+  // Evaluates an affine_select/iota offset and checks the pattern against dst's view.
+  int64_t affine_pattern_offset(int core, const Expr& offset, int64_t channel_multiplier,
+                                const std::vector<int64_t>& steps, const Resolved& dst,
+                                const char* op);
+  [[noreturn]] void fail(CheckKind k, std::string detail);
+  [[noreturn]] void fail(Rule r, std::string detail) { fail(rule_info(r).kind, std::move(detail)); }
+
+  // --- instructions (exec.cpp)
+  void execute(int core, const InstrStmt& s);
+  void exec(int core, const DmaCopy& i);
+  void exec(int core, const Matmul& i);
+  void exec(int core, const Transpose& i);
+  void exec(int core, const Activation& i);
+  void exec(int core, const TensorReduce& i);
+  void exec(int core, const TensorScalar& i);
+  void exec(int core, const TensorTensor& i);
+  void exec(int core, const TensorScalarReduce& i);
+  void exec(int core, const TensorCopy& i);
+  void exec(int core, const TensorCopyPredicated& i);
+  void exec(int core, const AffineSelect& i);
+  void exec(int core, const Iota& i);
+  void exec(int core, const Memset& i);
+  void exec(int core, const Reciprocal& i);
+  void record(int core, Engine engine, const std::vector<const Resolved*>& reads,
+              const std::vector<const Resolved*>& writes, const EventSizes& sizes) {
+    trace_.record(*current_, core, engine, reads, writes, sizes);
+  }
+
+  const Program& p_;
+  const ParamValues& params_;
+  Env param_env_;  // params_ bound (prepare() builds it once after checking them)
+  const std::map<std::string, HostTensor>& inputs_;
+  RunOptions opts_;
+  const HwConfig& hw_;
+  Allocation alloc_;
+  int64_t grid_ = 1;
+  int64_t sbuf_stride_ = 0, psum_stride_ = 0;  // bytes per partition in the arrays
+  std::vector<CoreState> cores_;
+  std::vector<std::vector<uint8_t>> hbm_;  // bytes of each HBM tensor by TensorId (value runs)
+  std::optional<ShadowTracker> shadows_;   // value runs only
+  TraceRecorder trace_;
+  std::vector<std::vector<TensorId>> scope_buffers_;  // buffers declared in each scope
+  std::vector<uint8_t> live_;                         // per core x tensor: buffer lifetime is open
+  RunResult result_;
+  // Context of the instance being executed, for error messages.
+  const InstrStmt* current_ = nullptr;
+  int current_core_ = 0;
+  std::vector<std::vector<Frame>> frames_;      // per core
+  std::vector<std::vector<int64_t>> shapes_;    // concrete shape per tensor
+  std::vector<std::vector<int64_t>> estrides_;  // element strides per tensor dim
+  int64_t steps_ = 0;
+};
+
+}  // namespace ncv::inline interp

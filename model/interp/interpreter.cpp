@@ -1,0 +1,316 @@
+// A run of one Program, from params and inputs to RunResult: prepare (params, shapes,
+// allocation, memory, inputs), walk (the lockstep cores, walk.cpp), check that every output
+// element was written, and turn the first failed check into a DynamicError.
+#include <algorithm>
+#include <cstring>
+
+#include "model/interp/interp.h"
+#include "model/ir/printer.h"
+
+namespace ncv::inline interp {
+
+namespace {
+
+// a * b for a size of the named tensor (the message is built only on overflow).
+int64_t mul_checked(int64_t a, int64_t b, const std::string& tensor) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) {
+    throw InputError("tensor '" + tensor + "' overflows 64-bit sizes");
+  }
+  return r;
+}
+
+Env param_env(const ParamValues& params) {
+  Env env;
+  for (const auto& [name, value] : params) env.set(name, value);
+  return env;
+}
+
+// Bytes of every HBM tensor (0 for buffers), by TensorId.
+std::vector<int64_t> hbm_sizes(const Program& p, const std::vector<std::vector<int64_t>>& shapes) {
+  std::vector<int64_t> out(p.tensors.size(), 0);
+  for (const Tensor& t : p.tensors) {
+    if (t.on_chip()) continue;
+    int64_t n = static_cast<int64_t>(dtype_size(t.dtype));
+    for (int64_t d : shapes[t.id]) n = mul_checked(n, d, t.name);
+    out[t.id] = n;
+  }
+  return out;
+}
+
+int64_t total_bytes(const std::vector<int64_t>& sizes) {
+  int64_t total = 0;
+  for (int64_t n : sizes) {
+    if (__builtin_add_overflow(total, n, &total)) throw InputError("HBM size overflows");
+  }
+  return total;
+}
+
+}  // namespace
+
+int64_t hbm_bytes(const Program& p, const ParamValues& params) {
+  return total_bytes(hbm_sizes(p, concrete_shapes(p, params)));
+}
+
+RunResult run_program(const Program& p, const ParamValues& params,
+                      const std::map<std::string, HostTensor>& inputs, const RunOptions& options) {
+  return Interpreter(p, params, inputs, options).run();
+}
+
+Interpreter::Interpreter(const Program& p, const ParamValues& params,
+                         const std::map<std::string, HostTensor>& inputs, const RunOptions& opts)
+    : p_(p),
+      params_(params),
+      inputs_(inputs),
+      opts_(opts),
+      hw_(opts.hw ? *opts.hw : hw_config_trn1()),
+      trace_(opts.record_trace) {}
+
+void Interpreter::fail(CheckKind k, std::string detail) {
+  throw CheckFailure{k, std::move(detail)};
+}
+
+RunResult Interpreter::run() {
+  prepare();
+  try {
+    setup_memory();
+    load_inputs();
+    walk();
+    current_ = nullptr;
+    check_outputs_written();
+  } catch (const CheckFailure& f) {
+    result_.error = to_error(f.kind, f.detail);
+  } catch (const EvalError& ev) {
+    // An index expression overflowed int64 for these params.
+    DynamicError e;
+    e.kind = CheckKind::out_of_bounds;
+    e.kernel = p_.name;
+    e.detail = "index arithmetic overflow: " + ev.message;
+    if (current_) e.instruction = current_->id;
+    e.build_message();
+    result_.error = std::move(e);
+  }
+  if (opts_.compute_values && !result_.error) collect_outputs();
+  result_.trace = trace_.take();
+  return std::move(result_);
+}
+
+// Params, the grid, concrete shapes and strides, the allocation and the buffers of each scope.
+// Throws InputError (bad params, absurd sizes): nothing has run yet.
+void Interpreter::prepare() {
+  check_params(p_, params_);
+  if (p_.tensors.size() >= 65535) throw InputError("more than 65534 tensors in one kernel");
+  param_env_ = param_env(params_);
+  try {
+    grid_ = eval(p_.grid, param_env_);
+  } catch (const EvalError& e) {
+    throw InputError("grid of kernel '" + p_.name + "' cannot be evaluated: " + e.message);
+  }
+  if (grid_ < 1 || grid_ > 64) {
+    throw InputError("grid of kernel '" + p_.name + "' is " + std::to_string(grid_) +
+                     "; the model runs 1 to 64 program instances");
+  }
+  shapes_ = concrete_shapes(p_, params_);
+  for (const Tensor& t : p_.tensors) {
+    const auto& s = shapes_[t.id];
+    std::vector<int64_t> es(s.size(), 1);
+    for (int d = static_cast<int>(s.size()) - 2; d >= 0; --d) {
+      es[d] = mul_checked(es[d + 1], s[d + 1], t.name);
+    }
+    estrides_.push_back(std::move(es));
+  }
+  alloc_ = allocate(p_, hw_);
+  scope_buffers_.assign(p_.num_scopes, {});
+  for (const Tensor& t : p_.tensors) {
+    if (t.kind == TensorKind::Buffer) scope_buffers_.at(t.scope).push_back(t.id);
+  }
+}
+
+// The dynamic error of a failed check, with the instance, core, loop indices and params.
+DynamicError Interpreter::to_error(CheckKind kind, std::string detail) const {
+  DynamicError e;
+  e.kind = kind;
+  e.kernel = p_.name;
+  e.core = current_core_;
+  if (current_) {
+    e.instruction = current_->id;
+    try {
+      e.instruction_text = print_instruction(p_, current_->ins);
+    } catch (...) {
+      e.instruction_text = std::string(op_name(current_->ins));
+    }
+  }
+  if (current_core_ < static_cast<int>(frames_.size())) {
+    for (const Frame& fr : frames_[static_cast<size_t>(current_core_)]) {
+      if (fr.loop) e.loop_indices.emplace_back(fr.loop->var, fr.value);
+    }
+  }
+  for (const auto& kv : params_) e.params.emplace_back(kv.first, kv.second);
+  e.detail = std::move(detail);
+  e.build_message();
+  return e;
+}
+
+void Interpreter::walk() {
+  frames_.assign(grid_, {});
+  std::vector<const InstrStmt*> next(grid_, nullptr);
+  for (int c = 0; c < grid_; ++c) {
+    cores_[c].env = param_env_;
+    cores_[c].env.set(kProgramIdParam, c);
+    frames_[c].push_back(Frame{&p_.body, 0, nullptr, 0, 0, 0});
+    current_core_ = c;
+    enter_scope(c, 0);
+    next[c] = advance(c);
+  }
+  for (;;) {
+    bool any = false;
+    for (int c = 0; c < grid_; ++c) {
+      if (!next[c]) continue;
+      any = true;
+      execute(c, *next[c]);
+    }
+    if (!any) break;
+    for (int c = 0; c < grid_; ++c) {
+      if (next[c]) next[c] = advance(c);
+    }
+  }
+}
+
+// Value runs: every element of every output was written (output_not_written).
+void Interpreter::check_outputs_written() {
+  if (!opts_.compute_values) return;
+  for (const Tensor& t : p_.tensors) {
+    if (t.kind != TensorKind::Output) continue;
+    const int64_t dsize = static_cast<int64_t>(dtype_size(t.dtype));
+    const auto gaps = shadows_->unwritten_hbm(t.id, static_cast<int64_t>(hbm_[t.id].size()));
+    if (gaps.count > 0) {
+      int64_t missing = gaps.count / dsize;
+      int64_t first = gaps.first / dsize;
+      fail(CheckKind::output_not_written, "output '" + t.name + "' has " + std::to_string(missing) +
+                                              " element(s) never written (first at flat index " +
+                                              std::to_string(first) + ")");
+    }
+  }
+}
+
+void Interpreter::collect_outputs() {
+  for (const Tensor& t : p_.tensors) {
+    if (t.kind != TensorKind::Output) continue;
+    HostTensor h;
+    h.dtype = t.dtype;
+    h.shape = shapes_[t.id];
+    h.bytes = std::move(hbm_[t.id]);
+    result_.outputs.emplace(t.name, std::move(h));
+  }
+}
+
+void Interpreter::setup_memory() {
+  Env env = param_env_;
+  env.set(kProgramIdParam, 0);
+  int64_t sbuf_peak = eval(alloc_.sbuf_peak_bytes, env);
+  int64_t psum_peak = eval(alloc_.psum_peak_bytes, env);
+  int64_t sbuf_cap = hw_.sbuf_usable_bytes_per_partition();
+  int64_t psum_cap = hw_.psum_bytes_per_partition;
+  for (const Tensor& t : p_.tensors) {
+    if (t.on_chip() && !within_limit(IntOps{}, shapes_[t.id][0], hw_.partitions)) {
+      fail(Rule::buffer_partitions, "buffer '" + t.name + "' has " +
+                                        std::to_string(shapes_[t.id][0]) + " partitions; " +
+                                        hw_.name + " has " + std::to_string(hw_.partitions));
+    }
+  }
+  if (sbuf_peak > sbuf_cap) {
+    fail(CheckKind::capacity, "live SBUF buffers need " + std::to_string(sbuf_peak) +
+                                  " bytes per partition at their peak; " + hw_.name + " has " +
+                                  std::to_string(sbuf_cap) + " usable");
+  }
+  if (psum_peak > psum_cap) {
+    fail(CheckKind::capacity, "live PSUM buffers need " + std::to_string(psum_peak) +
+                                  " bytes per partition at their peak; " + hw_.name + " has " +
+                                  std::to_string(psum_cap));
+  }
+  bool any_explicit = std::any_of(p_.tensors.begin(), p_.tensors.end(),
+                                  [](const Tensor& t) { return t.placement.has_value(); });
+  sbuf_stride_ = any_explicit ? sbuf_cap : std::max<int64_t>(sbuf_peak, 4);
+  // PSUM like SBUF: the allocator's peak bounds every allocated byte offset, so the arrays need
+  // no more (filling the whole PSUM per run dominated short runs).
+  psum_stride_ = any_explicit ? psum_cap : std::max<int64_t>(psum_peak, 4);
+  const std::vector<int64_t> hbm_sizes_by_id = hbm_sizes(p_, shapes_);
+  int64_t hbm = total_bytes(hbm_sizes_by_id);
+  // Values of SBUF and PSUM per core and of HBM (the shadow maps are small).
+  int64_t onchip = (sbuf_stride_ + psum_stride_) * hw_.partitions * grid_;
+  int64_t need = opts_.compute_values ? hbm + onchip : 0;
+  if (need > opts_.memory_budget_bytes) {
+    throw InputError("this run needs about " + std::to_string(need >> 20) +
+                     " MiB of host memory, over the budget of " +
+                     std::to_string(opts_.memory_budget_bytes >> 20) + " MiB (kernel '" + p_.name +
+                     "'; smaller params or a larger budget)");
+  }
+  cores_.resize(grid_);
+  live_.assign(p_.tensors.size() * grid_, 0);
+  hbm_.resize(p_.tensors.size());
+  for (auto& c : cores_) c.scope_iteration.assign(p_.num_scopes, 0);
+  if (!opts_.compute_values) return;
+  for (auto& c : cores_) {
+    // Poison (NaN for floats): reads of unwritten bytes fail the shadow check before any value is
+    // used, so this only keeps stale host memory out of the arrays. Applied lazily, as accesses
+    // resolve (host_memory.h).
+    const auto rows = static_cast<size_t>(hw_.partitions);
+    c.sbuf = HostMemory(rows, static_cast<size_t>(sbuf_stride_), 0xFF);
+    c.psum = HostMemory(rows, static_cast<size_t>(psum_stride_), 0xFF);
+    c.act_regs.assign(static_cast<size_t>(hw_.partitions), 0.0f);
+  }
+  shadows_.emplace(p_, grid_, hw_.partitions, hbm_sizes_by_id);
+  for (const Tensor& t : p_.tensors) {
+    if (!t.on_chip()) hbm_[t.id].assign(static_cast<size_t>(hbm_sizes_by_id[t.id]), 0xFF);
+  }
+}
+
+void Interpreter::load_inputs() {
+  for (const auto& [name, h] : inputs_) {
+    auto id = p_.find_tensor(name);
+    if (!id || p_.tensor(*id).kind != TensorKind::Input) {
+      throw InputError("input '" + name + "' is not an input of kernel '" + p_.name + "'");
+    }
+  }
+  for (const Tensor& t : p_.tensors) {
+    if (t.kind != TensorKind::Input) continue;
+    auto it = inputs_.find(t.name);
+    if (it == inputs_.end()) {
+      if (!opts_.compute_values) continue;  // trace-only runs need no values
+      throw InputError("input '" + t.name + "' was not given");
+    }
+    const HostTensor& h = it->second;
+    if (h.dtype != t.dtype) {
+      throw InputError("input '" + t.name + "' has dtype " + std::string(dtype_name(h.dtype)) +
+                       ", kernel expects " + std::string(dtype_name(t.dtype)));
+    }
+    if (h.shape != shapes_[t.id]) {
+      auto fmt = [](const std::vector<int64_t>& s) {
+        std::string r = "[";
+        for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+        return r + "]";
+      };
+      throw InputError("input '" + t.name + "' has shape " + fmt(h.shape) + ", kernel expects " +
+                       fmt(shapes_[t.id]));
+    }
+    if (h.bytes.size() != static_cast<size_t>(h.num_elements()) * dtype_size(h.dtype)) {
+      throw InputError("input '" + t.name + "' has a byte size that does not match its shape");
+    }
+    if (t.value_range) {
+      for (int64_t i = 0; i < h.num_elements(); ++i) {
+        uint32_t b = h.bits(i);
+        int64_t v = t.dtype == DType::int32 ? static_cast<int64_t>(static_cast<int32_t>(b))
+                                            : static_cast<int64_t>(b);
+        if (v < t.value_range->lo || v > t.value_range->hi) {
+          throw InputError("input '" + t.name + "' element " + std::to_string(i) + " = " +
+                           std::to_string(v) + " is outside its declared range [" +
+                           std::to_string(t.value_range->lo) + ", " +
+                           std::to_string(t.value_range->hi) + "]");
+        }
+      }
+    }
+    if (opts_.compute_values) hbm_[t.id] = h.bytes;
+  }
+}
+
+}  // namespace ncv::inline interp

@@ -1,0 +1,74 @@
+// Executes a Program with concrete parameter values on physical SBUF/PSUM byte arrays
+// (DESIGN.md §3): allocation from the allocator, NaN-poisoned fresh memory, every instruction's
+// semantics, the always-on dynamic checks, and a trace of executed instruction instances.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "model/hw/hw_config.h"
+#include "model/interp/dynamic_error.h"
+#include "model/interp/host_tensor.h"
+#include "model/interp/trace.h"
+#include "model/ir/program.h"
+#include "model/semantics/semantics.h"
+
+namespace ncv::inline interp {
+
+// Bad input from the user (unknown or missing params, params outside the domain, wrong input
+// shapes or dtypes, a run that would exceed the memory budget): the CLI exits 2 on it.
+struct InputError : std::exception {
+  std::string message;
+  explicit InputError(std::string m) : message(std::move(m)) {}
+  const char* what() const noexcept override { return message.c_str(); }
+};
+
+struct RunOptions {
+  const HwConfig* hw = nullptr;  // default trn1
+  // false: trace-only — walks the program, checks bounds/rules/capacity, records the trace, but
+  // computes no values and does not track uninitialized reads.
+  bool compute_values = true;
+  ExecMode mode = ExecMode::fast;
+  bool record_trace = true;
+  // Host memory the run may use for HBM tensors and on-chip state, checked before allocating.
+  int64_t memory_budget_bytes = int64_t{8} << 30;
+  // Loop iterations plus instruction instances the run may take (all cores); beyond it the run
+  // is refused with InputError rather than spinning for hours on an absurd shape.
+  int64_t max_steps = 500'000'000;
+};
+
+struct RunResult {
+  std::map<std::string, HostTensor> outputs;  // kernel outputs by name
+  Trace trace;
+  std::optional<DynamicError> error;  // first dynamic-check failure; execution stopped there
+  uint64_t instances = 0;             // instruction instances executed (all cores)
+};
+
+using ParamValues = std::map<std::string, int64_t>;
+
+// Checks params against the program's domain (every param given, in range, multiple_of,
+// relations); throws InputError naming the offending param.
+void check_params(const Program& p, const ParamValues& params);
+
+// Seeded random inputs for every kernel input: floats uniform in [-1, 1) rounded to the dtype;
+// integers uniform in the declared value range (or [0, 16)). Refuses (InputError) before
+// allocating more than the budget.
+std::map<std::string, HostTensor> random_inputs(
+    const Program& p, const ParamValues& params, uint64_t seed,
+    int64_t memory_budget_bytes = RunOptions{}.memory_budget_bytes);
+
+// Bytes of all HBM tensors under the given params (overflow-checked; throws InputError).
+int64_t hbm_bytes(const Program& p, const ParamValues& params);
+
+// Concrete shape of a tensor under the given params.
+std::vector<int64_t> concrete_shape(const Program& p, TensorId t, const ParamValues& params);
+// Concrete shapes of every tensor, indexed by TensorId.
+std::vector<std::vector<int64_t>> concrete_shapes(const Program& p, const ParamValues& params);
+
+RunResult run_program(const Program& p, const ParamValues& params,
+                      const std::map<std::string, HostTensor>& inputs,
+                      const RunOptions& options = {});
+
+}  // namespace ncv::inline interp

@@ -1,0 +1,38 @@
+// Internal to the interpreter: an access resolved for one instruction instance, and the failure
+// a dynamic check throws inside a run (Interpreter::run turns it into RunResult::error).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/interp/shadow_map.h"
+#include "model/ir/tensor.h"
+#include "model/isa/check_kind.h"
+#include "model/semantics/view.h"
+
+namespace ncv::inline interp {
+
+struct CheckFailure {
+  CheckKind kind;
+  std::string detail;
+};
+
+// Where an access's elements are for one instance and which physical region it covers.
+struct Resolved {
+  const Tensor* tensor = nullptr;
+  TensorId id = 0;
+  Memory memory = Memory::SBUF;
+  int core = 0;                          // whose memory (a peer core's for on_core accesses)
+  View view;                             // base is null in trace-only runs
+  int64_t base_offset = 0;               // byte offset of element (0,...) in its memory array
+  int64_t partition_begin = 0;           // on-chip: physical first partition
+  int64_t byte_begin = 0, byte_end = 0;  // within a partition (on-chip) / within the tensor (HBM)
+  std::vector<int64_t> row_offsets;      // indirect: byte offset per row
+  int64_t contiguous_bytes = 0;          // bytes per innermost contiguous run
+  // Value runs only: the bytes covered within each partition (on-chip; before the row offset of
+  // an indirect access) or within the tensor (HBM), sorted and coalesced.
+  std::vector<ByteRun> runs;
+};
+
+}  // namespace ncv::inline interp

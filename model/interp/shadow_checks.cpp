@@ -1,0 +1,172 @@
+#include "model/interp/shadow_checks.h"
+
+#include <string>
+
+#include "model/interp/interpreter.h"
+
+namespace ncv::inline interp {
+
+namespace {
+
+// Calls f(p0, p1, runs) for the byte runs of `r` in partitions [p0, p1): once for the whole
+// access, or once per row when indirect offsets shift each row.
+template <class F>
+void for_each_row_runs(const Resolved& r, F&& f) {
+  const int64_t p0 = r.tensor->on_chip() ? r.partition_begin : 0;
+  if (!r.tensor->on_chip() || r.row_offsets.empty()) {
+    f(p0, r.tensor->on_chip() ? p0 + r.view.rows : 1, r.runs);
+    return;
+  }
+  std::vector<ByteRun> shifted;
+  for (int64_t row = 0; row < r.view.rows; ++row) {
+    shifted = r.runs;
+    for (ByteRun& b : shifted) b = {b.begin + r.row_offsets[row], b.end + r.row_offsets[row]};
+    f(p0 + row, p0 + row + 1, shifted);
+  }
+}
+
+[[noreturn]] void fail(CheckKind k, std::string detail) {
+  throw CheckFailure{k, std::move(detail)};
+}
+
+}  // namespace
+
+ShadowTracker::ShadowTracker(const Program& p, int64_t grid, int64_t partitions,
+                             const std::vector<int64_t>& hbm_bytes)
+    : p_(p) {
+  cores_.resize(static_cast<size_t>(grid));
+  for (CoreMaps& c : cores_) {
+    c.sbuf = {ShadowMap(partitions), ShadowMap(partitions)};
+    c.psum = {ShadowMap(partitions), ShadowMap(partitions)};
+    c.stamp.assign(p.tensors.size(), 0);
+  }
+  hbm_.resize(p.tensors.size());
+  lifetimes_.assign(1, Lifetime{});
+  iterations_.assign(1, AffineIteration{});
+  for (const Tensor& t : p.tensors) {
+    if (t.on_chip()) continue;
+    HbmMaps& h = hbm_[t.id];
+    h.stamp = new_lifetime(t.id);
+    const int64_t n = hbm_bytes[t.id];
+    if (t.kind == TensorKind::Input && n > 0) h.maps.stamps.write(0, 1, {{0, n}}, h.stamp);
+  }
+}
+
+uint32_t ShadowTracker::new_lifetime(TensorId id) {
+  if (lifetimes_.size() >= UINT32_MAX - 1) {
+    throw InputError("kernel '" + p_.name + "' opens more than 2^32 buffer lifetimes");
+  }
+  lifetimes_.push_back(Lifetime{id, UINT32_MAX});
+  return static_cast<uint32_t>(lifetimes_.size() - 1);
+}
+
+void ShadowTracker::begin_lifetime(int core, TensorId id) {
+  cores_[static_cast<size_t>(core)].stamp[id] = new_lifetime(id);
+}
+
+void ShadowTracker::end_lifetime(int core, TensorId id) {
+  const uint32_t s = cores_[static_cast<size_t>(core)].stamp[id];
+  if (s != 0) lifetimes_[s].ended_after = static_cast<uint32_t>(lifetimes_.size() - 1);
+}
+
+uint32_t ShadowTracker::new_iteration(uint32_t instance, int64_t iteration, uint32_t parent,
+                                      const Loop* loop) {
+  if (iterations_.size() >= UINT32_MAX - 1) {
+    throw InputError("kernel '" + p_.name + "' runs more than 2^32 affine-loop iterations");
+  }
+  iterations_.push_back(AffineIteration{instance, iteration, parent, loop});
+  return static_cast<uint32_t>(iterations_.size() - 1);
+}
+
+uint32_t ShadowTracker::stamp_of(const Resolved& r) const {
+  return r.tensor->on_chip() ? cores_[static_cast<size_t>(r.core)].stamp[r.id] : hbm_[r.id].stamp;
+}
+
+ShadowTracker::Maps& ShadowTracker::maps_of(const Resolved& r) {
+  if (!r.tensor->on_chip()) return hbm_[r.id].maps;
+  CoreMaps& c = cores_[static_cast<size_t>(r.core)];
+  return r.memory == Memory::SBUF ? c.sbuf : c.psum;
+}
+
+void ShadowTracker::check_read(const Resolved& r, const char* role, uint32_t reader, bool carried) {
+  const ShadowMap& map = maps_of(r).stamps;
+  const uint32_t want = stamp_of(r);
+  for_each_row_runs(r, [&](int64_t p0, int64_t p1, const std::vector<ByteRun>& runs) {
+    if (auto m = map.find_other(p0, p1, runs, want)) {
+      fail_read(r, role, m->partition, m->byte, m->found);
+    }
+  });
+  if (carried) check_carried(r, role, reader);
+}
+
+void ShadowTracker::mark_written(const Resolved& r, uint32_t writer) {
+  Maps& maps = maps_of(r);
+  const uint32_t s = stamp_of(r);
+  for_each_row_runs(r, [&](int64_t p0, int64_t p1, const std::vector<ByteRun>& runs) {
+    maps.stamps.write(p0, p1, runs, s);
+    maps.writers.write(p0, p1, runs, writer);
+  });
+}
+
+// A byte of the read was last written by stamp `found` (0 = never), not by the reader's own
+// lifetime. It is a clobber when another buffer wrote it while the reader's lifetime was open,
+// or when that other buffer's lifetime was still open when the reader's began (on hardware a new
+// lifetime writes nothing, so those bytes still hold the other buffer's data); otherwise the
+// reader never wrote it in this lifetime.
+void ShadowTracker::fail_read(const Resolved& r, const char* role, int64_t partition, int64_t byte,
+                              uint32_t found) const {
+  if (!r.tensor->on_chip()) {
+    const int64_t dsize = static_cast<int64_t>(dtype_size(r.tensor->dtype));
+    fail(CheckKind::uninitialized_read, std::string(role) + " reads HBM tensor '" + r.tensor->name +
+                                            "' at flat element " + std::to_string(byte / dsize) +
+                                            " before anything wrote it");
+  }
+  const uint32_t mine = stamp_of(r);
+  const bool foreign = found != 0 && lifetimes_[found].tensor != r.id;
+  const bool clobbered = foreign && (found > mine || lifetimes_[found].ended_after >= mine);
+  std::string where = " at " + std::string(memory_name(r.memory)) + " partition " +
+                      std::to_string(partition) + ", byte " + std::to_string(byte);
+  if (!clobbered) {
+    fail(CheckKind::uninitialized_read, std::string(role) + " reads '" + r.tensor->name + "'" +
+                                            where + " before anything wrote it in this lifetime");
+  }
+  fail(CheckKind::clobbered_read, std::string(role) + " reads '" + r.tensor->name + "'" + where +
+                                      ", but those bytes were last written by '" +
+                                      p_.tensor(lifetimes_[found].tensor).name +
+                                      "': the two buffers overlap while both are live");
+}
+
+// The reader runs in iteration serial `reader`; every byte it reads was last written in some
+// iteration serial. Both serials name a chain of nested affine-loop iterations; if one loop
+// instance appears in both chains with different iterations, the read depends on another
+// iteration of a loop whose iterations may run in any order or overlap (affine_range with a
+// true dependency can give wrong numerics; docs/ARCHITECTURE.md).
+void ShadowTracker::check_carried(const Resolved& r, const char* role, uint32_t reader) {
+  if (reader == 0) return;
+  const ShadowMap& map = maps_of(r).writers;
+  std::vector<ShadowMap::Mismatch> others;
+  for_each_row_runs(r, [&](int64_t p0, int64_t p1, const std::vector<ByteRun>& runs) {
+    if (map.find_other(p0, p1, runs, reader)) map.others(p0, p1, runs, reader, others);
+  });
+  for (const ShadowMap::Mismatch& m : others) {
+    for (uint32_t w = m.found; w != 0; w = iterations_[w].parent) {
+      for (uint32_t c = reader; c != 0; c = iterations_[c].parent) {
+        const AffineIteration &wi = iterations_[w], &ci = iterations_[c];
+        if (wi.instance != ci.instance || wi.iteration == ci.iteration) continue;
+        const std::string where = r.tensor->on_chip()
+                                      ? std::string(memory_name(r.memory)) + " partition " +
+                                            std::to_string(m.partition) + ", byte " +
+                                            std::to_string(m.byte)
+                                      : "byte " + std::to_string(m.byte);
+        fail(CheckKind::carried_dependency,
+             std::string(role) + " reads '" + r.tensor->name + "' at " + where +
+                 ", written by iteration " + std::to_string(wi.iteration) + " of affine loop '" +
+                 wi.loop->var + "' while running its iteration " + std::to_string(ci.iteration) +
+                 ": affine iterations may run in any order or overlap, so this carried "
+                 "dependency needs a sequential loop");
+      }
+    }
+  }
+}
+
+}  // namespace ncv::inline interp

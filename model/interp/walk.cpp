@@ -1,0 +1,113 @@
+// Walking a Program: each core steps through its loops and scopes to its next instruction
+// instance (Interpreter::walk runs the cores in lockstep), with the step budget, buffer
+// lifetimes and placements checked on scope entry, and affine-loop iteration serials for the
+// carried-dependency check.
+#include "model/interp/interp.h"
+
+namespace ncv::inline interp {
+
+void Interpreter::count_step() {
+  if (++steps_ > opts_.max_steps) {
+    throw InputError("kernel '" + p_.name + "' takes more than " + std::to_string(opts_.max_steps) +
+                     " loop iterations and instruction instances with these params (step budget)");
+  }
+}
+
+const InstrStmt* Interpreter::advance(int core) {
+  auto& frames = frames_[core];
+  CoreState& cs = cores_[core];
+  current_core_ = core;
+  current_ = nullptr;
+  while (!frames.empty()) {
+    Frame& f = frames.back();
+    if (f.next < f.body->size()) {
+      const Stmt& s = (*f.body)[f.next++];
+      if (auto* i = std::get_if<InstrStmt>(&s.node)) {
+        count_step();
+        return i;
+      }
+      if (auto* l = std::get_if<Loop>(&s.node)) {
+        int64_t start = eval(l->start, cs.env), stop = eval(l->stop, cs.env);
+        if (start >= stop) continue;
+        count_step();
+        SymbolId v = intern_symbol(l->var);
+        cs.env.set(v, start);
+        cs.scope_iteration.at(l->scope) = 0;
+        Frame nf{&l->body, 0, l, start, stop, 0, v};
+        nf.serial = nf.outer_serial = f.serial;
+        if (l->kind == LoopKind::affine && shadows_) {
+          nf.instance = shadows_->new_loop_instance();
+          nf.serial = shadows_->new_iteration(nf.instance, 0, nf.outer_serial, l);
+        }
+        frames.push_back(nf);  // invalidates f
+        enter_scope(core, l->scope);
+      }
+      continue;
+    }
+    // End of a body.
+    exit_scope(core, *f.body);
+    if (!f.loop) {
+      frames.pop_back();
+      continue;
+    }
+    int64_t nv;
+    if (__builtin_add_overflow(f.value, f.loop->step, &nv) || nv >= f.stop) {
+      cs.env.unset(f.var);
+      frames.pop_back();
+      continue;
+    }
+    count_step();
+    f.value = nv;
+    f.iteration++;
+    f.next = 0;
+    if (f.instance != 0) {
+      f.serial = shadows_->new_iteration(f.instance, f.iteration, f.outer_serial, f.loop);
+    }
+    cs.env.set(f.var, nv);
+    cs.scope_iteration.at(f.loop->scope) = f.iteration;
+    enter_scope(core, f.loop->scope);
+  }
+  return nullptr;
+}
+
+int64_t Interpreter::copy_offset(int core, const BufferPlacement& bp, const Tensor& t) {
+  const CoreState& cs = cores_[core];
+  int64_t copy = t.bufs > 1 ? cs.scope_iteration.at(t.scope) % t.bufs : 0;
+  return eval(bp.byte_offset, cs.env) + copy * eval(bp.copy_stride, cs.env);
+}
+
+// The buffers of the scope come alive on this core: each placement lies inside the memory
+// (capacity), and each gets a new lifetime.
+void Interpreter::enter_scope(int core, ScopeId scope) {
+  CoreState& cs = cores_[core];
+  for (TensorId id : scope_buffers_.at(scope)) {
+    const Tensor& t = p_.tensor(id);
+    const BufferPlacement& bp = *alloc_.placements.at(id);
+    int64_t part = eval(bp.partition, cs.env);
+    int64_t off = copy_offset(core, bp, t);
+    int64_t bytes = eval(bp.bytes_per_copy, cs.env);
+    int64_t cap = t.memory == Memory::SBUF ? hw_.sbuf_usable_bytes_per_partition()
+                                           : hw_.psum_bytes_per_partition;
+    int64_t rows = shapes_[id][0];
+    if (part < 0 || part > hw_.partitions - rows || off < 0 || bytes > cap || off > cap - bytes) {
+      fail(CheckKind::capacity,
+           std::string(memory_name(t.memory)) + " buffer '" + t.name + "' placed at partition " +
+               std::to_string(part) + ", bytes [" + std::to_string(off) + ", " +
+               std::to_string(off + bytes) + ") of each partition, outside " + hw_.name + "'s " +
+               std::to_string(hw_.partitions) + " x " + std::to_string(cap) + " bytes");
+    }
+    live_[static_cast<size_t>(core) * p_.tensors.size() + id] = 1;
+    if (shadows_) shadows_->begin_lifetime(core, id);
+  }
+}
+
+void Interpreter::exit_scope(int core, const std::vector<Stmt>& body) {
+  for (const Stmt& s : body) {
+    if (auto* d = std::get_if<DeclStmt>(&s.node)) {
+      live_[static_cast<size_t>(core) * p_.tensors.size() + d->tensor] = 0;
+      if (shadows_) shadows_->end_lifetime(core, d->tensor);
+    }
+  }
+}
+
+}  // namespace ncv::inline interp

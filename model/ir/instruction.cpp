@@ -1,0 +1,159 @@
+#include "model/ir/instruction.h"
+
+#include <array>
+
+namespace ncv::inline ir {
+
+namespace {
+
+template <class... Ts>
+struct Overloaded : Ts... {
+  using Ts::operator()...;
+};
+template <class... Ts>
+Overloaded(Ts...) -> Overloaded<Ts...>;
+
+template <typename E, size_t N>
+std::optional<E> parse_name(std::string_view s, const std::array<std::string_view, N>& names) {
+  for (size_t i = 0; i < N; ++i) {
+    if (names[i] == s) return static_cast<E>(i);
+  }
+  return std::nullopt;
+}
+
+constexpr std::array<std::string_view, 20> kAluNames = {
+    "add",     "subtract",    "multiply",   "divide",      "max",        "min",        "pow",
+    "abs_max", "abs_min",     "is_equal",   "not_equal",   "is_gt",      "is_ge",      "is_lt",
+    "is_le",   "bitwise_and", "bitwise_or", "bitwise_xor", "shift_left", "shift_right"};
+constexpr std::array<std::string_view, 14> kActNames = {
+    "copy", "exp",    "log",  "relu",  "sigmoid",    "tanh", "gelu",
+    "silu", "square", "sqrt", "rsqrt", "reciprocal", "sin",  "abs"};
+constexpr std::array<std::string_view, 4> kReduceCmdNames = {"idle", "reset", "reduce",
+                                                             "reset_reduce"};
+constexpr std::array<std::string_view, 6> kCmpNames = {"eq", "ne", "lt", "le", "gt", "ge"};
+
+void push_operand(const Operand& o, std::vector<const Access*>& out) {
+  if (auto* a = std::get_if<Access>(&o)) out.push_back(a);
+}
+
+}  // namespace
+
+std::string_view alu_op_name(AluOp op) {
+  return kAluNames.at(static_cast<size_t>(op));
+}
+std::string_view act_func_name(ActFunc f) {
+  return kActNames.at(static_cast<size_t>(f));
+}
+std::string_view reduce_cmd_name(ReduceCmd c) {
+  return kReduceCmdNames.at(static_cast<size_t>(c));
+}
+std::string_view cmp_op_name(CmpOp c) {
+  return kCmpNames.at(static_cast<size_t>(c));
+}
+std::optional<AluOp> parse_alu_op(std::string_view s) {
+  return parse_name<AluOp>(s, kAluNames);
+}
+std::optional<ActFunc> parse_act_func(std::string_view s) {
+  return parse_name<ActFunc>(s, kActNames);
+}
+std::optional<ReduceCmd> parse_reduce_cmd(std::string_view s) {
+  return parse_name<ReduceCmd>(s, kReduceCmdNames);
+}
+std::optional<CmpOp> parse_cmp_op(std::string_view s) {
+  return parse_name<CmpOp>(s, kCmpNames);
+}
+
+bool is_bitwise(AluOp op) {
+  return op >= AluOp::bitwise_and;
+}
+bool is_comparison(AluOp op) {
+  return op >= AluOp::is_equal && op <= AluOp::is_le;
+}
+
+std::string_view op_name(const Instruction& ins) {
+  static constexpr std::array<std::string_view, std::variant_size_v<Instruction>> kNames = {
+      "dma_copy",      "matmul",
+      "transpose",     "activation",
+      "tensor_reduce", "tensor_scalar",
+      "tensor_tensor", "tensor_scalar_reduce",
+      "tensor_copy",   "tensor_copy_predicated",
+      "affine_select", "iota",
+      "memset",        "reciprocal"};
+  return kNames.at(ins.index());
+}
+
+Engine engine_of(const Instruction& ins) {
+  return std::visit(Overloaded{[](const DmaCopy&) { return Engine::Dma; },
+                               [](const Matmul&) { return Engine::Tensor; },
+                               [](const Transpose& t) { return t.engine; },
+                               [](const Activation&) { return Engine::Scalar; },
+                               [](const TensorReduce&) { return Engine::Vector; },
+                               [](const TensorScalar& t) { return t.engine; },
+                               [](const TensorTensor& t) { return t.engine; },
+                               [](const TensorScalarReduce&) { return Engine::Vector; },
+                               [](const TensorCopy& t) { return t.engine; },
+                               [](const TensorCopyPredicated&) { return Engine::Vector; },
+                               [](const AffineSelect&) { return Engine::GpSimd; },
+                               [](const Iota&) { return Engine::GpSimd; },
+                               [](const Memset& m) { return m.engine; },
+                               [](const Reciprocal& r) { return r.engine; }},
+                    ins);
+}
+
+std::vector<const Access*> written_accesses(const Instruction& ins) {
+  std::vector<const Access*> out;
+  std::visit(Overloaded{[&](const Activation& a) {
+                          out.push_back(&a.dst);
+                          if (a.reduce_res) out.push_back(&*a.reduce_res);
+                        },
+                        [&](const TensorScalarReduce& t) {
+                          out.push_back(&t.dst);
+                          out.push_back(&t.reduce_res);
+                        },
+                        [&](const auto& i) { out.push_back(&i.dst); }},
+             ins);
+  return out;
+}
+
+std::vector<const Access*> read_accesses(const Instruction& ins) {
+  std::vector<const Access*> out;
+  std::visit(
+      Overloaded{[&](const DmaCopy& i) { out.push_back(&i.src); },
+                 [&](const Matmul& i) {
+                   out.push_back(&i.stationary);
+                   out.push_back(&i.moving);
+                   if (i.accumulate) out.push_back(&i.dst);
+                 },
+                 [&](const Transpose& i) { out.push_back(&i.src); },
+                 [&](const Activation& i) {
+                   out.push_back(&i.src);
+                   push_operand(i.scale, out);
+                   if (i.bias) push_operand(*i.bias, out);
+                 },
+                 [&](const TensorReduce& i) { out.push_back(&i.src); },
+                 [&](const TensorScalar& i) {
+                   out.push_back(&i.src);
+                   push_operand(i.operand0, out);
+                   if (i.op1) push_operand(i.operand1, out);
+                 },
+                 [&](const TensorTensor& i) {
+                   out.push_back(&i.src0);
+                   out.push_back(&i.src1);
+                 },
+                 [&](const TensorScalarReduce& i) {
+                   out.push_back(&i.src);
+                   push_operand(i.operand0, out);
+                 },
+                 [&](const TensorCopy& i) { out.push_back(&i.src); },
+                 [&](const TensorCopyPredicated& i) {
+                   push_operand(i.src, out);
+                   out.push_back(&i.predicate);
+                   out.push_back(&i.dst);  // unselected elements keep dst's old value
+                 },
+                 [&](const AffineSelect& i) { out.push_back(&i.on_true); }, [&](const Iota&) {},
+                 [&](const Memset&) {}, [&](const Reciprocal& i) { out.push_back(&i.src); }},
+      ins);
+  return out;
+}
+
+}  // namespace ncv::inline ir

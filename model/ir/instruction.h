@@ -1,0 +1,215 @@
+// The ISA operations the model executes (DESIGN.md §2.5; semantics in
+// ../shared/reference/neuroncore-facts.md §3). One struct per operation; an Instruction is a
+// variant of them. Accesses are symbolic; the interpreter resolves them per loop iteration.
+#pragma once
+
+#include <bit>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "model/hw/engine.h"
+#include "model/ir/access.h"
+#include "model/ir/expr.h"
+
+namespace ncv::inline ir {
+
+// ALU operators (facts §3, SHARED): arithmetic ones compute in fp32; comparisons give 1.0 / 0.0;
+// bitwise ones and shifts operate on the integer value and need integer dtypes.
+enum class AluOp : uint8_t {
+  add,
+  subtract,
+  multiply,
+  divide,
+  max,
+  min,
+  pow,
+  abs_max,
+  abs_min,
+  is_equal,
+  not_equal,
+  is_gt,
+  is_ge,
+  is_lt,
+  is_le,
+  bitwise_and,
+  bitwise_or,
+  bitwise_xor,
+  shift_left,
+  shift_right,
+};
+
+// Scalar-engine activation functions: out = func(in * scale + bias).
+enum class ActFunc : uint8_t {
+  copy,
+  exp,
+  log,
+  relu,
+  sigmoid,
+  tanh,
+  gelu,
+  silu,
+  square,
+  sqrt,
+  rsqrt,
+  reciprocal,
+  sin,
+  abs,
+};
+
+// Activation accumulator register control (facts §3 `activation`).
+enum class ReduceCmd : uint8_t { idle, reset, reduce, reset_reduce };
+
+enum class CmpOp : uint8_t { eq, ne, lt, le, gt, ge };
+
+// A float immediate compared bit for bit, so that Programs holding NaN immediates still equal
+// themselves and the text form round-trips exactly.
+struct Imm {
+  float value = 0.0f;
+  bool operator==(const Imm& o) const {
+    return std::bit_cast<uint32_t>(value) == std::bit_cast<uint32_t>(o.value);
+  }
+};
+
+// Either an immediate or an access. For tensor_scalar-like operands the access is a [P,1]
+// per-partition column; for tensor_copy_predicated's source it is a full tile.
+using Operand = std::variant<Imm, Access>;
+
+struct DmaCopy {  // dst = src, cast through fp32 when dtypes differ; one DMA queue
+  Access dst, src;
+  int queue = 0;
+  bool operator==(const DmaCopy&) const = default;
+};
+
+struct Matmul {  // dst[M,N] (+)= stationary[K,M]^T @ moving[K,N]; fp32 accumulation in PSUM
+  Access dst, stationary, moving;
+  bool accumulate = false;  // false: overwrite; true: add to the PSUM value already there
+  bool operator==(const Matmul&) const = default;
+};
+
+struct Transpose {  // dst[F,P] = src[P,F]: Tensor engine (via identity matmul) or Vector (32x32)
+  Access dst, src;
+  Engine engine = Engine::Tensor;
+  bool operator==(const Transpose&) const = default;
+};
+
+struct Activation {
+  Access dst, src;
+  ActFunc func = ActFunc::copy;
+  Operand scale = Imm{1.0f};
+  std::optional<Operand> bias;
+  ReduceCmd reduce_cmd = ReduceCmd::idle;
+  std::optional<Access> reduce_res;  // [P,1]: read-out of the accumulator after this instruction
+  bool operator==(const Activation&) const = default;
+};
+
+struct TensorReduce {  // reduce the last `axes` free dims of src's view; optional negation
+  Access dst, src;
+  AluOp op = AluOp::add;
+  int axes = 1;
+  bool negate = false;
+  bool operator==(const TensorReduce&) const = default;
+};
+
+struct TensorScalar {  // dst = (src op0 operand0) op1 operand1; reverseK swaps operand order
+  Access dst, src;
+  AluOp op0 = AluOp::add;
+  Operand operand0 = Imm{0.0f};
+  bool reverse0 = false;
+  std::optional<AluOp> op1;
+  Operand operand1 = Imm{0.0f};
+  bool reverse1 = false;
+  Engine engine = Engine::Vector;
+  bool operator==(const TensorScalar&) const = default;
+};
+
+struct TensorTensor {  // dst = src0 op src1, elementwise
+  Access dst, src0, src1;
+  AluOp op = AluOp::add;
+  Engine engine = Engine::Vector;
+  bool operator==(const TensorTensor&) const = default;
+};
+
+struct TensorScalarReduce {  // dst = src op0 operand0; reduce_res[P,1] = reduce(reduce_op, dst)
+  Access dst, src;
+  AluOp op0 = AluOp::multiply;
+  Operand operand0 = Imm{1.0f};
+  bool reverse0 = false;
+  AluOp reduce_op = AluOp::add;
+  Access reduce_res;
+  bool operator==(const TensorScalarReduce&) const = default;
+};
+
+struct TensorCopy {
+  Access dst, src;
+  Engine engine = Engine::Vector;
+  bool operator==(const TensorCopy&) const = default;
+};
+
+struct TensorCopyPredicated {  // where predicate (xor reverse) is nonzero: dst = src
+  Access dst;
+  Operand src;  // full tile or scalar immediate
+  Access predicate;
+  bool reverse_predicate = false;
+  bool operator==(const TensorCopyPredicated&) const = default;
+};
+
+// value(p, i...) = offset + p * channel_multiplier + sum_k steps[k] * i_k over the free view dims
+// of dst (p, i_k relative to the view). affine_select: dst = cmp(value, 0) ? on_true : on_false.
+struct AffineSelect {
+  Access dst, on_true;
+  Expr offset;
+  int64_t channel_multiplier = 0;
+  std::vector<int64_t> steps;
+  CmpOp cmp = CmpOp::ge;
+  Imm on_false;
+  bool operator==(const AffineSelect&) const = default;
+};
+
+struct Iota {  // dst = value(p, i...) computed in int32, converted to dst's dtype
+  Access dst;
+  Expr offset;
+  int64_t channel_multiplier = 0;
+  std::vector<int64_t> steps;
+  bool operator==(const Iota&) const = default;
+};
+
+struct Memset {
+  Access dst;
+  Imm value;
+  Engine engine = Engine::Vector;
+  bool operator==(const Memset&) const = default;
+};
+
+struct Reciprocal {  // dst = 1 / src in fp32
+  Access dst, src;
+  Engine engine = Engine::Vector;
+  bool operator==(const Reciprocal&) const = default;
+};
+
+using Instruction = std::variant<DmaCopy, Matmul, Transpose, Activation, TensorReduce, TensorScalar,
+                                 TensorTensor, TensorScalarReduce, TensorCopy, TensorCopyPredicated,
+                                 AffineSelect, Iota, Memset, Reciprocal>;
+
+// Text-form names ("dma_copy", "matmul", ...), engine of an instruction, and the accesses it
+// writes and reads (in a fixed order), for generic consumers such as checks and the trace.
+std::string_view op_name(const Instruction& ins);
+Engine engine_of(const Instruction& ins);
+std::vector<const Access*> written_accesses(const Instruction& ins);
+std::vector<const Access*> read_accesses(const Instruction& ins);
+
+std::string_view alu_op_name(AluOp op);
+std::string_view act_func_name(ActFunc f);
+std::string_view reduce_cmd_name(ReduceCmd c);
+std::string_view cmp_op_name(CmpOp c);
+std::optional<AluOp> parse_alu_op(std::string_view s);
+std::optional<ActFunc> parse_act_func(std::string_view s);
+std::optional<ReduceCmd> parse_reduce_cmd(std::string_view s);
+std::optional<CmpOp> parse_cmp_op(std::string_view s);
+
+bool is_bitwise(AluOp op);
+bool is_comparison(AluOp op);
+
+}  // namespace ncv::inline ir

@@ -1,0 +1,90 @@
+#include "model/ir/expr.h"
+
+#include <gtest/gtest.h>
+
+namespace ncv {
+namespace {
+
+TEST(Expr, HashConsingMakesStructuralEqualityPointerEquality) {
+  Expr s = Expr::var("S");
+  Expr a = Expr::floordiv(s, 128) * Expr::var("i") + 5;
+  Expr b = Expr::floordiv(Expr::var("S"), 128) * Expr::var("i") + 5;
+  EXPECT_TRUE(a.same(b));
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(a.hash(), b.hash());
+  EXPECT_NE(a, Expr::floordiv(s, 128) * Expr::var("i") + 6);
+}
+
+// Small constants come from a table (expr.cpp), the rest from the hash-consing factory; folding
+// builds constants through the factory. Both routes must give the same node, on both sides of the
+// table's bounds [-64, 1024].
+TEST(Expr, ConstantsFromTheTableAndTheFactoryAreOneNode) {
+  for (int64_t v : {int64_t{-65}, int64_t{-64}, int64_t{0}, int64_t{5}, int64_t{1024},
+                    int64_t{1025}, int64_t{1} << 40}) {
+    const Expr folded = Expr::var("c") * 0 + Expr(v - 1) + Expr(1);
+    EXPECT_TRUE(folded.is_const());
+    EXPECT_TRUE(folded.same(Expr(v))) << v;
+    EXPECT_EQ(Expr(v).const_value(), v);
+  }
+  EXPECT_TRUE(Expr().same(Expr(0)));
+}
+
+TEST(Expr, CanonicalFormsFoldConstantsAndIdentities) {
+  Expr x = Expr::var("x");
+  EXPECT_EQ(x + 0, x);
+  EXPECT_EQ(x * 1, x);
+  EXPECT_EQ(x * 0, Expr(0));
+  EXPECT_EQ(Expr(3) + x, x + 3);
+  EXPECT_EQ((x + 3) + 4, x + 7);
+  EXPECT_EQ((x * 2) * 4, x * 8);
+  EXPECT_EQ(Expr::floordiv(x, 1), x);
+  EXPECT_EQ(Expr::mod(x, 1), Expr(0));
+  EXPECT_EQ(Expr::min(x, x), x);
+  EXPECT_EQ(Expr(7) * Expr(6), Expr(42));
+  EXPECT_EQ((x - 3).str(), "x + -3");
+  EXPECT_EQ((x - Expr::var("y")).str(), "x + y * -1");
+}
+
+TEST(Expr, PrintsWithMinimalParentheses) {
+  Expr x = Expr::var("x"), y = Expr::var("y");
+  EXPECT_EQ((x * (y + 1)).str(), "x * (y + 1)");
+  EXPECT_EQ(Expr::floordiv(x + y, 4).str(), "(x + y) // 4");
+  EXPECT_EQ(Expr::mod(x * 3, 7).str(), "x * 3 % 7");
+  EXPECT_EQ((x + (y + x)).str(), "x + (y + x)");
+  EXPECT_EQ(Expr::max(x, Expr::min(y, 3)).str(), "max(x, min(y, 3))");
+}
+
+TEST(Expr, EvaluatesWithFloorSemantics) {
+  Env env;
+  env.set("x", -7);
+  Expr x = Expr::var("x");
+  EXPECT_EQ(eval(Expr::floordiv(x, 2), env), -4);
+  EXPECT_EQ(eval(Expr::mod(x, 2), env), 1);
+  EXPECT_EQ(eval(Expr::min(x, 3) + Expr::max(x, 3), env), -4);
+  env.set("x", 9);
+  EXPECT_EQ(eval(x * x + 1, env), 82);
+}
+
+TEST(Expr, UnboundVariablesAndOverflowAreTypedErrors) {
+  Env env;
+  EXPECT_THROW(eval(Expr::var("nobody"), env), EvalError);
+  env.set("big", int64_t{1} << 62);
+  EXPECT_THROW(eval(Expr::var("big") * 4, env), EvalError);
+  EXPECT_THROW(eval(Expr::var("big") + Expr::var("big"), env), EvalError);
+  EXPECT_THROW(Expr(int64_t{1} << 62) * Expr(8), EvalError);
+  EXPECT_THROW(Expr::floordiv(Expr::var("x"), 0), EvalError);
+  // The extremes fold without overflow.
+  EXPECT_EQ(Expr::mod(Expr(INT64_MIN), 5), Expr(2));
+  EXPECT_EQ(Expr::floordiv(Expr(INT64_MIN), 1), Expr(INT64_MIN));
+}
+
+TEST(Expr, SymbolsAreCollectedSortedAndUnique) {
+  Expr e = Expr::var("b") * Expr::var("a") + Expr::var("b");
+  auto s = e.symbols();
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_TRUE(e.mentions(intern_symbol("a")));
+  EXPECT_FALSE(e.mentions(intern_symbol("zzz_not_used")));
+}
+
+}  // namespace
+}  // namespace ncv

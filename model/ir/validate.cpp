@@ -1,0 +1,505 @@
+// Static validation of a Program: the rules that hold for every parameter value and can be
+// checked on the symbolic program. Shape rules that depend on parameter values are checked per
+// instruction instance by the interpreter (interpreter_ops.cpp) and proved by the solver.
+#include <algorithm>
+#include <cctype>
+#include <set>
+#include <unordered_set>
+
+#include "model/hw/hw_config.h"
+#include "model/ir/builder.h"
+#include "model/ir/printer.h"
+
+namespace ncv::inline ir {
+
+namespace {
+
+bool is_identifier(const std::string& s) {
+  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+// Names the parser treats as keywords may not name anything.
+bool is_reserved(const std::string& s) {
+  static const std::set<std::string> kReserved = {
+      "kernel",     "param", "require", "grid",   "input",      "output",     "scratch", "buffer",
+      "for",        "in",    "range",   "affine", "sequential", "min",        "max",     "divides",
+      "program_id", "nan",   "inf",     "at",     "bufs",       "multiple_of"};
+  return kReserved.count(s) > 0;
+}
+
+class Validator {
+ public:
+  explicit Validator(const Program& p) : p_(p) {}
+
+  void run() {
+    if (!is_identifier(p_.name)) fail("kernel name '" + p_.name + "' is not an identifier");
+    check_params();
+    check_tensors();
+    std::vector<const Loop*> loops;
+    check_body(p_.body, loops, 0);
+    for (const Tensor& t : p_.tensors) {
+      if (t.kind == TensorKind::Buffer && !declared_.count(t.id)) {
+        fail_tensor(t, "buffer is never declared in the body");
+      }
+    }
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& rule) {
+    throw BuildError("kernel '" + p_.name + "': " + rule);
+  }
+  [[noreturn]] void fail_tensor(const Tensor& t, const std::string& rule) {
+    throw BuildError("kernel '" + p_.name + "': tensor '" + t.name + "': " + rule, std::nullopt,
+                     t.id);
+  }
+  [[noreturn]] void fail_ins(const InstrStmt& s, const std::string& rule) {
+    std::string text;
+    try {
+      text = print_instruction(p_, s.ins);
+    } catch (...) {
+      text = std::string(op_name(s.ins)) + " (unprintable)";
+    }
+    throw BuildError("kernel '" + p_.name + "': instruction #" + std::to_string(s.id) + " `" +
+                         text + "`: " + rule,
+                     s.id);
+  }
+
+  void check_params() {
+    std::set<std::string> names;
+    for (const Param& prm : p_.params) {
+      if (!is_identifier(prm.name) || is_reserved(prm.name)) {
+        fail("param name '" + prm.name + "' is not a usable identifier");
+      }
+      if (!names.insert(prm.name).second) fail("param '" + prm.name + "' declared twice");
+      if (prm.lo > prm.hi) fail("param '" + prm.name + "' has an empty range");
+      if (prm.multiple_of < 1) fail("param '" + prm.name + "' needs multiple_of >= 1");
+      param_syms_.insert(intern_symbol(prm.name));
+    }
+    for (const Relation& r : p_.relations) {
+      for (SymbolId s : r.lhs.symbols()) require_param(s, "relation " + r.str());
+      for (SymbolId s : r.rhs.symbols()) require_param(s, "relation " + r.str());
+    }
+    for (SymbolId s : p_.grid.symbols()) require_param(s, "grid " + p_.grid.str());
+    if (p_.grid.is_const() && p_.grid.const_value() < 1) fail("grid must be at least 1");
+  }
+
+  void require_param(SymbolId s, const std::string& where) {
+    if (!param_syms_.count(s)) fail(where + " uses '" + symbol_name(s) + "', which is not a param");
+  }
+
+  void check_tensors() {
+    std::set<std::string> names;
+    for (const Tensor& t : p_.tensors) {
+      if (!is_identifier(t.name) || is_reserved(t.name)) {
+        fail_tensor(t, "name is not a usable identifier");
+      }
+      if (!names.insert(t.name).second) fail_tensor(t, "name declared twice");
+      if (param_syms_.count(intern_symbol(t.name))) fail_tensor(t, "name is also a param");
+      if (t.shape.empty()) fail_tensor(t, "a tensor needs at least one dimension");
+      for (const Expr& e : t.shape) {
+        for (SymbolId s : e.symbols()) {
+          if (!param_syms_.count(s)) {
+            fail_tensor(t, "shape uses '" + symbol_name(s) + "'; shapes may use params only");
+          }
+        }
+        if (e.is_const() && e.const_value() < 1) fail_tensor(t, "a dimension is not positive");
+      }
+      bool hbm_kind = t.kind != TensorKind::Buffer;
+      if (hbm_kind != (t.memory == Memory::HBM)) {
+        fail_tensor(t, "inputs, outputs and scratch live in HBM; buffers in SBUF or PSUM");
+      }
+      if (t.on_chip()) {
+        // facts §3: SBUF/PSUM tiles are at least 2-D with the partition dimension first.
+        if (t.shape.size() < 2) fail_tensor(t, "on-chip tensors need rank >= 2 ([P, ...])");
+        if (t.shape[0].is_const() && t.shape[0].const_value() > kPartitions) {
+          fail_tensor(t, "partition dimension " + t.shape[0].str() + " exceeds " +
+                             std::to_string(kPartitions));
+        }
+        if (t.bufs < 1) fail_tensor(t, "bufs must be at least 1");
+      } else {
+        if (t.bufs != 1) fail_tensor(t, "bufs applies to on-chip buffers only");
+        if (t.placement) fail_tensor(t, "only on-chip buffers have placements");
+      }
+      if (t.value_range) {
+        if (t.kind != TensorKind::Input || !is_integer(t.dtype)) {
+          fail_tensor(t, "a value range is declared on integer inputs only");
+        }
+        if (t.value_range->lo > t.value_range->hi) fail_tensor(t, "value range is empty");
+      }
+      if (t.kind != TensorKind::Buffer && t.scope != 0) {
+        fail_tensor(t, "HBM tensors are declared at kernel level");
+      }
+    }
+  }
+
+  bool symbol_visible(SymbolId s, const std::vector<const Loop*>& loops) const {
+    if (param_syms_.count(s)) return true;
+    if (symbol_name(s) == kProgramIdParam) return true;
+    for (const Loop* l : loops) {
+      if (intern_symbol(l->var) == s) return true;
+    }
+    return false;
+  }
+
+  void check_expr_vars(const Expr& e, const std::vector<const Loop*>& loops,
+                       const std::string& what, const InstrStmt* ins) {
+    for (SymbolId s : e.symbols()) {
+      if (!symbol_visible(s, loops)) {
+        std::string rule = what + " uses '" + symbol_name(s) +
+                           "', which is neither a param nor an enclosing loop variable";
+        if (ins) fail_ins(*ins, rule);
+        fail(rule);
+      }
+    }
+  }
+
+  void check_body(const std::vector<Stmt>& body, std::vector<const Loop*>& loops, ScopeId scope) {
+    for (const Stmt& s : body) {
+      if (auto* d = std::get_if<DeclStmt>(&s.node)) {
+        if (d->tensor >= p_.tensors.size()) fail("declaration of an unknown tensor");
+        const Tensor& t = p_.tensors[d->tensor];
+        if (t.kind != TensorKind::Buffer) fail_tensor(t, "only buffers are declared in the body");
+        if (!declared_.insert(t.id).second) fail_tensor(t, "buffer declared twice");
+        if (t.scope != scope) fail_tensor(t, "buffer's scope does not match where it is declared");
+        if (t.placement) {
+          check_expr_vars(t.placement->partition, loops, "placement of '" + t.name + "'", nullptr);
+          check_expr_vars(t.placement->byte_offset, loops, "placement of '" + t.name + "'",
+                          nullptr);
+        }
+        visible_.insert(t.id);
+      } else if (auto* i = std::get_if<InstrStmt>(&s.node)) {
+        check_instruction(*i, loops);
+      } else if (auto* l = std::get_if<Loop>(&s.node)) {
+        if (!is_identifier(l->var) || is_reserved(l->var)) {
+          fail("loop variable '" + l->var + "' is not a usable identifier");
+        }
+        SymbolId v = intern_symbol(l->var);
+        if (symbol_visible(v, loops)) {
+          fail("loop variable '" + l->var + "' shadows a param or an enclosing loop variable");
+        }
+        if (p_.find_tensor(l->var)) fail("loop variable '" + l->var + "' is also a tensor name");
+        if (l->step < 1) fail("loop '" + l->var + "' needs step >= 1");
+        check_expr_vars(l->start, loops, "start of loop '" + l->var + "'", nullptr);
+        check_expr_vars(l->stop, loops, "stop of loop '" + l->var + "'", nullptr);
+        loops.push_back(l);
+        std::set<TensorId> outer_visible = visible_;
+        check_body(l->body, loops, l->scope);
+        visible_ = std::move(outer_visible);  // buffers of the loop's scope end with it
+        loops.pop_back();
+      }
+    }
+  }
+
+  void check_access(const Access& a, const std::vector<const Loop*>& loops, const InstrStmt& s,
+                    const std::string& role) {
+    if (a.tensor >= p_.tensors.size()) fail_ins(s, role + " names an unknown tensor");
+    const Tensor& t = p_.tensors[a.tensor];
+    std::string where = role + " '" + t.name + "'";
+    if (t.kind == TensorKind::Buffer && !visible_.count(t.id)) {
+      fail_ins(s, where + " is used outside the scope that declares it (or before it)");
+    }
+    if (a.dims.size() != t.shape.size()) {
+      fail_ins(s, where + " has " + std::to_string(a.dims.size()) + " index dims, tensor rank is " +
+                      std::to_string(t.shape.size()));
+    }
+    if (a.dims.size() > 1 + static_cast<size_t>(kMaxFreeDims)) {
+      fail_ins(s, where + " has more than 5 dims (partition + 4 free, facts §2)");
+    }
+    if (!a.perm.empty()) {
+      std::vector<int> sorted = a.perm;
+      std::sort(sorted.begin(), sorted.end());
+      for (size_t k = 0; k < sorted.size(); ++k) {
+        if (sorted[k] != static_cast<int>(k) || a.perm.size() != a.dims.size()) {
+          fail_ins(s, where + ": perm is not a permutation of the dims");
+        }
+      }
+      if (t.on_chip() && a.perm[0] != 0) {
+        fail_ins(s, where + ": an on-chip view keeps the partition dim first");
+      }
+    }
+    for (size_t d = 0; d < a.dims.size(); ++d) {
+      const AccessDim& ad = a.dims[d];
+      check_expr_vars(ad.start, loops, where, &s);
+      check_expr_vars(ad.size, loops, where, &s);
+      if (ad.size.is_const() && ad.size.const_value() < 1) {
+        fail_ins(s, where + ": dim " + std::to_string(d) + " has size < 1");
+      }
+      if (ad.step < 0) fail_ins(s, where + ": negative steps are not supported");
+      if (d == 0 && t.on_chip() && ad.step != 1) {
+        fail_ins(s, where + ": the partition dim cannot be strided (facts §2)");
+      }
+    }
+    if (a.core) {
+      if (!t.on_chip()) fail_ins(s, where + ": `core` applies to on-chip tensors only");
+      check_expr_vars(*a.core, loops, where + " core", &s);
+    }
+    if (a.indirect) {
+      const Indirect& ind = *a.indirect;
+      if (!ind.offsets) fail_ins(s, where + ": indirect access without offsets");
+      if (ind.dim < 0 || static_cast<size_t>(ind.dim) >= a.dims.size()) {
+        fail_ins(s, where + ": indirect dim out of range");
+      }
+      if (ind.lo > ind.hi) fail_ins(s, where + ": indirect offset range is empty");
+      check_access(*ind.offsets, loops, s, "indirect offsets of " + where);
+      const Tensor& ot = p_.tensors[ind.offsets->tensor];
+      if (!ot.on_chip() || (ot.dtype != DType::int32 && ot.dtype != DType::uint32)) {
+        fail_ins(s, where + ": indirect offsets must be an on-chip int32/uint32 [P, 1] column");
+      }
+      if (ind.offsets->indirect) fail_ins(s, where + ": nested indirect access");
+    }
+  }
+
+  Memory mem(const Access& a) const { return p_.tensors[a.tensor].memory; }
+  DType dt(const Access& a) const { return p_.tensors[a.tensor].dtype; }
+
+  void require_on_chip(const InstrStmt& s, const Access& a, const std::string& role) {
+    if (mem(a) == Memory::HBM) fail_ins(s, role + " must be in SBUF or PSUM (compute engines)");
+  }
+  void require_mem(const InstrStmt& s, const Access& a, Memory m, const std::string& role) {
+    if (mem(a) != m) {
+      fail_ins(s, role + " must be in " + std::string(memory_name(m)) + ", is in " +
+                      std::string(memory_name(mem(a))));
+    }
+  }
+  void no_psum_on_gpsimd(const InstrStmt& s, Engine e, const Access& a, const std::string& role) {
+    if (e == Engine::GpSimd && mem(a) == Memory::PSUM) {
+      fail_ins(s, role + ": the GpSimd engine cannot access PSUM (facts §2)");
+    }
+  }
+  void check_operand(const InstrStmt& s, const Operand& o, const std::vector<const Loop*>& loops,
+                     const std::string& role, Engine e) {
+    if (auto* a = std::get_if<Access>(&o)) {
+      check_access(*a, loops, s, role);
+      require_on_chip(s, *a, role);
+      no_psum_on_gpsimd(s, e, *a, role);
+    }
+  }
+  void bitwise_needs_ints(const InstrStmt& s, AluOp op, std::initializer_list<DType> dts) {
+    if (!is_bitwise(op)) return;
+    for (DType d : dts) {
+      if (!is_integer(d)) {
+        fail_ins(s, "bitwise op " + std::string(alu_op_name(op)) + " needs integer dtypes");
+      }
+    }
+  }
+  void constant_partitions_le_128(const InstrStmt& s, const Access& a, const std::string& role) {
+    if (p_.tensors[a.tensor].on_chip() && a.dims[0].size.is_const() &&
+        a.dims[0].size.const_value() > kPartitions) {
+      fail_ins(s, role + " spans " + a.dims[0].size.str() + " partitions (> " +
+                      std::to_string(kPartitions) + ")");
+    }
+  }
+
+  void check_instruction(const InstrStmt& s, const std::vector<const Loop*>& loops) {
+    for (const Access* a : written_accesses(s.ins)) {
+      check_access(*a, loops, s, "destination");
+      // Kernel inputs are read-only: a kernel that overwrites its inputs can fool a reference
+      // run after it (verification-practice.md §2, KernelBench PR #82).
+      if (p_.tensors[a->tensor].kind == TensorKind::Input) {
+        fail_ins(s,
+                 "writes kernel input '" + p_.tensors[a->tensor].name + "' (inputs are read-only)");
+      }
+    }
+    std::visit([&](const auto& i) { check_specific(s, i, loops); }, s.ins);
+    for (const Access* a : written_accesses(s.ins)) {
+      constant_partitions_le_128(s, *a, "destination");
+    }
+  }
+
+  void check_specific(const InstrStmt& s, const DmaCopy& i, const std::vector<const Loop*>& loops) {
+    check_access(i.src, loops, s, "source");
+    if (mem(i.dst) == Memory::PSUM || mem(i.src) == Memory::PSUM) {
+      fail_ins(s, "DMA moves between HBM and SBUF only, not PSUM (facts §3 dma_copy)");
+    }
+    if (i.queue < 0 || i.queue >= kDmaQueues) {
+      fail_ins(s, "DMA queue must be in [0, " + std::to_string(kDmaQueues - 1) + "] (facts §1)");
+    }
+  }
+  void check_specific(const InstrStmt& s, const Matmul& i, const std::vector<const Loop*>& loops) {
+    check_access(i.stationary, loops, s, "stationary");
+    check_access(i.moving, loops, s, "moving");
+    require_mem(s, i.stationary, Memory::SBUF, "stationary");
+    require_mem(s, i.moving, Memory::SBUF, "moving");
+    require_mem(s, i.dst, Memory::PSUM, "matmul destination");
+    if (dt(i.dst) != DType::fp32 && dt(i.dst) != DType::bf16) {
+      fail_ins(s, "matmul writes fp32 PSUM (bf16 on trn3 only)");
+    }
+    for (DType d : {dt(i.stationary), dt(i.moving)}) {
+      if (!is_float(d)) fail_ins(s, "matmul inputs must be float types");
+    }
+    if ((dt(i.stationary) == DType::fp32) != (dt(i.moving) == DType::fp32)) {
+      fail_ins(s, "an fp32 matmul input must pair with fp32 (facts §2 Tensor Engine)");
+    }
+    for (const Access* a : {&i.stationary, &i.moving}) {
+      constant_partitions_le_128(s, *a, "matmul input");
+    }
+  }
+  void check_specific(const InstrStmt& s, const Transpose& i,
+                      const std::vector<const Loop*>& loops) {
+    check_access(i.src, loops, s, "source");
+    if (i.engine == Engine::Tensor) {
+      require_mem(s, i.src, Memory::SBUF, "tensor-engine transpose source");
+      require_mem(s, i.dst, Memory::PSUM, "tensor-engine transpose destination");
+      if (!is_float(dt(i.src)) || !is_float(dt(i.dst))) {
+        fail_ins(s, "tensor-engine transpose is a matmul: float dtypes only");
+      }
+    } else if (i.engine == Engine::Vector) {
+      require_on_chip(s, i.src, "source");
+      require_on_chip(s, i.dst, "destination");
+      if (dt(i.src) != dt(i.dst)) fail_ins(s, "vector transpose keeps the dtype");
+    } else {
+      fail_ins(s, "transpose runs on the tensor or vector engine");
+    }
+  }
+  void check_specific(const InstrStmt& s, const Activation& i,
+                      const std::vector<const Loop*>& loops) {
+    check_access(i.src, loops, s, "source");
+    require_on_chip(s, i.src, "source");
+    require_on_chip(s, i.dst, "destination");
+    check_operand(s, i.scale, loops, "scale", Engine::Scalar);
+    if (i.bias) check_operand(s, *i.bias, loops, "bias", Engine::Scalar);
+    if (i.reduce_res) require_on_chip(s, *i.reduce_res, "reduce_res");
+  }
+  void check_specific(const InstrStmt& s, const TensorReduce& i,
+                      const std::vector<const Loop*>& loops) {
+    check_access(i.src, loops, s, "source");
+    require_on_chip(s, i.src, "source");
+    require_on_chip(s, i.dst, "destination");
+    if (i.axes < 1 || static_cast<size_t>(i.axes) >= i.src.rank()) {
+      fail_ins(s, "tensor_reduce reduces 1..rank-1 trailing free axes, never the partition axis");
+    }
+    static const std::set<AluOp> kReduceOps = {
+        AluOp::add, AluOp::subtract,    AluOp::multiply,   AluOp::max,
+        AluOp::min, AluOp::bitwise_and, AluOp::bitwise_or, AluOp::bitwise_xor};
+    if (!kReduceOps.count(i.op)) {
+      fail_ins(s, std::string(alu_op_name(i.op)) + " is not a legal reduction op (facts §3)");
+    }
+    if (i.negate && is_bitwise(i.op)) fail_ins(s, "negate applies to arithmetic reductions only");
+    bitwise_needs_ints(s, i.op, {dt(i.src), dt(i.dst)});
+  }
+  void check_specific(const InstrStmt& s, const TensorScalar& i,
+                      const std::vector<const Loop*>& loops) {
+    check_access(i.src, loops, s, "source");
+    require_on_chip(s, i.src, "source");
+    require_on_chip(s, i.dst, "destination");
+    if (i.engine == Engine::Tensor || i.engine == Engine::Dma) {
+      fail_ins(s, "tensor_scalar runs on the vector, scalar or gpsimd engine");
+    }
+    no_psum_on_gpsimd(s, i.engine, i.src, "source");
+    no_psum_on_gpsimd(s, i.engine, i.dst, "destination");
+    check_operand(s, i.operand0, loops, "operand0", i.engine);
+    if (i.op1) check_operand(s, i.operand1, loops, "operand1", i.engine);
+    if (i.op1 && is_bitwise(i.op0) != is_bitwise(*i.op1)) {
+      fail_ins(s, "both tensor_scalar ops must be of the same class (facts §3)");
+    }
+    if (is_bitwise(i.op0) && i.engine != Engine::Vector) {
+      fail_ins(s, "bitwise ops run on the vector engine only (facts §3)");
+    }
+    bitwise_needs_ints(s, i.op0, {dt(i.src), dt(i.dst)});
+  }
+  void check_specific(const InstrStmt& s, const TensorTensor& i,
+                      const std::vector<const Loop*>& loops) {
+    check_access(i.src0, loops, s, "src0");
+    check_access(i.src1, loops, s, "src1");
+    for (const Access* a : {&i.src0, &i.src1, &i.dst}) require_on_chip(s, *a, "operand");
+    if (i.engine != Engine::Vector && i.engine != Engine::GpSimd) {
+      fail_ins(s, "tensor_tensor runs on the vector or gpsimd engine");
+    }
+    if (mem(i.src0) == Memory::PSUM && mem(i.src1) == Memory::PSUM) {
+      fail_ins(s, "tensor_tensor inputs cannot both be in PSUM (facts §3)");
+    }
+    for (const Access* a : {&i.src0, &i.src1, &i.dst})
+      no_psum_on_gpsimd(s, i.engine, *a, "operand");
+    bitwise_needs_ints(s, i.op, {dt(i.src0), dt(i.src1), dt(i.dst)});
+  }
+  void check_specific(const InstrStmt& s, const TensorScalarReduce& i,
+                      const std::vector<const Loop*>& loops) {
+    check_access(i.src, loops, s, "source");
+    require_on_chip(s, i.src, "source");
+    require_on_chip(s, i.dst, "destination");
+    require_on_chip(s, i.reduce_res, "reduce_res");
+    check_operand(s, i.operand0, loops, "operand0", Engine::Vector);
+    if (is_bitwise(i.op0)) fail_ins(s, "tensor_scalar_reduce takes an arithmetic op");
+    static const std::set<AluOp> kOps = {AluOp::add, AluOp::multiply, AluOp::max, AluOp::min};
+    if (!kOps.count(i.reduce_op)) fail_ins(s, "reduce op must be add, multiply, max or min");
+  }
+  void check_specific(const InstrStmt& s, const TensorCopy& i,
+                      const std::vector<const Loop*>& loops) {
+    check_access(i.src, loops, s, "source");
+    require_on_chip(s, i.src, "source");
+    require_on_chip(s, i.dst, "destination");
+    if (i.engine == Engine::Tensor || i.engine == Engine::Dma) {
+      fail_ins(s, "tensor_copy runs on the vector, scalar or gpsimd engine");
+    }
+    no_psum_on_gpsimd(s, i.engine, i.src, "source");
+    no_psum_on_gpsimd(s, i.engine, i.dst, "destination");
+  }
+  void check_specific(const InstrStmt& s, const TensorCopyPredicated& i,
+                      const std::vector<const Loop*>& loops) {
+    check_operand(s, i.src, loops, "source", Engine::Vector);
+    check_access(i.predicate, loops, s, "predicate");
+    require_on_chip(s, i.predicate, "predicate");
+    require_on_chip(s, i.dst, "destination");
+    DType pd = dt(i.predicate);
+    if (pd != DType::uint8 && pd != DType::uint16 && pd != DType::uint32 && pd != DType::int32) {
+      fail_ins(s, "predicate must be uint8/uint16/uint32/int32 (facts §3)");
+    }
+    if (auto* a = std::get_if<Access>(&i.src)) {
+      if (mem(*a) == Memory::PSUM && mem(i.predicate) == Memory::PSUM) {
+        fail_ins(s, "source and predicate cannot both be in PSUM (facts §3)");
+      }
+      if (dt(*a) != dt(i.dst)) fail_ins(s, "predicated copy keeps the dtype (facts §3)");
+    }
+  }
+  void check_specific(const InstrStmt& s, const AffineSelect& i,
+                      const std::vector<const Loop*>& loops) {
+    check_access(i.on_true, loops, s, "on_true");
+    require_mem(s, i.dst, Memory::SBUF, "affine_select destination");
+    require_mem(s, i.on_true, Memory::SBUF, "affine_select on_true");
+    check_expr_vars(i.offset, loops, "offset", &s);
+    if (i.steps.size() + 1 != i.dst.rank()) {
+      fail_ins(s, "affine_select needs one step per free dim of the destination");
+    }
+  }
+  void check_specific(const InstrStmt& s, const Iota& i, const std::vector<const Loop*>& loops) {
+    require_mem(s, i.dst, Memory::SBUF, "iota destination");
+    check_expr_vars(i.offset, loops, "offset", &s);
+    if (i.steps.size() + 1 != i.dst.rank()) {
+      fail_ins(s, "iota needs one step per free dim of the destination");
+    }
+  }
+  void check_specific(const InstrStmt& s, const Memset& i, const std::vector<const Loop*>&) {
+    require_on_chip(s, i.dst, "destination");
+    if (i.engine != Engine::Vector && i.engine != Engine::GpSimd) {
+      fail_ins(s, "memset runs on the vector or gpsimd engine");
+    }
+    no_psum_on_gpsimd(s, i.engine, i.dst, "destination");
+  }
+  void check_specific(const InstrStmt& s, const Reciprocal& i,
+                      const std::vector<const Loop*>& loops) {
+    check_access(i.src, loops, s, "source");
+    require_on_chip(s, i.src, "source");
+    require_on_chip(s, i.dst, "destination");
+    if (i.engine != Engine::Vector && i.engine != Engine::GpSimd) {
+      fail_ins(s, "reciprocal runs on the vector or gpsimd engine");
+    }
+    no_psum_on_gpsimd(s, i.engine, i.src, "source");
+    no_psum_on_gpsimd(s, i.engine, i.dst, "destination");
+  }
+
+  const Program& p_;
+  std::set<SymbolId> param_syms_;
+  std::set<TensorId> declared_;
+  std::set<TensorId> visible_;
+};
+
+}  // namespace
+
+void validate_program(const Program& p) {
+  Validator(p).run();
+}
+
+}  // namespace ncv::inline ir

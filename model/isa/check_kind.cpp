@@ -1,0 +1,15 @@
+#include "model/isa/check_kind.h"
+
+#include <array>
+
+namespace ncv::inline isa {
+
+std::string_view check_kind_name(CheckKind k) {
+  static constexpr std::array<std::string_view, 12> kNames = {
+      "out_of_bounds",  "partition_rule",     "psum_bank",      "shape_rule",
+      "engine_rule",    "uninitialized_read", "clobbered_read", "capacity",
+      "indirect_range", "output_not_written", "value_range",    "carried_dependency"};
+  return kNames.at(static_cast<size_t>(k));
+}
+
+}  // namespace ncv::inline isa

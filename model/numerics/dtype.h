@@ -1,0 +1,64 @@
+// Element types of the NeuronCore model and their conversions from fp32.
+//
+// Every arithmetic instruction converts its inputs to fp32, computes in fp32 and converts the
+// result to the destination type (facts §3 "General rule"). These conversions are the only place
+// where the model rounds, so they are exhaustively tested against an independent method.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace ncv::inline numerics {
+
+enum class DType : uint8_t {
+  fp32,
+  bf16,
+  fp16,
+  fp8_e4m3,    // Neuron legacy e4m3: IEEE-like (has Inf, NaN), max finite 240 (facts §3, NKILIB)
+  fp8_e4m3fn,  // OCP e4m3fn: no Inf, single NaN pattern S.1111.111, max finite 448
+  fp8_e5m2,    // IEEE-like, max finite 57344
+  int32,
+  uint8,
+  uint16,
+  uint32,
+};
+
+inline constexpr DType kAllDTypes[] = {
+    DType::fp32,     DType::bf16,  DType::fp16,  DType::fp8_e4m3, DType::fp8_e4m3fn,
+    DType::fp8_e5m2, DType::int32, DType::uint8, DType::uint16,   DType::uint32};
+
+// Bytes per element.
+size_t dtype_size(DType t);
+bool is_float(DType t);
+bool is_integer(DType t);
+// Canonical name used by the text form and the CLI ("fp32", "bf16", "fp8_e4m3fn", ...).
+std::string_view dtype_name(DType t);
+std::optional<DType> parse_dtype(std::string_view name);
+
+// Largest finite value of a float type (fp32: FLT_MAX).
+float dtype_max_finite(DType t);
+
+// fp32 -> destination bit pattern (low dtype_size(t) bytes are meaningful), round-to-nearest-even.
+//   bf16, fp16: IEEE behaviour: overflow -> +-Inf, NaN -> quiet NaN with the sign kept.
+//   fp8_e4m3, fp8_e5m2: saturating: a finite value beyond max finite -> +-max finite,
+//     +-Inf -> +-Inf, NaN -> NaN.
+//   fp8_e4m3fn: saturating; +-Inf -> +-448; NaN -> S.1111.111.
+//   int32/uint*: round-to-nearest-even, saturate to the type's range, NaN -> 0.
+// See model/README.md "Rounding and saturation" for why each choice was made.
+uint32_t encode_from_float(DType t, float value);
+// Destination bit pattern -> exact fp32 value (every value of every type is exact in fp32 except
+// int32/uint32 values above 2^24, which round to nearest even).
+float decode_to_float(DType t, uint32_t bits);
+
+// Rounds a fp32 value to what storing it as `t` and reading it back gives.
+inline float quantize(DType t, float value) {
+  return decode_to_float(t, encode_from_float(t, value));
+}
+
+// Raw element access at a byte address (little-endian, unaligned allowed).
+uint32_t load_bits(DType t, const uint8_t* p);
+void store_bits(DType t, uint8_t* p, uint32_t bits);
+
+}  // namespace ncv::inline numerics

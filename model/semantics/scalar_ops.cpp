@@ -1,0 +1,15 @@
+// The scalar building blocks of semantics.h. Their definitions, with the model's NaN and
+// integer-domain rules, live in semantics_internal.h so that the fast paths can inline them.
+#include "model/semantics/internal.h"
+
+namespace ncv::inline semantics {
+
+float alu_apply(AluOp op, float a, float b) {
+  return semantics::alu_float(op, a, b);
+}
+
+float act_apply(ActFunc f, float x) {
+  return semantics::act_eval(f, x);
+}
+
+}  // namespace ncv::inline semantics

@@ -1,0 +1,101 @@
+// Functional semantics of every instruction (facts §3), over resolved Views.
+//
+// Each instruction has one plain per-element reference implementation (ExecMode::reference:
+// obviously correct, slow) and a fast path (ExecMode::fast: row-wise decoding, blocked matmul).
+// The two agree bit for bit; unit tests and the fuzzer hold them to it. The interpreter has
+// already checked bounds, partitions, shapes and engine rules; these functions assume valid
+// operands whose shapes match as documented per function.
+//
+// Arithmetic rule: inputs convert to fp32, compute in fp32, convert to the destination dtype
+// with round-to-nearest-even (dtype.h). Every reduction runs sequentially in row-major order of
+// the reduced elements: that order is part of the contract (model/README.md).
+//
+// Further model choices, defined in semantics_internal.h and documented there:
+//  * Aliasing: an instruction reads all of its inputs before writing any output and writes in
+//    row-major order, so overlapping operands (in-place ops included) have one defined result.
+//  * NaN: a NaN result is the first NaN operand, quieted (payload and sign kept); a NaN made
+//    from non-NaN operands is 0x7fc00000; a NaN matmul accumulator is written as 0x7fc00000.
+//    max/min propagate NaN; max(-0, +0) = +0, min(-0, +0) = -0.
+//  * Bitwise ops and shifts run on int64 values (integer dtypes read exactly, floats rounded to
+//    nearest even), shift counts outside [0, 31] give 0, results saturate into the dst type.
+//  * Activation inputs outside a function's documented range give NaN (so sqrt(0) is NaN).
+#pragma once
+
+#include <optional>
+#include <variant>
+
+#include "model/ir/instruction.h"
+#include "model/semantics/view.h"
+
+namespace ncv::inline semantics {
+
+enum class ExecMode : uint8_t { fast, reference };
+
+// A per-partition scalar: an immediate, or a [rows, 1] column View (row r's value).
+using ScalarArg = std::variant<float, View>;
+
+// dst = src elementwise, same dtype: bit copy; otherwise through fp32. Same rows and free
+// element count (flattened row-major).
+void exec_copy(ExecMode mode, const View& dst, const View& src);
+
+// dst[M, N] = (accumulate ? dst : 0) + stationary[K, M]^T @ moving[K, N].
+// Contract: for each (m, n), acc = +0.0f; for k = 0..K-1: acc = fma(st[k][m], mv[k][n], acc)
+// (the exact product is added with one rounding, the PE array's fp32 accumulation); then
+// dst = accumulate ? fl(dst_old + acc) : acc, converted to dst's dtype.
+void exec_matmul(ExecMode mode, const View& dst, const View& stationary, const View& moving,
+                 bool accumulate);
+
+// Tensor engine transpose: dst[F, P] = src[P, F] computed as a matmul of src (stationary) with
+// the P x P identity (moving), so -0 becomes +0 and a NaN/Inf spreads along its output row,
+// as on NeuronCore-v2 (facts §2 "not bit-accurate for NaN/Inf").
+void exec_transpose_tensor(ExecMode mode, const View& dst, const View& src);
+// Vector engine transpose (<= 32x32): exact bit movement (same dtype).
+void exec_transpose_vector(ExecMode mode, const View& dst, const View& src);
+
+// out = func(src * scale + bias) (two fp32 roundings: product, then sum). Accumulator
+// registers regs[rows] (per partition, fp32) follow reduce_cmd: idle leaves them, reset zeroes
+// them, reduce adds each fp32 out (before the dst conversion) in order, reset_reduce zeroes then
+// adds. If reduce_res is given, regs are written to it ([rows,1]) after the instruction.
+void exec_activation(ExecMode mode, const View& dst, const View& src, ActFunc func,
+                     const ScalarArg& scale, const std::optional<ScalarArg>& bias, ReduceCmd cmd,
+                     float* regs, const std::optional<View>& reduce_res);
+
+// Reduces the last `axes` free dims of src (dst has the remaining free dims, same rows).
+// negate multiplies the result by -1 (arithmetic ops only).
+void exec_tensor_reduce(ExecMode mode, const View& dst, const View& src, AluOp op, int axes,
+                        bool negate);
+
+// dst = (src op0 a0) op1 a1, with reverseK swapping operand order of opK.
+void exec_tensor_scalar(ExecMode mode, const View& dst, const View& src, AluOp op0,
+                        const ScalarArg& a0, bool reverse0, std::optional<AluOp> op1,
+                        const ScalarArg& a1, bool reverse1);
+
+void exec_tensor_tensor(ExecMode mode, const View& dst, const View& src0, const View& src1,
+                        AluOp op);
+
+// dst = src op0 a0; reduce_res[r, 0] = reduction with reduce_op of row r's fp32 results
+// (identity: add 0, multiply 1, max -inf, min +inf).
+void exec_tensor_scalar_reduce(ExecMode mode, const View& dst, const View& src, AluOp op0,
+                               const ScalarArg& a0, bool reverse0, AluOp reduce_op,
+                               const View& reduce_res);
+
+// Where (predicate != 0) xor reverse: dst = src (a tile View, or an immediate); else unchanged.
+void exec_copy_predicated(ExecMode mode, const View& dst, const std::variant<float, View>& src,
+                          const View& predicate, bool reverse);
+
+// value(r, f) = offset + r * channel_multiplier + sum_k steps[k] * i_k (i_k: free indices of f).
+// affine_select: dst = cmp(value, 0) ? on_true : on_false. iota: dst = value (int32 -> dtype).
+void exec_affine_select(ExecMode mode, const View& dst, const View& on_true, int64_t offset,
+                        int64_t channel_multiplier, const int64_t* steps, CmpOp cmp,
+                        float on_false);
+void exec_iota(ExecMode mode, const View& dst, int64_t offset, int64_t channel_multiplier,
+               const int64_t* steps);
+
+void exec_memset(ExecMode mode, const View& dst, float value);
+void exec_reciprocal(ExecMode mode, const View& dst, const View& src);
+
+// The scalar building blocks, exposed for tests and for independent checks.
+float alu_apply(AluOp op, float a, float b);
+float act_apply(ActFunc f, float x);
+
+}  // namespace ncv::inline semantics

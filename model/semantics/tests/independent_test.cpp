@@ -1,0 +1,408 @@
+// Tests of model/semantics against independent computations written here: exact integer
+// matmuls, long double fma chains, sequential sums, libm, the activation register state
+// machine, ALU and integer rules.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "model/numerics/tests/exp_reference.h"
+#include "model/semantics/internal.h"
+#include "model/semantics/semantics.h"
+#include "model/semantics/tests/test_values.h"
+
+namespace ncv {
+namespace {
+
+using namespace semtest;  // NOLINT
+
+// ---------------------------------------------------------------------------------------------
+// Independent checks. A plain dense tile in its own buffer.
+
+struct Tile {
+  DType dtype;
+  int64_t rows, cols;
+  Arena bytes;
+  Tile(DType t, int64_t r, int64_t c) : dtype(t), rows(r), cols(c), bytes(r * c * dtype_size(t)) {}
+  View view() {
+    View v;
+    v.base = bytes.data();
+    v.dtype = dtype;
+    v.rows = rows;
+    v.row_stride = cols * static_cast<int64_t>(dtype_size(dtype));
+    v.free_rank = 1;
+    v.sizes[0] = cols;
+    v.strides[0] = static_cast<int64_t>(dtype_size(dtype));
+    return v;
+  }
+  uint32_t raw(int64_t r, int64_t c) const {
+    return load_bits(dtype, bytes.data() + (r * cols + c) * dtype_size(dtype));
+  }
+  float get(int64_t r, int64_t c) const { return decode_to_float(dtype, raw(r, c)); }
+  void set_raw(int64_t r, int64_t c, uint32_t b) {
+    store_bits(dtype, bytes.data() + (r * cols + c) * dtype_size(dtype), b);
+  }
+  void set(int64_t r, int64_t c, float v) { set_raw(r, c, encode_from_float(dtype, v)); }
+};
+
+const ExecMode kModes[] = {ExecMode::fast, ExecMode::reference};
+
+TEST(SemanticsIndependent, MatmulSmallIntegersIsExact) {
+  Rng rng(11);
+  for (int it = 0; it < 6; ++it) {
+    const int64_t k = it == 0 ? 128 : rng.uni(1, 128), m = it == 0 ? 128 : rng.uni(1, 128);
+    const int64_t n = it == 0 ? 512 : rng.uni(1, 200);
+    Tile st(DType::bf16, k, m), mv(DType::bf16, k, n);
+    for (int64_t r = 0; r < k; ++r) {
+      for (int64_t c = 0; c < m; ++c) st.set(r, c, static_cast<float>(rng.uni(-8, 8)));
+      for (int64_t c = 0; c < n; ++c) mv.set(r, c, static_cast<float>(rng.uni(-8, 8)));
+    }
+    for (ExecMode mode : kModes) {
+      for (bool acc : {false, true}) {
+        Tile dst(DType::fp32, m, n);
+        for (int64_t r = 0; r < m; ++r)
+          for (int64_t c = 0; c < n; ++c) dst.set(r, c, acc ? 1000.0f : kInf);
+        exec_matmul(mode, dst.view(), st.view(), mv.view(), acc);
+        for (int64_t i = 0; i < m; ++i) {
+          for (int64_t j = 0; j < n; ++j) {
+            int64_t exact = acc ? 1000 : 0;
+            for (int64_t kk = 0; kk < k; ++kk)
+              exact += static_cast<int64_t>(st.get(kk, i)) * static_cast<int64_t>(mv.get(kk, j));
+            ASSERT_EQ(static_cast<float>(exact), dst.get(i, j)) << i << "," << j;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(SemanticsIndependent, MatmulKernelsAgree) {
+  // Every vector microkernel this CPU runs against the portable std::fma loop.
+  if (semantics::matmul_kernels().empty()) GTEST_SKIP() << "no vector matmul kernel on this CPU";
+  for (const semantics::MatmulKernel* kern : semantics::matmul_kernels()) {
+    Rng rng(15);
+    for (int it = 0; it < 60; ++it) {
+      const int64_t k = rng.uni(0, 130), m = rng.uni(1, 40), n = rng.uni(1, 100);
+      std::vector<float> a(k * m), b(k * n), c1(m * n), c2(m * n);
+      for (auto& x : a) x = f32(random_bits(rng, DType::fp32));
+      for (auto& x : b)
+        x = rng.coin(0.5) ? f32(random_bits(rng, DType::fp32)) : random_plain(rng, -3, 3);
+      const int64_t mb = (m + kern->mr - 1) / kern->mr, nb = (n + kern->nr - 1) / kern->nr;
+      std::vector<float> ap(std::max<int64_t>(mb * k * kern->mr, 1)),
+          bp(std::max<int64_t>(nb * k * kern->nr, 1));
+      semantics::pack_matmul_a(*kern, a.data(), ap.data(), k, m);
+      semantics::pack_matmul_b(*kern, b.data(), bp.data(), k, n);
+      ASSERT_TRUE(kern->run(ap.data(), bp.data(), c1.data(), k, m, n));
+      semantics::matmul_f32_portable(a.data(), b.data(), c2.data(), k, m, n);
+      ASSERT_EQ(0, std::memcmp(c1.data(), c2.data(), c1.size() * sizeof(float)))
+          << kern->name << " case " << it;
+    }
+  }
+}
+
+// fma(a, b, c) rounded once, computed in long double: the product is exact (48 <= 64 bits), the
+// sum's long double rounding error is recovered with TwoSum and only matters when the long double
+// sum sits exactly on a midpoint between two floats.
+float fma_long_double(float a, float b, float c) {
+  const long double p = static_cast<long double>(a) * b;
+  const long double s = p + c;
+  const long double bb = s - p;
+  const long double err = (p - (s - bb)) + (c - bb);
+  const float r = static_cast<float>(s);
+  if (err == 0 || static_cast<long double>(r) == s) return r;
+  const float other = std::nextafter(r, s > r ? kInf : -kInf);
+  if (std::fabs(s - r) != std::fabs(static_cast<long double>(other) - s)) return r;  // not a tie
+  return (err > 0) == (other > r) ? other : r;
+}
+
+TEST(SemanticsIndependent, MatmulFp32IsAFusedChain) {
+  Rng rng(12);
+  int differs_from_unfused = 0;
+  for (int it = 0; it < 8; ++it) {
+    const int64_t k = rng.uni(1, 128), m = rng.uni(1, 40), n = rng.uni(1, 70);
+    Tile st(DType::fp32, k, m), mv(DType::fp32, k, n);
+    for (int64_t r = 0; r < k; ++r) {
+      for (int64_t c = 0; c < m; ++c) st.set(r, c, random_plain(rng, -20, 20));
+      for (int64_t c = 0; c < n; ++c) mv.set(r, c, random_plain(rng, -20, 20));
+    }
+    for (ExecMode mode : kModes) {
+      Tile dst(DType::fp32, m, n);
+      exec_matmul(mode, dst.view(), st.view(), mv.view(), false);
+      for (int64_t i = 0; i < m; ++i) {
+        for (int64_t j = 0; j < n; ++j) {
+          float acc = 0.0f, unfused = 0.0f;
+          for (int64_t kk = 0; kk < k; ++kk) {
+            acc = fma_long_double(st.get(kk, i), mv.get(kk, j), acc);
+            volatile float prod = st.get(kk, i) * mv.get(kk, j);  // a separate rounding
+            unfused = unfused + prod;
+          }
+          ASSERT_EQ(bits(acc), bits(dst.get(i, j))) << i << "," << j;
+          differs_from_unfused += bits(acc) != bits(unfused);
+        }
+      }
+    }
+  }
+  EXPECT_GT(differs_from_unfused, 0) << "the test inputs never distinguish fma from mul+add";
+}
+
+TEST(SemanticsIndependent, TensorTransposeZeroAndNaN) {
+  for (ExecMode mode : kModes) {
+    Tile src(DType::fp32, 4, 3), dst(DType::fp32, 3, 4), vdst(DType::fp32, 3, 4);
+    for (int64_t r = 0; r < 4; ++r)
+      for (int64_t c = 0; c < 3; ++c) src.set(r, c, static_cast<float>(r * 3 + c + 1));
+    src.set(1, 0, -0.0f);
+    src.set(2, 1, f32(0x7fc01234u));  // NaN in column 1
+    src.set(0, 2, kInf);              // Inf in column 2
+    exec_transpose_tensor(mode, dst.view(), src.view());
+    exec_transpose_vector(mode, vdst.view(), src.view());
+    EXPECT_EQ(bits(dst.get(0, 1)), 0u) << "-0 becomes +0";
+    EXPECT_EQ(bits(vdst.get(0, 1)), bits(-0.0f)) << "vector transpose is bit-exact";
+    EXPECT_EQ(vdst.raw(1, 2), 0x7fc01234u);
+    EXPECT_EQ(dst.get(0, 3), 10.0f);
+    for (int64_t p = 0; p < 4; ++p) {
+      EXPECT_EQ(dst.raw(1, p), 0x7fc00000u) << "a NaN poisons its whole output row";
+      if (p == 0)
+        EXPECT_EQ(dst.get(2, p), kInf);
+      else
+        EXPECT_EQ(dst.raw(2, p), 0x7fc00000u) << "Inf * 0 poisons the rest of its row";
+    }
+  }
+}
+
+TEST(SemanticsIndependent, TensorReduceAddIsSequential) {
+  Rng rng(13);
+  for (ExecMode mode : kModes) {
+    Tile src(DType::fp32, 16, 300), dst(DType::fp32, 16, 1);
+    for (int64_t r = 0; r < 16; ++r)
+      for (int64_t c = 0; c < 300; ++c) src.set(r, c, random_plain(rng, -30, 30));
+    exec_tensor_reduce(mode, dst.view(), src.view(), AluOp::add, 1, false);
+    for (int64_t r = 0; r < 16; ++r) {
+      float s = 0.0f;
+      for (int64_t c = 0; c < 300; ++c) s = s + src.get(r, c);
+      EXPECT_EQ(bits(s), dst.raw(r, 0));
+    }
+    exec_tensor_reduce(mode, dst.view(), src.view(), AluOp::max, 1, true);
+    for (int64_t r = 0; r < 16; ++r) {
+      float mx = -kInf;
+      for (int64_t c = 0; c < 300; ++c) mx = std::max(mx, src.get(r, c));
+      EXPECT_EQ(-mx, dst.get(r, 0));
+    }
+    src.set(3, 7, f32(0xffc0beefu));
+    exec_tensor_reduce(mode, dst.view(), src.view(), AluOp::max, 1, false);
+    EXPECT_EQ(dst.raw(3, 0), 0xffc0beefu) << "max propagates the NaN";
+  }
+}
+
+TEST(SemanticsIndependent, ActivationIsFaithfulAndKeepsRanges) {
+  Rng rng(14);
+  for (ExecMode mode : kModes) {
+    Tile src(DType::fp32, 8, 200), dst(DType::fp32, 8, 200);
+    for (int64_t r = 0; r < 8; ++r)
+      for (int64_t c = 0; c < 200; ++c) src.set(r, c, random_plain(rng, -4, 6));
+    exec_activation(mode, dst.view(), src.view(), ActFunc::exp, 0.5f, ScalarArg{-1.0f},
+                    ReduceCmd::idle, nullptr, std::nullopt);
+    for (int64_t r = 0; r < 8; ++r) {
+      for (int64_t c = 0; c < 200; ++c) {
+        volatile float t = src.get(r, c) * 0.5f;  // volatile: never contracted into an fma
+        const float u = t + -1.0f;
+        ASSERT_TRUE(exptest::is_faithful_exp(u, f32(dst.raw(r, c))));
+      }
+    }
+  }
+  EXPECT_EQ(bits(act_apply(ActFunc::sqrt, 0.0f)), 0x7fc00000u) << "sqrt range starts at 2^-116";
+  EXPECT_EQ(act_apply(ActFunc::sqrt, 0x1p-116f), 0x1p-58f);
+  EXPECT_TRUE(std::isnan(act_apply(ActFunc::log, 0x1p-65f)));
+  EXPECT_TRUE(std::isnan(act_apply(ActFunc::sin, 3.2f)));
+  EXPECT_EQ(act_apply(ActFunc::sin, 0.5f), std::sin(0.5f));
+  EXPECT_TRUE(std::isnan(act_apply(ActFunc::reciprocal, 0x1p43f)));
+  EXPECT_EQ(act_apply(ActFunc::reciprocal, -4.0f), -0.25f);
+  EXPECT_TRUE(std::isnan(act_apply(ActFunc::rsqrt, 0x1p98f)));
+  EXPECT_EQ(act_apply(ActFunc::rsqrt, 4.0f), 0.5f);
+  EXPECT_EQ(bits(act_apply(ActFunc::gelu, -kInf)), bits(-0.0f));
+  EXPECT_EQ(act_apply(ActFunc::relu, -3.0f), 0.0f);
+  EXPECT_EQ(bits(act_apply(ActFunc::exp, f32(0xff812345u))), 0xffc12345u) << "NaN in, that NaN out";
+  EXPECT_EQ(act_apply(ActFunc::sigmoid, 0.0f), 0.5f);
+}
+
+TEST(SemanticsIndependent, ActivationRegisterStateMachine) {
+  for (ExecMode mode : kModes) {
+    Tile src(DType::fp32, 2, 3), dst(DType::bf16, 2, 3), res(DType::fp32, 2, 1);
+    for (int64_t c = 0; c < 3; ++c) {
+      src.set(0, c, static_cast<float>(c + 1));  // 1 2 3
+      src.set(1, c, 0.5f);
+    }
+    float regs[2] = {100.0f, 200.0f};
+    auto run = [&](ReduceCmd cmd, bool readout) {
+      exec_activation(mode, dst.view(), src.view(), ActFunc::copy, 1.0f, std::nullopt, cmd, regs,
+                      readout ? std::optional<View>(res.view()) : std::nullopt);
+    };
+    run(ReduceCmd::idle, true);
+    EXPECT_EQ(res.get(0, 0), 100.0f);
+    run(ReduceCmd::reduce, false);
+    EXPECT_EQ(regs[0], 106.0f);
+    EXPECT_EQ(regs[1], 201.5f);
+    run(ReduceCmd::reset, true);
+    EXPECT_EQ(res.get(1, 0), 0.0f);
+    EXPECT_EQ(regs[0], 0.0f);
+    run(ReduceCmd::reduce, false);
+    run(ReduceCmd::reduce, true);
+    EXPECT_EQ(res.get(0, 0), 12.0f);
+    EXPECT_EQ(res.get(1, 0), 3.0f);
+    run(ReduceCmd::reset_reduce, true);
+    EXPECT_EQ(res.get(0, 0), 6.0f);
+    EXPECT_EQ(regs[1], 1.5f);
+    // The registers accumulate the fp32 outputs, not the dst (bf16) values.
+    src.set(0, 0, 1.00390625f);  // 1 + 2^-8: not a bf16 value
+    run(ReduceCmd::reset_reduce, false);
+    EXPECT_EQ(regs[0], 6.00390625f);
+    EXPECT_EQ(dst.get(0, 0), 1.0f);
+  }
+}
+
+TEST(SemanticsIndependent, AluRules) {
+  EXPECT_EQ(alu_apply(AluOp::subtract, 5.0f, 3.0f), 2.0f);
+  EXPECT_EQ(alu_apply(AluOp::divide, 1.0f, 4.0f), 0.25f);
+  EXPECT_EQ(alu_apply(AluOp::pow, 2.0f, 10.0f), 1024.0f);
+  EXPECT_EQ(alu_apply(AluOp::abs_max, -7.0f, 3.0f), 7.0f);
+  EXPECT_EQ(alu_apply(AluOp::abs_min, -7.0f, 3.0f), 3.0f);
+  EXPECT_EQ(bits(alu_apply(AluOp::max, -0.0f, 0.0f)), 0u);
+  EXPECT_EQ(bits(alu_apply(AluOp::min, 0.0f, -0.0f)), bits(-0.0f));
+  const float nan_a = f32(0x7fc0aaaau), nan_b = f32(0xff80bbbbu);  // quiet, signalling
+  EXPECT_EQ(bits(alu_apply(AluOp::add, nan_a, nan_b)), 0x7fc0aaaau) << "first NaN operand";
+  EXPECT_EQ(bits(alu_apply(AluOp::add, 1.0f, nan_b)), 0xffc0bbbbu) << "quieted";
+  EXPECT_EQ(bits(alu_apply(AluOp::max, 1.0f, nan_a)), 0x7fc0aaaau);
+  EXPECT_EQ(bits(alu_apply(AluOp::min, nan_a, -kInf)), 0x7fc0aaaau);
+  EXPECT_EQ(bits(alu_apply(AluOp::subtract, kInf, kInf)), 0x7fc00000u) << "default NaN";
+  EXPECT_TRUE(std::isnan(alu_apply(AluOp::pow, nan_a, 0.0f)));
+  // Comparisons: 1.0 / 0.0, IEEE with NaN.
+  EXPECT_EQ(alu_apply(AluOp::is_gt, 2.0f, 1.0f), 1.0f);
+  EXPECT_EQ(alu_apply(AluOp::is_ge, 1.0f, 1.0f), 1.0f);
+  EXPECT_EQ(alu_apply(AluOp::is_lt, 2.0f, 1.0f), 0.0f);
+  EXPECT_EQ(alu_apply(AluOp::is_le, -0.0f, 0.0f), 1.0f);
+  EXPECT_EQ(alu_apply(AluOp::is_equal, nan_a, nan_a), 0.0f);
+  EXPECT_EQ(alu_apply(AluOp::not_equal, nan_a, nan_a), 1.0f);
+  EXPECT_EQ(alu_apply(AluOp::is_gt, nan_a, 1.0f), 0.0f);
+  // Bitwise through the integer domain (immediates round to nearest even).
+  EXPECT_EQ(alu_apply(AluOp::bitwise_and, 12.0f, 10.0f), 8.0f);
+  EXPECT_EQ(alu_apply(AluOp::bitwise_or, 2.5f, 3.5f), 6.0f);  // 2 | 4
+  EXPECT_EQ(alu_apply(AluOp::shift_left, 1.0f, 40.0f), 0.0f);
+}
+
+TEST(SemanticsIndependent, IntegerResultsAndBitwiseOps) {
+  for (ExecMode mode : kModes) {
+    // Saturating conversions of fp32 results.
+    Tile src(DType::fp32, 1, 6), i32(DType::int32, 1, 6), u8(DType::uint8, 1, 6);
+    const float in[] = {3e9f, -3e9f, 2.5f, -5.0f, 300.0f, std::nanf("")};
+    for (int c = 0; c < 6; ++c) src.set(0, c, in[c]);
+    exec_tensor_scalar(mode, i32.view(), src.view(), AluOp::add, 0.0f, false, std::nullopt, 0.0f,
+                       false);
+    exec_tensor_scalar(mode, u8.view(), src.view(), AluOp::add, 0.0f, false, std::nullopt, 0.0f,
+                       false);
+    const uint32_t want_i32[] = {0x7fffffffu, 0x80000000u, 2u, static_cast<uint32_t>(-5), 300u, 0u};
+    const uint32_t want_u8[] = {255u, 0u, 2u, 0u, 255u, 0u};
+    for (int c = 0; c < 6; ++c) {
+      EXPECT_EQ(i32.raw(0, c), want_i32[c]) << c;
+      EXPECT_EQ(u8.raw(0, c), want_u8[c]) << c;
+    }
+    // Bitwise on int32 / uint32 values, exact beyond 2^24, shifts, saturation.
+    Tile a(DType::int32, 1, 5), b(DType::uint32, 1, 5), out(DType::int32, 1, 5),
+        uout(DType::uint8, 1, 5);
+    const int32_t av[] = {-1, 0x01234567, -16, 0x40000000, 7};
+    const uint32_t bv[] = {0xf0f0f0f0u, 0x00ff00ffu, 2u, 1u, 33u};
+    for (int c = 0; c < 5; ++c) {
+      a.set_raw(0, c, static_cast<uint32_t>(av[c]));
+      b.set_raw(0, c, bv[c]);
+    }
+    exec_tensor_tensor(mode, out.view(), a.view(), b.view(), AluOp::bitwise_and);
+    EXPECT_EQ(out.raw(0, 0), 0x7fffffffu) << "0xf0f0f0f0 (as uint32 value) saturates into int32";
+    EXPECT_EQ(out.raw(0, 1), 0x00230067u);
+    exec_tensor_tensor(mode, out.view(), a.view(), b.view(), AluOp::shift_right);
+    EXPECT_EQ(out.raw(0, 2), static_cast<uint32_t>(-4)) << "arithmetic shift of a negative int32";
+    EXPECT_EQ(out.raw(0, 4), 0u) << "shift count 33 gives 0";
+    exec_tensor_tensor(mode, out.view(), a.view(), b.view(), AluOp::shift_left);
+    EXPECT_EQ(out.raw(0, 3), 0x7fffffffu) << "2^31 saturates";
+    exec_tensor_tensor(mode, uout.view(), a.view(), b.view(), AluOp::bitwise_xor);
+    EXPECT_EQ(uout.raw(0, 4), 38u);  // 7 ^ 33
+    EXPECT_EQ(uout.raw(0, 2), 0u);   // -14 saturates to 0
+    // Immediates round to nearest even before a bitwise op.
+    exec_tensor_scalar(mode, out.view(), a.view(), AluOp::bitwise_and, 6.5f, false,
+                       AluOp::shift_left, 1.0f, false);
+    EXPECT_EQ(out.raw(0, 4), 12u);  // (7 & 6) << 1
+  }
+}
+
+TEST(SemanticsIndependent, IotaAndAffineSelectValues) {
+  for (ExecMode mode : kModes) {
+    Tile i32(DType::int32, 3, 4), bf(DType::bf16, 3, 4), u8(DType::uint8, 3, 4);
+    const int64_t steps[] = {5};
+    exec_iota(mode, i32.view(), -7, 100, steps);
+    for (int64_t r = 0; r < 3; ++r) {
+      for (int64_t c = 0; c < 4; ++c)
+        EXPECT_EQ(static_cast<int32_t>(i32.raw(r, c)), -7 + 100 * r + 5 * c);
+    }
+    exec_iota(mode, u8.view(), -7, 100, steps);
+    EXPECT_EQ(u8.raw(0, 0), 0u);
+    EXPECT_EQ(u8.raw(2, 3), 208u);
+    const int64_t big_steps[] = {1};
+    exec_iota(mode, bf.view(), 257, 0, big_steps);
+    EXPECT_EQ(bf.get(0, 0), 256.0f) << "257 rounds to the nearest even bf16";
+    EXPECT_EQ(bf.get(0, 1), 258.0f);
+    // Causal mask: keep (r - c >= 0), else -inf; two free dims with their own steps.
+    Tile on_true(DType::fp32, 3, 4), dst(DType::fp32, 3, 4);
+    for (int64_t r = 0; r < 3; ++r)
+      for (int64_t c = 0; c < 4; ++c) on_true.set(r, c, static_cast<float>(10 * r + c));
+    View d = dst.view(), t = on_true.view();
+    for (View* v : {&d, &t}) {
+      v->free_rank = 2;
+      v->sizes = {2, 2, 0, 0};
+      v->strides = {8, 4, 0, 0};
+    }
+    const int64_t st2[] = {-2, -1};
+    exec_affine_select(mode, d, t, 0, 1, st2, CmpOp::ge, -kInf);
+    for (int64_t r = 0; r < 3; ++r) {
+      for (int64_t c = 0; c < 4; ++c) {
+        EXPECT_EQ(dst.get(r, c), r - c >= 0 ? static_cast<float>(10 * r + c) : -kInf)
+            << r << "," << c;
+      }
+    }
+  }
+}
+
+TEST(SemanticsIndependent, PredicatedCopyAndScalarReduce) {
+  for (ExecMode mode : kModes) {
+    Tile dst(DType::fp32, 2, 4), src(DType::fp32, 2, 4), pred(DType::uint16, 2, 4),
+        res(DType::fp32, 2, 1);
+    for (int64_t c = 0; c < 4; ++c) {
+      for (int64_t r = 0; r < 2; ++r) {
+        dst.set(r, c, -1.0f);
+        src.set(r, c, static_cast<float>(r * 4 + c));
+        pred.set_raw(r, c, c % 2 == 0 ? 0x100u : 0u);
+      }
+    }
+    exec_copy_predicated(mode, dst.view(), src.view(), pred.view(), false);
+    EXPECT_EQ(dst.get(1, 0), 4.0f);
+    EXPECT_EQ(dst.get(1, 1), -1.0f);
+    exec_copy_predicated(mode, dst.view(), 9.0f, pred.view(), true);
+    EXPECT_EQ(dst.get(0, 1), 9.0f);
+    EXPECT_EQ(dst.get(0, 2), 2.0f);
+    exec_tensor_scalar_reduce(mode, dst.view(), src.view(), AluOp::multiply, 2.0f, false,
+                              AluOp::max, res.view());
+    EXPECT_EQ(dst.get(1, 3), 14.0f);
+    EXPECT_EQ(res.get(0, 0), 6.0f);
+    EXPECT_EQ(res.get(1, 0), 14.0f);
+  }
+}
+
+}  // namespace
+}  // namespace ncv

@@ -1,0 +1,17 @@
+// Internal to the timing model: cost pieces shared by the scheduler (timing.cpp) and the cost
+// function (timing_costs.cpp).
+#pragma once
+
+#include "model/timing/timing.h"
+
+namespace ncv::inline timing {
+
+int dma_engines_used(const CostTable& t, const TraceEvent& ev);
+// Time the transfer's data takes on the engines it uses, and the share of the core's whole DMA
+// bandwidth it occupies.
+double dma_transfer_ns(const CostTable& t, const TraceEvent& ev);
+double dma_pool_ns(const CostTable& t, const TraceEvent& ev);
+double matmul_ns(const CostTable& t, const TraceEvent& ev);
+double load_stationary_ns(const CostTable& t, const TraceEvent& ev);
+
+}  // namespace ncv::inline timing

@@ -1,0 +1,225 @@
+// The timing model's invariants on small programs (simulated time, deterministic): streams are
+// in order and never overlap, every instance starts after what it waited for, the makespan
+// bounds every engine's busy time, identical traces give identical schedules, double buffering
+// pays off on a load -> compute -> store loop, and an extra independent instruction never makes
+// the schedule shorter. Each property is also shown to fail on a schedule broken on purpose.
+#include "model/timing/timing.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+
+#include "model/interp/interpreter.h"
+#include "model/ir/builder.h"
+#include "model/timing/profile.h"
+
+namespace ncv {
+namespace {
+
+// N/128 tiles of x: load (queue 0), exp on the Scalar engine, a Vector copy, store (queue 1).
+// `extra` adds an independent memset on a buffer nothing else touches.
+Program tile_loop(int64_t bufs, bool extra = false) {
+  Builder b("tile_loop");
+  Expr N = b.param("N", 128, 4096, 128);
+  auto x = b.input("x", DType::bf16, {N, 512});
+  auto y = b.output("y", DType::bf16, {N, 512});
+  b.affine_range("i", Expr::floordiv(N, 128), [&](Expr i) {
+    auto t = b.sbuf("t", DType::bf16, {128, 512}, {.bufs = bufs});
+    auto u = b.sbuf("u", DType::bf16, {128, 512}, {.bufs = bufs});
+    b.dma_copy(t(), x({ds(i * 128, 128), all()}), 0);
+    b.activation(t(), t(), {.func = ActFunc::exp});
+    b.tensor_copy(u(), t());
+    b.dma_copy(y({ds(i * 128, 128), all()}), u(), 1);
+  });
+  if (extra) {
+    auto z = b.sbuf("z", DType::fp32, {128, 64});
+    b.memset(z(), 0.0f);
+  }
+  return b.finish();
+}
+
+// A matmul chain across engines: load, matmul into PSUM, copy out, store.
+Program matmul_loop() {
+  Builder b("matmul_loop");
+  Expr N = b.param("N", 128, 2048, 128);
+  auto a = b.input("a", DType::bf16, {128, N});
+  auto w = b.input("w", DType::bf16, {128, 128});
+  auto y = b.output("y", DType::fp32, {128, N});
+  auto ws = b.sbuf("ws", DType::bf16, {128, 128});
+  b.dma_copy(ws(), w(), 2);
+  b.affine_range("j", Expr::floordiv(N, 128), [&](Expr j) {
+    auto as = b.sbuf("as", DType::bf16, {128, 128}, {.bufs = 2});
+    auto ps = b.psum("ps", DType::fp32, {128, 128}, {.bufs = 2});
+    auto os = b.sbuf("os", DType::fp32, {128, 128}, {.bufs = 2});
+    b.dma_copy(as(), a({all(), ds(j * 128, 128)}), 0);
+    b.matmul(ps(), ws(), as());
+    b.tensor_copy(os(), ps());
+    b.dma_copy(y({all(), ds(j * 128, 128)}), os(), 1);
+  });
+  return b.finish();
+}
+
+struct Timed {
+  Program program;
+  Trace trace;
+  Schedule schedule;
+};
+
+Timed timed(Program p, const ParamValues& params, const CostTable& costs = cost_table_trn1()) {
+  RunOptions ro;
+  ro.compute_values = false;
+  RunResult r = run_program(p, params, {}, ro);
+  EXPECT_FALSE(r.error) << r.error->message;
+  Schedule s = schedule_trace(p, r.trace, costs);
+  return Timed{std::move(p), std::move(r.trace), std::move(s)};
+}
+
+// "" when the schedule keeps its invariants, else what breaks.
+std::string broken_invariant(const Schedule& s) {
+  std::map<int, double> track_end;
+  std::map<int, double> busy;
+  for (size_t k = 0; k < s.instances.size(); ++k) {
+    const TimedInstance& ti = s.instances[k];
+    if (ti.end_ns < ti.start_ns) return "instance " + std::to_string(k) + " ends before it starts";
+    if (ti.end_ns > s.makespan_ns + 1e-9) return "instance " + std::to_string(k) + " ends late";
+    auto it = track_end.find(ti.track);
+    if (it != track_end.end() && ti.start_ns < it->second - 1e-9) {
+      return "instance " + std::to_string(k) + " overlaps the previous one on its track";
+    }
+    track_end[ti.track] = ti.end_ns;
+    busy[ti.track] += ti.end_ns - ti.start_ns;
+    if (ti.waited_for >= 0 &&
+        ti.start_ns < s.instances.at(static_cast<size_t>(ti.waited_for)).end_ns - 1e-9) {
+      return "instance " + std::to_string(k) + " starts before its dependency ends";
+    }
+  }
+  for (const auto& [track, b] : busy) {
+    if (b > s.makespan_ns + 1e-9) return "track " + std::to_string(track) + " busier than makespan";
+  }
+  return "";
+}
+
+TEST(Timing, SchedulesKeepTheirInvariants) {
+  for (int64_t bufs : {1, 2, 3}) {
+    const Timed t = timed(tile_loop(bufs), {{"N", 1024}});
+    EXPECT_EQ(broken_invariant(t.schedule), "") << "bufs " << bufs;
+    EXPECT_GT(t.schedule.makespan_ns, 0);
+  }
+  const Timed m = timed(matmul_loop(), {{"N", 1024}});
+  EXPECT_EQ(broken_invariant(m.schedule), "");
+  // The check itself finds a broken schedule: move one instance before its dependency.
+  Schedule broken = m.schedule;
+  for (TimedInstance& ti : broken.instances) {
+    if (ti.waited_for >= 0) {
+      ti.start_ns = broken.instances[static_cast<size_t>(ti.waited_for)].start_ns;
+      break;
+    }
+  }
+  EXPECT_NE(broken_invariant(broken), "");
+}
+
+TEST(Timing, MakespanCoversTheLongestDependencyChain) {
+  const Timed t = timed(matmul_loop(), {{"N", 1024}});
+  // Longest chain along waited-for links and track order, each link adding its duration.
+  std::vector<double> chain(t.schedule.instances.size(), 0);
+  std::map<int, size_t> last_on_track;
+  double longest = 0;
+  for (size_t k = 0; k < chain.size(); ++k) {
+    const TimedInstance& ti = t.schedule.instances[k];
+    double before = 0;
+    if (ti.waited_for >= 0) before = chain[static_cast<size_t>(ti.waited_for)];
+    if (auto it = last_on_track.find(ti.track); it != last_on_track.end()) {
+      before = std::max(before, chain[it->second]);
+    }
+    chain[k] = before + (ti.end_ns - ti.start_ns);
+    last_on_track[ti.track] = k;
+    longest = std::max(longest, chain[k]);
+  }
+  EXPECT_GE(t.schedule.makespan_ns + 1e-6, longest);
+  EXPECT_GT(longest, 0);
+}
+
+TEST(Timing, IdenticalTracesGiveIdenticalSchedules) {
+  const Timed a = timed(matmul_loop(), {{"N", 512}});
+  const Timed b = timed(matmul_loop(), {{"N", 512}});
+  ASSERT_EQ(a.schedule.instances.size(), b.schedule.instances.size());
+  for (size_t k = 0; k < a.schedule.instances.size(); ++k) {
+    EXPECT_EQ(a.schedule.instances[k].start_ns, b.schedule.instances[k].start_ns) << k;
+    EXPECT_EQ(a.schedule.instances[k].end_ns, b.schedule.instances[k].end_ns) << k;
+  }
+  EXPECT_EQ(a.schedule.makespan_ns, b.schedule.makespan_ns);
+}
+
+TEST(Timing, DoubleBufferingOverlapsLoadsWithCompute) {
+  const double one = timed(tile_loop(1), {{"N", 2048}}).schedule.makespan_ns;
+  const double two = timed(tile_loop(2), {{"N", 2048}}).schedule.makespan_ns;
+  const double three = timed(tile_loop(3), {{"N", 2048}}).schedule.makespan_ns;
+  EXPECT_LT(two, one) << "bufs = 2 must let the next load overlap this tile's compute";
+  EXPECT_LE(three, two) << "a third buffer must not slow the loop down";
+}
+
+// Found by fuzz_timing: dependencies used to be tracked per 32-partition quadrant, so a DMA into
+// partitions 17..20 waited for one into 0..3 of the same buffer. Partitions are tracked exactly.
+TEST(Timing, DependenciesFollowExactPartitionRanges) {
+  Builder b("partition_slices");
+  auto x = b.input("x", DType::fp32, {4, 64});
+  auto t = b.sbuf("t", DType::fp32, {32, 64});
+  b.dma_copy(t({ds(0, 4), all()}), x(), 0);
+  b.dma_copy(t({ds(17, 4), all()}), x(), 1);  // same quadrant, no shared partition
+  b.dma_copy(t({ds(3, 4), all()}), x(), 2);   // shares partition 3 with the first
+  const Timed r = timed(b.finish(), {});
+  ASSERT_EQ(r.schedule.instances.size(), 3u);
+  EXPECT_EQ(r.schedule.instances[1].waited_for, -1);
+  EXPECT_EQ(r.schedule.instances[1].start_ns, 0.0);
+  EXPECT_EQ(r.schedule.instances[2].waited_for, 0);
+  EXPECT_GE(r.schedule.instances[2].start_ns, r.schedule.instances[0].end_ns);
+}
+
+TEST(Timing, AnIndependentInstructionNeverShortensTheSchedule) {
+  for (int64_t bufs : {1, 2}) {
+    const double base = timed(tile_loop(bufs), {{"N", 1024}}).schedule.makespan_ns;
+    const double more = timed(tile_loop(bufs, true), {{"N", 1024}}).schedule.makespan_ns;
+    EXPECT_GE(more, base) << "bufs " << bufs;
+  }
+}
+
+TEST(Timing, CostsFollowTheDocumentedFormulas) {
+  const Timed t = timed(matmul_loop(), {{"N", 128}});
+  const CostTable& c = cost_table_trn1();
+  for (size_t k = 0; k < t.trace.events.size(); ++k) {
+    const TraceEvent& ev = t.trace.events[k];
+    if (ev.engine != Engine::Tensor) continue;
+    // bf16 [K=128, M=128] x [128, N=128]: max(min(64, 128), 128) = 128 cycles at 2.8 GHz
+    // (the first matmul also loads its stationary operand).
+    const double mm = 128 / c.hw->tensor_ghz;
+    const double took = t.schedule.instances[k].end_ns - t.schedule.instances[k].start_ns;
+    EXPECT_GE(took, mm - 1e-9);
+    EXPECT_LE(took, mm + 128.0 / 4 / c.hw->tensor_ghz + 1e-9);
+  }
+}
+
+TEST(Timing, ProfileCountsWhatRan) {
+  const Timed t = timed(matmul_loop(), {{"N", 512}});
+  const ProfileSummary p = summarize(t.program, t.trace, t.schedule, cost_table_trn1());
+  EXPECT_EQ(p.total_time_ns, t.schedule.makespan_ns);
+  EXPECT_EQ(p.matmul_instruction_count, 4);
+  EXPECT_EQ(p.tensor.instruction_count, 4);
+  EXPECT_EQ(p.vector.instruction_count, 4);
+  EXPECT_EQ(p.dma_transfer_count, 1 + 4 + 4);
+  EXPECT_EQ(p.hbm_write_bytes, 128 * 512 * 4);
+  EXPECT_GT(p.mfu_estimated_percent, 0);
+  EXPECT_LE(p.tensor.active_time_percent, 100);
+  EXPECT_EQ(p.fields().front().first, "total_time");
+}
+
+TEST(Timing, LaterGenerationsHaveTheirOwnTables) {
+  ASSERT_NE(find_cost_table("trn2"), nullptr);
+  ASSERT_EQ(find_cost_table("trn9"), nullptr);
+  const double t1 = timed(matmul_loop(), {{"N", 1024}}, cost_table_trn1()).schedule.makespan_ns;
+  const double t2 = timed(matmul_loop(), {{"N", 1024}}, cost_table_trn2()).schedule.makespan_ns;
+  EXPECT_NE(t1, t2);
+}
+
+}  // namespace
+}  // namespace ncv

@@ -1,0 +1,228 @@
+// The scheduler of the timing model (timing.h).
+#include "model/timing/timing.h"
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "model/timing/internal.h"
+#include "model/timing/interval_map.h"
+
+namespace ncv::inline timing {
+
+namespace {
+
+// Who last wrote and who read since then, for one byte range of one partition range.
+struct Segment {
+  double write_end = 0;
+  int64_t writer = -1;
+  double read_end = 0;
+  int64_t reader = -1;
+};
+
+// Busy intervals of a shared resource (a core's DMA bandwidth). Transfers are scheduled in
+// program order but may start in any time order, so a transfer that is ready early fills a gap
+// before one reserved later in program order.
+class Timeline {
+ public:
+  // The earliest s >= t with [s, s + d) free; reserves it.
+  double reserve(double t, double d) {
+    double s = t;
+    auto it = busy_.upper_bound(s);
+    if (it != busy_.begin()) {
+      auto prev = std::prev(it);
+      if (prev->second > s) s = prev->second;
+    }
+    while (it != busy_.end() && it->first < s + d) {
+      s = std::max(s, it->second);
+      ++it;
+    }
+    if (d > 0) busy_.emplace(s, s + d);
+    return s;
+  }
+
+ private:
+  std::map<double, double> busy_;  // start -> end, disjoint
+};
+
+// The access history of one memory space (an on-chip memory of one core, or one HBM tensor):
+// partition range -> byte range -> Segment. Exact in both dimensions, since DMA transfers and
+// partition-offset accesses need not start on a quadrant boundary.
+using Space = IntervalMap<int, IntervalMap<int64_t, Segment>>;
+
+uint64_t space_key(const Region& r) {
+  if (r.memory == Memory::HBM) return (uint64_t{3} << 60) | r.tensor;
+  return (static_cast<uint64_t>(r.memory) << 60) | (static_cast<uint64_t>(r.core) << 32);
+}
+
+// HBM has no partitions: one band covers the tensor.
+std::pair<int, int> partition_range(const Region& r) {
+  if (r.memory == Memory::HBM) return {0, 1};
+  return {r.partition_begin, r.partition_end};
+}
+
+struct Dep {
+  double ready = 0;
+  int64_t from = -1;
+  void take(double t, int64_t who) {
+    if (who >= 0 && t > ready) {
+      ready = t;
+      from = who;
+    }
+  }
+};
+
+constexpr int kEngineTracks = 4;  // Tensor, Vector, Scalar, GpSimd
+
+std::string track_name(int core, Engine e, int queue) {
+  const std::string c = "core" + std::to_string(core) + " ";
+  switch (e) {
+    case Engine::Tensor:
+      return c + "tensor";
+    case Engine::Vector:
+      return c + "vector";
+    case Engine::Scalar:
+      return c + "scalar";
+    case Engine::GpSimd:
+      return c + "gpsimd";
+    case Engine::Dma:
+      return c + "dma q" + std::to_string(queue);
+  }
+  return c;
+}
+
+}  // namespace
+
+Schedule schedule_trace(const Program& p, const Trace& trace, const CostTable& costs) {
+  if (costs.hw == nullptr) throw std::invalid_argument("cost table without hardware config");
+  std::vector<const Instruction*> by_id(p.num_instructions, nullptr);
+  std::vector<const Loop*> loops;
+  for_each_stmt(p.body, loops, [&](const std::vector<const Loop*>&, const Stmt& s) {
+    if (auto* i = std::get_if<InstrStmt>(&s.node)) by_id.at(i->id) = &i->ins;
+  });
+  const int per_core = kEngineTracks + costs.hw->dma_queues;
+  std::unordered_map<uint64_t, Space> spaces;
+  std::map<int, int> track_index;  // global track number -> index in Schedule::tracks
+  std::vector<double> track_free;
+  std::vector<Timeline> dma_pool;
+  struct TensorState {
+    Region stationary;
+    bool loaded = false;
+    double last_mm_ns = 0;
+    double warm_since = 0, last_end = -1e300;
+  };
+  std::vector<TensorState> tensor_state;
+
+  Schedule s;
+  s.instances.resize(trace.events.size());
+  for (size_t k = 0; k < trace.events.size(); ++k) {
+    const TraceEvent& ev = trace.events[k];
+    if (ev.instruction >= by_id.size() || by_id[ev.instruction] == nullptr) {
+      throw std::invalid_argument("trace event " + std::to_string(k) +
+                                  " names an instruction the program does not have");
+    }
+    const Instruction& ins = *by_id[ev.instruction];
+    const int core = ev.core;
+    if (static_cast<size_t>((core + 1) * per_core) > track_free.size()) {
+      track_free.resize(static_cast<size_t>((core + 1) * per_core), 0.0);
+      dma_pool.resize(static_cast<size_t>(core + 1));
+      tensor_state.resize(static_cast<size_t>(core + 1));
+    }
+    const int local =
+        ev.engine == Engine::Dma ? kEngineTracks + ev.queue : static_cast<int>(ev.engine);
+    const int track = core * per_core + local;
+
+    // Calls f(space, region, partitions, is_write) for every region of this event.
+    auto for_each_region = [&](auto&& f) {
+      for (int i = 0; i < ev.num_reads + ev.num_writes; ++i) {
+        const Region& r = trace.regions.at(ev.region_begin + static_cast<uint32_t>(i));
+        f(spaces[space_key(r)], r, partition_range(r), i >= ev.num_reads);
+      }
+    };
+    // Dependencies: RAW for reads; WAW and WAR for writes.
+    Dep dep;
+    for_each_region(
+        [&](const Space& space, const Region& r, std::pair<int, int> parts, bool write) {
+          space.visit(parts.first, parts.second, [&](const IntervalMap<int64_t, Segment>& bytes) {
+            bytes.visit(static_cast<int64_t>(r.byte_begin), static_cast<int64_t>(r.byte_end),
+                        [&](const Segment& seg) {
+                          dep.take(seg.write_end, seg.writer);
+                          if (write) dep.take(seg.read_end, seg.reader);
+                        });
+          });
+        });
+    double ready = dep.ready;
+    if (dep.from >= 0 && s.instances[static_cast<size_t>(dep.from)].track != track) {
+      ready += costs.semaphore_ns;
+    }
+    double start = std::max(track_free[static_cast<size_t>(track)], ready);
+    double end = 0;
+    if (ev.engine == Engine::Dma) {
+      // Descriptors and the semaphore (fixed cost), then the data on the core's shared engines.
+      const double data_start = dma_pool[static_cast<size_t>(core)].reserve(
+          start + costs.dma_fixed_ns, dma_pool_ns(costs, ev));
+      end = data_start + dma_transfer_ns(costs, ev);
+    } else {
+      double cost = instance_cost_ns(costs, ins, ev, trace);
+      if (ev.engine == Engine::Tensor) {
+        TensorState& ts = tensor_state[static_cast<size_t>(core)];
+        if (std::holds_alternative<Matmul>(ins)) {
+          // LoadStationary runs in the background during the previous MultiplyMoving; only
+          // the part that does not fit behind it delays this one.
+          const Region& st = trace.regions.at(ev.region_begin);
+          if (!ts.loaded || !(st == ts.stationary)) {
+            cost += std::max(0.0, load_stationary_ns(costs, ev) - ts.last_mm_ns);
+            ts.stationary = st;
+            ts.loaded = true;
+          }
+          ts.last_mm_ns = matmul_ns(costs, ev);
+        } else {
+          ts.loaded = false;  // a transpose replaces the stationary operand
+        }
+        if (costs.tensor_throttle) {
+          // dI/dt ramp: after an idle window the engine restarts at a fraction of its rate.
+          if (start - ts.last_end > costs.throttle_ramp_ns) ts.warm_since = start;
+          const double warm = std::min(1.0, (start - ts.warm_since) / costs.throttle_ramp_ns);
+          cost /= costs.throttle_start_rate + (1.0 - costs.throttle_start_rate) * warm;
+        }
+        ts.last_end = start + cost;
+      }
+      end = start + cost;
+    }
+    track_free[static_cast<size_t>(track)] = end;
+    TimedInstance& ti = s.instances[k];
+    ti.start_ns = start;
+    ti.end_ns = end;
+    ti.track = track;
+    ti.waited_for = dep.from;
+    s.makespan_ns = std::max(s.makespan_ns, end);
+
+    // Record this instance's reads and writes.
+    for_each_region([&](Space& space, const Region& r, std::pair<int, int> parts, bool write) {
+      space.update(parts.first, parts.second, [&](IntervalMap<int64_t, Segment>& bytes) {
+        bytes.update(static_cast<int64_t>(r.byte_begin), static_cast<int64_t>(r.byte_end),
+                     [&](Segment& seg) {
+                       if (write) {
+                         seg = Segment{end, static_cast<int64_t>(k), 0, -1};
+                       } else if (end > seg.read_end) {
+                         seg.read_end = end;
+                         seg.reader = static_cast<int64_t>(k);
+                       }
+                     });
+      });
+    });
+    auto [it, fresh] = track_index.emplace(track, static_cast<int>(s.tracks.size()));
+    if (fresh) {
+      s.tracks.push_back(Track{track_name(core, ev.engine, ev.queue), core, ev.engine, ev.queue});
+    }
+    Track& tr = s.tracks[static_cast<size_t>(it->second)];
+    tr.busy_ns += end - start;
+    tr.instances++;
+  }
+  // Instances refer to tracks by their index in Schedule::tracks.
+  for (TimedInstance& ti : s.instances) ti.track = track_index.at(ti.track);
+  return s;
+}
+
+}  // namespace ncv::inline timing
