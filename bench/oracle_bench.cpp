@@ -1,4 +1,4 @@
-// Oracle speed (issue 3 "Performance", bench/README.md).
+// Oracle speed (bench/README.md).
 //
 // FastOracle: one head, S = 4096 queries x 4096 keys, d = 64, no mask, random inputs
 // (2 * S * S * d = 2.1e9 multiply-adds); its target is at most 2x the interpreter's time for the

@@ -1,4 +1,4 @@
-// Speed of the timing side (issue 5, bench/README.md): trace-only interpretation plus scheduling,
+// Speed of the timing side (bench/README.md): trace-only interpretation plus scheduling,
 // in simulated instruction instances per second, for the largest shape of each sd_attention
 // variant's domain, naive_attention, and a flash-style stand-in at S = 16384 (the registered
 // kernels do not fit there), next to sd_attention's functional (values) time at S = 4096. Best of

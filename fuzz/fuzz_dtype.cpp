@@ -1,4 +1,4 @@
-// fuzz_dtype (DESIGN.md §3, §9): fp32 values from fuzzer bytes through every conversion the model
+// fuzz_dtype (fuzz/README.md): fp32 values from fuzzer bytes through every conversion the model
 // has, compared bit for bit with an exact reference (support/dtype_reference.h).
 //
 // Paths checked, for every DType: encode_from_float, decode_to_float, quantize, store_bits /

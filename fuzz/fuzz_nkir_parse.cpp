@@ -1,4 +1,4 @@
-// fuzz_nkir_parse (DESIGN.md §2.7, §9): arbitrary bytes into the .nkir parser.
+// fuzz_nkir_parse (fuzz/README.md): arbitrary bytes into the .nkir parser.
 //
 // Oracles:
 //   * the parser never crashes and throws nothing but ParseError (a std::out_of_range, a

@@ -1,4 +1,4 @@
-// fuzz_program (issue 8): random programs (fuzz/support/program_decoder.h) through the
+// fuzz_program (fuzz/README.md): random programs (fuzz/support/program_decoder.h) through the
 // interpreter, with differential oracles:
 //   1. fast vs reference: ExecMode::fast and ExecMode::reference give the same error, the same
 //      outputs bit for bit and the same trace (semantics.h promises bit-identical paths);

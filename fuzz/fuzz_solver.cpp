@@ -1,4 +1,4 @@
-// fuzz_solver (DESIGN.md §8, §9, issue 8): the solver's static verdicts against exhaustive
+// fuzz_solver (fuzz/README.md): the solver's static verdicts against exhaustive
 // interpretation. The bytes decode to a small symbolic Program (1-3 params with tiny domains,
 // HBM tensors and on-chip buffers whose shapes are affine Exprs over the params, 0-2 nested
 // loops, a few instructions whose starts and sizes are affine Exprs of params and loop vars,
@@ -87,7 +87,7 @@ class Generator {
   }
 
   // An Expr that is >= 0 at every point of the domain and every iteration: the operators of
-  // DESIGN.md §2.2 over non-negative operands with non-negative constants.
+  // model/ir/expr.h over non-negative operands with non-negative constants.
   Expr nonneg(int depth) {
     switch (depth <= 0 ? r_.pick(3) : r_.pick(9)) {
       case 0:

@@ -8,9 +8,9 @@
 #include <fstream>
 #include <string>
 
+#include "kernels/option_programs.h"
 #include "kernels/registry.h"
 #include "model/ir/printer.h"
-#include "solver/kernel_programs.h"
 
 namespace {
 
@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
   std::filesystem::create_directories(out);
   int n = 0;
   for (const ncv::kernels::Variant& v : ncv::kernels::registry()) {
-    for (const ncv::solver::LabelledProgram& lp : ncv::solver::option_programs(v)) {
+    for (const ncv::kernels::LabelledProgram& lp : ncv::kernels::option_programs(v)) {
       std::ofstream(out / (file_stem(lp.label) + ".nkir")) << ncv::print_program(lp.program);
       ++n;
     }

@@ -1,5 +1,5 @@
 // Writes the text-mode seeds of fuzz_program (fuzz/support/program_decoder.h): every registered
-// kernel, every option combination (solver/kernel_programs.h), at the smallest params of its
+// kernel, every option combination (kernels/option_programs.h), at the smallest params of its
 // domain, so the fuzzer starts from real kernels and each exec stays fast. Programs whose run at
 // those params exceeds the fuzz target's step budget are skipped (the fuzzer would skip them).
 //
@@ -11,10 +11,10 @@
 #include <string>
 
 #include "fuzz/support/program_decoder.h"
+#include "kernels/option_programs.h"
 #include "kernels/registry.h"
 #include "model/interp/interpreter.h"
 #include "model/ir/printer.h"
-#include "solver/kernel_programs.h"
 
 namespace {
 
@@ -72,7 +72,7 @@ int main(int argc, char** argv) {
   std::filesystem::create_directories(out);
   int written = 0;
   for (const kernels::Variant& v : kernels::registry()) {
-    for (const solver::LabelledProgram& lp : solver::option_programs(v)) {
+    for (const kernels::LabelledProgram& lp : kernels::option_programs(v)) {
       std::optional<ParamValues> params = smallest_params(lp.program);
       if (!params) {
         std::fprintf(stderr, "skip %s: no params satisfy the domain\n", lp.label.c_str());

@@ -64,7 +64,8 @@ Expr tile_extent(Expr length, Expr t, int64_t width) {
 }
 
 // The first `n` partitions of a 2-D on-chip tile, every column. Partial tiles always start at
-// partition 0, the start every partition count allows (facts §2 "Partition constraints").
+// partition 0, the start every partition count allows (ARCH2 partition constraints,
+// model/isa/rules.h).
 Access top_rows(const TensorRef& tile, Expr n) {
   return tile({ds(0, n), all()});
 }
@@ -74,6 +75,8 @@ Access corner(const TensorRef& tile, Expr rows, Expr cols) {
   return tile({ds(0, rows), ds(0, cols)});
 }
 
+// One pass per eager op, in the order the eager model runs them: kept in one function so that it
+// reads like the sequence it models. NOLINTNEXTLINE(readability-function-size)
 Program build_naive_attention(const Options& o) {
   const bool causal = option_flag(o, "use_causal_mask");
   const DType kd = option_dtype(o);  // inputs, scores, output
@@ -97,7 +100,7 @@ Program build_naive_attention(const Options& o) {
   auto probs_kd = kd == sm ? probs : b.scratch("probs_cast", kd, {S, S});
 
   // Every pass walks the query rows in 128-row tiles (one row per partition; at most 128
-  // partitions, facts §2), the last one `rows_of(i)` = S - 128 i rows when 128 does not divide S.
+  // partitions, ARCH2), the last one `rows_of(i)` = S - 128 i rows when 128 does not divide S.
   const Expr q_tiles = tile_count(S, kRows);
   const Expr key_chunks = tile_count(S, kKeyChunk);
   const Expr key_tiles = tile_count(S, kKeyTile);
@@ -110,7 +113,7 @@ Program build_naive_attention(const Options& o) {
   // Pass 1 — `scores = (q * 0.125) @ k.T` (torch.matmul after the scalar multiply): per q tile of
   // r <= 128 rows, q loaded transposed [d, r] and cast to the pe dtype, scaled by 0.125 (exact: a
   // power of two); per chunk of w <= 512 keys, k loaded transposed [d, w], one matmul into fp32
-  // PSUM (K = d <= 128, M = r <= 128, N = w <= 512: facts §2 Tensor Engine limits, and w fp32 fit
+  // PSUM (K = d <= 128, M = r <= 128, N = w <= 512: ISA-NEW nc_matmul limits, and w fp32 fit
   // one 2 KiB PSUM bank), evicted in the intermediate dtype and stored.
   b.affine_range("i1", q_tiles, [&](Expr i) {
     Expr r = rows_of(i);
@@ -215,10 +218,10 @@ Program build_naive_attention(const Options& o) {
 
   // Pass 7 — `out = p @ v` (torch.matmul): per q tile of r rows, one PSUM accumulation group over
   // the key tiles of c <= 128 keys (the last one partial). Each probs tile [r q, c k] is loaded
-  // (cast to the pe dtype), transposed on the Tensor engine to [c k, r q] (at most 128x128, facts
-  // §3 nc_transpose) and copied back to SBUF as the stationary operand; the v tile [c k, d] is the
-  // moving one (K = c, M = r, N = d, all <= 128); the fp32 result is evicted in the output dtype
-  // and stored. When S <= 128 the peeled first step is the whole group.
+  // (cast to the pe dtype), transposed on the Tensor engine to [c k, r q] (at most 128x128,
+  // ISA-OLD nc_transpose) and copied back to SBUF as the stationary operand; the v tile [c k, d] is
+  // the moving one (K = c, M = r, N = d, all <= 128); the fp32 result is evicted in the output
+  // dtype and stored. When S <= 128 the peeled first step is the whole group.
   b.affine_range("i7", q_tiles, [&](Expr i) {
     Expr r = rows_of(i);
     auto acc = b.psum("p7_out_psum", DType::fp32, {kRows, d});

@@ -1,4 +1,4 @@
-// The one list of registered kernel variants (issue 4 "Registry and metadata"). Every consumer
+// The one list of registered kernel variants. Every consumer
 // (ncverify list/check/run/dump, the property suite, the solver, the report) iterates it.
 #pragma once
 

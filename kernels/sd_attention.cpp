@@ -41,7 +41,7 @@ constexpr int64_t kMaxSeqlen = 4096;
 
 constexpr int64_t kTile = 128;            // q_seq_tile_size = k_seq_tile_size = v_seq_tile_size
 constexpr float kMaskValue = -9984.0f;    // "Magic number -9984.0 to replace -inf"
-constexpr int64_t kVectorTranspose = 32;  // VectorE transpose block (facts §3 nc_transpose)
+constexpr int64_t kVectorTranspose = 32;  // VectorE transpose block (ISA-OLD nc_transpose)
 
 // DMA queues: the source leaves them to the compiler; V, Q, K and the stores get one each.
 constexpr int kQueueV = 0, kQueueQ = 1, kQueueK = 2, kQueueOut = 3;

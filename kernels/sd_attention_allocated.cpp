@@ -7,7 +7,7 @@
 // Mapping of NKI direct allocation onto the IR:
 //  * mod_alloc(base_addr=A, num_free_tiles=(n,)) on a tensor whose block index is the loop
 //    variable of the declaring scope -> `bufs n` with placement (0, A): copy c = iteration % n
-//    lives at A + c * (bytes of one block), exactly the modulo rule (neuroncore-facts §4).
+//    lives at A + c * (bytes of one block), exactly the modulo rule (ALLOC mod_alloc).
 //  * Block-indexed tensors loaded in a loop and kept for the whole kernel (v_local, q_local,
 //    k_local with num_free_tiles = number of blocks) are one buffer whose free dims are
 //    [block, elements]: block i at A + i * tile_bytes, the same bytes.
@@ -58,6 +58,8 @@ oracle::PrecisionContract sd_attention_allocated_contract(const Options& o) {
   return c;
 }
 
+// A line-for-line transcription of the NKI source, kept in one function so that the two can be
+// compared side by side. NOLINTNEXTLINE(readability-function-size)
 Program build_sd_attention_allocated(const Options& o) {
   if (option_flag(o, "use_causal_mask")) {
     // The source: `assert not use_causal_mask, "Causal mask not supported yet!"`.

@@ -28,7 +28,7 @@ DType pe_dtype(const Options& o);  // Tensor-engine operand dtype: bf16 if mixed
 oracle::AttentionSpec sd_attention_spec(const Options& o, const ParamValues& params);
 
 // The rounding stages of the tutorial kernel after Autocomp step `step` (0 = the tutorial,
-// 1..5 the calibration file's rewrites; nki-kernels.md §1, §5):
+// 1..5 the calibration file's rewrites):
 //   q, k, v -> pe dtype at the load; q * 0.125 after the cast (exact: a power of two);
 //   QK^T accumulated in fp32 PSUM; scores stored in kernel_dtype (pe dtype from step 4);
 //   exp output kernel_dtype (step 0, 3) or the fp32 activation result summed before its

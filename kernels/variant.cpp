@@ -30,4 +30,12 @@ Options Variant::resolve(const Options& given) const {
   return out;
 }
 
+bool Variant::offers(const std::string& option, const std::string& value) const {
+  for (const OptionSpec& o : options) {
+    if (o.name == option)
+      return std::find(o.values.begin(), o.values.end(), value) != o.values.end();
+  }
+  return false;
+}
+
 }  // namespace ncv::kernels

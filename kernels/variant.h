@@ -1,6 +1,6 @@
 // A registered kernel variant: how to build it, what it models, which attention problems it
 // solves (its domain), how precisely (its precision contract), and how a problem's tensors map to
-// its HBM tensors (its layout). DESIGN.md §6; issue 4 "Registry and metadata".
+// its HBM tensors (its layout). See kernels/README.md.
 #pragma once
 
 #include <functional>
@@ -55,6 +55,8 @@ struct Variant {
   // Options with defaults filled in; throws std::invalid_argument naming an unknown option or a
   // value outside OptionSpec::values.
   Options resolve(const Options& given) const;
+  // Whether option `option` exists and may take `value`.
+  bool offers(const std::string& option, const std::string& value) const;
 };
 
 }  // namespace ncv::kernels

@@ -1,4 +1,4 @@
-// AttentionSpec validation, mask semantics and indexing (issue 3, oracle/README.md).
+// AttentionSpec validation, mask semantics and indexing (oracle/README.md).
 #include "oracle/attention_spec.h"
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// The attention problem, independent of any kernel layout (DESIGN.md §5, issue 3): shapes, GQA,
+// The attention problem, independent of any kernel layout (oracle/README.md): shapes, GQA,
 // scale, mask, sinks, RoPE, paged KV, dtypes. Generators, kernels' layout adapters and the
 // oracles all speak it.
 #pragma once

@@ -1,4 +1,4 @@
-// Kernel output vs the exact oracle under a per-element error bound (issue 3 "Comparison").
+// Kernel output vs the exact oracle under a per-element error bound (oracle/ERROR_BOUNDS.md).
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,7 @@
-// A plain C++ attention that rounds exactly where a precision contract says (issue 3), and
-// perturbed versions of it that model common kernel bugs. Used to prove the error bound sound
-// (the unperturbed reference stays within it) and tight (the perturbed ones do not).
+// A plain C++ attention that rounds exactly where a precision contract says
+// (oracle/ERROR_BOUNDS.md), and perturbed versions of it that model common kernel bugs. Used to
+// prove the error bound sound (the unperturbed reference stays within it) and tight (the perturbed
+// ones do not).
 //
 // Structure (eager): per row, fp32 q'/k' (RoPE in fp32), rounded to q/k dtype (q' = q * scale
 // first when the scale is folded); scores accumulated in qk_accum, scaled in fp32 and stored in

@@ -1,5 +1,5 @@
 // Per-element error bound of an attention output computed under a precision contract
-// (DESIGN.md §5, issue 3 "Error bounds"; derivation in oracle/ERROR_BOUNDS.md).
+// (derivation in oracle/ERROR_BOUNDS.md).
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 // Boost.Multiprecision attention oracle: every operation in >= 113 significant bits on the
-// inputs exactly as the kernel receives them (DESIGN.md §5).
+// inputs exactly as the kernel receives them.
 #pragma once
 
 #include "oracle/attention_spec.h"

@@ -1,5 +1,5 @@
 // Seeded value distributions for attention inputs, the "hard distributions" every check cycles
-// through (issue 3; verification-practice.md §1, §5): each one breaks a different shortcut.
+// through (oracle/README.md): each one breaks a different shortcut.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
-// A kernel's precision contract: which stages of attention round to which dtype (DESIGN.md §5,
-// issue 3 "Error bounds"). error_bound() turns a contract into a per-element bound and
+// A kernel's precision contract: which stages of attention round to which dtype
+// (oracle/ERROR_BOUNDS.md). error_bound() turns a contract into a per-element bound and
 // contract_reference() runs a plain C++ attention that rounds exactly where the contract says.
 #pragma once
 

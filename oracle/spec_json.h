@@ -1,4 +1,4 @@
-// The SPEC.json format of `ncverify oracle` (issue 3, oracle/README.md "Spec format"): the
+// The SPEC.json format of `ncverify oracle` (oracle/README.md "Spec format"): the
 // AttentionSpec fields plus the inputs q, k, v as nested arrays, and the OUT.json it produces.
 #pragma once
 

@@ -1,4 +1,4 @@
-// The check rewrites are judged by today (verification-practice.md §2): numpy-style
+// The check rewrites are judged by today (properties/README.md "Power"): numpy-style
 // allclose(out, ref, rtol=1e-5, atol=1e-2) on 5 random uniform [0, 1) inputs (np.random.rand,
 // what the NKI samples' own tests draw) at one fixed shape, against a float64 reference. It is
 // the baseline column of `ncverify bugs`.

@@ -1,4 +1,4 @@
-// The catalogue of deliberately broken kernels (issue 6 "Power, measured"): each entry edits the
+// The catalogue of deliberately broken kernels (properties/README.md "Power"): each entry edits the
 // Program of a real registered kernel (not toy code) to plant one bug kernel authors and rewrite
 // searches actually make. The property suite must catch every entry at its default budget
 // (properties/tests/bug_catalogue_prop.cpp); `ncverify bugs` prints which of them the property

@@ -1,7 +1,7 @@
-// One-instruction test programs for the instruction-level properties (issue 6, properties 5 and
-// 6): HBM inputs loaded into on-chip buffers, the instruction under test on views of those
-// buffers, and the views it writes stored to HBM outputs. The case also keeps every loaded
-// element, so that a test can compute what the instruction must produce without asking the
+// One-instruction test programs for the instruction-level properties (properties 5 and 6 of
+// properties/README.md): HBM inputs loaded into on-chip buffers, the instruction under test on
+// views of those buffers, and the views it writes stored to HBM outputs. The case also keeps every
+// loaded element, so that a test can compute what the instruction must produce without asking the
 // model how it resolved a view.
 #pragma once
 

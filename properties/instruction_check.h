@@ -1,7 +1,8 @@
-// The checks behind the instruction-level properties (issue 6, properties 5 and 6). Each returns
-// a description of the first problem it finds, or nothing: the properties turn a description into
-// a RapidCheck failure, and the mutant tests (properties/tests/instruction_mutant_test.cpp) feed
-// them deliberately wrong runs and expectations to show that they do report.
+// The checks behind the instruction-level properties (properties 5 and 6, properties/README.md).
+// Each returns a description of the first problem it finds, or nothing: the properties turn a
+// description into a RapidCheck failure, and the mutant tests
+// (properties/tests/instruction_mutant_test.cpp) feed them deliberately wrong runs and expectations
+// to show that they do report.
 #pragma once
 
 #include <cstdint>

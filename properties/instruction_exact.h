@@ -1,6 +1,6 @@
 // An independent implementation of the model's element arithmetic, for the instruction-level
-// properties (issue 6, property 5): dtype conversions and fp32 operations written from the
-// documented rules (model/README.md "Rounding and saturation" and "ALU operators and NaN",
+// properties (property 5, properties/README.md): dtype conversions and fp32 operations written from
+// the documented rules (model/README.md "Rounding and saturation" and "ALU operators and NaN",
 // dtype.h, semantics.h), never by calling the model's dtype or semantics code.
 //
 // How it stays independent: every value is carried as its fp32 bit pattern; arithmetic is done

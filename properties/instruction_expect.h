@@ -1,8 +1,8 @@
 // What each instruction must write, computed from its documented semantics (semantics.h,
 // model/README.md) on host-side tiles with the independent arithmetic of instruction_exact.h.
-// Used by the instruction-level property (issue 6, property 5) as the second opinion next to the
-// model's reference path. Elements whose value the documentation leaves to a host library
-// function (exp, tanh, powf, ... inside their valid ranges) are left unset in the Expected.
+// Used by the instruction-level property (property 5, properties/README.md) as the second opinion
+// next to the model's reference path. Elements whose value the documentation leaves to a host
+// library function (exp, tanh, powf, ... inside their valid ranges) are left unset in the Expected.
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,7 @@
-// Generators for the instruction-level properties (issue 6, properties 5 and 6): element values
-// with the hard cases RapidCheck's own generators never produce (NaN payloads, +-Inf, -0,
-// subnormals, max finite, values that overflow narrow types), sizes biased to the ISA's edges,
-// legal partition windows, and strided / permuted / broadcast views.
+// Generators for the instruction-level properties (properties 5 and 6, properties/README.md):
+// element values with the hard cases RapidCheck's own generators never produce (NaN payloads,
+// +-Inf, -0, subnormals, max finite, values that overflow narrow types), sizes biased to the ISA's
+// edges, legal partition windows, and strided / permuted / broadcast views.
 //
 // The pick_* functions draw from RapidCheck (call them inside a property); they shrink. Element
 // arrays are filled from a RapidCheck-drawn seed by a fixed SplitMix64 stream instead, so that

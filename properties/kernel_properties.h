@@ -1,8 +1,8 @@
-// The kernel-level properties of issue 6 (1–4), as RapidCheck property bodies over any kernel
-// under test, so that the ctest suites (properties/tests/kernel_prop.cpp), the catalogue test and
-// `ncverify bugs` run the very same code. Each body draws one case, runs the kernel on the model
-// and fails with RC_FAIL after logging (RC_LOG, printed for the shrunk case only) the case and
-// the `ncverify check` command that replays it.
+// The kernel-level properties 1–4 (properties/README.md), as RapidCheck property bodies over any
+// kernel under test, so that the ctest suites (properties/tests/kernel_prop.cpp), the catalogue
+// test and `ncverify bugs` run the very same code. Each body draws one case, runs the kernel on the
+// model and fails with RC_FAIL after logging (RC_LOG, printed for the shrunk case only) the case
+// and the `ncverify check` command that replays it.
 #pragma once
 
 #include <string>

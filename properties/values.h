@@ -1,11 +1,10 @@
-// Attention input values for the property suite (issue 6 "Values"), drawn from a small recipe so
-// that a failing case shrinks to the simplest values and prints as one token
+// Attention input values for the property suite (properties/README.md "Generators"), drawn from a
+// small recipe so that a failing case shrinks to the simplest values and prints as one token
 // (`normal:s=-3:seed=17`) that `ncverify check --values` replays exactly.
 //
 // The floating-point sampling is written here on purpose: RapidCheck's gen::inRange<double> is
-// integer-based and its real generator never yields NaN, Inf, subnormals or -0
-// (verification-practice.md §5). Every value is rounded to the spec's input dtype, so it is
-// exactly what the kernel receives.
+// integer-based and its real generator never yields NaN, Inf, subnormals or -0. Every value is
+// rounded to the spec's input dtype, so it is exactly what the kernel receives.
 #pragma once
 
 #include <rapidcheck.h>

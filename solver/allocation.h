@@ -1,4 +1,4 @@
-// Allocation obligations (DESIGN.md §2.3, §8, issue 7), for every param in the domain: the live
+// Allocation obligations, for every param in the domain: the live
 // on-chip buffers fit the generation's per-partition SBUF and PSUM capacity at every program
 // point (the allocator's peaks, model/allocator.h); every explicitly placed buffer lies inside
 // the memory for every iteration and `bufs` copy; explicitly placed buffers never overlap

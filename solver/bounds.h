@@ -1,4 +1,4 @@
-// Index-bounds obligations (DESIGN.md §8, issue 7): every index an access touches lies inside its
+// Index-bounds obligations: every index an access touches lies inside its
 // tensor, for every param in the domain and every iteration of the enclosing loops. The rule is
 // the one Interpreter::resolve (model/interpreter_access.cpp) applies dynamically, dim by dim: with
 // last = start + (size - 1) * step, require start >= 0 and last < shape[dim]; an indirect dim

@@ -1,4 +1,4 @@
-// Z3 constraints for the domain a Program declares (DESIGN.md §2.1) and for the iterations of
+// Z3 constraints for the domain a Program declares and for the iterations of
 // loops, exactly as the interpreter walks them (model/interpreter.cpp `advance`).
 #pragma once
 

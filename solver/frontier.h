@@ -1,4 +1,4 @@
-// The capacity frontier (DESIGN.md §8, issue 7): with every other param fixed, the largest value
+// The capacity frontier: with every other param fixed, the largest value
 // of one param (seqlen) up to which the kernel's allocation fits a generation's SBUF and PSUM.
 #pragma once
 

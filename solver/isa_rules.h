@@ -1,4 +1,4 @@
-// ISA-rule obligations (DESIGN.md §2.5, §8, issue 7): the shape rules the interpreter checks per
+// ISA-rule obligations: the shape rules the interpreter checks per
 // instruction instance (model/interpreter_ops.cpp, interpreter_access.cpp), proved for every
 // param in the domain and every loop iteration. Rules that hold whatever the params are
 // (engine/memory and dtype legality) are checked when the Program is built (model/validate.cpp)

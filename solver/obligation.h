@@ -1,4 +1,4 @@
-// One proof obligation and its outcome (DESIGN.md §8, issue 7). Every class of obligation —
+// One proof obligation and its outcome. Every class of obligation —
 // index bounds, ISA rules, allocation — produces these, so the command line, the tests and the
 // benchmark read one shape.
 #pragma once

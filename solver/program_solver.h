@@ -1,4 +1,4 @@
-// The Z3 context every obligation of one Program is decided in (DESIGN.md §8): its params and
+// The Z3 context every obligation of one Program is decided in: its params and
 // their domain, the iterations of the loops around the current statement, and the decision of
 // one obligation into proved / counterexample / unknown with the counterexample replayed.
 #pragma once

@@ -1,4 +1,4 @@
-// Every obligation class of a Program in one call (DESIGN.md §8): index bounds, ISA rules and
+// Every obligation class of a Program in one call: index bounds, ISA rules and
 // allocation, for one generation. What `ncverify prove` and the prove benchmark run.
 #pragma once
 

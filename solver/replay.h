@@ -1,4 +1,4 @@
-// Replaying a counterexample on the interpreter (DESIGN.md §8: every counterexample is replayed,
+// Replaying a counterexample on the interpreter (every counterexample is replayed,
 // and the interpreter must raise the same error).
 #pragma once
 

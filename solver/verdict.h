@@ -1,4 +1,4 @@
-// The outcome of one proof obligation (DESIGN.md §8): proved for every param in the domain and
+// The outcome of one proof obligation: proved for every param in the domain and
 // every loop iteration, refuted by a concrete counterexample that the interpreter replays, or
 // unknown (solver timeout or incompleteness, never counted as proved).
 #pragma once

@@ -1,5 +1,5 @@
-// Translation of symbolic index expressions (model/expr.h) into Z3 integer terms (DESIGN.md
-// §2.2, §8). The translation is exact: for every binding of the symbols, the Z3 term evaluates
+// Translation of symbolic index expressions (model/ir/expr.h) into Z3 integer terms. The
+// translation is exact: for every binding of the symbols, the Z3 term evaluates
 // to what ncv::eval computes (solver/tests/z3_expr_test.cpp checks this on random expressions).
 #pragma once
 

@@ -11,6 +11,10 @@
 
 namespace ncv::cli {
 
+std::string repository_path(std::string_view relative) {
+  return std::string(NCVERIFY_SOURCE_DIR) + "/" + std::string(relative);
+}
+
 std::string read_text_file(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {

@@ -1,5 +1,6 @@
-// What every `ncverify` subcommand shares: the exit-code contract (DESIGN.md §10), the
-// errors that map onto it, and the small parsers for flags that several subcommands take.
+// What every `ncverify` subcommand shares: the exit-code contract (0 pass, 1 verification
+// failure, 2 bad usage or input, the same for every command), the errors that map onto it, where
+// default files live, and the small parsers for flags that several subcommands take.
 #pragma once
 
 #include <cstdint>
@@ -22,7 +23,7 @@ namespace ncv::cli {
 // The exit codes CI relies on.
 enum ExitCode : int {
   kExitOk = 0,                   // the command did what was asked and every check passed
-  kExitVerificationFailure = 1,  // a dynamic check (later: a proof, a property) failed
+  kExitVerificationFailure = 1,  // a kernel failed a check: dynamic check, oracle, proof, ...
   kExitUsage = 2,                // bad usage or bad input: flags, files, params
 };
 
@@ -32,6 +33,18 @@ struct UsageError : std::exception {
   explicit UsageError(std::string m) : message(std::move(m)) {}
   const char* what() const noexcept override { return message.c_str(); }
 };
+
+// A kernel failed a check (the interpreter's dynamic checks, for instance a trace-only run that
+// cannot be timed): main() prints the message and exits 1, whichever command found it.
+struct VerificationFailure : std::exception {
+  std::string message;
+  explicit VerificationFailure(std::string m) : message(std::move(m)) {}
+  const char* what() const noexcept override { return message.c_str(); }
+};
+
+// A path inside the repository this binary was built from (defaults such as calibration/ are
+// found there, never relative to the working directory).
+std::string repository_path(std::string_view relative);
 
 // A subcommand registers itself on the app and, when it is the one selected on the command
 // line, sets `action` to the work to do. main() runs the action inside its exception handler,

@@ -1,8 +1,9 @@
 // `ncverify bench KERNEL|FILE.nkir --param NAME=VALUE ... [--gen trn1|trn2|trn3] [--json]
 // [--trace FILE.json] [--seqlens 512,1024,...]`: runs the kernel trace-only, schedules the trace
-// on the timing model (model/timing.h) and prints the latency and a profile summary with
+// on the timing model (model/timing/timing.h) and prints the latency and a profile summary with
 // neuron-profile's field names. --seqlens repeats it for each value of the seqlen param (one row
-// or JSON object per length). Exit 0, or 2 on bad usage / a shape that does not run.
+// or JSON object per length). Exit 0; 1 when the run fails a dynamic check (as `run`); 2 on bad
+// usage or input.
 #include <CLI/CLI.hpp>
 #include <fstream>
 #include <iomanip>
@@ -44,7 +45,7 @@ BenchRow bench_once(const KernelSource& src, const ParamValues& params, const Hw
     throw UsageError(src.label + ": " + e.message);
   }
   if (r.error) {
-    throw UsageError(
+    throw VerificationFailure(
         src.label + " " + format_params(params) +
         ": the trace-only run failed a dynamic check, so it has no latency: " + r.error->message);
   }

@@ -1,8 +1,8 @@
-// `ncverify bugs [--json] [--only NAME]`: the catch table of issue 6 — for every entry of the bug
-// catalogue (properties/bug_catalogue.h), whether the property suite catches it (and with which
-// property) and whether the common baseline does (allclose(atol=1e-2) on 5 uniform inputs at one
-// shape), ending with `properties caught X/N; baseline caught Y/N`. Exit 0 when the property
-// suite catches every entry, 1 otherwise.
+// `ncverify bugs [--json] [--only NAME]`: the catch table (properties/README.md) — for every entry
+// of the bug catalogue (properties/bug_catalogue.h), whether the property suite catches it (and
+// with which property) and whether the common baseline does (allclose(atol=1e-2) on 5 uniform
+// inputs at one shape), ending with `properties caught X/N; baseline caught Y/N`. Exit 0 when the
+// property suite catches every entry, 1 otherwise.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>

@@ -1,10 +1,11 @@
 // `ncverify calibrate [--data DIR] [--json]`: reads every JSON file of measured latencies in DIR
-// (default ../shared/calibration; format of trn1-sd-attention-autocomp.json), runs the named
-// kernels trace-only at the given shape, and compares the timing model's latency with the
-// measurement. Then it fits the cost table's uncertain constants (CostTable: static overhead,
-// DMA fixed cost, DMA per-chunk overhead, semaphore wait) within their plausible ranges, one
-// global set for all kernels, and prints both tables: measured, predicted, error %. The fitted
-// values are meant to be committed in model/cost_table.cpp. Exit 0, or 2 on bad input.
+// (default: the repository's calibration/latencies/; format in calibration/README.md), runs the
+// named kernels trace-only at the given shape, and prints what the timing model's calibration
+// (model/timing/calibration.h) computes: measured, predicted and error % with the committed cost
+// table, the uncertain constants fitted within their plausible ranges (one global set for all
+// kernels), and the table again with the fitted values. The fitted values are meant to be
+// committed in model/timing/cost_table.cpp. Exit 0; 1 when a kernel fails a dynamic check at a
+// measured shape; 2 on bad input.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
@@ -17,7 +18,7 @@
 
 #include "kernels/registry.h"
 #include "model/interp/interpreter.h"
-#include "model/timing/timing.h"
+#include "model/timing/calibration.h"
 #include "tools/commands.h"
 
 namespace ncv::cli {
@@ -25,30 +26,11 @@ namespace ncv::cli {
 namespace {
 
 struct CalibrateOptions {
-  std::string data = "../shared/calibration";
+  std::string data = repository_path("calibration/latencies");
   bool json = false;
 };
 
-struct Point {
-  std::string file, kernel;
-  ParamValues params;
-  double measured_us = 0;
-  Program program;
-  Trace trace;
-};
-
-// A fitted constant: where it lives in the table and its plausible range.
-struct Knob {
-  const char* name;
-  double CostTable::*field;
-  double lo, hi;
-};
-constexpr Knob kKnobs[] = {
-    {"static_overhead_cycles", &CostTable::static_overhead_cycles, 0, 200},
-    {"dma_fixed_ns", &CostTable::dma_fixed_ns, 600, 2000},
-    {"dma_chunk_overhead_ns", &CostTable::dma_chunk_overhead_ns, 2, 60},
-    {"semaphore_ns", &CostTable::semaphore_ns, 0, 300},
-};
+using Point = CalibrationPoint;
 
 std::vector<Point> load_points(const std::string& dir) {
   namespace fs = std::filesystem;
@@ -103,49 +85,15 @@ std::vector<Point> load_points(const std::string& dir) {
       RunOptions ro;
       ro.compute_values = false;
       RunResult r = run_program(pt.program, pt.params, {}, ro);
-      if (r.error) throw UsageError(pt.kernel + ": trace-only run failed: " + r.error->message);
+      if (r.error) {
+        throw VerificationFailure(
+            pt.kernel + ": the trace-only run at the measured shape failed: " + r.error->message);
+      }
       pt.trace = std::move(r.trace);
       points.push_back(std::move(pt));
     }
   }
   return points;
-}
-
-std::vector<double> predict(const std::vector<Point>& pts, const CostTable& t) {
-  std::vector<double> out;
-  for (const Point& p : pts) out.push_back(schedule_trace(p.program, p.trace, t).latency_us());
-  return out;
-}
-
-// Mean squared log error: relative errors count alike for fast and slow kernels.
-double loss(const std::vector<Point>& pts, const std::vector<double>& pred) {
-  double s = 0;
-  for (size_t i = 0; i < pts.size(); ++i) {
-    const double e = std::log(pred[i] / pts[i].measured_us);
-    s += e * e;
-  }
-  return s / static_cast<double>(pts.size());
-}
-
-// Coordinate descent over the knobs on a shrinking grid, from the committed values.
-CostTable fit(const std::vector<Point>& pts, CostTable t) {
-  double best = loss(pts, predict(pts, t));
-  for (int round = 0; round < 4; ++round) {
-    for (const Knob& k : kKnobs) {
-      const double span = (k.hi - k.lo) / std::pow(4.0, round);
-      const double center = t.*k.field;
-      for (int i = -4; i <= 4; ++i) {
-        CostTable c = t;
-        c.*k.field = std::clamp(center + span * i / 8.0, k.lo, k.hi);
-        const double l = loss(pts, predict(pts, c));
-        if (l < best) {
-          best = l;
-          t = c;
-        }
-      }
-    }
-  }
-  return t;
 }
 
 void print_table(const char* title, const std::vector<Point>& pts,
@@ -171,7 +119,7 @@ int run_calibrate(const CalibrateOptions& opts) {
   const std::vector<Point> pts = load_points(opts.data);
   const CostTable& committed = cost_table_trn1();
   const std::vector<double> before = predict(pts, committed);
-  const CostTable fitted = fit(pts, committed);
+  const CostTable fitted = fit_constants(pts, committed);
   const std::vector<double> after = predict(pts, fitted);
   if (opts.json) {
     nlohmann::json j;
@@ -184,7 +132,7 @@ int run_calibrate(const CalibrateOptions& opts) {
                              {"predicted_us", before[i]},
                              {"fitted_us", after[i]}});
     }
-    for (const Knob& k : kKnobs) {
+    for (const FittedConstant& k : kFittedConstants) {
       j["committed"][k.name] = committed.*k.field;
       j["fitted"][k.name] = fitted.*k.field;
     }
@@ -192,8 +140,8 @@ int run_calibrate(const CalibrateOptions& opts) {
     return kExitOk;
   }
   print_table("trn1, committed constants:", pts, before);
-  std::cout << "\nfitted within plausible ranges (commit in model/cost_table.cpp):\n";
-  for (const Knob& k : kKnobs) {
+  std::cout << "\nfitted within plausible ranges (commit in model/timing/cost_table.cpp):\n";
+  for (const FittedConstant& k : kFittedConstants) {
     std::cout << "  " << std::left << std::setw(24) << k.name << std::right << std::setw(10)
               << std::setprecision(1) << fitted.*k.field << "   range [" << k.lo << ", " << k.hi
               << "], committed " << committed.*k.field << "\n";

@@ -1,5 +1,5 @@
 // `ncverify dump KERNEL|FILE.nkir [--param OPTION=VALUE ...]`: the canonical text form of a
-// registered kernel (built with the given options) or of a parsed program (DESIGN.md §2.7).
+// registered kernel (built with the given options) or of a parsed program.
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <memory>

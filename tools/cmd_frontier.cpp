@@ -1,11 +1,10 @@
 // `ncverify frontier KERNEL|FILE.nkir [--param NAME=VALUE]... [--vary seqlen] [--up-to N]
-// [--gen trn1|trn2|trn3|all] [--timeout-ms N] [--json]`: the capacity frontier (DESIGN.md §8,
-// issue 7): with the other params fixed, the largest value of one param up to which the
-// kernel's SBUF/PSUM allocation fits each generation, computed by Z3. --param fixes params and
-// build options alike; options not fixed are all tried, params not fixed take their least
-// value. The search may run past the declared domain (--up-to) to show how far a kernel could be
-// widened. Exit 0 when every frontier is decided, 1 when a Z3 query ended unknown, 2 on bad
-// usage.
+// [--gen trn1|trn2|trn3|all] [--timeout-ms N] [--json]`: the capacity frontier (solver/README.md):
+// with the other params fixed, the largest value of one param up to which the kernel's SBUF/PSUM
+// allocation fits each generation, computed by Z3. --param fixes params and build options alike;
+// options not fixed are all tried, params not fixed take their least value. The search may run past
+// the declared domain (--up-to) to show how far a kernel could be widened. Exit 0 when every
+// frontier is decided, 1 when a Z3 query ended unknown, 2 on bad usage.
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
@@ -96,10 +95,10 @@ int run_frontier(const FrontierCommandOptions& opts) {
   } else {
     gens.push_back(&hw_config_for(opts.gen));
   }
-  const std::vector<solver::LabelledProgram> programs = solver_programs(opts.target, options);
+  const std::vector<kernels::LabelledProgram> programs = solver_programs(opts.target, options);
   bool decided = true;
   nlohmann::json rows = nlohmann::json::array();
-  for (const solver::LabelledProgram& lp : programs) {
+  for (const kernels::LabelledProgram& lp : programs) {
     solver::FrontierQuery q;
     q.param = opts.vary;
     q.fixed = fixed_params(lp.program, given, opts.vary);

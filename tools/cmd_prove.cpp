@@ -1,6 +1,6 @@
 // `ncverify prove KERNEL|FILE.nkir|--all [--gen trn1|trn2|trn3|all] [--timeout-ms N] [--json]`:
 // the solver's obligations for every param in the kernel's declared domain and every loop
-// iteration (DESIGN.md §8): index bounds, ISA rules, allocation. A registered kernel is proved
+// iteration: index bounds, ISA rules, allocation. A registered kernel is proved
 // for every combination of its build options. One line per obligation class with counts, then
 // every obligation not proved; counterexamples are replayed on the interpreter. Exit 0 only when
 // everything is proved, 1 otherwise, 2 on bad usage.
@@ -74,7 +74,7 @@ int run_prove(const ProveCommandOptions& opts) {
     throw UsageError("prove needs exactly one of KERNEL, FILE.nkir or --all");
   }
   const std::vector<const HwConfig*> gens = generations(opts.gen);
-  const std::vector<solver::LabelledProgram> programs =
+  const std::vector<kernels::LabelledProgram> programs =
       opts.all ? all_solver_programs() : solver_programs(opts.target, {});
   ClassCounts total;
   nlohmann::json jprograms = nlohmann::json::array();
@@ -83,7 +83,7 @@ int run_prove(const ProveCommandOptions& opts) {
     solver::ProveOptions po;
     po.timeout_ms = opts.timeout_ms;
     po.hw = hw;
-    for (const solver::LabelledProgram& lp : programs) {
+    for (const kernels::LabelledProgram& lp : programs) {
       const auto t = std::chrono::steady_clock::now();
       const std::vector<solver::Obligation> obligations = solver::prove_program(lp.program, po);
       const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();

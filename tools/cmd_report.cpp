@@ -13,9 +13,9 @@
 #include <memory>
 
 #include "kernels/check.h"
+#include "kernels/option_programs.h"
 #include "kernels/registry.h"
 #include "solver/frontier.h"
-#include "solver/kernel_programs.h"
 #include "solver/prove.h"
 #include "tools/commands.h"
 
@@ -39,15 +39,6 @@ ParamValues report_params(const Program& p, int64_t seqlen) {
     pv[prm.name] = std::max((prm.lo + m - 1) / m * m, want / m * m);
   }
   return pv;
-}
-
-bool offers_causal(const kernels::Variant& v) {
-  for (const kernels::OptionSpec& o : v.options) {
-    if (o.name == "use_causal_mask") {
-      return std::find(o.values.begin(), o.values.end(), "true") != o.values.end();
-    }
-  }
-  return false;
 }
 
 // The trn1 frontier in seqlen of the kernel's default-option program at d_head 64, other params
@@ -79,9 +70,9 @@ bool report_proofs(bool json, nlohmann::json& out) {
   bool all = true;
   for (const kernels::Variant& v : kernels::registry()) {
     const auto t0 = std::chrono::steady_clock::now();
-    const std::vector<solver::LabelledProgram> programs = solver::option_programs(v);
+    const std::vector<kernels::LabelledProgram> programs = kernels::option_programs(v);
     int n = 0, proved = 0, cex = 0;
-    for (const solver::LabelledProgram& lp : programs) {
+    for (const kernels::LabelledProgram& lp : programs) {
       for (const solver::Obligation& o : solver::prove_program(lp.program)) {
         ++n;
         proved += o.verdict == solver::Verdict::proved;
@@ -123,7 +114,7 @@ int run_report(const ReportOptions& opts) {
   }
   for (const kernels::Variant& v : kernels::registry()) {
     for (bool causal : {false, true}) {
-      if (causal && !offers_causal(v)) continue;
+      if (causal && !v.offers("use_causal_mask", "true")) continue;
       kernels::Options given;
       if (causal) given["use_causal_mask"] = "true";
       const kernels::Options o = v.resolve(given);

@@ -1,6 +1,6 @@
-// `ncverify`: the suite's command line (DESIGN.md §10). main() owns the exit-code contract:
-// whatever a subcommand throws is caught here and mapped to 2 (bad usage or input), so no
-// exception ever escapes and CI can trust the code.
+// `ncverify`: the suite's command line. main() owns the exit-code contract: whatever a
+// subcommand throws is caught here and mapped to 1 (a kernel failed a check) or 2 (bad usage or
+// input), so no exception ever escapes and CI can trust the code.
 #include <CLI/CLI.hpp>
 #include <exception>
 #include <iostream>
@@ -54,6 +54,9 @@ int run_cli(int argc, char** argv) {
   }
   try {
     return action();
+  } catch (const VerificationFailure& e) {
+    std::cerr << "ncverify: " << e.message << "\n";
+    return kExitVerificationFailure;
   } catch (const UsageError& e) {
     std::cerr << "ncverify: " << e.message << "\n";
   } catch (const ncv::ParseError& e) {

@@ -8,36 +8,29 @@
 
 namespace ncv::cli {
 
-std::vector<solver::LabelledProgram> all_solver_programs() {
-  std::vector<solver::LabelledProgram> out;
+std::vector<kernels::LabelledProgram> all_solver_programs() {
+  std::vector<kernels::LabelledProgram> out;
   for (const kernels::Variant& v : kernels::registry()) {
-    for (auto& lp : solver::option_programs(v)) out.push_back(std::move(lp));
+    for (auto& lp : kernels::option_programs(v)) out.push_back(std::move(lp));
   }
   return out;
 }
 
-std::vector<solver::LabelledProgram> solver_programs(const std::string& target,
-                                                     const kernels::Options& fixed) {
+std::vector<kernels::LabelledProgram> solver_programs(const std::string& target,
+                                                      const kernels::Options& fixed) {
   if (const kernels::Variant* v = kernels::find_variant(target)) {
     try {
-      v->resolve(fixed);  // names and values checked here
+      return kernels::option_programs(*v, fixed);
     } catch (const std::invalid_argument& e) {
       throw UsageError(target + ": " + e.what());
     }
-    std::vector<solver::LabelledProgram> out;
-    for (auto& lp : solver::option_programs(*v)) {
-      bool agrees = true;
-      for (const auto& [name, value] : fixed) agrees = agrees && lp.options.at(name) == value;
-      if (agrees) out.push_back(std::move(lp));
-    }
-    return out;
   }
   if (!fixed.empty()) {
     throw UsageError(target + " is not a registered kernel: it has no options to fix");
   }
   // A .nkir file or a bug-catalogue entry; throws UsageError for anything else.
   KernelSource src = load_kernel_source(target, {});
-  std::vector<solver::LabelledProgram> out;
+  std::vector<kernels::LabelledProgram> out;
   out.push_back({src.label, src.options, std::move(src.program)});
   return out;
 }

@@ -1,22 +1,22 @@
 // The Programs `prove` and `frontier` hand to the solver: every option combination of a
-// registered kernel (optionally with some options fixed), a bug-catalogue entry or a .nkir file.
+// registered kernel (optionally with some options fixed; kernels/option_programs.h), a
+// bug-catalogue entry or a .nkir file.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "kernels/variant.h"
-#include "solver/kernel_programs.h"
+#include "kernels/option_programs.h"
 
 namespace ncv::cli {
 
 // Every option program of every registered kernel.
-std::vector<solver::LabelledProgram> all_solver_programs();
+std::vector<kernels::LabelledProgram> all_solver_programs();
 
 // `target`'s programs: for a registered kernel every option combination that agrees with
-// `fixed` (whose names and values are checked), else the one program of a catalogue entry or a
-// .nkir file (then `fixed` must be empty). Throws UsageError.
-std::vector<solver::LabelledProgram> solver_programs(const std::string& target,
-                                                     const kernels::Options& fixed);
+// `fixed`, else the one program of a catalogue entry or a .nkir file (then `fixed` must be
+// empty). Throws UsageError.
+std::vector<kernels::LabelledProgram> solver_programs(const std::string& target,
+                                                      const kernels::Options& fixed);
 
 }  // namespace ncv::cli

@@ -8,7 +8,7 @@
 // Every fp32 value, every target value and every such midpoint is exact in double (at most 25
 // significant bits, exponents inside double's range), so the comparison is exact.
 //
-// Semantics (dtype.h, model/README.md, facts §3: RNE, integer casts RNE + saturate):
+// Semantics (dtype.h, model/numerics/README.md: RNE, integer casts RNE + saturate):
 //   bf16, fp16      IEEE: |x| >= max + ulp/2 -> Inf (the tie rounds to the even 2^(emax+1)).
 //   fp8 e4m3/e5m2   saturating: finite |x| > max -> max; Inf -> Inf.
 //   fp8 e4m3fn      saturating: finite |x| > max -> max; Inf -> max (no Inf encoding).
@@ -35,7 +35,7 @@ struct Format {
   bool saturating;        // finite overflow -> max finite
   uint32_t inf_result;    // |result| for an Inf input
   uint32_t nan_result;    // |result| for a NaN input (canonical quiet NaN)
-  double max_from_facts;  // the max finite value the facts / dtype.h state
+  double max_from_facts;  // the max finite value the sources (NKILIB, SHARED) and dtype.h state
 };
 
 inline Format format_of(DType t) {

@@ -1,4 +1,4 @@
-// Fuzzer bytes -> a Program with concrete params (issue 8), shared by fuzz_program and
+// Fuzzer bytes -> a Program with concrete params, shared by fuzz_program and
 // fuzz_timing. The first byte picks the mode:
 //   - structured (most values): a Builder program decoded field by field — params with small
 //     domains, tensors in every memory and dtype, nested loops, every instruction kind with

@@ -32,14 +32,14 @@ inline uint64_t value_run_work(const Program& p, const ParamValues& params, cons
 }
 
 // Value runs (fast path) above this are skipped; the trace-only oracles still run. A mutant of a
-// registered kernel at seqlen 1024 does ~10^8 element operations, 40-70 ms per exec, and the 23
-// such inputs in the corpus took 45% of a replay of all 4314 (2026-11-22). At this budget 20 of
-// 3490 structured and 95 of 824 text inputs of the corpus skip the value runs.
+// registered kernel at seqlen 1024 does ~10^8 element operations, tens of ms per exec, and a few
+// such inputs dominated a replay of the corpus; at this budget a few percent of the corpus skip
+// the value runs (figures: bench/README.md, "Measurements behind the code").
 inline constexpr uint64_t kMaxValueWork = uint64_t{1} << 21;
 
-// The per-element reference run is compared only below this. (At 2^22 the reference transposes
-// and matmuls of the few programs near the budget took a tenth of the fuzzer's time,
-// 2026-11-22.) A structured program's largest matmul, K = M = 128 and N = 8, is 2^17.
+// The per-element reference run is compared only below this: higher, the reference transposes
+// and matmuls of the few programs near the budget took a noticeable share of the fuzzer's time.
+// A structured program's largest matmul, K = M = 128 and N = 8, is 2^17.
 inline constexpr uint64_t kMaxReferenceWork = uint64_t{1} << 18;
 
 }  // namespace ncv::fuzz

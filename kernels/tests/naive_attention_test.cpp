@@ -13,6 +13,7 @@
 #include "kernels/families.h"
 #include "model/interp/dynamic_error.h"
 #include "model/interp/interpreter.h"
+#include "model/interp/tests/run_helpers.h"
 #include "model/ir/printer.h"
 #include "model/nkir/parse.h"
 #include "oracle/contract_reference.h"
@@ -248,7 +249,7 @@ TEST(NaiveAttention, LargestSeqlenFitsTrn1) {
       ro.record_trace = false;
       for (int64_t seqlen : {8192, 8191}) {
         const ParamValues params = shape(seqlen, 128);
-        const RunResult r = run_program(p, params, random_inputs(p, params, 1), ro);
+        const RunResult r = interptest::run_random(p, params, 1, ro);
         EXPECT_FALSE(r.error) << describe(o, params) << (r.error ? r.error->message : "");
       }
     }

@@ -10,28 +10,12 @@
 #include <set>
 
 #include "kernels/check.h"
+#include "kernels/option_programs.h"
 #include "model/ir/printer.h"
 #include "model/nkir/parse.h"
 
 namespace ncv::kernels {
 namespace {
-
-// Every combination of option values of `v`.
-std::vector<Options> all_option_sets(const Variant& v) {
-  std::vector<Options> out = {{}};
-  for (const OptionSpec& o : v.options) {
-    std::vector<Options> next;
-    for (const Options& base : out) {
-      for (const std::string& value : o.values) {
-        Options x = base;
-        x[o.name] = value;
-        next.push_back(x);
-      }
-    }
-    out = next;
-  }
-  return out;
-}
 
 // The smallest legal value of every param (lo rounded up to multiple_of).
 ParamValues smallest_params(const Program& p) {
@@ -83,7 +67,7 @@ TEST(Registry, StepsChainInOrderAndStep4ChangesNumerics) {
 
 TEST(Registry, EveryOptionSetBuildsAndRoundTripsThroughText) {
   for (const Variant& v : registry()) {
-    for (const Options& given : all_option_sets(v)) {
+    for (const Options& given : option_combinations(v)) {
       const Options o = v.resolve(given);
       const Program p = v.build(o);
       const std::string text = print_program(p);
@@ -166,7 +150,7 @@ namespace {
 // a trace-only run raises no dynamic error (in particular the allocation fits trn1's SBUF/PSUM).
 TEST(Registry, EveryOptionSetFitsAtItsDomainMaximum) {
   for (const Variant& v : registry()) {
-    for (const Options& given : all_option_sets(v)) {
+    for (const Options& given : option_combinations(v)) {
       const Options o = v.resolve(given);
       const Program p = v.build(o);
       ParamValues largest;

@@ -10,6 +10,7 @@
 #include "kernels/families.h"
 #include "kernels/layout.h"
 #include "model/interp/interpreter.h"
+#include "model/interp/tests/run_helpers.h"
 #include "model/ir/builder.h"
 #include "model/ir/printer.h"
 #include "model/nkir/parse.h"
@@ -183,7 +184,7 @@ TEST(SdAttentionAllocated, FixedLayoutFitsAtTheDomainEdge) {
     Options o = opts(v, mp, "bf16");
     Program p = v.build(o);
     ParamValues params{{"bs", 1}, {"seqlen", 4096}, {"d_head", 128}};
-    RunResult r = run_program(p, params, random_inputs(p, params, 3), ro);
+    RunResult r = interptest::run_random(p, params, 3, ro);
     EXPECT_FALSE(r.error) << r.error->what();
     std::string wide = print_program(p);
     size_t at = wide.find("param seqlen in [1024, 4096]");

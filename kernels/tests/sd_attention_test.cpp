@@ -13,6 +13,7 @@
 #include "kernels/check.h"
 #include "kernels/families.h"
 #include "model/interp/interpreter.h"
+#include "model/interp/tests/run_helpers.h"
 #include "model/ir/allocator.h"
 #include "model/ir/builder.h"
 #include "model/ir/printer.h"
@@ -266,7 +267,7 @@ TEST(SdAttention, BenchmarkShapeFitsTrn1) {
     RunOptions ro;
     ro.compute_values = false;
     ro.record_trace = false;
-    RunResult r = run_program(p, params, random_inputs(p, params, 1), ro);
+    RunResult r = interptest::run_random(p, params, 1, ro);
     EXPECT_FALSE(r.error) << r.error->what();
   }
 }

@@ -6,11 +6,13 @@
 #include <optional>
 #include <string_view>
 
-namespace ncv::inline hw {
+namespace ncv {
+inline namespace hw {
 
 enum class Engine : uint8_t { Tensor, Vector, Scalar, GpSimd, Dma };
 
 std::string_view engine_name(Engine e);  // "tensor", "vector", "scalar", "gpsimd", "dma"
 std::optional<Engine> parse_engine(std::string_view s);
 
-}  // namespace ncv::inline hw
+}  // namespace hw
+}  // namespace ncv

@@ -5,7 +5,8 @@
 // KLR = KLR's tile_size constants (secondary), ISA-NEW / ISA-OLD = the nki.isa docstrings,
 // NKILIB = nki-library's allocator constants, DMA = the NKI DMA overview.
 
-namespace ncv::inline hw {
+namespace ncv {
+inline namespace hw {
 
 namespace {
 
@@ -100,4 +101,5 @@ std::vector<std::string_view> hw_config_names() {
   return {"trn1", "trn2", "trn3"};
 }
 
-}  // namespace ncv::inline hw
+}  // namespace hw
+}  // namespace ncv

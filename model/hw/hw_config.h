@@ -9,7 +9,8 @@
 #include <string_view>
 #include <vector>
 
-namespace ncv::inline hw {
+namespace ncv {
+inline namespace hw {
 
 // Shared by trn1, trn2 and trn3, so that generation-independent checks (the static validator)
 // can use them: partitions per core (ARCH2, ARCH3, ARCH4: 128), free dims of one access pattern
@@ -57,4 +58,5 @@ const HwConfig& hw_config_trn3();
 const HwConfig* find_hw_config(std::string_view name);
 std::vector<std::string_view> hw_config_names();
 
-}  // namespace ncv::inline hw
+}  // namespace hw
+}  // namespace ncv

@@ -5,10 +5,12 @@
 #include <cstdint>
 #include <string_view>
 
-namespace ncv::inline hw {
+namespace ncv {
+inline namespace hw {
 
 enum class Memory : uint8_t { HBM, SBUF, PSUM };
 
 std::string_view memory_name(Memory m);  // "hbm", "sbuf", "psum"
 
-}  // namespace ncv::inline hw
+}  // namespace hw
+}  // namespace ncv

@@ -4,7 +4,8 @@
 #include "model/hw/engine.h"
 #include "model/hw/memory.h"
 
-namespace ncv::inline hw {
+namespace ncv {
+inline namespace hw {
 
 namespace {
 
@@ -36,4 +37,5 @@ std::string_view memory_name(Memory m) {
   return "?";
 }
 
-}  // namespace ncv::inline hw
+}  // namespace hw
+}  // namespace ncv

@@ -1,6 +1,7 @@
 #include "model/interp/dynamic_error.h"
 
-namespace ncv::inline interp {
+namespace ncv {
+inline namespace interp {
 
 void DynamicError::build_message() {
   // Built with append(): GCC 12 reports a false -Wrestrict on chained operator+ here.
@@ -25,4 +26,5 @@ void DynamicError::build_message() {
   message.append(": ").append(detail);
 }
 
-}  // namespace ncv::inline interp
+}  // namespace interp
+}  // namespace ncv

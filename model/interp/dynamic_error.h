@@ -1,4 +1,4 @@
-// Typed failures of the interpreter's always-on dynamic checks (DESIGN.md §3). Each names the
+// Typed failures of the interpreter's always-on dynamic checks. Each names the
 // kernel, the instruction (text form), the loop indices and the parameter values.
 #pragma once
 
@@ -11,7 +11,8 @@
 
 #include "model/isa/check_kind.h"
 
-namespace ncv::inline interp {
+namespace ncv {
+inline namespace interp {
 
 struct DynamicError : std::exception {
   CheckKind kind = CheckKind::out_of_bounds;
@@ -28,4 +29,5 @@ struct DynamicError : std::exception {
   const char* what() const noexcept override { return message.c_str(); }
 };
 
-}  // namespace ncv::inline interp
+}  // namespace interp
+}  // namespace ncv

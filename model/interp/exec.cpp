@@ -6,7 +6,8 @@
 
 #include "model/interp/interp.h"
 
-namespace ncv::inline interp {
+namespace ncv {
+inline namespace interp {
 
 namespace {
 
@@ -394,4 +395,5 @@ void Interpreter::exec(int core, const Reciprocal& i) {
           .out = dst.view.dtype});
 }
 
-}  // namespace ncv::inline interp
+}  // namespace interp
+}  // namespace ncv

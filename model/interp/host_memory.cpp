@@ -10,7 +10,8 @@
 #include <sys/mman.h>
 #endif
 
-namespace ncv::inline interp {
+namespace ncv {
+inline namespace interp {
 
 namespace {
 constexpr size_t kHugePage = size_t{2} << 20;  // x86-64 transparent huge page size
@@ -133,4 +134,5 @@ void HostMemory::Free::operator()(uint8_t* p) const {
   if (!pool.give(p, bytes)) std::free(p);
 }
 
-}  // namespace ncv::inline interp
+}  // namespace interp
+}  // namespace ncv

@@ -3,23 +3,20 @@
 //
 // Why huge pages: SBUF and PSUM are laid out partition-major, so a [128, F] tile touches 128 rows
 // one partition stride apart, each on its own 4 KiB page. With 4 KiB pages every tile access
-// misses the TLB row after row; 2 MiB pages make the whole array a few TLB entries. Measured on
-// this project's machine kind (2026-11-22, bench/strided_rows_bench): reading 512-byte rows at a
-// 68 KiB stride ran at 3.7-4.4 GB/s on 4 KiB pages and 4.6-8.0 GB/s on huge pages, depending on
-// the shared host's state. The hint is advisory: without transparent huge pages the memory
-// behaves as before.
+// misses the TLB row after row; 2 MiB pages make the whole array a few TLB entries, and strided
+// rows read faster on them (bench/strided_rows_bench; bench/README.md has the figures). The hint
+// is advisory: without transparent huge pages the memory behaves as before.
 //
 // Why lazily: an array is `rows` partitions of `row_bytes` each, and a run touches few of its
 // bytes — a program with one explicit placement gets the whole 24 MiB SBUF, and filling it
-// eagerly was 35% of fuzz_program's time (2026-11-22, perf of the uninstrumented replay).
+// eagerly was a large share of fuzz_program's time (bench/README.md).
 // So the fill is applied per partition in chunks (at most 64 per partition), the first time an
 // access covers them: `prepare` must be called with an access's partitions and bytes before the
 // access reads or writes them. Small arrays are filled at once.
 //
 // Freed arrays are kept per thread (a few) and handed to the next array that fits in one: a run
 // allocates SBUF and PSUM afresh, and faulting those pages in again (a fresh huge page is zeroed
-// whole on its first touch) dominated short runs (~70% of a 1-instruction program's time,
-// 2026-11-22, fuzz_program).
+// whole on its first touch) dominated short runs (bench/README.md).
 #pragma once
 
 #include <cstddef>
@@ -27,7 +24,8 @@
 #include <memory>
 #include <vector>
 
-namespace ncv::inline interp {
+namespace ncv {
+inline namespace interp {
 
 class HostMemory {
  public:
@@ -65,4 +63,5 @@ class HostMemory {
   std::vector<uint64_t> filled_;  // per row: bit c = chunk c holds the fill or written data
 };
 
-}  // namespace ncv::inline interp
+}  // namespace interp
+}  // namespace ncv

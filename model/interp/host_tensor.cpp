@@ -2,7 +2,8 @@
 
 #include <stdexcept>
 
-namespace ncv::inline interp {
+namespace ncv {
+inline namespace interp {
 
 HostTensor::HostTensor(DType dt, std::vector<int64_t> s) : dtype(dt), shape(std::move(s)) {
   bytes.assign(static_cast<size_t>(num_elements()) * dtype_size(dtype), 0);
@@ -34,4 +35,5 @@ void HostTensor::set(int64_t i, float value) {
   store_bits(dtype, bytes.data() + static_cast<size_t>(i) * sz, encode_from_float(dtype, value));
 }
 
-}  // namespace ncv::inline interp
+}  // namespace interp
+}  // namespace ncv

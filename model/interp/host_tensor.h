@@ -7,7 +7,8 @@
 
 #include "model/numerics/dtype.h"
 
-namespace ncv::inline interp {
+namespace ncv {
+inline namespace interp {
 
 struct HostTensor {
   DType dtype = DType::fp32;
@@ -22,4 +23,5 @@ struct HostTensor {
   uint32_t bits(int64_t flat_index) const;
 };
 
-}  // namespace ncv::inline interp
+}  // namespace interp
+}  // namespace ncv

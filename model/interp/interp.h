@@ -22,7 +22,8 @@
 #include "model/ir/allocator.h"
 #include "model/isa/rules.h"
 
-namespace ncv::inline interp {
+namespace ncv {
+inline namespace interp {
 
 // "[rows, free elements]" of a resolved view, for messages.
 std::string shape_str(const Resolved& r);
@@ -149,4 +150,5 @@ class Interpreter {
   int64_t steps_ = 0;
 };
 
-}  // namespace ncv::inline interp
+}  // namespace interp
+}  // namespace ncv

@@ -7,7 +7,8 @@
 #include "model/interp/interp.h"
 #include "model/ir/printer.h"
 
-namespace ncv::inline interp {
+namespace ncv {
+inline namespace interp {
 
 namespace {
 
@@ -313,4 +314,5 @@ void Interpreter::load_inputs() {
   }
 }
 
-}  // namespace ncv::inline interp
+}  // namespace interp
+}  // namespace ncv

@@ -1,5 +1,5 @@
 // Executes a Program with concrete parameter values on physical SBUF/PSUM byte arrays
-// (DESIGN.md §3): allocation from the allocator, NaN-poisoned fresh memory, every instruction's
+//: allocation from the allocator, NaN-poisoned fresh memory, every instruction's
 // semantics, the always-on dynamic checks, and a trace of executed instruction instances.
 #pragma once
 
@@ -15,7 +15,8 @@
 #include "model/ir/program.h"
 #include "model/semantics/semantics.h"
 
-namespace ncv::inline interp {
+namespace ncv {
+inline namespace interp {
 
 // Bad input from the user (unknown or missing params, params outside the domain, wrong input
 // shapes or dtypes, a run that would exceed the memory budget): the CLI exits 2 on it.
@@ -71,4 +72,5 @@ RunResult run_program(const Program& p, const ParamValues& params,
                       const std::map<std::string, HostTensor>& inputs,
                       const RunOptions& options = {});
 
-}  // namespace ncv::inline interp
+}  // namespace interp
+}  // namespace ncv

@@ -6,7 +6,8 @@
 
 #include "model/interp/interp.h"
 
-namespace ncv::inline interp {
+namespace ncv {
+inline namespace interp {
 
 namespace {
 
@@ -62,7 +63,7 @@ void Interpreter::check_free_limit(const Resolved& r, const char* role) {
                               std::to_string(r.view.free_elems()) +
                               " elements per partition; the limit for " +
                               std::string(memory_name(r.memory)) + " operands is " +
-                              std::to_string(limit) + " (facts §2)");
+                              std::to_string(limit) + " (ARCH2)");
   }
 }
 
@@ -108,4 +109,5 @@ int64_t Interpreter::affine_pattern_offset(int core, const Expr& offset_expr,
   return offset;
 }
 
-}  // namespace ncv::inline interp
+}  // namespace interp
+}  // namespace ncv

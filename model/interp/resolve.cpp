@@ -6,7 +6,8 @@
 
 #include "model/interp/interp.h"
 
-namespace ncv::inline interp {
+namespace ncv {
+inline namespace interp {
 
 namespace {
 
@@ -328,4 +329,5 @@ void Interpreter::mark_written(const Resolved& r) {
   if (shadows_) shadows_->mark_written(r, current_serial());
 }
 
-}  // namespace ncv::inline interp
+}  // namespace interp
+}  // namespace ncv

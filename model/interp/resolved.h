@@ -11,7 +11,8 @@
 #include "model/isa/check_kind.h"
 #include "model/semantics/view.h"
 
-namespace ncv::inline interp {
+namespace ncv {
+inline namespace interp {
 
 struct CheckFailure {
   CheckKind kind;
@@ -35,4 +36,5 @@ struct Resolved {
   std::vector<ByteRun> runs;
 };
 
-}  // namespace ncv::inline interp
+}  // namespace interp
+}  // namespace ncv

@@ -3,7 +3,8 @@
 
 #include "model/interp/interpreter.h"
 
-namespace ncv::inline interp {
+namespace ncv {
+inline namespace interp {
 
 void check_params(const Program& p, const ParamValues& params) {
   for (const auto& [name, value] : params) {
@@ -83,8 +84,8 @@ std::vector<int64_t> concrete_shape(const Program& p, TensorId t, const ParamVal
 }
 
 std::vector<std::vector<int64_t>> concrete_shapes(const Program& p, const ParamValues& params) {
-  // One environment for all tensors: building one per tensor was a fifth of a small run's
-  // allocations (fuzz_program, 2026-11-22).
+  // One environment for all tensors: building one per tensor was a large share of a small run's
+  // allocations (bench/README.md, "Measurements behind the code").
   const Env env = env_of(params);
   std::vector<std::vector<int64_t>> shapes;
   shapes.reserve(p.tensors.size());
@@ -108,9 +109,9 @@ std::map<std::string, HostTensor> random_inputs(const Program& p, const ParamVal
     int64_t n = h.num_elements();
     if (is_float(t.dtype)) {
       // Uniform on the 2^-23 grid of [-1, 1), from the top 24 bits of one draw: exact in
-      // float, and ~10x cheaper than uniform_real_distribution<float>, whose
-      // generate_canonical computes two long-double logarithms per value in libstdc++ (it was
-      // 70% of a fuzz_program exec on a kernel mutant with 1 MiB of inputs, 2026-11-22).
+      // float, and far cheaper than uniform_real_distribution<float>, whose
+      // generate_canonical computes two long-double logarithms per value in libstdc++
+      // (bench/README.md, "Measurements behind the code").
       for (int64_t i = 0; i < n; ++i) {
         const auto grid = static_cast<int32_t>(rng() >> 40) - (int32_t{1} << 23);
         h.set(i, static_cast<float>(grid) * 0x1p-23f);
@@ -129,4 +130,5 @@ std::map<std::string, HostTensor> random_inputs(const Program& p, const ParamVal
   return out;
 }
 
-}  // namespace ncv::inline interp
+}  // namespace interp
+}  // namespace ncv

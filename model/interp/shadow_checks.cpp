@@ -4,7 +4,8 @@
 
 #include "model/interp/interpreter.h"
 
-namespace ncv::inline interp {
+namespace ncv {
+inline namespace interp {
 
 namespace {
 
@@ -169,4 +170,5 @@ void ShadowTracker::check_carried(const Resolved& r, const char* role, uint32_t 
   }
 }
 
-}  // namespace ncv::inline interp
+}  // namespace interp
+}  // namespace ncv

@@ -14,7 +14,8 @@
 #include "model/interp/shadow_map.h"
 #include "model/ir/program.h"
 
-namespace ncv::inline interp {
+namespace ncv {
+inline namespace interp {
 
 class ShadowTracker {
  public:
@@ -84,4 +85,5 @@ class ShadowTracker {
   uint32_t loop_instances_ = 0;
 };
 
-}  // namespace ncv::inline interp
+}  // namespace interp
+}  // namespace ncv

@@ -3,7 +3,8 @@
 
 #include <algorithm>
 
-namespace ncv::inline interp {
+namespace ncv {
+inline namespace interp {
 
 ShadowMap::ShadowMap(int64_t partitions) : partitions_(partitions) {
   bands_.push_back(Band{0, {}});
@@ -161,4 +162,5 @@ ShadowMap::Gaps ShadowMap::unwritten(int64_t p, int64_t n) const {
   return g;
 }
 
-}  // namespace ncv::inline interp
+}  // namespace interp
+}  // namespace ncv

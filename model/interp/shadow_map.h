@@ -15,7 +15,8 @@
 #include <optional>
 #include <vector>
 
-namespace ncv::inline interp {
+namespace ncv {
+inline namespace interp {
 
 // A contiguous byte range [begin, end) within one partition.
 struct ByteRun {
@@ -74,4 +75,5 @@ class ShadowMap {
   std::vector<Band> bands_;
 };
 
-}  // namespace ncv::inline interp
+}  // namespace interp
+}  // namespace ncv

@@ -10,7 +10,8 @@
 #include "model/ir/tensor.h"
 #include "model/numerics/dtype.h"
 
-namespace ncv::inline interp {
+namespace ncv {
+inline namespace interp {
 
 // A physical region: on-chip, a partition range x a byte range within each partition of one
 // core's SBUF or PSUM; in HBM, a byte range of one tensor (partitions [0,1)).
@@ -53,4 +54,5 @@ struct Trace {
   bool operator==(const Trace&) const = default;
 };
 
-}  // namespace ncv::inline interp
+}  // namespace interp
+}  // namespace ncv

@@ -2,7 +2,8 @@
 
 #include <algorithm>
 
-namespace ncv::inline interp {
+namespace ncv {
+inline namespace interp {
 
 void TraceRecorder::record(const InstrStmt& s, int core, Engine engine,
                            const std::vector<const Resolved*>& reads,
@@ -47,4 +48,5 @@ void TraceRecorder::add_region(const Resolved& r) {
   trace_.regions.push_back(g);
 }
 
-}  // namespace ncv::inline interp
+}  // namespace interp
+}  // namespace ncv

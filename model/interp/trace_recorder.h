@@ -9,7 +9,8 @@
 #include "model/interp/trace.h"
 #include "model/ir/program.h"
 
-namespace ncv::inline interp {
+namespace ncv {
+inline namespace interp {
 
 // What an instance did besides its regions, named field by field at the call site:
 // record(..., {.partitions = K, .free_elems = N, .stationary_cols = M, ...}).
@@ -40,4 +41,5 @@ class TraceRecorder {
   Trace trace_;
 };
 
-}  // namespace ncv::inline interp
+}  // namespace interp
+}  // namespace ncv

@@ -4,7 +4,8 @@
 // carried-dependency check.
 #include "model/interp/interp.h"
 
-namespace ncv::inline interp {
+namespace ncv {
+inline namespace interp {
 
 void Interpreter::count_step() {
   if (++steps_ > opts_.max_steps) {
@@ -110,4 +111,5 @@ void Interpreter::exit_scope(int core, const std::vector<Stmt>& body) {
   }
 }
 
-}  // namespace ncv::inline interp
+}  // namespace interp
+}  // namespace ncv

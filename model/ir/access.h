@@ -1,4 +1,4 @@
-// Access patterns: strided rectangular views of a tensor (DESIGN.md §2.4).
+// Access patterns: strided rectangular views of a tensor.
 #pragma once
 
 #include <cstdint>
@@ -9,7 +9,8 @@
 #include "model/ir/expr.h"
 #include "model/ir/tensor.h"
 
-namespace ncv::inline ir {
+namespace ncv {
+inline namespace ir {
 
 // One tensor dimension of a view: indices start, start + step, ..., start + (size-1)*step.
 // step 0 repeats element `start` `size` times: that is how a [P,1] operand is broadcast along
@@ -54,4 +55,5 @@ struct Access {
   std::vector<Expr> view_shape() const;
 };
 
-}  // namespace ncv::inline ir
+}  // namespace ir
+}  // namespace ncv

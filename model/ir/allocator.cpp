@@ -2,7 +2,8 @@
 
 #include <numeric>
 
-namespace ncv::inline ir {
+namespace ncv {
+inline namespace ir {
 
 namespace {
 
@@ -77,7 +78,7 @@ class AllocatorImpl {
         bp.copy_stride = align_up(bp.bytes_per_copy, kSbufAlignBytes);
         sbuf_top = bp.byte_offset + bp.copy_stride * Expr(t.bufs);
       } else {
-        // PSUM: each copy starts on a bank boundary and takes whole banks (facts §4: "one tile
+        // PSUM: each copy starts on a bank boundary and takes whole banks (ALLOC: "one tile
         // per bank"), so an auto-placed tile of at most one bank never crosses a bank.
         bp.partition = Expr(0);
         bp.byte_offset = align_up(psum_top, hw_.psum_bank_bytes);
@@ -112,4 +113,5 @@ Allocation allocate(const Program& p, const HwConfig& hw) {
   return AllocatorImpl(p, hw).run();
 }
 
-}  // namespace ncv::inline ir
+}  // namespace ir
+}  // namespace ncv

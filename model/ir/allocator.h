@@ -1,4 +1,4 @@
-// Placement of on-chip buffers (DESIGN.md §2.3, issue 2 "Allocator").
+// Placement of on-chip buffers.
 //
 // Stack discipline per scope, like nki-library's SbufManager: entering a scope pushes its
 // buffers (each `bufs` copies) on top of the enclosing scopes' buffers; sibling scopes reuse the
@@ -14,7 +14,8 @@
 #include "model/hw/hw_config.h"
 #include "model/ir/program.h"
 
-namespace ncv::inline ir {
+namespace ncv {
+inline namespace ir {
 
 struct BufferPlacement {
   TensorId tensor = 0;
@@ -44,4 +45,5 @@ inline constexpr int64_t kSbufAlignBytes = 4;
 
 Allocation allocate(const Program& p, const HwConfig& hw);
 
-}  // namespace ncv::inline ir
+}  // namespace ir
+}  // namespace ncv

@@ -2,7 +2,8 @@
 
 #include <map>
 
-namespace ncv::inline ir {
+namespace ncv {
+inline namespace ir {
 
 Access transposed(Access a) {
   if (a.rank() != 2) throw BuildError("transposed(): needs a 2-D view");
@@ -269,6 +270,10 @@ void remap_instruction(Instruction& ins, const IdMaps& m) {
           remap_access(i.predicate, m);
         } else if constexpr (std::is_same_v<T, AffineSelect>) {
           remap_access(i.on_true, m);
+        } else if constexpr (std::is_same_v<T, Iota> || std::is_same_v<T, Memset>) {
+          // dst only
+        } else {
+          static_assert(kDependentFalse<T>, "remap every access of the new instruction");
         }
       },
       ins);
@@ -340,4 +345,5 @@ void canonicalize_ids(Program& p) {
   p.num_scopes = static_cast<uint32_t>(scopes.size() + 1);
 }
 
-}  // namespace ncv::inline ir
+}  // namespace ir
+}  // namespace ncv

@@ -1,4 +1,4 @@
-// The C++ API kernels are written in (DESIGN.md §2). It reads like the NKI kernel it models:
+// The C++ API kernels are written in. It reads like the NKI kernel it models:
 //
 //   Builder b("sd_attention");
 //   Expr S = b.param("seqlen", 128, 16384, 128);
@@ -22,7 +22,8 @@
 
 #include "model/ir/program.h"
 
-namespace ncv::inline ir {
+namespace ncv {
+inline namespace ir {
 
 // A slice of one tensor dimension: ds(start, size[, step]); all() is the whole dimension.
 struct Slice {
@@ -160,4 +161,5 @@ void validate_program(const Program& p);
 // ids and scope ids (program order). Builder::finish and the parser both call it.
 void canonicalize_ids(Program& p);
 
-}  // namespace ncv::inline ir
+}  // namespace ir
+}  // namespace ncv

@@ -4,7 +4,8 @@
 #include <mutex>
 #include <unordered_map>
 
-namespace ncv::inline ir {
+namespace ncv {
+inline namespace ir {
 
 struct ExprNode {
   ExprKind kind;
@@ -130,8 +131,8 @@ const std::string& symbol_name(SymbolId id) {
 namespace {
 // Small constants (every default Expr is 0; shapes, starts and steps are mostly small) come from
 // a table of nodes that live for the whole process, so making one takes no lock and no hash
-// lookup: constants were 4% of a fuzz_program exec (2026-11-22). The factory still holds the
-// same nodes, so hash-consing identity is unchanged.
+// lookup, which short runs spent measurable time on (bench/README.md, "Measurements behind the
+// code"). The factory still holds the same nodes, so hash-consing identity is unchanged.
 constexpr int64_t kSmallConstLo = -64, kSmallConstHi = 1024;
 const std::vector<std::shared_ptr<const ExprNode>>& small_constants() {
   static const auto* table = [] {
@@ -364,4 +365,5 @@ int64_t eval(const Expr& e, const Env& env) {
   return eval_node(e.node(), env);
 }
 
-}  // namespace ncv::inline ir
+}  // namespace ir
+}  // namespace ncv

@@ -1,4 +1,4 @@
-// Symbolic integer index expressions (DESIGN.md §2.2).
+// Symbolic integer index expressions.
 //
 // Exprs are immutable and hash-consed: two structurally equal expressions are the same node, so
 // equality is a pointer comparison and Programs compare cheaply. Shapes, loop bounds, access
@@ -13,7 +13,8 @@
 #include <string_view>
 #include <vector>
 
-namespace ncv::inline ir {
+namespace ncv {
+inline namespace ir {
 
 enum class ExprKind : uint8_t { Const, Var, Add, Mul, FloorDiv, Mod, Min, Max };
 
@@ -101,7 +102,8 @@ struct EvalError : std::exception {
 // Evaluates with overflow checking: any intermediate beyond int64 throws EvalError.
 int64_t eval(const Expr& e, const Env& env);
 
-}  // namespace ncv::inline ir
+}  // namespace ir
+}  // namespace ncv
 
 template <>
 struct std::hash<ncv::Expr> {

@@ -2,7 +2,8 @@
 
 #include <array>
 
-namespace ncv::inline ir {
+namespace ncv {
+inline namespace ir {
 
 namespace {
 
@@ -71,7 +72,7 @@ bool is_comparison(AluOp op) {
 }
 
 std::string_view op_name(const Instruction& ins) {
-  static constexpr std::array<std::string_view, std::variant_size_v<Instruction>> kNames = {
+  static constexpr std::array<std::string_view, 14> kNames = {
       "dma_copy",      "matmul",
       "transpose",     "activation",
       "tensor_reduce", "tensor_scalar",
@@ -79,6 +80,8 @@ std::string_view op_name(const Instruction& ins) {
       "tensor_copy",   "tensor_copy_predicated",
       "affine_select", "iota",
       "memset",        "reciprocal"};
+  static_assert(kNames.size() == std::variant_size_v<Instruction>,
+                "every instruction needs a name");
   return kNames.at(ins.index());
 }
 
@@ -102,16 +105,30 @@ Engine engine_of(const Instruction& ins) {
 
 std::vector<const Access*> written_accesses(const Instruction& ins) {
   std::vector<const Access*> out;
-  std::visit(Overloaded{[&](const Activation& a) {
-                          out.push_back(&a.dst);
-                          if (a.reduce_res) out.push_back(&*a.reduce_res);
-                        },
-                        [&](const TensorScalarReduce& t) {
-                          out.push_back(&t.dst);
-                          out.push_back(&t.reduce_res);
-                        },
-                        [&](const auto& i) { out.push_back(&i.dst); }},
-             ins);
+  std::visit(
+      Overloaded{[&](const Activation& a) {
+                   out.push_back(&a.dst);
+                   if (a.reduce_res) out.push_back(&*a.reduce_res);
+                 },
+                 [&](const TensorScalarReduce& t) {
+                   out.push_back(&t.dst);
+                   out.push_back(&t.reduce_res);
+                 },
+                 [&](const auto& i) {
+                   using T = std::decay_t<decltype(i)>;
+                   if constexpr (std::is_same_v<T, DmaCopy> || std::is_same_v<T, Matmul> ||
+                                 std::is_same_v<T, Transpose> || std::is_same_v<T, TensorReduce> ||
+                                 std::is_same_v<T, TensorScalar> ||
+                                 std::is_same_v<T, TensorTensor> || std::is_same_v<T, TensorCopy> ||
+                                 std::is_same_v<T, TensorCopyPredicated> ||
+                                 std::is_same_v<T, AffineSelect> || std::is_same_v<T, Iota> ||
+                                 std::is_same_v<T, Memset> || std::is_same_v<T, Reciprocal>) {
+                     out.push_back(&i.dst);
+                   } else {
+                     static_assert(kDependentFalse<T>, "what does the new instruction write?");
+                   }
+                 }},
+      ins);
   return out;
 }
 
@@ -156,4 +173,5 @@ std::vector<const Access*> read_accesses(const Instruction& ins) {
   return out;
 }
 
-}  // namespace ncv::inline ir
+}  // namespace ir
+}  // namespace ncv

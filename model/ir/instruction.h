@@ -1,6 +1,7 @@
-// The ISA operations the model executes (DESIGN.md §2.5; semantics in
-// ../shared/reference/neuroncore-facts.md §3). One struct per operation; an Instruction is a
-// variant of them. Accesses are symbolic; the interpreter resolves them per loop iteration.
+// The ISA operations the model executes (semantics in
+// model/semantics/README.md; sources ISA-NEW, ISA-OLD, SHARED: docs/SOURCES.md). One struct per
+// operation; an Instruction is a variant of them. Accesses are symbolic; the interpreter resolves
+// them per loop iteration.
 #pragma once
 
 #include <bit>
@@ -14,9 +15,10 @@
 #include "model/ir/access.h"
 #include "model/ir/expr.h"
 
-namespace ncv::inline ir {
+namespace ncv {
+inline namespace ir {
 
-// ALU operators (facts §3, SHARED): arithmetic ones compute in fp32; comparisons give 1.0 / 0.0;
+// ALU operators (SHARED ALU op table): arithmetic ones compute in fp32; comparisons give 1.0 / 0.0;
 // bitwise ones and shifts operate on the integer value and need integer dtypes.
 enum class AluOp : uint8_t {
   add,
@@ -59,7 +61,7 @@ enum class ActFunc : uint8_t {
   abs,
 };
 
-// Activation accumulator register control (facts §3 `activation`).
+// Activation accumulator register control (ISA-NEW activation).
 enum class ReduceCmd : uint8_t { idle, reset, reduce, reset_reduce };
 
 enum class CmpOp : uint8_t { eq, ne, lt, le, gt, ge };
@@ -193,6 +195,12 @@ using Instruction = std::variant<DmaCopy, Matmul, Transpose, Activation, TensorR
                                  TensorTensor, TensorScalarReduce, TensorCopy, TensorCopyPredicated,
                                  AffineSelect, Iota, Memset, Reciprocal>;
 
+// For consumers that visit an Instruction with one generic lambda: `static_assert(
+// kDependentFalse<T>, ...)` in the last `if constexpr` branch makes a new instruction kind a
+// compile error until that consumer handles it.
+template <class>
+inline constexpr bool kDependentFalse = false;
+
 // Text-form names ("dma_copy", "matmul", ...), engine of an instruction, and the accesses it
 // writes and reads (in a fixed order), for generic consumers such as checks and the trace.
 std::string_view op_name(const Instruction& ins);
@@ -212,4 +220,5 @@ std::optional<CmpOp> parse_cmp_op(std::string_view s);
 bool is_bitwise(AluOp op);
 bool is_comparison(AluOp op);
 
-}  // namespace ncv::inline ir
+}  // namespace ir
+}  // namespace ncv

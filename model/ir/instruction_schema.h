@@ -7,7 +7,8 @@
 
 #include "model/ir/instruction.h"
 
-namespace ncv::inline ir {
+namespace ncv {
+inline namespace ir {
 
 // describe(ins, v) calls, in print order:
 //   v.pos(name, field)            a positional argument (required)
@@ -105,4 +106,5 @@ void describe(I& i, V& v) {
   }
 }
 
-}  // namespace ncv::inline ir
+}  // namespace ir
+}  // namespace ncv

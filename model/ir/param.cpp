@@ -1,6 +1,7 @@
 #include "model/ir/param.h"
 
-namespace ncv::inline ir {
+namespace ncv {
+inline namespace ir {
 
 bool Relation::holds(const Env& env) const {
   int64_t a = eval(lhs, env), b = eval(rhs, env);
@@ -41,4 +42,5 @@ std::string Relation::str() const {
   return lhs.str() + " " + op + " " + rhs.str();
 }
 
-}  // namespace ncv::inline ir
+}  // namespace ir
+}  // namespace ncv

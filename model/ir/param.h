@@ -1,4 +1,4 @@
-// Kernel parameters and the domain a kernel declares it supports (DESIGN.md §2.1).
+// Kernel parameters and the domain a kernel declares it supports.
 #pragma once
 
 #include <cstdint>
@@ -7,7 +7,8 @@
 
 #include "model/ir/expr.h"
 
-namespace ncv::inline ir {
+namespace ncv {
+inline namespace ir {
 
 // A named integer with a range and a `multiple_of` step. The solver proves obligations over
 // exactly this domain; property generators draw shapes from it.
@@ -31,4 +32,5 @@ struct Relation {
   std::string str() const;  // "a <= b", "a divides b"
 };
 
-}  // namespace ncv::inline ir
+}  // namespace ir
+}  // namespace ncv

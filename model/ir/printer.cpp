@@ -8,7 +8,8 @@
 
 #include "model/ir/instruction_schema.h"
 
-namespace ncv::inline ir {
+namespace ncv {
+inline namespace ir {
 
 std::string format_float(float f) {
   uint32_t bits = std::bit_cast<uint32_t>(f);
@@ -271,4 +272,5 @@ std::string print_program(const Program& p) {
   return out;
 }
 
-}  // namespace ncv::inline ir
+}  // namespace ir
+}  // namespace ncv

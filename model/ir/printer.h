@@ -9,7 +9,8 @@
 
 #include "model/ir/program.h"
 
-namespace ncv::inline ir {
+namespace ncv {
+inline namespace ir {
 
 std::string print_program(const Program& p);
 // One instruction on one line (no newline), as it appears in the program text.
@@ -22,4 +23,5 @@ inline constexpr uint32_t kCanonicalNaN = 0x7fc00000u;
 inline constexpr uint32_t kSignBit = 0x80000000u;
 std::string format_float(float f);
 
-}  // namespace ncv::inline ir
+}  // namespace ir
+}  // namespace ncv

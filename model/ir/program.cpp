@@ -1,6 +1,7 @@
 #include "model/ir/program.h"
 
-namespace ncv::inline ir {
+namespace ncv {
+inline namespace ir {
 
 // Written out because clang-14 crashes on an out-of-line defaulted comparison here.
 bool Loop::operator==(const Loop& o) const {
@@ -22,4 +23,5 @@ const Param* Program::find_param(std::string_view n) const {
   return nullptr;
 }
 
-}  // namespace ncv::inline ir
+}  // namespace ir
+}  // namespace ncv

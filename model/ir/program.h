@@ -1,5 +1,5 @@
 // A kernel: params and their domain, tensors, and a body of declarations, instructions and
-// loops, all symbolic (DESIGN.md §2). Built once by the builder (or parsed from .nkir) and read
+// loops, all symbolic. Built once by the builder (or parsed from .nkir) and read
 // by the interpreter, the timing model and the solver.
 #pragma once
 
@@ -13,7 +13,8 @@
 #include "model/ir/param.h"
 #include "model/ir/tensor.h"
 
-namespace ncv::inline ir {
+namespace ncv {
+inline namespace ir {
 
 enum class LoopKind : uint8_t { affine, sequential };
 
@@ -87,4 +88,5 @@ void for_each_stmt(const Program& p, F&& f) {
   for_each_stmt(p.body, loops, f);
 }
 
-}  // namespace ncv::inline ir
+}  // namespace ir
+}  // namespace ncv

@@ -2,7 +2,8 @@
 
 #include "model/ir/access.h"
 
-namespace ncv::inline ir {
+namespace ncv {
+inline namespace ir {
 
 Expr Tensor::bytes_per_partition() const {
   Expr bytes(static_cast<int64_t>(dtype_size(dtype)));
@@ -42,4 +43,5 @@ std::vector<Expr> Access::view_shape() const {
   return s;
 }
 
-}  // namespace ncv::inline ir
+}  // namespace ir
+}  // namespace ncv

@@ -1,5 +1,4 @@
-// Tensors: kernel inputs/outputs and scratch in HBM, and on-chip buffers in SBUF/PSUM
-// (DESIGN.md §2.3).
+// Tensors: kernel inputs/outputs and scratch in HBM, and on-chip buffers in SBUF/PSUM.
 #pragma once
 
 #include <cstdint>
@@ -11,7 +10,8 @@
 #include "model/ir/expr.h"
 #include "model/numerics/dtype.h"
 
-namespace ncv::inline ir {
+namespace ncv {
+inline namespace ir {
 
 enum class TensorKind : uint8_t { Input, Output, Scratch, Buffer };
 
@@ -60,4 +60,5 @@ struct Tensor {
 
 std::string_view tensor_kind_name(TensorKind k);  // "input", "output", "scratch", "buffer"
 
-}  // namespace ncv::inline ir
+}  // namespace ir
+}  // namespace ncv

@@ -10,7 +10,8 @@
 #include "model/ir/builder.h"
 #include "model/ir/printer.h"
 
-namespace ncv::inline ir {
+namespace ncv {
+inline namespace ir {
 
 namespace {
 
@@ -112,7 +113,7 @@ class Validator {
         fail_tensor(t, "inputs, outputs and scratch live in HBM; buffers in SBUF or PSUM");
       }
       if (t.on_chip()) {
-        // facts §3: SBUF/PSUM tiles are at least 2-D with the partition dimension first.
+        // LANG-OLD: SBUF/PSUM tiles are at least 2-D with the partition dimension first.
         if (t.shape.size() < 2) fail_tensor(t, "on-chip tensors need rank >= 2 ([P, ...])");
         if (t.shape[0].is_const() && t.shape[0].const_value() > kPartitions) {
           fail_tensor(t, "partition dimension " + t.shape[0].str() + " exceeds " +
@@ -206,7 +207,7 @@ class Validator {
                       std::to_string(t.shape.size()));
     }
     if (a.dims.size() > 1 + static_cast<size_t>(kMaxFreeDims)) {
-      fail_ins(s, where + " has more than 5 dims (partition + 4 free, facts §2)");
+      fail_ins(s, where + " has more than 5 dims (partition + 4 free, ARCH2)");
     }
     if (!a.perm.empty()) {
       std::vector<int> sorted = a.perm;
@@ -229,7 +230,7 @@ class Validator {
       }
       if (ad.step < 0) fail_ins(s, where + ": negative steps are not supported");
       if (d == 0 && t.on_chip() && ad.step != 1) {
-        fail_ins(s, where + ": the partition dim cannot be strided (facts §2)");
+        fail_ins(s, where + ": the partition dim cannot be strided (ARCH2)");
       }
     }
     if (a.core) {
@@ -266,7 +267,7 @@ class Validator {
   }
   void no_psum_on_gpsimd(const InstrStmt& s, Engine e, const Access& a, const std::string& role) {
     if (e == Engine::GpSimd && mem(a) == Memory::PSUM) {
-      fail_ins(s, role + ": the GpSimd engine cannot access PSUM (facts §2)");
+      fail_ins(s, role + ": the GpSimd engine cannot access PSUM (ARCH2)");
     }
   }
   void check_operand(const InstrStmt& s, const Operand& o, const std::vector<const Loop*>& loops,
@@ -297,7 +298,7 @@ class Validator {
     for (const Access* a : written_accesses(s.ins)) {
       check_access(*a, loops, s, "destination");
       // Kernel inputs are read-only: a kernel that overwrites its inputs can fool a reference
-      // run after it (verification-practice.md §2, KernelBench PR #82).
+      // run after it (KernelBench PR #82 found kernels doing it).
       if (p_.tensors[a->tensor].kind == TensorKind::Input) {
         fail_ins(s,
                  "writes kernel input '" + p_.tensors[a->tensor].name + "' (inputs are read-only)");
@@ -312,10 +313,10 @@ class Validator {
   void check_specific(const InstrStmt& s, const DmaCopy& i, const std::vector<const Loop*>& loops) {
     check_access(i.src, loops, s, "source");
     if (mem(i.dst) == Memory::PSUM || mem(i.src) == Memory::PSUM) {
-      fail_ins(s, "DMA moves between HBM and SBUF only, not PSUM (facts §3 dma_copy)");
+      fail_ins(s, "DMA moves between HBM and SBUF only, not PSUM (ISA-NEW dma_copy)");
     }
     if (i.queue < 0 || i.queue >= kDmaQueues) {
-      fail_ins(s, "DMA queue must be in [0, " + std::to_string(kDmaQueues - 1) + "] (facts §1)");
+      fail_ins(s, "DMA queue must be in [0, " + std::to_string(kDmaQueues - 1) + "] (DMA)");
     }
   }
   void check_specific(const InstrStmt& s, const Matmul& i, const std::vector<const Loop*>& loops) {
@@ -331,7 +332,7 @@ class Validator {
       if (!is_float(d)) fail_ins(s, "matmul inputs must be float types");
     }
     if ((dt(i.stationary) == DType::fp32) != (dt(i.moving) == DType::fp32)) {
-      fail_ins(s, "an fp32 matmul input must pair with fp32 (facts §2 Tensor Engine)");
+      fail_ins(s, "an fp32 matmul input must pair with fp32 (ISA-NEW nc_matmul)");
     }
     for (const Access* a : {&i.stationary, &i.moving}) {
       constant_partitions_le_128(s, *a, "matmul input");
@@ -375,7 +376,7 @@ class Validator {
         AluOp::add, AluOp::subtract,    AluOp::multiply,   AluOp::max,
         AluOp::min, AluOp::bitwise_and, AluOp::bitwise_or, AluOp::bitwise_xor};
     if (!kReduceOps.count(i.op)) {
-      fail_ins(s, std::string(alu_op_name(i.op)) + " is not a legal reduction op (facts §3)");
+      fail_ins(s, std::string(alu_op_name(i.op)) + " is not a legal reduction op (ISA-NEW)");
     }
     if (i.negate && is_bitwise(i.op)) fail_ins(s, "negate applies to arithmetic reductions only");
     bitwise_needs_ints(s, i.op, {dt(i.src), dt(i.dst)});
@@ -393,10 +394,10 @@ class Validator {
     check_operand(s, i.operand0, loops, "operand0", i.engine);
     if (i.op1) check_operand(s, i.operand1, loops, "operand1", i.engine);
     if (i.op1 && is_bitwise(i.op0) != is_bitwise(*i.op1)) {
-      fail_ins(s, "both tensor_scalar ops must be of the same class (facts §3)");
+      fail_ins(s, "both tensor_scalar ops must be of the same class (ISA-NEW)");
     }
     if (is_bitwise(i.op0) && i.engine != Engine::Vector) {
-      fail_ins(s, "bitwise ops run on the vector engine only (facts §3)");
+      fail_ins(s, "bitwise ops run on the vector engine only (ISA-NEW)");
     }
     bitwise_needs_ints(s, i.op0, {dt(i.src), dt(i.dst)});
   }
@@ -409,7 +410,7 @@ class Validator {
       fail_ins(s, "tensor_tensor runs on the vector or gpsimd engine");
     }
     if (mem(i.src0) == Memory::PSUM && mem(i.src1) == Memory::PSUM) {
-      fail_ins(s, "tensor_tensor inputs cannot both be in PSUM (facts §3)");
+      fail_ins(s, "tensor_tensor inputs cannot both be in PSUM (ISA-NEW)");
     }
     for (const Access* a : {&i.src0, &i.src1, &i.dst})
       no_psum_on_gpsimd(s, i.engine, *a, "operand");
@@ -445,13 +446,13 @@ class Validator {
     require_on_chip(s, i.dst, "destination");
     DType pd = dt(i.predicate);
     if (pd != DType::uint8 && pd != DType::uint16 && pd != DType::uint32 && pd != DType::int32) {
-      fail_ins(s, "predicate must be uint8/uint16/uint32/int32 (facts §3)");
+      fail_ins(s, "predicate must be uint8/uint16/uint32/int32 (ISA-NEW)");
     }
     if (auto* a = std::get_if<Access>(&i.src)) {
       if (mem(*a) == Memory::PSUM && mem(i.predicate) == Memory::PSUM) {
-        fail_ins(s, "source and predicate cannot both be in PSUM (facts §3)");
+        fail_ins(s, "source and predicate cannot both be in PSUM (ISA-NEW)");
       }
-      if (dt(*a) != dt(i.dst)) fail_ins(s, "predicated copy keeps the dtype (facts §3)");
+      if (dt(*a) != dt(i.dst)) fail_ins(s, "predicated copy keeps the dtype (ISA-NEW)");
     }
   }
   void check_specific(const InstrStmt& s, const AffineSelect& i,
@@ -502,4 +503,5 @@ void validate_program(const Program& p) {
   Validator(p).run();
 }
 
-}  // namespace ncv::inline ir
+}  // namespace ir
+}  // namespace ncv

@@ -2,7 +2,8 @@
 
 #include <array>
 
-namespace ncv::inline isa {
+namespace ncv {
+inline namespace isa {
 
 std::string_view check_kind_name(CheckKind k) {
   static constexpr std::array<std::string_view, 12> kNames = {
@@ -12,4 +13,5 @@ std::string_view check_kind_name(CheckKind k) {
   return kNames.at(static_cast<size_t>(k));
 }
 
-}  // namespace ncv::inline isa
+}  // namespace isa
+}  // namespace ncv

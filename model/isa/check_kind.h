@@ -6,7 +6,8 @@
 #include <cstdint>
 #include <string_view>
 
-namespace ncv::inline isa {
+namespace ncv {
+inline namespace isa {
 
 enum class CheckKind : uint8_t {
   out_of_bounds,       // an index outside its tensor
@@ -25,4 +26,5 @@ enum class CheckKind : uint8_t {
 
 std::string_view check_kind_name(CheckKind k);
 
-}  // namespace ncv::inline isa
+}  // namespace isa
+}  // namespace ncv

@@ -3,7 +3,8 @@
 #include <array>
 #include <stdexcept>
 
-namespace ncv::inline isa {
+namespace ncv {
+inline namespace isa {
 
 namespace {
 
@@ -95,4 +96,5 @@ int64_t transpose_limit(Engine e, const HwConfig& hw) {
   return e == Engine::Tensor ? hw.tensor_transpose_max : hw.vector_transpose_max;
 }
 
-}  // namespace ncv::inline isa
+}  // namespace isa
+}  // namespace ncv

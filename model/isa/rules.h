@@ -24,7 +24,8 @@
 #include "model/isa/check_kind.h"
 #include "model/numerics/dtype.h"
 
-namespace ncv::inline isa {
+namespace ncv {
+inline namespace isa {
 
 enum class Rule : uint8_t {
   access_size,              // every index dim of an access has size >= 1
@@ -198,4 +199,5 @@ struct WideOps {
   Int abs(Int a) const { return a < 0 ? -a : a; }
 };
 
-}  // namespace ncv::inline isa
+}  // namespace isa
+}  // namespace ncv

@@ -2,7 +2,8 @@
 
 #include <cstdio>
 
-namespace ncv::inline nkir {
+namespace ncv {
+inline namespace nkir {
 
 namespace {
 
@@ -149,4 +150,5 @@ Token Lexer::lex() {
   return t;
 }
 
-}  // namespace ncv::inline nkir
+}  // namespace nkir
+}  // namespace ncv

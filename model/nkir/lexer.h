@@ -8,7 +8,8 @@
 #include <string>
 #include <string_view>
 
-namespace ncv::inline nkir {
+namespace ncv {
+inline namespace nkir {
 
 enum class TokKind {
   Ident,    // [A-Za-z_][A-Za-z0-9_]*
@@ -52,4 +53,5 @@ class Lexer {
   std::deque<Token> ahead_;
 };
 
-}  // namespace ncv::inline nkir
+}  // namespace nkir
+}  // namespace ncv

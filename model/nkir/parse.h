@@ -8,7 +8,8 @@
 
 #include "model/ir/program.h"
 
-namespace ncv::inline nkir {
+namespace ncv {
+inline namespace nkir {
 
 // A parse failure: `file:line:col: expected X, got Y`. Validation failures of a syntactically
 // correct program are reported the same way, at the statement that breaks the rule.
@@ -26,4 +27,5 @@ struct ParseError : std::exception {
 Program parse_program(std::string_view text, std::string_view file = "<input>");
 Expr parse_expr(std::string_view text);
 
-}  // namespace ncv::inline nkir
+}  // namespace nkir
+}  // namespace ncv

@@ -13,7 +13,8 @@
 #include "model/ir/printer.h"
 #include "model/nkir/parser.h"
 
-namespace ncv::inline nkir {
+namespace ncv {
+inline namespace nkir {
 
 namespace {
 
@@ -515,4 +516,5 @@ void Parser::parse_instruction(const Token& op) {
   builder_->emit(std::move(*ins));
 }
 
-}  // namespace ncv::inline nkir
+}  // namespace nkir
+}  // namespace ncv

@@ -6,7 +6,8 @@
 
 #include <algorithm>
 
-namespace ncv::inline nkir {
+namespace ncv {
+inline namespace nkir {
 
 ParseError::ParseError(std::string f, int l, int c, std::string d)
     : file(std::move(f)), line(l), column(c), detail(std::move(d)) {
@@ -373,4 +374,5 @@ Expr parse_expr(std::string_view text) {
   return Parser(text, "<expr>").parse_standalone_expr();
 }
 
-}  // namespace ncv::inline nkir
+}  // namespace nkir
+}  // namespace ncv

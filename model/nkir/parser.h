@@ -21,7 +21,8 @@
 #include "model/nkir/lexer.h"
 #include "model/nkir/parse.h"
 
-namespace ncv::inline nkir {
+namespace ncv {
+inline namespace nkir {
 
 inline constexpr int kMaxNesting = 128;     // loops + brackets + parentheses + unary minus
 inline constexpr int kMaxExprDepth = 1000;  // tree depth of one expression
@@ -146,4 +147,5 @@ class Parser {
   std::vector<Pos> hbm_pos_, buffer_pos_, instr_pos_;
 };
 
-}  // namespace ncv::inline nkir
+}  // namespace nkir
+}  // namespace ncv

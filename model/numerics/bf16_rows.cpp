@@ -3,7 +3,8 @@
 
 #include "model/numerics/dtype_bf16.h"
 
-namespace ncv::inline numerics {
+namespace ncv {
+inline namespace numerics {
 
 namespace {
 #include "model/numerics/bf16_rows_kernel.h"
@@ -46,4 +47,5 @@ void bf16_encode_run(const float* in, uint8_t* p, int64_t n) {
   fastest().encode(in, p, n);
 }
 
-}  // namespace ncv::inline numerics
+}  // namespace numerics
+}  // namespace ncv

@@ -5,7 +5,8 @@
 #include <cstdint>
 #include <vector>
 
-namespace ncv::inline numerics {
+namespace ncv {
+inline namespace numerics {
 
 void bf16_decode_run(const uint8_t* p, float* out, int64_t n);
 void bf16_encode_run(const float* in, uint8_t* p, int64_t n);
@@ -23,4 +24,5 @@ bool bf16_decode_avx2(const uint8_t* p, float* out, int64_t n);
 bool bf16_encode_avx2(const float* in, uint8_t* p, int64_t n);
 }  // namespace detail
 
-}  // namespace ncv::inline numerics
+}  // namespace numerics
+}  // namespace ncv

@@ -5,14 +5,20 @@
 
 #include "model/numerics/dtype_bf16.h"
 
-namespace ncv::inline numerics::detail {
+namespace ncv {
+inline namespace numerics {
+namespace detail {
 bool bf16_decode_avx2(const uint8_t* p, float* out, int64_t n);
 bool bf16_encode_avx2(const float* in, uint8_t* p, int64_t n);
-}  // namespace ncv::inline numerics::detail
+}  // namespace detail
+}  // namespace numerics
+}  // namespace ncv
 
 #if defined(__x86_64__) && defined(__AVX2__)
 
-namespace ncv::inline numerics::detail {
+namespace ncv {
+inline namespace numerics {
+namespace detail {
 namespace {
 #include "model/numerics/bf16_rows_kernel.h"
 }  // namespace
@@ -25,17 +31,23 @@ bool bf16_encode_avx2(const float* in, uint8_t* p, int64_t n) {
   bf16_encode_loop(in, p, static_cast<long>(n));
   return true;
 }
-}  // namespace ncv::inline numerics::detail
+}  // namespace detail
+}  // namespace numerics
+}  // namespace ncv
 
 #else
 
-namespace ncv::inline numerics::detail {
+namespace ncv {
+inline namespace numerics {
+namespace detail {
 bool bf16_decode_avx2(const uint8_t*, float*, int64_t) {
   return false;
 }
 bool bf16_encode_avx2(const float*, uint8_t*, int64_t) {
   return false;
 }
-}  // namespace ncv::inline numerics::detail
+}  // namespace detail
+}  // namespace numerics
+}  // namespace ncv
 
 #endif

@@ -8,7 +8,7 @@
 //         7 fraction bits, max finite 0x7f7f = (2 - 2^-7) * 2^127. IEEE Inf/NaN encodings.
 //   fp16  IEEE 754 binary16: 5 exponent bits (bias 15), 10 fraction bits, max finite 0x7bff =
 //         65504, Inf 0x7c00, NaN = exponent 11111 with a non-zero fraction.
-//   fp8   ../shared/reference/neuroncore-facts.md §3: "FP8 ranges used by nki-library:
+//   fp8   NKILIB: "FP8 ranges used by nki-library:
 //         float8_e4m3 (Neuron legacy) max 240, float8_e4m3fn max 448, float8_e5m2 max 57344
 //         (NKILIB kernel_helpers)". The encodings that give exactly those maxima:
 //     fp8_e4m3    4 exponent bits (bias 7), 3 fraction bits, IEEE-like: exponent 1111 is reserved
@@ -37,7 +37,8 @@
 
 #include "model/numerics/dtype_bf16.h"
 
-namespace ncv::inline numerics {
+namespace ncv {
+inline namespace numerics {
 namespace {
 
 constexpr uint32_t kF32AbsMask = 0x7fffffffu;
@@ -377,4 +378,5 @@ void store_bits(DType t, uint8_t* p, uint32_t bits) {
   }
 }
 
-}  // namespace ncv::inline numerics
+}  // namespace numerics
+}  // namespace ncv

@@ -1,8 +1,8 @@
 // Element types of the NeuronCore model and their conversions from fp32.
 //
 // Every arithmetic instruction converts its inputs to fp32, computes in fp32 and converts the
-// result to the destination type (facts §3 "General rule"). These conversions are the only place
-// where the model rounds, so they are exhaustively tested against an independent method.
+// result to the destination type (SHARED: the general arithmetic rule). These conversions are the
+// only place where the model rounds, so they are exhaustively tested against an independent method.
 #pragma once
 
 #include <cstddef>
@@ -10,13 +10,14 @@
 #include <optional>
 #include <string_view>
 
-namespace ncv::inline numerics {
+namespace ncv {
+inline namespace numerics {
 
 enum class DType : uint8_t {
   fp32,
   bf16,
   fp16,
-  fp8_e4m3,    // Neuron legacy e4m3: IEEE-like (has Inf, NaN), max finite 240 (facts §3, NKILIB)
+  fp8_e4m3,    // Neuron legacy e4m3: IEEE-like (has Inf, NaN), max finite 240 (NKILIB)
   fp8_e4m3fn,  // OCP e4m3fn: no Inf, single NaN pattern S.1111.111, max finite 448
   fp8_e5m2,    // IEEE-like, max finite 57344
   int32,
@@ -61,4 +62,5 @@ inline float quantize(DType t, float value) {
 uint32_t load_bits(DType t, const uint8_t* p);
 void store_bits(DType t, uint8_t* p, uint32_t bits);
 
-}  // namespace ncv::inline numerics
+}  // namespace numerics
+}  // namespace ncv

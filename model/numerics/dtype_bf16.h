@@ -6,7 +6,8 @@
 
 #include <cstdint>
 
-namespace ncv::inline numerics {
+namespace ncv {
+inline namespace numerics {
 
 // fp32 pattern -> bf16 pattern, round to nearest even. bf16 has fp32's exponent range, so rounding
 // the top 16 bits handles normals, subnormals and overflow to Inf (0x7f7fffff rounds up to 0x7f80)
@@ -24,4 +25,5 @@ static inline uint32_t bf16_decode_bits(uint32_t h) {
   return static_cast<int32_t>(x & 0x7fffffffu) > 0x7f800000 ? ((x & 0x80000000u) | 0x7fc00000u) : x;
 }
 
-}  // namespace ncv::inline numerics
+}  // namespace numerics
+}  // namespace ncv

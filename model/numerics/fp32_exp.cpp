@@ -7,7 +7,8 @@
 #include <cstring>
 #include <vector>
 
-namespace ncv::inline numerics {
+namespace ncv {
+inline namespace numerics {
 
 namespace {
 #include "model/numerics/fp32_exp_kernel.h"
@@ -64,4 +65,5 @@ void exp_f32_array(const float* in, float* out, int64_t n) {
   run(in, out, n);
 }
 
-}  // namespace ncv::inline numerics
+}  // namespace numerics
+}  // namespace ncv

@@ -6,7 +6,8 @@
 #include <cstdint>
 #include <vector>
 
-namespace ncv::inline numerics {
+namespace ncv {
+inline namespace numerics {
 
 float exp_f32(float x);
 // out[i] = exp_f32(in[i]); in and out may be the same array.
@@ -25,4 +26,5 @@ bool exp_f32_loop_avx512(const float* in, float* out, int64_t n);
 bool exp_f32_loop_avx2(const float* in, float* out, int64_t n);
 }  // namespace detail
 
-}  // namespace ncv::inline numerics
+}  // namespace numerics
+}  // namespace ncv

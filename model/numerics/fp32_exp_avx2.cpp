@@ -3,13 +3,19 @@
 // headers beyond <cstdint>: see matmul_fma.cpp.
 #include <cstdint>
 
-namespace ncv::inline numerics::detail {
+namespace ncv {
+inline namespace numerics {
+namespace detail {
 bool exp_f32_loop_avx2(const float* in, float* out, int64_t n);
-}  // namespace ncv::inline numerics::detail
+}  // namespace detail
+}  // namespace numerics
+}  // namespace ncv
 
 #if defined(__x86_64__) && defined(__AVX2__)
 
-namespace ncv::inline numerics::detail {
+namespace ncv {
+inline namespace numerics {
+namespace detail {
 namespace {
 #include "model/numerics/fp32_exp_kernel.h"
 }  // namespace
@@ -18,14 +24,20 @@ bool exp_f32_loop_avx2(const float* in, float* out, int64_t n) {
   exp_f32_loop(in, out, static_cast<long>(n));
   return true;
 }
-}  // namespace ncv::inline numerics::detail
+}  // namespace detail
+}  // namespace numerics
+}  // namespace ncv
 
 #else
 
-namespace ncv::inline numerics::detail {
+namespace ncv {
+inline namespace numerics {
+namespace detail {
 bool exp_f32_loop_avx2(const float*, float*, int64_t) {
   return false;
 }
-}  // namespace ncv::inline numerics::detail
+}  // namespace detail
+}  // namespace numerics
+}  // namespace ncv
 
 #endif

@@ -17,7 +17,8 @@
 
 #include "model/semantics/internal.h"
 
-namespace ncv::inline semantics {
+namespace ncv {
+inline namespace semantics {
 
 // Same dtype: the bits move unchanged (NaN payloads included). Different dtypes: through fp32
 // (decode_to_float, then encode_from_float with the dst's rounding and saturation).
@@ -253,4 +254,5 @@ void exec_activation(ExecMode mode, const View& dst, const View& src, ActFunc fu
   }
 }
 
-}  // namespace ncv::inline semantics
+}  // namespace semantics
+}  // namespace ncv

@@ -21,7 +21,8 @@
 #include "model/numerics/fp32_exp.h"
 #include "model/semantics/semantics.h"
 
-namespace ncv::inline semantics {
+namespace ncv {
+inline namespace semantics {
 
 // fp32 expressions must be evaluated in fp32 (no x87 excess precision), or the model's results
 // would depend on the compiler's register allocation.
@@ -38,7 +39,8 @@ static_assert(FLT_EVAL_METHOD == 0, "the model computes in fp32 and needs FLT_EV
 // (GCC contracts a*b+c across statements by default, also in ISO C++ mode): each arithmetic
 // result feeds both the NaN test and the returned value, and GCC only contracts a product that
 // has no other use; clang only contracts inside a single expression, and each operation here is
-// its own function. (A build-wide -ffp-contract=off would make this independent of the code.)
+// its own function. (The build also sets -ffp-contract=off everywhere; this code does not rely on
+// it.)
 
 inline constexpr uint32_t kDefaultNaNBits = 0x7fc00000u;
 inline float from_bits(uint32_t b) {
@@ -255,8 +257,9 @@ inline int64_t reduce_identity_int(AluOp op) {
 // ---------------------------------------------------------------------------------------------
 // Activation functions in fp32: exp is the model's own (fp32_exp.h), the others the float libm
 // functions. Documented valid input ranges
-// (facts §2 Scalar Engine): outside them the hardware output is invalid, so the model gives NaN.
-// The range bounds are compared as fp32 values; for sin the bound is fl(pi) = 3.14159274f.
+// (ISA-NEW activation function table): outside them the hardware output is invalid, so the model
+// gives NaN. The range bounds are compared as fp32 values; for sin the bound is fl(pi)
+// = 3.14159274f.
 
 inline float act_sigmoid(float x) {
   // 1 / (1 + exp(-x)): three roundings, each in fp32.
@@ -610,4 +613,5 @@ void pack_matmul_a(const MatmulKernel& kern, const float* a, float* apack, int64
 void pack_matmul_b(const MatmulKernel& kern, const float* b, float* bpack, int64_t k, int64_t n);
 void matmul_f32_portable(const float* a, const float* b, float* c, int64_t k, int64_t m, int64_t n);
 
-}  // namespace ncv::inline semantics
+}  // namespace semantics
+}  // namespace ncv

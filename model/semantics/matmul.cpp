@@ -19,7 +19,8 @@
 
 #include "model/semantics/internal.h"
 
-namespace ncv::inline semantics {
+namespace ncv {
+inline namespace semantics {
 
 // Defined in matmul_avx512.cpp / matmul_fma.cpp; false when built without that ISA.
 bool matmul_packed_avx512(const float* apack, const float* bpack, float* c, int64_t k, int64_t m,
@@ -295,4 +296,5 @@ void exec_transpose_vector(ExecMode mode, const View& dst, const View& src) {
   w.finish();
 }
 
-}  // namespace ncv::inline semantics
+}  // namespace semantics
+}  // namespace ncv

@@ -4,17 +4,20 @@
 // available". Same rules as matmul_fma.cpp: no shared inline functions or templates.
 #include <cstdint>
 
-namespace ncv::inline semantics {
+namespace ncv {
+inline namespace semantics {
 // Declared in semantics_internal.h (not included, see matmul_fma.cpp).
 bool matmul_packed_avx512(const float* apack, const float* bpack, float* c, int64_t k, int64_t m,
                           int64_t n);
-}  // namespace ncv::inline semantics
+}  // namespace semantics
+}  // namespace ncv
 
 #if defined(__x86_64__) && defined(__AVX512F__)
 
 #include <immintrin.h>
 
-namespace ncv::inline semantics {
+namespace ncv {
+inline namespace semantics {
 namespace {
 
 struct Avx512 {
@@ -41,14 +44,17 @@ bool matmul_packed_avx512(const float* apack, const float* bpack, float* c, int6
   return true;
 }
 
-}  // namespace ncv::inline semantics
+}  // namespace semantics
+}  // namespace ncv
 
 #else
 
-namespace ncv::inline semantics {
+namespace ncv {
+inline namespace semantics {
 bool matmul_packed_avx512(const float*, const float*, float*, int64_t, int64_t, int64_t) {
   return false;
 }
-}  // namespace ncv::inline semantics
+}  // namespace semantics
+}  // namespace ncv
 
 #endif

@@ -10,17 +10,20 @@
 // intrinsics, and everything else with internal linkage.
 #include <cstdint>
 
-namespace ncv::inline semantics {
+namespace ncv {
+inline namespace semantics {
 // Declared in semantics_internal.h (not included, see above).
 bool matmul_packed_avx2(const float* apack, const float* bpack, float* c, int64_t k, int64_t m,
                         int64_t n);
-}  // namespace ncv::inline semantics
+}  // namespace semantics
+}  // namespace ncv
 
 #if defined(__x86_64__) && defined(__FMA__) && defined(__AVX2__)
 
 #include <immintrin.h>
 
-namespace ncv::inline semantics {
+namespace ncv {
+inline namespace semantics {
 namespace {
 
 struct Avx2 {
@@ -47,14 +50,17 @@ bool matmul_packed_avx2(const float* apack, const float* bpack, float* c, int64_
   return true;
 }
 
-}  // namespace ncv::inline semantics
+}  // namespace semantics
+}  // namespace ncv
 
 #else  // no FMA/AVX2 code generation for this file
 
-namespace ncv::inline semantics {
+namespace ncv {
+inline namespace semantics {
 bool matmul_packed_avx2(const float*, const float*, float*, int64_t, int64_t, int64_t) {
   return false;
 }
-}  // namespace ncv::inline semantics
+}  // namespace semantics
+}  // namespace ncv
 
 #endif

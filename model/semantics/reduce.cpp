@@ -11,7 +11,8 @@
 
 #include "model/semantics/internal.h"
 
-namespace ncv::inline semantics {
+namespace ncv {
+inline namespace semantics {
 
 namespace {
 
@@ -202,4 +203,5 @@ void exec_tensor_scalar_reduce(ExecMode mode, const View& dst, const View& src, 
   }
 }
 
-}  // namespace ncv::inline semantics
+}  // namespace semantics
+}  // namespace ncv

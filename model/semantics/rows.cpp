@@ -17,7 +17,8 @@
 #include "model/numerics/dtype_bf16.h"
 #include "model/semantics/internal.h"
 
-namespace ncv::inline semantics {
+namespace ncv {
+inline namespace semantics {
 namespace {
 
 constexpr bool kLittle = std::endian::native == std::endian::little;
@@ -400,4 +401,5 @@ void RowWriter::finish() {
   for (int64_t r = 0; r < dst_.rows; ++r) store_row_bits(dst_, shape_, r, staged_.data() + r * n_);
 }
 
-}  // namespace ncv::inline semantics
+}  // namespace semantics
+}  // namespace ncv

@@ -2,7 +2,8 @@
 // integer-domain rules, live in semantics_internal.h so that the fast paths can inline them.
 #include "model/semantics/internal.h"
 
-namespace ncv::inline semantics {
+namespace ncv {
+inline namespace semantics {
 
 float alu_apply(AluOp op, float a, float b) {
   return semantics::alu_float(op, a, b);
@@ -12,4 +13,5 @@ float act_apply(ActFunc f, float x) {
   return semantics::act_eval(f, x);
 }
 
-}  // namespace ncv::inline semantics
+}  // namespace semantics
+}  // namespace ncv

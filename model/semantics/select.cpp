@@ -10,7 +10,8 @@
 
 #include "model/semantics/internal.h"
 
-namespace ncv::inline semantics {
+namespace ncv {
+inline namespace semantics {
 
 namespace {
 
@@ -217,4 +218,5 @@ void exec_iota(ExecMode mode, const View& dst, int64_t offset, int64_t channel_m
   w.finish();
 }
 
-}  // namespace ncv::inline semantics
+}  // namespace semantics
+}  // namespace ncv

@@ -1,4 +1,4 @@
-// Functional semantics of every instruction (facts §3), over resolved Views.
+// Functional semantics of every instruction (ISA-NEW), over resolved Views.
 //
 // Each instruction has one plain per-element reference implementation (ExecMode::reference:
 // obviously correct, slow) and a fast path (ExecMode::fast: row-wise decoding, blocked matmul).
@@ -27,7 +27,8 @@
 #include "model/ir/instruction.h"
 #include "model/semantics/view.h"
 
-namespace ncv::inline semantics {
+namespace ncv {
+inline namespace semantics {
 
 enum class ExecMode : uint8_t { fast, reference };
 
@@ -47,7 +48,7 @@ void exec_matmul(ExecMode mode, const View& dst, const View& stationary, const V
 
 // Tensor engine transpose: dst[F, P] = src[P, F] computed as a matmul of src (stationary) with
 // the P x P identity (moving), so -0 becomes +0 and a NaN/Inf spreads along its output row,
-// as on NeuronCore-v2 (facts §2 "not bit-accurate for NaN/Inf").
+// as on NeuronCore-v2 (ARCH3: the v2 transpose is not bit-accurate for NaN/Inf).
 void exec_transpose_tensor(ExecMode mode, const View& dst, const View& src);
 // Vector engine transpose (<= 32x32): exact bit movement (same dtype).
 void exec_transpose_vector(ExecMode mode, const View& dst, const View& src);
@@ -98,4 +99,5 @@ void exec_reciprocal(ExecMode mode, const View& dst, const View& src);
 float alu_apply(AluOp op, float a, float b);
 float act_apply(ActFunc f, float x);
 
-}  // namespace ncv::inline semantics
+}  // namespace semantics
+}  // namespace ncv

@@ -9,7 +9,8 @@
 #include "model/hw/hw_config.h"
 #include "model/numerics/dtype.h"
 
-namespace ncv::inline semantics {
+namespace ncv {
+inline namespace semantics {
 
 struct View {
   uint8_t* base = nullptr;  // element (0, 0, ..., 0)
@@ -45,4 +46,5 @@ struct View {
   }
 };
 
-}  // namespace ncv::inline semantics
+}  // namespace semantics
+}  // namespace ncv

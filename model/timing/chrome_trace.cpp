@@ -1,12 +1,13 @@
 // Chrome trace-event JSON writer (chrome_trace.h). Hand-written JSON: model/ depends on the
-// standard library only (DESIGN.md §1).
+// standard library only (model/README.md).
 #include "model/timing/chrome_trace.h"
 
 #include <cstdio>
 #include <string>
 #include <variant>
 
-namespace ncv::inline timing {
+namespace ncv {
+inline namespace timing {
 
 namespace {
 
@@ -103,4 +104,5 @@ void write_chrome_trace(std::ostream& out, const Program& p, const Trace& trace,
   out << "\n]}\n";
 }
 
-}  // namespace ncv::inline timing
+}  // namespace timing
+}  // namespace ncv

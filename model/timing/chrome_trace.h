@@ -1,4 +1,4 @@
-// The schedule as a Chrome trace-event JSON file (facts §6: open it in ui.perfetto.dev or
+// The schedule as a Chrome trace-event JSON file (PERFETTO: open it in ui.perfetto.dev or
 // chrome://tracing): one process per core, one thread (track) per engine and DMA queue, one
 // complete ("X") slice per instruction instance named by its op, with its operand regions and
 // bytes as args, and a flow arrow from each dependency on another track to the instance that
@@ -10,8 +10,10 @@
 
 #include "model/timing/timing.h"
 
-namespace ncv::inline timing {
+namespace ncv {
+inline namespace timing {
 
 void write_chrome_trace(std::ostream& out, const Program& p, const Trace& trace, const Schedule& s);
 
-}  // namespace ncv::inline timing
+}  // namespace timing
+}  // namespace ncv

@@ -1,4 +1,5 @@
-// Cost tables (cost_table.h). Sources (keys as in ../shared/reference/neuroncore-facts.md):
+// Cost tables (cost_table.h). Sources (keys: docs/SOURCES.md; the figures themselves:
+// calibration/public-figures.json):
 //   ISA-OLD  legacy nki.isa cost formulas (aws-neuron-sdk @0521004c): matmul
 //            max(min(64, N_stationary), N_moving), x4 fp32; Vector/Scalar max(MIN_II, N) with
 //            MIN_II ~ 64; tensor_tensor 2N unless one PSUM input or all-bf16 SBUF; tensor_reduce
@@ -13,25 +14,26 @@
 //            bound, >= 2 KiB near peak.
 //   GLOSS    trn2/trn3 TensorE dI/dt throttling: starts near 50% and ramps over ~3 us.
 // Uncertain constants (static_overhead_cycles, dma_fixed_ns, dma_chunk_overhead_ns,
-// semaphore_ns): fitted by `ncverify calibrate` ("fit of 2026-11-22") to
-// ../shared/calibration/trn1-sd-attention-autocomp.json within the ranges in
-// tools/cmd_calibrate.cpp. All four landed on the lower ends of their ranges and the model still
-// predicts 43-76% too slow (model/README.md "Timing model" says why); the fit is kept because it
-// is the best the documented ranges allow: error down from +157..+206% with the documented
-// values (60 cycles, 1300 ns, 14 ns, 60 ns) and step0/step5 ratio 1.475 against 1.449 measured.
-// trn2/trn3 share them (no measurements there).
+// semaphore_ns): fitted by `ncverify calibrate` to the measured latencies in
+// calibration/latencies/ within the ranges of kFittedConstants (model/timing/calibration.cpp).
+// All four landed on the lower ends of their ranges and the model still predicts 43-76% too slow
+// (model/timing/README.md, "Calibration", says why); the fit is kept because it is the best the
+// documented ranges allow. trn2/trn3 share them (no measurements there).
 #include "model/timing/cost_table.h"
 
-namespace ncv::inline timing {
+namespace ncv {
+inline namespace timing {
 
 namespace {
 
-// The uncertain constants, shared by all generations: the fit of 2026-11-22 (header comment).
+// The uncertain constants, shared by all generations: the committed fit. Their plausible ranges
+// and the documented values those ranges bracket are in kFittedConstants
+// (model/timing/calibration.cpp).
 void fitted(CostTable& t) {
-  t.static_overhead_cycles = 0;  // range [0, 200]; documented ~60 per access request (ARCH2)
-  t.dma_fixed_ns = 600;          // range [600, 2000]; DMABW ~1300 ns cross-engine, DGE ~600 ns
-  t.dma_chunk_overhead_ns = 2;   // range [2, 60]; 14 ns makes 2 KiB chunks ~90% of peak (DMABW)
-  t.semaphore_ns = 0;            // range [0, 300]
+  t.static_overhead_cycles = 0;
+  t.dma_fixed_ns = 600;
+  t.dma_chunk_overhead_ns = 2;
+  t.semaphore_ns = 0;
 }
 
 CostTable make_trn1() {
@@ -82,4 +84,5 @@ const CostTable* find_cost_table(std::string_view gen) {
   return nullptr;
 }
 
-}  // namespace ncv::inline timing
+}  // namespace timing
+}  // namespace ncv

@@ -1,14 +1,15 @@
-// Per-generation cost constants of the timing model (DESIGN.md §4, facts §1-3): the documented
-// per-instruction cost formulas and DMA behaviour, plus the few constants that are genuinely
-// uncertain, which `ncverify calibrate` fits to measured trn1 latencies. Engine clocks come from
-// HwConfig. cost_table.cpp cites the source of every value.
+// Per-generation cost constants of the timing model (model/timing/README.md; sources ARCH2/3,
+// ISA-OLD, DMA, DMABW, GLOSS): the documented per-instruction cost formulas and DMA behaviour, plus
+// the few constants that are genuinely uncertain, which `ncverify calibrate` fits to measured trn1
+// latencies. Engine clocks come from HwConfig. cost_table.cpp cites the source of every value.
 #pragma once
 
 #include <string_view>
 
 #include "model/hw/hw_config.h"
 
-namespace ncv::inline timing {
+namespace ncv {
+inline namespace timing {
 
 struct CostTable {
   const HwConfig* hw = nullptr;
@@ -42,4 +43,5 @@ const CostTable& cost_table_trn3();
 // The table of a generation by HwConfig name; nullptr when unknown.
 const CostTable* find_cost_table(std::string_view gen);
 
-}  // namespace ncv::inline timing
+}  // namespace timing
+}  // namespace ncv

@@ -1,13 +1,16 @@
-// Per-instance costs of the timing model (timing.h: instance_cost_ns). Formulas from
+// Per-instance costs of the timing model (timing.h: instance_cost_ns), one overload per
+// instruction, so that a new instruction does not compile until it has a cost. Formulas from
 // cost_table.cpp's sources; what the trace cannot tell (input strides, the second input's dtype)
-// is taken as the common case and listed in model/README.md "Timing model".
+// is taken as the common case and listed in model/timing/README.md.
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 #include <variant>
 
 #include "model/timing/internal.h"
 
-namespace ncv::inline timing {
+namespace ncv {
+inline namespace timing {
 
 namespace {
 
@@ -27,40 +30,51 @@ bool any_read_in(const Trace& tr, const TraceEvent& ev, Memory m) {
   return false;
 }
 
-// Vector-engine cycles of one instruction, before the static overhead (ISA-OLD; ARCH3 modes).
-double vector_cycles(const CostTable& t, const Instruction& ins, const TraceEvent& ev,
-                     const Trace& tr) {
+// What the Vector-engine formulas of one instance read from its event.
+struct VectorInputs {
+  double n;       // elements per partition (at least 1)
+  double min_ii;  // MIN_II
+  bool psum_in;   // some input is in PSUM
+  bool all16;     // input and output are 16-bit floats
+  double mode;    // ARCH3 performance mode of copies / tensor_scalar (1, 2 or 4)
+
+  VectorInputs(const CostTable& t, const TraceEvent& ev, const Trace& tr)
+      : n(static_cast<double>(std::max<int64_t>(ev.free_elems, 1))),
+        min_ii(t.min_ii_cycles),
+        psum_in(any_read_in(tr, ev, Memory::PSUM)),
+        all16(is_16bit_float(ev.in_dtype) && is_16bit_float(ev.out_dtype)),
+        // ARCH3: 4x for SBUF->SBUF 16-bit copies/tensor_scalar, 2x with a PSUM side.
+        mode(!t.vector_perf_modes ? 1.0
+             : !all16             ? 1.0
+             : psum_in            ? 2.0
+                                  : 4.0) {}
+};
+
+// An instance on one of the elementwise engines, given its Vector-engine cycles before the
+// static overhead (ISA-OLD; the Scalar and GpSimd formulas do not depend on the instruction):
+// Vector (cycles + static) / clock, Scalar (max(MIN_II, N) + static [+ accumulator read-out]) /
+// clock, GpSimd (start + N + static) / clock.
+double elementwise_ns(const CostTable& t, const TraceEvent& ev, double vector_cycles,
+                      bool readout = false) {
+  const HwConfig& hw = *t.hw;
   const double n = static_cast<double>(std::max<int64_t>(ev.free_elems, 1));
-  const double min_ii = t.min_ii_cycles;
-  const bool psum_in = any_read_in(tr, ev, Memory::PSUM);
-  const bool all16 = is_16bit_float(ev.in_dtype) && is_16bit_float(ev.out_dtype);
-  // ARCH3: 4x for SBUF->SBUF 16-bit copies/tensor_scalar, 2x with a PSUM side.
-  const double mode = !t.vector_perf_modes ? 1.0 : !all16 ? 1.0 : psum_in ? 2.0 : 4.0;
-  if (auto* tt = std::get_if<TensorTensor>(&ins)) {
-    const bool psum_and_sbuf = psum_in && any_read_in(tr, ev, Memory::SBUF);
-    const bool fast_op =
-        tt->op == AluOp::add || tt->op == AluOp::multiply || tt->op == AluOp::subtract;
-    const bool one_pass = psum_and_sbuf || (!psum_in && all16 && fast_op);
-    const double perf = t.vector_perf_modes && !psum_in && all16 ? 2.0 : 1.0;
-    return std::max(min_ii, (one_pass ? n : 2 * n) / perf);
+  switch (ev.engine) {
+    case Engine::Vector:
+      return (vector_cycles + t.static_overhead_cycles) / hw.vector_ghz;
+    case Engine::Scalar: {
+      double cycles = std::max(t.min_ii_cycles, n) + t.static_overhead_cycles;
+      if (readout) cycles += t.act_readout_cycles;
+      return cycles / hw.scalar_ghz;
+    }
+    case Engine::GpSimd:
+      return (t.gpsimd_start_cycles + n + t.static_overhead_cycles) / hw.gpsimd_ghz;
+    case Engine::Tensor:
+    case Engine::Dma:
+      break;
   }
-  if (auto* r = std::get_if<TensorReduce>(&ins)) {
-    const bool half = all16 && (r->op == AluOp::add || r->op == AluOp::max);
-    return std::max(min_ii, half ? n / 2 : n);
-  }
-  if (std::holds_alternative<TensorScalarReduce>(ins)) return std::max(min_ii, n) + min_ii;
-  if (std::holds_alternative<Reciprocal>(ins)) return std::max(min_ii, 8 * n);
-  if (auto* m = std::get_if<Memset>(&ins)) {
-    const bool half = m->value.value == 0.0f && all16;
-    return std::max(min_ii, half ? n / 2 : n);
-  }
-  if (std::holds_alternative<TensorCopyPredicated>(ins)) {
-    return std::max(min_ii, psum_in ? n : 2 * n);
-  }
-  if (std::holds_alternative<TensorCopy>(ins) || std::holds_alternative<TensorScalar>(ins)) {
-    return std::max(min_ii, n / mode);
-  }
-  return std::max(min_ii, n);  // transpose (32x32 blocks), anything else one-pass
+  throw std::invalid_argument("an elementwise instruction on the " +
+                              std::string(engine_name(ev.engine)) +
+                              " engine (the validator allows none)");
 }
 
 double dma_data_ns(const CostTable& t, const TraceEvent& ev, int engines) {
@@ -68,6 +82,91 @@ double dma_data_ns(const CostTable& t, const TraceEvent& ev, int engines) {
   const double chunk = static_cast<double>(std::max<int64_t>(ev.contiguous_bytes, 1));
   const double chunks = std::ceil(bytes / chunk);
   return bytes / (engines * t.dma_engine_bytes_per_ns) + chunks * t.dma_chunk_overhead_ns / engines;
+}
+
+// --- one cost per instruction -----------------------------------------------------------------
+
+double cost_ns(const CostTable& t, const DmaCopy&, const TraceEvent& ev, const Trace&) {
+  return t.dma_fixed_ns + dma_transfer_ns(t, ev);
+}
+
+double cost_ns(const CostTable& t, const Matmul&, const TraceEvent& ev, const Trace&) {
+  return matmul_ns(t, ev);
+}
+
+double cost_ns(const CostTable& t, const Transpose&, const TraceEvent& ev, const Trace& tr) {
+  const VectorInputs v(t, ev, tr);
+  if (ev.engine != Engine::Tensor) {
+    return elementwise_ns(t, ev, std::max(v.min_ii, v.n));  // 32x32 blocks, one pass
+  }
+  // max(P, min(64, F)) cycles (ISA-OLD), P = partitions, F = free size.
+  const double p = static_cast<double>(ev.partitions);
+  double cycles = std::max(p, std::min(t.matmul_min_cycles, v.n));
+  if (ev.in_dtype == DType::fp32) cycles *= t.fp32_transpose_factor;
+  return cycles / t.hw->tensor_ghz;
+}
+
+double cost_ns(const CostTable& t, const Activation&, const TraceEvent& ev, const Trace& tr) {
+  const VectorInputs v(t, ev, tr);
+  return elementwise_ns(t, ev, std::max(v.min_ii, v.n), ev.reduce_readout);
+}
+
+double cost_ns(const CostTable& t, const TensorReduce& r, const TraceEvent& ev, const Trace& tr) {
+  const VectorInputs v(t, ev, tr);
+  const bool half = v.all16 && (r.op == AluOp::add || r.op == AluOp::max);
+  return elementwise_ns(t, ev, std::max(v.min_ii, half ? v.n / 2 : v.n));
+}
+
+double cost_ns(const CostTable& t, const TensorScalar&, const TraceEvent& ev, const Trace& tr) {
+  const VectorInputs v(t, ev, tr);
+  return elementwise_ns(t, ev, std::max(v.min_ii, v.n / v.mode));
+}
+
+double cost_ns(const CostTable& t, const TensorTensor& tt, const TraceEvent& ev, const Trace& tr) {
+  const VectorInputs v(t, ev, tr);
+  const bool psum_and_sbuf = v.psum_in && any_read_in(tr, ev, Memory::SBUF);
+  const bool fast_op = tt.op == AluOp::add || tt.op == AluOp::multiply || tt.op == AluOp::subtract;
+  const bool one_pass = psum_and_sbuf || (!v.psum_in && v.all16 && fast_op);
+  const double perf = t.vector_perf_modes && !v.psum_in && v.all16 ? 2.0 : 1.0;
+  return elementwise_ns(t, ev, std::max(v.min_ii, (one_pass ? v.n : 2 * v.n) / perf));
+}
+
+double cost_ns(const CostTable& t, const TensorScalarReduce&, const TraceEvent& ev,
+               const Trace& tr) {
+  const VectorInputs v(t, ev, tr);
+  return elementwise_ns(t, ev, std::max(v.min_ii, v.n) + v.min_ii);
+}
+
+double cost_ns(const CostTable& t, const TensorCopy&, const TraceEvent& ev, const Trace& tr) {
+  const VectorInputs v(t, ev, tr);
+  return elementwise_ns(t, ev, std::max(v.min_ii, v.n / v.mode));
+}
+
+double cost_ns(const CostTable& t, const TensorCopyPredicated&, const TraceEvent& ev,
+               const Trace& tr) {
+  const VectorInputs v(t, ev, tr);
+  return elementwise_ns(t, ev, std::max(v.min_ii, v.psum_in ? v.n : 2 * v.n));
+}
+
+double cost_ns(const CostTable& t, const AffineSelect&, const TraceEvent& ev, const Trace& tr) {
+  const VectorInputs v(t, ev, tr);
+  return elementwise_ns(t, ev, std::max(v.min_ii, v.n));
+}
+
+double cost_ns(const CostTable& t, const Iota&, const TraceEvent& ev, const Trace& tr) {
+  const VectorInputs v(t, ev, tr);
+  return elementwise_ns(t, ev, std::max(v.min_ii, v.n));
+}
+
+double cost_ns(const CostTable& t, const Memset& m, const TraceEvent& ev, const Trace& tr) {
+  const VectorInputs v(t, ev, tr);
+  const bool half = m.value.value == 0.0f && v.all16;
+  return elementwise_ns(t, ev, std::max(v.min_ii, half ? v.n / 2 : v.n));
+}
+
+double cost_ns(const CostTable& t, const Reciprocal&, const TraceEvent& ev, const Trace& tr) {
+  const VectorInputs v(t, ev, tr);
+  return elementwise_ns(t, ev, std::max(v.min_ii, 8 * v.n));
 }
 
 }  // namespace
@@ -105,31 +204,8 @@ double load_stationary_ns(const CostTable& t, const TraceEvent& ev) {
 
 double instance_cost_ns(const CostTable& t, const Instruction& ins, const TraceEvent& ev,
                         const Trace& tr) {
-  const HwConfig& hw = *t.hw;
-  const double n = static_cast<double>(std::max<int64_t>(ev.free_elems, 1));
-  switch (ev.engine) {
-    case Engine::Dma:
-      return t.dma_fixed_ns + dma_transfer_ns(t, ev);
-    case Engine::Tensor: {
-      if (std::holds_alternative<Matmul>(ins)) return matmul_ns(t, ev);
-      // Transpose: max(P, min(64, F)) cycles (ISA-OLD), P = partitions, F = free size.
-      const double p = static_cast<double>(ev.partitions);
-      double cycles = std::max(p, std::min(t.matmul_min_cycles, n));
-      if (ev.in_dtype == DType::fp32) cycles *= t.fp32_transpose_factor;
-      return cycles / hw.tensor_ghz;
-    }
-    case Engine::Vector:
-      return (vector_cycles(t, ins, ev, tr) + t.static_overhead_cycles) / hw.vector_ghz;
-    case Engine::Scalar: {
-      double cycles = std::max(t.min_ii_cycles, n) + t.static_overhead_cycles;
-      if (std::holds_alternative<Activation>(ins) && ev.reduce_readout)
-        cycles += t.act_readout_cycles;
-      return cycles / hw.scalar_ghz;
-    }
-    case Engine::GpSimd:
-      return (t.gpsimd_start_cycles + n + t.static_overhead_cycles) / hw.gpsimd_ghz;
-  }
-  return 0;
+  return std::visit([&](const auto& i) { return cost_ns(t, i, ev, tr); }, ins);
 }
 
-}  // namespace ncv::inline timing
+}  // namespace timing
+}  // namespace ncv

@@ -4,7 +4,8 @@
 
 #include "model/timing/timing.h"
 
-namespace ncv::inline timing {
+namespace ncv {
+inline namespace timing {
 
 int dma_engines_used(const CostTable& t, const TraceEvent& ev);
 // Time the transfer's data takes on the engines it uses, and the share of the core's whole DMA
@@ -14,4 +15,5 @@ double dma_pool_ns(const CostTable& t, const TraceEvent& ev);
 double matmul_ns(const CostTable& t, const TraceEvent& ev);
 double load_stationary_ns(const CostTable& t, const TraceEvent& ev);
 
-}  // namespace ncv::inline timing
+}  // namespace timing
+}  // namespace ncv

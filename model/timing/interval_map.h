@@ -7,7 +7,8 @@
 #include <iterator>
 #include <map>
 
-namespace ncv::inline timing {
+namespace ncv {
+inline namespace timing {
 
 template <class Key, class Value>
 class IntervalMap {
@@ -63,4 +64,5 @@ class IntervalMap {
   std::map<Key, Piece> pieces_;  // begin -> piece; disjoint
 };
 
-}  // namespace ncv::inline timing
+}  // namespace timing
+}  // namespace ncv

@@ -4,7 +4,8 @@
 #include <algorithm>
 #include <variant>
 
-namespace ncv::inline timing {
+namespace ncv {
+inline namespace timing {
 
 namespace {
 
@@ -120,4 +121,5 @@ std::vector<std::pair<std::string, double>> ProfileSummary::fields() const {
   return f;
 }
 
-}  // namespace ncv::inline timing
+}  // namespace timing
+}  // namespace ncv

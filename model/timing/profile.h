@@ -1,4 +1,4 @@
-// A profile summary of one scheduled run, with neuron-profile's summary field names (facts §6,
+// A profile summary of one scheduled run, with neuron-profile's summary field names (SCHEMA,
 // SCHEMA), so that numbers from the model and from the hardware profiler line up.
 #pragma once
 
@@ -9,7 +9,8 @@
 
 #include "model/timing/timing.h"
 
-namespace ncv::inline timing {
+namespace ncv {
+inline namespace timing {
 
 struct EngineProfile {
   int64_t instruction_count = 0;
@@ -39,4 +40,5 @@ struct ProfileSummary {
 ProfileSummary summarize(const Program& p, const Trace& trace, const Schedule& s,
                          const CostTable& costs);
 
-}  // namespace ncv::inline timing
+}  // namespace timing
+}  // namespace ncv

@@ -9,7 +9,8 @@
 #include "model/timing/internal.h"
 #include "model/timing/interval_map.h"
 
-namespace ncv::inline timing {
+namespace ncv {
+inline namespace timing {
 
 namespace {
 
@@ -92,6 +93,43 @@ std::string track_name(int core, Engine e, int queue) {
   return c;
 }
 
+// The Tensor engine's state on one core: the stationary operand it holds, the last
+// MultiplyMoving, and the dI/dt ramp.
+struct TensorState {
+  Region stationary;
+  bool loaded = false;
+  double last_mm_ns = 0;
+  double warm_since = 0, last_end = -1e300;
+};
+
+// The cost of a Tensor-engine instance starting at `start`: `cost` plus the part of
+// LoadStationary that does not hide behind the previous matmul, stretched by the throttling ramp
+// on generations that have one. Updates the engine's state.
+double tensor_engine_ns(TensorState& ts, const CostTable& costs, const Instruction& ins,
+                        const TraceEvent& ev, const Trace& trace, double start, double cost) {
+  if (std::holds_alternative<Matmul>(ins)) {
+    // LoadStationary runs in the background during the previous MultiplyMoving; only the part
+    // that does not fit behind it delays this one.
+    const Region& st = trace.regions.at(ev.region_begin);
+    if (!ts.loaded || !(st == ts.stationary)) {
+      cost += std::max(0.0, load_stationary_ns(costs, ev) - ts.last_mm_ns);
+      ts.stationary = st;
+      ts.loaded = true;
+    }
+    ts.last_mm_ns = matmul_ns(costs, ev);
+  } else {
+    ts.loaded = false;  // a transpose replaces the stationary operand
+  }
+  if (costs.tensor_throttle) {
+    // dI/dt ramp: after an idle window the engine restarts at a fraction of its rate.
+    if (start - ts.last_end > costs.throttle_ramp_ns) ts.warm_since = start;
+    const double warm = std::min(1.0, (start - ts.warm_since) / costs.throttle_ramp_ns);
+    cost /= costs.throttle_start_rate + (1.0 - costs.throttle_start_rate) * warm;
+  }
+  ts.last_end = start + cost;
+  return cost;
+}
+
 }  // namespace
 
 Schedule schedule_trace(const Program& p, const Trace& trace, const CostTable& costs) {
@@ -106,12 +144,6 @@ Schedule schedule_trace(const Program& p, const Trace& trace, const CostTable& c
   std::map<int, int> track_index;  // global track number -> index in Schedule::tracks
   std::vector<double> track_free;
   std::vector<Timeline> dma_pool;
-  struct TensorState {
-    Region stationary;
-    bool loaded = false;
-    double last_mm_ns = 0;
-    double warm_since = 0, last_end = -1e300;
-  };
   std::vector<TensorState> tensor_state;
 
   Schedule s;
@@ -124,10 +156,11 @@ Schedule schedule_trace(const Program& p, const Trace& trace, const CostTable& c
     }
     const Instruction& ins = *by_id[ev.instruction];
     const int core = ev.core;
-    if (static_cast<size_t>((core + 1) * per_core) > track_free.size()) {
-      track_free.resize(static_cast<size_t>((core + 1) * per_core), 0.0);
-      dma_pool.resize(static_cast<size_t>(core + 1));
-      tensor_state.resize(static_cast<size_t>(core + 1));
+    const size_t cores_seen = static_cast<size_t>(core) + 1;
+    if (cores_seen * static_cast<size_t>(per_core) > track_free.size()) {
+      track_free.resize(cores_seen * static_cast<size_t>(per_core), 0.0);
+      dma_pool.resize(cores_seen);
+      tensor_state.resize(cores_seen);
     }
     const int local =
         ev.engine == Engine::Dma ? kEngineTracks + ev.queue : static_cast<int>(ev.engine);
@@ -166,27 +199,8 @@ Schedule schedule_trace(const Program& p, const Trace& trace, const CostTable& c
     } else {
       double cost = instance_cost_ns(costs, ins, ev, trace);
       if (ev.engine == Engine::Tensor) {
-        TensorState& ts = tensor_state[static_cast<size_t>(core)];
-        if (std::holds_alternative<Matmul>(ins)) {
-          // LoadStationary runs in the background during the previous MultiplyMoving; only
-          // the part that does not fit behind it delays this one.
-          const Region& st = trace.regions.at(ev.region_begin);
-          if (!ts.loaded || !(st == ts.stationary)) {
-            cost += std::max(0.0, load_stationary_ns(costs, ev) - ts.last_mm_ns);
-            ts.stationary = st;
-            ts.loaded = true;
-          }
-          ts.last_mm_ns = matmul_ns(costs, ev);
-        } else {
-          ts.loaded = false;  // a transpose replaces the stationary operand
-        }
-        if (costs.tensor_throttle) {
-          // dI/dt ramp: after an idle window the engine restarts at a fraction of its rate.
-          if (start - ts.last_end > costs.throttle_ramp_ns) ts.warm_since = start;
-          const double warm = std::min(1.0, (start - ts.warm_since) / costs.throttle_ramp_ns);
-          cost /= costs.throttle_start_rate + (1.0 - costs.throttle_start_rate) * warm;
-        }
-        ts.last_end = start + cost;
+        cost = tensor_engine_ns(tensor_state[static_cast<size_t>(core)], costs, ins, ev, trace,
+                                start, cost);
       }
       end = start + cost;
     }
@@ -225,4 +239,5 @@ Schedule schedule_trace(const Program& p, const Trace& trace, const CostTable& c
   return s;
 }
 
-}  // namespace ncv::inline timing
+}  // namespace timing
+}  // namespace ncv

@@ -1,5 +1,5 @@
-// The timing model (DESIGN.md §4): schedules the interpreter's trace on the engines and DMA
-// queues of each core and gives the latency.
+// The timing model (model/timing/README.md): schedules the interpreter's trace on the engines and
+// DMA queues of each core and gives the latency.
 //
 // Each engine (Tensor, Vector, Scalar, GpSimd) and each DMA queue of each core is an in-order
 // stream: an instance starts when its stream is free and every instance it depends on has
@@ -18,7 +18,8 @@
 #include "model/ir/program.h"
 #include "model/timing/cost_table.h"
 
-namespace ncv::inline timing {
+namespace ncv {
+inline namespace timing {
 
 struct TimedInstance {
   double start_ns = 0, end_ns = 0;
@@ -52,4 +53,5 @@ Schedule schedule_trace(const Program& p, const Trace& trace, const CostTable& c
 double instance_cost_ns(const CostTable& costs, const Instruction& ins, const TraceEvent& ev,
                         const Trace& trace);
 
-}  // namespace ncv::inline timing
+}  // namespace timing
+}  // namespace ncv

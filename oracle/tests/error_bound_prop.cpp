@@ -1,4 +1,4 @@
-// RapidCheck half of the >= 10^4-case soundness run (issue 3 "Error bounds"): the
+// RapidCheck half of the >= 10^4-case soundness run: the
 // contract-precision reference stays within error_bound() for generated contracts, shapes, masks,
 // sinks, RoPE and hard value distributions. 100 runs x 50 cases = 5000 cases; the fixed-seed
 // 5000 are in error_bound_test.cpp.

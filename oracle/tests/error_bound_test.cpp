@@ -1,4 +1,4 @@
-// Error bound, comparison and contract reference (issue 3 "Error bounds"): unit checks, the
+// Error bound, comparison and contract reference: unit checks, the
 // deterministic half of the >= 10^4-case soundness run, tightness, power against perturbed
 // references, and the FlashAttention "<= 2x" rule table. The other half of the soundness run is
 // oracle/tests/error_bound_prop.cpp.
@@ -472,10 +472,10 @@ TEST(ErrorBound, PerturbedReferencesExceedTheBound) {
   }
 }
 
-// The table of issue 3: for each perturbation and contract, the fraction of exposing cases our
-// bound rejects vs the fraction the FlashAttention rule (max|out - exact| <= 2 max|out_pt -
-// exact|, out_pt the eager same-dtype reference) rejects. Row "none" is a correct kernel: any
-// rejection there is a false alarm.
+// The exposure table (oracle/ERROR_BOUNDS.md): for each perturbation and contract, the fraction of
+// exposing cases our bound rejects vs the fraction the FlashAttention rule (max|out - exact| <= 2
+// max|out_pt - exact|, out_pt the eager same-dtype reference) rejects. Row "none" is a correct
+// kernel: any rejection there is a false alarm.
 TEST(ErrorBound, CatchTableVsFlashAttentionRule) {
   PrecisionContract bf16_in_fp32_out = PrecisionContract::bf16_matmul_fp32_accum();
   bf16_in_fp32_out.name = "bf16_matmul_fp32_out";

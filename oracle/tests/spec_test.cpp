@@ -1,5 +1,5 @@
-// AttentionSpec: validation errors name the offending field; mask semantics as issue 3 defines
-// them; indexing with GQA and a paged KV cache.
+// AttentionSpec: validation errors name the offending field; mask semantics as oracle/README.md
+// defines them; indexing with GQA and a paged KV cache.
 #include <gtest/gtest.h>
 
 #include <cmath>

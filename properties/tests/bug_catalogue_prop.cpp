@@ -1,7 +1,7 @@
-// The power of the property suite, measured (issue 6): every bug-catalogue entry must be caught
-// at the default budget (RC_PARAMS max_success, default 100), every kernel property must catch
-// at least one entry on its own (so none of them is a property that cannot fail), and a failing
-// case shrinks to the smallest legal shape and the simplest values.
+// The power of the property suite, measured (properties/README.md): every bug-catalogue entry must
+// be caught at the default budget (RC_PARAMS max_success, default 100), every kernel property must
+// catch at least one entry on its own (so none of them is a property that cannot fail), and a
+// failing case shrinks to the smallest legal shape and the simplest values.
 #include <gtest/gtest.h>
 
 #include "properties/bug_catalogue.h"

@@ -1,7 +1,7 @@
-// The bug catalogue (issue 6): every entry's edit applies to its real base kernel and changes it,
-// the base kernel passes `check` and the broken one fails it at the shape stored here, in the way
-// stored here (a named dynamic check, or values beyond the contract's bound). Plus the program
-// editing helpers' refusal to edit what they cannot find.
+// The bug catalogue (properties/README.md): every entry's edit applies to its real base kernel and
+// changes it, the base kernel passes `check` and the broken one fails it at the shape stored here,
+// in the way stored here (a named dynamic check, or values beyond the contract's bound). Plus the
+// program editing helpers' refusal to edit what they cannot find.
 #include "properties/bug_catalogue.h"
 
 #include <gtest/gtest.h>

@@ -1,9 +1,9 @@
-// Issue 6, property 6: illegal instructions are refused with the documented error, never a crash
-// and never a silent result. Random ILLEGAL variants of legal one-instruction programs break one
-// rule each: the tensor engine's K/M/N limits, PSUM tiles across a 2 KiB bank, misaligned or too
-// many partitions, out-of-bounds slices, free sizes over the engines' limits, shape mismatches,
-// and the engine/memory/dtype rules. Where the model documents the rule as static the property
-// expects Builder::finish's BuildError; otherwise the dynamic check's CheckKind
+// Property 6 (properties/README.md): illegal instructions are refused with the documented error,
+// never a crash and never a silent result. Random ILLEGAL variants of legal one-instruction
+// programs break one rule each: the tensor engine's K/M/N limits, PSUM tiles across a 2 KiB bank,
+// misaligned or too many partitions, out-of-bounds slices, free sizes over the engines' limits,
+// shape mismatches, and the engine/memory/dtype rules. Where the model documents the rule as static
+// the property expects Builder::finish's BuildError; otherwise the dynamic check's CheckKind
 // (model/dynamic_error.h), from the fast path, the reference path and a trace-only run alike.
 // Kernel params outside a registered kernel's domain must be InputErrors naming the param.
 #include <gtest/gtest.h>
@@ -280,7 +280,7 @@ RC_GTEST_PROP(InstrIllegal, OutOfBoundsSliceIsAnOutOfBoundsError, ()) {
 }
 
 RC_GTEST_PROP(InstrIllegal, FreeSizeOverTheEngineLimitIsAShapeRuleError, ()) {
-  // facts §2: at most 64K elements per partition from SBUF, 4K from PSUM.
+  // ARCH2: at most 64K elements per partition from SBUF, 4K from PSUM.
   const bool psum = pick_bool(50);
   const Memory m = psum ? Memory::PSUM : Memory::SBUF;
   const DType t = psum ? DType::bf16 : pick_dtype({DType::uint8, DType::fp8_e4m3});
@@ -318,7 +318,7 @@ RC_GTEST_PROP(InstrIllegal, MismatchedOperandShapesAreShapeRuleErrors, ()) {
 // --- Tensor engine limits and PSUM banks ---------------------------------------------------------
 
 RC_GTEST_PROP(InstrIllegal, MatmulBeyondTheTensorEngineLimitsIsAShapeRuleError, ()) {
-  // facts §2 Tensor Engine: K <= 128 (partitions: see MorePartitionsThanTheCoreHasAreRefused),
+  // ISA-NEW nc_matmul: K <= 128 (partitions: see MorePartitionsThanTheCoreHasAreRefused),
   // M <= 128, N <= 512 (4096 on trn3), from the generation's HwConfig.
   const HwConfig& hw =
       *pick_one<const HwConfig*>({&hw_config_trn1(), &hw_config_trn2(), &hw_config_trn3()});
@@ -375,7 +375,7 @@ RC_GTEST_PROP(InstrIllegal, PsumTileAcrossABankIsAPsumBankError, ()) {
 
 RC_GTEST_PROP(InstrIllegal, GenerationRulesAreRefusedAtRunTime, ()) {
   switch (pick_int(0, 3)) {
-    case 0: {  // facts ARCH3: tensor_copy on the scalar engine from NeuronCore-v3 (trn2) on
+    case 0: {  // ARCH3: tensor_copy on the scalar engine from NeuronCore-v3 (trn2) on
       const int64_t rows = pick_size(1, 128), cols = pick_size(1, 64);
       InstrCase c("scalar_tensor_copy_on_trn1", &hw_config_trn1());
       const TensorRef src = c.loaded(Memory::SBUF, DType::fp32, {rows, cols},
@@ -386,7 +386,7 @@ RC_GTEST_PROP(InstrIllegal, GenerationRulesAreRefusedAtRunTime, ()) {
       check_refused(c, CheckKind::engine_rule, id, {"tensor_copy on the scalar engine needs trn2"});
       return;
     }
-    case 1: {  // facts ARCH4: bf16 PSUM destinations from trn3 on
+    case 1: {  // ARCH4: bf16 PSUM destinations from trn3 on
       const HwConfig& hw = *pick_one<const HwConfig*>({&hw_config_trn1(), &hw_config_trn2()});
       const int64_t K = pick_size(1, 128), M = pick_size(1, 128), N = pick_size(1, 512);
       InstrCase c("bf16_psum_matmul", &hw);
@@ -439,7 +439,7 @@ RC_GTEST_PROP(InstrIllegal, StaticRulesAreBuildErrorsNamingTheInstruction, ()) {
   std::vector<std::string> fragments;
   uint32_t id = 0;
   switch (pick_int(0, 11)) {
-    case 0: {  // facts §2: GpSimd cannot access PSUM
+    case 0: {  // ARCH2: GpSimd cannot access PSUM
       const bool psum_src = pick_bool(50);
       const TensorRef src = s.loaded(psum_src ? Memory::PSUM : Memory::SBUF, f);
       const TensorRef other = s.loaded(Memory::SBUF, f);
@@ -476,7 +476,7 @@ RC_GTEST_PROP(InstrIllegal, StaticRulesAreBuildErrorsNamingTheInstruction, ()) {
       fragments = {"bitwise op " + std::string(alu_op_name(op)) + " needs integer dtypes"};
       break;
     }
-    case 2: {  // facts §2: an fp32 matmul operand pairs with fp32
+    case 2: {  // ISA-NEW: an fp32 matmul operand pairs with fp32
       const DType other = pick_dtype({DType::bf16, DType::fp16, DType::fp8_e4m3});
       const bool fp32_stationary = pick_bool(50);
       const TensorRef st = s.loaded(Memory::SBUF, fp32_stationary ? DType::fp32 : other);
@@ -500,7 +500,7 @@ RC_GTEST_PROP(InstrIllegal, StaticRulesAreBuildErrorsNamingTheInstruction, ()) {
       fragments = {"source must be in SBUF or PSUM"};
       break;
     }
-    case 4: {  // facts §3: DMA moves between HBM and SBUF only
+    case 4: {  // ISA-NEW: DMA moves between HBM and SBUF only
       const TensorRef in = s.c.hbm_input(f, {s.rows, s.cols},
                                          fill_values(f, s.rows * s.cols, ValueMix::ordinary, 1));
       const TensorRef ps = s.fresh(Memory::PSUM, f);
@@ -509,7 +509,7 @@ RC_GTEST_PROP(InstrIllegal, StaticRulesAreBuildErrorsNamingTheInstruction, ()) {
       fragments = {"DMA moves between HBM and SBUF only, not PSUM"};
       break;
     }
-    case 5: {  // facts §3: tensor_tensor inputs cannot both be in PSUM
+    case 5: {  // ISA-NEW: tensor_tensor inputs cannot both be in PSUM
       const TensorRef x = s.loaded(Memory::PSUM, f);
       const TensorRef y = s.loaded(Memory::PSUM, f);
       const TensorRef dst = s.fresh(pick_bool(50) ? Memory::SBUF : Memory::PSUM, f);
@@ -527,7 +527,7 @@ RC_GTEST_PROP(InstrIllegal, StaticRulesAreBuildErrorsNamingTheInstruction, ()) {
       fragments = {"writes kernel input '" + s.c.name_of(in) + "' (inputs are read-only)"};
       break;
     }
-    case 7: {  // facts §3: integer predicates
+    case 7: {  // ISA-NEW: integer predicates
       const TensorRef dst = s.loaded(Memory::SBUF, f);
       const TensorRef pred = s.loaded(Memory::SBUF, pick_dtype(kFloatDTypes));
       id = s.c.next_instruction();
@@ -547,7 +547,7 @@ RC_GTEST_PROP(InstrIllegal, StaticRulesAreBuildErrorsNamingTheInstruction, ()) {
                                : "stationary must be in sbuf, is in psum"};
       break;
     }
-    case 9: {  // facts §3: reduction operators
+    case 9: {  // ISA-NEW: reduction operators
       const AluOp op = pick_one<AluOp>({AluOp::divide, AluOp::pow, AluOp::abs_max, AluOp::is_gt});
       const TensorRef src = s.loaded(Memory::SBUF, f);
       const TensorRef dst = s.c.fresh(Memory::SBUF, f, {s.rows, 1});
@@ -565,7 +565,7 @@ RC_GTEST_PROP(InstrIllegal, StaticRulesAreBuildErrorsNamingTheInstruction, ()) {
       fragments = {"transpose runs on the tensor or vector engine"};
       break;
     }
-    default: {  // facts §3: bitwise tensor_scalar ops run on the vector engine only
+    default: {  // ISA-NEW: bitwise tensor_scalar ops run on the vector engine only
       const TensorRef src = s.loaded(Memory::SBUF, i);
       const TensorRef dst = s.fresh(Memory::SBUF, i);
       id = s.c.next_instruction();

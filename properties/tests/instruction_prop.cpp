@@ -1,5 +1,5 @@
-// Issue 6, property 5: every ISA instruction kind on random legal shapes, dtypes and access
-// patterns, as a one-instruction program (inputs loaded by DMA, the instruction, its outputs
+// Property 5 (properties/README.md): every ISA instruction kind on random legal shapes, dtypes and
+// access patterns, as a one-instruction program (inputs loaded by DMA, the instruction, its outputs
 // stored), run on the interpreter's fast paths and on its per-element reference path. Each
 // property holds
 //   (a) the fast path to the reference path, bit for bit, and

@@ -1,5 +1,5 @@
-// Properties 1-4 of issue 6 for every registered kernel: one RapidCheck property per (kernel,
-// property), so a failure names both and ctest runs them in parallel. The bodies live in
+// Properties 1-4 (properties/README.md) for every registered kernel: one RapidCheck property per
+// (kernel, property), so a failure names both and ctest runs them in parallel. The bodies live in
 // properties/kernel_properties.cpp (shared with the bug catalogue and `ncverify bugs`).
 //
 // NCV_KERNEL_PROP is RC_GTEST_PROP (a TEST running rc::detail::checkTestable and failing with

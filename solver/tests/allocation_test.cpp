@@ -7,14 +7,17 @@
 
 #include <gtest/gtest.h>
 
+#include "kernels/option_programs.h"
 #include "kernels/registry.h"
 #include "model/ir/builder.h"
 #include "solver/frontier.h"
-#include "solver/kernel_programs.h"
 #include "solver/tests/fermat_placement.h"
 
 namespace ncv::solver {
 namespace {
+
+using kernels::LabelledProgram;
+using kernels::option_programs;
 
 std::vector<Obligation> not_proved(const std::vector<Obligation>& all) {
   std::vector<Obligation> out;

@@ -5,12 +5,15 @@
 
 #include <gtest/gtest.h>
 
+#include "kernels/option_programs.h"
 #include "kernels/registry.h"
 #include "model/ir/builder.h"
-#include "solver/kernel_programs.h"
 
 namespace ncv::solver {
 namespace {
+
+using kernels::LabelledProgram;
+using kernels::option_programs;
 
 // y[N, 64] = exp(x) tile by tile; `shift` moves the load window (1 = off by one at the end);
 // x has `x_rows` rows (default N).

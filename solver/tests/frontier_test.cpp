@@ -5,14 +5,17 @@
 
 #include <gtest/gtest.h>
 
+#include "kernels/option_programs.h"
 #include "kernels/registry.h"
 #include "model/ir/builder.h"
 #include "solver/allocation.h"
-#include "solver/kernel_programs.h"
 #include "solver/tests/fermat_placement.h"
 
 namespace ncv::solver {
 namespace {
+
+using kernels::LabelledProgram;
+using kernels::option_programs;
 
 struct BruteForce {
   std::optional<int64_t> first_failing;

@@ -10,12 +10,15 @@
 #include <chrono>
 #include <map>
 
+#include "kernels/option_programs.h"
 #include "kernels/registry.h"
 #include "model/ir/builder.h"
-#include "solver/kernel_programs.h"
 
 namespace ncv::solver {
 namespace {
+
+using kernels::LabelledProgram;
+using kernels::option_programs;
 
 using ParamMap = std::map<std::string, int64_t>;
 using LoopIndices = std::vector<std::pair<std::string, int64_t>>;
@@ -168,7 +171,7 @@ TEST(IsaRules, MatmulWiderThan512IsACounterexampleOnTrn1) {
   EXPECT_EQ(not_proved(all).size(), 2u) << describe_all(not_proved(all));
 }
 
-// facts §2: trn3 takes N <= 4096 (all eight banks), so neither the N limit nor the one-bank rule
+// ISA-NEW: trn3 takes N <= 4096 (all eight banks), so neither the N limit nor the one-bank rule
 // refutes the same program there.
 TEST(IsaRules, MatmulNLimitAndPsumBankDependOnTheGeneration) {
   const auto trn1 = not_proved(prove_isa_rules(wide_matmul(1024), on(hw_config_trn1())));
@@ -176,7 +179,7 @@ TEST(IsaRules, MatmulNLimitAndPsumBankDependOnTheGeneration) {
   expect_all_proved(prove_isa_rules(wide_matmul(1024), on(hw_config_trn3())));
 }
 
-// tensor_copy on the scalar engine exists from trn2 on (facts §3, ARCH3).
+// tensor_copy on the scalar engine exists from trn2 on (ARCH3).
 TEST(IsaRules, ScalarEngineTensorCopyDependsOnTheGeneration) {
   Builder b("scalar_copy");
   Expr n = b.param("n", 64, 128, 64);
@@ -392,7 +395,7 @@ TEST(IsaRules, MatmulKLimitFollowsTheConfiguration) {
                         "K=96 > 64");
 }
 
-// facts §2 (ARCH4): only trn3 lets a matmul write bf16 PSUM; no param changes that.
+// ARCH4: only trn3 lets a matmul write bf16 PSUM; no param changes that.
 TEST(IsaRules, MatmulIntoBf16PsumDependsOnTheGeneration) {
   auto build = [] {
     Builder b("matmul_bf16");
@@ -438,7 +441,7 @@ TEST(IsaRules, EmptyViewIsACounterexample) {
   EXPECT_EQ(o.role, "write");
 }
 
-// facts §3: iota values offset + p + i over a [128, 64] view are computed in int32.
+// ISA-NEW: iota values offset + p + i over a [128, 64] view are computed in int32.
 TEST(IsaRules, AffinePatternOverflowingInt32IsACounterexample) {
   auto build = [](int64_t hi) {
     Builder b("iota_offset");

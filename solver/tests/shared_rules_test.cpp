@@ -8,6 +8,7 @@
 #include <string>
 
 #include "model/interp/interpreter.h"
+#include "model/interp/tests/run_helpers.h"
 #include "model/ir/builder.h"
 #include "model/isa/rules.h"
 #include "solver/prove.h"
@@ -32,7 +33,7 @@ std::optional<CheckKind> run_error(const Program& p, const HwConfig& hw) {
   RunOptions o;
   o.hw = &hw;
   const ParamValues params = {{"n", 1}};
-  RunResult r = run_program(p, params, random_inputs(p, params, 7), o);
+  RunResult r = interptest::run_random(p, params, 7, o);
   if (!r.error) return std::nullopt;
   return r.error->kind;
 }

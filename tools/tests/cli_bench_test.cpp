@@ -152,6 +152,30 @@ TEST(CliBench, BadUsageExitsTwo) {
   EXPECT_EQ(run_cli({"bench", "no_such_kernel"}).exit_code, 2);
 }
 
+// A dynamic-check failure is a verification failure (exit 1) whichever command meets it: `run`
+// and `bench` of the same program at the same params agree.
+TEST(CliBench, ADynamicCheckFailureExitsOneAsInRun) {
+  const std::string oob = std::string(NCV_CLI_TEST_DATA_DIR) + "/oob_copy.nkir";
+  const CliResult run = run_cli({"run", oob, "--param", "N=256"});
+  EXPECT_EQ(run.exit_code, 1) << describe(run);
+  const CliResult bench = run_cli({"bench", oob, "--param", "N=256"});
+  EXPECT_EQ(bench.exit_code, 1) << describe(bench);
+  EXPECT_NE(bench.err.find("out_of_bounds"), std::string::npos) << describe(bench);
+  EXPECT_EQ(run_cli({"bench", oob, "--param", "N=512"}).exit_code, 0);
+}
+
+// Without --data, calibrate reads the repository's calibration/latencies/ from any working
+// directory.
+TEST(CliCalibrate, DefaultDataIsFoundFromAnyWorkingDirectory) {
+  const CliResult r = run_cli({"calibrate", "--json"}, fs::temp_directory_path());
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  const nlohmann::json o = nlohmann::json::parse(r.out);
+  EXPECT_GE(o.at("points").size(), 6u);
+  for (const auto& p : o.at("points")) {
+    EXPECT_EQ(p.at("file").get<std::string>(), "trn1-sd-attention-autocomp.json");
+  }
+}
+
 TEST(CliCalibrate, TablesFromADataFolder) {
   const fs::path dir = temp_dir() / "calibration";
   fs::create_directories(dir);

@@ -49,9 +49,16 @@ inline fs::path write_temp(const std::string& name, const std::string& text) {
   return path;
 }
 
-inline CliResult run_cli(const std::vector<std::string>& args) {
+// Runs the binary with `args` from the working directory `cwd` (default: the test's own).
+inline CliResult run_cli(const std::vector<std::string>& args, const fs::path& cwd = {}) {
   const fs::path err_path = temp_dir() / "stderr.txt";
-  std::string cmd = shell_quote(NCVERIFY_BINARY);
+  std::string cmd;
+  if (!cwd.empty()) {
+    cmd += "cd ";
+    cmd += shell_quote(cwd.string());
+    cmd += " && ";
+  }
+  cmd += shell_quote(NCVERIFY_BINARY);
   // Appended piece by piece: `" " + std::string` trips GCC 12's -Wrestrict false positive.
   for (const std::string& a : args) {
     cmd += ' ';

@@ -9,7 +9,8 @@
 #include <random>
 #include <vector>
 
-namespace ncv::inline interp {
+namespace ncv {
+inline namespace interp {
 namespace {
 
 // Random prepare-then-write rounds against a model array that is filled eagerly.
@@ -78,4 +79,5 @@ TEST(HostMemory, ReusedArraysAreFilledAgain) {
 }
 
 }  // namespace
-}  // namespace ncv::inline interp
+}  // namespace interp
+}  // namespace ncv

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <set>
 
+#include "model/interp/tests/run_helpers.h"
 #include "model/ir/builder.h"
 #include "model/numerics/fp32_exp.h"
 #include "model/numerics/tests/exp_reference.h"
@@ -33,7 +34,7 @@ Program exp_kernel(int64_t shift = 0, int64_t bufs = 2) {
 
 RunResult run(const Program& p, const ParamValues& params, uint64_t seed = 1,
               RunOptions opts = {}) {
-  return run_program(p, params, random_inputs(p, params, seed), opts);
+  return interptest::run_random(p, params, seed, opts);
 }
 
 // random_inputs draws floats on the 2^-23 grid of [-1, 1) from the seed alone, and integers in

@@ -7,7 +7,8 @@
 #include <random>
 #include <vector>
 
-namespace ncv::inline interp {
+namespace ncv {
+inline namespace interp {
 namespace {
 
 struct ByteTags {
@@ -126,4 +127,5 @@ TEST(ShadowMap, ReportsTheFirstForeignByte) {
 }
 
 }  // namespace
-}  // namespace ncv::inline interp
+}  // namespace interp
+}  // namespace ncv

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "model/interp/interpreter.h"
+#include "model/interp/tests/run_helpers.h"
 #include "model/ir/printer.h"
 #include "model/nkir/parse.h"
 
@@ -52,7 +53,7 @@ TEST(Examples, EveryExampleRoundTripsAndRunsClean) {
     EXPECT_EQ(parse_program(printed, "printed"), p);
     EXPECT_EQ(print_program(parse_program(printed, "printed")), printed);
     ParamValues params = header_params(buf.str());
-    RunResult r = run_program(p, params, random_inputs(p, params, 1));
+    RunResult r = interptest::run_random(p, params);
     EXPECT_FALSE(r.error) << r.error->message;
     for (const auto& [name, out] : r.outputs) {
       for (int64_t k = 0; k < out.num_elements(); ++k) ASSERT_FALSE(std::isnan(out.get(k))) << name;

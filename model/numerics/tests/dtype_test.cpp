@@ -24,16 +24,13 @@
 #include <vector>
 
 #include "model/numerics/bf16_rows.h"
+#include "model/numerics/tests/float_bits.h"
 
 namespace ncv {
 namespace {
 
-float from_bits(uint32_t b) {
-  return std::bit_cast<float>(b);
-}
-uint32_t to_bits(float f) {
-  return std::bit_cast<uint32_t>(f);
-}
+using numtest::from_bits;
+using numtest::to_bits;
 
 std::string hex(uint32_t v) {
   char buf[16];

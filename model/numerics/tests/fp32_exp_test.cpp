@@ -12,20 +12,20 @@
 #include <vector>
 
 #include "model/numerics/tests/exp_reference.h"
-#include "model/semantics/tests/test_values.h"
+#include "model/numerics/tests/float_bits.h"
 
 namespace ncv {
 namespace {
 
-using semtest::bits;
-using semtest::f32;
+using numtest::from_bits;
+using numtest::to_bits;
 
 // Every 1021st bit pattern of the finite floats (both signs), plus every pattern near 0, 1, the
 // overflow and underflow thresholds.
 std::vector<float> sweep() {
   std::vector<float> xs;
   for (uint64_t b = 0; b < 0x100000000ull; b += 1021) {
-    const float x = f32(static_cast<uint32_t>(b));
+    const float x = from_bits(static_cast<uint32_t>(b));
     if (std::isfinite(x)) xs.push_back(x);
   }
   for (float c : {0.0f, 1.0f, -1.0f, 88.72283f, -87.33655f, -103.27893f, -103.97208f}) {
@@ -55,15 +55,15 @@ TEST(Fp32Exp, SpecialValues) {
   EXPECT_EQ(exp_f32(0.0f), 1.0f);
   EXPECT_EQ(exp_f32(-0.0f), 1.0f);
   EXPECT_EQ(exp_f32(inf), inf);
-  EXPECT_EQ(bits(exp_f32(-inf)), 0u) << "exp(-inf) is +0";
+  EXPECT_EQ(to_bits(exp_f32(-inf)), 0u) << "exp(-inf) is +0";
   EXPECT_EQ(exp_f32(89.0f), inf);
   EXPECT_EQ(exp_f32(1e30f), inf);
-  EXPECT_EQ(bits(exp_f32(-104.0f)), 0u);
-  EXPECT_EQ(bits(exp_f32(-1e30f)), 0u);
+  EXPECT_EQ(to_bits(exp_f32(-104.0f)), 0u);
+  EXPECT_EQ(to_bits(exp_f32(-1e30f)), 0u);
   EXPECT_GT(exp_f32(-100.0f), 0.0f) << "subnormal results are kept";
   EXPECT_LT(exp_f32(-100.0f), std::numeric_limits<float>::min());
-  EXPECT_EQ(bits(exp_f32(f32(0x7f812345u))), 0x7fc12345u) << "a NaN comes out quieted";
-  EXPECT_EQ(bits(exp_f32(f32(0xffc00001u))), 0xffc00001u);
+  EXPECT_EQ(to_bits(exp_f32(from_bits(0x7f812345u))), 0x7fc12345u) << "a NaN comes out quieted";
+  EXPECT_EQ(to_bits(exp_f32(from_bits(0xffc00001u))), 0xffc00001u);
 }
 
 TEST(Fp32Exp, ArrayGivesTheScalarBits) {
@@ -72,22 +72,22 @@ TEST(Fp32Exp, ArrayGivesTheScalarBits) {
   std::vector<float> ys(xs.size());
   exp_f32_array(xs.data(), ys.data(), static_cast<int64_t>(xs.size()));
   for (size_t i = 0; i < xs.size(); ++i) {
-    ASSERT_EQ(bits(ys[i]), bits(exp_f32(xs[i]))) << std::hexfloat << xs[i];
+    ASSERT_EQ(to_bits(ys[i]), to_bits(exp_f32(xs[i]))) << std::hexfloat << xs[i];
   }
   // Every build of the loop this CPU runs (AVX-512, AVX2, portable) gives the same bits.
   for (const auto& loop : detail::exp_f32_loops()) {
     std::vector<float> zs(xs.size());
     ASSERT_TRUE(loop.run(xs.data(), zs.data(), static_cast<int64_t>(xs.size())));
     for (size_t i = 0; i < xs.size(); ++i) {
-      ASSERT_EQ(bits(zs[i]), bits(ys[i])) << loop.name << " " << std::hexfloat << xs[i];
+      ASSERT_EQ(to_bits(zs[i]), to_bits(ys[i])) << loop.name << " " << std::hexfloat << xs[i];
     }
   }
   // A NaN anywhere: every element still gets its own value, in place.
-  std::vector<float> mixed = {1.0f, f32(0x7f800001u), -2.0f, 100.0f};
+  std::vector<float> mixed = {1.0f, from_bits(0x7f800001u), -2.0f, 100.0f};
   exp_f32_array(mixed.data(), mixed.data(), 4);
-  EXPECT_EQ(bits(mixed[0]), bits(exp_f32(1.0f)));
-  EXPECT_EQ(bits(mixed[1]), 0x7fc00001u);
-  EXPECT_EQ(bits(mixed[2]), bits(exp_f32(-2.0f)));
+  EXPECT_EQ(to_bits(mixed[0]), to_bits(exp_f32(1.0f)));
+  EXPECT_EQ(to_bits(mixed[1]), 0x7fc00001u);
+  EXPECT_EQ(to_bits(mixed[2]), to_bits(exp_f32(-2.0f)));
   EXPECT_EQ(mixed[3], std::numeric_limits<float>::infinity());
 }
 

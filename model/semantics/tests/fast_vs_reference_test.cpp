@@ -212,7 +212,7 @@ std::string case_name(const char* fn, int i) {
 ScalarArg random_scalar(Rng& rng, Layout& l, int64_t rows, std::optional<VDesc>& col) {
   if (rng.coin(0.5)) {
     col.reset();
-    return f32(random_bits(rng, DType::fp32));
+    return from_bits(random_bits(rng, DType::fp32));
   }
   col = l.make(rng.coin(0.7) ? DType::fp32 : any_type(rng), rows,
                rng.coin(0.5) ? std::vector<int64_t>{1} : std::vector<int64_t>{});
@@ -283,7 +283,7 @@ TEST(SemanticsFastVsReference, TensorTensorMemsetReciprocal) {
     const VDesc s0 = l.make(type(), rows, shape, {.broadcast = true});
     const VDesc s1 = l.make(type(), rows, reshape(rng, shape), {.broadcast = true});
     const VDesc dst = l.make(type(), rows, reshape(rng, shape), {}, rng.coin(0.2) ? &s1 : nullptr);
-    const float value = f32(random_bits(rng, DType::fp32));
+    const float value = from_bits(random_bits(rng, DType::fp32));
     expect_same(
         l.fill(),
         [&](ExecMode m, Arena& a) {
@@ -325,7 +325,7 @@ TEST(SemanticsFastVsReference, Activation) {
     const ActFunc func = funcs[i % 14];
     const ReduceCmd cmd = cmds[rng.uni(0, 3)];
     std::vector<float> regs0(rows);
-    for (auto& r : regs0) r = f32(random_bits(rng, DType::fp32));
+    for (auto& r : regs0) r = from_bits(random_bits(rng, DType::fp32));
     std::vector<float> regs_fast = regs0, regs_ref = regs0;
     expect_same(
         l.fill(),
@@ -543,7 +543,7 @@ TEST(SemanticsFastVsReference, SelectIotaPredicated) {
                                      {.broadcast = true});
         const VDesc dst = l.make(dt, rows, shape, {}, rng.coin(0.2) ? &on_true : nullptr);
         const CmpOp c = cmps[rng.uni(0, 5)];
-        const float off = f32(random_bits(rng, DType::fp32));
+        const float off = from_bits(random_bits(rng, DType::fp32));
         expect_same(
             l.fill(),
             [&](ExecMode m, Arena& a) {
@@ -570,7 +570,7 @@ TEST(SemanticsFastVsReference, SelectIotaPredicated) {
           src = l.make(rng.coin(0.8) ? dt : any_type(rng), rows, reshape(rng, shape),
                        {.broadcast = true});
         const VDesc dst = l.make(dt, rows, shape, {}, rng.coin(0.2) ? &pred : nullptr);
-        const float imm = f32(random_bits(rng, DType::fp32));
+        const float imm = from_bits(random_bits(rng, DType::fp32));
         const bool rev = rng.coin(0.5);
         expect_same(
             l.fill(),

@@ -95,9 +95,9 @@ TEST(SemanticsIndependent, MatmulKernelsAgree) {
     for (int it = 0; it < 60; ++it) {
       const int64_t k = rng.uni(0, 130), m = rng.uni(1, 40), n = rng.uni(1, 100);
       std::vector<float> a(k * m), b(k * n), c1(m * n), c2(m * n);
-      for (auto& x : a) x = f32(random_bits(rng, DType::fp32));
+      for (auto& x : a) x = from_bits(random_bits(rng, DType::fp32));
       for (auto& x : b)
-        x = rng.coin(0.5) ? f32(random_bits(rng, DType::fp32)) : random_plain(rng, -3, 3);
+        x = rng.coin(0.5) ? from_bits(random_bits(rng, DType::fp32)) : random_plain(rng, -3, 3);
       const int64_t mb = (m + kern->mr - 1) / kern->mr, nb = (n + kern->nr - 1) / kern->nr;
       std::vector<float> ap(std::max<int64_t>(mb * k * kern->mr, 1)),
           bp(std::max<int64_t>(nb * k * kern->nr, 1));
@@ -147,8 +147,8 @@ TEST(SemanticsIndependent, MatmulFp32IsAFusedChain) {
             volatile float prod = st.get(kk, i) * mv.get(kk, j);  // a separate rounding
             unfused = unfused + prod;
           }
-          ASSERT_EQ(bits(acc), bits(dst.get(i, j))) << i << "," << j;
-          differs_from_unfused += bits(acc) != bits(unfused);
+          ASSERT_EQ(to_bits(acc), to_bits(dst.get(i, j))) << i << "," << j;
+          differs_from_unfused += to_bits(acc) != to_bits(unfused);
         }
       }
     }
@@ -162,12 +162,12 @@ TEST(SemanticsIndependent, TensorTransposeZeroAndNaN) {
     for (int64_t r = 0; r < 4; ++r)
       for (int64_t c = 0; c < 3; ++c) src.set(r, c, static_cast<float>(r * 3 + c + 1));
     src.set(1, 0, -0.0f);
-    src.set(2, 1, f32(0x7fc01234u));  // NaN in column 1
-    src.set(0, 2, kInf);              // Inf in column 2
+    src.set(2, 1, from_bits(0x7fc01234u));  // NaN in column 1
+    src.set(0, 2, kInf);                    // Inf in column 2
     exec_transpose_tensor(mode, dst.view(), src.view());
     exec_transpose_vector(mode, vdst.view(), src.view());
-    EXPECT_EQ(bits(dst.get(0, 1)), 0u) << "-0 becomes +0";
-    EXPECT_EQ(bits(vdst.get(0, 1)), bits(-0.0f)) << "vector transpose is bit-exact";
+    EXPECT_EQ(to_bits(dst.get(0, 1)), 0u) << "-0 becomes +0";
+    EXPECT_EQ(to_bits(vdst.get(0, 1)), to_bits(-0.0f)) << "vector transpose is bit-exact";
     EXPECT_EQ(vdst.raw(1, 2), 0x7fc01234u);
     EXPECT_EQ(dst.get(0, 3), 10.0f);
     for (int64_t p = 0; p < 4; ++p) {
@@ -190,7 +190,7 @@ TEST(SemanticsIndependent, TensorReduceAddIsSequential) {
     for (int64_t r = 0; r < 16; ++r) {
       float s = 0.0f;
       for (int64_t c = 0; c < 300; ++c) s = s + src.get(r, c);
-      EXPECT_EQ(bits(s), dst.raw(r, 0));
+      EXPECT_EQ(to_bits(s), dst.raw(r, 0));
     }
     exec_tensor_reduce(mode, dst.view(), src.view(), AluOp::max, 1, true);
     for (int64_t r = 0; r < 16; ++r) {
@@ -198,7 +198,7 @@ TEST(SemanticsIndependent, TensorReduceAddIsSequential) {
       for (int64_t c = 0; c < 300; ++c) mx = std::max(mx, src.get(r, c));
       EXPECT_EQ(-mx, dst.get(r, 0));
     }
-    src.set(3, 7, f32(0xffc0beefu));
+    src.set(3, 7, from_bits(0xffc0beefu));
     exec_tensor_reduce(mode, dst.view(), src.view(), AluOp::max, 1, false);
     EXPECT_EQ(dst.raw(3, 0), 0xffc0beefu) << "max propagates the NaN";
   }
@@ -216,11 +216,11 @@ TEST(SemanticsIndependent, ActivationIsFaithfulAndKeepsRanges) {
       for (int64_t c = 0; c < 200; ++c) {
         volatile float t = src.get(r, c) * 0.5f;  // volatile: never contracted into an fma
         const float u = t + -1.0f;
-        ASSERT_TRUE(exptest::is_faithful_exp(u, f32(dst.raw(r, c))));
+        ASSERT_TRUE(exptest::is_faithful_exp(u, from_bits(dst.raw(r, c))));
       }
     }
   }
-  EXPECT_EQ(bits(act_apply(ActFunc::sqrt, 0.0f)), 0x7fc00000u) << "sqrt range starts at 2^-116";
+  EXPECT_EQ(to_bits(act_apply(ActFunc::sqrt, 0.0f)), 0x7fc00000u) << "sqrt range starts at 2^-116";
   EXPECT_EQ(act_apply(ActFunc::sqrt, 0x1p-116f), 0x1p-58f);
   EXPECT_TRUE(std::isnan(act_apply(ActFunc::log, 0x1p-65f)));
   EXPECT_TRUE(std::isnan(act_apply(ActFunc::sin, 3.2f)));
@@ -229,9 +229,10 @@ TEST(SemanticsIndependent, ActivationIsFaithfulAndKeepsRanges) {
   EXPECT_EQ(act_apply(ActFunc::reciprocal, -4.0f), -0.25f);
   EXPECT_TRUE(std::isnan(act_apply(ActFunc::rsqrt, 0x1p98f)));
   EXPECT_EQ(act_apply(ActFunc::rsqrt, 4.0f), 0.5f);
-  EXPECT_EQ(bits(act_apply(ActFunc::gelu, -kInf)), bits(-0.0f));
+  EXPECT_EQ(to_bits(act_apply(ActFunc::gelu, -kInf)), to_bits(-0.0f));
   EXPECT_EQ(act_apply(ActFunc::relu, -3.0f), 0.0f);
-  EXPECT_EQ(bits(act_apply(ActFunc::exp, f32(0xff812345u))), 0xffc12345u) << "NaN in, that NaN out";
+  EXPECT_EQ(to_bits(act_apply(ActFunc::exp, from_bits(0xff812345u))), 0xffc12345u)
+      << "NaN in, that NaN out";
   EXPECT_EQ(act_apply(ActFunc::sigmoid, 0.0f), 0.5f);
 }
 
@@ -276,14 +277,14 @@ TEST(SemanticsIndependent, AluRules) {
   EXPECT_EQ(alu_apply(AluOp::pow, 2.0f, 10.0f), 1024.0f);
   EXPECT_EQ(alu_apply(AluOp::abs_max, -7.0f, 3.0f), 7.0f);
   EXPECT_EQ(alu_apply(AluOp::abs_min, -7.0f, 3.0f), 3.0f);
-  EXPECT_EQ(bits(alu_apply(AluOp::max, -0.0f, 0.0f)), 0u);
-  EXPECT_EQ(bits(alu_apply(AluOp::min, 0.0f, -0.0f)), bits(-0.0f));
-  const float nan_a = f32(0x7fc0aaaau), nan_b = f32(0xff80bbbbu);  // quiet, signalling
-  EXPECT_EQ(bits(alu_apply(AluOp::add, nan_a, nan_b)), 0x7fc0aaaau) << "first NaN operand";
-  EXPECT_EQ(bits(alu_apply(AluOp::add, 1.0f, nan_b)), 0xffc0bbbbu) << "quieted";
-  EXPECT_EQ(bits(alu_apply(AluOp::max, 1.0f, nan_a)), 0x7fc0aaaau);
-  EXPECT_EQ(bits(alu_apply(AluOp::min, nan_a, -kInf)), 0x7fc0aaaau);
-  EXPECT_EQ(bits(alu_apply(AluOp::subtract, kInf, kInf)), 0x7fc00000u) << "default NaN";
+  EXPECT_EQ(to_bits(alu_apply(AluOp::max, -0.0f, 0.0f)), 0u);
+  EXPECT_EQ(to_bits(alu_apply(AluOp::min, 0.0f, -0.0f)), to_bits(-0.0f));
+  const float nan_a = from_bits(0x7fc0aaaau), nan_b = from_bits(0xff80bbbbu);  // quiet, signalling
+  EXPECT_EQ(to_bits(alu_apply(AluOp::add, nan_a, nan_b)), 0x7fc0aaaau) << "first NaN operand";
+  EXPECT_EQ(to_bits(alu_apply(AluOp::add, 1.0f, nan_b)), 0xffc0bbbbu) << "quieted";
+  EXPECT_EQ(to_bits(alu_apply(AluOp::max, 1.0f, nan_a)), 0x7fc0aaaau);
+  EXPECT_EQ(to_bits(alu_apply(AluOp::min, nan_a, -kInf)), 0x7fc0aaaau);
+  EXPECT_EQ(to_bits(alu_apply(AluOp::subtract, kInf, kInf)), 0x7fc00000u) << "default NaN";
   EXPECT_TRUE(std::isnan(alu_apply(AluOp::pow, nan_a, 0.0f)));
   // Comparisons: 1.0 / 0.0, IEEE with NaN.
   EXPECT_EQ(alu_apply(AluOp::is_gt, 2.0f, 1.0f), 1.0f);

@@ -10,17 +10,12 @@
 #include <vector>
 
 #include "model/numerics/dtype.h"
+#include "model/numerics/tests/float_bits.h"
 
 namespace ncv::semtest {
 
 using Arena = std::vector<uint8_t>;
 
-inline float f32(uint32_t b) {
-  return std::bit_cast<float>(b);
-}
-inline uint32_t bits(float f) {
-  return std::bit_cast<uint32_t>(f);
-}
 const float kInf = std::numeric_limits<float>::infinity();
 
 class Rng {

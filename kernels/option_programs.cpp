@@ -1,0 +1,39 @@
+#include "kernels/option_programs.h"
+
+namespace ncv::kernels {
+
+std::vector<Options> option_combinations(const Variant& v) {
+  std::vector<Options> combos{{}};
+  for (const OptionSpec& o : v.options) {
+    std::vector<Options> next;
+    for (const Options& c : combos) {
+      for (const std::string& value : o.values) {
+        Options e = c;
+        e[o.name] = value;
+        next.push_back(std::move(e));
+      }
+    }
+    combos = std::move(next);
+  }
+  return combos;
+}
+
+std::vector<LabelledProgram> option_programs(const Variant& v, const Options& fixed) {
+  v.resolve(fixed);  // names and values checked here
+  std::vector<LabelledProgram> out;
+  for (const Options& c : option_combinations(v)) {
+    LabelledProgram lp;
+    lp.options = v.resolve(c);
+    bool agrees = true;
+    for (const auto& [name, value] : fixed) agrees = agrees && lp.options.at(name) == value;
+    if (!agrees) continue;
+    lp.label = v.name;
+    for (const auto& [name, value] : lp.options)
+      lp.label.append(" ").append(name).append("=").append(value);
+    lp.program = v.build(lp.options);
+    out.push_back(std::move(lp));
+  }
+  return out;
+}
+
+}  // namespace ncv::kernels

@@ -1,0 +1,62 @@
+#include "model/timing/calibration.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "model/timing/timing.h"
+
+namespace ncv {
+inline namespace timing {
+
+// Each range brackets what the sources document (keys: docs/SOURCES.md): a static overhead of
+// ~60 cycles per access request (ARCH2); ~1300 ns fixed cost per cross-engine DMA (DMABW) and
+// ~600 ns per hardware-DGE DMA (DGE); 14 ns per contiguous chunk, which makes 2 KiB chunks reach
+// ~90% of peak (DMABW); the semaphore wait is not documented.
+const std::array<FittedConstant, 4> kFittedConstants = {{
+    {"static_overhead_cycles", &CostTable::static_overhead_cycles, 0, 200},
+    {"dma_fixed_ns", &CostTable::dma_fixed_ns, 600, 2000},
+    {"dma_chunk_overhead_ns", &CostTable::dma_chunk_overhead_ns, 2, 60},
+    {"semaphore_ns", &CostTable::semaphore_ns, 0, 300},
+}};
+
+std::vector<double> predict(const std::vector<CalibrationPoint>& points, const CostTable& t) {
+  std::vector<double> out;
+  out.reserve(points.size());
+  for (const CalibrationPoint& p : points) {
+    out.push_back(schedule_trace(p.program, p.trace, t).latency_us());
+  }
+  return out;
+}
+
+double calibration_loss(const std::vector<CalibrationPoint>& points,
+                        const std::vector<double>& predicted) {
+  double s = 0;
+  for (size_t i = 0; i < points.size(); ++i) {
+    const double e = std::log(predicted[i] / points[i].measured_us);
+    s += e * e;
+  }
+  return s / static_cast<double>(points.size());
+}
+
+CostTable fit_constants(const std::vector<CalibrationPoint>& points, CostTable t) {
+  double best = calibration_loss(points, predict(points, t));
+  for (int round = 0; round < 4; ++round) {
+    for (const FittedConstant& k : kFittedConstants) {
+      const double span = (k.hi - k.lo) / std::pow(4.0, round);
+      const double center = t.*k.field;
+      for (int i = -4; i <= 4; ++i) {
+        CostTable c = t;
+        c.*k.field = std::clamp(center + span * i / 8.0, k.lo, k.hi);
+        const double l = calibration_loss(points, predict(points, c));
+        if (l < best) {
+          best = l;
+          t = c;
+        }
+      }
+    }
+  }
+  return t;
+}
+
+}  // namespace timing
+}  // namespace ncv

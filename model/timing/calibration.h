@@ -1,0 +1,50 @@
+// Calibrating the timing model against measured latencies: the cost table's uncertain constants
+// with their plausible ranges, the model's predictions for a set of measured points, and the fit
+// of those constants within their ranges (one global set for all points). `ncverify calibrate`
+// loads the points (calibration/latencies/*.json) and prints what this computes.
+#pragma once
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "model/interp/interpreter.h"
+#include "model/interp/trace.h"
+#include "model/ir/program.h"
+#include "model/timing/cost_table.h"
+
+namespace ncv {
+inline namespace timing {
+
+// One measured latency: a kernel at a shape, its trace-only run and the measurement.
+struct CalibrationPoint {
+  std::string file, kernel;  // where the measurement comes from, the registered kernel
+  ParamValues params;
+  double measured_us = 0;
+  Program program;
+  Trace trace;
+};
+
+// A constant of the cost table that no public source pins down: where it lives and its
+// plausible range (cost_table.cpp says where each range comes from).
+struct FittedConstant {
+  const char* name;
+  double CostTable::*field;
+  double lo, hi;
+};
+extern const std::array<FittedConstant, 4> kFittedConstants;
+
+// The model's latency in µs for every point under table t.
+std::vector<double> predict(const std::vector<CalibrationPoint>& points, const CostTable& t);
+
+// Mean squared log error of predictions against the measurements: relative errors count alike
+// for fast and slow kernels.
+double calibration_loss(const std::vector<CalibrationPoint>& points,
+                        const std::vector<double>& predicted);
+
+// The fitted constants: coordinate descent over kFittedConstants on a shrinking grid, from
+// `start`, each constant clamped to its range. The other fields of `start` are kept.
+CostTable fit_constants(const std::vector<CalibrationPoint>& points, CostTable start);
+
+}  // namespace timing
+}  // namespace ncv
