@@ -175,7 +175,7 @@ void Interpreter::exec(int core, const Activation& i) {
     column_shape(*rr, src.view.rows, "reduce_res");
   }
   if (opts_.compute_values) {
-    float* regs = cores_[core].act_regs.data() + src.partition_begin;
+    float* regs = m_.cores[core].act_regs.data() + src.partition_begin;
     std::optional<View> rv;
     if (rr) rv = rr->view;
     exec_activation(opts_.mode, dst.view, src.view, i.func, scale, bias, i.reduce_cmd, regs, rv);

@@ -1,10 +1,10 @@
-// Internal to the interpreter: the Interpreter that runs one Program, and the machine state it
-// walks. Its jobs live in separate files: interpreter.cpp (a run from params to RunResult:
-// prepare, walk, check that outputs were written, turn a failure into a DynamicError), walk.cpp
-// (stepping the lockstep cores through loops and scopes), resolve.cpp (symbolic accesses to
-// concrete views and physical regions, with the bounds checks), operand_rules.cpp (the ISA rules
-// of each instance, model/isa/rules.h), exec.cpp (each instruction's execution). The shadow
-// checks (shadow_checks.h) and the trace (trace_recorder.h) are units of their own.
+// Internal to the interpreter: the Interpreter that runs one Program. It holds the run's state
+// (machine.h) and three units of its own — access resolution (resolve.h), the shadow checks of
+// value runs (shadow_checks.h), the trace (trace_recorder.h) — and does the rest in:
+// interpreter.cpp (a run from params to RunResult: prepare, walk, check that outputs were written,
+// turn a failure into a DynamicError), walk.cpp (stepping the lockstep cores through loops and
+// scopes), operand_rules.cpp (the ISA rules of each instance, model/isa/rules.h), exec.cpp (each
+// instruction's execution).
 #pragma once
 
 #include <array>
@@ -14,8 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "model/interp/host_memory.h"
 #include "model/interp/interpreter.h"
+#include "model/interp/machine.h"
+#include "model/interp/resolve.h"
 #include "model/interp/resolved.h"
 #include "model/interp/shadow_checks.h"
 #include "model/interp/trace_recorder.h"
@@ -27,14 +28,6 @@ inline namespace interp {
 
 // "[rows, free elements]" of a resolved view, for messages.
 std::string shape_str(const Resolved& r);
-
-// One core's on-chip memory: physical byte arrays laid out partition-major.
-struct CoreState {
-  HostMemory sbuf, psum;
-  std::vector<float> act_regs;  // Scalar-engine accumulator registers, one per partition
-  Env env;
-  std::vector<int64_t> scope_iteration;  // iteration index of each open scope's loop
-};
 
 class Interpreter {
  public:
@@ -68,26 +61,19 @@ class Interpreter {
   void count_step();
   void enter_scope(int core, ScopeId scope);
   void exit_scope(int core, const std::vector<Stmt>& body);
-  int64_t copy_offset(int core, const BufferPlacement& bp, const Tensor& t);
   // The affine-loop iteration the executing core is in (0: none).
   uint32_t current_serial() const { return frames_[current_core_].back().serial; }
 
-  // --- access resolution (resolve.cpp)
-  using Dims = std::array<int64_t, 1 + kMaxFreeDims>;
-  struct DimRanges {
-    Dims start{}, size{}, lo{}, hi{};  // per tensor dim: first index, size, least/greatest index
-  };
-  Resolved resolve(int core, const Access& a, const char* role);
-  int resolve_core(int core, const Access& a, const Tensor& t, const char* role);
-  DimRanges resolve_dims(int core, const Access& a, const Tensor& t, const char* role);
-  void place_view(Resolved& r, const Access& a, const DimRanges& d, const char* role);
-  void resolve_indirect(Resolved& r, int core, const Access& a, const DimRanges& d,
-                        const char* role);
-  void byte_runs(Resolved& r, const Access& a, const DimRanges& d);
-
-  // --- shadow checks and writes of value runs
-  void check_read(const Resolved& r, const char* role, bool carried = true);
-  void mark_written(const Resolved& r);
+  // --- the units an instance talks to: access resolution, the shadow checks (value runs)
+  Resolved resolve(int core, const Access& a, const char* role) {
+    return resolver_.resolve(core, a, role, shadows_ ? &*shadows_ : nullptr, current_serial());
+  }
+  void check_read(const Resolved& r, const char* role, bool carried = true) {
+    if (shadows_) shadows_->check_read(r, role, current_serial(), carried);
+  }
+  void mark_written(const Resolved& r) {
+    if (shadows_) shadows_->mark_written(r, current_serial());
+  }
 
   // --- the ISA rules of one instance (operand_rules.cpp)
   Resolved compute_operand(int core, const Access& a, const char* role, bool is_read,
@@ -101,8 +87,8 @@ class Interpreter {
   int64_t affine_pattern_offset(int core, const Expr& offset, int64_t channel_multiplier,
                                 const std::vector<int64_t>& steps, const Resolved& dst,
                                 const char* op);
-  [[noreturn]] void fail(CheckKind k, std::string detail);
-  [[noreturn]] void fail(Rule r, std::string detail) { fail(rule_info(r).kind, std::move(detail)); }
+  [[noreturn]] void fail(CheckKind k, std::string detail) { fail_check(k, std::move(detail)); }
+  [[noreturn]] void fail(Rule r, std::string detail) { fail_check(r, std::move(detail)); }
 
   // --- instructions (exec.cpp)
   void execute(int core, const InstrStmt& s);
@@ -131,22 +117,16 @@ class Interpreter {
   const std::map<std::string, HostTensor>& inputs_;
   RunOptions opts_;
   const HwConfig& hw_;
-  Allocation alloc_;
-  int64_t grid_ = 1;
-  int64_t sbuf_stride_ = 0, psum_stride_ = 0;  // bytes per partition in the arrays
-  std::vector<CoreState> cores_;
-  std::vector<std::vector<uint8_t>> hbm_;  // bytes of each HBM tensor by TensorId (value runs)
-  std::optional<ShadowTracker> shadows_;   // value runs only
+  Machine m_;
+  AccessResolver resolver_{m_};
+  std::optional<ShadowTracker> shadows_;  // value runs only
   TraceRecorder trace_;
   std::vector<std::vector<TensorId>> scope_buffers_;  // buffers declared in each scope
-  std::vector<uint8_t> live_;                         // per core x tensor: buffer lifetime is open
   RunResult result_;
   // Context of the instance being executed, for error messages.
   const InstrStmt* current_ = nullptr;
   int current_core_ = 0;
-  std::vector<std::vector<Frame>> frames_;      // per core
-  std::vector<std::vector<int64_t>> shapes_;    // concrete shape per tensor
-  std::vector<std::vector<int64_t>> estrides_;  // element strides per tensor dim
+  std::vector<std::vector<Frame>> frames_;  // per core
   int64_t steps_ = 0;
 };
 

@@ -65,11 +65,8 @@ Interpreter::Interpreter(const Program& p, const ParamValues& params,
       inputs_(inputs),
       opts_(opts),
       hw_(opts.hw ? *opts.hw : hw_config_trn1()),
+      m_(p, hw_, opts.compute_values),
       trace_(opts.record_trace) {}
-
-void Interpreter::fail(CheckKind k, std::string detail) {
-  throw CheckFailure{k, std::move(detail)};
-}
 
 RunResult Interpreter::run() {
   prepare();
@@ -103,24 +100,24 @@ void Interpreter::prepare() {
   if (p_.tensors.size() >= 65535) throw InputError("more than 65534 tensors in one kernel");
   param_env_ = param_env(params_);
   try {
-    grid_ = eval(p_.grid, param_env_);
+    m_.grid = eval(p_.grid, param_env_);
   } catch (const EvalError& e) {
     throw InputError("grid of kernel '" + p_.name + "' cannot be evaluated: " + e.message);
   }
-  if (grid_ < 1 || grid_ > 64) {
-    throw InputError("grid of kernel '" + p_.name + "' is " + std::to_string(grid_) +
+  if (m_.grid < 1 || m_.grid > 64) {
+    throw InputError("grid of kernel '" + p_.name + "' is " + std::to_string(m_.grid) +
                      "; the model runs 1 to 64 program instances");
   }
-  shapes_ = concrete_shapes(p_, params_);
+  m_.shapes = concrete_shapes(p_, params_);
   for (const Tensor& t : p_.tensors) {
-    const auto& s = shapes_[t.id];
+    const auto& s = m_.shapes[t.id];
     std::vector<int64_t> es(s.size(), 1);
     for (int d = static_cast<int>(s.size()) - 2; d >= 0; --d) {
       es[d] = mul_checked(es[d + 1], s[d + 1], t.name);
     }
-    estrides_.push_back(std::move(es));
+    m_.estrides.push_back(std::move(es));
   }
-  alloc_ = allocate(p_, hw_);
+  m_.alloc = allocate(p_, hw_);
   scope_buffers_.assign(p_.num_scopes, {});
   for (const Tensor& t : p_.tensors) {
     if (t.kind == TensorKind::Buffer) scope_buffers_.at(t.scope).push_back(t.id);
@@ -153,11 +150,11 @@ DynamicError Interpreter::to_error(CheckKind kind, std::string detail) const {
 }
 
 void Interpreter::walk() {
-  frames_.assign(grid_, {});
-  std::vector<const InstrStmt*> next(grid_, nullptr);
-  for (int c = 0; c < grid_; ++c) {
-    cores_[c].env = param_env_;
-    cores_[c].env.set(kProgramIdParam, c);
+  frames_.assign(m_.grid, {});
+  std::vector<const InstrStmt*> next(m_.grid, nullptr);
+  for (int c = 0; c < m_.grid; ++c) {
+    m_.cores[c].env = param_env_;
+    m_.cores[c].env.set(kProgramIdParam, c);
     frames_[c].push_back(Frame{&p_.body, 0, nullptr, 0, 0, 0});
     current_core_ = c;
     enter_scope(c, 0);
@@ -165,13 +162,13 @@ void Interpreter::walk() {
   }
   for (;;) {
     bool any = false;
-    for (int c = 0; c < grid_; ++c) {
+    for (int c = 0; c < m_.grid; ++c) {
       if (!next[c]) continue;
       any = true;
       execute(c, *next[c]);
     }
     if (!any) break;
-    for (int c = 0; c < grid_; ++c) {
+    for (int c = 0; c < m_.grid; ++c) {
       if (next[c]) next[c] = advance(c);
     }
   }
@@ -183,7 +180,7 @@ void Interpreter::check_outputs_written() {
   for (const Tensor& t : p_.tensors) {
     if (t.kind != TensorKind::Output) continue;
     const int64_t dsize = static_cast<int64_t>(dtype_size(t.dtype));
-    const auto gaps = shadows_->unwritten_hbm(t.id, static_cast<int64_t>(hbm_[t.id].size()));
+    const auto gaps = shadows_->unwritten_hbm(t.id, static_cast<int64_t>(m_.hbm[t.id].size()));
     if (gaps.count > 0) {
       int64_t missing = gaps.count / dsize;
       int64_t first = gaps.first / dsize;
@@ -199,8 +196,8 @@ void Interpreter::collect_outputs() {
     if (t.kind != TensorKind::Output) continue;
     HostTensor h;
     h.dtype = t.dtype;
-    h.shape = shapes_[t.id];
-    h.bytes = std::move(hbm_[t.id]);
+    h.shape = m_.shapes[t.id];
+    h.bytes = std::move(m_.hbm[t.id]);
     result_.outputs.emplace(t.name, std::move(h));
   }
 }
@@ -208,14 +205,14 @@ void Interpreter::collect_outputs() {
 void Interpreter::setup_memory() {
   Env env = param_env_;
   env.set(kProgramIdParam, 0);
-  int64_t sbuf_peak = eval(alloc_.sbuf_peak_bytes, env);
-  int64_t psum_peak = eval(alloc_.psum_peak_bytes, env);
+  int64_t sbuf_peak = eval(m_.alloc.sbuf_peak_bytes, env);
+  int64_t psum_peak = eval(m_.alloc.psum_peak_bytes, env);
   int64_t sbuf_cap = hw_.sbuf_usable_bytes_per_partition();
   int64_t psum_cap = hw_.psum_bytes_per_partition;
   for (const Tensor& t : p_.tensors) {
-    if (t.on_chip() && !within_limit(IntOps{}, shapes_[t.id][0], hw_.partitions)) {
+    if (t.on_chip() && !within_limit(IntOps{}, m_.shapes[t.id][0], hw_.partitions)) {
       fail(Rule::buffer_partitions, "buffer '" + t.name + "' has " +
-                                        std::to_string(shapes_[t.id][0]) + " partitions; " +
+                                        std::to_string(m_.shapes[t.id][0]) + " partitions; " +
                                         hw_.name + " has " + std::to_string(hw_.partitions));
     }
   }
@@ -231,14 +228,14 @@ void Interpreter::setup_memory() {
   }
   bool any_explicit = std::any_of(p_.tensors.begin(), p_.tensors.end(),
                                   [](const Tensor& t) { return t.placement.has_value(); });
-  sbuf_stride_ = any_explicit ? sbuf_cap : std::max<int64_t>(sbuf_peak, 4);
+  m_.sbuf_stride = any_explicit ? sbuf_cap : std::max<int64_t>(sbuf_peak, 4);
   // PSUM like SBUF: the allocator's peak bounds every allocated byte offset, so the arrays need
   // no more (filling the whole PSUM per run dominated short runs).
-  psum_stride_ = any_explicit ? psum_cap : std::max<int64_t>(psum_peak, 4);
-  const std::vector<int64_t> hbm_sizes_by_id = hbm_sizes(p_, shapes_);
+  m_.psum_stride = any_explicit ? psum_cap : std::max<int64_t>(psum_peak, 4);
+  const std::vector<int64_t> hbm_sizes_by_id = hbm_sizes(p_, m_.shapes);
   int64_t hbm = total_bytes(hbm_sizes_by_id);
   // Values of SBUF and PSUM per core and of HBM (the shadow maps are small).
-  int64_t onchip = (sbuf_stride_ + psum_stride_) * hw_.partitions * grid_;
+  int64_t onchip = (m_.sbuf_stride + m_.psum_stride) * hw_.partitions * m_.grid;
   int64_t need = opts_.compute_values ? hbm + onchip : 0;
   if (need > opts_.memory_budget_bytes) {
     throw InputError("this run needs about " + std::to_string(need >> 20) +
@@ -246,23 +243,23 @@ void Interpreter::setup_memory() {
                      std::to_string(opts_.memory_budget_bytes >> 20) + " MiB (kernel '" + p_.name +
                      "'; smaller params or a larger budget)");
   }
-  cores_.resize(grid_);
-  live_.assign(p_.tensors.size() * grid_, 0);
-  hbm_.resize(p_.tensors.size());
-  for (auto& c : cores_) c.scope_iteration.assign(p_.num_scopes, 0);
+  m_.cores.resize(m_.grid);
+  m_.live.assign(p_.tensors.size() * m_.grid, 0);
+  m_.hbm.resize(p_.tensors.size());
+  for (auto& c : m_.cores) c.scope_iteration.assign(p_.num_scopes, 0);
   if (!opts_.compute_values) return;
-  for (auto& c : cores_) {
+  for (auto& c : m_.cores) {
     // Poison (NaN for floats): reads of unwritten bytes fail the shadow check before any value is
     // used, so this only keeps stale host memory out of the arrays. Applied lazily, as accesses
     // resolve (host_memory.h).
     const auto rows = static_cast<size_t>(hw_.partitions);
-    c.sbuf = HostMemory(rows, static_cast<size_t>(sbuf_stride_), 0xFF);
-    c.psum = HostMemory(rows, static_cast<size_t>(psum_stride_), 0xFF);
+    c.sbuf = HostMemory(rows, static_cast<size_t>(m_.sbuf_stride), 0xFF);
+    c.psum = HostMemory(rows, static_cast<size_t>(m_.psum_stride), 0xFF);
     c.act_regs.assign(static_cast<size_t>(hw_.partitions), 0.0f);
   }
-  shadows_.emplace(p_, grid_, hw_.partitions, hbm_sizes_by_id);
+  shadows_.emplace(p_, m_.grid, hw_.partitions, hbm_sizes_by_id);
   for (const Tensor& t : p_.tensors) {
-    if (!t.on_chip()) hbm_[t.id].assign(static_cast<size_t>(hbm_sizes_by_id[t.id]), 0xFF);
+    if (!t.on_chip()) m_.hbm[t.id].assign(static_cast<size_t>(hbm_sizes_by_id[t.id]), 0xFF);
   }
 }
 
@@ -285,14 +282,14 @@ void Interpreter::load_inputs() {
       throw InputError("input '" + t.name + "' has dtype " + std::string(dtype_name(h.dtype)) +
                        ", kernel expects " + std::string(dtype_name(t.dtype)));
     }
-    if (h.shape != shapes_[t.id]) {
+    if (h.shape != m_.shapes[t.id]) {
       auto fmt = [](const std::vector<int64_t>& s) {
         std::string r = "[";
         for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
         return r + "]";
       };
       throw InputError("input '" + t.name + "' has shape " + fmt(h.shape) + ", kernel expects " +
-                       fmt(shapes_[t.id]));
+                       fmt(m_.shapes[t.id]));
     }
     if (h.bytes.size() != static_cast<size_t>(h.num_elements()) * dtype_size(h.dtype)) {
       throw InputError("input '" + t.name + "' has a byte size that does not match its shape");
@@ -310,7 +307,7 @@ void Interpreter::load_inputs() {
         }
       }
     }
-    if (opts_.compute_values) hbm_[t.id] = h.bytes;
+    if (opts_.compute_values) m_.hbm[t.id] = h.bytes;
   }
 }
 

@@ -97,7 +97,7 @@ int64_t Interpreter::affine_pattern_offset(int core, const Expr& offset_expr,
                                            int64_t channel_multiplier,
                                            const std::vector<int64_t>& steps, const Resolved& dst,
                                            const char* op) {
-  int64_t offset = eval(offset_expr, cores_[core].env);
+  int64_t offset = eval(offset_expr, m_.cores[core].env);
   if (static_cast<int>(steps.size()) != dst.view.free_rank) {
     fail(CheckKind::shape_rule, std::string(op) + " has " + std::to_string(steps.size()) +
                                     " steps for a view with " + std::to_string(dst.view.free_rank) +

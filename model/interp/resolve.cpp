@@ -1,10 +1,10 @@
 // Access resolution: a symbolic Access to a concrete View and the physical region it covers, for
 // one instance, with the bounds and indirect-range checks.
+#include "model/interp/resolve.h"
+
 #include <algorithm>
 #include <array>
 #include <cstring>
-
-#include "model/interp/interp.h"
 
 namespace ncv {
 inline namespace interp {
@@ -89,16 +89,17 @@ std::vector<ByteRun> box_runs(int64_t base, std::vector<std::pair<int64_t, int64
 // every dim with the bounds checks (resolve_dims), the view and its physical region
 // (place_view), run-time offsets of an indirect dim (resolve_indirect), and the bytes it covers
 // (byte_runs, value runs).
-Resolved Interpreter::resolve(int core, const Access& a, const char* role) {
+Resolved AccessResolver::resolve(int core, const Access& a, const char* role,
+                                 ShadowTracker* shadows, uint32_t reader) {
   Resolved r;
-  const Tensor& t = p_.tensor(a.tensor);
+  const Tensor& t = m_.p.tensor(a.tensor);
   r.tensor = &t;
   r.id = t.id;
   r.memory = t.memory;
   r.core = resolve_core(core, a, t, role);
   const DimRanges d = resolve_dims(core, a, t, role);
   place_view(r, a, d, role);
-  if (a.indirect) resolve_indirect(r, core, a, d, role);
+  if (a.indirect) resolve_indirect(r, core, a, d, role, shadows, reader);
   // Bytes per innermost contiguous run (DMA efficiency in the timing model).
   const int64_t dsize = static_cast<int64_t>(dtype_size(t.dtype));
   int64_t run = dsize;
@@ -107,40 +108,40 @@ Resolved Interpreter::resolve(int core, const Access& a, const char* role) {
     run *= r.view.sizes[k];
   }
   r.contiguous_bytes = run;
-  if (opts_.compute_values) byte_runs(r, a, d);
+  if (m_.compute_values) byte_runs(r, a, d);
   return r;
 }
 
 // The core whose memory the access names: the executing core, or a live peer (on_core).
-int Interpreter::resolve_core(int core, const Access& a, const Tensor& t, const char* role) {
+int AccessResolver::resolve_core(int core, const Access& a, const Tensor& t, const char* role) {
   if (!a.core) return core;
-  int64_t c = eval(*a.core, cores_[core].env);
-  if (c < 0 || c >= grid_) {
-    fail(CheckKind::out_of_bounds, std::string(role) + " '" + t.name + "' names core " +
-                                       std::to_string(c) + "; the grid has " +
-                                       std::to_string(grid_));
+  int64_t c = eval(*a.core, m_.cores[core].env);
+  if (c < 0 || c >= m_.grid) {
+    fail_check(CheckKind::out_of_bounds, std::string(role) + " '" + t.name + "' names core " +
+                                             std::to_string(c) + "; the grid has " +
+                                             std::to_string(m_.grid));
   }
-  if (!live_[static_cast<size_t>(c) * p_.tensors.size() + t.id]) {
-    fail(CheckKind::out_of_bounds,
-         std::string(role) + " '" + t.name + "' is not live on core " + std::to_string(c));
+  if (!m_.is_live(c, t.id)) {
+    fail_check(CheckKind::out_of_bounds,
+               std::string(role) + " '" + t.name + "' is not live on core " + std::to_string(c));
   }
   return static_cast<int>(c);
 }
 
 // Start, size and index range of every dim, each inside the tensor (an indirect dim is checked
 // once its offsets are known).
-Interpreter::DimRanges Interpreter::resolve_dims(int core, const Access& a, const Tensor& t,
-                                                 const char* role) {
-  const auto& shape = shapes_[a.tensor];
-  const CoreState& cs = cores_[core];
+AccessResolver::DimRanges AccessResolver::resolve_dims(int core, const Access& a, const Tensor& t,
+                                                       const char* role) {
+  const auto& shape = m_.shapes[a.tensor];
+  const CoreState& cs = m_.cores[core];
   const size_t rank = a.dims.size();
   // Fixed arrays: validation caps an access at 1 + kMaxFreeDims dims, and resolve runs for every
   // operand of every instance.
   DimRanges r;
   if (rank > r.start.size()) {
-    fail(CheckKind::shape_rule, std::string(role) + " '" + t.name + "' has " +
-                                    std::to_string(rank) + " index dims, more than " +
-                                    std::to_string(1 + kMaxFreeDims));
+    fail_check(CheckKind::shape_rule, std::string(role) + " '" + t.name + "' has " +
+                                          std::to_string(rank) + " index dims, more than " +
+                                          std::to_string(1 + kMaxFreeDims));
   }
   int ind_dim = a.indirect ? a.indirect->dim : -1;
   for (size_t d = 0; d < rank; ++d) {
@@ -148,23 +149,24 @@ Interpreter::DimRanges Interpreter::resolve_dims(int core, const Access& a, cons
     r.size[d] = eval(a.dims[d].size, cs.env);
     int64_t step = a.dims[d].step;
     if (!access_size_ok(IntOps{}, r.size[d])) {
-      fail(Rule::access_size, std::string(role) + " '" + t.name + "' dim " + std::to_string(d) +
-                                  " has size " + std::to_string(r.size[d]));
+      fail_check(Rule::access_size, std::string(role) + " '" + t.name + "' dim " +
+                                        std::to_string(d) + " has size " +
+                                        std::to_string(r.size[d]));
     }
     int64_t last;
     if (__builtin_mul_overflow(r.size[d] - 1, step, &last) ||
         __builtin_add_overflow(r.start[d], last, &last)) {
-      fail(CheckKind::out_of_bounds,
-           std::string(role) + " '" + t.name + "' dim " + std::to_string(d) + " index overflows");
+      fail_check(CheckKind::out_of_bounds, std::string(role) + " '" + t.name + "' dim " +
+                                               std::to_string(d) + " index overflows");
     }
     r.lo[d] = r.start[d];
     r.hi[d] = last;
     if (static_cast<int>(d) != ind_dim && (r.lo[d] < 0 || r.hi[d] >= shape[d])) {
-      fail(CheckKind::out_of_bounds,
-           std::string(role) + " '" + t.name + "' dim " + std::to_string(d) + " reads indices " +
-               std::to_string(r.lo[d]) + ".." + std::to_string(r.hi[d]) + " of size " +
-               std::to_string(shape[d]) + " (start " + a.dims[d].start.str() + ", size " +
-               a.dims[d].size.str() + ", step " + std::to_string(step) + ")");
+      fail_check(CheckKind::out_of_bounds,
+                 std::string(role) + " '" + t.name + "' dim " + std::to_string(d) +
+                     " reads indices " + std::to_string(r.lo[d]) + ".." + std::to_string(r.hi[d]) +
+                     " of size " + std::to_string(shape[d]) + " (start " + a.dims[d].start.str() +
+                     ", size " + a.dims[d].size.str() + ", step " + std::to_string(step) + ")");
     }
   }
   return r;
@@ -172,18 +174,19 @@ Interpreter::DimRanges Interpreter::resolve_dims(int core, const Access& a, cons
 
 // The view (rows, free sizes and strides; view dim k is tensor dim perm[k]) and its physical
 // place: on chip the placement's partition and the copy's byte offset, in HBM the tensor's bytes.
-void Interpreter::place_view(Resolved& r, const Access& a, const DimRanges& d, const char* role) {
+void AccessResolver::place_view(Resolved& r, const Access& a, const DimRanges& d,
+                                const char* role) {
   const Tensor& t = *r.tensor;
-  const auto& es = estrides_[a.tensor];
+  const auto& es = m_.estrides[a.tensor];
   const size_t rank = a.dims.size();
   const int64_t dsize = static_cast<int64_t>(dtype_size(t.dtype));
   auto tdim = [&](size_t k) { return a.perm.empty() ? static_cast<int>(k) : a.perm[k]; };
   int64_t base = 0;
   if (t.on_chip()) {
-    const BufferPlacement& bp = *alloc_.placements.at(t.id);
-    const int64_t mem_stride = t.memory == Memory::SBUF ? sbuf_stride_ : psum_stride_;
-    int64_t part = eval(bp.partition, cores_[r.core].env) + d.start[0];
-    int64_t coff = copy_offset(r.core, bp, t);
+    const BufferPlacement& bp = *m_.alloc.placements.at(t.id);
+    const int64_t mem_stride = t.memory == Memory::SBUF ? m_.sbuf_stride : m_.psum_stride;
+    int64_t part = eval(bp.partition, m_.cores[r.core].env) + d.start[0];
+    int64_t coff = m_.copy_offset(r.core, bp, t);
     r.partition_begin = part;
     base = part * mem_stride + coff;
     int64_t bl = coff, bh = coff;
@@ -197,9 +200,9 @@ void Interpreter::place_view(Resolved& r, const Access& a, const DimRanges& d, c
     r.view.rows = d.size[0];
     r.view.row_stride = mem_stride;
     if (a.indirect && !indirect_dim_ok(true, a.indirect->dim)) {
-      fail(Rule::indirect_not_partition,
-           std::string(role) + " '" + t.name +
-               "': indirect offsets on the partition dim are not supported");
+      fail_check(Rule::indirect_not_partition,
+                 std::string(role) + " '" + t.name +
+                     "': indirect offsets on the partition dim are not supported");
     }
   } else {
     int64_t bl = 0, bh = 0;
@@ -227,25 +230,25 @@ void Interpreter::place_view(Resolved& r, const Access& a, const DimRanges& d, c
 // An indirect dim: its offsets column matches the view's rows; value runs read every offset,
 // check it against the declared range and the tensor, and shift each row by it. The region
 // covers what the offsets (trace-only: the declared range, clamped to the tensor) can reach.
-void Interpreter::resolve_indirect(Resolved& r, int core, const Access& a, const DimRanges& d,
-                                   const char* role) {
+void AccessResolver::resolve_indirect(Resolved& r, int core, const Access& a, const DimRanges& d,
+                                      const char* role, ShadowTracker* shadows, uint32_t reader) {
   const Tensor& t = *r.tensor;
   const Indirect& ind = *a.indirect;
-  const auto& shape = shapes_[a.tensor];
+  const auto& shape = m_.shapes[a.tensor];
   const int64_t dsize = static_cast<int64_t>(dtype_size(t.dtype));
-  Resolved off = resolve(core, *ind.offsets, "indirect offsets");
+  Resolved off = resolve(core, *ind.offsets, "indirect offsets", shadows, reader);
   if (!column_ok(IntOps{}, off.view.rows, off.view.free_elems(), r.view.rows)) {
-    fail(Rule::indirect_offsets_column,
-         std::string(role) + " '" + t.name + "': indirect offsets view is [" +
-             std::to_string(off.view.rows) + ", " + std::to_string(off.view.free_elems()) +
-             "], needs [" + std::to_string(r.view.rows) + ", 1]");
+    fail_check(Rule::indirect_offsets_column,
+               std::string(role) + " '" + t.name + "': indirect offsets view is [" +
+                   std::to_string(off.view.rows) + ", " + std::to_string(off.view.free_elems()) +
+                   "], needs [" + std::to_string(r.view.rows) + ", 1]");
   }
-  const int64_t jstride = estrides_[a.tensor][ind.dim] * dsize;
+  const int64_t jstride = m_.estrides[a.tensor][ind.dim] * dsize;
   const int64_t lo = d.lo[ind.dim], hi = d.hi[ind.dim];
   int64_t omin = ind.lo, omax = ind.hi;
-  if (opts_.compute_values) {
-    check_read(off, "indirect offsets");
-    auto& mem = off.memory == Memory::SBUF ? cores_[off.core].sbuf : cores_[off.core].psum;
+  if (m_.compute_values) {
+    if (shadows) shadows->check_read(off, "indirect offsets", reader, true);
+    auto& mem = m_.memory(off.core, off.memory);
     off.view.base = mem.data() + off.base_offset;
     omin = INT64_MAX;
     omax = INT64_MIN;
@@ -255,17 +258,17 @@ void Interpreter::resolve_indirect(Resolved& r, int core, const Access& a, const
       int64_t v = off.view.dtype == DType::int32 ? static_cast<int64_t>(static_cast<int32_t>(bits))
                                                  : static_cast<int64_t>(bits);
       if (v < ind.lo || v > ind.hi) {
-        fail(CheckKind::indirect_range,
-             std::string(role) + " '" + t.name + "': offset " + std::to_string(v) + " at row " +
-                 std::to_string(row) + " is outside the declared range [" + std::to_string(ind.lo) +
-                 ", " + std::to_string(ind.hi) + "]");
+        fail_check(CheckKind::indirect_range,
+                   std::string(role) + " '" + t.name + "': offset " + std::to_string(v) +
+                       " at row " + std::to_string(row) + " is outside the declared range [" +
+                       std::to_string(ind.lo) + ", " + std::to_string(ind.hi) + "]");
       }
       if (lo + v < 0 || hi + v >= shape[ind.dim]) {
-        fail(CheckKind::out_of_bounds,
-             std::string(role) + " '" + t.name + "' dim " + std::to_string(ind.dim) +
-                 " reads indices " + std::to_string(lo + v) + ".." + std::to_string(hi + v) +
-                 " of size " + std::to_string(shape[ind.dim]) + " (indirect offset " +
-                 std::to_string(v) + " at row " + std::to_string(row) + ")");
+        fail_check(CheckKind::out_of_bounds,
+                   std::string(role) + " '" + t.name + "' dim " + std::to_string(ind.dim) +
+                       " reads indices " + std::to_string(lo + v) + ".." + std::to_string(hi + v) +
+                       " of size " + std::to_string(shape[ind.dim]) + " (indirect offset " +
+                       std::to_string(v) + " at row " + std::to_string(row) + ")");
       }
       r.row_offsets[row] = v * jstride;
       omin = std::min(omin, v);
@@ -285,14 +288,14 @@ void Interpreter::resolve_indirect(Resolved& r, int core, const Access& a, const
 // Value runs: the bytes the access covers (on chip within each partition, from the copy's
 // offset; in HBM within the tensor; an indirect row offset is added per row later), and the
 // view's base pointer into the memory array, whose fill is applied there first.
-void Interpreter::byte_runs(Resolved& r, const Access& a, const DimRanges& d) {
+void AccessResolver::byte_runs(Resolved& r, const Access& a, const DimRanges& d) {
   const Tensor& t = *r.tensor;
-  const auto& es = estrides_[a.tensor];
+  const auto& es = m_.estrides[a.tensor];
   const size_t rank = a.dims.size();
   const int64_t dsize = static_cast<int64_t>(dtype_size(t.dtype));
   if (!(a.indirect && !t.on_chip())) {
     const size_t first = t.on_chip() ? 1 : 0;
-    int64_t run_base = t.on_chip() ? copy_offset(r.core, *alloc_.placements.at(t.id), t) : 0;
+    int64_t run_base = t.on_chip() ? m_.copy_offset(r.core, *m_.alloc.placements.at(t.id), t) : 0;
     std::vector<std::pair<int64_t, int64_t>> box;
     for (size_t k = first; k < rank; ++k) {
       run_base += d.start[k] * es[k] * dsize;
@@ -301,11 +304,11 @@ void Interpreter::byte_runs(Resolved& r, const Access& a, const DimRanges& d) {
     r.runs = box_runs(run_base, std::move(box), dsize);
   }
   if (t.on_chip()) {
-    auto& mem = t.memory == Memory::SBUF ? cores_[r.core].sbuf : cores_[r.core].psum;
+    auto& mem = m_.memory(r.core, t.memory);
     mem.prepare(r.partition_begin, r.view.rows, r.byte_begin, r.byte_end);
     r.view.base = mem.data() + r.base_offset;
   } else {
-    r.view.base = hbm_[t.id].data() + r.base_offset;
+    r.view.base = m_.hbm[t.id].data() + r.base_offset;
   }
   if (!r.row_offsets.empty()) r.view.row_offsets = r.row_offsets.data();
   if (a.indirect && !t.on_chip()) {
@@ -319,14 +322,6 @@ void Interpreter::byte_runs(Resolved& r, const Access& a, const DimRanges& d) {
     });
     normalize_runs(r.runs);
   }
-}
-
-void Interpreter::check_read(const Resolved& r, const char* role, bool carried) {
-  if (shadows_) shadows_->check_read(r, role, current_serial(), carried);
-}
-
-void Interpreter::mark_written(const Resolved& r) {
-  if (shadows_) shadows_->mark_written(r, current_serial());
 }
 
 }  // namespace interp

@@ -8,7 +8,7 @@
 
 #include "model/interp/shadow_map.h"
 #include "model/ir/tensor.h"
-#include "model/isa/check_kind.h"
+#include "model/isa/rules.h"
 #include "model/semantics/view.h"
 
 namespace ncv {
@@ -18,6 +18,13 @@ struct CheckFailure {
   CheckKind kind;
   std::string detail;
 };
+
+[[noreturn]] inline void fail_check(CheckKind k, std::string detail) {
+  throw CheckFailure{k, std::move(detail)};
+}
+[[noreturn]] inline void fail_check(Rule r, std::string detail) {
+  throw CheckFailure{rule_info(r).kind, std::move(detail)};
+}
 
 // Where an access's elements are for one instance and which physical region it covers.
 struct Resolved {

@@ -26,10 +26,6 @@ void for_each_row_runs(const Resolved& r, F&& f) {
   }
 }
 
-[[noreturn]] void fail(CheckKind k, std::string detail) {
-  throw CheckFailure{k, std::move(detail)};
-}
-
 }  // namespace
 
 ShadowTracker::ShadowTracker(const Program& p, int64_t grid, int64_t partitions,
@@ -118,9 +114,9 @@ void ShadowTracker::fail_read(const Resolved& r, const char* role, int64_t parti
                               uint32_t found) const {
   if (!r.tensor->on_chip()) {
     const int64_t dsize = static_cast<int64_t>(dtype_size(r.tensor->dtype));
-    fail(CheckKind::uninitialized_read, std::string(role) + " reads HBM tensor '" + r.tensor->name +
-                                            "' at flat element " + std::to_string(byte / dsize) +
-                                            " before anything wrote it");
+    fail_check(CheckKind::uninitialized_read,
+               std::string(role) + " reads HBM tensor '" + r.tensor->name + "' at flat element " +
+                   std::to_string(byte / dsize) + " before anything wrote it");
   }
   const uint32_t mine = stamp_of(r);
   const bool foreign = found != 0 && lifetimes_[found].tensor != r.id;
@@ -128,13 +124,14 @@ void ShadowTracker::fail_read(const Resolved& r, const char* role, int64_t parti
   std::string where = " at " + std::string(memory_name(r.memory)) + " partition " +
                       std::to_string(partition) + ", byte " + std::to_string(byte);
   if (!clobbered) {
-    fail(CheckKind::uninitialized_read, std::string(role) + " reads '" + r.tensor->name + "'" +
-                                            where + " before anything wrote it in this lifetime");
+    fail_check(CheckKind::uninitialized_read, std::string(role) + " reads '" + r.tensor->name +
+                                                  "'" + where +
+                                                  " before anything wrote it in this lifetime");
   }
-  fail(CheckKind::clobbered_read, std::string(role) + " reads '" + r.tensor->name + "'" + where +
-                                      ", but those bytes were last written by '" +
-                                      p_.tensor(lifetimes_[found].tensor).name +
-                                      "': the two buffers overlap while both are live");
+  fail_check(CheckKind::clobbered_read, std::string(role) + " reads '" + r.tensor->name + "'" +
+                                            where + ", but those bytes were last written by '" +
+                                            p_.tensor(lifetimes_[found].tensor).name +
+                                            "': the two buffers overlap while both are live");
 }
 
 // The reader runs in iteration serial `reader`; every byte it reads was last written in some
@@ -159,12 +156,13 @@ void ShadowTracker::check_carried(const Resolved& r, const char* role, uint32_t 
                                             std::to_string(m.partition) + ", byte " +
                                             std::to_string(m.byte)
                                       : "byte " + std::to_string(m.byte);
-        fail(CheckKind::carried_dependency,
-             std::string(role) + " reads '" + r.tensor->name + "' at " + where +
-                 ", written by iteration " + std::to_string(wi.iteration) + " of affine loop '" +
-                 wi.loop->var + "' while running its iteration " + std::to_string(ci.iteration) +
-                 ": affine iterations may run in any order or overlap, so this carried "
-                 "dependency needs a sequential loop");
+        fail_check(CheckKind::carried_dependency,
+                   std::string(role) + " reads '" + r.tensor->name + "' at " + where +
+                       ", written by iteration " + std::to_string(wi.iteration) +
+                       " of affine loop '" + wi.loop->var + "' while running its iteration " +
+                       std::to_string(ci.iteration) +
+                       ": affine iterations may run in any order or overlap, so this carried "
+                       "dependency needs a sequential loop");
       }
     }
   }

@@ -16,7 +16,7 @@ void Interpreter::count_step() {
 
 const InstrStmt* Interpreter::advance(int core) {
   auto& frames = frames_[core];
-  CoreState& cs = cores_[core];
+  CoreState& cs = m_.cores[core];
   current_core_ = core;
   current_ = nullptr;
   while (!frames.empty()) {
@@ -71,25 +71,19 @@ const InstrStmt* Interpreter::advance(int core) {
   return nullptr;
 }
 
-int64_t Interpreter::copy_offset(int core, const BufferPlacement& bp, const Tensor& t) {
-  const CoreState& cs = cores_[core];
-  int64_t copy = t.bufs > 1 ? cs.scope_iteration.at(t.scope) % t.bufs : 0;
-  return eval(bp.byte_offset, cs.env) + copy * eval(bp.copy_stride, cs.env);
-}
-
 // The buffers of the scope come alive on this core: each placement lies inside the memory
 // (capacity), and each gets a new lifetime.
 void Interpreter::enter_scope(int core, ScopeId scope) {
-  CoreState& cs = cores_[core];
+  CoreState& cs = m_.cores[core];
   for (TensorId id : scope_buffers_.at(scope)) {
     const Tensor& t = p_.tensor(id);
-    const BufferPlacement& bp = *alloc_.placements.at(id);
+    const BufferPlacement& bp = *m_.alloc.placements.at(id);
     int64_t part = eval(bp.partition, cs.env);
-    int64_t off = copy_offset(core, bp, t);
+    int64_t off = m_.copy_offset(core, bp, t);
     int64_t bytes = eval(bp.bytes_per_copy, cs.env);
     int64_t cap = t.memory == Memory::SBUF ? hw_.sbuf_usable_bytes_per_partition()
                                            : hw_.psum_bytes_per_partition;
-    int64_t rows = shapes_[id][0];
+    int64_t rows = m_.shapes[id][0];
     if (part < 0 || part > hw_.partitions - rows || off < 0 || bytes > cap || off > cap - bytes) {
       fail(CheckKind::capacity,
            std::string(memory_name(t.memory)) + " buffer '" + t.name + "' placed at partition " +
@@ -97,7 +91,7 @@ void Interpreter::enter_scope(int core, ScopeId scope) {
                std::to_string(off + bytes) + ") of each partition, outside " + hw_.name + "'s " +
                std::to_string(hw_.partitions) + " x " + std::to_string(cap) + " bytes");
     }
-    live_[static_cast<size_t>(core) * p_.tensors.size() + id] = 1;
+    m_.set_live(core, id, true);
     if (shadows_) shadows_->begin_lifetime(core, id);
   }
 }
@@ -105,7 +99,7 @@ void Interpreter::enter_scope(int core, ScopeId scope) {
 void Interpreter::exit_scope(int core, const std::vector<Stmt>& body) {
   for (const Stmt& s : body) {
     if (auto* d = std::get_if<DeclStmt>(&s.node)) {
-      live_[static_cast<size_t>(core) * p_.tensors.size() + d->tensor] = 0;
+      m_.set_live(core, d->tensor, false);
       if (shadows_) shadows_->end_lifetime(core, d->tensor);
     }
   }

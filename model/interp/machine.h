@@ -1,0 +1,62 @@
+// Internal to the interpreter: the state of one run that walking, access resolution and the
+// instructions share — the program's concrete shapes and placements, each core's on-chip memory
+// and environment, the HBM tensors, and which buffers are live on which core.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "model/hw/hw_config.h"
+#include "model/interp/host_memory.h"
+#include "model/ir/allocator.h"
+#include "model/ir/program.h"
+
+namespace ncv {
+inline namespace interp {
+
+// One core's on-chip memory (physical byte arrays laid out partition-major), its Scalar-engine
+// accumulators and the values of params and loop variables on it.
+struct CoreState {
+  HostMemory sbuf, psum;
+  std::vector<float> act_regs;  // Scalar-engine accumulator registers, one per partition
+  Env env;
+  std::vector<int64_t> scope_iteration;  // iteration index of each open scope's loop
+};
+
+struct Machine {
+  Machine(const Program& program, const HwConfig& config, bool values)
+      : p(program), hw(config), compute_values(values) {}
+
+  const Program& p;
+  const HwConfig& hw;
+  bool compute_values;
+  int64_t grid = 1;
+  std::vector<std::vector<int64_t>> shapes;    // concrete shape per tensor
+  std::vector<std::vector<int64_t>> estrides;  // element strides per tensor dim
+  Allocation alloc;
+  int64_t sbuf_stride = 0, psum_stride = 0;  // bytes per partition in the arrays
+  std::vector<CoreState> cores;
+  std::vector<std::vector<uint8_t>> hbm;  // bytes of each HBM tensor by TensorId (value runs)
+  std::vector<uint8_t> live;              // per core x tensor: the buffer's lifetime is open
+
+  bool is_live(int64_t core, TensorId t) const {
+    return live[static_cast<size_t>(core) * p.tensors.size() + t] != 0;
+  }
+  void set_live(int core, TensorId t, bool on) {
+    live[static_cast<size_t>(core) * p.tensors.size() + t] = on ? 1 : 0;
+  }
+  HostMemory& memory(int core, Memory m) {
+    return m == Memory::SBUF ? cores[static_cast<size_t>(core)].sbuf
+                             : cores[static_cast<size_t>(core)].psum;
+  }
+  // Byte offset of the copy of buffer t in use on `core`: copy (scope iteration mod bufs) at
+  // byte_offset + copy * copy_stride.
+  int64_t copy_offset(int core, const BufferPlacement& bp, const Tensor& t) const {
+    const CoreState& cs = cores[static_cast<size_t>(core)];
+    int64_t copy = t.bufs > 1 ? cs.scope_iteration.at(t.scope) % t.bufs : 0;
+    return eval(bp.byte_offset, cs.env) + copy * eval(bp.copy_stride, cs.env);
+  }
+};
+
+}  // namespace interp
+}  // namespace ncv
