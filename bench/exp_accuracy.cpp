@@ -1,5 +1,5 @@
-// Accuracy of the model's fp32 exp (model/fp32_exp.h) against long double expl, over the inputs
-// whose result is neither 0 nor Inf: every float of [-104, 89] with |x| < 1e-3, and every
+// Accuracy of the model's fp32 exp (model/numerics/fp32_exp.h) against long double expl, over the
+// inputs whose result is neither 0 nor Inf: every float of [-104, 89] with |x| < 1e-3, and every
 // `--every`-th bit pattern (default 97) of the rest; `--every 1` checks all of them (about 2.2e9
 // floats, some minutes). Prints the largest error in ulps, where it happens, and how often the
 // result is not the correctly rounded one. The unit test Fp32Exp.FaithfulOverTheWholeRange

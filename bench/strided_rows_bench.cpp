@@ -1,7 +1,7 @@
 // Why the interpreter is memory-bound (bench/README.md): read bandwidth of [128, 512-byte] tiles
 // whose rows lie one partition stride (68 KiB, sd_attention's SBUF footprint at S = 4096) apart,
-// on 4 KiB pages and on the interpreter's huge-page-hinted arrays (model/host_memory.h), next to
-// a plain memcpy of 64 MiB. Best of 3 passes each.
+// on 4 KiB pages and on the interpreter's huge-page-hinted arrays (model/interp/host_memory.h),
+// next to a plain memcpy of 64 MiB. Best of 3 passes each.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>

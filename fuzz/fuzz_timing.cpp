@@ -1,5 +1,6 @@
 // fuzz_timing (fuzz/README.md): random programs (fuzz/support/program_decoder.h) -> interpreter
-// trace -> schedule_trace (model/timing.h), checked against invariants computed independently here:
+// trace -> schedule_trace (model/timing/timing.h), checked against invariants computed
+// independently here:
 //   - every instance has finite 0 <= start <= end, and its track matches its engine / queue;
 //   - in-order streams: instances of one track never overlap, in trace order;
 //   - dependency order: for every pair of instances whose physical regions overlap (brute force

@@ -45,8 +45,8 @@ Maybe alu_f32(AluOp op, Maybe a, Maybe b) {
   return std::nullopt;
 }
 
-// Documented valid input range of an activation function (semantics_internal.h): outside it the
-// result is the default NaN.
+// Documented valid input range of an activation function (model/semantics/internal.h): outside it
+// the result is the default NaN.
 bool in_range(ActFunc f, double x) {
   switch (f) {
     case ActFunc::log:

@@ -1,14 +1,14 @@
 // Allocation obligations, for every param in the domain: the live
 // on-chip buffers fit the generation's per-partition SBUF and PSUM capacity at every program
-// point (the allocator's peaks, model/allocator.h); every explicitly placed buffer lies inside
+// point (the allocator's peaks, model/ir/allocator.h); every explicitly placed buffer lies inside
 // the memory for every iteration and `bufs` copy; explicitly placed buffers never overlap
 // another buffer while both are live; the `bufs` copies of a buffer are disjoint; every on-chip
 // buffer spans at most the generation's partitions.
 //
-// The rules are the interpreter's (model/interpreter.cpp): setup_memory checks the partitions of
-// every on-chip buffer and the two peaks (evaluated for program_id 0); enter_scope checks each
-// placement with the enclosing loops' variables bound and copy = scope iteration % bufs (the
-// iteration count of the scope's own loop; a buffer of the kernel body always uses copy 0).
+// The rules are the interpreter's (model/interp/interpreter.cpp): setup_memory checks the
+// partitions of every on-chip buffer and the two peaks (evaluated for program_id 0); enter_scope
+// checks each placement with the enclosing loops' variables bound and copy = scope iteration % bufs
+// (the iteration count of the scope's own loop; a buffer of the kernel body always uses copy 0).
 //
 // Two buffers are live together when their scopes nest (or are the same) and their uses meet: a
 // buffer is live in its scope from the first top-level statement of the scope's body that

@@ -1,6 +1,6 @@
 // Index-bounds obligations: every index an access touches lies inside its
 // tensor, for every param in the domain and every iteration of the enclosing loops. The rule is
-// the one Interpreter::resolve (model/interpreter_access.cpp) applies dynamically, dim by dim: with
+// the one AccessResolver::resolve (model/interp/resolve.cpp) applies dynamically, dim by dim: with
 // last = start + (size - 1) * step, require start >= 0 and last < shape[dim]; an indirect dim
 // adds the declared offset range [lo, hi] to both; an access to a peer core's memory needs
 // 0 <= core < grid.

@@ -1,5 +1,5 @@
 // Z3 constraints for the domain a Program declares and for the iterations of
-// loops, exactly as the interpreter walks them (model/interpreter.cpp `advance`).
+// loops, exactly as the interpreter walks them (model/interp/walk.cpp `advance`).
 #pragma once
 
 #include <z3++.h>

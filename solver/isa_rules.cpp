@@ -18,7 +18,7 @@ std::string num(int64_t v) {
   return std::to_string(v);
 }
 
-// What Interpreter::resolve computes for one access, as Z3 terms over params and loop variables.
+// What AccessResolver::resolve computes for one access, as Z3 terms over params and loop variables.
 struct ViewTerms {
   const Access* access = nullptr;
   const Tensor* tensor = nullptr;

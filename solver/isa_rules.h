@@ -1,10 +1,12 @@
-// ISA-rule obligations: the shape rules the interpreter checks per
-// instruction instance (model/interpreter_ops.cpp, interpreter_access.cpp), proved for every
-// param in the domain and every loop iteration. Rules that hold whatever the params are
-// (engine/memory and dtype legality) are checked when the Program is built (model/validate.cpp)
+// ISA-rule obligations: the rules the interpreter checks per instruction instance
+// (model/interp/operand_rules.cpp, exec.cpp, resolve.cpp), proved for every param in the domain
+// and every loop iteration. Both are built from the same statements of the rules
+// (model/isa/rules.h, evaluated here on Z3 terms through solver/z3_ops.h), and each obligation's
+// name and CheckKind come from rule_info(). Rules that hold whatever the params are
+// (engine/memory and dtype legality) are checked when the Program is built (model/ir/validate.cpp)
 // and are not repeated here.
 //
-// The view quantities mirror Interpreter::resolve: rows = size of dim 0 on chip (of view dim 0,
+// The view quantities mirror AccessResolver::resolve: rows = size of dim 0 on chip (of view dim 0,
 // i.e. tensor dim perm[0], in HBM), free elements = the product of the other view dims' sizes,
 // first partition = the allocator's placement partition + start[0], PSUM bytes [begin, end) of each
 // partition = copy offset + sum over dims d >= 1 of start[d] (last[d]) * row-major byte stride

@@ -28,7 +28,8 @@ void register_dump(CLI::App& app, Action& action) {
   auto opts = std::make_shared<DumpOptions>();
   CLI::App* cmd = app.add_subcommand(
       "dump", "Print a registered kernel or a .nkir program in canonical text form");
-  cmd->add_option("kernel", opts->target, "Registered kernel name or .nkir file (model/NKIR.md)")
+  cmd->add_option("kernel", opts->target,
+                  "Registered kernel name or .nkir file (model/nkir/NKIR.md)")
       ->required();
   cmd->add_option("-p,--param", opts->options,
                   "NAME=VALUE kernel option of a registered kernel (e.g. use_causal_mask=true)")

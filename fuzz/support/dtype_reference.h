@@ -1,6 +1,6 @@
 // The exact reference of fuzz_dtype: fp32 -> every storage type and back, written from the format
-// definitions (bit fields -> value with ldexp in double) rather than from model/dtype.cpp's bit
-// tricks, so that a shared mistake is unlikely.
+// definitions (bit fields -> value with ldexp in double) rather than from
+// model/numerics/dtype.cpp's bit tricks, so that a shared mistake is unlikely.
 //
 // Rounding is decided on exact values: for a finite |x| the reference finds the two neighbouring
 // representable magnitudes lo <= |x| < hi by binary search over the positive patterns (their values

@@ -178,7 +178,7 @@ class Decoder {
     o.bufs = r_.in_range(1, 3);
     // Explicit placement: partition and byte offset, possibly rotating with a loop variable.
     // Rare, because a program with one makes the interpreter allocate and poison the whole SBUF
-    // (24 MiB on trn1, ~20 ms) instead of the allocator's peak (model/interpreter.cpp).
+    // (24 MiB on trn1, ~20 ms) instead of the allocator's peak (model/interp/interpreter.cpp).
     if (r_.pick(32) == 0) {
       Expr off = Expr(r_.in_range(0, psum ? 2047 : 4095) & ~int64_t{3});
       if (!loop_vars_.empty() && r_.flag()) {

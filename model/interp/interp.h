@@ -7,7 +7,6 @@
 // instruction's execution).
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>

@@ -1,6 +1,7 @@
 // How each instruction's fields are spelled in the .nkir text form. One description drives both
-// the printer (text_form.cpp) and the parser (text_parser.cpp), so they cannot disagree, and
-// the defaults are read from the instruction structs themselves. Internal; see model/NKIR.md.
+// the printer (model/ir/printer.cpp) and the parser (model/nkir/parser.cpp), so they cannot
+// disagree, and the defaults are read from the instruction structs themselves. Internal; see
+// model/nkir/NKIR.md.
 #pragma once
 
 #include <type_traits>

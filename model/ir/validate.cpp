@@ -1,6 +1,6 @@
 // Static validation of a Program: the rules that hold for every parameter value and can be
 // checked on the symbolic program. Shape rules that depend on parameter values are checked per
-// instruction instance by the interpreter (interpreter_ops.cpp) and proved by the solver.
+// instruction instance by the interpreter (model/interp/exec.cpp) and proved by the solver.
 #include <algorithm>
 #include <cctype>
 #include <set>

@@ -1,5 +1,5 @@
-// Tokens of the .nkir text form (model/NKIR.md), produced on demand so that the first error in
-// text order is the one reported. Internal to text_parser.cpp; not part of the model's API.
+// Tokens of the .nkir text form (model/nkir/NKIR.md), produced on demand so that the first error in
+// text order is the one reported. Internal to the parser; not part of the model's API.
 #pragma once
 
 #include <cstddef>

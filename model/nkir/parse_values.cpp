@@ -1,5 +1,5 @@
 // The .nkir parser, part 2: expressions, accesses, operands, literals and instruction arguments
-// (statements are in text_parser.cpp).
+// (statements are in parser.cpp).
 #include <algorithm>
 #include <bit>
 #include <cerrno>
@@ -296,7 +296,7 @@ float Parser::parse_float() {
   } else if (t.kind == TokKind::Number) {
     // strtof, not std::from_chars: libc++ before 17 has no floating-point from_chars, and the
     // OSS-Fuzz build (.clusterfuzzlite/) compiles with -stdlib=libc++. The token is unsigned
-    // decimal digits with an optional fraction and exponent (text_lexer.cpp; hex is refused
+    // decimal digits with an optional fraction and exponent (lexer.cpp; hex is refused
     // here), which strtof reads correctly rounded in the "C" locale, the only one a program
     // that never calls setlocale has. Out of range as std::from_chars has it: the value rounds
     // to infinity, or a nonzero value rounds to zero (ERANGE with a subnormal result is fine).

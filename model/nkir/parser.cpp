@@ -1,6 +1,6 @@
 // The .nkir parser: statements, declarations, scopes and the mapping of validation errors back to
 // source positions. Expressions, accesses and instruction arguments are in
-// text_parse_values.cpp. The Program is built through ncv::Builder so that ids are canonical
+// parse_values.cpp. The Program is built through ncv::Builder so that ids are canonical
 // exactly as for kernels built in C++.
 #include "model/nkir/parser.h"
 

@@ -1,8 +1,8 @@
-// The .nkir recursive-descent parser (grammar: model/NKIR.md). Internal to the model library:
-// the public entry points are parse_program and parse_expr in text_form.h.
+// The .nkir recursive-descent parser (grammar: model/nkir/NKIR.md). Internal to the model library:
+// the public entry points are parse_program and parse_expr in parse.h.
 //
-// Split in two files: text_parser.cpp (statements, declarations, scopes, error mapping) and
-// text_parse_values.cpp (expressions, accesses, operands, literals, instruction arguments).
+// Split in two files: parser.cpp (statements, declarations, scopes, error mapping) and
+// parse_values.cpp (expressions, accesses, operands, literals, instruction arguments).
 //
 // Robustness (it is a fuzz target): every error is a ParseError; recursion only happens on
 // syntactic nesting, which is bounded by kMaxNesting, and left-associative operator chains are
@@ -39,7 +39,7 @@ class Parser {
   Program parse_program();
   Expr parse_standalone_expr();
 
-  // --- used by the instruction-argument visitors (text_parse_values.cpp) ---
+  // --- used by the instruction-argument visitors (parse_values.cpp) ---
   void parse_value(Access& v) { v = parse_access(); }
   void parse_value(std::optional<Access>& v) { v = parse_access(); }
   void parse_value(Operand& v) { v = parse_operand(); }
@@ -97,7 +97,7 @@ class Parser {
   void expect_keyword(std::string_view word);
   void expect_end_of_statement();
 
-  // Statements (text_parser.cpp).
+  // Statements (parser.cpp).
   void parse_statement();
   void parse_param();
   void parse_require();
@@ -114,7 +114,7 @@ class Parser {
   bool symbol_visible(std::string_view name) const;
   Pos locate(const BuildError& e) const;
 
-  // Values (text_parse_values.cpp).
+  // Values (parse_values.cpp).
   Expr parse_expr();
   PExpr parse_sum();
   PExpr parse_product();

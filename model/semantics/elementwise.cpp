@@ -1,6 +1,6 @@
 // Elementwise instructions: copy, tensor_scalar, tensor_tensor, memset, reciprocal, activation.
 //
-// Rules (semantics.h, semantics_internal.h): inputs decode to fp32, compute in fp32 with the
+// Rules (semantics.h, model/semantics/internal.h): inputs decode to fp32, compute in fp32 with the
 // model's NaN rules, encode to the dst dtype (RNE + saturation). Bitwise operators run in the
 // integer domain instead. Same-dtype copies move bits. All inputs are read before any output is
 // written.

@@ -6,7 +6,7 @@
 
 namespace ncv {
 inline namespace semantics {
-// Declared in semantics_internal.h (not included, see matmul_fma.cpp).
+// Declared in model/semantics/internal.h (not included, see matmul_fma.cpp).
 bool matmul_packed_avx512(const float* apack, const float* bpack, float* c, int64_t k, int64_t m,
                           int64_t n);
 }  // namespace semantics

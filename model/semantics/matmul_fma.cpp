@@ -12,7 +12,7 @@
 
 namespace ncv {
 inline namespace semantics {
-// Declared in semantics_internal.h (not included, see above).
+// Declared in model/semantics/internal.h (not included, see above).
 bool matmul_packed_avx2(const float* apack, const float* bpack, float* c, int64_t k, int64_t m,
                         int64_t n);
 }  // namespace semantics

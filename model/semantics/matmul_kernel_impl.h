@@ -3,7 +3,7 @@
 // matmul_avx512.cpp: AVX-512). Those files are compiled with their ISA flags, so this header
 // must not use library templates or the model's inline functions (matmul_fma.cpp explains why).
 //
-// Contract (semantics_internal.h, MatmulKernel): C[m][n] = fma chain over k = 0..K-1 of
+// Contract (model/semantics/internal.h, MatmulKernel): C[m][n] = fma chain over k = 0..K-1 of
 // A[k][m] * B[k][n] from +0, a NaN result written as the default NaN 0x7fc00000. Each output
 // element keeps its own accumulator lane and sees k strictly in order, so the result is
 // bit-identical to the scalar std::fma loop whatever the vector width.

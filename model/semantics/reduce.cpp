@@ -1,7 +1,7 @@
 // Reductions: tensor_reduce and tensor_scalar_reduce.
 //
 // Every reduction is sequential in row-major order of the reduced elements, starting from the
-// operator's identity (add 0, multiply 1, max -inf, min +inf; semantics_internal.h lists the
+// operator's identity (add 0, multiply 1, max -inf, min +inf; model/semantics/internal.h lists the
 // rest), acc = acc op x. This order is part of the model's contract: the fast paths run the
 // same sequential loop (one specialised loop per operator), never a tree. Bitwise reduction
 // operators (and/or/xor) reduce in the integer domain.

@@ -1,4 +1,5 @@
-// Row decoding/encoding and the aliasing analysis behind the fast paths (semantics_internal.h).
+// Row decoding/encoding and the aliasing analysis behind the fast paths
+// (model/semantics/internal.h).
 //
 // Decoding must equal decode_to_float element by element. The 8- and 16-bit types decode
 // through tables built FROM decode_to_float (equal by construction), except bf16, which decodes

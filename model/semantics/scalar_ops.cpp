@@ -1,5 +1,5 @@
 // The scalar building blocks of semantics.h. Their definitions, with the model's NaN and
-// integer-domain rules, live in semantics_internal.h so that the fast paths can inline them.
+// integer-domain rules, live in model/semantics/internal.h so that the fast paths can inline them.
 #include "model/semantics/internal.h"
 
 namespace ncv {

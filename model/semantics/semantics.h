@@ -10,7 +10,7 @@
 // with round-to-nearest-even (dtype.h). Every reduction runs sequentially in row-major order of
 // the reduced elements: that order is part of the contract (model/README.md).
 //
-// Further model choices, defined in semantics_internal.h and documented there:
+// Further model choices, defined in model/semantics/internal.h and documented there:
 //  * Aliasing: an instruction reads all of its inputs before writing any output and writes in
 //    row-major order, so overlapping operands (in-place ops included) have one defined result.
 //  * NaN: a NaN result is the first NaN operand, quieted (payload and sign kept); a NaN made

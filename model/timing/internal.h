@@ -1,5 +1,5 @@
 // Internal to the timing model: cost pieces shared by the scheduler (timing.cpp) and the cost
-// function (timing_costs.cpp).
+// function (costs.cpp).
 #pragma once
 
 #include "model/timing/timing.h"

@@ -4,8 +4,8 @@
 // misaligned or too many partitions, out-of-bounds slices, free sizes over the engines' limits,
 // shape mismatches, and the engine/memory/dtype rules. Where the model documents the rule as static
 // the property expects Builder::finish's BuildError; otherwise the dynamic check's CheckKind
-// (model/dynamic_error.h), from the fast path, the reference path and a trace-only run alike.
-// Kernel params outside a registered kernel's domain must be InputErrors naming the param.
+// (model/interp/dynamic_error.h), from the fast path, the reference path and a trace-only run
+// alike. Kernel params outside a registered kernel's domain must be InputErrors naming the param.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>

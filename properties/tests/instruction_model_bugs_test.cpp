@@ -11,7 +11,7 @@ namespace {
 
 // Found by InstrDmaCopy.MovesAndCastsEveryElementAsDocumented (overlapping views of one HBM
 // tensor). A dma_copy whose source and destination have different row counts goes through
-// flat_copy (model/interpreter_ops.cpp), which copies element by element without staging: when
+// flat_copy (model/interp/exec.cpp), which copies element by element without staging: when
 // the views overlap it reads elements it has already overwritten. semantics.h documents that an
 // instruction reads all of its inputs before writing any output (the same-row-count path,
 // exec_copy, does). Both execution modes share flat_copy, so only the independent expectation

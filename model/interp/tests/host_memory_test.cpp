@@ -1,4 +1,4 @@
-// The lazily filled on-chip arrays (model/host_memory.h): a prepared byte reads as the fill
+// The lazily filled on-chip arrays (model/interp/host_memory.h): a prepared byte reads as the fill
 // unless it was written after being prepared, and preparing never touches written bytes — the
 // interpreter relies on both, since it writes right after preparing an access's bytes.
 #include "model/interp/host_memory.h"

@@ -1,4 +1,5 @@
-// Tests of the .nkir text form (model/text_form.h, grammar in model/NKIR.md).
+// Tests of the .nkir text form (model/ir/printer.h, model/nkir/parse.h; grammar in
+// model/nkir/NKIR.md).
 //
 // Round trips: programs built with ncv::Builder that cover every instruction kind, every
 // instruction field, every access feature and every dtype print, parse back to an identical

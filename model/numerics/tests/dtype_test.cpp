@@ -1,11 +1,11 @@
-// Tests of model/dtype.
+// Tests of model/numerics/dtype.
 //
 // The conversions are checked exhaustively (every bf16/fp16/fp8 pattern round-trips) and against an
 // INDEPENDENT exact reference for > 1,000,000 fp32 inputs converted to every dtype. The reference
-// shares no code or method with model/dtype.cpp: float targets enumerate all finite values of the
-// format as doubles (exact), find the nearest one by binary search and exact double comparisons,
-// break ties toward the even significand, and then apply the overflow rule from dtype.h; integer
-// targets use std::floor with explicit tie handling in double arithmetic.
+// shares no code or method with model/numerics/dtype.cpp: float targets enumerate all finite values
+// of the format as doubles (exact), find the nearest one by binary search and exact double
+// comparisons, break ties toward the even significand, and then apply the overflow rule from
+// dtype.h; integer targets use std::floor with explicit tie handling in double arithmetic.
 #include "model/numerics/dtype.h"
 
 #include <gtest/gtest.h>
