@@ -12,20 +12,15 @@
 #include "model/ir/builder.h"
 #include "solver/frontier.h"
 #include "solver/tests/fermat_placement.h"
+#include "solver/tests/obligation_helpers.h"
 
 namespace ncv::solver {
 namespace {
 
+using testing_helpers::not_proved;
+
 using kernels::LabelledProgram;
 using kernels::option_programs;
-
-std::vector<Obligation> not_proved(const std::vector<Obligation>& all) {
-  std::vector<Obligation> out;
-  for (const Obligation& o : all) {
-    if (o.verdict != Verdict::proved) out.push_back(o);
-  }
-  return out;
-}
 
 size_t count_rule(const std::vector<Obligation>& all, const std::string& rule) {
   size_t n = 0;

@@ -8,9 +8,12 @@
 #include "kernels/option_programs.h"
 #include "kernels/registry.h"
 #include "model/ir/builder.h"
+#include "solver/tests/obligation_helpers.h"
 
 namespace ncv::solver {
 namespace {
+
+using testing_helpers::not_proved;
 
 using kernels::LabelledProgram;
 using kernels::option_programs;
@@ -29,14 +32,6 @@ Program exp_kernel(int64_t shift, int64_t n_hi = 1024, std::optional<int64_t> x_
     b.dma_copy(y({ds(i * 128, 128), all()}), t());
   });
   return b.finish();
-}
-
-std::vector<BoundsObligation> not_proved(const std::vector<BoundsObligation>& all) {
-  std::vector<BoundsObligation> out;
-  for (const BoundsObligation& o : all) {
-    if (o.verdict != Verdict::proved) out.push_back(o);
-  }
-  return out;
 }
 
 TEST(Bounds, EveryRegisteredKernelIsProvedForItsWholeDomain) {

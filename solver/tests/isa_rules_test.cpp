@@ -13,29 +13,20 @@
 #include "kernels/option_programs.h"
 #include "kernels/registry.h"
 #include "model/ir/builder.h"
+#include "solver/tests/obligation_helpers.h"
 
 namespace ncv::solver {
 namespace {
+
+using testing_helpers::describe_all;
+using testing_helpers::not_proved;
+using testing_helpers::on;
 
 using kernels::LabelledProgram;
 using kernels::option_programs;
 
 using ParamMap = std::map<std::string, int64_t>;
 using LoopIndices = std::vector<std::pair<std::string, int64_t>>;
-
-std::vector<Obligation> not_proved(const std::vector<Obligation>& all) {
-  std::vector<Obligation> out;
-  for (const Obligation& o : all) {
-    if (o.verdict != Verdict::proved) out.push_back(o);
-  }
-  return out;
-}
-
-std::string describe_all(const std::vector<Obligation>& all) {
-  std::string s;
-  for (const Obligation& o : all) s += o.describe() + "\n";
-  return s;
-}
 
 // The first refuted obligation of `rule`: a counterexample with exactly these params (the
 // smallest failing ones) and loop indices, whose text names `violated`, and whose replay raised
@@ -67,12 +58,6 @@ Obligation expect_counterexample(const std::vector<Obligation>& all, const std::
 void expect_all_proved(const std::vector<Obligation>& all) {
   EXPECT_FALSE(all.empty());
   EXPECT_TRUE(not_proved(all).empty()) << describe_all(not_proved(all));
-}
-
-ProveOptions on(const HwConfig& hw) {
-  ProveOptions o;
-  o.hw = &hw;
-  return o;
 }
 
 TEST(IsaRules, EveryRegisteredKernelIsProvedOnTrn1) {
