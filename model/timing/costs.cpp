@@ -95,13 +95,14 @@ double cost_ns(const CostTable& t, const Matmul&, const TraceEvent& ev, const Tr
 }
 
 double cost_ns(const CostTable& t, const Transpose&, const TraceEvent& ev, const Trace& tr) {
-  const VectorInputs v(t, ev, tr);
   if (ev.engine != Engine::Tensor) {
+    const VectorInputs v(t, ev, tr);
     return elementwise_ns(t, ev, std::max(v.min_ii, v.n));  // 32x32 blocks, one pass
   }
   // max(P, min(64, F)) cycles (ISA-OLD), P = partitions, F = free size.
   const double p = static_cast<double>(ev.partitions);
-  double cycles = std::max(p, std::min(t.matmul_min_cycles, v.n));
+  const double f = static_cast<double>(std::max<int64_t>(ev.free_elems, 1));
+  double cycles = std::max(p, std::min(t.matmul_min_cycles, f));
   if (ev.in_dtype == DType::fp32) cycles *= t.fp32_transpose_factor;
   return cycles / t.hw->tensor_ghz;
 }
