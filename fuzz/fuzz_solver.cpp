@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -111,9 +112,10 @@ class Generator {
     }
   }
 
-  // A tensor dimension, >= 1 everywhere (the interpreter refuses a run with a dimension below
-  // 1, and the solver assumes dims positive). Partition dims reach past 128 now and then; free
-  // dims are scaled so that a shrunk SBUF or PSUM fills up.
+  // A tensor dimension, mostly >= 1 everywhere. Partition dims reach past 128 now and then; free
+  // dims are scaled so that a shrunk SBUF or PSUM fills up. Now and then a degenerate one: below
+  // 1 at some params, or so large that the byte size leaves int64 (both well_formed failures the
+  // solver must refute at the same params).
   Expr shape_dim(bool partition) {
     shape_ = true;  // shapes may use params only (validate_program)
     const Expr e = shape_dim_of_params(partition);
@@ -122,6 +124,9 @@ class Generator {
   }
   Expr shape_dim_of_params(bool partition) {
     const int64_t base = r_.in_range(1, 4);
+    if (r_.pick(16) == 0) {
+      return r_.flag() ? var() - r_.in_range(1, 3) : var() * (int64_t{1} << 62);
+    }
     switch (r_.pick(4)) {
       case 0:
         return Expr(base);
@@ -139,7 +144,8 @@ class Generator {
   // A loop bound of `level`: the loop variables of outer loops are in scope.
   void open_loop(Builder& b, size_t level) {
     const Expr start = r_.pick(3) == 0 ? nonneg(0) : Expr(0);
-    const Expr stop = nonneg(1) + r_.in_range(0, 2);
+    // Now and then a stop below the start at some params (a negative trip count, well_formed).
+    const Expr stop = r_.pick(12) == 0 ? start - var() : nonneg(1) + r_.in_range(0, 2);
     const int64_t step = r_.in_range(1, 2);
     const LoopKind kind = r_.flag() ? LoopKind::affine : LoopKind::sequential;
     loop_vars_.push_back(
@@ -335,6 +341,7 @@ bool solver_proves(CheckKind k, bool compute_values) {
     case CheckKind::shape_rule:
     case CheckKind::engine_rule:
     case CheckKind::capacity:
+    case CheckKind::well_formed:
       return true;
     case CheckKind::clobbered_read:
       return compute_values;
@@ -413,8 +420,11 @@ std::vector<Outcome> run_all(const Program& p, const HwConfig& hw, bool compute_
     try {
       o.error = run_program(p, pv, random_inputs(p, pv, 1), ro).error;
     } catch (const InputError& e) {
-      // Shapes are >= 1 and tiny by construction: the interpreter must accept every point.
+      // Shapes are tiny or overflow int64 by construction: the interpreter must accept every
+      // point or find it ill-formed, never refuse it as too large.
       NCV_FUZZ_CHECK(false, kTarget, "interpreter refused " + str(pv) + ": " + e.message);
+    } catch (const DynamicError& e) {
+      o.error = e;  // a dimension below 1 or a size beyond int64 (well_formed)
     }
     out.push_back(std::move(o));
   }
@@ -427,6 +437,17 @@ void check(const Program& p, const HwConfig& hw, bool compute_values) {
   po.timeout_ms = 200;
   po.replay = false;  // the exhaustive runs below replay every counterexample and more
   po.hw = &hw;
+  if (runs.empty()) {
+    // The relations exclude every point: prove must refuse rather than prove vacuously.
+    bool refused = false;
+    try {
+      solver::prove_program(p, po);
+    } catch (const std::invalid_argument&) {
+      refused = true;
+    }
+    NCV_FUZZ_CHECK(refused, kTarget, "prove accepted an empty domain" + context(p, hw));
+    return;
+  }
   const std::vector<solver::Obligation> obs = solver::prove_program(p, po);
 
   bool unknown = false;

@@ -1,5 +1,7 @@
 #include "solver/domain.h"
 
+#include <limits>
+
 namespace ncv::solver {
 
 SymbolTerms declare_params(z3::context& ctx, const Program& p) {
@@ -42,7 +44,8 @@ z3::expr param_domain(z3::context& ctx, const Program& p, const SymbolTerms& sym
     }
   }
   const z3::expr& pid = symbols.at(intern_symbol(kProgramIdParam));
-  all = all && pid >= 0 && pid < to_z3(ctx, p.grid, symbols);
+  // The interpreter runs at most 64 instances ("grid in [1, 64]" is an obligation).
+  all = all && pid >= 0 && pid < to_z3(ctx, p.grid, symbols) && pid < 64;
   return all;
 }
 
@@ -54,7 +57,10 @@ z3::expr loop_iterations(z3::context& ctx, const std::vector<const Loop*>& loops
     const z3::expr start = to_z3(ctx, l->start, symbols), stop = to_z3(ctx, l->stop, symbols);
     z3::expr v = ctx.int_const(l->var.c_str());
     symbols.insert_or_assign(intern_symbol(l->var), v);
-    all = all && v >= start && v < stop;
+    // The interpreter binds a loop variable only to int64 values (its start and stop evaluated
+    // without overflow; "arithmetic fits int64" is their obligation).
+    all = all && v >= start && v < stop && v >= ctx.int_val(std::numeric_limits<int64_t>::min()) &&
+          v <= ctx.int_val(std::numeric_limits<int64_t>::max());
     if (l->step != 1) all = all && z3::mod(v - start, ctx.int_val(l->step)) == 0;
   }
   return all;

@@ -6,6 +6,7 @@
 #include "model/ir/allocator.h"
 #include "solver/allocation.h"
 #include "solver/domain.h"
+#include "solver/int128.h"
 #include "solver/z3_context.h"
 
 namespace ncv::solver {
@@ -142,9 +143,10 @@ class FrontierSearch {
   z3::model last_model_{ctx_};
 };
 
-// The least multiple of step that is >= lo.
-int64_t first_multiple(int64_t lo, int64_t step) {
-  const int64_t r = ((lo % step) + step) % step;
+// The least multiple of step that is >= lo, in 128 bits: a declared range may reach the ends of
+// int64, where the 64-bit arithmetic would overflow.
+Int128 first_multiple(int64_t lo, int64_t step) {
+  const Int128 r = ((static_cast<Int128>(lo) % step) + step) % step;
   return r == 0 ? lo : lo + (step - r);
 }
 
@@ -159,7 +161,7 @@ FrontierResult capacity_frontier(const Program& p, const FrontierQuery& q) {
   res.step = prm->multiple_of;
   res.declared_hi = prm->hi;
   res.searched_hi = q.search_hi ? q.search_hi : prm->hi;
-  const int64_t first = first_multiple(res.lo, res.step);
+  const Int128 first = first_multiple(res.lo, res.step);
   if (first > res.searched_hi) {
     throw std::invalid_argument("frontier: no value of " + q.param + " in [" +
                                 std::to_string(res.lo) + ", " + std::to_string(res.searched_hi) +
@@ -168,19 +170,22 @@ FrontierResult capacity_frontier(const Program& p, const FrontierQuery& q) {
   const Program w = widened_program(p, q, res.searched_hi);
   FrontierSearch search(w, hw, q);
   // Values first + k * step, k in [0, last]; the least k whose prefix holds a violation.
-  // A violating model's value bounds the least one from above, which often saves steps.
-  int64_t lo_k = 0, hi_k = (res.searched_hi - first) / res.step, witness = 0;
-  const auto any = search.violates_up_to(first + hi_k * res.step, res, witness);
+  // A violating model's value bounds the least one from above, which often saves steps. The
+  // indices are 128-bit: a range of int64 values may hold more than 2^63 of them.
+  const auto value_at = [&](Int128 k) { return static_cast<int64_t>(first + k * res.step); };
+  Int128 lo_k = 0, hi_k = (res.searched_hi - first) / res.step;
+  int64_t witness = 0;
+  const auto any = search.violates_up_to(value_at(hi_k), res, witness);
   if (!any) return res;  // status unknown
   if (!*any) {
     res.status = FrontierResult::Status::fits;
-    res.largest_fitting = first + hi_k * res.step;
+    res.largest_fitting = value_at(hi_k);
     return res;
   }
   hi_k = (witness - first) / res.step;
   while (lo_k < hi_k) {
-    const int64_t mid = lo_k + (hi_k - lo_k) / 2;
-    const auto v = search.violates_up_to(first + mid * res.step, res, witness);
+    const Int128 mid = lo_k + (hi_k - lo_k) / 2;
+    const auto v = search.violates_up_to(value_at(mid), res, witness);
     if (!v) return res;
     if (*v) {
       hi_k = (witness - first) / res.step;
@@ -188,7 +193,7 @@ FrontierResult capacity_frontier(const Program& p, const FrontierQuery& q) {
       lo_k = mid + 1;
     }
   }
-  res.first_failing = first + lo_k * res.step;
+  res.first_failing = value_at(lo_k);
   res.why_failing = search.why(*res.first_failing, res);
   if (lo_k == 0) {
     res.status = FrontierResult::Status::fits_nowhere;

@@ -16,6 +16,8 @@ std::string_view verdict_name(Verdict v) {
 
 std::string_view obligation_class_name(ObligationClass c) {
   switch (c) {
+    case ObligationClass::well_formed:
+      return "well-formed";
     case ObligationClass::bounds:
       return "bounds";
     case ObligationClass::isa_rules:

@@ -13,8 +13,9 @@
 
 namespace ncv::solver {
 
-enum class ObligationClass : uint8_t { bounds, isa_rules, allocation };
-std::string_view obligation_class_name(ObligationClass c);  // "bounds", "isa-rules", "allocation"
+enum class ObligationClass : uint8_t { well_formed, bounds, isa_rules, allocation };
+// "well-formed", "bounds", "isa-rules", "allocation"
+std::string_view obligation_class_name(ObligationClass c);
 
 struct Obligation {
   ObligationClass cls = ObligationClass::bounds;

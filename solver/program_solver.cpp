@@ -1,5 +1,8 @@
 #include "solver/program_solver.h"
 
+#include <limits>
+#include <numeric>
+
 #include "solver/domain.h"
 #include "solver/replay.h"
 #include "solver/z3_context.h"
@@ -34,6 +37,9 @@ void ProgramSolver::leave_loops() {
 z3::expr ProgramSolver::extra(const std::string& name) {
   z3::expr v = ctx_.int_const(("$" + name + "#" + std::to_string(extras_.size())).c_str());
   extras_.emplace_back(name, v);
+  // Every extra stands for an int64 the interpreter computes (a copy index, an offset).
+  solver_.add(v >= ctx_.int_val(std::numeric_limits<int64_t>::min()) &&
+              v <= ctx_.int_val(std::numeric_limits<int64_t>::max()));
   return v;
 }
 
@@ -60,7 +66,7 @@ z3::model ProgramSolver::smallest_model(z3::model m) {
   for (const auto& [v, lower] : unknowns_with_lower_bounds()) {
     int64_t lo = value(m, lower), hi = value(m, v);
     while (lo < hi) {
-      const int64_t mid = lo + (hi - lo) / 2;
+      const int64_t mid = std::midpoint(lo, hi);  // a domain may span more than 2^63
       solver_.push();
       solver_.add(v <= ctx_.int_val(mid));
       std::string ignored;  // an exception ends the search like unknown
@@ -104,7 +110,11 @@ void ProgramSolver::settle(Obligation& o, const z3::expr& assumed, const z3::exp
       c.loop_indices.emplace_back(l->var, value(m, symbols_.at(intern_symbol(l->var))));
     }
     for (const auto& [name, v] : extras_) c.loop_indices.emplace_back(name, value(m, v));
-    c.violated = explain(m);
+    try {
+      c.violated = explain(m);
+    } catch (const z3::exception&) {
+      c.violated = "values beyond int64";  // the params and loop indices above still hold
+    }
     o.counterexample = std::move(c);
   } else {
     o.verdict = Verdict::unknown;

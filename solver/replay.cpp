@@ -22,6 +22,8 @@ Replay replay_counterexample(const Program& p, const Counterexample& cex, CheckK
     r.disagreement = true;
     r.detail = "the interpreter refused the counterexample's params: " + e.message;
     return r;
+  } catch (const DynamicError& e) {
+    run.error = e;  // a shape below 1 or beyond int64, found while drawing the inputs
   }
   if (run.error && run.error->kind == expected) {
     r.reproduced = true;

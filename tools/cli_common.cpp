@@ -1,35 +1,14 @@
 #include "tools/cli_common.h"
 
-#include <cerrno>
+#include <CLI/CLI.hpp>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 
 namespace ncv::cli {
 
 std::string repository_path(std::string_view relative) {
   return std::string(NCVERIFY_SOURCE_DIR) + "/" + std::string(relative);
-}
-
-std::string read_text_file(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    throw UsageError("cannot read '" + path + "': it is a directory");
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw UsageError("cannot read '" + path + "': " + std::strerror(errno));
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) {
-    throw UsageError("cannot read '" + path + "': read error");
-  }
-  return text.str();
 }
 
 namespace {
@@ -90,6 +69,37 @@ const HwConfig& hw_config_for(const std::string& gen) {
     known += (known.empty() ? "" : ", ") + std::string(n);
   }
   throw UsageError("unknown --gen '" + gen + "' (known: " + known + ")");
+}
+
+void add_seed_option(CLI::App* cmd, uint64_t& seed, const std::string& description) {
+  const CLI::Validator uint64_text(
+      [](std::string& text) -> std::string {
+        uint64_t v = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {
+          return "'" + text + "' is not an integer in [0, 18446744073709551615]";
+        }
+        return "";
+      },
+      "UINT64");
+  cmd->add_option("--seed", seed, description)->check(uint64_text)->capture_default_str();
+}
+
+void RunLimits::add_options(CLI::App* cmd) {
+  cmd->add_option("--memory-budget-mib", memory_budget_mib,
+                  "Host memory a run may use; larger runs are refused before allocating")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30))
+      ->capture_default_str();
+  cmd->add_option("--max-steps", max_steps,
+                  "Loop iterations plus instruction instances a run may take; longer runs are "
+                  "refused before they start")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 50))
+      ->capture_default_str();
+}
+
+void RunLimits::apply(RunOptions& options) const {
+  options.memory_budget_bytes = memory_budget_mib << 20;
+  options.max_steps = max_steps;
 }
 
 uint64_t fnv1a64(const std::vector<uint8_t>& bytes) {

@@ -52,9 +52,6 @@ std::string repository_path(std::string_view relative);
 using Action = std::function<int()>;
 using Registrar = void (*)(CLI::App& app, Action& action);
 
-// Reads a whole file; throws UsageError naming the file and the reason.
-std::string read_text_file(const std::string& path);
-
 // Parses repeated `--param NAME=INTEGER` values. Throws UsageError for a value that is not
 // NAME=INTEGER or a name given twice.
 ParamValues parse_param_assignments(const std::vector<std::string>& assignments);
@@ -65,6 +62,20 @@ void check_param_names(const Program& p, const ParamValues& params, std::string_
 
 // The hardware config for `--gen NAME`; throws UsageError listing the known names.
 const HwConfig& hw_config_for(const std::string& gen);
+
+// Adds `--seed` to cmd: a decimal integer in [0, 2^64 - 1], refused (exit 2) when it is negative,
+// too large or not a number (CLI11 alone would wrap -1 and saturate the rest).
+void add_seed_option(CLI::App* cmd, uint64_t& seed, const std::string& description);
+
+// The limits of one kernel run (RunOptions), each with the flag that raises it: host memory
+// (--memory-budget-mib) and steps (--max-steps). Both are checked before the run allocates or
+// executes anything, and a run over either exits 2 naming the flag.
+struct RunLimits {
+  int64_t memory_budget_mib = RunOptions{}.memory_budget_bytes >> 20;
+  int64_t max_steps = kDefaultMaxSteps;
+  void add_options(CLI::App* cmd);
+  void apply(RunOptions& options) const;
+};
 
 // FNV-1a 64-bit hash of a byte string: the output checksum that `run` prints.
 uint64_t fnv1a64(const std::vector<uint8_t>& bytes);

@@ -5,7 +5,6 @@
 // or JSON object per length). Exit 0; 1 when the run fails a dynamic check (as `run`); 2 on bad
 // usage or input.
 #include <CLI/CLI.hpp>
-#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <memory>
@@ -17,6 +16,7 @@
 #include "model/timing/profile.h"
 #include "tools/commands.h"
 #include "tools/kernel_source.h"
+#include "tools/output_file.h"
 
 namespace ncv::cli {
 
@@ -26,7 +26,27 @@ struct BenchCommandOptions {
   std::string target, gen = "trn1", trace_file, seqlens;
   std::vector<std::string> params;
   bool json = false;
+  bool force = false;
+  RunLimits limits;
+  int64_t max_trace_mib = 2048;
 };
+
+// Host bytes one instruction instance costs a bench run: its trace event and regions, its
+// schedule entry and (with --trace) its Perfetto JSON, rounded up.
+constexpr int64_t kBytesPerInstance =
+    static_cast<int64_t>(sizeof(TraceEvent) + 4 * sizeof(Region) + sizeof(TimedInstance)) + 400;
+
+// Refuses a run whose trace would outgrow --max-trace-mib before it records anything.
+void check_trace_size(const KernelSource& src, const ParamValues& params,
+                      const BenchCommandOptions& opts) {
+  const StepCount n = count_steps(src.program, params, opts.limits.max_steps);
+  const int64_t limit = opts.max_trace_mib << 20;
+  if (n.instances > limit / kBytesPerInstance) {
+    throw UsageError(src.label + " " + format_params(params) + ": the trace of " +
+                     std::to_string(n.instances) + "+ instruction instances would take more than " +
+                     std::to_string(opts.max_trace_mib) + " MiB (--max-trace-mib N raises it)");
+  }
+}
 
 struct BenchRow {
   ParamValues params;
@@ -34,12 +54,15 @@ struct BenchRow {
 };
 
 BenchRow bench_once(const KernelSource& src, const ParamValues& params, const HwConfig& hw,
-                    const CostTable& costs, const std::string& trace_file) {
+                    const CostTable& costs, const BenchCommandOptions& opts, bool with_trace) {
   RunOptions ro;
   ro.hw = &hw;
   ro.compute_values = false;
+  opts.limits.apply(ro);
   RunResult r;
   try {
+    check_params(src.program, params);
+    check_trace_size(src, params, opts);
     r = run_program(src.program, params, {}, ro);
   } catch (const InputError& e) {
     throw UsageError(src.label + ": " + e.message);
@@ -50,10 +73,10 @@ BenchRow bench_once(const KernelSource& src, const ParamValues& params, const Hw
         ": the trace-only run failed a dynamic check, so it has no latency: " + r.error->message);
   }
   const Schedule s = schedule_trace(src.program, r.trace, costs);
-  if (!trace_file.empty()) {
-    std::ofstream out(trace_file);
-    if (!out) throw UsageError("--trace: cannot write '" + trace_file + "'");
+  if (with_trace) {
+    std::ostringstream out;
     write_chrome_trace(out, src.program, r.trace, s);
+    write_output_file(opts.trace_file, out.str(), opts.force, "--trace");
   }
   return BenchRow{params, summarize(src.program, r.trace, s, costs)};
 }
@@ -101,18 +124,23 @@ int run_bench(const BenchCommandOptions& opts) {
   const CostTable* costs = find_cost_table(opts.gen);
   if (costs == nullptr) throw UsageError("--gen: no cost table for '" + opts.gen + "'");
   const KernelSource src = load_kernel_source(opts.target, opts.params);
+  if (!opts.trace_file.empty()) refuse_existing_output(opts.trace_file, opts.force, "--trace");
+  if (opts.force && opts.trace_file.empty()) throw UsageError("--force applies to --trace only");
   std::vector<BenchRow> rows;
   if (opts.seqlens.empty()) {
-    rows.push_back(bench_once(src, src.params, hw, *costs, opts.trace_file));
+    rows.push_back(bench_once(src, src.params, hw, *costs, opts, !opts.trace_file.empty()));
   } else {
     if (src.program.find_param("seqlen") == nullptr) {
       throw UsageError(src.label + " has no seqlen param for --seqlens");
+    }
+    if (src.params.count("seqlen") != 0) {
+      throw UsageError("--param seqlen and --seqlens both set seqlen; give one of them");
     }
     if (!opts.trace_file.empty()) throw UsageError("--trace takes one run; drop --seqlens");
     for (int64_t len : parse_seqlens(opts.seqlens)) {
       ParamValues params = src.params;
       params["seqlen"] = len;
-      rows.push_back(bench_once(src, params, hw, *costs, ""));
+      rows.push_back(bench_once(src, params, hw, *costs, opts, false));
     }
   }
   if (opts.json) {
@@ -158,7 +186,15 @@ void register_bench(CLI::App& app, Action& action) {
       ->capture_default_str();
   cmd->add_option("--seqlens", opts->seqlens, "Comma-separated seqlen values, one row each");
   cmd->add_option("--trace", opts->trace_file,
-                  "Write a Chrome/Perfetto trace JSON of the schedule to this file");
+                  "Write a Chrome/Perfetto trace JSON of the schedule to this file (a new file "
+                  "unless --force)");
+  cmd->add_flag("--force", opts->force, "Replace an existing --trace file");
+  opts->limits.add_options(cmd);
+  cmd->add_option("--max-trace-mib", opts->max_trace_mib,
+                  "Host memory the trace of one run may take; larger runs are refused before "
+                  "they start")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30))
+      ->capture_default_str();
   cmd->add_flag("--json", opts->json, "Print JSON (an object, or a list with --seqlens)");
   cmd->callback([opts, &action] { action = [opts] { return run_bench(*opts); }; });
 }

@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <memory>
@@ -20,6 +19,7 @@
 #include "model/interp/interpreter.h"
 #include "model/timing/calibration.h"
 #include "tools/commands.h"
+#include "tools/input_file.h"
 
 namespace ncv::cli {
 
@@ -28,69 +28,116 @@ namespace {
 struct CalibrateOptions {
   std::string data = repository_path("calibration/latencies");
   bool json = false;
+  RunLimits limits;
 };
 
 using Point = CalibrationPoint;
 
-std::vector<Point> load_points(const std::string& dir) {
+// A field of a latency file, with its JSON path for messages ("steps[2].latency_ms").
+struct Field {
+  const nlohmann::json& value;
+  std::string path;
+};
+
+[[noreturn]] void bad_field(const std::string& file, const std::string& path,
+                            const std::string& want) {
+  throw UsageError(file + ": " + path + " must be " + want);
+}
+
+const nlohmann::json* optional_field(const nlohmann::json& obj, const char* key) {
+  const auto it = obj.find(key);
+  return it == obj.end() ? nullptr : &*it;
+}
+
+// One measured step of a latency file as a calibration point (the kernel run trace-only at the
+// file's shape).
+Point load_step(const std::string& file, const nlohmann::json& doc, const nlohmann::json& step,
+                const std::string& path, const RunLimits& limits) {
+  if (!step.is_object()) bad_field(file, path, "an object");
+  Point pt;
+  pt.file = std::filesystem::path(file).filename().string();
+  const nlohmann::json* kernel = optional_field(step, "kernel");
+  if (kernel == nullptr || !kernel->is_string()) bad_field(file, path + ".kernel", "a string");
+  pt.kernel = kernel->get<std::string>();
+  const kernels::Variant* v = kernels::find_variant(pt.kernel);
+  if (v == nullptr) {
+    throw UsageError(file + ": " + path + ".kernel names unknown kernel '" + pt.kernel + "'");
+  }
+  const nlohmann::json* latency = optional_field(step, "latency_ms");
+  if (latency == nullptr || !latency->is_number() || !std::isfinite(latency->get<double>()) ||
+      latency->get<double>() <= 0) {
+    bad_field(file, path + ".latency_ms", "a positive finite number (milliseconds)");
+  }
+  pt.measured_us = latency->get<double>() * 1000.0;
+  if (const nlohmann::json* params = optional_field(doc, "params")) {
+    if (!params->is_object()) bad_field(file, "params", "an object of integer params");
+    for (const auto& [name, value] : params->items()) {
+      if (!value.is_number_integer()) bad_field(file, "params." + name, "an integer");
+      if (value.is_number_unsigned() && value.get<uint64_t>() > INT64_MAX) {
+        bad_field(file, "params." + name, "an integer that fits int64");
+      }
+      pt.params[name] = value.get<int64_t>();
+    }
+  }
+  kernels::Options o;
+  if (const nlohmann::json* shape = optional_field(doc, "shape")) {
+    if (!shape->is_object()) bad_field(file, "shape", "an object");
+    for (const auto& [name, value] : shape->items()) {
+      if (!value.is_boolean()) continue;  // the other fields describe the shape
+      for (const auto& spec : v->options) {
+        if (spec.name == name) o[name] = value.get<bool>() ? "true" : "false";
+      }
+    }
+  }
+  try {
+    pt.program = v->build(v->resolve(o));
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(file + ": shape: " + e.what());
+  }
+  RunOptions ro;
+  ro.compute_values = false;
+  limits.apply(ro);
+  RunResult r;
+  try {
+    r = run_program(pt.program, pt.params, {}, ro);
+  } catch (const InputError& e) {
+    throw UsageError(file + ": " + path + " (" + pt.kernel + "): " + e.message);
+  }
+  if (r.error) {
+    throw VerificationFailure(
+        pt.kernel + ": the trace-only run at the measured shape failed: " + r.error->message);
+  }
+  pt.trace = std::move(r.trace);
+  return pt;
+}
+
+std::vector<Point> load_points(const std::string& dir, const RunLimits& limits) {
   namespace fs = std::filesystem;
-  if (!fs::is_directory(dir)) throw UsageError("--data: '" + dir + "' is not a directory");
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw UsageError("--data: '" + dir + "' is not a directory");
   std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(dir)) {
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
     if (e.path().extension() == ".json") files.push_back(e.path());
   }
+  if (ec) throw UsageError("--data: cannot list '" + dir + "': " + ec.message());
   std::sort(files.begin(), files.end());
   if (files.empty()) throw UsageError("--data: no .json files in '" + dir + "'");
   std::vector<Point> points;
   for (const fs::path& f : files) {
-    nlohmann::json j;
-    try {
-      std::ifstream in(f);
-      j = nlohmann::json::parse(in);
-    } catch (const std::exception& e) {
-      throw UsageError(f.string() + ": not valid JSON: " + e.what());
+    const std::string file = f.string();
+    const nlohmann::json doc = parse_json_document(read_input_file(file), file);
+    if (!doc.is_object()) bad_field(file, "the document", "an object");
+    std::string generation = "trn1";
+    if (const nlohmann::json* g = optional_field(doc, "generation")) {
+      if (!g->is_string()) bad_field(file, "generation", "a string (trn1, trn2, trn3)");
+      generation = g->get<std::string>();
     }
-    if (!j.contains("steps") || !j["steps"].is_array()) {
-      throw UsageError(f.string() + ": needs a \"steps\" array");
-    }
-    if (j.value("generation", "trn1") != "trn1") continue;  // only trn1 is fitted
-    for (const auto& step : j["steps"]) {
-      Point pt;
-      pt.file = f.filename().string();
-      pt.kernel = step.value("kernel", "");
-      const kernels::Variant* v = kernels::find_variant(pt.kernel);
-      if (v == nullptr) {
-        throw UsageError(f.string() + ": step names unknown kernel '" + pt.kernel + "'");
-      }
-      const nlohmann::json params = j.value("params", nlohmann::json::object());
-      const nlohmann::json shape = j.value("shape", nlohmann::json::object());
-      for (const auto& [name, value] : params.items()) {
-        if (!value.is_number_integer()) {
-          throw UsageError(f.string() + ": params." + name + " must be an integer");
-        }
-        pt.params[name] = value.get<int64_t>();
-      }
-      kernels::Options o;
-      for (const auto& [name, value] : shape.items()) {
-        if (!value.is_boolean()) continue;
-        for (const auto& spec : v->options) {
-          if (spec.name == name) o[name] = value.get<bool>() ? "true" : "false";
-        }
-      }
-      if (!step.contains("latency_ms") || !step["latency_ms"].is_number()) {
-        throw UsageError(f.string() + ": step '" + pt.kernel + "' needs a numeric latency_ms");
-      }
-      pt.measured_us = step["latency_ms"].get<double>() * 1000.0;
-      pt.program = v->build(v->resolve(o));
-      RunOptions ro;
-      ro.compute_values = false;
-      RunResult r = run_program(pt.program, pt.params, {}, ro);
-      if (r.error) {
-        throw VerificationFailure(
-            pt.kernel + ": the trace-only run at the measured shape failed: " + r.error->message);
-      }
-      pt.trace = std::move(r.trace);
-      points.push_back(std::move(pt));
+    const nlohmann::json* steps = optional_field(doc, "steps");
+    if (steps == nullptr || !steps->is_array()) bad_field(file, "steps", "an array");
+    if (generation != "trn1") continue;  // only trn1 is fitted
+    for (size_t i = 0; i < steps->size(); ++i) {
+      points.push_back(
+          load_step(file, doc, (*steps)[i], "steps[" + std::to_string(i) + "]", limits));
     }
   }
   return points;
@@ -116,7 +163,7 @@ void print_table(const char* title, const std::vector<Point>& pts,
 }
 
 int run_calibrate(const CalibrateOptions& opts) {
-  const std::vector<Point> pts = load_points(opts.data);
+  const std::vector<Point> pts = load_points(opts.data, opts.limits);
   const CostTable& committed = cost_table_trn1();
   const std::vector<double> before = predict(pts, committed);
   const CostTable fitted = fit_constants(pts, committed);
@@ -161,6 +208,7 @@ void register_calibrate(CLI::App& app, Action& action) {
   cmd->add_option("--data", opts->data, "Directory of calibration JSON files")
       ->capture_default_str();
   cmd->add_flag("--json", opts->json, "Print JSON");
+  opts->limits.add_options(cmd);
   cmd->callback([opts, &action] { action = [opts] { return run_calibrate(*opts); }; });
 }
 

@@ -24,7 +24,7 @@ struct CheckCommandOptions {
   int cases = 3;
   uint64_t seed = 1;
   bool json = false;
-  int64_t memory_budget_mib = RunOptions{}.memory_budget_bytes >> 20;
+  RunLimits limits;
 };
 
 int run_check(const CheckCommandOptions& opts) {
@@ -38,7 +38,7 @@ int run_check(const CheckCommandOptions& opts) {
   co.cases = opts.cases;
   co.seed = opts.seed;
   co.run.hw = &hw_config_for(opts.gen);
-  co.run.memory_budget_bytes = opts.memory_budget_mib << 20;
+  opts.limits.apply(co.run);
   co.run.record_trace = false;
   std::optional<props::ValueRecipe> recipe;
   if (!opts.values.empty()) {
@@ -94,16 +94,13 @@ void register_check(CLI::App& app, Action& action) {
   cmd->add_option("--cases", opts->cases, "Number of seeded input sets")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
-  cmd->add_option("--seed", opts->seed, "Seed of the first input set")->capture_default_str();
+  add_seed_option(cmd, opts->seed, "Seed of the first input set");
   cmd->add_option("--values", opts->values,
                   "Replay one property-suite input set instead, e.g. normal:s=-3:seed=17 "
                   "(the `replay:` line of a failing property)");
   cmd->add_option("--gen", opts->gen, "Hardware generation: trn1, trn2 or trn3")
       ->capture_default_str();
-  cmd->add_option("--memory-budget-mib", opts->memory_budget_mib,
-                  "Host memory a run may use; larger runs are refused before allocating")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30))
-      ->capture_default_str();
+  opts->limits.add_options(cmd);
   cmd->add_flag("--json", opts->json, "Print one JSON object instead of text");
   cmd->callback([opts, &action] { action = [opts] { return run_check(*opts); }; });
 }

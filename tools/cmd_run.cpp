@@ -22,7 +22,7 @@ struct RunCommandOptions {
   std::string gen = "trn1";
   bool json = false;
   bool reference = false;
-  int64_t memory_budget_mib = RunOptions{}.memory_budget_bytes >> 20;
+  RunLimits limits;
 };
 
 nlohmann::json error_json(const DynamicError& e) {
@@ -85,10 +85,9 @@ int run_run(const RunCommandOptions& opts) {
   RunResult result;
   try {
     check_params(program, params);
-    const int64_t budget = opts.memory_budget_mib << 20;
-    const auto inputs = random_inputs(program, params, opts.seed, budget);
     RunOptions run_options;
-    run_options.memory_budget_bytes = budget;
+    opts.limits.apply(run_options);
+    const auto inputs = random_inputs(program, params, opts.seed, run_options.memory_budget_bytes);
     run_options.hw = &hw;
     run_options.mode = opts.reference ? ExecMode::reference : ExecMode::fast;
     run_options.record_trace = false;
@@ -128,13 +127,10 @@ void register_run(CLI::App& app, Action& action) {
                   "NAME=INTEGER param, or NAME=VALUE option of a registered kernel; repeat")
       ->expected(1)
       ->take_all();
-  cmd->add_option("--seed", opts->seed, "Seed of the random inputs")->capture_default_str();
+  add_seed_option(cmd, opts->seed, "Seed of the random inputs");
   cmd->add_option("--gen", opts->gen, "Hardware generation: trn1, trn2 or trn3")
       ->capture_default_str();
-  cmd->add_option("--memory-budget-mib", opts->memory_budget_mib,
-                  "Host memory the run may use; larger runs are refused before allocating")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30))
-      ->capture_default_str();
+  opts->limits.add_options(cmd);
   cmd->add_flag("--json", opts->json, "Print one JSON object instead of text");
   cmd->add_flag("--reference", opts->reference,
                 "Use the slow per-element reference semantics instead of the fast paths");

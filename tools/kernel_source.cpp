@@ -8,6 +8,7 @@
 #include "model/nkir/parse.h"
 #include "properties/bug_catalogue.h"
 #include "tools/cli_common.h"
+#include "tools/input_file.h"
 
 namespace ncv::cli {
 
@@ -83,7 +84,7 @@ KernelSource load_kernel_source(const std::string& target,
     }
   }
   if (src.from_file) {
-    src.program = parse_program(read_text_file(target), target);
+    src.program = parse_program(read_input_file(target), target);
   } else {
     src.program = bug ? bug->edit(named->build(src.options)) : named->build(src.options);
   }

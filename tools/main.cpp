@@ -2,6 +2,7 @@
 // subcommand throws is caught here and mapped to 1 (a kernel failed a check) or 2 (bad usage or
 // input), so no exception ever escapes and CI can trust the code.
 #include <CLI/CLI.hpp>
+#include <csignal>
 #include <exception>
 #include <iostream>
 
@@ -10,6 +11,8 @@
 #include "model/ir/builder.h"
 #include "model/nkir/parse.h"
 #include "tools/commands.h"
+#include "tools/input_file.h"
+#include "tools/output_file.h"
 
 namespace {
 
@@ -21,12 +24,38 @@ constexpr Registrar kCommands[] = {
     register_bugs,  register_prove,  register_frontier,
 };
 
+// Runs the selected subcommand; every exception becomes its exit code and a message on stderr.
+int run_action(const Action& action) {
+  try {
+    return action();
+  } catch (const VerificationFailure& e) {
+    std::cerr << "ncverify: " << e.message << "\n";
+    return kExitVerificationFailure;
+  } catch (const UsageError& e) {
+    std::cerr << "ncverify: " << e.message << "\n";
+  } catch (const ncv::ParseError& e) {
+    std::cerr << "ncverify: " << e.message << "\n";
+  } catch (const ncv::InputError& e) {
+    std::cerr << "ncverify: bad input: " << e.message << "\n";
+  } catch (const ncv::BuildError& e) {
+    std::cerr << "ncverify: invalid program: " << e.message << "\n";
+  } catch (const ncv::DynamicError& e) {
+    std::cerr << "ncverify: dynamic check failed: " << e.message << "\n";
+    return kExitVerificationFailure;
+  } catch (const std::exception& e) {
+    std::cerr << "ncverify: error: " << e.what() << "\n";
+  }
+  return kExitUsage;
+}
+
 int run_cli(int argc, char** argv) {
   CLI::App app{
       "ncverify: a NeuronCore model and verifier for attention kernels.\n"
       "Exit codes: 0 pass, 1 verification failure, 2 usage or input error.",
       "ncverify"};
   app.require_subcommand(1);
+  app.fallthrough();  // --max-input-mib may follow the subcommand too
+  add_input_limit_option(app);
   Action action;
   for (Registrar add : kCommands) add(app, action);
 
@@ -52,31 +81,22 @@ int run_cli(int argc, char** argv) {
     std::cerr << "ncverify: no subcommand selected (see ncverify --help)\n";
     return kExitUsage;
   }
+  int code = run_action(action);
+  // Whatever the verdict, output that did not reach standard output is an error of its own.
   try {
-    return action();
-  } catch (const VerificationFailure& e) {
-    std::cerr << "ncverify: " << e.message << "\n";
-    return kExitVerificationFailure;
+    finish_standard_output();
   } catch (const UsageError& e) {
     std::cerr << "ncverify: " << e.message << "\n";
-  } catch (const ncv::ParseError& e) {
-    std::cerr << "ncverify: " << e.message << "\n";
-  } catch (const ncv::InputError& e) {
-    std::cerr << "ncverify: bad input: " << e.message << "\n";
-  } catch (const ncv::BuildError& e) {
-    std::cerr << "ncverify: invalid program: " << e.message << "\n";
-  } catch (const ncv::DynamicError& e) {
-    std::cerr << "ncverify: dynamic check failed: " << e.message << "\n";
-    return kExitVerificationFailure;
-  } catch (const std::exception& e) {
-    std::cerr << "ncverify: error: " << e.what() << "\n";
+    return kExitUsage;
   }
-  return kExitUsage;
+  return code;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A closed pipe on standard output is an error to report (exit 2), not a silent SIGPIPE death.
+  std::signal(SIGPIPE, SIG_IGN);
   try {
     return run_cli(argc, argv);
   } catch (const std::exception& e) {

@@ -3,6 +3,7 @@
 // element was written, and turn the first failed check into a DynamicError.
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "model/interp/interp.h"
 #include "model/ir/printer.h"
@@ -12,11 +13,12 @@ inline namespace interp {
 
 namespace {
 
-// a * b for a size of the named tensor (the message is built only on overflow).
+// a * b for a size of the named tensor (the message is built only on overflow). EvalError, like
+// any other arithmetic beyond int64: the run reports it as a well_formed failure.
 int64_t mul_checked(int64_t a, int64_t b, const std::string& tensor) {
   int64_t r;
   if (__builtin_mul_overflow(a, b, &r)) {
-    throw InputError("tensor '" + tensor + "' overflows 64-bit sizes");
+    throw EvalError("the size of tensor '" + tensor + "' in bytes or elements exceeds int64");
   }
   return r;
 }
@@ -42,7 +44,9 @@ std::vector<int64_t> hbm_sizes(const Program& p, const std::vector<std::vector<i
 int64_t total_bytes(const std::vector<int64_t>& sizes) {
   int64_t total = 0;
   for (int64_t n : sizes) {
-    if (__builtin_add_overflow(total, n, &total)) throw InputError("HBM size overflows");
+    if (__builtin_add_overflow(total, n, &total)) {
+      throw EvalError("the HBM tensors' total size in bytes exceeds int64");
+    }
   }
   return total;
 }
@@ -50,7 +54,12 @@ int64_t total_bytes(const std::vector<int64_t>& sizes) {
 }  // namespace
 
 int64_t hbm_bytes(const Program& p, const ParamValues& params) {
-  return total_bytes(hbm_sizes(p, concrete_shapes(p, params)));
+  const auto shapes = concrete_shapes(p, params);
+  try {
+    return total_bytes(hbm_sizes(p, shapes));
+  } catch (const EvalError& e) {
+    throw well_formed_error(p, params, e.message);
+  }
 }
 
 RunResult run_program(const Program& p, const ParamValues& params,
@@ -69,8 +78,15 @@ Interpreter::Interpreter(const Program& p, const ParamValues& params,
       trace_(opts.record_trace) {}
 
 RunResult Interpreter::run() {
-  prepare();
+  check_params(p_, params_);  // the user's params: InputError, nothing has run
   try {
+    prepare();
+    if (count_steps(p_, params_, opts_.max_steps).steps > opts_.max_steps) {
+      throw InputError("kernel '" + p_.name + "' would take more than " +
+                       std::to_string(opts_.max_steps) +
+                       " steps (loop iterations and instruction instances) with these params: "
+                       "over the step budget (--max-steps N raises it)");
+    }
     setup_memory();
     load_inputs();
     walk();
@@ -79,34 +95,26 @@ RunResult Interpreter::run() {
   } catch (const CheckFailure& f) {
     result_.error = to_error(f.kind, f.detail);
   } catch (const EvalError& ev) {
-    // An index expression overflowed int64 for these params.
-    DynamicError e;
-    e.kind = CheckKind::out_of_bounds;
-    e.kernel = p_.name;
-    e.detail = "index arithmetic overflow: " + ev.message;
-    if (current_) e.instruction = current_->id;
-    e.build_message();
-    result_.error = std::move(e);
+    // Shape, size, loop-bound, placement or index arithmetic beyond int64 at these params.
+    result_.error = to_error(CheckKind::well_formed, "arithmetic beyond int64: " + ev.message);
+  } catch (const DynamicError& e) {
+    result_.error = e;  // a shape below 1 (concrete_shapes)
   }
   if (opts_.compute_values && !result_.error) collect_outputs();
   result_.trace = trace_.take();
   return std::move(result_);
 }
 
-// Params, the grid, concrete shapes and strides, the allocation and the buffers of each scope.
-// Throws InputError (bad params, absurd sizes): nothing has run yet.
+// The grid, concrete shapes and strides, the allocation and the buffers of each scope, for params
+// already checked against the domain. A shape or grid the kernel's arithmetic gets wrong is a
+// well_formed failure (DynamicError, EvalError, CheckFailure).
 void Interpreter::prepare() {
-  check_params(p_, params_);
   if (p_.tensors.size() >= 65535) throw InputError("more than 65534 tensors in one kernel");
   param_env_ = param_env(params_);
-  try {
-    m_.grid = eval(p_.grid, param_env_);
-  } catch (const EvalError& e) {
-    throw InputError("grid of kernel '" + p_.name + "' cannot be evaluated: " + e.message);
-  }
+  m_.grid = eval(p_.grid, param_env_);
   if (m_.grid < 1 || m_.grid > 64) {
-    throw InputError("grid of kernel '" + p_.name + "' is " + std::to_string(m_.grid) +
-                     "; the model runs 1 to 64 program instances");
+    fail(CheckKind::well_formed, "grid " + p_.grid.str() + " = " + std::to_string(m_.grid) +
+                                     "; the model runs 1 to 64 program instances");
   }
   m_.shapes = concrete_shapes(p_, params_);
   for (const Tensor& t : p_.tensors) {
@@ -236,7 +244,10 @@ void Interpreter::setup_memory() {
   int64_t hbm = total_bytes(hbm_sizes_by_id);
   // Values of SBUF and PSUM per core and of HBM (the shadow maps are small).
   int64_t onchip = (m_.sbuf_stride + m_.psum_stride) * hw_.partitions * m_.grid;
-  int64_t need = opts_.compute_values ? hbm + onchip : 0;
+  int64_t need = 0;
+  if (opts_.compute_values && __builtin_add_overflow(hbm, onchip, &need)) {
+    need = std::numeric_limits<int64_t>::max();
+  }
   if (need > opts_.memory_budget_bytes) {
     throw InputError("this run needs about " + std::to_string(need >> 20) +
                      " MiB of host memory, over the budget of " +

@@ -26,6 +26,10 @@ struct InputError : std::exception {
   const char* what() const noexcept override { return message.c_str(); }
 };
 
+// The default step budget: far beyond any attention kernel here (sd_attention at seqlen 65536
+// takes a few million steps), far below a runaway loop.
+inline constexpr int64_t kDefaultMaxSteps = 200'000'000;
+
 struct RunOptions {
   const HwConfig* hw = nullptr;  // default trn1
   // false: trace-only — walks the program, checks bounds/rules/capacity, records the trace, but
@@ -35,9 +39,10 @@ struct RunOptions {
   bool record_trace = true;
   // Host memory the run may use for HBM tensors and on-chip state, checked before allocating.
   int64_t memory_budget_bytes = int64_t{8} << 30;
-  // Loop iterations plus instruction instances the run may take (all cores); beyond it the run
-  // is refused with InputError rather than spinning for hours on an absurd shape.
-  int64_t max_steps = 500'000'000;
+  // Loop iterations plus instruction instances the run may take (all cores): a run whose count
+  // (count_steps) is over it is refused with InputError before anything runs, rather than
+  // spinning for hours on an absurd shape. The command line's --max-steps.
+  int64_t max_steps = kDefaultMaxSteps;
 };
 
 struct RunResult {
@@ -60,13 +65,30 @@ std::map<std::string, HostTensor> random_inputs(
     const Program& p, const ParamValues& params, uint64_t seed,
     int64_t memory_budget_bytes = RunOptions{}.memory_budget_bytes);
 
-// Bytes of all HBM tensors under the given params (overflow-checked; throws InputError).
+// The well_formed failure of a program at params inside its domain (a dimension < 1, a size
+// beyond int64): thrown, before anything runs, by the functions below and reported by
+// run_program in RunResult::error.
+DynamicError well_formed_error(const Program& p, const ParamValues& params, std::string detail);
+
+// Bytes of all HBM tensors under the given params (overflow-checked; throws DynamicError
+// well_formed).
 int64_t hbm_bytes(const Program& p, const ParamValues& params);
 
-// Concrete shape of a tensor under the given params.
+// Concrete shape of a tensor under the given params (every dimension >= 1, else DynamicError
+// well_formed).
 std::vector<int64_t> concrete_shape(const Program& p, TensorId t, const ParamValues& params);
 // Concrete shapes of every tensor, indexed by TensorId.
 std::vector<std::vector<int64_t>> concrete_shapes(const Program& p, const ParamValues& params);
+
+// The steps (loop iterations plus instruction instances, all cores) a run of p at these params
+// takes, and the instruction instances among them (the trace's events), counted from the loop
+// bounds without running anything; each at most limit + 1 (counting stops once the steps are
+// past the limit). run_program refuses a run whose steps are over RunOptions::max_steps before
+// it allocates or executes anything.
+struct StepCount {
+  int64_t steps = 0, instances = 0;
+};
+StepCount count_steps(const Program& p, const ParamValues& params, int64_t limit);
 
 RunResult run_program(const Program& p, const ParamValues& params,
                       const std::map<std::string, HostTensor>& inputs,

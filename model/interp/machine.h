@@ -50,11 +50,18 @@ struct Machine {
                              : cores[static_cast<size_t>(core)].psum;
   }
   // Byte offset of the copy of buffer t in use on `core`: copy (scope iteration mod bufs) at
-  // byte_offset + copy * copy_stride.
+  // byte_offset + copy * copy_stride. An explicit placement is user arithmetic: beyond int64 it
+  // throws EvalError (a well_formed failure), never wraps.
   int64_t copy_offset(int core, const BufferPlacement& bp, const Tensor& t) const {
     const CoreState& cs = cores[static_cast<size_t>(core)];
     int64_t copy = t.bufs > 1 ? cs.scope_iteration.at(t.scope) % t.bufs : 0;
-    return eval(bp.byte_offset, cs.env) + copy * eval(bp.copy_stride, cs.env);
+    int64_t step = 0, off = 0;
+    if (__builtin_mul_overflow(copy, eval(bp.copy_stride, cs.env), &step) ||
+        __builtin_add_overflow(eval(bp.byte_offset, cs.env), step, &off)) {
+      throw EvalError("the byte offset of copy " + std::to_string(copy) + " of buffer '" + t.name +
+                      "' exceeds int64");
+    }
+    return off;
   }
 };
 

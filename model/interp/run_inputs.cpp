@@ -50,6 +50,16 @@ void check_params(const Program& p, const ParamValues& params) {
   }
 }
 
+DynamicError well_formed_error(const Program& p, const ParamValues& params, std::string detail) {
+  DynamicError e;
+  e.kind = CheckKind::well_formed;
+  e.kernel = p.name;
+  for (const auto& kv : params) e.params.emplace_back(kv.first, kv.second);
+  e.detail = std::move(detail);
+  e.build_message();
+  return e;
+}
+
 namespace {
 
 Env env_of(const ParamValues& params) {
@@ -58,7 +68,10 @@ Env env_of(const ParamValues& params) {
   return env;
 }
 
-std::vector<int64_t> shape_in(const Program& p, TensorId t, const Env& env) {
+// A dimension below 1 or beyond int64 at params inside the domain is the kernel's defect (its
+// shape arithmetic fails at a point it declares), not the user's: a well_formed check failure.
+std::vector<int64_t> shape_in(const Program& p, TensorId t, const Env& env,
+                              const ParamValues& params) {
   std::vector<int64_t> shape;
   shape.reserve(p.tensor(t).shape.size());
   for (const Expr& e : p.tensor(t).shape) {
@@ -66,11 +79,13 @@ std::vector<int64_t> shape_in(const Program& p, TensorId t, const Env& env) {
     try {
       v = eval(e, env);
     } catch (const EvalError& err) {
-      throw InputError("shape of tensor '" + p.tensor(t).name + "': " + err.message);
+      throw well_formed_error(
+          p, params, "shape of tensor '" + p.tensor(t).name + "': " + e.str() + ": " + err.message);
     }
     if (v < 1) {
-      throw InputError("tensor '" + p.tensor(t).name + "' gets a non-positive dimension " +
-                       e.str() + " = " + std::to_string(v));
+      throw well_formed_error(p, params,
+                              "tensor '" + p.tensor(t).name + "' gets a non-positive dimension " +
+                                  e.str() + " = " + std::to_string(v));
     }
     shape.push_back(v);
   }
@@ -80,7 +95,7 @@ std::vector<int64_t> shape_in(const Program& p, TensorId t, const Env& env) {
 }  // namespace
 
 std::vector<int64_t> concrete_shape(const Program& p, TensorId t, const ParamValues& params) {
-  return shape_in(p, t, env_of(params));
+  return shape_in(p, t, env_of(params), params);
 }
 
 std::vector<std::vector<int64_t>> concrete_shapes(const Program& p, const ParamValues& params) {
@@ -89,7 +104,7 @@ std::vector<std::vector<int64_t>> concrete_shapes(const Program& p, const ParamV
   const Env env = env_of(params);
   std::vector<std::vector<int64_t>> shapes;
   shapes.reserve(p.tensors.size());
-  for (const Tensor& t : p.tensors) shapes.push_back(shape_in(p, t.id, env));
+  for (const Tensor& t : p.tensors) shapes.push_back(shape_in(p, t.id, env, params));
   return shapes;
 }
 

@@ -10,7 +10,8 @@ inline namespace interp {
 void Interpreter::count_step() {
   if (++steps_ > opts_.max_steps) {
     throw InputError("kernel '" + p_.name + "' takes more than " + std::to_string(opts_.max_steps) +
-                     " loop iterations and instruction instances with these params (step budget)");
+                     " loop iterations and instruction instances with these params: over the "
+                     "step budget (--max-steps N raises it)");
   }
 }
 
@@ -29,7 +30,16 @@ const InstrStmt* Interpreter::advance(int core) {
       }
       if (auto* l = std::get_if<Loop>(&s.node)) {
         int64_t start = eval(l->start, cs.env), stop = eval(l->stop, cs.env);
-        if (start >= stop) continue;
+        // Python would run range(start, stop) with stop < start zero times; a negative trip
+        // count means the kernel's tile arithmetic went wrong at these params, so it is a
+        // failure rather than a silently skipped loop (prove has the same obligation).
+        if (stop < start) {
+          fail(CheckKind::well_formed, "loop '" + l->var + "' has a negative trip count: range(" +
+                                           std::to_string(start) + ", " + std::to_string(stop) +
+                                           ") from range(" + l->start.str() + ", " + l->stop.str() +
+                                           ")");
+        }
+        if (start == stop) continue;
         count_step();
         SymbolId v = intern_symbol(l->var);
         cs.env.set(v, start);
@@ -87,8 +97,8 @@ void Interpreter::enter_scope(int core, ScopeId scope) {
     if (part < 0 || part > hw_.partitions - rows || off < 0 || bytes > cap || off > cap - bytes) {
       fail(CheckKind::capacity,
            std::string(memory_name(t.memory)) + " buffer '" + t.name + "' placed at partition " +
-               std::to_string(part) + ", bytes [" + std::to_string(off) + ", " +
-               std::to_string(off + bytes) + ") of each partition, outside " + hw_.name + "'s " +
+               std::to_string(part) + ", " + std::to_string(bytes) + " bytes from byte " +
+               std::to_string(off) + " of each partition, outside " + hw_.name + "'s " +
                std::to_string(hw_.partitions) + " x " + std::to_string(cap) + " bytes");
     }
     m_.set_live(core, id, true);

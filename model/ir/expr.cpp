@@ -184,24 +184,36 @@ size_t Expr::hash() const {
 // Canonical forms, kept small on purpose: constants fold, identities (x+0, x*1, x*0, x//1, x%1)
 // vanish, constants move to the right of + and *, and nested constants combine
 // ((x + 3) + 4 -> x + 7, (x * 2) * 4 -> x * 8). The printer prints exactly this structure, so
-// parsing printed text goes through the same constructors and yields the same node.
+// parsing printed text goes through the same constructors and yields the same node. Constants
+// whose sum or product leaves int64 stay unfolded: building an expression never fails, and the
+// overflow is reported where the value is needed (eval's EvalError, the well-formedness proof).
 Expr operator+(const Expr& a, const Expr& b) {
-  if (a.is_const() && b.is_const()) return Expr(checked_add(a.const_value(), b.const_value()));
+  int64_t folded = 0;
+  if (a.is_const() && b.is_const()) {
+    if (!__builtin_add_overflow(a.const_value(), b.const_value(), &folded)) return Expr(folded);
+    return ExprFactory::make(ExprKind::Add, 0, 0, &a, &b);
+  }
   if (a.is_const()) return b + a;
   if (b.is_const() && b.const_value() == 0) return a;
-  if (b.is_const() && a.kind() == ExprKind::Add && a.rhs().is_const()) {
-    return a.lhs() + Expr(checked_add(a.rhs().const_value(), b.const_value()));
+  if (b.is_const() && a.kind() == ExprKind::Add && a.rhs().is_const() &&
+      !__builtin_add_overflow(a.rhs().const_value(), b.const_value(), &folded)) {
+    return a.lhs() + Expr(folded);
   }
   return ExprFactory::make(ExprKind::Add, 0, 0, &a, &b);
 }
 
 Expr operator*(const Expr& a, const Expr& b) {
-  if (a.is_const() && b.is_const()) return Expr(checked_mul(a.const_value(), b.const_value()));
+  int64_t folded = 0;
+  if (a.is_const() && b.is_const()) {
+    if (!__builtin_mul_overflow(a.const_value(), b.const_value(), &folded)) return Expr(folded);
+    return ExprFactory::make(ExprKind::Mul, 0, 0, &a, &b);
+  }
   if (a.is_const()) return b * a;
   if (b.is_const() && b.const_value() == 0) return Expr(0);
   if (b.is_const() && b.const_value() == 1) return a;
-  if (b.is_const() && a.kind() == ExprKind::Mul && a.rhs().is_const()) {
-    return a.lhs() * Expr(checked_mul(a.rhs().const_value(), b.const_value()));
+  if (b.is_const() && a.kind() == ExprKind::Mul && a.rhs().is_const() &&
+      !__builtin_mul_overflow(a.rhs().const_value(), b.const_value(), &folded)) {
+    return a.lhs() * Expr(folded);
   }
   return ExprFactory::make(ExprKind::Mul, 0, 0, &a, &b);
 }

@@ -77,6 +77,14 @@ class Validator {
       if (!names.insert(prm.name).second) fail("param '" + prm.name + "' declared twice");
       if (prm.lo > prm.hi) fail("param '" + prm.name + "' has an empty range");
       if (prm.multiple_of < 1) fail("param '" + prm.name + "' needs multiple_of >= 1");
+      // The distance from lo up to the first multiple, against the span hi - lo (unsigned: a
+      // range may cover all of int64).
+      const int64_t rem = ((prm.lo % prm.multiple_of) + prm.multiple_of) % prm.multiple_of;
+      const auto gap = static_cast<uint64_t>(rem == 0 ? 0 : prm.multiple_of - rem);
+      if (prm.lo <= prm.hi && gap > static_cast<uint64_t>(prm.hi) - static_cast<uint64_t>(prm.lo)) {
+        fail("param '" + prm.name + "' has no multiple of " + std::to_string(prm.multiple_of) +
+             " in [" + std::to_string(prm.lo) + ", " + std::to_string(prm.hi) + "]");
+      }
       param_syms_.insert(intern_symbol(prm.name));
     }
     for (const Relation& r : p_.relations) {

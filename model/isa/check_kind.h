@@ -22,6 +22,8 @@ enum class CheckKind : uint8_t {
   output_not_written,  // kernel output elements never written
   value_range,         // an integer input outside its declared value range
   carried_dependency,  // an affine-loop iteration reads what another iteration of it wrote
+  well_formed,  // a shape, size, loop range, grid or placement that cannot be evaluated at these
+                // params: a dimension < 1, arithmetic beyond int64, a negative trip count
 };
 
 std::string_view check_kind_name(CheckKind k);

@@ -135,12 +135,21 @@ struct FieldLister {
 
 template <typename F>
 Expr build_checked(const Token& at, const std::string& file, F&& f) {
+  Expr e;
   try {
-    return f();
-  } catch (const EvalError& e) {
+    e = f();
+  } catch (const EvalError& err) {
     throw ParseError(file, at.line, at.column,
-                     "expected an expression whose constants fit in int64, got " + e.message);
+                     "expected an expression whose constants fit in int64, got " + err.message);
   }
+  // Two constants stay unfolded only when their sum or product leaves int64 (Expr's operators).
+  if ((e.kind() == ExprKind::Add || e.kind() == ExprKind::Mul) && e.lhs().is_const() &&
+      e.rhs().is_const()) {
+    throw ParseError(file, at.line, at.column,
+                     "expected an expression whose constants fit in int64, got `" + e.str() +
+                         "`, which overflows");
+  }
+  return e;
 }
 
 void Parser::check_depth(const PExpr& e, const Token& at) const {

@@ -57,8 +57,8 @@ TEST(CliBench, TextAndJsonCarryLatencyAndEveryProfileField) {
 }
 
 TEST(CliBench, SeqlensGiveOneRowEachAndLatencyGrows) {
-  const CliResult r = run_cli({"bench", "sd_attention_step5", "-p", "d_head=64", "-p", "seqlen=512",
-                               "--seqlens", "256,512,1024", "--json"});
+  const CliResult r = run_cli(
+      {"bench", "sd_attention_step5", "-p", "d_head=64", "--seqlens", "256,512,1024", "--json"});
   ASSERT_EQ(r.exit_code, 0) << describe(r);
   const nlohmann::json list = nlohmann::json::parse(r.out);
   ASSERT_TRUE(list.is_array());
@@ -66,8 +66,8 @@ TEST(CliBench, SeqlensGiveOneRowEachAndLatencyGrows) {
   EXPECT_EQ(list[0].at("params").at("seqlen"), 256);
   EXPECT_LT(list[0].at("latency_us").get<double>(), list[1].at("latency_us").get<double>());
   EXPECT_LT(list[1].at("latency_us").get<double>(), list[2].at("latency_us").get<double>());
-  const CliResult text = run_cli({"bench", "sd_attention_step5", "-p", "d_head=64", "-p",
-                                  "seqlen=512", "--seqlens", "256,512"});
+  const CliResult text =
+      run_cli({"bench", "sd_attention_step5", "-p", "d_head=64", "--seqlens", "256,512"});
   ASSERT_EQ(text.exit_code, 0) << describe(text);
   EXPECT_NE(text.out.find("latency_us"), std::string::npos) << text.out;
 }

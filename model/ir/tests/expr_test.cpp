@@ -71,7 +71,11 @@ TEST(Expr, UnboundVariablesAndOverflowAreTypedErrors) {
   env.set("big", int64_t{1} << 62);
   EXPECT_THROW(eval(Expr::var("big") * 4, env), EvalError);
   EXPECT_THROW(eval(Expr::var("big") + Expr::var("big"), env), EvalError);
-  EXPECT_THROW(Expr(int64_t{1} << 62) * Expr(8), EvalError);
+  // Constants whose product leaves int64 stay unfolded; evaluating them is the error.
+  const Expr unfolded = Expr(int64_t{1} << 62) * Expr(8);
+  EXPECT_EQ(unfolded.kind(), ExprKind::Mul);
+  EXPECT_THROW(eval(unfolded, env), EvalError);
+  EXPECT_THROW(eval(Expr(INT64_MAX) + Expr(1), env), EvalError);
   EXPECT_THROW(Expr::floordiv(Expr::var("x"), 0), EvalError);
   // The extremes fold without overflow.
   EXPECT_EQ(Expr::mod(Expr(INT64_MIN), 5), Expr(2));

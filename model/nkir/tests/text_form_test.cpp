@@ -400,6 +400,22 @@ Expr random_expr(std::mt19937_64& rng, int depth) {
   }
 }
 
+// Two constants left unfolded because their sum or product overflows (Expr's operators): the
+// parser refuses such text, so those expressions do not round-trip.
+bool has_overflowing_constants(const Expr& e) {
+  switch (e.kind()) {
+    case ExprKind::Const:
+    case ExprKind::Var:
+      return false;
+    case ExprKind::FloorDiv:
+    case ExprKind::Mod:
+      return has_overflowing_constants(e.lhs());
+    default:
+      return (e.lhs().is_const() && e.rhs().is_const()) || has_overflowing_constants(e.lhs()) ||
+             has_overflowing_constants(e.rhs());
+  }
+}
+
 TEST(TextFormTest, ExprRoundTripsToTheIdenticalNode) {
   std::mt19937_64 rng(7);
   int checked = 0;
@@ -411,6 +427,7 @@ TEST(TextFormTest, ExprRoundTripsToTheIdenticalNode) {
     } catch (const EvalError&) {
       continue;  // a constant overflowed while building; not a printable expression
     }
+    if (has_overflowing_constants(e)) continue;
     std::string s = e.str();
     Expr back = parse_expr(s);
     ASSERT_TRUE(back.same(e)) << s << " parsed as " << back.str();
