@@ -102,7 +102,19 @@ void register_check(CLI::App& app, Action& action) {
       ->capture_default_str();
   opts->limits.add_options(cmd);
   cmd->add_flag("--json", opts->json, "Print one JSON object instead of text");
-  cmd->callback([opts, &action] { action = [opts] { return run_check(*opts); }; });
+  cmd->callback([cmd, opts, &action] {
+    // A --values input set is one case with its own seed: --cases and --seed would be ignored.
+    if (!opts->values.empty()) {
+      for (const char* ignored : {"--cases", "--seed"}) {
+        if (cmd->count(ignored) != 0) {
+          throw CLI::ValidationError(ignored,
+                                     "does not apply with --values (one input set, "
+                                     "seeded by its recipe)");
+        }
+      }
+    }
+    action = [opts] { return run_check(*opts); };
+  });
 }
 
 }  // namespace ncv::cli
