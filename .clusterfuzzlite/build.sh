@@ -9,7 +9,7 @@ cmake -S "$src" -B "$WORK/build" -G Ninja \
   -DCMAKE_CXX_COMPILER="$CXX" \
   -DCMAKE_CXX_FLAGS="$CXXFLAGS" \
   -DNCVERIFY_FUZZ=ON -DNCVERIFY_FUZZ_ONLY=ON -DNCVERIFY_FUZZ_EXTERNAL_FLAGS=ON \
-  -DNCVERIFY_FUZZ_ENGINE="$LIB_FUZZING_ENGINE" -DNCVERIFY_BENCH=OFF
+  -DNCVERIFY_FUZZ_ENGINE="$LIB_FUZZING_ENGINE" -DNCVERIFY_BENCH=OFF -DNCVERIFY_FUZZ_CLI=OFF
 cmake --build "$WORK/build" -j "$(nproc)" --target "${targets[@]}"
 for t in "${targets[@]}"; do
   cp "$WORK/build/fuzz/$t" "$OUT/"

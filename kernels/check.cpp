@@ -76,6 +76,7 @@ CheckResult check_kernel_with(const Variant& v, const Program& program, const Op
                                : std::fmax(res.worst_normalized, c.comparison.max_normalized);
     res.pass = res.pass && c.pass;
     res.cases.push_back(std::move(c));
+    if (opts.on_case) opts.on_case(n + 1);
   }
   return res;
 }

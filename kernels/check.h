@@ -22,6 +22,8 @@ struct CheckOptions {
   // Problems with at most this many multiply-adds use the exact oracle; larger ones the fast
   // oracle, whose own bound is added to the kernel's.
   double exact_oracle_max_macs = 4e6;
+  // Called after each case with the number done (the command line's progress line).
+  std::function<void(int done)> on_case;
 };
 
 struct CaseResult {

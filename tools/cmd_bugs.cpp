@@ -12,6 +12,7 @@
 #include "properties/bug_catalogue.h"
 #include "properties/suite_runner.h"
 #include "tools/commands.h"
+#include "tools/progress.h"
 
 namespace ncv::cli {
 
@@ -33,6 +34,9 @@ int run_bugs(const BugsCommandOptions& opts) {
     std::printf("%-34s %-24s %-28s %s\n", "bug", "base kernel", "property suite",
                 "baseline allclose(atol=1e-2)");
   }
+  Progress progress(
+      "bugs", "catalogue entries",
+      static_cast<int64_t>(opts.only.empty() ? props::bug_catalogue().size() : opts.only.size()));
   for (const props::BugEntry& bug : props::bug_catalogue()) {
     if (!opts.only.empty() &&
         std::find(opts.only.begin(), opts.only.end(), bug.name) == opts.only.end()) {
@@ -42,6 +46,7 @@ int run_bugs(const BugsCommandOptions& opts) {
     const props::SuiteVerdict suite = props::run_property_suite(k, params);
     const props::BaselineVerdict base = props::allclose_baseline(k);
     ++n;
+    progress.update(n, bug.name);
     by_props += suite.caught;
     by_baseline += base.caught;
     const std::string suite_cell = suite.caught    ? "caught (" + suite.property + ")"

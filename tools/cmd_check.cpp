@@ -13,6 +13,7 @@
 #include "properties/values.h"
 #include "tools/commands.h"
 #include "tools/kernel_source.h"
+#include "tools/progress.h"
 
 namespace ncv::cli {
 
@@ -58,6 +59,8 @@ int run_check(const CheckCommandOptions& opts) {
           },
           co);
     } else {
+      Progress progress("check", "cases", co.cases);
+      co.on_case = [&progress](int done) { progress.update(done); };
       r = kernels::check_kernel(*src.variant, src.program, src.options, src.params, co);
     }
   } catch (const InputError& e) {

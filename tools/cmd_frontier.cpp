@@ -28,6 +28,7 @@ struct FrontierCommandOptions {
   std::vector<std::string> assignments;
   std::string vary = "seqlen";
   int64_t up_to = 65536;
+  bool up_to_given = false;  // an explicit --up-to below the declared maximum is an error
   std::string gen = "all";
   unsigned timeout_ms = 10'000;
   bool json = false;
@@ -102,7 +103,13 @@ int run_frontier(const FrontierCommandOptions& opts) {
     solver::FrontierQuery q;
     q.param = opts.vary;
     q.fixed = fixed_params(lp.program, given, opts.vary);
-    q.search_hi = std::max(opts.up_to, lp.program.find_param(opts.vary)->hi);
+    const int64_t declared_hi = lp.program.find_param(opts.vary)->hi;
+    if (opts.up_to_given && opts.up_to < declared_hi) {
+      throw UsageError("--up-to " + std::to_string(opts.up_to) + " is below the declared maximum " +
+                       std::to_string(declared_hi) + " of " + opts.vary + " in " + lp.label +
+                       "; the frontier always covers the whole declared domain");
+    }
+    q.search_hi = std::max(opts.up_to, declared_hi);
     q.timeout_ms = opts.timeout_ms;
     if (!opts.json) {
       std::cout << "frontier " << lp.label << " (" << format_params(q.fixed) << ", " << opts.vary
@@ -161,8 +168,8 @@ void register_frontier(CLI::App& app, Action& action) {
                   "all tried, params not given take their least value");
   cmd->add_option("--vary", opts->vary, "The param to search")->capture_default_str();
   cmd->add_option("--up-to", opts->up_to,
-                  "Search up to this value (at least the declared maximum), past the declared "
-                  "domain if larger")
+                  "Search up to this value, past the declared domain if larger (below the declared "
+                  "maximum is an error: the frontier covers the whole domain)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30))
       ->capture_default_str();
   cmd->add_option("--gen", opts->gen, "trn1, trn2, trn3 or all")->capture_default_str();
@@ -171,7 +178,10 @@ void register_frontier(CLI::App& app, Action& action) {
       ->check(CLI::Range(1u, 3'600'000u))
       ->capture_default_str();
   cmd->add_flag("--json", opts->json, "Print one JSON object instead of text");
-  cmd->callback([opts, &action] { action = [opts] { return run_frontier(*opts); }; });
+  cmd->callback([cmd, opts, &action] {
+    opts->up_to_given = cmd->count("--up-to") != 0;
+    action = [opts] { return run_frontier(*opts); };
+  });
 }
 
 }  // namespace ncv::cli

@@ -15,6 +15,7 @@
 #include "solver/prove.h"
 #include "tools/cli_common.h"
 #include "tools/commands.h"
+#include "tools/progress.h"
 #include "tools/solver_programs.h"
 
 namespace ncv::cli {
@@ -79,6 +80,8 @@ int run_prove(const ProveCommandOptions& opts) {
   ClassCounts total;
   nlohmann::json jprograms = nlohmann::json::array();
   const auto t0 = std::chrono::steady_clock::now();
+  Progress progress("prove", "programs", static_cast<int64_t>(gens.size() * programs.size()));
+  int64_t done = 0;
   for (const HwConfig* hw : gens) {
     solver::ProveOptions po;
     po.timeout_ms = opts.timeout_ms;
@@ -86,6 +89,7 @@ int run_prove(const ProveCommandOptions& opts) {
     for (const kernels::LabelledProgram& lp : programs) {
       const auto t = std::chrono::steady_clock::now();
       const std::vector<solver::Obligation> obligations = solver::prove_program(lp.program, po);
+      progress.update(++done, lp.label + " on " + hw->name);
       const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
       ClassCounts counts;
       nlohmann::json failures = nlohmann::json::array();
@@ -115,6 +119,9 @@ int run_prove(const ProveCommandOptions& opts) {
   for (const auto& [c, n] : total) pass = pass && n.all_proved();
   if (opts.json) {
     nlohmann::json j{{"programs", jprograms}, {"pass", pass}, {"seconds", s}};
+    for (const solver::NotCovered& n : solver::kNotCovered) {
+      j["not_covered"].push_back({{"check", n.check}, {"why", n.why}});
+    }
     for (solver::ObligationClass c : solver::kObligationClasses) {
       j["total"][std::string(solver::obligation_class_name(c))] = total[c].json();
     }
@@ -124,6 +131,10 @@ int run_prove(const ProveCommandOptions& opts) {
               << " generation(s), " << seconds(s) << ":\n";
     for (solver::ObligationClass c : solver::kObligationClasses) {
       std::cout << "  " << solver::obligation_class_name(c) << ": " << total[c].str() << "\n";
+    }
+    std::cout << "not covered by prove (the interpreter checks them when the kernel runs):\n";
+    for (const solver::NotCovered& n : solver::kNotCovered) {
+      std::cout << "  - " << n.check << ": " << n.why << "\n";
     }
     std::cout << (pass ? "PROVED" : "NOT PROVED") << "\n";
   }

@@ -43,6 +43,7 @@ std::string mib_text(int64_t bytes) {
 }  // namespace
 
 void add_input_limit_option(CLI::App& app) {
+  g_max_input_mib = kDefaultMaxInputMib;  // a fresh app starts from the default
   app.add_option("--max-input-mib", g_max_input_mib,
                  "Largest input file (.nkir, SPEC.json, calibration data) read, in MiB")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))

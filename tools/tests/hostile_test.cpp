@@ -46,6 +46,9 @@ TEST(Hostile, ADimensionThatReachesZeroIsRefutedByProveAndFailsRun) {
   EXPECT_EQ(proof.exit_code, 1) << describe(proof);
   EXPECT_NE(proof.out.find("[well-formed] dimensions >= 1"), std::string::npos) << proof.out;
   EXPECT_NE(proof.out.find("with params N=0; replay: reproduced"), std::string::npos) << proof.out;
+  // What prove does not cover is said, not implied.
+  EXPECT_NE(proof.out.find("not covered by prove"), std::string::npos) << proof.out;
+  EXPECT_NE(proof.out.find("uninitialized_read"), std::string::npos) << proof.out;
   const CliResult run = run_cli({"run", file, "--param", "N=0"});
   EXPECT_EQ(run.exit_code, 1) << describe(run);
   EXPECT_NE(run.out.find("[well_formed]"), std::string::npos) << run.out;
@@ -231,6 +234,29 @@ TEST(Hostile, AnOracleSpecTooLargeToEvaluateIsRefusedBeforeAllocating) {
               {"paged.json", "--memory-budget-mib"});
 }
 
+// --- 5. Long but legal work runs, and says how far it is -------------------------------------
+
+TEST(Hostile, LongJobsReportProgressOnStandardErrorOnly) {
+  // Every update is printed when the interval is 0 (normally: after 2 s, every 2 s).
+  const CliResult check = run_shell(
+      "NCVERIFY_PROGRESS_EVERY_S=0 $N check sd_attention --param seqlen=128 --param "
+      "d_head=16 --cases 5 --json > " +
+      shell_quote((temp_dir() / "check.json").string()));
+  EXPECT_EQ(check.exit_code, 0) << describe(check);
+  EXPECT_NE(check.err.find("ncverify check: 1/5 cases"), std::string::npos) << describe(check);
+  EXPECT_NE(check.err.find("ncverify check: 5/5 cases done in"), std::string::npos)
+      << describe(check);
+  // Standard output is still exactly the JSON result.
+  EXPECT_EQ(read_file(temp_dir() / "check.json").front(), '{');
+  const CliResult prove = run_shell("NCVERIFY_PROGRESS_EVERY_S=0 $N prove sd_attention --gen all");
+  EXPECT_EQ(prove.exit_code, 0) << describe(prove);
+  EXPECT_NE(prove.err.find("ncverify prove: 3/"), std::string::npos) << describe(prove);
+  // Without the variable, a short job stays quiet.
+  const CliResult quiet = run_cli(
+      {"check", "sd_attention", "--param", "seqlen=128", "--param", "d_head=16", "--cases", "2"});
+  EXPECT_EQ(quiet.err, "") << describe(quiet);
+}
+
 // --- 6. Nothing the user gave is lost; every write is checked --------------------------------
 
 TEST(Hostile, NoFileIsReplacedWithoutForce) {
@@ -360,6 +386,8 @@ TEST(Hostile, OptionsThatWouldBeIgnoredAreErrors) {
   expect_exit(run_cli({"bench", "sd_attention", "--param", "seqlen=256", "--param", "d_head=64",
                        "--force"}),
               2, {"--force"});
+  expect_exit(run_cli({"frontier", "sd_attention", "--param", "d_head=64", "--up-to", "128"}), 2,
+              {"--up-to 128", "declared maximum 4096"});
   const std::string spec = write_temp("force_spec.json", "{}").string();
   expect_exit(run_cli({"oracle", "--spec", spec, "--force"}), 2, {"--force"});
 }
