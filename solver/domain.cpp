@@ -15,6 +15,13 @@ SymbolTerms declare_params(z3::context& ctx, const Program& p) {
 }
 
 z3::expr param_domain(z3::context& ctx, const Program& p, const SymbolTerms& symbols) {
+  const z3::expr& pid = symbols.at(intern_symbol(kProgramIdParam));
+  // The interpreter runs at most 64 instances ("grid in [1, 64]" is an obligation).
+  return param_constraints(ctx, p, symbols) && pid >= 0 && pid < to_z3(ctx, p.grid, symbols) &&
+         pid < 64;
+}
+
+z3::expr param_constraints(z3::context& ctx, const Program& p, const SymbolTerms& symbols) {
   z3::expr all = ctx.bool_val(true);
   for (const Param& prm : p.params) {
     const z3::expr& v = symbols.at(intern_symbol(prm.name));
@@ -43,9 +50,6 @@ z3::expr param_domain(z3::context& ctx, const Program& p, const SymbolTerms& sym
         break;
     }
   }
-  const z3::expr& pid = symbols.at(intern_symbol(kProgramIdParam));
-  // The interpreter runs at most 64 instances ("grid in [1, 64]" is an obligation).
-  all = all && pid >= 0 && pid < to_z3(ctx, p.grid, symbols) && pid < 64;
   return all;
 }
 

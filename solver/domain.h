@@ -15,8 +15,11 @@ namespace ncv::solver {
 SymbolTerms declare_params(z3::context& ctx, const Program& p);
 
 // lo <= p <= hi and p % multiple_of == 0 for every param, every relation (as Relation::holds
-// evaluates it), and 0 <= program_id < grid.
+// evaluates it), and 0 <= program_id < grid (and < 64, the interpreter's limit).
 z3::expr param_domain(z3::context& ctx, const Program& p, const SymbolTerms& symbols);
+
+// The params' part of it alone: ranges, multiples and relations (whether any params exist).
+z3::expr param_constraints(z3::context& ctx, const Program& p, const SymbolTerms& symbols);
 
 // Binds the variable of each loop (outermost first) in `symbols` and returns the constraint that
 // it takes one of the values the interpreter gives it: start <= v < stop, (v - start) % step == 0

@@ -22,11 +22,10 @@ struct Interval {
 
 class IntervalBounds {
  public:
-  // The range a variable (param, loop variable, program id) takes.
-  void bind(SymbolId var, Interval range) {
-    vars_[var] = range;
-    cache_.clear();
-  }
+  // The range a variable (param, loop variable, program id) takes. Intervals already computed
+  // stay cached: call forget() before rebinding a variable they may depend on.
+  void bind(SymbolId var, Interval range) { vars_[var] = range; }
+  void forget() { cache_.clear(); }
   bool has(SymbolId var) const { return vars_.count(var) != 0; }
 
   // The interval of e's value; throws std::invalid_argument for an unbound variable.

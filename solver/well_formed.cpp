@@ -1,7 +1,9 @@
 #include "solver/well_formed.h"
 
 #include <limits>
+#include <optional>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 
@@ -47,7 +49,7 @@ std::string decimal(const z3::model& m, const z3::expr& e) {
 class WellFormedProver {
  public:
   WellFormedProver(const Program& p, const ProveOptions& o)
-      : p_(p), alloc_(allocate(p, hw_of(o))), z_(p, o) {}
+      : p_(p), options_(o), alloc_(allocate(p, hw_of(o))) {}
 
   std::vector<Obligation> run() {
     bind_params();
@@ -86,26 +88,51 @@ class WellFormedProver {
     const Interval g = params_box_.of(p_.grid);
     params_box_.bind(intern_symbol(kProgramIdParam),
                      {0, std::max<Int128>(0, std::min<Int128>(g.hi, kMaxGrid) - 1)});
+    params_box_.forget();
     box_ = params_box_;
   }
 
+  // The loops around the next statement: their variables' ranges in the box at once, their Z3
+  // constraints only when an obligation needs Z3 (z()): most are proved by the box alone.
   void enter(const std::vector<const Loop*>& loops) {
-    z_.enter_loops(loops);
-    box_ = params_box_;
+    loops_ = loops;
+    z3_entered_ = false;
+    // A statement's expressions use only the params and its enclosing loops' variables, so
+    // rebinding those (outermost first, each from the ones outside it) and forgetting the cached
+    // intervals is enough; no copy of the params' box per statement.
+    box_.forget();
     for (const Loop* l : loops) {
       const Interval start = box_.of(l->start), stop = box_.of(l->stop);
       // The interpreter binds a loop variable only inside int64 (its start and stop evaluated).
       constexpr Int128 lo64 = std::numeric_limits<int64_t>::min();
       constexpr Int128 hi64 = std::numeric_limits<int64_t>::max();
       const Int128 lo = std::max(start.lo, lo64);
-      box_.bind(intern_symbol(l->var), {lo, std::max(lo, std::min(stop.hi - 1, hi64))});
+      box_.bind(symbol_of(l), {lo, std::max(lo, std::min(stop.hi - 1, hi64))});
     }
     in_loops_ = true;
   }
 
   void leave() {
-    z_.leave_loops();
+    if (z3_entered_) z_->leave_loops();
+    z3_entered_ = false;
     in_loops_ = false;
+  }
+
+  SymbolId symbol_of(const Loop* l) {
+    auto it = loop_symbols_.find(l);
+    if (it == loop_symbols_.end()) it = loop_symbols_.emplace(l, intern_symbol(l->var)).first;
+    return it->second;
+  }
+
+  // The Z3 state, made on first use (most programs need none) and entered into the current
+  // statement's loops.
+  ProgramSolver& z() {
+    if (!z_) z_.emplace(p_, options_);
+    if (!z3_entered_) {
+      z_->enter_loops(loops_);
+      z3_entered_ = true;
+    }
+    return *z_;
   }
 
   // --- the rules ------------------------------------------------------------------------------
@@ -116,8 +143,8 @@ class WellFormedProver {
     const Interval g = box_.of(p_.grid);
     if (g.lo >= 1 && g.hi <= kMaxGrid) return proved(std::move(o));
     enter({});
-    const z3::expr t = z_.term(p_.grid);
-    decide(o, z_.ctx().bool_val(true), t >= 1 && t <= z_.ctx().int_val(kMaxGrid),
+    const z3::expr t = z().term(p_.grid);
+    decide(o, z().ctx().bool_val(true), t >= 1 && t <= z().ctx().int_val(kMaxGrid),
            [&, t](const z3::model& m) { return "grid " + p_.grid.str() + " = " + decimal(m, t); });
     leave();
   }
@@ -130,17 +157,13 @@ class WellFormedProver {
     Obligation dims = make("dimensions >= 1", "shape of " + who);
     dims.tensor = t.name;
     bool boxed = true;
-    z3::expr positive = z_.ctx().bool_val(true);
-    std::vector<z3::expr> terms;
-    for (const Expr& d : t.shape) {
-      boxed = boxed && box_.of(d).lo >= 1;
-      terms.push_back(z_.term(d));
-      positive = positive && terms.back() >= 1;
-    }
+    for (const Expr& d : t.shape) boxed = boxed && box_.of(d).lo >= 1;
     if (boxed) {
       proved(std::move(dims));
     } else {
-      decide(dims, z_.ctx().bool_val(true), positive, [&, terms](const z3::model& m) {
+      std::vector<z3::expr> terms;
+      for (const Expr& d : t.shape) terms.push_back(z().term(d));
+      decide(dims, z().ctx().bool_val(true), positive(terms), [&, terms](const z3::model& m) {
         for (size_t i = 0; i < terms.size(); ++i) {
           int64_t v = 0;
           if (m.eval(terms[i], true).is_numeral_i64(v) && v < 1) {
@@ -154,31 +177,47 @@ class WellFormedProver {
     Obligation size = make("size fits int64", "bytes of " + who);
     size.tensor = t.name;
     Int128 hi = static_cast<Int128>(dtype_size(t.dtype));
-    z3::expr bytes = z_.ctx().int_val(static_cast<int64_t>(dtype_size(t.dtype)));
-    for (size_t i = 0; i < t.shape.size(); ++i) {
-      hi = std::min<Int128>(hi * std::max<Int128>(box_.of(t.shape[i]).hi, 1), kLimit);
-      bytes = bytes * terms[i];
+    for (const Expr& d : t.shape) {
+      hi = std::min<Int128>(hi * std::max<Int128>(box_.of(d).hi, 1), kLimit);
     }
     if (!t.on_chip()) {
       hbm_hi_ += hi;
-      hbm_bytes_.push_back(bytes);
+      hbm_tensors_.push_back(&t);
     }
     if (hi < kLimit) {
       proved(std::move(size));
     } else {
-      decide(size, positive, bytes <= kInt64Max(), [&, bytes](const z3::model& m) {
+      std::vector<z3::expr> terms;
+      for (const Expr& d : t.shape) terms.push_back(z().term(d));
+      const z3::expr bytes = bytes_of(t);
+      decide(size, positive(terms), bytes <= kInt64Max(), [&, bytes](const z3::model& m) {
         return "bytes of " + who + " = " + decimal(m, bytes);
       });
     }
     leave();
   }
 
+  // Every term >= 1.
+  z3::expr positive(const std::vector<z3::expr>& terms) {
+    z3::expr all = z().ctx().bool_val(true);
+    for (const z3::expr& t : terms) all = all && t >= 1;
+    return all;
+  }
+
+  // The size of t in bytes as a Z3 term (product of its dims and the element size).
+  z3::expr bytes_of(const Tensor& t) {
+    z3::expr bytes = z().ctx().int_val(static_cast<int64_t>(dtype_size(t.dtype)));
+    for (const Expr& d : t.shape) bytes = bytes * z().term(d);
+    return bytes;
+  }
+
   void hbm_total() {
     Obligation o = make("size fits int64", "bytes of all HBM tensors together");
     if (hbm_hi_ < kLimit) return proved(std::move(o));
     enter({});
-    z3::expr total = z_.ctx().int_val(0), assumed = z_.ctx().bool_val(true);
-    for (const z3::expr& b : hbm_bytes_) {
+    z3::expr total = z().ctx().int_val(0), assumed = z().ctx().bool_val(true);
+    for (const Tensor* t : hbm_tensors_) {
+      const z3::expr b = bytes_of(*t);
       total = total + b;
       assumed = assumed && b >= 1 && b <= kInt64Max();
     }
@@ -193,8 +232,8 @@ class WellFormedProver {
     arithmetic(make("arithmetic fits int64", "bounds of " + what), {l.start, l.stop});
     Obligation o = make("trip count >= 0", what);
     if (box_.of(l.stop).lo >= box_.of(l.start).hi) return proved(std::move(o));
-    const z3::expr start = z_.term(l.start), stop = z_.term(l.stop);
-    decide(o, z_.ctx().bool_val(true), stop >= start, [start, stop](const z3::model& m) {
+    const z3::expr start = z().term(l.start), stop = z().term(l.stop);
+    decide(o, z().ctx().bool_val(true), stop >= start, [start, stop](const z3::model& m) {
       return "range(" + decimal(m, start) + ", " + decimal(m, stop) + ")";
     });
   }
@@ -216,10 +255,10 @@ class WellFormedProver {
             .within_int64()) {
       return proved(std::move(o));
     }
-    const z3::expr copy = z_.extra("copy of '" + t.name + "'");
-    const z3::expr step = copy * z_.term(bp->copy_stride);
-    const z3::expr at = z_.term(bp->byte_offset) + step;
-    decide(o, copy >= 0 && copy <= z_.ctx().int_val(t.bufs - 1),
+    const z3::expr copy = z().extra("copy of '" + t.name + "'");
+    const z3::expr step = copy * z().term(bp->copy_stride);
+    const z3::expr at = z().term(bp->byte_offset) + step;
+    decide(o, copy >= 0 && copy <= z().ctx().int_val(t.bufs - 1),
            step >= kInt64Min() && step <= kInt64Max() && at >= kInt64Min() && at <= kInt64Max(),
            [at](const z3::model& m) { return "byte offset " + decimal(m, at) + ", beyond int64"; });
   }
@@ -241,27 +280,28 @@ class WellFormedProver {
     if (const auto* i = std::get_if<Iota>(&s.ins)) exprs.push_back(i->offset);
     Obligation o = make("arithmetic fits int64", "indices and offsets");
     o.instruction = s.id;
-    o.instruction_text = print_instruction(p_, s.ins);
-    arithmetic(o, exprs);
+    arithmetic(o, exprs, &s);
   }
 
-  // Every sum and product inside `exprs` lies within int64.
-  void arithmetic(Obligation o, const std::vector<Expr>& exprs) {
+  // Every sum and product inside `exprs` lies within int64. The instruction's text is printed
+  // only for an obligation the box does not prove (printing every one cost more than proving).
+  void arithmetic(Obligation o, const std::vector<Expr>& exprs, const InstrStmt* s = nullptr) {
     bool boxed = true;
     for (const Expr& e : exprs) boxed = boxed && box_.evaluates_within_int64(e);
     if (boxed) return proved(std::move(o));
+    if (s != nullptr) o.instruction_text = print_instruction(p_, s->ins);
     std::unordered_set<const ExprNode*> seen;
     std::vector<Expr> nodes;
     for (const Expr& e : exprs) arithmetic_nodes(e, seen, nodes);
     const bool outside = !in_loops_;
     if (outside) enter({});
-    z3::expr holds = z_.ctx().bool_val(true);
+    z3::expr holds = z().ctx().bool_val(true);
     std::vector<z3::expr> terms;
     for (const Expr& n : nodes) {
-      terms.push_back(z_.term(n));
+      terms.push_back(z().term(n));
       holds = holds && terms.back() >= kInt64Min() && terms.back() <= kInt64Max();
     }
-    decide(o, z_.ctx().bool_val(true), holds, [nodes, terms](const z3::model& m) {
+    decide(o, z().ctx().bool_val(true), holds, [nodes, terms](const z3::model& m) {
       for (size_t i = 0; i < terms.size(); ++i) {
         const z3::expr v = m.eval(terms[i], true);
         if (!v.is_numeral()) continue;
@@ -282,21 +322,24 @@ class WellFormedProver {
 
   void decide(Obligation& o, const z3::expr& assumed, const z3::expr& holds,
               const ProgramSolver::Explain& explain) {
-    z_.settle(o, assumed, holds, explain, {CheckKind::well_formed, false});
+    z().settle(o, assumed, holds, explain, {CheckKind::well_formed, false});
     out_.push_back(std::move(o));
   }
 
-  z3::expr kInt64Max() { return z_.ctx().int_val(std::numeric_limits<int64_t>::max()); }
-  z3::expr kInt64Min() { return z_.ctx().int_val(std::numeric_limits<int64_t>::min()); }
+  z3::expr kInt64Max() { return z().ctx().int_val(std::numeric_limits<int64_t>::max()); }
+  z3::expr kInt64Min() { return z().ctx().int_val(std::numeric_limits<int64_t>::min()); }
   static constexpr Int128 kLimit = static_cast<Int128>(std::numeric_limits<int64_t>::max());
 
   const Program& p_;
+  ProveOptions options_;
   Allocation alloc_;
-  ProgramSolver z_;
+  std::optional<ProgramSolver> z_;
   IntervalBounds params_box_, box_;
-  bool in_loops_ = false;
+  std::vector<const Loop*> loops_;
+  std::unordered_map<const Loop*, SymbolId> loop_symbols_;
+  bool in_loops_ = false, z3_entered_ = false;
   Int128 hbm_hi_ = 0;
-  std::vector<z3::expr> hbm_bytes_;
+  std::vector<const Tensor*> hbm_tensors_;
   std::vector<Obligation> out_;
 };
 

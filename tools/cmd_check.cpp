@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "kernels/check.h"
+#include "oracle/attention_spec.h"
 #include "properties/values.h"
 #include "tools/commands.h"
 #include "tools/kernel_source.h"
@@ -67,6 +68,10 @@ int run_check(const CheckCommandOptions& opts) {
     throw UsageError(src.label + ": " + e.message);
   } catch (const std::invalid_argument& e) {
     throw UsageError(src.label + ": " + e.what());
+  } catch (const oracle::SpecError& e) {
+    // The attention problem these params describe is beyond the oracle (too large, ...).
+    throw UsageError(src.label + " " + format_params(src.params) + ": its attention spec: " +
+                     e.message);
   }
   if (opts.json) {
     nlohmann::json j = r.to_json();

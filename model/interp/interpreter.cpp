@@ -252,7 +252,7 @@ void Interpreter::setup_memory() {
     throw InputError("this run needs about " + std::to_string(need >> 20) +
                      " MiB of host memory, over the budget of " +
                      std::to_string(opts_.memory_budget_bytes >> 20) + " MiB (kernel '" + p_.name +
-                     "'; smaller params or a larger budget)");
+                     "'; --memory-budget-mib N raises it)");
   }
   m_.cores.resize(m_.grid);
   m_.live.assign(p_.tensors.size() * m_.grid, 0);

@@ -114,7 +114,8 @@ std::map<std::string, HostTensor> random_inputs(const Program& p, const ParamVal
   // Refuse before allocating.
   if (const int64_t bytes = hbm_bytes(p, params); bytes > budget) {
     throw InputError("inputs of kernel '" + p.name + "' would take " + std::to_string(bytes >> 20) +
-                     " MiB, over the " + std::to_string(budget >> 20) + " MiB memory budget");
+                     " MiB, over the " + std::to_string(budget >> 20) +
+                     " MiB memory budget (--memory-budget-mib N raises it)");
   }
   std::mt19937_64 rng(seed);
   const std::vector<std::vector<int64_t>> shapes = concrete_shapes(p, params);

@@ -61,12 +61,18 @@ NodeTable& node_table() {
 
 int64_t checked_add(int64_t x, int64_t y) {
   int64_t r;
-  if (__builtin_add_overflow(x, y, &r)) throw EvalError("integer overflow in expression (add)");
+  if (__builtin_add_overflow(x, y, &r)) {
+    throw EvalError("integer overflow in expression: " + std::to_string(x) + " + " +
+                    std::to_string(y) + " is beyond int64");
+  }
   return r;
 }
 int64_t checked_mul(int64_t x, int64_t y) {
   int64_t r;
-  if (__builtin_mul_overflow(x, y, &r)) throw EvalError("integer overflow in expression (mul)");
+  if (__builtin_mul_overflow(x, y, &r)) {
+    throw EvalError("integer overflow in expression: " + std::to_string(x) + " * " +
+                    std::to_string(y) + " is beyond int64");
+  }
   return r;
 }
 int64_t floor_div(int64_t x, int64_t d) {

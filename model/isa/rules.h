@@ -163,9 +163,10 @@ template <class O>
 typename O::Int affine_pattern_magnitude(const O& o, const typename O::Int& offset, int64_t cm,
                                          const typename O::Int& rows, const typename O::Int* sizes,
                                          size_t n, const int64_t* steps, size_t n_steps) {
-  typename O::Int m = o.abs(offset) + o.lit(cm < 0 ? -cm : cm) * (rows - o.lit(1));
+  // abs in the number domain, not in int64: -INT64_MIN does not exist.
+  typename O::Int m = o.abs(offset) + o.abs(o.lit(cm)) * (rows - o.lit(1));
   for (size_t k = 0; k < n_steps && k < n; ++k) {
-    m = m + o.lit(steps[k] < 0 ? -steps[k] : steps[k]) * (sizes[k] - o.lit(1));
+    m = m + o.abs(o.lit(steps[k])) * (sizes[k] - o.lit(1));
   }
   return m;
 }

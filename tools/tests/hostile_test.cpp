@@ -208,6 +208,14 @@ TEST(Hostile, RunawayLoopsAreRefusedBeforeTheyRun) {
   expect_exit(run_cli({"run", long_loop, "--max-steps", "10"}), 2, {"more than 10 steps"});
 }
 
+TEST(Hostile, ARunOverItsMemoryBudgetIsRefusedNamingTheFlag) {
+  for (const char* cmd : {"run", "check"}) {
+    expect_exit(run_cli({cmd, "sd_attention", "--param", "seqlen=4096", "--param", "d_head=128",
+                         "--memory-budget-mib", "1"}),
+                2, {"MiB", "--memory-budget-mib"});
+  }
+}
+
 TEST(Hostile, ABenchTraceOverItsMemoryLimitIsRefused) {
   expect_exit(run_cli({"bench", "sd_attention", "--param", "seqlen=4096", "--param", "d_head=64",
                        "--max-trace-mib", "1"}),
@@ -255,6 +263,21 @@ TEST(Hostile, LongJobsReportProgressOnStandardErrorOnly) {
   const CliResult quiet = run_cli(
       {"check", "sd_attention", "--param", "seqlen=128", "--param", "d_head=16", "--cases", "2"});
   EXPECT_EQ(quiet.err, "") << describe(quiet);
+}
+
+TEST(Hostile, ACheckBeyondWhatTheOracleCanHoldIsRefusedNamingTheParams) {
+  // A rewrite that widens its own domain far past the kernel it claims to be like.
+  const CliResult dump = run_cli({"dump", "sd_attention"});
+  ASSERT_EQ(dump.exit_code, 0) << describe(dump);
+  std::string text = dump.out;
+  const std::string domain = "param seqlen in [128, 4096]";
+  const size_t at = text.find(domain);
+  ASSERT_NE(at, std::string::npos) << text;
+  text.replace(at, domain.size(), "param seqlen in [128, 1099511627776]");
+  const std::string file = write_temp("wide_domain.nkir", text).string();
+  expect_exit(run_cli({"check", file, "--like", "sd_attention", "--param", "seqlen=1099511627776",
+                       "--param", "d_head=64"}),
+              2, {"wide_domain.nkir", "seqlen=1099511627776", "attention spec"});
 }
 
 // --- 6. Nothing the user gave is lost; every write is checked --------------------------------
