@@ -70,8 +70,8 @@ int run_check(const CheckCommandOptions& opts) {
     throw UsageError(src.label + ": " + e.what());
   } catch (const oracle::SpecError& e) {
     // The attention problem these params describe is beyond the oracle (too large, ...).
-    throw UsageError(src.label + " " + format_params(src.params) + ": its attention spec: " +
-                     e.message);
+    throw UsageError(src.label + " " + format_params(src.params) +
+                     ": its attention spec: " + e.message);
   }
   if (opts.json) {
     nlohmann::json j = r.to_json();
