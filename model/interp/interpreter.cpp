@@ -123,6 +123,12 @@ void Interpreter::prepare() {
     for (int d = static_cast<int>(s.size()) - 2; d >= 0; --d) {
       es[d] = mul_checked(es[d + 1], s[d + 1], t.name);
     }
+    // Every declared tensor's size in bytes fits int64, whether or not its scope is ever
+    // entered ("size fits int64" in prove is a property of the declaration).
+    if (!s.empty()) {
+      mul_checked(mul_checked(es[0], s[0], t.name), static_cast<int64_t>(dtype_size(t.dtype)),
+                  t.name);
+    }
     m_.estrides.push_back(std::move(es));
   }
   m_.alloc = allocate(p_, hw_);

@@ -43,6 +43,24 @@ dma_copy y[:, :], x[:, :]
       << e->message;
 }
 
+TEST(RunLimits, ASizeBeyondInt64IsWellFormedEvenInAScopeNeverEntered) {
+  // Found by fuzz_solver: prove refutes "size fits int64" for every declared buffer, so the run
+  // must fail on it too, although the loop declaring it is empty at every point.
+  const Program p = parse_program(R"(kernel unused
+param a in [1, 8]
+input x : hbm fp32 [128, 64]
+output y : hbm fp32 [128, 64]
+for i in affine_range(0, 0) {
+  buffer t : sbuf fp32 [1, a * 4611686018427387904] at (0, 0)
+  activation t[:, :], t[:, :], func=exp
+}
+dma_copy y[:, :], x[:, :]
+)");
+  const auto e = well_formed_failure(p, {{"a", 1}});  // 4 * 2^62 bytes
+  ASSERT_TRUE(e);
+  EXPECT_NE(e->message.find("tensor 't'"), std::string::npos) << e->message;
+}
+
 TEST(RunLimits, ANegativeTripCountIsAWellFormedFailureNotASkippedLoop) {
   const Program p = parse_program(R"(kernel backwards
 param N in [1, 8]
