@@ -1,6 +1,6 @@
 // One proof obligation and its outcome. Every class of obligation —
-// index bounds, ISA rules, allocation — produces these, so the command line, the tests and the
-// benchmark read one shape.
+// well-formedness, index bounds, ISA rules, allocation — produces these, so the command line, the
+// tests and the benchmark read one shape.
 #pragma once
 
 #include <cstdint>

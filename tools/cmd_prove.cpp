@@ -1,6 +1,6 @@
 // `ncverify prove KERNEL|FILE.nkir|--all [--gen trn1|trn2|trn3|all] [--timeout-ms N] [--json]`:
 // the solver's obligations for every param in the kernel's declared domain and every loop
-// iteration: index bounds, ISA rules, allocation. A registered kernel is proved
+// iteration: well-formedness, index bounds, ISA rules, allocation. A registered kernel is proved
 // for every combination of its build options. One line per obligation class with counts, then
 // every obligation not proved; counterexamples are replayed on the interpreter. Exit 0 only when
 // everything is proved, 1 otherwise, 2 on bad usage.
@@ -145,10 +145,10 @@ int run_prove(const ProveCommandOptions& opts) {
 
 void register_prove(CLI::App& app, Action& action) {
   auto opts = std::make_shared<ProveCommandOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "prove",
-      "Prove a kernel's index bounds, ISA rules and SBUF/PSUM allocation for its whole param "
-      "domain with Z3");
+  CLI::App* cmd = app.add_subcommand("prove",
+                                     "Prove a kernel well-formed, its index bounds, ISA rules and "
+                                     "SBUF/PSUM allocation for its whole param "
+                                     "domain with Z3");
   cmd->add_option("kernel", opts->target,
                   "Registered kernel name (every option combination) or a .nkir file");
   cmd->add_flag("--all", opts->all, "Every registered kernel, every option combination");

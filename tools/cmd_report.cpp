@@ -97,7 +97,8 @@ bool report_proofs(bool json, nlohmann::json& out) {
   }
   if (!json) {
     std::printf(
-        "\n%s: Z3 obligations (index bounds, ISA rules, SBUF/PSUM allocation) for every param "
+        "\n%s: Z3 obligations (well-formedness, index bounds, ISA rules, SBUF/PSUM allocation) for "
+        "every param "
         "in each kernel's domain and every option combination, trn1; frontier = largest seqlen "
         "fitting trn1 at d_head 64 where allowed, default options\n",
         all ? "PROVED" : "NOT PROVED");
