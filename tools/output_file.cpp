@@ -63,11 +63,12 @@ void write_output_file(const std::string& path, const std::string& content, bool
   const int fd = ::mkstemp(tmp.data());
   if (fd < 0) throw UsageError(flag + ": " + system_error("cannot write next to", path));
   const bool written = write_all(fd, content) && ::fsync(fd) == 0;
-  const int saved = errno;
+  int failure = errno;  // the first failure's reason: the write's, else the close's
   const bool closed = ::close(fd) == 0;
+  if (written) failure = errno;
   if (!written || !closed) {
     ::unlink(tmp.c_str());
-    errno = written ? errno : saved;
+    errno = failure;
     throw UsageError(flag + ": " + system_error("cannot write", path));
   }
   // mkstemp creates 0600; give the file the mode a plain open() would (0666 minus the umask).

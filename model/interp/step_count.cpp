@@ -1,6 +1,7 @@
 // Counting a run's steps before it starts: the step budget (RunOptions::max_steps) is refused
 // before any memory is set up or any instruction runs, instead of hours into a runaway loop.
 #include <algorithm>
+#include <cstdint>
 
 #include "model/interp/interpreter.h"
 
@@ -33,7 +34,8 @@ class StepCounter {
   // Saturating: once past the limit the counts stop mattering.
   void add(int64_t steps, int64_t instances) {
     count_.steps = steps > limit_ - count_.steps ? limit_ + 1 : count_.steps + steps;
-    count_.instances = std::min(count_.instances + instances, limit_ + 1);
+    count_.instances =
+        instances > limit_ - count_.instances ? limit_ + 1 : count_.instances + instances;
   }
 
   void loop(const Loop& l, Env& env) {
@@ -90,7 +92,7 @@ class StepCounter {
 StepCount count_steps(const Program& p, const ParamValues& params, int64_t limit) {
   Env env;
   for (const auto& [name, value] : params) env.set(name, value);
-  StepCounter counter(limit);
+  StepCounter counter(std::clamp<int64_t>(limit, 0, INT64_MAX - 1));  // limit + 1 must fit
   try {
     const int64_t grid = eval(p.grid, env);
     for (int64_t core = 0; core < std::min<int64_t>(grid, 64) && !counter.over(); ++core) {
