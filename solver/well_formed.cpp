@@ -83,13 +83,12 @@ class WellFormedProver {
 
   void bind_params() {
     for (const Param& prm : p_.params) {
-      params_box_.bind(intern_symbol(prm.name), {prm.lo, prm.hi});
+      box_.bind(intern_symbol(prm.name), {prm.lo, prm.hi});
     }
-    const Interval g = params_box_.of(p_.grid);
-    params_box_.bind(intern_symbol(kProgramIdParam),
-                     {0, std::max<Int128>(0, std::min<Int128>(g.hi, kMaxGrid) - 1)});
-    params_box_.forget();
-    box_ = params_box_;
+    const Interval g = box_.of(p_.grid);
+    box_.bind(intern_symbol(kProgramIdParam),
+              {0, std::max<Int128>(0, std::min<Int128>(g.hi, kMaxGrid) - 1)});
+    box_.forget();
   }
 
   // The loops around the next statement: their variables' ranges in the box at once, their Z3
@@ -334,7 +333,7 @@ class WellFormedProver {
   ProveOptions options_;
   Allocation alloc_;
   std::optional<ProgramSolver> z_;
-  IntervalBounds params_box_, box_;
+  IntervalBounds box_;  // the params, then the loops around the current statement
   std::vector<const Loop*> loops_;
   std::unordered_map<const Loop*, SymbolId> loop_symbols_;
   bool in_loops_ = false, z3_entered_ = false;

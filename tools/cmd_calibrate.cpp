@@ -33,12 +33,6 @@ struct CalibrateOptions {
 
 using Point = CalibrationPoint;
 
-// A field of a latency file, with its JSON path for messages ("steps[2].latency_ms").
-struct Field {
-  const nlohmann::json& value;
-  std::string path;
-};
-
 [[noreturn]] void bad_field(const std::string& file, const std::string& path,
                             const std::string& want) {
   throw UsageError(file + ": " + path + " must be " + want);
