@@ -1,0 +1,78 @@
+"""NKI dtypes and their `.nkir` names. A kernel may spell a dtype as `nl.bfloat16`, `np.float32`,
+`np.dtype('float32')` or a string; all normalise to one DType."""
+
+from . import errors
+
+
+class DType:
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name  # the .nkir dtype name
+
+    def __eq__(self, other):
+        try:
+            return normalize(other).name == self.name
+        except errors.NkiError:
+            return False
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    def __hash__(self):
+        return hash(self.name)
+
+    def __repr__(self):
+        return "nl.%s" % _NKI_NAME.get(self.name, self.name)
+
+    @property
+    def itemsize(self):
+        from .program import DTYPE_BYTES
+
+        return DTYPE_BYTES[self.name]
+
+
+_ALIASES = {
+    "float32": "fp32", "fp32": "fp32", "tfloat32": "fp32",
+    "bfloat16": "bf16", "bf16": "bf16",
+    "float16": "fp16", "fp16": "fp16", "half": "fp16",
+    "float8_e4m3": "fp8_e4m3", "fp8_e4m3": "fp8_e4m3", "float8_e4m3fn": "fp8_e4m3fn",
+    "fp8_e4m3fn": "fp8_e4m3fn", "float8_e5m2": "fp8_e5m2", "fp8_e5m2": "fp8_e5m2",
+    "int32": "int32", "uint8": "uint8", "uint16": "uint16", "uint32": "uint32",
+    "int8": None, "int16": None, "float64": None, "bool": "uint8", "bool_": "uint8",
+}
+_NKI_NAME = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16", "fp8_e4m3": "float8_e4m3",
+             "fp8_e4m3fn": "float8_e4m3fn", "fp8_e5m2": "float8_e5m2"}
+
+
+def normalize(d):
+    if isinstance(d, DType):
+        return d
+    key = None
+    if isinstance(d, str):
+        key = d
+    else:
+        try:
+            import numpy as np
+
+            key = np.dtype(d).name
+        except Exception:
+            key = getattr(d, "__name__", None) or str(d)
+    name = _ALIASES.get(key, "missing")
+    if name is None or name == "missing":
+        raise errors.NkiError("dtype %s is not one the model supports (fp32, bf16, fp16, fp8, "
+                              "int32, uint8/16/32)" % key)
+    return DType(name)
+
+
+float32 = DType("fp32")
+bfloat16 = DType("bf16")
+float16 = DType("fp16")
+tfloat32 = DType("fp32")
+float8_e4m3 = DType("fp8_e4m3")
+float8_e5m2 = DType("fp8_e5m2")
+int32 = DType("int32")
+uint8 = DType("uint8")
+uint16 = DType("uint16")
+uint32 = DType("uint32")
+bool_ = DType("uint8")

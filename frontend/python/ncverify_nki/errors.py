@@ -1,0 +1,55 @@
+"""Errors of the front end, located at the user's line.
+
+Every error the user sees reads `FILE.py:LINE: what and why`. The line is the innermost frame
+of the traceback (or of the current stack) that is not inside the front end itself: the kernel
+line that made the call.
+"""
+
+import os
+import sys
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_param_names = set()
+
+
+class NkiError(Exception):
+    """A kernel the front end cannot trace: unsupported call, bad argument, NKI rule broken."""
+
+    def __init__(self, message, where=None):
+        super().__init__(message)
+        self.message = message
+        self.where = where or user_location()
+
+
+def is_front_end_file(filename):
+    return os.path.abspath(filename).startswith(_PACKAGE_DIR + os.sep)
+
+
+def user_location(frame=None):
+    """(file, line) of the innermost user frame on the current stack."""
+    f = frame or sys._getframe(1)
+    while f is not None:
+        name = f.f_code.co_filename
+        if not is_front_end_file(name) and not name.startswith("<"):
+            return (name, f.f_lineno)
+        f = f.f_back
+    return None
+
+
+def traceback_location(tb):
+    """(file, line) of the innermost user frame of a traceback."""
+    where = None
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        if not is_front_end_file(name) and not name.startswith("<"):
+            where = (name, tb.tb_lineno)
+        tb = tb.tb_next
+    return where
+
+
+def register_param_name(name):
+    _param_names.add(name)
+
+
+def is_param_name(name):
+    return name in _param_names

@@ -1,0 +1,387 @@
+"""Stand-in for `neuronxcc.nki.language` (nl): every call records instructions into the trace."""
+
+import numpy as np
+
+from . import errors, ops, trace
+from .dtypes import (DType, bfloat16, bool_, float8_e4m3, float8_e5m2, float16, float32,  # noqa
+                     int32, normalize, tfloat32, uint8, uint16, uint32)
+from .expr import IndexExpr, Lin, Predicate, SymInt
+from .program import Tensor
+from .tiles import DS, Tile, as_view
+
+# ---------------------------------------------------------------- memories
+
+
+class Buffer:
+    def __init__(self, name, mem, role=None):
+        self.name, self.mem, self.role = name, mem, role
+
+    def __repr__(self):
+        return "nl." + self.name
+
+
+sbuf = Buffer("sbuf", "sbuf")
+psum = Buffer("psum", "psum")
+hbm = Buffer("hbm", "hbm", "scratch")
+private_hbm = Buffer("private_hbm", "hbm", "scratch")
+shared_hbm = Buffer("shared_hbm", "hbm", "output")
+
+
+class par_dim:  # noqa: N801 (NKI's spelling)
+    def __init__(self, size):
+        self.size = size
+
+    def __repr__(self):
+        return "par_dim(%s)" % (self.size,)
+
+
+class tile_size:  # noqa: N801
+    pmax = 128
+    psum_fmax = 512
+    gemm_stationary_fmax = 128
+    gemm_moving_fmax = 512
+    bn_stats_fmax = 512
+    psum_max = 2048
+    total_available_sbuf_size = 192 * 1024
+
+
+def allocate(shape, dtype, buffer, name=None, zero=False, fill=None):
+    from . import allocation
+
+    tr = trace.current()
+    if buffer is None:
+        buffer = sbuf
+    alloc = None
+    if not isinstance(buffer, Buffer):
+        alloc, buffer = buffer, buffer.memory
+    dt = normalize(dtype if dtype is not None else float32).name
+    shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    hint = name or tr.assigned_name()
+    if buffer.mem == "hbm":
+        dims = [Lin.of(s.size if isinstance(s, par_dim) else s) for s in shape]
+        t = Tensor(tr.unique(hint), "hbm", dt, dims, buffer.role)
+        tr.hbm.append(t)
+        if zero or fill is not None:
+            raise errors.NkiError("an HBM tensor is not initialised by the kernel; write it "
+                                  "with nl.store")
+        return Tile(t.full_view())
+    pos = [k for k, s in enumerate(shape) if isinstance(s, par_dim)]
+    if len(pos) > 1:
+        raise errors.NkiError("more than one par_dim in a shape")
+    p = pos[0] if pos else 0
+    sizes = [Lin.of(s.size if isinstance(s, par_dim) else s) for s in shape]
+    storage = [p] + [k for k in range(len(shape)) if k != p]
+    nki_to_storage = [storage.index(k) for k in range(len(shape))]
+    t = Tensor(tr.unique(hint), buffer.mem, dt, [sizes[k] for k in storage], "buffer",
+               nki_to_storage)
+    if alloc is not None:
+        allocation.apply(alloc, t, p)
+    tr.declare(t)
+    if zero and buffer.mem == "psum":
+        tr.zero_init(t)
+    elif zero or fill is not None:
+        ops.memset_view(t.full_view(), 0.0 if fill is None else float(fill))
+    return Tile(t.full_view())
+
+
+def ndarray(shape, dtype, buffer=None, name="", **kw):
+    return allocate(shape, dtype, buffer, name or None)
+
+
+def zeros(shape, dtype, buffer=None, name="", **kw):
+    return allocate(shape, dtype, buffer, name or None, zero=True)
+
+
+def ones(shape, dtype, buffer=None, name="", **kw):
+    return allocate(shape, dtype, buffer, name or None, fill=1.0)
+
+
+def full(shape, fill_value, dtype, buffer=None, name="", **kw):
+    return allocate(shape, dtype, buffer, name or None, fill=fill_value)
+
+
+def empty_like(a, dtype=None, buffer=None, name="", **kw):
+    return allocate(a.shape, dtype or a.dtype, buffer, name or None)
+
+
+def zeros_like(a, dtype=None, buffer=None, name="", **kw):
+    return allocate(a.shape, dtype or a.dtype, buffer, name or None, zero=True)
+
+
+# ---------------------------------------------------------------- indices and loops
+
+
+def arange(start, stop=None):
+    if stop is None:
+        start, stop = 0, start
+    return IndexExpr.arange(start, stop)
+
+
+class _MGrid:
+    def __getitem__(self, key):
+        if not isinstance(key, tuple):
+            key = (key,)
+        out = []
+        for k, s in enumerate(key):
+            if not isinstance(s, slice) or s.step not in (None, 1):
+                raise errors.NkiError("nl.mgrid takes start:stop slices")
+            g = IndexExpr.arange(s.start or 0, s.stop)
+            out.append(g[tuple(slice(None) if j == k else None for j in range(len(key)))])
+        return _Grid(out)
+
+
+class _Grid(tuple):
+    def __new__(cls, items):
+        return super().__new__(cls, items)
+
+    @property
+    def p(self):
+        return self[0]
+
+    @property
+    def x(self):
+        return self[1]
+
+    @property
+    def y(self):
+        return self[2]
+
+    @property
+    def z(self):
+        return self[3]
+
+
+mgrid = _MGrid()
+
+
+def ds(start, size):
+    return DS(start, size)
+
+
+class _Range:
+    def __init__(self, kind, args):
+        if len(args) == 1:
+            start, stop, step = 0, args[0], 1
+        elif len(args) == 2:
+            (start, stop), step = args, 1
+        elif len(args) == 3:
+            start, stop, step = args
+        else:
+            raise errors.NkiError("a range takes 1 to 3 arguments")
+        if isinstance(step, SymInt) or not isinstance(step, (int, np.integer)) or step <= 0:
+            raise errors.NkiError("a loop step must be a positive integer constant")
+        self.kind, self.start, self.stop, self.step = kind, start, stop, int(step)
+
+    def __iter__(self):
+        tr = trace.current()
+        loop = tr.open_loop(self.kind, self.start, self.stop, self.step, _loop_var_name())
+        from .expr import name_lin
+
+        yield SymInt(name_lin(loop.var))
+        tr.close_loop(loop)
+
+
+def _loop_var_name():
+    import ast
+
+    from .errors import user_location
+
+    tr = trace.current()
+    where = user_location()
+    node = tr.src.statement(*where) if where else None
+    if isinstance(node, ast.For) and isinstance(node.target, ast.Name):
+        return node.target.id
+    return "i"
+
+
+def affine_range(*args, **kw):
+    return _Range("affine_range", args)
+
+
+def sequential_range(*args, **kw):
+    return _Range("sequential_range", args)
+
+
+def static_range(*args, **kw):
+    try:
+        return range(*[int(a) if not isinstance(a, SymInt) else a.__index__() for a in args])
+    except errors.NkiError as e:
+        raise errors.NkiError("static_range is unrolled while tracing: " + e.message)
+
+
+def program_id(axis=0):
+    return trace.current().program_id(axis)
+
+
+def num_programs(axis=None):
+    return trace.current().num_programs(axis)
+
+
+def program_ndim():
+    tr = trace.current()
+    return len(tr.grid) if tr.grid else 0
+
+
+# ---------------------------------------------------------------- memory movement
+
+
+def load(src, dtype=None, mask=None, **kw):
+    tr = trace.current()
+    v = _masked(as_view(src, "src"), mask)
+    if v.tensor.mem != "hbm":
+        return ops.copy(Tile(v), dtype=dtype)
+    t = tr.temp("sbuf", ops._dtype(dtype, v.tensor.dtype), v.logical_lins())
+    queue = tr.queue_for(v.tensor)
+    tr.instr("dma_copy", [(None, t.full_view()), (None, v)] + ([("queue", queue)] if queue else []),
+             produces=t)
+    return Tile(t.full_view())
+
+
+def load_transpose2d(src, dtype=None, mask=None, **kw):
+    v = _masked(as_view(src, "src"), mask)
+    if len(v.order) != 2:
+        raise errors.NkiError("load_transpose2d takes a 2-D tile")
+    from .program import View
+
+    return load(Tile(View(v.tensor, v.dims, [v.order[1], v.order[0]])), dtype=dtype)
+
+
+def store(dst, value, mask=None, **kw):
+    tr = trace.current()
+    d = _masked(as_view(dst, "dst"), mask)
+    if ops.is_scalar(value):
+        raise errors.NkiError("nl.store needs a tile value")
+    v = _masked(as_view(value, "value"), mask)
+    if d.tensor.mem != "hbm":
+        raise errors.NkiError("nl.store writes HBM; '%s' is in %s" % (d.tensor.name, d.tensor.mem))
+    queue = tr.queue_for(d.tensor)
+    tr.instr("dma_copy", [(None, d), (None, v)] + ([("queue", queue)] if queue else []))
+
+
+def _masked(view, mask):
+    if mask is None:
+        return view
+    from .masks import apply_mask
+
+    return apply_mask(view, mask)
+
+
+# ---------------------------------------------------------------- compute
+
+
+def matmul(x, y, transpose_x=False, mask=None, **kw):
+    tr = trace.current()
+    vx = as_view(x, "x")
+    if transpose_x:
+        return ops.matmul(Tile(vx), y, tr.assigned_name())
+    from . import rules
+
+    xt = rules.tensor_engine_transpose(tr, vx, vx.tensor.dtype, "x_t")
+    return ops.matmul(Tile(xt.full_view()), y, tr.assigned_name())
+
+
+def transpose(x, dtype=None, mask=None, **kw):
+    return ops.transpose(x, None, dtype)
+
+
+def _unary(func):
+    def f(x, dtype=None, mask=None, **kw):
+        return ops.activation(func, Tile(_masked(as_view(x), mask)), dtype=dtype)
+
+    f.__name__ = func
+    ops.ACT[f] = func
+    return f
+
+
+exp = _unary("exp")
+log = _unary("log")
+tanh = _unary("tanh")
+sigmoid = _unary("sigmoid")
+relu = _unary("relu")
+gelu = _unary("gelu")
+silu = _unary("silu")
+square = _unary("square")
+sqrt = _unary("sqrt")
+rsqrt = _unary("rsqrt")
+sin = _unary("sin")
+abs = _unary("abs")  # noqa: A001 (NKI's name)
+
+
+def copy(x, dtype=None, mask=None, **kw):
+    return ops.copy(Tile(_masked(as_view(x), mask)), dtype=dtype)
+
+
+def reciprocal(x, dtype=None, mask=None, **kw):
+    return ops.reciprocal(Tile(_masked(as_view(x), mask)), dtype=dtype)
+
+
+def negative(x, dtype=None, mask=None, **kw):
+    return ops.binary("multiply", Tile(_masked(as_view(x), mask)), -1.0, dtype=dtype)
+
+
+def _binary(op):
+    def f(x, y, dtype=None, mask=None, **kw):
+        if mask is not None:
+            x = Tile(_masked(as_view(x), mask)) if isinstance(x, Tile) else x
+            y = Tile(_masked(as_view(y), mask)) if isinstance(y, Tile) else y
+        return ops.binary(op, x, y, dtype=dtype)
+
+    f.__name__ = op
+    ops.ALU[f] = op
+    return f
+
+
+add = _binary("add")
+subtract = _binary("subtract")
+multiply = _binary("multiply")
+divide = _binary("divide")
+maximum = _binary("max")
+minimum = _binary("min")
+power = _binary("pow")
+greater = _binary("is_gt")
+greater_equal = _binary("is_ge")
+less = _binary("is_lt")
+less_equal = _binary("is_le")
+equal = _binary("is_equal")
+not_equal = _binary("not_equal")
+bitwise_and = _binary("bitwise_and")
+bitwise_or = _binary("bitwise_or")
+bitwise_xor = _binary("bitwise_xor")
+
+
+def _reduction(op):
+    def f(x, axis, dtype=None, mask=None, keepdims=False, **kw):
+        return ops.reduce(op, Tile(_masked(as_view(x), mask)), axis, dtype=dtype)
+
+    f.__name__ = op
+    ops.ALU[f] = op
+    return f
+
+
+max = _reduction("max")  # noqa: A001
+min = _reduction("min")  # noqa: A001
+sum = _reduction("add")  # noqa: A001
+ops.ALU[max] = "max"
+ops.ALU[min] = "min"
+ops.ALU[sum] = "add"
+ops.ACT[copy] = "copy"
+ops.ACT[reciprocal] = "reciprocal"
+
+
+def device_print(*args, **kw):
+    return None
+
+
+def unsupported(name):
+    def f(*args, **kw):
+        raise errors.NkiError("nl.%s is not modelled by ncverify's front end" % name)
+
+    return f
+
+
+for _n in ("where", "all_reduce", "shared_constant", "rand", "random_seed", "dropout", "mean",
+           "var", "softmax", "erf", "logical_and", "logical_or", "invert", "ceil", "floor",
+           "sign", "trunc", "cos", "tan", "arctan", "gather_flattened", "atomic_rmw", "select",
+           "broadcast_to", "expand_dims", "load_transpose", "layer_norm", "rms_norm",
+           "spmd_dim", "nc"):
+    globals()[_n] = unsupported(_n)

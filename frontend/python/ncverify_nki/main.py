@@ -1,0 +1,398 @@
+"""Command line of the front end (see ../ncverify_trace.py): loads the user's file, binds the
+kernel's arguments (tensors become symbolic-shape HBM inputs, keyword arguments take --param
+values), runs the kernel under the tracer and prints `.nkir`."""
+
+import argparse
+import ast
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import inspect
+import os
+import re
+import sys
+import traceback
+
+from . import errors, trace
+from .dtypes import normalize
+from .expr import Lin, SymInt, name_lin
+from .program import Tensor
+from .tiles import Tile
+
+
+class UsageError(Exception):
+    pass
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(prog="ncverify_trace", add_help=True)
+    ap.add_argument("target")
+    ap.add_argument("--param", action="append", default=[])
+    ap.add_argument("--option", action="append", default=[])
+    ap.add_argument("--input", action="append", default=[])
+    ap.add_argument("--shape", action="append", default=[])
+    ap.add_argument("--grid", default=None)
+    return ap.parse_args(argv)
+
+
+def _assignments(items, flag):
+    out = {}
+    for a in items:
+        if "=" not in a:
+            raise UsageError("%s %s: expected NAME=VALUE" % (flag, a))
+        k, v = a.split("=", 1)
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", k):
+            raise UsageError("%s %s: '%s' is not a name" % (flag, a, k))
+        if k in out:
+            raise UsageError("%s %s is given twice" % (flag, k))
+        out[k] = v
+    return out
+
+
+def _python_value(text):
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low == "none":
+        return None
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+
+
+_RANGE = re.compile(r"^(\d+)\.\.(\d+)(?:/(\d+))?$")
+
+
+class MissingModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Modules the user's file imports that this machine lacks (scipy, torch, ...) load as
+    placeholders; using one while tracing is an error at that line."""
+
+    def __init__(self, user_file):
+        self.user_file = os.path.abspath(user_file)
+
+    def find_spec(self, name, path, target=None):
+        f = sys._getframe(1)
+        while f is not None and f.f_code.co_filename.startswith("<frozen"):
+            f = f.f_back
+        if f is None or os.path.abspath(f.f_code.co_filename) != self.user_file:
+            return None
+        return importlib.machinery.ModuleSpec(name, self, is_package=True)
+
+    def create_module(self, spec):
+        return Placeholder(spec.name)
+
+    def exec_module(self, module):
+        pass
+
+
+class Placeholder(type(sys)):
+    def __init__(self, name):
+        super().__init__(name)
+        self.__path__ = []
+
+    def __getattr__(self, attr):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return _Missing("%s.%s" % (self.__name__, attr))
+
+
+class _Missing:
+    def __init__(self, name):
+        self._name = name
+
+    def __getattr__(self, attr):
+        return _Missing("%s.%s" % (self._name, attr))
+
+    def __call__(self, *a, **k):
+        raise errors.NkiError("%s is not available to the front end (its module is not "
+                              "installed); a kernel may import it but not call it while "
+                              "tracing" % self._name)
+
+
+def load_module(path):
+    spec = importlib.util.spec_from_file_location("ncverify_user_kernel", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["ncverify_user_kernel"] = module
+    finder = MissingModules(path)
+    sys.meta_path.append(finder)
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.meta_path.remove(finder)
+    return module
+
+
+def shape_names(func, tensor_args):
+    """Names the kernel gives its input dims (`d_head, seqlen = q.shape`, `n = q.shape[1]`) and
+    the rank each unpacking implies."""
+    try:
+        src = inspect.getsource(func)
+    except (OSError, TypeError):
+        return {}
+    import textwrap
+
+    tree = ast.parse(textwrap.dedent(src))
+    names = {a: {} for a in tensor_args}
+    ranks = {a: 0 for a in tensor_args}
+
+    def shape_of(node):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                node.func.id in ("tuple", "list") and len(node.args) == 1:
+            node = node.args[0]
+        if isinstance(node, ast.Attribute) and node.attr == "shape" and \
+                isinstance(node.value, ast.Name) and node.value.id in names:
+            return node.value.id
+        return None
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            tgt, val = node.targets[0], node.value
+            arg = shape_of(val)
+            if arg and isinstance(tgt, (ast.Tuple, ast.List)):
+                ranks[arg] = max(ranks[arg], len(tgt.elts))
+                for k, e in enumerate(tgt.elts):
+                    if isinstance(e, ast.Name) and e.id != "_":
+                        names[arg].setdefault(k, e.id)
+            if isinstance(val, ast.Subscript) and shape_of(val.value) and \
+                    isinstance(val.slice, ast.Constant) and isinstance(val.slice.value, int) \
+                    and isinstance(tgt, ast.Name):
+                arg, k = shape_of(val.value), val.slice.value
+                if k >= 0:
+                    ranks[arg] = max(ranks[arg], k + 1)
+                    names[arg].setdefault(k, tgt.id)
+        if isinstance(node, ast.Subscript) and shape_of(node.value) and \
+                isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, int):
+            arg = shape_of(node.value)
+            if node.slice.value >= 0:
+                ranks[arg] = max(ranks[arg], node.slice.value + 1)
+        if isinstance(node, ast.Compare) and shape_of(node.left):
+            for c in node.comparators:
+                if isinstance(c, ast.Tuple):
+                    ranks[shape_of(node.left)] = max(ranks[shape_of(node.left)], len(c.elts))
+    return {a: (ranks[a], names[a]) for a in tensor_args}
+
+
+_INPUT = re.compile(r"^([A-Za-z0-9_]+)(?:\[([^\]]*)\])?$")
+
+
+def bind(tr, func, args, file_label):
+    sig = inspect.signature(func)
+    params = _assignments(args.param, "--param")
+    options = _assignments(args.option, "--option")
+    inputs = _assignments(args.input, "--input")
+    shapes = _assignments(args.shape, "--shape")
+    tensor_args, kwargs = [], {}
+    for name, p in sig.parameters.items():
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            continue
+        if name in inputs or name in shapes or p.default is inspect.Parameter.empty:
+            tensor_args.append(name)
+        else:
+            kwargs[name] = p.default
+    for k in list(inputs) + list(shapes):
+        if k not in tensor_args:
+            raise UsageError("--input/--shape %s: the kernel has no tensor argument %s "
+                             "(tensor arguments: %s)" % (k, k, ", ".join(tensor_args)))
+    used = set()
+    given_kwargs = {}
+    for k, v in list(params.items()) + list(options.items()):
+        if k in kwargs:
+            given_kwargs[k] = _python_value(v)
+            used.add(k)
+    scanned = shape_names(func, tensor_args)
+    dim_specs = {}
+    for a in tensor_args:
+        dtype = "fp32"
+        dims = None
+        if a in inputs:
+            m = _INPUT.match(inputs[a])
+            if not m:
+                raise UsageError("--input %s=%s: expected DTYPE or DTYPE[d0,d1,...]" %
+                                 (a, inputs[a]))
+            try:
+                dtype = normalize(m.group(1)).name
+            except errors.NkiError as e:
+                raise UsageError("--input %s: %s" % (a, e.message))
+            if m.group(2) is not None:
+                dims = [d.strip() for d in m.group(2).split(",")]
+        if a in shapes:
+            if dims is not None:
+                raise UsageError("--shape %s and --input %s[...] both give its shape" % (a, a))
+            dims = [d.strip() for d in shapes[a].split(",")]
+        if dims is None:
+            rank, names = scanned.get(a, (0, {}))
+            if rank == 0:
+                raise UsageError("%s: cannot tell the rank of tensor argument '%s' (the kernel "
+                                 "never unpacks its .shape); give --shape %s=NAME,NAME,... or "
+                                 "--input %s=DTYPE[d0,d1,...]" % (file_label, a, a, a))
+            dims = [names.get(k, "%s_%d" % (a, k)) for k in range(rank)]
+        dim_specs[a] = (dtype, dims)
+    # shape params: fixed values, domains
+    sizes = {}
+    for a, (dtype, dims) in dim_specs.items():
+        lins = []
+        for d in dims:
+            if re.fullmatch(r"\d+", d):
+                lins.append(Lin.of(int(d)))
+                continue
+            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", d):
+                raise UsageError("shape of %s: '%s' is neither a size nor a name" % (a, d))
+            if d not in sizes:
+                if d in kwargs:
+                    raise UsageError("shape name %s is also a keyword argument of the kernel" % d)
+                fixed, rng = None, None
+                if d in params:
+                    used.add(d)
+                    m = _RANGE.match(params[d])
+                    if m:
+                        rng = (int(m.group(1)), int(m.group(2)), int(m.group(3) or 1))
+                    elif re.fullmatch(r"\d+", params[d]):
+                        fixed = int(params[d])
+                    else:
+                        raise UsageError("--param %s=%s: a shape takes an integer or a domain "
+                                         "LO..HI[/MULTIPLE]" % (d, params[d]))
+                p = tr.param(d, fixed)
+                if rng:
+                    p.lo, p.hi, p.mult = rng
+                    if p.lo < 1 or p.hi < p.lo or p.lo % p.mult or p.hi % p.mult:
+                        raise UsageError("--param %s=%s: domain must be 1 <= LO <= HI, both "
+                                         "multiples of the multiple" % (d, params[d]))
+                sizes[d] = Lin.of(fixed) if fixed is not None else name_lin(p.name)
+            lins.append(sizes[d])
+        t = Tensor(tr.unique(a), "hbm", dtype, lins, "input")
+        tr.hbm.append(t)
+        dim_specs[a] = Tile(t.full_view())
+    unknown = [k for k in params if k not in used]
+    if unknown:
+        raise UsageError("--param %s: the kernel has no keyword argument or shape named %s "
+                         "(keyword arguments: %s; shapes: %s)" %
+                         (unknown[0], unknown[0], ", ".join(kwargs) or "none",
+                          ", ".join(sizes) or "none"))
+    if args.grid:
+        tr.grid = []
+        for g in args.grid.split(","):
+            g = g.strip()
+            if re.fullmatch(r"\d+", g):
+                tr.grid.append(Lin.of(int(g)))
+            elif g in sizes:
+                tr.grid.append(sizes[g])
+            else:
+                raise UsageError("--grid %s: '%s' is neither a number nor a shape name (%s)" %
+                                 (args.grid, g, ", ".join(sizes) or "none"))
+    call_args = [dim_specs[a] for a in tensor_args]
+    bound_kwargs = dict(given_kwargs)
+    notes = ["%s=%r" % (k, v) for k, v in given_kwargs.items()]
+    return call_args, tensor_args, bound_kwargs, notes
+
+
+def _python_range(builtin_range):
+    from .language import sequential_range
+
+    def nki_range(*a):
+        if any(isinstance(x, SymInt) for x in a):
+            return sequential_range(*a)
+        return builtin_range(*a)
+
+    return nki_range
+
+
+def run(argv):
+    args = parse_args(argv)
+    if ":" not in args.target:
+        raise UsageError("%s: expected FILE.py:FUNCTION" % args.target)
+    path, func_name = args.target.rsplit(":", 1)
+    if not os.path.isfile(path):
+        raise UsageError("%s: no such file" % path)
+    sys.path.insert(1, os.path.dirname(os.path.abspath(path)))
+    module = load_module(path)
+    if not hasattr(module, func_name):
+        funcs = [n for n, v in vars(module).items()
+                 if callable(v) and getattr(v, "__module__", None) == module.__name__]
+        raise UsageError("%s has no function %s (functions: %s)" %
+                         (path, func_name, ", ".join(funcs) or "none"))
+    from .kernel_api import unwrap
+
+    func = unwrap(getattr(module, func_name))
+    if not inspect.isfunction(func):
+        raise UsageError("%s:%s is not a function" % (path, func_name))
+    tr = trace.Tracer(re.sub(r"\W", "_", func_name), trace.SourceIndex())
+    call_args, tensor_args, kwargs, notes = bind(tr, func, args, path)
+    g = func.__globals__
+    had_range = "range" in g
+    old_range = g.get("range")
+    g["range"] = _python_range(range)
+    trace.start(tr)
+    try:
+        result = func(*call_args, **kwargs)
+    finally:
+        trace.stop()
+        if had_range:
+            g["range"] = old_range
+        else:
+            del g["range"]
+    _mark_outputs(tr, result)
+    header = ["traced by ncverify import from %s:%s" % (os.path.basename(path), func_name)]
+    if notes:
+        header.append("kernel arguments: " + ", ".join(notes))
+    if tr.loops:
+        raise errors.NkiError("a traced loop was left open (break out of a loop?)")
+    return tr.text(header)
+
+
+def _mark_outputs(tr, result):
+    written = set()
+
+    def walk(stmts):
+        from .program import Instr, Loop
+
+        for s in stmts:
+            if isinstance(s, Loop):
+                walk(s.body)
+            elif isinstance(s, Instr) and s.args and hasattr(s.args[0][1], "tensor"):
+                written.add(s.args[0][1].tensor.name)
+
+    walk(tr.root)
+    for t in tr.hbm:
+        if t.role == "input" and t.name in written:
+            t.role = "output"
+    results = result if isinstance(result, (tuple, list)) else [result]
+    for r in results:
+        if isinstance(r, Tile) and r.view.tensor.mem != "hbm":
+            raise errors.NkiError("the kernel returns an on-chip tile; a kernel returns HBM "
+                                  "tensors (nl.ndarray(..., buffer=nl.shared_hbm))")
+    if not any(t.role == "output" for t in tr.hbm):
+        raise errors.NkiError("the kernel writes no HBM output")
+
+
+def main(argv):
+    try:
+        sys.stdout.write(run(argv))
+        return 0
+    except UsageError as e:
+        sys.stderr.write("ncverify import: %s\n" % e)
+        return 2
+    except errors.NkiError as e:
+        sys.stderr.write("%s: %s\n" % (_where(e.where), e.message))
+        return 2
+    except RecursionError:
+        sys.stderr.write("ncverify import: the kernel recursed too deeply\n")
+        return 2
+    except SyntaxError as e:
+        sys.stderr.write("%s:%s: syntax error: %s\n" % (e.filename, e.lineno, e.msg))
+        return 2
+    except Exception as e:  # the kernel's own exception (assert, TypeError, ...)
+        where = errors.traceback_location(e.__traceback__)
+        what = "assertion failed" if isinstance(e, AssertionError) else type(e).__name__
+        msg = str(e)
+        sys.stderr.write("%s: the kernel raised %s%s\n" % (_where(where), what,
+                                                          ": " + msg if msg else ""))
+        if os.environ.get("NCVERIFY_FRONTEND_DEBUG"):
+            traceback.print_exc()
+        return 2
+
+
+def _where(where):
+    if where is None:
+        return "ncverify import"
+    return "%s:%d" % where

@@ -1,0 +1,304 @@
+"""The instructions behind NKI's calls: each function emits IR instructions into the trace and
+returns the result tile. Engine choices come from rules.py."""
+
+import numbers
+
+import numpy as np
+
+from . import errors, rules, trace
+from .dtypes import normalize
+from .expr import Lin
+from .program import Enum, View
+from .tiles import Tile, as_view
+
+ALU = {}  # function object -> ALU op name
+ACT = {}  # function object -> activation func name
+
+
+def _register_numpy():
+    for f, n in [(np.add, "add"), (np.subtract, "subtract"), (np.multiply, "multiply"),
+                 (np.divide, "divide"), (np.true_divide, "divide"), (np.maximum, "max"),
+                 (np.max, "max"), (np.amax, "max"), (np.minimum, "min"), (np.min, "min"),
+                 (np.amin, "min"), (np.power, "pow"), (np.greater, "is_gt"),
+                 (np.greater_equal, "is_ge"), (np.less, "is_lt"), (np.less_equal, "is_le"),
+                 (np.equal, "is_equal"), (np.not_equal, "not_equal"),
+                 (np.bitwise_and, "bitwise_and"), (np.bitwise_or, "bitwise_or"),
+                 (np.bitwise_xor, "bitwise_xor"), (np.left_shift, "shift_left"),
+                 (np.right_shift, "shift_right"), (np.sum, "add")]:
+        ALU[f] = n
+    for f, n in [(np.exp, "exp"), (np.log, "log"), (np.tanh, "tanh"), (np.square, "square"),
+                 (np.sqrt, "sqrt"), (np.reciprocal, "reciprocal"), (np.sin, "sin"),
+                 (np.abs, "abs"), (np.copy, "copy")]:
+        ACT[f] = n
+
+
+_register_numpy()
+
+
+def alu_name(f, what="op"):
+    if isinstance(f, str):
+        return f
+    try:
+        if f in ALU:
+            return ALU[f]
+    except TypeError:
+        pass
+    raise errors.NkiError("%s %s is not an ALU operation the model knows" % (what, _fname(f)))
+
+
+def act_name(f):
+    if isinstance(f, str):
+        return f
+    try:
+        if f in ACT:
+            return ACT[f]
+    except TypeError:
+        pass
+    raise errors.NkiError("activation function %s is not one the model knows (exp, log, tanh, "
+                          "relu, sigmoid, gelu, silu, square, sqrt, rsqrt, reciprocal, sin, abs, "
+                          "copy)" % _fname(f))
+
+
+def _fname(f):
+    return getattr(f, "__name__", repr(f))
+
+
+def is_scalar(x):
+    return isinstance(x, numbers.Real) and not isinstance(x, bool) or isinstance(x, np.floating)
+
+
+def _dtype(dtype, default):
+    return normalize(dtype).name if dtype is not None else default
+
+
+def _free_size(view):
+    n = Lin.of(1)
+    for s in view.logical_lins()[1:]:
+        n = n.mul(s)
+    return n
+
+
+def _is_column(view):
+    return len(view.order) >= 1 and _free_size(view) == Lin.of(1)
+
+
+def _out(tr, out, like, dtype, hint=None, mem="sbuf"):
+    """The destination: `out` (a view, in place) or a fresh tile shaped like `like`."""
+    if out is not None:
+        return out, None
+    t = rules.result_tile(tr, mem, dtype, like.logical_lins(), hint)
+    return t.full_view(), t
+
+
+def _engine_arg(engine):
+    return [("engine", Enum(engine))] if engine not in (None, "vector") else []
+
+
+def binary(op, a, b, out=None, dtype=None, engine=None):
+    tr = trace.current()
+    if is_scalar(a) and is_scalar(b):
+        raise errors.NkiError("an elementwise op needs at least one tile")
+    if is_scalar(a):
+        if op == "divide" and float(a) == 1.0 and engine is None:
+            return reciprocal(b, dtype=dtype, out=out)
+        v = as_view(b)
+        rev = op not in ("add", "multiply", "max", "min")
+        return _tensor_scalar(tr, v, op, float(a), rev, out, dtype, engine)
+    va = as_view(a)
+    if is_scalar(b):
+        return _tensor_scalar(tr, va, op, float(b), False, out, dtype, engine)
+    vb = as_view(b)
+    if _is_column(vb) and not _is_column(va):
+        return _tensor_scalar(tr, va, op, vb, False, out, dtype, engine)
+    if _is_column(va) and not _is_column(vb):
+        rev = op not in ("add", "multiply", "max", "min")
+        return _tensor_scalar(tr, vb, op, va, rev, out, dtype, engine)
+    dst, t = _out(tr, out, va, _dtype(dtype, va.tensor.dtype))
+    args = [(None, dst), (None, va), (None, vb), ("op", Enum(op))] + _engine_arg(engine)
+    tr.instr("tensor_tensor", args, produces=t)
+    return Tile(dst)
+
+
+def _tensor_scalar(tr, v, op, operand, reverse, out, dtype, engine, op1=None, operand1=None,
+                   reverse1=False):
+    dst, t = _out(tr, out, v, _dtype(dtype, v.tensor.dtype))
+    args = [(None, dst), (None, v), ("op0", Enum(op)), ("operand0", operand)]
+    if reverse:
+        args.append(("reverse0", True))
+    if op1 is not None:
+        args += [("op1", Enum(op1)), ("operand1", operand1)]
+        if reverse1:
+            args.append(("reverse1", True))
+    args += _engine_arg(engine)
+    tr.instr("tensor_scalar", args, produces=t)
+    return Tile(dst)
+
+
+def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, reverse1=False,
+                  dtype=None, engine=None, out=None):
+    tr = trace.current()
+    v = as_view(data, "data")
+    o0 = float(operand0) if is_scalar(operand0) else as_view(operand0, "operand0")
+    o1 = None
+    if op1 is not None:
+        o1 = float(operand1) if is_scalar(operand1) else as_view(operand1, "operand1")
+    return _tensor_scalar(tr, v, alu_name(op0, "op0"), o0, bool(reverse0), out, dtype, engine,
+                          alu_name(op1, "op1") if op1 is not None else None, o1, bool(reverse1))
+
+
+def reciprocal(x, dtype=None, out=None, engine=None):
+    tr = trace.current()
+    v = as_view(x)
+    dst, t = _out(tr, out, v, _dtype(dtype, v.tensor.dtype))
+    tr.instr("reciprocal", [(None, dst), (None, v)] + _engine_arg(engine), produces=t)
+    return Tile(dst)
+
+
+def copy(x, dtype=None, engine=None, out=None):
+    tr = trace.current()
+    v = as_view(x)
+    dst, t = _out(tr, out, v, _dtype(dtype, v.tensor.dtype))
+    if v.tensor.mem == "hbm":
+        raise errors.NkiError("copy of an HBM tensor: load it with nl.load first")
+    tr.instr("tensor_copy", [(None, dst), (None, v)] + _engine_arg(engine), produces=t)
+    return Tile(dst)
+
+
+def activation(func, data, bias=None, scale=1.0, reduce_op=None, reduce_res=None,
+               reduce_cmd=None, dtype=None, out=None):
+    tr = trace.current()
+    v = as_view(data, "data")
+    dst, t = _out(tr, out, v, _dtype(dtype, v.tensor.dtype))
+    args = [(None, dst), (None, v), ("func", Enum(act_name(func)))]
+    if is_scalar(scale):
+        if float(scale) != 1.0:
+            args.append(("scale", float(scale)))
+    else:
+        args.append(("scale", as_view(scale, "scale")))
+    if bias is not None:
+        args.append(("bias", float(bias) if is_scalar(bias) else as_view(bias, "bias")))
+    if reduce_res is not None:
+        if reduce_op is not None and alu_name(reduce_op, "reduce_op") != "add":
+            raise errors.NkiError("the activation accumulator reduces with add only")
+        args.append(("reduce_cmd", Enum(reduce_cmd or "reset_reduce")))
+        args.append(("reduce_res", as_view(reduce_res, "reduce_res")))
+    tr.instr("activation", args, produces=t)
+    return Tile(dst)
+
+
+def _axes(view, axis):
+    rank = len(view.order)
+    axis = [axis] if isinstance(axis, int) else list(axis)
+    axis = sorted(a + rank if a < 0 else a for a in axis)
+    if 0 in axis:
+        raise errors.NkiError("reduction along the partition axis is not an engine "
+                              "instruction; transpose first")
+    if axis != list(range(rank - len(axis), rank)):
+        raise errors.NkiError("the model reduces the innermost free axes; axis=%s of a rank-%d "
+                              "tile is not" % (axis, rank))
+    return len(axis)
+
+
+def reduce(op, data, axis, negate=False, dtype=None, keepdims=False, out=None):
+    tr = trace.current()
+    v = as_view(data, "data")
+    n = _axes(v, axis)
+    kept = v.logical_lins()[:len(v.order) - n]
+    if out is None:
+        t = rules.result_tile(tr, "sbuf", _dtype(dtype, v.tensor.dtype), kept + [Lin.of(1)])
+        dst = t.full_view()
+    else:
+        dst, t = out, None
+    args = [(None, dst), (None, v), ("op", Enum(op))]
+    if n != 1:
+        args.append(("axes", n))
+    if negate:
+        args.append(("negate", True))
+    tr.instr("tensor_reduce", args, produces=t)
+    return Tile(dst)
+
+
+def matmul(stationary, moving, hint=None):
+    tr = trace.current()
+    s, m = as_view(stationary, "stationary"), as_view(moving, "moving")
+    if s.tensor.mem == "hbm" or m.tensor.mem == "hbm":
+        raise errors.NkiError("matmul operands must be on chip (load them first)")
+    t = rules.result_tile(tr, "psum", "fp32", [_free_size(s), _free_size(m)], hint)
+    dst = t.full_view()
+    tr.instr("matmul", [(None, dst), ("stationary", s), ("moving", m)], produces=t)
+    return Tile(dst)
+
+
+def transpose(data, engine=None, dtype=None):
+    tr = trace.current()
+    v = as_view(data, "data")
+    out_dt = _dtype(dtype, v.tensor.dtype)
+    if engine == "vector":
+        return Tile(rules.vector_engine_transpose(tr, v, out_dt, tr.assigned_name()).full_view())
+    if engine not in (None, "tensor"):
+        raise errors.NkiError("nc_transpose runs on the Tensor or Vector engine, not %s" % engine)
+    return Tile(rules.tensor_engine_transpose(tr, v, out_dt, tr.assigned_name()).full_view())
+
+
+def memset_view(view, value, engine=None):
+    tr = trace.current()
+    tr.instr("memset", [(None, view), ("value", float(value))] + _engine_arg(engine))
+
+
+def new_tensor(shape, dtype, buffer, name=None, zero=False, fill=None):
+    from .language import allocate
+
+    return allocate(shape, dtype, buffer, name, zero=zero, fill=fill)
+
+
+def affine_select(pred, on_true, on_false, dtype=None):
+    tr = trace.current()
+    v = as_view(on_true, "on_true_tile")
+    cond = _single_condition(pred, "pred")
+    dst, t = _out(tr, None, v, _dtype(dtype, v.tensor.dtype))
+    src = v
+    if v.tensor.mem == "psum":
+        tr.instr("tensor_copy", [(None, dst), (None, v)], produces=t)
+        src = dst
+    offset, cm, steps, cmp = _affine_args(cond)
+    tr.instr("affine_select", [(None, dst), ("on_true", src), ("offset", offset),
+                               ("channel_multiplier", cm), ("steps", steps), ("cmp", Enum(cmp)),
+                               ("on_false", float(on_false))], produces=t)
+    return Tile(dst)
+
+
+def iota(expr, dtype, shape=None):
+    tr = trace.current()
+    from .expr import IndexExpr
+
+    if not isinstance(expr, IndexExpr):
+        raise errors.NkiError("iota takes an affine expression of index grids")
+    shape = list(expr.shape)
+    t = rules.result_tile(tr, "sbuf", _dtype(dtype, "int32"), shape)
+    dst = t.full_view()
+    offset, cm, steps, _ = _affine_args((expr, ">="))
+    tr.instr("iota", [(None, dst), ("offset", offset), ("channel_multiplier", cm),
+                      ("steps", steps)], produces=t)
+    return Tile(dst)
+
+
+_CMP = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne"}
+
+
+def _single_condition(pred, what):
+    from .expr import Predicate
+
+    if not isinstance(pred, Predicate) or len(pred.conds) != 1:
+        raise errors.NkiError("%s must be one affine comparison of index grids" % what)
+    return pred.conds[0]
+
+
+def _affine_args(cond):
+    """offset, channel multiplier, per-axis steps (printed against the destination view) and
+    the comparison of `expr OP 0`."""
+    from .program import AxisSteps
+
+    expr, op = cond
+    coefs = dict(expr.coefs)
+    cm = coefs.pop(0, 0)
+    return expr.base, cm, AxisSteps(coefs, len(expr.shape)), _CMP[op]

@@ -1,0 +1,228 @@
+"""The traced program: tensors, views (accesses), statements, and their `.nkir` text.
+
+A Tensor keeps its dims in storage order: for an on-chip tensor the partition dim first, then
+the NKI block dims (those before `par_dim`), then the free dims, as the registered kernels lay
+them out. A View is an access: per storage dim a start, size and step, plus the order in which
+the kept dims appear in the tile the kernel sees (a transposing DMA access is a View whose kept
+dims are not in storage order).
+"""
+
+from . import errors
+from .expr import Lin, SymInt
+
+DTYPES = ("fp32", "bf16", "fp16", "fp8_e4m3", "fp8_e4m3fn", "fp8_e5m2", "int32", "uint8",
+          "uint16", "uint32")
+DTYPE_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8_e4m3": 1, "fp8_e4m3fn": 1, "fp8_e5m2": 1,
+               "int32": 4, "uint8": 1, "uint16": 2, "uint32": 4}
+
+
+class Tensor:
+    def __init__(self, name, mem, dtype, shape, role="buffer", nki_to_storage=None):
+        self.name = name
+        self.mem = mem  # hbm | sbuf | psum
+        self.dtype = dtype
+        self.shape = [Lin.of(s) for s in shape]  # storage order
+        self.role = role  # input | output | scratch | buffer
+        # NKI dim k is storage dim nki_to_storage[k] (identity for HBM and plain tiles).
+        self.nki_to_storage = nki_to_storage or list(range(len(self.shape)))
+        self.mods = [None] * len(self.shape)  # mod_alloc: storage dim index taken modulo n
+        self.placement = None  # (partition Lin, byte offset Lin) for direct allocation
+        self.decl = None  # the BufferDecl statement
+        self.block = None  # the statement list holding decl
+        self.producers = []  # instructions that wrote it while it was a fresh result
+        self.read_elsewhere = False
+        self.zero_state = None  # None | "pending" | "needed" | "covered" (nl.zeros in PSUM)
+        self.dead = False
+
+    def nki_shape(self):
+        return tuple(SymInt.make(self.shape[self.nki_to_storage[k]])
+                     for k in range(len(self.shape)))
+
+    def full_view(self):
+        order = [self.nki_to_storage[k] for k in range(len(self.shape))]
+        return View(self, [[Lin.of(0), s, 1] for s in self.shape], order)
+
+
+class View:
+    """An access of `tensor`; `order` lists the kept storage dims in tile order."""
+
+    def __init__(self, tensor, dims, order):
+        self.tensor = tensor
+        self.dims = dims  # per storage dim: [start Lin, size Lin, step int]
+        self.order = order
+
+    @property
+    def shape(self):
+        return tuple(SymInt.make(self.dims[d][1]) for d in self.order)
+
+    def logical_lins(self):
+        return [self.dims[d][1] for d in self.order]
+
+    def covers_whole(self):
+        t = self.tensor
+        return all(d[0] == Lin.of(0) and d[1] == t.shape[k] and d[2] == 1
+                   for k, d in enumerate(self.dims)) and self.order == sorted(self.order)
+
+    def perm(self):
+        """The `.perm` of the access, or None when the kept dims are in storage order."""
+        if self.order == sorted(self.order):
+            return None
+        dropped = [d for d in range(len(self.dims)) if d not in self.order]
+        perm = dropped + list(self.order)
+        if self.tensor.mem != "hbm" and perm[0] != 0:
+            raise errors.NkiError("tile of '%s' is indexed with its partition dim in another "
+                                  "position: an on-chip tensor keeps its partition dim first"
+                                  % self.tensor.name)
+        return perm
+
+    def with_dims(self, dims, order=None):
+        return View(self.tensor, dims, list(self.order if order is None else order))
+
+
+class BufferDecl:
+    def __init__(self, tensor, bufs=None):
+        self.tensor = tensor
+        self.bufs = bufs
+
+
+class ZeroInit:
+    """nl.zeros in PSUM: a memset only if the first matmul cannot overwrite it (see tiles.py)."""
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+
+
+class Instr:
+    def __init__(self, op, args):
+        self.op = op
+        self.args = args  # list of [name or None, value]
+
+    def get(self, name):
+        for k, v in self.args:
+            if k == name:
+                return v
+        return None
+
+    def set(self, name, value):
+        for a in self.args:
+            if a[0] == name:
+                a[1] = value
+                return
+        self.args.append([name, value])
+
+    def views(self):
+        return [v for _, v in self.args if isinstance(v, View)]
+
+
+class Loop:
+    def __init__(self, var, kind, start, stop, step):
+        self.var, self.kind = var, kind
+        self.start, self.stop, self.step = start, stop, step
+        self.body = []
+        self.peel = []  # matmuls whose first iteration overwrites a zeroed PSUM tile
+
+
+class AxisSteps:
+    """affine_select / iota steps by tile axis; printed per free dim of the destination view."""
+
+    def __init__(self, coefs, ndim):
+        self.coefs, self.ndim = coefs, ndim
+
+    def for_view(self, dst):
+        off = len(dst.order) - self.ndim
+        axis_of_dim = {s: a - off for a, s in enumerate(dst.order)}
+        dims = dst.perm() or list(range(len(dst.dims)))
+        return [self.coefs.get(axis_of_dim[s], 0) if s in axis_of_dim else 0 for s in dims[1:]]
+
+
+class Enum:
+    def __init__(self, name):
+        self.name = name
+
+
+def float_text(x):
+    import numpy as np
+
+    f = np.float32(x)
+    if np.isnan(f):
+        return "nan" if not np.signbit(f) else "-nan"
+    if np.isinf(f):
+        return "inf" if f > 0 else "-inf"
+    return str(f)
+
+
+class Printer:
+    def __init__(self, resolve):
+        self.resolve = resolve  # Lin -> Lin with params' aliases substituted
+
+    def lin(self, x):
+        return self.resolve(Lin.of(x)).text()
+
+    def access(self, v):
+        t = v.tensor
+        parts = []
+        for k, (start, size, step) in enumerate(v.dims):
+            if t.mods[k] is not None:
+                start = start.mod(t.mods[k])
+            start, size = self.resolve(start), self.resolve(size)
+            if start == Lin.of(0) and size == self.resolve(t.shape[k]) and step == 1:
+                parts.append(":")
+            elif size == Lin.of(1) and step == 1:
+                parts.append(start.text())
+            else:
+                parts.append("%s:+%s%s" % (start.text(), _paren(size.text()),
+                                           "" if step == 1 else ":%d" % step))
+        s = "%s[%s]" % (t.name, ", ".join(parts))
+        perm = v.perm()
+        if perm is not None:
+            s += ".perm(%s)" % ", ".join(str(p) for p in perm)
+        return s
+
+    def value(self, x):
+        if isinstance(x, View):
+            return self.access(x)
+        if isinstance(x, Enum):
+            return x.name
+        if isinstance(x, bool):
+            return "true" if x else "false"
+        if isinstance(x, float):
+            return float_text(x)
+        if isinstance(x, list):
+            return "[%s]" % ", ".join(str(i) for i in x)
+        return self.lin(x)
+
+    def statements(self, stmts, indent, out):
+        pad = "  " * indent
+        for s in stmts:
+            if isinstance(s, BufferDecl):
+                t = s.tensor
+                if t.dead:
+                    continue
+                line = "%sbuffer %s : %s %s [%s]" % (pad, t.name, t.mem, t.dtype,
+                                                    ", ".join(self.lin(d) for d in t.shape))
+                if s.bufs:
+                    line += " bufs %d" % s.bufs
+                if t.placement is not None:
+                    line += " at (%s, %s)" % (self.lin(t.placement[0]), self.lin(t.placement[1]))
+                out.append(line)
+            elif isinstance(s, ZeroInit):
+                if s.tensor.zero_state == "needed" and not s.tensor.dead:
+                    out.append("%smemset %s, value=0" % (pad, self.access(s.tensor.full_view())))
+            elif isinstance(s, Instr):
+                args = []
+                for name, v in s.args:
+                    if isinstance(v, AxisSteps):
+                        v = v.for_view(s.args[0][1])
+                    args.append(self.value(v) if name is None else "%s=%s" % (name, self.value(v)))
+                out.append("%s%s %s" % (pad, s.op, ", ".join(args)))
+            elif isinstance(s, Loop):
+                rng = "%s, %s" % (self.lin(s.start), self.lin(s.stop))
+                if s.step != 1:
+                    rng += ", %d" % s.step
+                out.append("%sfor %s in %s(%s) {" % (pad, s.var, s.kind, rng))
+                self.statements(s.body, indent + 1, out)
+                out.append("%s}" % pad)
+
+
+def _paren(text):
+    return text if all(c.isalnum() or c == "_" for c in text) else "(%s)" % text

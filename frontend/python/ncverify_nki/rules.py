@@ -1,0 +1,115 @@
+"""Where NKI leaves a choice to the compiler, the front end decides here, once, with the same
+rules the registered kernels (kernels/sd_attention.cpp) state in their header comment:
+
+- copies and PSUM evictions (nl.copy, nisa.tensor_copy without engine, `dst[...] = tile`) run on
+  the Vector engine; a copy to or from HBM is a DMA;
+- `tile op scalar` and `tile op column` are Vector tensor_scalar, `tile op tile` Vector
+  tensor_tensor, `1.0 / tile` and nl.reciprocal Vector reciprocal;
+- an nc_transpose without engine (or on the Tensor engine), nl.transpose and the transpose a
+  `nl.matmul(transpose_x=False)` needs run on the Tensor engine into an fp32 PSUM tile and are
+  copied back to SBUF in the input's dtype; a Vector-engine transpose larger than 32x32 is tiled
+  into 32x32 transposes (the last block partial);
+- affine_select cannot read PSUM (GpSimd): a PSUM input is copied to the destination first and
+  masked in place;
+- nl.zeros in PSUM followed by `+=` matmuls is an accumulation group: the first matmul
+  overwrites (tiles.accumulate_matmul);
+- every HBM tensor gets its own DMA queue, numbered in the order of its first transfer;
+- buffers are single-buffered (the source gives no buffer count).
+"""
+
+from . import errors
+from .expr import Lin
+from .program import Enum, View
+
+VECTOR_TRANSPOSE = 32  # the Vector engine transposes at most 32x32 (ISA nc_transpose)
+
+
+def can_write(ins, mem):
+    if mem == "hbm":
+        return ins.op == "dma_copy"
+    if ins.op == "matmul":
+        return mem == "psum"
+    if ins.op == "transpose":
+        eng = ins.get("engine")
+        return mem == "psum" if eng is None or eng.name == "tensor" else True
+    return True
+
+
+def copy(tr, dst, src, engine=None):
+    if dst.tensor.mem == "hbm" or src.tensor.mem == "hbm":
+        queue = tr.queue_for(dst.tensor if dst.tensor.mem == "hbm" else src.tensor)
+        return tr.instr("dma_copy", [(None, dst), (None, src)] +
+                        ([("queue", queue)] if queue else []))
+    args = [(None, dst), (None, src)]
+    if engine is not None and engine != "vector":
+        args.append(("engine", Enum(engine)))
+    return tr.instr("tensor_copy", args)
+
+
+def result_tile(tr, mem, dtype, shape, hint=None):
+    t = tr.temp(mem, dtype, [Lin.of(s) for s in shape], hint)
+    return t
+
+
+def produce(tr, tensor, op, args):
+    """Emits `op` writing the fresh result `tensor` (its full view first in args)."""
+    return tr.instr(op, args, produces=tensor)
+
+
+def tensor_engine_transpose(tr, src, out_dtype, hint=None):
+    """nc_transpose on the Tensor engine: PSUM fp32 [F, P], then a copy to SBUF (out_dtype)."""
+    shape = src.shape
+    if len(shape) != 2:
+        raise errors.NkiError("transpose of a rank-%d tile; the model transposes [P, F] tiles"
+                              % len(shape))
+    p, f = shape
+    ps = result_tile(tr, "psum", "fp32", [f, p], (hint or "t") + "_psum")
+    produce(tr, ps, "transpose", [(None, ps.full_view()), (None, src)])
+    out = result_tile(tr, "sbuf", out_dtype, [f, p], hint)
+    produce(tr, out, "tensor_copy", [(None, out.full_view()), (None, ps.full_view())])
+    return out
+
+
+def vector_engine_transpose(tr, src, out_dtype, hint=None):
+    """nc_transpose(engine=vector): one instruction up to 32x32, else 32x32 blocks in loops."""
+    p, f = [Lin.of(s) for s in src.shape]
+    out = result_tile(tr, "sbuf", out_dtype, [f, p], hint)
+    if p.is_const() and f.is_const() and p.const <= VECTOR_TRANSPOSE and \
+            f.const <= VECTOR_TRANSPOSE:
+        produce(tr, out, "transpose", [(None, out.full_view()), (None, src),
+                                       ("engine", Enum("vector"))])
+        return out
+    if not p.is_const() or p.const % VECTOR_TRANSPOSE:
+        raise errors.NkiError("a Vector-engine transpose of %s partitions: the model tiles it "
+                              "into 32-partition blocks, so it must be a multiple of 32" % p.text())
+    dst_full, src_rows = out.full_view(), src
+    blocks_p = p.const // VECTOR_TRANSPOSE
+    blocks_f = f.add(Lin.of(VECTOR_TRANSPOSE - 1)).floordiv(VECTOR_TRANSPOSE)
+    la = tr.open_loop("affine_range", 0, blocks_p, 1, "i_tp_q")
+    a = _name(la.var)
+    lb = tr.open_loop("affine_range", 0, blocks_f, 1, "i_tp_d")
+    c = _name(lb.var)
+    w = Lin.of(VECTOR_TRANSPOSE).minmax("min", f.sub(c.scale(VECTOR_TRANSPOSE)))
+    rows = (a.scale(VECTOR_TRANSPOSE), Lin.of(VECTOR_TRANSPOSE))
+    cols = (c.scale(VECTOR_TRANSPOSE), w)
+    d = _sub2(dst_full, cols, rows)
+    s = _sub2(src_rows, rows, cols)
+    tr.instr("transpose", [(None, d), (None, s), ("engine", Enum("vector"))], produces=out)
+    tr.close_loop(lb)
+    tr.close_loop(la)
+    return out
+
+
+def _name(var):
+    from .expr import name_lin
+
+    return name_lin(var)
+
+
+def _sub2(view, first, second):
+    """Sub-view of a 2-D tile: (start, size) within its two tile dims."""
+    dims = [list(d) for d in view.dims]
+    for (start, size), s in zip((first, second), view.order):
+        d = dims[s]
+        dims[s] = [d[0].add(start.scale(d[2])), size, d[2]]
+    return View(view.tensor, dims, list(view.order))

@@ -1,0 +1,372 @@
+"""Tiles as the kernel sees them: indexing (ints, slices, nl.ds, index grids), assignment, and
+the in-place `+=` of matmul accumulation.
+
+Assignment `dst[...] = result` retargets the instruction that produced a fresh result so that it
+writes `dst` directly (one instruction, as the NKI compiler emits it); any other assignment is a
+copy (a DMA when either side is in HBM, else a Vector tensor_copy).
+"""
+
+from . import errors, rules, trace
+from .dtypes import DType
+from .expr import IndexExpr, Lin, SymInt
+from .program import View
+
+ENGINE_WRITES_PSUM_ONLY = ("matmul",)
+
+
+class DS:
+    """nl.ds(start, size): a dynamic slice."""
+
+    def __init__(self, start, size):
+        self.start, self.size = Lin.of(start), Lin.of(size)
+
+
+class Accumulated:
+    """What `view += nc_matmul(...)` returns: the accumulation is already recorded."""
+
+    def __init__(self, view):
+        self.view = view
+
+
+class Tile:
+    def __init__(self, view):
+        self.view = view
+
+    # ---- what a kernel reads
+    @property
+    def shape(self):
+        return self.view.shape
+
+    @property
+    def dtype(self):
+        return DType(self.view.tensor.dtype)
+
+    @property
+    def buffer(self):
+        return self.view.tensor.mem
+
+    @property
+    def ndim(self):
+        return len(self.view.order)
+
+    @property
+    def name(self):
+        return self.view.tensor.name
+
+    def __len__(self):
+        s = self.shape[0]
+        if isinstance(s, SymInt):
+            raise errors.NkiError("len() of a tile whose first dim is symbolic (%s)" % s)
+        return s
+
+    def __iter__(self):
+        raise errors.NkiError("a tile cannot be iterated in Python; index it with a loop "
+                              "variable")
+
+    def __bool__(self):
+        raise errors.NkiError("a tile has no truth value")
+
+    # ---- indexing
+    def __getitem__(self, idx):
+        return Tile(index_view(self.view, idx))
+
+    def __setitem__(self, idx, value):
+        assign(index_view(self.view, idx), value)
+
+    def _inplace(self, other, op):
+        from . import ops
+
+        if isinstance(other, Tile) and other.view.tensor.producers and \
+                other.view.tensor.producers[0].op == "matmul" and op == "add":
+            accumulate_matmul(self.view, other.view)
+            return Accumulated(self.view)
+        ops.binary(op, self, other, out=self.view)
+        return Accumulated(self.view)
+
+    def __iadd__(self, o):
+        return self._inplace(o, "add")
+
+    def __isub__(self, o):
+        return self._inplace(o, "subtract")
+
+    def __imul__(self, o):
+        return self._inplace(o, "multiply")
+
+    def __itruediv__(self, o):
+        return self._inplace(o, "divide")
+
+    # ---- arithmetic builds instructions
+    def _bin(self, op, o, reverse=False):
+        from . import ops
+
+        return ops.binary(op, o, self) if reverse else ops.binary(op, self, o)
+
+    def __add__(self, o):
+        return self._bin("add", o)
+
+    def __radd__(self, o):
+        return self._bin("add", o, True)
+
+    def __sub__(self, o):
+        return self._bin("subtract", o)
+
+    def __rsub__(self, o):
+        return self._bin("subtract", o, True)
+
+    def __mul__(self, o):
+        return self._bin("multiply", o)
+
+    def __rmul__(self, o):
+        return self._bin("multiply", o, True)
+
+    def __truediv__(self, o):
+        return self._bin("divide", o)
+
+    def __rtruediv__(self, o):
+        return self._bin("divide", o, True)
+
+    def __neg__(self):
+        return self._bin("multiply", -1.0)
+
+    def __pow__(self, o):
+        return self._bin("pow", o)
+
+    def __gt__(self, o):
+        return self._bin("is_gt", o)
+
+    def __ge__(self, o):
+        return self._bin("is_ge", o)
+
+    def __lt__(self, o):
+        return self._bin("is_lt", o)
+
+    def __le__(self, o):
+        return self._bin("is_le", o)
+
+    __hash__ = object.__hash__
+
+    # ---- views without instructions
+    def broadcast_to(self, shape):
+        return Tile(broadcast_view(self.view, shape))
+
+    def reshape(self, shape):
+        return Tile(reshape_view(self.view, shape))
+
+    def view_as(self, dtype):
+        raise errors.NkiError("reinterpreting a tile's dtype is not modelled")
+
+    def __repr__(self):
+        return "Tile(%s %s %s)" % (self.view.tensor.name, self.view.tensor.dtype, self.shape)
+
+
+def as_view(x, what="operand"):
+    if isinstance(x, Tile):
+        return x.view
+    if isinstance(x, View):
+        return x
+    raise errors.NkiError("%s must be a tile, got %s" % (what, type(x).__name__))
+
+
+def _normalize_index(idx, rank):
+    if not isinstance(idx, tuple):
+        idx = (idx,)
+    if any(i is Ellipsis for i in idx):
+        k = idx.index(Ellipsis)
+        fill = rank - (len(idx) - 1)
+        idx = idx[:k] + (slice(None),) * fill + idx[k + 1:]
+    if len(idx) > rank:
+        raise errors.NkiError("%d indices for a tile of rank %d" % (len(idx), rank))
+    return idx + (slice(None),) * (rank - len(idx))
+
+
+def index_view(view, idx):
+    """The access `view[idx]`: one index per dim of the tile (NKI order)."""
+    rank = len(view.order)
+    idx = _normalize_index(idx, rank)
+    dims = [list(d) for d in view.dims]
+    t = view.tensor
+    if any(isinstance(i, IndexExpr) for i in idx):
+        return _index_grid(view, dims, idx)
+    order = []
+    for k, i in enumerate(idx):
+        s = view.order[k]
+        start, size, step = dims[s]
+        if isinstance(i, slice):
+            a = Lin.of(0) if i.start is None else Lin.of(i.start)
+            b = size if i.stop is None else Lin.of(i.stop)
+            c = 1 if i.step is None else i.step
+            if not isinstance(c, int) or c <= 0:
+                raise errors.NkiError("slice step must be a positive integer")
+            if (a.is_const() and a.const < 0) or (b.is_const() and b.const < 0):
+                raise errors.NkiError("negative slice bounds are not supported; use explicit "
+                                      "indices")
+            n = b.sub(a)
+            if c > 1:
+                n = n.add(Lin.of(c - 1)).floordiv(c)
+            dims[s] = [start.add(a.scale(step)), n, step * c]
+            order.append(s)
+        elif isinstance(i, DS):
+            dims[s] = [start.add(i.start.scale(step)), i.size, step]
+            order.append(s)
+        else:
+            try:
+                lin = Lin.of(i)
+            except TypeError:
+                raise errors.NkiError("index of type %s into tile '%s' is not supported" %
+                                      (type(i).__name__, t.name))
+            dims[s] = [start.add(lin.scale(step)), Lin.of(1), step]
+    return View(t, dims, order)
+
+
+def _index_grid(view, dims, idx):
+    """Advanced indexing with nl.arange / nl.mgrid grids: tile axis a -> tensor dim."""
+    t = view.tensor
+    nd = max(len(i.shape) for i in idx if isinstance(i, IndexExpr))
+    axis_of = {}
+    scalars = []
+    for k, i in enumerate(idx):
+        s = view.order[k]
+        start, size, step = dims[s]
+        if isinstance(i, slice) and i == slice(None):
+            raise errors.NkiError("mixing ':' with index grids is not supported; index every "
+                                  "dim with nl.arange grids")
+        if isinstance(i, IndexExpr):
+            off = nd - len(i.shape)
+            axes = [a for a, c in i.coefs.items() if c]
+            if len(axes) > 1:
+                raise errors.NkiError("an index that combines two grid axes is not affine in "
+                                      "one dim (tile '%s')" % t.name)
+            if not axes:
+                dims[s] = [start.add(i.base.scale(step)), Lin.of(1), step]
+                scalars.append(s)
+                continue
+            a = axes[0]
+            c = i.coefs[a]
+            if c <= 0:
+                raise errors.NkiError("a grid index with a negative or zero step")
+            if (a + off) in axis_of:
+                raise errors.NkiError("one grid axis indexes two dims of '%s'" % t.name)
+            axis_of[a + off] = s
+            dims[s] = [start.add(i.base.scale(step)), Lin.of(i.shape[a]), step * c]
+        else:
+            dims[s] = [start.add(Lin.of(i).scale(step)), Lin.of(1), step]
+            scalars.append(s)
+    order = []
+    for a in range(nd):
+        if a in axis_of:
+            order.append(axis_of[a])
+        elif scalars:
+            order.append(scalars.pop(0))
+    return View(t, dims, order)
+
+
+def broadcast_view(view, shape):
+    shape = list(shape)
+    if len(shape) != len(view.order):
+        raise errors.NkiError("broadcast_to %s from rank %d" % (tuple(shape), len(view.order)))
+    dims = [list(d) for d in view.dims]
+    for k, s in enumerate(view.order):
+        want = Lin.of(shape[k])
+        if dims[s][1] == want:
+            continue
+        if dims[s][1] != Lin.of(1):
+            raise errors.NkiError("broadcast_to: dim %d has size %s, not 1" % (k, dims[s][1]))
+        if k == 0 and view.tensor.mem != "hbm":
+            raise errors.NkiError("broadcast along the partition dim is not a view (it needs a "
+                                  "copy across partitions)")
+        dims[s] = [dims[s][0], want, 0]
+    return View(view.tensor, dims, list(view.order))
+
+
+def reshape_view(view, shape):
+    t = view.tensor
+    if not view.covers_whole() or t.mem == "psum":
+        raise errors.NkiError("reshape is modelled for whole SBUF/HBM tensors only")
+    new = [Lin.of(s) for s in shape]
+    old_n, new_n = Lin.of(1), Lin.of(1)
+    for d in t.shape:
+        old_n = old_n.mul(d)
+    for d in new:
+        new_n = new_n.mul(d)
+    if old_n != new_n:
+        raise errors.NkiError("reshape from %s to %s changes the element count" %
+                              (t.shape, tuple(shape)))
+    raise errors.NkiError("reshape of '%s' needs a second view of one buffer, which the IR "
+                          "does not have" % t.name)
+
+
+def assign(target, value):
+    tr = trace.current()
+    if isinstance(value, Accumulated):
+        return
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        from . import ops
+
+        ops.memset_view(target, float(value))
+        return
+    src = as_view(value, "assigned value")
+    if _retarget(tr, src, target):
+        return
+    rules.copy(tr, target, src)
+
+
+def _retarget(tr, src, target):
+    t = src.tensor
+    if not t.producers or t.read_elsewhere or t.dead or t.block is not tr.stack[-1]:
+        return False
+    if not src.covers_whole():
+        return False
+    for ins in t.producers:
+        if not rules.can_write(ins, target.tensor.mem):
+            return False
+        for _, v in ins.args:
+            if isinstance(v, View) and v.tensor is t and not v.covers_whole():
+                return False
+    for ins in t.producers:
+        for a in ins.args:
+            if isinstance(a[1], View) and a[1].tensor is t:
+                a[1] = target
+        tr.note_use(target, ins) if ins.args[0][1] is target else None
+    target.tensor.producers = []
+    t.dead = True
+    if target.tensor.zero_state == "pending":
+        target.tensor.zero_state = "covered" if target.covers_whole() else "needed"
+    return True
+
+
+def accumulate_matmul(target, result):
+    """`target += nc_matmul(...)`: the matmul writes target, accumulating unless it is the first
+    write after nl.zeros (then it overwrites, in its loop's first iteration if it sits one loop
+    below the zeros)."""
+    tr = trace.current()
+    t = result.tensor
+    ins = t.producers[0]
+    if target.tensor.mem != "psum":
+        raise errors.NkiError("matmul results accumulate in PSUM; '%s' is in %s" %
+                              (target.tensor.name, target.tensor.mem))
+    if t.read_elsewhere or not result.covers_whole() or t.block is not tr.stack[-1]:
+        raise errors.NkiError("+= needs the matmul result directly (nc_matmul / nl.matmul on "
+                              "the right-hand side)")
+    ins.args[0][1] = target
+    t.dead = True
+    z = target.tensor
+    if z.zero_state != "pending":
+        ins.set("accumulate", True)
+        return
+    if not target.covers_whole():
+        z.zero_state = "needed"
+        ins.set("accumulate", True)
+        return
+    if z.block is tr.stack[-1]:
+        ins.set("accumulate", False)
+        z.zero_state = "covered"
+        return
+    loop = tr.loops[-1] if tr.loops else None
+    if loop is not None and len(tr.stack) >= 2 and tr.stack[-2] is z.block:
+        ins.set("accumulate", True)
+        ins.args_tensor_zero = z
+        loop.peel.append(ins)
+        z.zero_state = "peeling"
+        return
+    z.zero_state = "needed"
+    ins.set("accumulate", True)

@@ -1,0 +1,379 @@
+"""The trace in progress: params and their domain, the statement tree, names, and the rules for
+Python truth values of symbolic shapes (an `assert` becomes the param domain, any other branch
+on a symbolic value is an error that names the param)."""
+
+import ast
+import linecache
+import math
+import sys
+
+from . import errors
+from .expr import Lin, SymBool, name_lin
+from .program import BufferDecl, Instr, Loop, Tensor, View, ZeroInit
+
+DEFAULT_MAX = 65536  # upper bound of a shape param no assert bounds (documented in README)
+
+_current = None
+
+
+def current():
+    if _current is None:
+        raise errors.NkiError("NKI calls are only traced inside the kernel function")
+    return _current
+
+
+def start(tracer):
+    global _current
+    _current = tracer
+
+
+def stop():
+    global _current
+    _current = None
+
+
+class Param:
+    def __init__(self, name, fixed=None):
+        self.name = name
+        self.lo, self.hi, self.mult = 1, DEFAULT_MAX, 1
+        self.fixed = fixed
+        if fixed is not None:
+            self.lo = self.hi = fixed
+
+
+class SourceIndex:
+    """Statements of a Python file by line, to tell an assert from an `if` and to name temps."""
+
+    def __init__(self):
+        self.by_file = {}
+
+    def statement(self, filename, line):
+        if filename not in self.by_file:
+            text = "".join(linecache.getlines(filename))
+            index = {}
+            try:
+                tree = ast.parse(text)
+            except SyntaxError:
+                tree = None
+            if tree is not None:
+                for node in ast.walk(tree):
+                    if isinstance(node, ast.stmt):
+                        end = getattr(node, "end_lineno", node.lineno) or node.lineno
+                        if isinstance(node, (ast.For, ast.While, ast.If, ast.With,
+                                             ast.FunctionDef, ast.Try)):
+                            end = node.lineno  # the header line only
+                        for ln in range(node.lineno, end + 1):
+                            prev = index.get(ln)
+                            if prev is None or _span(node) <= _span(prev):
+                                index[ln] = node
+            self.by_file[filename] = index
+        return self.by_file[filename].get(line)
+
+
+def _span(node):
+    return (getattr(node, "end_lineno", node.lineno) or node.lineno) - node.lineno
+
+
+class Tracer:
+    def __init__(self, kernel_name, source_index):
+        self.kernel_name = kernel_name
+        self.src = source_index
+        self.params = {}  # name -> Param, in creation order
+        self.aliases = {}  # param name -> Lin it equals (asserted)
+        self.requires = []  # (Lin, rel, Lin)
+        self.grid = None  # list of Lins, one per launch-grid axis
+        self.hbm = []  # input/output/scratch tensors in declaration order
+        self.root = []
+        self.stack = [self.root]
+        self.loops = []
+        self.names = set()
+        self.queues = {}  # HBM tensor name -> DMA queue
+        self.header_notes = []
+
+    # ---- names
+    def unique(self, base):
+        base = base or "t"
+        name, k = base, 2
+        while name in self.names:
+            name = "%s_%d" % (base, k)
+            k += 1
+        self.names.add(name)
+        return name
+
+    def assigned_name(self, default="t"):
+        """The target of the user's `NAME = ...` line, for naming a result."""
+        where = errors.user_location()
+        if where is None:
+            return default
+        node = self.src.statement(*where)
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+                isinstance(node.targets[0], ast.Name):
+            return node.targets[0].id
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            return node.target.id
+        return default
+
+    # ---- params
+    def param(self, name, fixed=None):
+        p = Param(self.unique(name), fixed)
+        self.params[p.name] = p
+        errors.register_param_name(p.name)
+        return p
+
+    def resolve(self, lin):
+        for _ in range(64):
+            names = [n for n in lin.names() if n in self.aliases]
+            if not names:
+                return lin
+            lin = lin.subst({n: self.aliases[n] for n in names})
+        raise errors.NkiError("asserted shape equalities are circular")
+
+    # ---- statements
+    def emit(self, stmt):
+        self.stack[-1].append(stmt)
+        return stmt
+
+    def declare(self, tensor, bufs=None):
+        tensor.decl = self.emit(BufferDecl(tensor, bufs))
+        tensor.block = self.stack[-1]
+        return tensor
+
+    def temp(self, mem, dtype, shape, hint=None):
+        name = self.unique(hint or self.assigned_name())
+        return self.declare(Tensor(name, mem, dtype, shape))
+
+    def zero_init(self, tensor):
+        tensor.zero_state = "pending"
+        self.emit(ZeroInit(tensor))
+
+    def instr(self, op, args, produces=None):
+        ins = Instr(op, [list(a) for a in args])
+        if produces is not None:
+            produces.producers.append(ins)
+        for v in ins.views():
+            self.note_use(v, ins)
+        return self.emit(ins)
+
+    def note_use(self, view, ins):
+        t = view.tensor
+        if ins not in t.producers and ins.args and ins.args[0][1] is not view:
+            t.read_elsewhere = True
+            if t.zero_state == "pending":
+                t.zero_state = "needed"
+        if ins.args and ins.args[0][1] is view and t.zero_state == "pending" and \
+                ins.op != "matmul":
+            t.zero_state = "covered" if view.covers_whole() else "needed"
+
+    def queue_for(self, tensor):
+        if tensor.name not in self.queues:
+            self.queues[tensor.name] = len(self.queues) % 16
+        return self.queues[tensor.name]
+
+    # ---- loops
+    def open_loop(self, kind, start, stop, step, var_hint):
+        var = self.unique(var_hint or "i")
+        loop = Loop(var, kind, Lin.of(start), Lin.of(stop), step)
+        self.emit(loop)
+        self.stack.append(loop.body)
+        self.loops.append(loop)
+        return loop
+
+    def close_loop(self, loop):
+        if not self.loops or self.loops[-1] is not loop:
+            raise errors.NkiError("loops must nest: a loop ended while an inner one was open "
+                                  "(a `break` out of a traced loop is not supported)")
+        self.loops.pop()
+        self.stack.pop()
+        self.names.discard(loop.var)
+        if loop.peel:
+            self._peel(loop)
+
+    def _peel(self, loop):
+        """The first iteration of `loop` overwrites a zeroed PSUM tile: emit it separately with
+        the matmul not accumulating, then the rest of the loop accumulating. Falls back to an
+        explicit memset when the body declares buffers (a copy would duplicate them)."""
+        loop.body[:] = [s for s in loop.body
+                        if not (isinstance(s, BufferDecl) and s.tensor.dead)]
+        if any(isinstance(s, (BufferDecl, Loop, ZeroInit)) for s in loop.body):
+            for ins in loop.peel:
+                ins.args_tensor_zero.zero_state = "needed"
+            return
+        block = self.stack[-1]
+        at = block.index(loop)
+        env = {loop.var: loop.start}
+        first = []
+        for s in loop.body:
+            c = Instr(s.op, [[k, _subst_value(v, env)] for k, v in s.args])
+            if s in loop.peel:
+                c.set("accumulate", False)
+            first.append(c)
+        block[at:at] = first
+        loop.start = loop.start.add(Lin.of(loop.step))
+        for ins in loop.peel:
+            ins.args_tensor_zero.zero_state = "covered"
+
+    # ---- truth values
+    def truth_of(self, rel):
+        where = errors.user_location()
+        node = self.src.statement(*where) if where else None
+        if isinstance(node, ast.Assert):
+            for sub in ast.walk(node.test):
+                if isinstance(sub, (ast.BoolOp, ast.UnaryOp)) and \
+                        isinstance(getattr(sub, "op", None), (ast.Or, ast.Not)):
+                    raise errors.NkiError(
+                        "an assert with 'or' / 'not' on symbolic shapes (%s) cannot become the "
+                        "param domain; fix the params with --param" % rel.text())
+            self.assume(rel)
+            return True
+        names = [n for n in self.resolve(rel.lhs.sub(rel.rhs)).names() if n in self.params]
+        if names:
+            raise errors.NkiError(
+                "this branch needs the value of %s (%s is symbolic); fix it with %s" %
+                (", ".join(names), rel.text(),
+                 " ".join("--param %s=VALUE" % n for n in names)))
+        raise errors.NkiError("this branch depends on %s, which is only known on the device "
+                              "(a loop variable or the program id)" % rel.text())
+
+    def assume(self, rel):
+        lhs, rhs, op = self.resolve(rel.lhs), self.resolve(rel.rhs), rel.op
+        d = SymBool(op, lhs, rhs).decided()
+        if d is not None:
+            if not d:
+                raise errors.NkiError("assertion fails for every shape: %s" % rel.text())
+            return
+        if op in (">", ">="):
+            lhs, rhs, op = rhs, lhs, {">": "<", ">=": "<="}[op]
+        single = _bare_param(lhs, self.params)
+        single_r = _bare_param(rhs, self.params)
+        if op == "==":
+            if single and single not in rhs.names():
+                return self._alias(single, rhs)
+            if single_r and single_r not in lhs.names():
+                return self._alias(single_r, lhs)
+            m = _mod_of_param(lhs, self.params)
+            if m and rhs == Lin.of(0):
+                p = self.params[m[0]]
+                p.mult = p.mult * m[1] // math.gcd(p.mult, m[1])
+                p.lo = -(-p.lo // p.mult) * p.mult
+                p.hi = p.hi // p.mult * p.mult
+                return
+        if op in ("<", "<="):
+            if single and rhs.is_const():
+                self.params[single].hi = min(self.params[single].hi,
+                                             rhs.const - (1 if op == "<" else 0))
+                return
+            if single_r and lhs.is_const():
+                self.params[single_r].lo = max(self.params[single_r].lo,
+                                               lhs.const + (1 if op == "<" else 0))
+                return
+        self.requires.append((lhs, op, rhs))
+
+    def _alias(self, name, value):
+        p = self.params[name]
+        self.aliases[name] = value
+        target = _bare_param(value, self.params)
+        if target:
+            q = self.params[target]
+            q.lo, q.hi = max(q.lo, p.lo), min(q.hi, p.hi)
+            q.mult = q.mult * p.mult // math.gcd(q.mult, p.mult)
+        elif value.is_const():
+            if not (p.lo <= value.const <= p.hi and value.const % p.mult == 0):
+                raise errors.NkiError("assertion contradicts the domain of %s" % name)
+        else:
+            if p.lo > 1:
+                self.requires.append((Lin.of(p.lo), "<=", value))
+            if p.hi < DEFAULT_MAX:
+                self.requires.append((value, "<=", Lin.of(p.hi)))
+
+    # ---- SPMD
+    def program_id(self, axis):
+        from .expr import SymInt
+
+        if self.grid is None:
+            raise errors.NkiError("nl.program_id without a launch grid: give --grid N (the "
+                                  "kernel[N] of the launch)")
+        if not 0 <= axis < len(self.grid):
+            raise errors.NkiError("program_id(%d) of a %d-axis grid" % (axis, len(self.grid)))
+        pid = name_lin("program_id")
+        inner = Lin.of(1)
+        for g in self.grid[axis + 1:]:
+            inner = inner.mul(g)
+        if not inner.is_const() or (axis > 0 and not self.grid[axis].is_const()):
+            raise errors.NkiError("program_id(%d) of a grid with symbolic inner axes: fix the "
+                                  "grid's params with --param" % axis)
+        v = pid.floordiv(inner.const) if inner.const > 1 else pid
+        if axis > 0:
+            v = v.mod(self.grid[axis].const)
+        return SymInt.make(v)
+
+    def num_programs(self, axis):
+        from .expr import SymInt
+
+        if self.grid is None:
+            return 1
+        if axis is None:
+            g = Lin.of(1)
+            for a in self.grid:
+                g = g.mul(a)
+            return SymInt.make(g)
+        return SymInt.make(self.grid[axis])
+
+    # ---- output
+    def live_params(self):
+        return [p for n, p in self.params.items() if n not in self.aliases]
+
+    def text(self, header_comments):
+        from .program import Printer
+
+        pr = Printer(self.resolve)
+        out = ["# " + c for c in header_comments]
+        out.append("kernel %s" % self.kernel_name)
+        used = set()
+        for t in self.hbm:
+            for d in t.shape:
+                used.update(self.resolve(d).names())
+        for p in self.live_params():
+            line = "param %s in [%d, %d]" % (p.name, p.lo, p.hi)
+            if p.mult > 1:
+                line += " multiple_of %d" % p.mult
+            out.append(line)
+        for lhs, op, rhs in self.requires:
+            out.append("require %s %s %s" % (pr.lin(lhs), op, pr.lin(rhs)))
+        if self.grid is not None:
+            g = Lin.of(1)
+            for axis in self.grid:
+                g = g.mul(axis)
+            out.append("grid %s" % pr.lin(g))
+        for t in self.hbm:
+            out.append("%s %s : hbm %s [%s]" % (t.role, t.name, t.dtype,
+                                                ", ".join(pr.lin(d) for d in t.shape)))
+        out.append("")
+        pr.statements(self.root, 0, out)
+        return "\n".join(out) + "\n"
+
+
+def _bare_param(lin, params):
+    if lin.const == 0 and len(lin.terms) == 1 and lin.terms[0][1] == 1:
+        a = lin.terms[0][0]
+        if a.kind == "name" and a.args in params:
+            return a.args
+    return None
+
+
+def _mod_of_param(lin, params):
+    if lin.const == 0 and len(lin.terms) == 1 and lin.terms[0][1] == 1:
+        a = lin.terms[0][0]
+        if a.kind == "mod":
+            p = _bare_param(a.args[0], params)
+            if p:
+                return (p, a.args[1])
+    return None
+
+
+def _subst_value(v, env):
+    if isinstance(v, View):
+        return View(v.tensor, [[s.subst(env), n.subst(env), st] for s, n, st in v.dims],
+                    list(v.order))
+    if isinstance(v, Lin):
+        return v.subst(env)
+    return v

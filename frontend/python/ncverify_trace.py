@@ -1,0 +1,15 @@
+"""ncverify's NKI front end: runs a user's unmodified NKI kernel on stand-ins for the
+`neuronxcc.nki` modules, records what it does, and prints the program as `.nkir`.
+
+    python3 ncverify_trace.py FILE.py:FUNCTION [--param NAME=VALUE]... [--option NAME=VALUE]...
+        [--input NAME=DTYPE[d0,d1,...]]... [--shape NAME=a,b,...]... [--grid A[,B...]]
+
+Exit 0 with the program on stdout; exit 2 with `FILE:LINE: what and why` on stderr.
+"""
+
+import sys
+
+from ncverify_nki.main import main
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

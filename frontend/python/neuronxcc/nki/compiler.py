@@ -1,0 +1,1 @@
+from ncverify_nki.compiler import *  # noqa: F401,F403

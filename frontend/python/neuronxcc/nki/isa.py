@@ -1,0 +1,1 @@
+from ncverify_nki.isa import *  # noqa: F401,F403
