@@ -23,7 +23,7 @@ namespace {
 constexpr Registrar kCommands[] = {
     register_run,   register_dump,   register_oracle,   register_list,
     register_check, register_report, register_bench,    register_calibrate,
-    register_bugs,  register_prove,  register_frontier,
+    register_bugs,  register_prove,  register_frontier, register_import,
 };
 
 // Runs the selected subcommand; every exception becomes its exit code and a message on stderr.

@@ -29,6 +29,7 @@ struct BenchCommandOptions {
   bool force = false;
   RunLimits limits;
   int64_t max_trace_mib = 2048;
+  NkiFlags nki;
 };
 
 // Host bytes one instruction instance costs a bench run: its trace event and regions, its
@@ -123,7 +124,7 @@ int run_bench(const BenchCommandOptions& opts) {
   const HwConfig& hw = hw_config_for(opts.gen);
   const CostTable* costs = find_cost_table(opts.gen);
   if (costs == nullptr) throw UsageError("--gen: no cost table for '" + opts.gen + "'");
-  const KernelSource src = load_kernel_source(opts.target, opts.params);
+  const KernelSource src = load_kernel_source(opts.target, opts.params, "", opts.nki);
   if (!opts.trace_file.empty()) refuse_existing_output(opts.trace_file, opts.force, "--trace");
   if (opts.force && opts.trace_file.empty()) throw UsageError("--force applies to --trace only");
   std::vector<BenchRow> rows;
@@ -177,7 +178,8 @@ void register_bench(CLI::App& app, Action& action) {
   auto opts = std::make_shared<BenchCommandOptions>();
   CLI::App* cmd = app.add_subcommand(
       "bench", "Latency and profile summary of a kernel on the timing model (trace-only run)");
-  cmd->add_option("kernel", opts->target, "Registered kernel name or .nkir file")->required();
+  cmd->add_option("kernel", opts->target, "Registered kernel name, .nkir file or NKI kernel FILE.py:FUNCTION")->required();
+  opts->nki.add_options(cmd);
   cmd->add_option("-p,--param", opts->params,
                   "NAME=INTEGER param, or NAME=VALUE option of a registered kernel; repeat")
       ->expected(1)

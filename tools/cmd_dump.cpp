@@ -15,10 +15,11 @@ namespace {
 struct DumpOptions {
   std::string target;
   std::vector<std::string> options;
+  NkiFlags nki;
 };
 
 int run_dump(const DumpOptions& opts) {
-  std::cout << print_program(load_kernel_source(opts.target, opts.options).program);
+  std::cout << print_program(load_kernel_source(opts.target, opts.options, "", opts.nki).program);
   return kExitOk;
 }
 
@@ -29,12 +30,13 @@ void register_dump(CLI::App& app, Action& action) {
   CLI::App* cmd = app.add_subcommand(
       "dump", "Print a registered kernel or a .nkir program in canonical text form");
   cmd->add_option("kernel", opts->target,
-                  "Registered kernel name or .nkir file (model/nkir/NKIR.md)")
+                  "Registered kernel name, .nkir file (model/nkir/NKIR.md) or NKI kernel FILE.py:FUNCTION")
       ->required();
   cmd->add_option("-p,--param", opts->options,
                   "NAME=VALUE kernel option of a registered kernel (e.g. use_causal_mask=true)")
       ->expected(1)
       ->take_all();
+  opts->nki.add_options(cmd);
   cmd->callback([opts, &action] { action = [opts] { return run_dump(*opts); }; });
 }
 

@@ -17,6 +17,7 @@
 #include "tools/cli_common.h"
 #include "tools/commands.h"
 #include "tools/kernel_source.h"
+#include "frontend/nki_trace.h"
 #include "tools/solver_programs.h"
 
 namespace ncv::cli {
@@ -32,6 +33,7 @@ struct FrontierCommandOptions {
   std::string gen = "all";
   unsigned timeout_ms = 10'000;
   bool json = false;
+  NkiFlags nki;
 };
 
 // The fixed params of one program: the given ones (checked against the domain) and the least
@@ -89,14 +91,29 @@ std::string describe(const solver::FrontierResult& r, const std::string& vary) {
 int run_frontier(const FrontierCommandOptions& opts) {
   kernels::Options options;
   ParamValues given;
-  split_assignments(kernels::find_variant(opts.target), opts.assignments, options, given);
+  const bool traced = frontend::is_python_target(opts.target);
+  if (traced) {
+    // An NKI kernel takes every assignment (keyword arguments, fixed shapes); integer ones are
+    // also the fixed params of the search.
+    for (const std::string& a : opts.assignments) {
+      const auto eq = a.find('=');
+      try {
+        if (eq != std::string::npos) given.merge(parse_param_assignments({a}));
+      } catch (const UsageError&) {
+        // a keyword argument such as use_causal_mask=true: the tracer takes it
+      }
+    }
+  } else {
+    split_assignments(kernels::find_variant(opts.target), opts.assignments, options, given);
+  }
   std::vector<const HwConfig*> gens;
   if (opts.gen == "all") {
     for (std::string_view name : hw_config_names()) gens.push_back(find_hw_config(name));
   } else {
     gens.push_back(&hw_config_for(opts.gen));
   }
-  const std::vector<kernels::LabelledProgram> programs = solver_programs(opts.target, options);
+  const std::vector<kernels::LabelledProgram> programs = solver_programs(
+      opts.target, options, traced ? opts.assignments : std::vector<std::string>{}, opts.nki);
   bool decided = true;
   nlohmann::json rows = nlohmann::json::array();
   for (const kernels::LabelledProgram& lp : programs) {
@@ -162,7 +179,8 @@ void register_frontier(CLI::App& app, Action& action) {
       "frontier",
       "The largest seqlen (or --vary param) whose SBUF/PSUM allocation fits each generation, "
       "other params fixed, computed with Z3");
-  cmd->add_option("kernel", opts->target, "Registered kernel name or a .nkir file")->required();
+  cmd->add_option("kernel", opts->target, "Registered kernel name, .nkir file or NKI kernel FILE.py:FUNCTION")->required();
+  opts->nki.add_options(cmd);
   cmd->add_option("--param,-p", opts->assignments,
                   "NAME=VALUE: a fixed param or build option (repeatable); options not given are "
                   "all tried, params not given take their least value");

@@ -28,6 +28,8 @@ struct ProveCommandOptions {
   std::string gen = "trn1";
   unsigned timeout_ms = 10'000;
   bool json = false;
+  std::vector<std::string> params;
+  NkiFlags nki;
 };
 
 struct Counts {
@@ -76,7 +78,7 @@ int run_prove(const ProveCommandOptions& opts) {
   }
   const std::vector<const HwConfig*> gens = generations(opts.gen);
   const std::vector<kernels::LabelledProgram> programs =
-      opts.all ? all_solver_programs() : solver_programs(opts.target, {});
+      opts.all ? all_solver_programs() : solver_programs(opts.target, {}, opts.params, opts.nki);
   ClassCounts total;
   nlohmann::json jprograms = nlohmann::json::array();
   const auto t0 = std::chrono::steady_clock::now();
@@ -150,7 +152,14 @@ void register_prove(CLI::App& app, Action& action) {
                                      "SBUF/PSUM allocation for its whole param "
                                      "domain with Z3");
   cmd->add_option("kernel", opts->target,
-                  "Registered kernel name (every option combination) or a .nkir file");
+                  "Registered kernel name (every option combination), a .nkir file or an NKI kernel "
+                  "FILE.py:FUNCTION");
+  cmd->add_option("-p,--param", opts->params,
+                  "NKI kernels: NAME=VALUE keyword argument or fixed shape (a shape may also take "
+                  "a domain LO..HI[/MULTIPLE]); repeat")
+      ->expected(1)
+      ->take_all();
+  opts->nki.add_options(cmd);
   cmd->add_flag("--all", opts->all, "Every registered kernel, every option combination");
   cmd->add_option("--gen", opts->gen, "Generation whose rules and capacity apply (or all)")
       ->capture_default_str();

@@ -23,6 +23,7 @@ struct RunCommandOptions {
   bool json = false;
   bool reference = false;
   RunLimits limits;
+  NkiFlags nki;
 };
 
 nlohmann::json error_json(const DynamicError& e) {
@@ -78,7 +79,7 @@ void print_json(const RunCommandOptions& opts, const Program& program, const Par
 
 int run_run(const RunCommandOptions& opts) {
   const HwConfig& hw = hw_config_for(opts.gen);
-  const KernelSource src = load_kernel_source(opts.file, opts.params);
+  const KernelSource src = load_kernel_source(opts.file, opts.params, "", opts.nki);
   const Program& program = src.program;
   const ParamValues& params = src.params;
 
@@ -121,7 +122,7 @@ void register_run(CLI::App& app, Action& action) {
   auto opts = std::make_shared<RunCommandOptions>();
   CLI::App* cmd =
       app.add_subcommand("run", "Run a .nkir program on the interpreter with seeded random inputs");
-  cmd->add_option("kernel", opts->file, "Registered kernel name or .nkir file (model/nkir/NKIR.md)")
+  cmd->add_option("kernel", opts->file, "Registered kernel name, .nkir file or NKI kernel FILE.py:FUNCTION")
       ->required();
   cmd->add_option("-p,--param", opts->params,
                   "NAME=INTEGER param, or NAME=VALUE option of a registered kernel; repeat")
@@ -131,6 +132,7 @@ void register_run(CLI::App& app, Action& action) {
   cmd->add_option("--gen", opts->gen, "Hardware generation: trn1, trn2 or trn3")
       ->capture_default_str();
   opts->limits.add_options(cmd);
+  opts->nki.add_options(cmd);
   cmd->add_flag("--json", opts->json, "Print one JSON object instead of text");
   cmd->add_flag("--reference", opts->reference,
                 "Use the slow per-element reference semantics instead of the fast paths");

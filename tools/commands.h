@@ -17,5 +17,6 @@ void register_calibrate(CLI::App& app, Action& action);  // cmd_calibrate.cpp
 void register_bugs(CLI::App& app, Action& action);       // cmd_bugs.cpp
 void register_prove(CLI::App& app, Action& action);      // cmd_prove.cpp
 void register_frontier(CLI::App& app, Action& action);   // cmd_frontier.cpp
+void register_import(CLI::App& app, Action& action);     // cmd_import.cpp
 
 }  // namespace ncv::cli

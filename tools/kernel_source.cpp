@@ -1,8 +1,11 @@
 #include "tools/kernel_source.h"
 
 #include <algorithm>
+#include <CLI/CLI.hpp>
+#include <cctype>
 #include <filesystem>
 
+#include "frontend/nki_trace.h"
 #include "kernels/registry.h"
 #include "model/ir/builder.h"
 #include "model/nkir/parse.h"
@@ -25,7 +28,87 @@ std::string known_kernels() {
   return s;
 }
 
+bool is_integer(const std::string& s) {
+  return !s.empty() && s.size() < 19 &&
+         std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
+}
+
+// FILE.py:FUNCTION: trace it; --param names that are options of the --like kernel go to the
+// tracer leniently (the kernel may not have that argument), the rest must name a keyword
+// argument or a shape of the kernel. Integer values of shape params fix them, and the traced
+// program then declares them with that single value.
+void load_traced(KernelSource& src, const std::string& target,
+                 const std::vector<std::string>& assignments, const NkiFlags& nki,
+                 kernels::Options& given) {
+  frontend::TraceRequest req;
+  req.target = target;
+  req.inputs = nki.inputs;
+  req.shapes = nki.shapes;
+  req.grid = nki.grid;
+  std::vector<std::pair<std::string, std::string>> values;
+  for (const std::string& a : assignments) {
+    const auto eq = a.find('=');
+    if (eq == std::string::npos) throw UsageError("--param " + a + ": expected NAME=VALUE");
+    const std::string name = a.substr(0, eq);
+    if (is_option(src.variant, name)) {
+      if (given.count(name)) throw UsageError("--param " + name + " is given twice");
+      given[name] = a.substr(eq + 1);
+      req.options.push_back(a);
+    } else {
+      req.params.push_back(a);
+      values.emplace_back(name, a.substr(eq + 1));
+    }
+  }
+  std::string text;
+  try {
+    text = frontend::trace_nki(req);
+  } catch (const frontend::FrontendError& e) {
+    throw UsageError(e.what());
+  }
+  src.header = frontend::header_comments(text);
+  src.program = parse_program(text, target);
+  for (const auto& [name, value] : values) {
+    if (is_integer(value) && src.program.find_param(name) != nullptr) {
+      src.params[name] = std::stoll(value);
+    }
+  }
+}
+
+// A traced kernel's HBM tensors carry its own argument names (q_ref, ...); --like KERNEL's layout
+// names q, k, v and out. Missing layout names are bound by position: the first three inputs in
+// argument order are q, k, v and the first output is out.
+void bind_layout_names(Program& p, const kernels::Layout& layout) {
+  auto has = [&](const std::string& n) {
+    return std::any_of(p.tensors.begin(), p.tensors.end(),
+                       [&](const Tensor& t) { return t.name == n; });
+  };
+  std::vector<Tensor*> ins, outs;
+  for (Tensor& t : p.tensors) {
+    if (t.kind == TensorKind::Input) ins.push_back(&t);
+    if (t.kind == TensorKind::Output) outs.push_back(&t);
+  }
+  const std::string in_names[] = {layout.q.tensor, layout.k.tensor, layout.v.tensor};
+  for (size_t k = 0; k < 3 && k < ins.size(); ++k) {
+    if (!has(in_names[k])) ins[k]->name = in_names[k];
+  }
+  if (!outs.empty() && !has(layout.out.tensor)) outs[0]->name = layout.out.tensor;
+}
+
 }  // namespace
+
+void NkiFlags::add_options(CLI::App* cmd) {
+  cmd->add_option("--input", inputs,
+                  "FILE.py kernels: NAME=DTYPE or NAME=DTYPE[d0,d1,...] for a tensor argument "
+                  "(fp32 and symbolic shape by default); repeat")
+      ->expected(1)
+      ->take_all();
+  cmd->add_option("--shape", shapes,
+                  "FILE.py kernels: NAME=a,b,... names (or sizes) for a tensor argument's dims")
+      ->expected(1)
+      ->take_all();
+  cmd->add_option("--grid", grid,
+                  "FILE.py kernels: the SPMD launch grid kernel[...] (N, a shape name, or A,B)");
+}
 
 void split_assignments(const kernels::Variant* v, const std::vector<std::string>& assignments,
                        kernels::Options& options, ParamValues& params) {
@@ -45,9 +128,36 @@ void split_assignments(const kernels::Variant* v, const std::vector<std::string>
 
 KernelSource load_kernel_source(const std::string& target,
                                 const std::vector<std::string>& assignments,
-                                const std::string& like) {
+                                const std::string& like, const NkiFlags& nki) {
   KernelSource src;
   src.label = target;
+  const bool traced = frontend::is_python_target(target);
+  if (!traced && !nki.empty()) {
+    throw UsageError("--input, --shape and --grid apply to an NKI kernel FILE.py:FUNCTION, not "
+                     "to " + target);
+  }
+  if (traced) {
+    src.from_file = true;
+    if (!like.empty()) {
+      src.variant = kernels::find_variant(like);
+      if (src.variant == nullptr) {
+        throw UsageError("--like " + like + ": no such registered kernel (" + known_kernels() +
+                         ")");
+      }
+    }
+    kernels::Options given;
+    load_traced(src, target, assignments, nki, given);
+    if (src.variant != nullptr) {
+      bind_layout_names(src.program, src.variant->layout);
+      try {
+        src.options = src.variant->resolve(given);
+      } catch (const std::invalid_argument& e) {
+        throw UsageError(std::string("--param: ") + e.what());
+      }
+    }
+    check_param_names(src.program, src.params, target);
+    return src;
+  }
   // A bug-catalogue entry runs as its base kernel's edited Program (`ncverify bugs` prints
   // `check` commands naming them).
   const props::BugEntry* bug = props::find_bug(target);

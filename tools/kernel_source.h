@@ -10,7 +10,21 @@
 #include "model/interp/interpreter.h"
 #include "model/ir/program.h"
 
+namespace CLI {
+class App;
+}
+
 namespace ncv::cli {
+
+// The flags only an NKI Python kernel (FILE.py:FUNCTION, traced by frontend/) takes: each tensor
+// argument's dtype and optional concrete shape, names for its dims, the launch grid.
+struct NkiFlags {
+  std::vector<std::string> inputs;  // --input NAME=DTYPE[d0,d1,...]
+  std::vector<std::string> shapes;  // --shape NAME=a,b,...
+  std::string grid;                 // --grid N | NAME | A,B
+  void add_options(CLI::App* cmd);
+  bool empty() const { return inputs.empty() && shapes.empty() && grid.empty(); }
+};
 
 struct KernelSource {
   std::string label;  // the kernel name or the file path, for messages
@@ -19,6 +33,7 @@ struct KernelSource {
   kernels::Options options;                   // resolved (defaults filled) when variant is set
   const kernels::Variant* variant = nullptr;  // the registered kernel, or the --like one
   bool from_file = false;
+  std::vector<std::string> header;  // provenance comments of a traced NKI kernel
 };
 
 // Splits --param NAME=VALUE strings into `v`'s build options (v may be null: no options) and
@@ -28,13 +43,14 @@ void split_assignments(const kernels::Variant* v, const std::vector<std::string>
                        kernels::Options& options, ParamValues& params);
 
 // `target` is a registered kernel name, a bug-catalogue entry (properties/bug_catalogue.h: the
-// base kernel's Program with the entry's edit, with the base kernel's metadata) or a path to a
-// .nkir file. `assignments` are the
+// base kernel's Program with the entry's edit, with the base kernel's metadata), a path to a
+// .nkir file or an NKI kernel `FILE.py:FUNCTION` (traced by the front end: `assignments` then
+// set its keyword arguments and fix its shape params, `nki` gives its inputs and grid). `assignments` are the
 // NAME=VALUE strings of --param: names of the variant's options become options, the rest
 // integer params. `like` (may be empty) names the registered kernel a file borrows from.
 // Throws UsageError (unknown kernel and no such file, bad option, params not declared).
 KernelSource load_kernel_source(const std::string& target,
                                 const std::vector<std::string>& assignments,
-                                const std::string& like = "");
+                                const std::string& like = "", const NkiFlags& nki = {});
 
 }  // namespace ncv::cli

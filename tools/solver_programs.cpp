@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "frontend/nki_trace.h"
 #include "kernels/registry.h"
 #include "tools/cli_common.h"
 #include "tools/kernel_source.h"
@@ -16,8 +17,13 @@ std::vector<kernels::LabelledProgram> all_solver_programs() {
   return out;
 }
 
-std::vector<kernels::LabelledProgram> solver_programs(const std::string& target,
-                                                      const kernels::Options& fixed) {
+std::vector<kernels::LabelledProgram> solver_programs(
+    const std::string& target, const kernels::Options& fixed,
+    const std::vector<std::string>& traced_assignments, const NkiFlags& nki) {
+  if (!traced_assignments.empty() && !frontend::is_python_target(target)) {
+    throw UsageError("--param applies to an NKI kernel FILE.py:FUNCTION; " + target +
+                     " is proved over every option and its whole param domain");
+  }
   if (const kernels::Variant* v = kernels::find_variant(target)) {
     try {
       return kernels::option_programs(*v, fixed);
@@ -29,7 +35,7 @@ std::vector<kernels::LabelledProgram> solver_programs(const std::string& target,
     throw UsageError(target + " is not a registered kernel: it has no options to fix");
   }
   // A .nkir file or a bug-catalogue entry; throws UsageError for anything else.
-  KernelSource src = load_kernel_source(target, {});
+  KernelSource src = load_kernel_source(target, traced_assignments, "", nki);
   std::vector<kernels::LabelledProgram> out;
   out.push_back({src.label, src.options, std::move(src.program)});
   return out;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernels/option_programs.h"
+#include "tools/kernel_source.h"
 
 namespace ncv::cli {
 
@@ -14,9 +15,11 @@ namespace ncv::cli {
 std::vector<kernels::LabelledProgram> all_solver_programs();
 
 // `target`'s programs: for a registered kernel every option combination that agrees with
-// `fixed`, else the one program of a catalogue entry or a .nkir file (then `fixed` must be
-// empty). Throws UsageError.
-std::vector<kernels::LabelledProgram> solver_programs(const std::string& target,
-                                                      const kernels::Options& fixed);
+// `fixed`, else the one program of a catalogue entry, a .nkir file (then `fixed` must be
+// empty) or an NKI kernel FILE.py:FUNCTION traced with `traced_assignments` (its keyword
+// arguments and fixed shapes) and `nki`. Throws UsageError.
+std::vector<kernels::LabelledProgram> solver_programs(
+    const std::string& target, const kernels::Options& fixed,
+    const std::vector<std::string>& traced_assignments = {}, const NkiFlags& nki = {});
 
 }  // namespace ncv::cli

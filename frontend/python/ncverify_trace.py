@@ -7,9 +7,14 @@
 Exit 0 with the program on stdout; exit 2 with `FILE:LINE: what and why` on stderr.
 """
 
+import os
 import sys
 
-from ncverify_nki.main import main
+# Run with -I (isolated): the stand-in packages next to this file come first on the path, ahead
+# of any real neuronxcc installed on the machine.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from ncverify_nki.main import main  # noqa: E402
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
