@@ -375,11 +375,57 @@ class SymBool:
 
         return trace.current().truth_of(self)
 
+    def __and__(self, other):
+        if other is True:
+            return self
+        if other is False:
+            return False
+        if isinstance(other, SymBool):
+            return _Conj([self, other])
+        return NotImplemented
+
+    __rand__ = __and__
+
     def text(self):
         return "%s %s %s" % (self.lhs.text(), self.op, self.rhs.text())
 
     def __repr__(self):
         return self.text()
+
+
+class _Conj(SymBool):
+    """`a & b` of relations; true only when every one is."""
+
+    def __init__(self, parts):
+        self.parts = parts
+
+    def decided(self):
+        ds = [p.decided() for p in self.parts]
+        if any(d is False for d in ds):
+            return False
+        return True if all(d is True for d in ds) else None
+
+    def __bool__(self):
+        d = self.decided()
+        if d is not None:
+            return d
+        from . import trace
+
+        return all(trace.current().truth_of(p) for p in self.parts)
+
+    def __and__(self, other):
+        if other is True:
+            return self
+        if other is False:
+            return False
+        if isinstance(other, SymBool):
+            return _Conj(self.parts + [other])
+        return NotImplemented
+
+    __rand__ = __and__
+
+    def text(self):
+        return " & ".join(p.text() for p in self.parts)
 
 
 class IndexExpr:

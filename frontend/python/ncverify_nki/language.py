@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from . import errors, ops, trace
+from . import errors, ops, rules, trace
 from .dtypes import (DType, bfloat16, bool_, float8_e4m3, float8_e5m2, float16, float32,  # noqa
                      int32, normalize, tfloat32, uint8, uint16, uint32)
 from .expr import IndexExpr, Lin, Predicate, SymInt
@@ -60,6 +60,7 @@ def allocate(shape, dtype, buffer, name=None, zero=False, fill=None):
     if buffer.mem == "hbm":
         dims = [Lin.of(s.size if isinstance(s, par_dim) else s) for s in shape]
         t = Tensor(tr.unique(hint), "hbm", dt, dims, buffer.role)
+        t.kind_given = buffer.role
         tr.hbm.append(t)
         if zero or fill is not None:
             raise errors.NkiError("an HBM tensor is not initialised by the kernel; write it "
@@ -254,6 +255,8 @@ def store(dst, value, mask=None, **kw):
     v = _masked(as_view(value, "value"), mask)
     if d.tensor.mem != "hbm":
         raise errors.NkiError("nl.store writes HBM; '%s' is in %s" % (d.tensor.name, d.tensor.mem))
+    if v.tensor.mem == "psum":
+        v = rules.evict(tr, v)
     queue = tr.queue_for(d.tensor)
     tr.instr("dma_copy", [(None, d), (None, v)] + ([("queue", queue)] if queue else []))
 
@@ -385,3 +388,15 @@ for _n in ("where", "all_reduce", "shared_constant", "rand", "random_seed", "dro
            "broadcast_to", "expand_dims", "load_transpose", "layer_norm", "rms_norm",
            "spmd_dim", "nc"):
     globals()[_n] = unsupported(_n)
+
+
+class _Limits:
+    """nl.fp32.min etc.: the finite range of a dtype (as numpy's finfo)."""
+
+    def __init__(self, np_dtype):
+        fi = np.finfo(np_dtype)
+        self.min, self.max, self.eps = float(fi.min), float(fi.max), float(fi.eps)
+
+
+fp32 = _Limits(np.float32)
+fp16 = _Limits(np.float16)

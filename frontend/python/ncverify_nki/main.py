@@ -135,6 +135,7 @@ def shape_names(func, tensor_args):
     tree = ast.parse(textwrap.dedent(src))
     names = {a: {} for a in tensor_args}
     ranks = {a: 0 for a in tensor_args}
+    groups = []
 
     def shape_of(node):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
@@ -166,10 +167,17 @@ def shape_names(func, tensor_args):
             arg = shape_of(node.value)
             if node.slice.value >= 0:
                 ranks[arg] = max(ranks[arg], node.slice.value + 1)
-        if isinstance(node, ast.Compare) and shape_of(node.left):
-            for c in node.comparators:
-                if isinstance(c, ast.Tuple):
-                    ranks[shape_of(node.left)] = max(ranks[shape_of(node.left)], len(c.elts))
+        if isinstance(node, ast.Compare):
+            operands = [node.left] + list(node.comparators)
+            group = [shape_of(o) for o in operands if shape_of(o)]
+            tuples = [len(o.elts) for o in operands if isinstance(o, (ast.Tuple, ast.List))]
+            if group:
+                groups.append((group, tuples))
+    for _ in range(len(groups)):  # shapes compared with each other have one rank
+        for group, tuples in groups:
+            r = max([ranks[a] for a in group] + tuples)
+            for a in group:
+                ranks[a] = r
     return {a: (ranks[a], names[a]) for a in tensor_args}
 
 
@@ -361,6 +369,12 @@ def _mark_outputs(tr, result):
         if isinstance(r, Tile) and r.view.tensor.mem != "hbm":
             raise errors.NkiError("the kernel returns an on-chip tile; a kernel returns HBM "
                                   "tensors (nl.ndarray(..., buffer=nl.shared_hbm))")
+    returned = {r.view.tensor.name for r in results if isinstance(r, Tile)}
+    if returned:
+        # shared_hbm tensors the kernel keeps to itself are scratch, not outputs
+        for t in tr.hbm:
+            if t.role == "output" and t.name not in returned and t.kind_given == "output":
+                t.role = "scratch"
     if not any(t.role == "output" for t in tr.hbm):
         raise errors.NkiError("the kernel writes no HBM output")
 
@@ -370,7 +384,7 @@ def main(argv):
         sys.stdout.write(run(argv))
         return 0
     except UsageError as e:
-        sys.stderr.write("ncverify import: %s\n" % e)
+        sys.stderr.write("%s\n" % e)
         return 2
     except errors.NkiError as e:
         sys.stderr.write("%s: %s\n" % (_where(e.where), e.message))
@@ -385,6 +399,10 @@ def main(argv):
         where = errors.traceback_location(e.__traceback__)
         what = "assertion failed" if isinstance(e, AssertionError) else type(e).__name__
         msg = str(e)
+        if not msg and where is not None:
+            import linecache
+
+            msg = linecache.getline(where[0], where[1]).strip()
         sys.stderr.write("%s: the kernel raised %s%s\n" % (_where(where), what,
                                                           ": " + msg if msg else ""))
         if os.environ.get("NCVERIFY_FRONTEND_DEBUG"):

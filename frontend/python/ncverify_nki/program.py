@@ -23,6 +23,7 @@ class Tensor:
         self.dtype = dtype
         self.shape = [Lin.of(s) for s in shape]  # storage order
         self.role = role  # input | output | scratch | buffer
+        self.kind_given = role
         # NKI dim k is storage dim nki_to_storage[k] (identity for HBM and plain tiles).
         self.nki_to_storage = nki_to_storage or list(range(len(self.shape)))
         self.mods = [None] * len(self.shape)  # mod_alloc: storage dim index taken modulo n

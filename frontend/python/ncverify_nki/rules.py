@@ -1,6 +1,8 @@
 """Where NKI leaves a choice to the compiler, the front end decides here, once, with the same
 rules the registered kernels (kernels/sd_attention.cpp) state in their header comment:
 
+- `dst[...] = call(...)` makes the call write dst directly (one instruction); `dst[...] = name`,
+  a tile kept in a variable, is a copy, as written;
 - copies and PSUM evictions (nl.copy, nisa.tensor_copy without engine, `dst[...] = tile`) run on
   the Vector engine; a copy to or from HBM is a DMA;
 - `tile op scalar` and `tile op column` are Vector tensor_scalar, `tile op tile` Vector
@@ -13,6 +15,8 @@ rules the registered kernels (kernels/sd_attention.cpp) state in their header co
   masked in place;
 - nl.zeros in PSUM followed by `+=` matmuls is an accumulation group: the first matmul
   overwrites (tiles.accumulate_matmul);
+- a store of a PSUM tile (DMA cannot read PSUM) is preceded by a Vector copy to an SBUF tile
+  of the same dtype;
 - every HBM tensor gets its own DMA queue, numbered in the order of its first transfer;
 - buffers are single-buffered (the source gives no buffer count).
 """
@@ -36,6 +40,8 @@ def can_write(ins, mem):
 
 
 def copy(tr, dst, src, engine=None):
+    if dst.tensor.mem == "hbm" and src.tensor.mem == "psum":
+        src = evict(tr, src)
     if dst.tensor.mem == "hbm" or src.tensor.mem == "hbm":
         queue = tr.queue_for(dst.tensor if dst.tensor.mem == "hbm" else src.tensor)
         return tr.instr("dma_copy", [(None, dst), (None, src)] +
@@ -44,6 +50,13 @@ def copy(tr, dst, src, engine=None):
     if engine is not None and engine != "vector":
         args.append(("engine", Enum(engine)))
     return tr.instr("tensor_copy", args)
+
+
+def evict(tr, view):
+    """A compiler-inserted PSUM -> SBUF copy (same dtype) of `view`; returns the SBUF view."""
+    t = result_tile(tr, "sbuf", view.tensor.dtype, view.logical_lins(), view.tensor.name + "_sb")
+    tr.instr("tensor_copy", [(None, t.full_view()), (None, view)])
+    return t.full_view()
 
 
 def result_tile(tr, mem, dtype, shape, hint=None):

@@ -21,13 +21,6 @@ class DS:
         self.start, self.size = Lin.of(start), Lin.of(size)
 
 
-class Accumulated:
-    """What `view += nc_matmul(...)` returns: the accumulation is already recorded."""
-
-    def __init__(self, view):
-        self.view = view
-
-
 class Tile:
     def __init__(self, view):
         self.view = view
@@ -157,6 +150,11 @@ class Tile:
 
     def __repr__(self):
         return "Tile(%s %s %s)" % (self.view.tensor.name, self.view.tensor.dtype, self.shape)
+
+
+class Accumulated(Tile):
+    """What `tile += x` returns: the same tile, the update already recorded. Python then either
+    rebinds the name to it (`acc += ...`) or assigns it back (`acc[i] += ...`: a no-op)."""
 
 
 def as_view(x, what="operand"):
@@ -305,9 +303,19 @@ def assign(target, value):
         ops.memset_view(target, float(value))
         return
     src = as_view(value, "assigned value")
-    if _retarget(tr, src, target):
+    if not _assigns_named_tile(tr) and _retarget(tr, src, target):
         return
     rules.copy(tr, target, src)
+
+
+def _assigns_named_tile(tr):
+    """`dst[...] = name` (a tile kept in a variable) is a copy, as written; `dst[...] = call(...)`
+    lets the call write dst (rules.py)."""
+    import ast
+
+    where = errors.user_location()
+    node = tr.src.statement(*where) if where else None
+    return isinstance(node, ast.Assign) and isinstance(node.value, ast.Name)
 
 
 def _retarget(tr, src, target):

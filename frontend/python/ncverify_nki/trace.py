@@ -246,6 +246,9 @@ class Tracer:
         single = _bare_param(lhs, self.params)
         single_r = _bare_param(rhs, self.params)
         if op == "==":
+            if single and single_r and list(self.params).index(single) < \
+                    list(self.params).index(single_r):
+                return self._alias(single_r, lhs)  # keep the name the kernel gave first
             if single and single not in rhs.names():
                 return self._alias(single, rhs)
             if single_r and single_r not in lhs.names():
