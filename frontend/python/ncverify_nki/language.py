@@ -71,6 +71,9 @@ def allocate(shape, dtype, buffer, name=None, zero=False, fill=None):
         raise errors.NkiError("more than one par_dim in a shape")
     p = pos[0] if pos else 0
     sizes = [Lin.of(s.size if isinstance(s, par_dim) else s) for s in shape]
+    if sizes[p].is_const() and not 1 <= sizes[p].const <= 128:
+        raise errors.NkiError("an on-chip tensor has at most 128 partitions; this one's "
+                              "partition dim is %d" % sizes[p].const)
     storage = [p] + [k for k in range(len(shape)) if k != p]
     nki_to_storage = [storage.index(k) for k in range(len(shape))]
     t = Tensor(tr.unique(hint), buffer.mem, dt, [sizes[k] for k in storage], "buffer",
@@ -228,12 +231,15 @@ def program_ndim():
 
 def load(src, dtype=None, mask=None, **kw):
     tr = trace.current()
-    v = _masked(as_view(src, "src"), mask)
+    full = as_view(src, "src")
+    v = _masked(full, mask)
     if v.tensor.mem != "hbm":
         return ops.copy(Tile(v), dtype=dtype)
-    t = tr.temp("sbuf", ops._dtype(dtype, v.tensor.dtype), v.logical_lins())
+    # the tile keeps its whole shape; a mask narrows what the DMA moves into it
+    t = tr.temp("sbuf", ops._dtype(dtype, v.tensor.dtype), full.logical_lins())
+    dst = _masked(t.full_view(), mask)
     queue = tr.queue_for(v.tensor)
-    tr.instr("dma_copy", [(None, t.full_view()), (None, v)] + ([("queue", queue)] if queue else []),
+    tr.instr("dma_copy", [(None, dst), (None, v)] + ([("queue", queue)] if queue else []),
              produces=t)
     return Tile(t.full_view())
 

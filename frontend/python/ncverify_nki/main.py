@@ -339,7 +339,7 @@ def run(argv):
             g["range"] = old_range
         else:
             del g["range"]
-    _mark_outputs(tr, result)
+    _mark_outputs(tr, result, (os.path.abspath(path), func.__code__.co_firstlineno))
     header = ["traced by ncverify import from %s:%s" % (os.path.basename(path), func_name)]
     if notes:
         header.append("kernel arguments: " + ", ".join(notes))
@@ -348,7 +348,7 @@ def run(argv):
     return tr.text(header)
 
 
-def _mark_outputs(tr, result):
+def _mark_outputs(tr, result, where):
     written = set()
 
     def walk(stmts):
@@ -368,7 +368,7 @@ def _mark_outputs(tr, result):
     for r in results:
         if isinstance(r, Tile) and r.view.tensor.mem != "hbm":
             raise errors.NkiError("the kernel returns an on-chip tile; a kernel returns HBM "
-                                  "tensors (nl.ndarray(..., buffer=nl.shared_hbm))")
+                                  "tensors (nl.ndarray(..., buffer=nl.shared_hbm))", where)
     returned = {r.view.tensor.name for r in results if isinstance(r, Tile)}
     if returned:
         # shared_hbm tensors the kernel keeps to itself are scratch, not outputs
@@ -376,7 +376,7 @@ def _mark_outputs(tr, result):
             if t.role == "output" and t.name not in returned and t.kind_given == "output":
                 t.role = "scratch"
     if not any(t.role == "output" for t in tr.hbm):
-        raise errors.NkiError("the kernel writes no HBM output")
+        raise errors.NkiError("the kernel writes no HBM output", where)
 
 
 def main(argv):

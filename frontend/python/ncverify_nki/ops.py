@@ -113,10 +113,22 @@ def binary(op, a, b, out=None, dtype=None, engine=None):
     if _is_column(va) and not _is_column(vb):
         rev = op not in ("add", "multiply", "max", "min")
         return _tensor_scalar(tr, vb, op, va, rev, out, dtype, engine)
+    check_same_shape(va, vb, op)
     dst, t = _out(tr, out, va, _dtype(dtype, va.tensor.dtype))
     args = [(None, dst), (None, va), (None, vb), ("op", Enum(op))] + _engine_arg(engine)
     tr.instr("tensor_tensor", args, produces=t)
     return Tile(dst)
+
+
+def check_same_shape(a, b, what):
+    """Operands of an elementwise op agree in partitions and free size (when both are known)."""
+    r = trace.current().resolve
+    pa, pb = [r(x) for x in a.logical_lins()[:1]], [r(x) for x in b.logical_lins()[:1]]
+    fa, fb = r(_free_size(a)), r(_free_size(b))
+    known = all(x.is_const() for x in pa + pb + [fa, fb])
+    if known and (pa != pb or fa != fb):
+        raise errors.NkiError("%s of tiles with different shapes: %s and %s" %
+                              (what, tuple(a.shape), tuple(b.shape)))
 
 
 def _tensor_scalar(tr, v, op, operand, reverse, out, dtype, engine, op1=None, operand1=None,
