@@ -339,13 +339,24 @@ def run(argv):
             g["range"] = old_range
         else:
             del g["range"]
-    _mark_outputs(tr, result, (os.path.abspath(path), func.__code__.co_firstlineno))
+    _mark_outputs(tr, result, (os.path.abspath(path), _def_line(func)))
     header = ["traced by ncverify import from %s:%s" % (os.path.basename(path), func_name)]
     if notes:
         header.append("kernel arguments: " + ", ".join(notes))
     if tr.loops:
         raise errors.NkiError("a traced loop was left open (break out of a loop?)")
     return tr.text(header)
+
+
+def _def_line(func):
+    """The line of `def` (co_firstlineno is the first decorator's)."""
+    import linecache
+
+    line = func.__code__.co_firstlineno
+    filename = func.__code__.co_filename
+    while linecache.getline(filename, line).lstrip().startswith("@"):
+        line += 1
+    return line
 
 
 def _mark_outputs(tr, result, where):

@@ -1,0 +1,277 @@
+// The NKI front end end to end (label frontend): NKI Python kernels from frontend/tests/kernels
+// traced by `ncverify import` and run, checked, proved, benched through FILE.py:FUNCTION; the
+// rendition of the registered tutorial kernel runs bit-identically with it; every error path
+// ends in `FILE.py:LINE: why` and exit 2; the user's file is never modified.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tools/tests/cli_test_support.h"
+
+namespace ncv::cli_test {
+namespace {
+
+const fs::path kKernels = NCV_FRONTEND_KERNELS_DIR;
+
+std::string kernel(const std::string& file, const std::string& function) {
+  return (kKernels / file).string() + ":" + function;
+}
+
+std::vector<std::string> cat(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+// The 1-based line of the first line of `file` containing `needle`.
+int line_of(const fs::path& file, const std::string& needle) {
+  std::istringstream in(read_file(file));
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    if (line.find(needle) != std::string::npos) return n;
+  }
+  return -1;
+}
+
+nlohmann::json run_json(const std::vector<std::string>& args) {
+  const CliResult r = run_cli(cat(args, {"--json"}));
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  return r.exit_code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json();
+}
+
+TEST(FrontendImport, PrintsTheProgramWithItsProvenanceAndDomain) {
+  const CliResult r = run_cli({"import", kernel("sd_attention_rendition.py", "sd_attention")});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_EQ(r.out.rfind("# traced by ncverify import from sd_attention_rendition.py", 0), 0u);
+  EXPECT_NE(r.out.find("kernel sd_attention\n"), std::string::npos) << r.out;
+  // `seqlen, d_head = q.shape` names the params; the asserts become their domain
+  EXPECT_NE(r.out.find("param seqlen in [128, 4096] multiple_of 128"), std::string::npos);
+  EXPECT_NE(r.out.find("param d_head in [1, 128]"), std::string::npos);
+  EXPECT_NE(r.out.find("input q : hbm fp32 [seqlen, d_head]"), std::string::npos);
+  EXPECT_NE(r.out.find("output out : hbm fp32 [seqlen, d_head]"), std::string::npos);
+}
+
+TEST(FrontendImport, RecordsKeywordArgumentsAndInputDtypes) {
+  const CliResult r =
+      run_cli({"import", kernel("sd_attention_rendition.py", "sd_attention"), "--param",
+               "use_causal_mask=true", "--param", "seqlen=512", "--input", "q=bf16"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("# kernel arguments: use_causal_mask=True"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("param seqlen in [512, 512]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("input q : hbm bf16 [512, d_head]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("affine_select"), std::string::npos) << r.out;
+}
+
+TEST(FrontendImport, WritesOutFileAndNeverReplacesOneWithoutForce) {
+  const fs::path out = temp_dir() / "imported.nkir";
+  fs::remove(out);
+  const std::string k = kernel("api_coverage.py", "copy_rows");
+  ASSERT_EQ(run_cli({"import", k, "-o", out.string()}).exit_code, 0);
+  const std::string first = read_file(out);
+  EXPECT_NE(first.find("kernel copy_rows"), std::string::npos);
+  std::ofstream(out) << "mine";
+  const CliResult again = run_cli({"import", k, "-o", out.string()});
+  EXPECT_EQ(again.exit_code, 2) << describe(again);
+  EXPECT_EQ(read_file(out), "mine");
+  EXPECT_EQ(run_cli({"import", k, "-o", out.string(), "--force"}).exit_code, 0);
+  EXPECT_EQ(read_file(out), first);
+}
+
+TEST(FrontendImport, TheImportedTextParsesBackToTheSameProgram) {
+  const fs::path out = temp_dir() / "roundtrip.nkir";
+  fs::remove(out);
+  const std::string k = kernel("sd_attention_rendition.py", "sd_attention");
+  ASSERT_EQ(run_cli({"import", k, "-o", out.string()}).exit_code, 0);
+  const CliResult a = run_cli({"dump", out.string()});
+  const CliResult b = run_cli({"dump", k});
+  ASSERT_EQ(a.exit_code, 0) << describe(a);
+  EXPECT_EQ(a.out, b.out);
+}
+
+// For every option set and several shapes, the rendition and the registered kernel compute the
+// same bits and the same modelled latency and profile.
+TEST(FrontendRendition, RunsBitIdenticallyWithTheRegisteredTutorialKernel) {
+  const std::vector<std::pair<int, int>> shapes = {{128, 32}, {384, 64}, {1024, 128}};
+  const std::vector<std::vector<std::string>> options = {
+      {}, {"--param", "use_causal_mask=true"}, {"--param", "mixed_precision=false"}};
+  for (const auto& [s, d] : shapes) {
+    for (const auto& opt : options) {
+      const std::vector<std::string> params = cat(
+          {"--param", "seqlen=" + std::to_string(s), "--param", "d_head=" + std::to_string(d)},
+          opt);
+      SCOPED_TRACE("seqlen " + std::to_string(s) + " d_head " + std::to_string(d) +
+                   (opt.empty() ? "" : " " + opt[1]));
+      const auto traced =
+          run_json(cat({"run", kernel("sd_attention_rendition.py", "sd_attention")}, params));
+      const auto registered = run_json(cat({"run", "sd_attention"}, params));
+      ASSERT_FALSE(traced.is_null());
+      EXPECT_EQ(traced["outputs"][0]["checksum"], registered["outputs"][0]["checksum"]);
+      EXPECT_EQ(traced["instances"], registered["instances"]);
+      auto bt = run_json(cat({"bench", kernel("sd_attention_rendition.py", "sd_attention")}, params));
+      auto br = run_json(cat({"bench", "sd_attention"}, params));
+      ASSERT_FALSE(bt.is_null());
+      bt.erase("kernel");
+      br.erase("kernel");
+      EXPECT_EQ(bt, br);
+    }
+  }
+}
+
+TEST(FrontendRendition, ChecksAgainstTheOracleAndABrokenCopyFails) {
+  const std::vector<std::string> params = {"--like", "sd_attention", "--param", "seqlen=256",
+                                           "--param", "d_head=64"};
+  const CliResult ok =
+      run_cli(cat({"check", kernel("sd_attention_rendition.py", "sd_attention")}, params));
+  EXPECT_EQ(ok.exit_code, 0) << describe(ok);
+  EXPECT_NE(ok.out.find("PASS"), std::string::npos);
+  // Break it: drop the normalisation by the row sums.
+  std::string text = read_file(kKernels / "sd_attention_rendition.py");
+  const std::string scaled = "o_scaled = o * nisa.nc_transpose(divisor)";
+  ASSERT_NE(text.find(scaled), std::string::npos);
+  text.replace(text.find(scaled), scaled.size(), "o_scaled = o");
+  const fs::path broken = write_temp("broken_rendition.py", text);
+  const CliResult bad = run_cli(cat({"check", broken.string() + ":sd_attention"}, params));
+  EXPECT_EQ(bad.exit_code, 1) << describe(bad);
+  EXPECT_NE(bad.out.find("FAIL"), std::string::npos) << bad.out;
+}
+
+TEST(FrontendRendition, SymbolicTracingProvesForAllShapesAndABrokenDomainIsRefuted) {
+  const CliResult r = run_cli({"prove", kernel("sd_attention_rendition.py", "sd_attention")});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("PROVED"), std::string::npos) << r.out;
+  // Break it: claim four times the sequence length; the [128, seqlen] rows outgrow SBUF.
+  std::string text = read_file(kKernels / "sd_attention_rendition.py");
+  const std::string bound = "assert seqlen <= 4096";
+  ASSERT_NE(text.find(bound), std::string::npos);
+  text.replace(text.find(bound), bound.size(), "assert seqlen <= 16384");
+  const fs::path broken = write_temp("too_long_rendition.py", text);
+  const CliResult bad = run_cli({"prove", broken.string() + ":sd_attention"});
+  EXPECT_EQ(bad.exit_code, 1) << describe(bad);
+  EXPECT_NE(bad.out.find("SBUF capacity"), std::string::npos) << bad.out;
+  // The capacity frontier of the traced kernel, and a domain given on the command line.
+  const CliResult f = run_cli({"frontier", broken.string() + ":sd_attention", "--param",
+                               "d_head=64", "--gen", "trn1"});
+  EXPECT_EQ(f.exit_code, 0) << describe(f);
+  EXPECT_NE(f.out.find("trn1: fits up to seqlen="), std::string::npos) << f.out;
+  const CliResult narrowed = run_cli({"prove", broken.string() + ":sd_attention", "--param",
+                                      "seqlen=128..2048/128"});
+  EXPECT_EQ(narrowed.exit_code, 0) << describe(narrowed);
+}
+
+struct CoverageCase {
+  std::string function;
+  std::vector<std::string> flags;
+  std::vector<std::string> expect_in_program;
+};
+
+TEST(FrontendCoverage, EverySupportedCallTracesAndRunsCleanly) {
+  const std::vector<CoverageCase> cases = {
+      {"copy_rows",
+       {"--param", "rows=256", "--param", "cols=64"},
+       {"affine_range", "sequential_range", "dma_copy out["}},
+      {"elementwise",
+       {},
+       {"tensor_tensor", "op0=subtract", "op=max", "func=exp", "reciprocal", "op0=min"}},
+      {"matmuls",
+       {},
+       // the loop body declares buffers, so the zeroed accumulator is a memset (no peeling)
+       {"memset acc", "accumulate=true", "transpose", "matmul"}},
+      {"isa_calls",
+       {},
+       {"reduce_cmd=reset_reduce", "func=tanh", "op1=add", "engine=gpsimd", "engine=scalar",
+        "affine_select", "iota", "memset", "engine=vector", "tensor_scalar_reduce", "negate=true"}},
+      {"masked_tail", {"--param", "n=200", "--param", "m=64"}, {"min("}},
+      {"spmd_rows", {"--grid", "g", "--param", "g=2", "--param", "cols=64"}, {"grid 2", "program_id"}},
+      {"writes_argument", {"--shape", "result=n,m"}, {"output result"}},
+      {"allocated_copy", {}, {"at (0, 0)", "i % 2"}},
+  };
+  for (const CoverageCase& c : cases) {
+    SCOPED_TRACE(c.function);
+    const std::string k = kernel("api_coverage.py", c.function);
+    const CliResult imp = run_cli(cat({"import", k}, c.flags));
+    ASSERT_EQ(imp.exit_code, 0) << describe(imp);
+    for (const std::string& s : c.expect_in_program) {
+      EXPECT_NE(imp.out.find(s), std::string::npos) << s << " missing in\n" << imp.out;
+    }
+    const CliResult run = run_cli(cat({"run", k}, c.flags));
+    EXPECT_EQ(run.exit_code, 0) << describe(run);
+    EXPECT_NE(run.out.find("result: ok"), std::string::npos) << run.out;
+  }
+}
+
+TEST(FrontendCoverage, SpmdKernelNeedsItsGrid) {
+  const CliResult r = run_cli({"run", kernel("api_coverage.py", "spmd_rows"), "--param", "g=2"});
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_NE(r.err.find("--grid"), std::string::npos) << r.err;
+}
+
+struct ErrorCase {
+  std::string function;
+  std::vector<std::string> flags;
+  std::string marker;  // text on the line the error must name
+  std::string why;     // part of the message
+};
+
+TEST(FrontendErrors, EachIsReportedAtTheKernelLineWithExitTwo) {
+  const fs::path file = kKernels / "errors.py";
+  const std::vector<ErrorCase> cases = {
+      {"unsupported_call", {}, "nl.where(", "nl.where is not modelled"},
+      {"symbolic_branch", {}, "if n > 256", "--param n=VALUE"},
+      {"failing_assert", {"--param", "n=256"}, "rows must fit", "assertion failed: rows must fit"},
+      {"own_exception", {"--param", "mode=slow"}, "raise ValueError", "ValueError: mode slow"},
+      {"hbm_matmul", {}, "stationary=a, moving=a", "must be on chip"},
+      {"shape_mismatch", {}, "t[:, 0:32]", "different shapes"},
+      {"too_many_partitions", {}, "(256, m)", "at most 128 partitions"},
+      {"uses_missing_module", {}, "softmax(np.zeros", "scipy.special.softmax is not available"},
+      {"int_of_shape", {}, "int(n)", "needs the value of n"},
+      {"no_output", {}, "def no_output", "returns an on-chip tile"},
+  };
+  for (const ErrorCase& c : cases) {
+    SCOPED_TRACE(c.function);
+    const CliResult r = run_cli(cat({"import", (file.string() + ":" + c.function)}, c.flags));
+    EXPECT_EQ(r.exit_code, 2) << describe(r);
+    const std::string where = "errors.py:" + std::to_string(line_of(file, c.marker)) + ": ";
+    EXPECT_NE(r.err.find(where), std::string::npos) << "expected " << where << "\n" << r.err;
+    EXPECT_NE(r.err.find(c.why), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("Traceback"), std::string::npos) << r.err;
+  }
+}
+
+TEST(FrontendErrors, BadTargetsAndFlagsAreUsageErrors) {
+  const fs::path syntax = write_temp("syntax_error.py", "import numpy as np\ndef k(a):\n  x = (\n");
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"import", (temp_dir() / "absent.py").string() + ":k"}, "no such file"},
+      {{"import", kernel("api_coverage.py", "no_such_function")}, "has no function"},
+      {{"import", syntax.string() + ":k"}, "syntax error"},
+      {{"import", kernel("api_coverage.py", "copy_rows"), "--param", "colz=3"},
+       "no keyword argument or shape named colz"},
+      {{"import", kernel("api_coverage.py", "writes_argument")}, "cannot tell the rank"},
+      {{"import", kernel("api_coverage.py", "copy_rows"), "--input", "a=int8"}, "int8"},
+      {{"run", "sd_attention", "--input", "q=bf16"}, "apply to an NKI kernel"},
+      {{"import", "sd_attention"}, "FILE.py:FUNCTION"},
+  };
+  for (const auto& [args, why] : cases) {
+    const CliResult r = run_cli(args);
+    EXPECT_EQ(r.exit_code, 2) << describe(r);
+    EXPECT_NE(r.err.find(why), std::string::npos) << why << "\n" << r.err;
+  }
+}
+
+TEST(FrontendUnmodified, TracingLeavesTheUsersFolderAsItWas) {
+  const fs::path dir = temp_dir() / "user_kernel";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::copy_file(kKernels / "api_coverage.py", dir / "api_coverage.py");
+  const std::string before = read_file(dir / "api_coverage.py");
+  const CliResult r = run_cli({"import", (dir / "api_coverage.py").string() + ":elementwise"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_EQ(read_file(dir / "api_coverage.py"), before);
+  int entries = 0;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    (void)e;
+    ++entries;
+  }
+  EXPECT_EQ(entries, 1) << "the front end wrote into the user's folder (__pycache__?)";
+}
+
+}  // namespace
+}  // namespace ncv::cli_test
