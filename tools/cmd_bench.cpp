@@ -178,7 +178,9 @@ void register_bench(CLI::App& app, Action& action) {
   auto opts = std::make_shared<BenchCommandOptions>();
   CLI::App* cmd = app.add_subcommand(
       "bench", "Latency and profile summary of a kernel on the timing model (trace-only run)");
-  cmd->add_option("kernel", opts->target, "Registered kernel name, .nkir file or NKI kernel FILE.py:FUNCTION")->required();
+  cmd->add_option("kernel", opts->target,
+                  "Registered kernel name, .nkir file or NKI kernel FILE.py:FUNCTION")
+      ->required();
   opts->nki.add_options(cmd);
   cmd->add_option("-p,--param", opts->params,
                   "NAME=INTEGER param, or NAME=VALUE option of a registered kernel; repeat")

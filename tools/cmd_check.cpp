@@ -34,7 +34,8 @@ int run_check(const CheckCommandOptions& opts) {
   const KernelSource src = load_kernel_source(opts.target, opts.params, opts.like, opts.nki);
   if (src.variant == nullptr) {
     throw UsageError(opts.target +
-                     ": a .nkir file or an NKI kernel needs --like KERNEL to borrow a registered kernel's layout, "
+                     ": a .nkir file or an NKI kernel needs --like KERNEL to borrow a registered "
+                     "kernel's layout, "
                      "attention spec and precision contract");
   }
   kernels::CheckOptions co;
@@ -93,10 +94,13 @@ void register_check(CLI::App& app, Action& action) {
   auto opts = std::make_shared<CheckCommandOptions>();
   CLI::App* cmd =
       app.add_subcommand("check", "Check a kernel against the oracle under its precision contract");
-  cmd->add_option("kernel", opts->target, "Registered kernel name, .nkir file or NKI kernel FILE.py:FUNCTION")->required();
+  cmd->add_option("kernel", opts->target,
+                  "Registered kernel name, .nkir file or NKI kernel FILE.py:FUNCTION")
+      ->required();
   opts->nki.add_options(cmd);
   cmd->add_option("--like", opts->like,
-                  "For a .nkir file or an NKI kernel: the registered kernel whose layout, spec and contract apply");
+                  "For a .nkir file or an NKI kernel: the registered kernel whose layout, spec and "
+                  "contract apply");
   cmd->add_option("-p,--param", opts->params,
                   "NAME=VALUE: a param (integer) or a kernel option (e.g. use_causal_mask=true)")
       ->expected(1)

@@ -29,8 +29,9 @@ void register_dump(CLI::App& app, Action& action) {
   auto opts = std::make_shared<DumpOptions>();
   CLI::App* cmd = app.add_subcommand(
       "dump", "Print a registered kernel or a .nkir program in canonical text form");
-  cmd->add_option("kernel", opts->target,
-                  "Registered kernel name, .nkir file (model/nkir/NKIR.md) or NKI kernel FILE.py:FUNCTION")
+  cmd->add_option(
+         "kernel", opts->target,
+         "Registered kernel name, .nkir file (model/nkir/NKIR.md) or NKI kernel FILE.py:FUNCTION")
       ->required();
   cmd->add_option("-p,--param", opts->options,
                   "NAME=VALUE kernel option of a registered kernel (e.g. use_causal_mask=true)")

@@ -12,12 +12,12 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "frontend/nki_trace.h"
 #include "kernels/registry.h"
 #include "solver/frontier.h"
 #include "tools/cli_common.h"
 #include "tools/commands.h"
 #include "tools/kernel_source.h"
-#include "frontend/nki_trace.h"
 #include "tools/solver_programs.h"
 
 namespace ncv::cli {
@@ -179,7 +179,9 @@ void register_frontier(CLI::App& app, Action& action) {
       "frontier",
       "The largest seqlen (or --vary param) whose SBUF/PSUM allocation fits each generation, "
       "other params fixed, computed with Z3");
-  cmd->add_option("kernel", opts->target, "Registered kernel name, .nkir file or NKI kernel FILE.py:FUNCTION")->required();
+  cmd->add_option("kernel", opts->target,
+                  "Registered kernel name, .nkir file or NKI kernel FILE.py:FUNCTION")
+      ->required();
   opts->nki.add_options(cmd);
   cmd->add_option("--param,-p", opts->assignments,
                   "NAME=VALUE: a fixed param or build option (repeatable); options not given are "

@@ -151,9 +151,10 @@ void register_prove(CLI::App& app, Action& action) {
                                      "Prove a kernel well-formed, its index bounds, ISA rules and "
                                      "SBUF/PSUM allocation for its whole param "
                                      "domain with Z3");
-  cmd->add_option("kernel", opts->target,
-                  "Registered kernel name (every option combination), a .nkir file or an NKI kernel "
-                  "FILE.py:FUNCTION");
+  cmd->add_option(
+      "kernel", opts->target,
+      "Registered kernel name (every option combination), a .nkir file or an NKI kernel "
+      "FILE.py:FUNCTION");
   cmd->add_option("-p,--param", opts->params,
                   "NKI kernels: NAME=VALUE keyword argument or fixed shape (a shape may also take "
                   "a domain LO..HI[/MULTIPLE]); repeat")

@@ -122,7 +122,8 @@ void register_run(CLI::App& app, Action& action) {
   auto opts = std::make_shared<RunCommandOptions>();
   CLI::App* cmd =
       app.add_subcommand("run", "Run a .nkir program on the interpreter with seeded random inputs");
-  cmd->add_option("kernel", opts->file, "Registered kernel name, .nkir file or NKI kernel FILE.py:FUNCTION")
+  cmd->add_option("kernel", opts->file,
+                  "Registered kernel name, .nkir file or NKI kernel FILE.py:FUNCTION")
       ->required();
   cmd->add_option("-p,--param", opts->params,
                   "NAME=INTEGER param, or NAME=VALUE option of a registered kernel; repeat")

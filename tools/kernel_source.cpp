@@ -1,7 +1,7 @@
 #include "tools/kernel_source.h"
 
-#include <algorithm>
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 
@@ -133,8 +133,10 @@ KernelSource load_kernel_source(const std::string& target,
   src.label = target;
   const bool traced = frontend::is_python_target(target);
   if (!traced && !nki.empty()) {
-    throw UsageError("--input, --shape and --grid apply to an NKI kernel FILE.py:FUNCTION, not "
-                     "to " + target);
+    throw UsageError(
+        "--input, --shape and --grid apply to an NKI kernel FILE.py:FUNCTION, not "
+        "to " +
+        target);
   }
   if (traced) {
     src.from_file = true;

@@ -45,10 +45,11 @@ void split_assignments(const kernels::Variant* v, const std::vector<std::string>
 // `target` is a registered kernel name, a bug-catalogue entry (properties/bug_catalogue.h: the
 // base kernel's Program with the entry's edit, with the base kernel's metadata), a path to a
 // .nkir file or an NKI kernel `FILE.py:FUNCTION` (traced by the front end: `assignments` then
-// set its keyword arguments and fix its shape params, `nki` gives its inputs and grid). `assignments` are the
-// NAME=VALUE strings of --param: names of the variant's options become options, the rest
-// integer params. `like` (may be empty) names the registered kernel a file borrows from.
-// Throws UsageError (unknown kernel and no such file, bad option, params not declared).
+// set its keyword arguments and fix its shape params, `nki` gives its inputs and grid).
+// `assignments` are the NAME=VALUE strings of --param: names of the variant's options become
+// options, the rest integer params. `like` (may be empty) names the registered kernel a file
+// borrows from. Throws UsageError (unknown kernel and no such file, bad option, params not
+// declared).
 KernelSource load_kernel_source(const std::string& target,
                                 const std::vector<std::string>& assignments,
                                 const std::string& like = "", const NkiFlags& nki = {});

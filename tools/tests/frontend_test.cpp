@@ -95,9 +95,9 @@ TEST(FrontendRendition, RunsBitIdenticallyWithTheRegisteredTutorialKernel) {
       {}, {"--param", "use_causal_mask=true"}, {"--param", "mixed_precision=false"}};
   for (const auto& [s, d] : shapes) {
     for (const auto& opt : options) {
-      const std::vector<std::string> params = cat(
-          {"--param", "seqlen=" + std::to_string(s), "--param", "d_head=" + std::to_string(d)},
-          opt);
+      const std::vector<std::string> params =
+          cat({"--param", "seqlen=" + std::to_string(s), "--param", "d_head=" + std::to_string(d)},
+              opt);
       SCOPED_TRACE("seqlen " + std::to_string(s) + " d_head " + std::to_string(d) +
                    (opt.empty() ? "" : " " + opt[1]));
       const auto traced =
@@ -106,7 +106,8 @@ TEST(FrontendRendition, RunsBitIdenticallyWithTheRegisteredTutorialKernel) {
       ASSERT_FALSE(traced.is_null());
       EXPECT_EQ(traced["outputs"][0]["checksum"], registered["outputs"][0]["checksum"]);
       EXPECT_EQ(traced["instances"], registered["instances"]);
-      auto bt = run_json(cat({"bench", kernel("sd_attention_rendition.py", "sd_attention")}, params));
+      auto bt =
+          run_json(cat({"bench", kernel("sd_attention_rendition.py", "sd_attention")}, params));
       auto br = run_json(cat({"bench", "sd_attention"}, params));
       ASSERT_FALSE(bt.is_null());
       bt.erase("kernel");
@@ -117,8 +118,8 @@ TEST(FrontendRendition, RunsBitIdenticallyWithTheRegisteredTutorialKernel) {
 }
 
 TEST(FrontendRendition, ChecksAgainstTheOracleAndABrokenCopyFails) {
-  const std::vector<std::string> params = {"--like", "sd_attention", "--param", "seqlen=256",
-                                           "--param", "d_head=64"};
+  const std::vector<std::string> params = {"--like",     "sd_attention", "--param",
+                                           "seqlen=256", "--param",      "d_head=64"};
   const CliResult ok =
       run_cli(cat({"check", kernel("sd_attention_rendition.py", "sd_attention")}, params));
   EXPECT_EQ(ok.exit_code, 0) << describe(ok);
@@ -148,12 +149,12 @@ TEST(FrontendRendition, SymbolicTracingProvesForAllShapesAndABrokenDomainIsRefut
   EXPECT_EQ(bad.exit_code, 1) << describe(bad);
   EXPECT_NE(bad.out.find("SBUF capacity"), std::string::npos) << bad.out;
   // The capacity frontier of the traced kernel, and a domain given on the command line.
-  const CliResult f = run_cli({"frontier", broken.string() + ":sd_attention", "--param",
-                               "d_head=64", "--gen", "trn1"});
+  const CliResult f = run_cli(
+      {"frontier", broken.string() + ":sd_attention", "--param", "d_head=64", "--gen", "trn1"});
   EXPECT_EQ(f.exit_code, 0) << describe(f);
   EXPECT_NE(f.out.find("trn1: fits up to seqlen="), std::string::npos) << f.out;
-  const CliResult narrowed = run_cli({"prove", broken.string() + ":sd_attention", "--param",
-                                      "seqlen=128..2048/128"});
+  const CliResult narrowed =
+      run_cli({"prove", broken.string() + ":sd_attention", "--param", "seqlen=128..2048/128"});
   EXPECT_EQ(narrowed.exit_code, 0) << describe(narrowed);
 }
 
@@ -180,7 +181,9 @@ TEST(FrontendCoverage, EverySupportedCallTracesAndRunsCleanly) {
        {"reduce_cmd=reset_reduce", "func=tanh", "op1=add", "engine=gpsimd", "engine=scalar",
         "affine_select", "iota", "memset", "engine=vector", "tensor_scalar_reduce", "negate=true"}},
       {"masked_tail", {"--param", "n=200", "--param", "m=64"}, {"min("}},
-      {"spmd_rows", {"--grid", "g", "--param", "g=2", "--param", "cols=64"}, {"grid 2", "program_id"}},
+      {"spmd_rows",
+       {"--grid", "g", "--param", "g=2", "--param", "cols=64"},
+       {"grid 2", "program_id"}},
       {"writes_argument", {"--shape", "result=n,m"}, {"output result"}},
       {"allocated_copy", {}, {"at (0, 0)", "i % 2"}},
   };
