@@ -391,9 +391,19 @@ def _mark_outputs(tr, result, where):
 
 
 def main(argv):
+    # Whatever the kernel file prints (module-level code, debug prints) must not mix with the
+    # program on standard output: it goes to /dev/null while the file runs.
+    real_stdout = sys.stdout
+    sys.stdout = open(os.devnull, "w")
     try:
-        sys.stdout.write(run(argv))
+        text = run(argv)
+        sys.stdout = real_stdout
+        sys.stdout.write(text)
         return 0
+    except SystemExit as e:
+        sys.stderr.write("ncverify import: the kernel file called sys.exit(%s) while it was "
+                         "loaded or traced\n" % (e.code,))
+        return 2
     except UsageError as e:
         sys.stderr.write("%s\n" % e)
         return 2
@@ -407,6 +417,7 @@ def main(argv):
         sys.stderr.write("%s:%s: syntax error: %s\n" % (e.filename, e.lineno, e.msg))
         return 2
     except Exception as e:  # the kernel's own exception (assert, TypeError, ...)
+        sys.stdout = real_stdout
         where = errors.traceback_location(e.__traceback__)
         what = "assertion failed" if isinstance(e, AssertionError) else type(e).__name__
         msg = str(e)

@@ -10,10 +10,14 @@ import neuronxcc.nki.typing as nt  # noqa: F401  (imported as kernels do)
 from neuronxcc.nki.language import par_dim
 
 
+print("module-level output must not reach the traced program")
+
+
 @nki.jit
 def copy_rows(a):
     """nl.load / nl.store through slices, an affine loop and a sequential loop."""
     rows, cols = a.shape
+    print("a kernel's own debug print")
     assert rows % 128 == 0 and cols <= 512
     out = nl.ndarray((rows, cols), dtype=a.dtype, buffer=nl.shared_hbm)
     for i in nl.affine_range(rows // 128):
