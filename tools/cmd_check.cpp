@@ -10,6 +10,8 @@
 #include <optional>
 
 #include "kernels/check.h"
+#include "kernels/explicit_layout.h"
+#include "kernels/registry.h"
 #include "oracle/attention_spec.h"
 #include "properties/values.h"
 #include "tools/commands.h"
@@ -21,7 +23,9 @@ namespace ncv::cli {
 namespace {
 
 struct CheckCommandOptions {
-  std::string target, like, gen = "trn1", values;
+  std::string target, like, gen = "trn1", values, layout, contract;
+  double scale = 1.0;
+  bool causal = false;
   std::vector<std::string> params;
   int cases = 3;
   uint64_t seed = 1;
@@ -30,14 +34,53 @@ struct CheckCommandOptions {
   NkiFlags nki;
 };
 
+// --layout/--contract (with --scale, --causal): the kernel's own layout and a registered
+// kernel's contract, the attention problem read off the program's shapes.
+std::optional<kernels::Variant> explicit_variant(const CheckCommandOptions& opts,
+                                                 const KernelSource& src) {
+  if (opts.layout.empty()) return std::nullopt;
+  kernels::Layout layout;
+  if (const kernels::Variant* named = kernels::find_variant(opts.layout)) {
+    layout = named->layout;
+  } else {
+    try {
+      layout = kernels::parse_layout(opts.layout);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::string("--layout: ") + e.what());
+    }
+  }
+  return kernels::explicit_layout_variant(*src.variant, src.program, layout, opts.scale,
+                                          opts.causal);
+}
+
 int run_check(const CheckCommandOptions& opts) {
-  const KernelSource src = load_kernel_source(opts.target, opts.params, opts.like, opts.nki);
+  const bool explicit_layout = !opts.layout.empty() || !opts.contract.empty();
+  if (explicit_layout && !opts.like.empty()) {
+    throw UsageError(
+        "--like borrows a kernel's layout, spec and contract; --layout/--contract "
+        "give them: use one or the other");
+  }
+  if (explicit_layout && (opts.layout.empty() || opts.contract.empty())) {
+    throw UsageError("--layout and --contract go together");
+  }
+  if (!explicit_layout && (opts.causal || opts.scale != 1.0)) {
+    throw UsageError("--scale and --causal describe the problem of a --layout check");
+  }
+  const KernelSource src = load_kernel_source(
+      opts.target, opts.params, explicit_layout ? opts.contract : opts.like, opts.nki);
   if (src.variant == nullptr) {
     throw UsageError(opts.target +
-                     ": a .nkir file or an NKI kernel needs --like KERNEL to borrow a registered "
-                     "kernel's layout, "
-                     "attention spec and precision contract");
+                     ": a .nkir file or an NKI kernel needs --like KERNEL (or --layout and "
+                     "--contract) to say which tensors are q, k, v and out, the attention "
+                     "problem and the precision contract");
   }
+  std::optional<kernels::Variant> explicit_v;
+  try {
+    explicit_v = explicit_variant(opts, src);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(src.label + ": " + e.what());
+  }
+  const kernels::Variant& variant = explicit_v ? *explicit_v : *src.variant;
   kernels::CheckOptions co;
   co.cases = opts.cases;
   co.seed = opts.seed;
@@ -55,7 +98,7 @@ int run_check(const CheckCommandOptions& opts) {
     if (recipe) {
       co.cases = 1;  // one property-suite input set
       r = kernels::check_kernel_with(
-          *src.variant, src.program, src.options, src.params,
+          variant, src.program, src.options, src.params,
           [&](const oracle::AttentionSpec& spec, int) {
             return kernels::InputSet{recipe->str(), recipe->seed,
                                      props::make_values(spec, *recipe)};
@@ -64,7 +107,7 @@ int run_check(const CheckCommandOptions& opts) {
     } else {
       Progress progress("check", "cases", co.cases);
       co.on_case = [&progress](int done) { progress.update(done); };
-      r = kernels::check_kernel(*src.variant, src.program, src.options, src.params, co);
+      r = kernels::check_kernel(variant, src.program, src.options, src.params, co);
     }
   } catch (const InputError& e) {
     throw UsageError(src.label + ": " + e.message);
@@ -79,6 +122,10 @@ int run_check(const CheckCommandOptions& opts) {
     nlohmann::json j = r.to_json();
     j["source"] = src.label;
     if (!opts.like.empty()) j["like"] = opts.like;
+    if (!opts.layout.empty()) {
+      j["layout"] = opts.layout;
+      j["contract_from"] = opts.contract;
+    }
     std::cout << j.dump(2) << "\n";
   } else {
     std::cout << "check " << src.label << (opts.like.empty() ? "" : " like " + opts.like) << " "
@@ -98,6 +145,15 @@ void register_check(CLI::App& app, Action& action) {
                   "Registered kernel name, .nkir file or NKI kernel FILE.py:FUNCTION")
       ->required();
   opts->nki.add_options(cmd);
+  cmd->add_option("--layout", opts->layout,
+                  "For a .nkir file or an NKI kernel without --like: which axis each dim of q, k, "
+                  "v and out is, e.g. \"q=d,s k=d,s v=d,s out=s,d\" (axes b h s d), or a "
+                  "registered kernel's name for its layout");
+  cmd->add_option("--contract", opts->contract,
+                  "With --layout: the registered kernel whose precision contract applies (its "
+                  "options among the --param)");
+  cmd->add_option("--scale", opts->scale, "With --layout: the softmax scale (default 1)");
+  cmd->add_flag("--causal", opts->causal, "With --layout: a causal mask");
   cmd->add_option("--like", opts->like,
                   "For a .nkir file or an NKI kernel: the registered kernel whose layout, spec and "
                   "contract apply");

@@ -158,6 +158,45 @@ TEST(FrontendRendition, SymbolicTracingProvesForAllShapesAndABrokenDomainIsRefut
   EXPECT_EQ(narrowed.exit_code, 0) << describe(narrowed);
 }
 
+// A kernel no registered kernel shares a layout with: --layout says which axes its tensors have,
+// --contract borrows a precision contract, --scale states the problem. A wrong scale in the
+// kernel is caught.
+TEST(FrontendExplicitLayout, ChecksAKernelInItsOwnLayoutAndCatchesAWrongScale) {
+  const std::string k = kernel("small_attention.py", "one_tile_attention");
+  const std::vector<std::string> common = {
+      "--layout", "q=d,s k=d,s v=d,s out=s,d", "--contract", "sd_attention",
+      "--param",  "mixed_precision=false",     "--param",    "d_head=64"};
+  const CliResult unscaled = run_cli(cat({"check", k}, common));
+  EXPECT_EQ(unscaled.exit_code, 0) << describe(unscaled);
+  const CliResult scaled =
+      run_cli(cat({"check", k, "--param", "scale=0.125", "--scale", "0.125"}, common));
+  EXPECT_EQ(scaled.exit_code, 0) << describe(scaled);
+  const CliResult wrong =
+      run_cli(cat({"check", k, "--param", "scale=0.12", "--scale", "0.125"}, common));
+  EXPECT_EQ(wrong.exit_code, 1) << describe(wrong);
+  EXPECT_NE(wrong.out.find("FAIL"), std::string::npos) << wrong.out;
+}
+
+TEST(FrontendExplicitLayout, InconsistentFlagsAreUsageErrors) {
+  const std::string k = kernel("small_attention.py", "one_tile_attention");
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"check", k, "--layout", "q=d,s k=d,s v=d,s out=s,d"}, "go together"},
+      {{"check", k, "--layout", "q=d,s k=d,s v=d,s out=s,d", "--contract", "sd_attention", "--like",
+        "sd_attention"},
+       "one or the other"},
+      {{"check", k, "--layout", "q=d,x k=d,s v=d,s out=s,d", "--contract", "sd_attention"},
+       "axis 'x'"},
+      {{"check", k, "--layout", "q=d,s k=d,s v=d,s", "--contract", "sd_attention"}, "misses 'out'"},
+      {{"check", k, "--like", "sd_attention", "--scale", "2"}, "--layout check"},
+      {{"check", k}, "--like KERNEL (or --layout"},
+  };
+  for (const auto& [args, why] : cases) {
+    const CliResult r = run_cli(args);
+    EXPECT_EQ(r.exit_code, 2) << describe(r);
+    EXPECT_NE(r.err.find(why), std::string::npos) << why << "\n" << r.err;
+  }
+}
+
 struct CoverageCase {
   std::string function;
   std::vector<std::string> flags;

@@ -285,7 +285,7 @@ def matmul(x, y, transpose_x=False, mask=None, **kw):
         return ops.matmul(Tile(vx), y, tr.assigned_name())
     from . import rules
 
-    xt = rules.tensor_engine_transpose(tr, vx, vx.tensor.dtype, "x_t")
+    xt = rules.tensor_engine_transpose(tr, rules.operand(tr, vx), vx.tensor.dtype, "x_t")
     return ops.matmul(Tile(xt.full_view()), y, tr.assigned_name())
 
 

@@ -94,6 +94,11 @@ def _engine_arg(engine):
     return [("engine", Enum(engine))] if engine not in (None, "vector") else []
 
 
+def _v(x, what="operand"):
+    """as_view for an engine operand (a pending transpose result is copied back first)."""
+    return rules.operand(trace.current(), as_view(x, what))
+
+
 def binary(op, a, b, out=None, dtype=None, engine=None):
     tr = trace.current()
     if is_scalar(a) and is_scalar(b):
@@ -101,13 +106,13 @@ def binary(op, a, b, out=None, dtype=None, engine=None):
     if is_scalar(a):
         if op == "divide" and float(a) == 1.0 and engine is None:
             return reciprocal(b, dtype=dtype, out=out)
-        v = as_view(b)
+        v = _v(b)
         rev = op not in ("add", "multiply", "max", "min")
         return _tensor_scalar(tr, v, op, float(a), rev, out, dtype, engine)
-    va = as_view(a)
+    va = _v(a)
     if is_scalar(b):
         return _tensor_scalar(tr, va, op, float(b), False, out, dtype, engine)
-    vb = as_view(b)
+    vb = _v(b)
     if _is_column(vb) and not _is_column(va):
         return _tensor_scalar(tr, va, op, vb, False, out, dtype, engine)
     if _is_column(va) and not _is_column(vb):
@@ -149,18 +154,18 @@ def _tensor_scalar(tr, v, op, operand, reverse, out, dtype, engine, op1=None, op
 def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, reverse1=False,
                   dtype=None, engine=None, out=None):
     tr = trace.current()
-    v = as_view(data, "data")
-    o0 = float(operand0) if is_scalar(operand0) else as_view(operand0, "operand0")
+    v = _v(data, "data")
+    o0 = float(operand0) if is_scalar(operand0) else _v(operand0, "operand0")
     o1 = None
     if op1 is not None:
-        o1 = float(operand1) if is_scalar(operand1) else as_view(operand1, "operand1")
+        o1 = float(operand1) if is_scalar(operand1) else _v(operand1, "operand1")
     return _tensor_scalar(tr, v, alu_name(op0, "op0"), o0, bool(reverse0), out, dtype, engine,
                           alu_name(op1, "op1") if op1 is not None else None, o1, bool(reverse1))
 
 
 def reciprocal(x, dtype=None, out=None, engine=None):
     tr = trace.current()
-    v = as_view(x)
+    v = _v(x)
     dst, t = _out(tr, out, v, _dtype(dtype, v.tensor.dtype))
     tr.instr("reciprocal", [(None, dst), (None, v)] + _engine_arg(engine), produces=t)
     return Tile(dst)
@@ -179,16 +184,16 @@ def copy(x, dtype=None, engine=None, out=None):
 def activation(func, data, bias=None, scale=1.0, reduce_op=None, reduce_res=None,
                reduce_cmd=None, dtype=None, out=None):
     tr = trace.current()
-    v = as_view(data, "data")
+    v = _v(data, "data")
     dst, t = _out(tr, out, v, _dtype(dtype, v.tensor.dtype))
     args = [(None, dst), (None, v), ("func", Enum(act_name(func)))]
     if is_scalar(scale):
         if float(scale) != 1.0:
             args.append(("scale", float(scale)))
     else:
-        args.append(("scale", as_view(scale, "scale")))
+        args.append(("scale", _v(scale, "scale")))
     if bias is not None:
-        args.append(("bias", float(bias) if is_scalar(bias) else as_view(bias, "bias")))
+        args.append(("bias", float(bias) if is_scalar(bias) else _v(bias, "bias")))
     if reduce_res is not None:
         if reduce_op is not None and alu_name(reduce_op, "reduce_op") != "add":
             raise errors.NkiError("the activation accumulator reduces with add only")
@@ -213,7 +218,7 @@ def _axes(view, axis):
 
 def reduce(op, data, axis, negate=False, dtype=None, keepdims=False, out=None):
     tr = trace.current()
-    v = as_view(data, "data")
+    v = _v(data, "data")
     n = _axes(v, axis)
     kept = v.logical_lins()[:len(v.order) - n]
     if out is None:
@@ -232,7 +237,7 @@ def reduce(op, data, axis, negate=False, dtype=None, keepdims=False, out=None):
 
 def matmul(stationary, moving, hint=None):
     tr = trace.current()
-    s, m = as_view(stationary, "stationary"), as_view(moving, "moving")
+    s, m = _v(stationary, "stationary"), _v(moving, "moving")
     if s.tensor.mem == "hbm" or m.tensor.mem == "hbm":
         raise errors.NkiError("matmul operands must be on chip (load them first)")
     t = rules.result_tile(tr, "psum", "fp32", [_free_size(s), _free_size(m)], hint)
@@ -243,7 +248,7 @@ def matmul(stationary, moving, hint=None):
 
 def transpose(data, engine=None, dtype=None):
     tr = trace.current()
-    v = as_view(data, "data")
+    v = _v(data, "data")
     out_dt = _dtype(dtype, v.tensor.dtype)
     if engine == "vector":
         return Tile(rules.vector_engine_transpose(tr, v, out_dt, tr.assigned_name()).full_view())

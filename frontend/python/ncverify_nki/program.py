@@ -34,6 +34,8 @@ class Tensor:
         self.read_elsewhere = False
         self.zero_state = None  # None | "pending" | "needed" | "covered" (nl.zeros in PSUM)
         self.dead = False
+        self.copy_back = None  # (dtype, name) of a Tensor-engine transpose result in PSUM
+        self.copied = None  # its SBUF copy, once an engine operand needed it
 
     def nki_shape(self):
         return tuple(SymInt.make(self.shape[self.nki_to_storage[k]])

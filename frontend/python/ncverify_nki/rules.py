@@ -8,8 +8,9 @@ rules the registered kernels (kernels/sd_attention.cpp) state in their header co
 - `tile op scalar` and `tile op column` are Vector tensor_scalar, `tile op tile` Vector
   tensor_tensor, `1.0 / tile` and nl.reciprocal Vector reciprocal;
 - an nc_transpose without engine (or on the Tensor engine), nl.transpose and the transpose a
-  `nl.matmul(transpose_x=False)` needs run on the Tensor engine into an fp32 PSUM tile and are
-  copied back to SBUF in the input's dtype; a Vector-engine transpose larger than 32x32 is tiled
+  `nl.matmul(transpose_x=False)` needs run on the Tensor engine into an fp32 PSUM tile; an
+  engine operand reads it after a copy back to SBUF in the input's dtype, while an explicit
+  copy or an assignment is itself that copy (`operand`); a Vector-engine transpose larger than 32x32 is tiled
   into 32x32 transposes (the last block partial);
 - affine_select cannot read PSUM (GpSimd): a PSUM input is copied to the destination first and
   masked in place;
@@ -54,6 +55,8 @@ def copy(tr, dst, src, engine=None):
 
 def evict(tr, view):
     """A compiler-inserted PSUM -> SBUF copy (same dtype) of `view`; returns the SBUF view."""
+    if view.tensor.copy_back is not None:
+        return operand(tr, view)
     t = result_tile(tr, "sbuf", view.tensor.dtype, view.logical_lins(), view.tensor.name + "_sb")
     tr.instr("tensor_copy", [(None, t.full_view()), (None, view)])
     return t.full_view()
@@ -78,9 +81,23 @@ def tensor_engine_transpose(tr, src, out_dtype, hint=None):
     p, f = shape
     ps = result_tile(tr, "psum", "fp32", [f, p], (hint or "t") + "_psum")
     produce(tr, ps, "transpose", [(None, ps.full_view()), (None, src)])
-    out = result_tile(tr, "sbuf", out_dtype, [f, p], hint)
-    produce(tr, out, "tensor_copy", [(None, out.full_view()), (None, ps.full_view())])
-    return out
+    ps.copy_back = (out_dtype, hint)  # copied to SBUF when an engine operand needs it
+    return ps
+
+
+def operand(tr, view):
+    """The view an engine reads for `view`: a Tensor-engine transpose result still in PSUM is
+    first copied back to SBUF in the transposed tile's dtype (once); an explicit copy
+    (nl.copy, nisa.tensor_copy, an assignment) reads the PSUM tile itself."""
+    t = view.tensor
+    if t.copy_back is None:
+        return view
+    if t.copied is None:
+        dtype, hint = t.copy_back
+        out = result_tile(tr, "sbuf", dtype, t.shape, hint)
+        produce(tr, out, "tensor_copy", [(None, out.full_view()), (None, t.full_view())])
+        t.copied = out
+    return View(t.copied, [list(d) for d in view.dims], list(view.order))
 
 
 def vector_engine_transpose(tr, src, out_dtype, hint=None):

@@ -1,0 +1,25 @@
+"""A one-tile attention kernel written with the high-level nl API in a transposed layout
+(q, k, v as [d, s], out as [s, d]), checked with --layout/--contract in the front-end tests."""
+
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+
+@nki.jit
+def one_tile_attention(q, k, v, scale=1.0):
+    d_head, seqlen = q.shape
+    assert q.shape == k.shape == v.shape
+    assert d_head <= 128 and seqlen == 128
+    out = nl.ndarray((seqlen, d_head), dtype=q.dtype, buffer=nl.shared_hbm)
+    q_sb = nl.load(q)
+    k_sb = nl.load(k)
+    v_sb = nl.load(v)
+    scores = nl.matmul(q_sb, k_sb, transpose_x=True)  # [s_q, s_k]
+    scores = nl.multiply(scores, scale)
+    row_max = nl.max(scores, axis=1)
+    p = nl.exp(nl.subtract(scores, row_max))
+    p = nl.divide(p, nl.sum(p, axis=1))
+    v_t = nl.transpose(v_sb)  # [s, d]
+    o = nl.matmul(p, v_t, transpose_x=False)
+    nl.store(out, value=o)
+    return out
