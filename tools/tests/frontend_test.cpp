@@ -117,6 +117,46 @@ TEST(FrontendRendition, RunsBitIdenticallyWithTheRegisteredTutorialKernel) {
   }
 }
 
+// The five Autocomp rewrites (one function, `step` picks the rewrite) and the batched SPMD
+// layout, against their registered twins.
+TEST(FrontendRendition, RewritesAndBatchedRunBitIdenticallyWithTheirRegisteredTwins) {
+  struct Twin {
+    std::string function, registered;
+    std::vector<std::string> extra;
+  };
+  std::vector<Twin> twins;
+  for (int step = 1; step <= 5; ++step) {
+    twins.push_back({"sd_attention_rewrite",
+                     "sd_attention_step" + std::to_string(step),
+                     {"--param", "step=" + std::to_string(step)}});
+  }
+  twins.push_back({"sd_attention_batched", "sd_attention_batched", {"--param", "bs=2"}});
+  const std::vector<std::vector<std::string>> options = {
+      {"--param", "seqlen=128", "--param", "d_head=32"},
+      {"--param", "seqlen=384", "--param", "d_head=48", "--param", "use_causal_mask=true"},
+      {"--param", "seqlen=256", "--param", "d_head=128", "--param", "mixed_precision=false"}};
+  for (const Twin& t : twins) {
+    for (const auto& opt : options) {
+      SCOPED_TRACE(t.registered + " " + opt[1] + " " + opt[3]);
+      std::vector<std::string> traced = {kernel("sd_attention_rendition.py", t.function)};
+      traced = cat(cat(traced, t.extra), opt);
+      if (t.function == "sd_attention_batched") traced = cat(traced, {"--grid", "bs"});
+      std::vector<std::string> reg = cat({t.registered}, opt);
+      if (t.function == "sd_attention_batched") reg = cat(reg, {"--param", "bs=2"});
+      const auto a = run_json(cat({"run"}, traced));
+      const auto b = run_json(cat({"run"}, reg));
+      ASSERT_FALSE(a.is_null());
+      EXPECT_EQ(a["outputs"][0]["checksum"], b["outputs"][0]["checksum"]);
+      auto la = run_json(cat({"bench"}, traced));
+      auto lb = run_json(cat({"bench"}, reg));
+      ASSERT_FALSE(la.is_null());
+      la.erase("kernel");
+      lb.erase("kernel");
+      EXPECT_EQ(la, lb);
+    }
+  }
+}
+
 TEST(FrontendRendition, ChecksAgainstTheOracleAndABrokenCopyFails) {
   const std::vector<std::string> params = {"--like",     "sd_attention", "--param",
                                            "seqlen=256", "--param",      "d_head=64"};

@@ -28,9 +28,9 @@ def apply(alloc, tensor, par_pos):
         raise errors.NkiError("an allocator given as a Python function is not modelled (its "
                               "addresses depend on concrete block indices); use mod_alloc")
     nblock = par_pos  # block dims are the NKI dims before par_dim: storage dims 1..nblock
-    n = alloc.num_tiles or ()
-    if len(n) > nblock:
-        raise errors.NkiError("num tiles %s for %d block dims" % (n, nblock))
+    # Counts beyond the block dims describe tiles already in the tensor's free dims (the
+    # allocated tutorial kernels pass num_buffers for a [P, n, F] tensor): nothing to rotate.
+    n = tuple(alloc.num_tiles or ())[:nblock]
     for k, count in enumerate(n):
         s = 1 + k
         tensor.mods[s] = int(count)
@@ -46,6 +46,7 @@ def apply(alloc, tensor, par_pos):
         if nblock and f.is_const() and f.const * DTYPE_BYTES[tensor.dtype] < PSUM_BANK_BYTES:
             # one bank per tile: pad the last free dim to a bank so tiles keep their banks
             last = len(tensor.shape) - 1
+            tensor.logical = list(tensor.shape)
             tensor.shape[last] = Lin.of(PSUM_BANK_BYTES // DTYPE_BYTES[tensor.dtype] //
                                         (f.const // tensor.shape[last].const))
     tensor.placement = (Lin.of(alloc.base_partition or 0), offset)

@@ -26,6 +26,14 @@ class DType:
         return "nl.%s" % _NKI_NAME.get(self.name, self.name)
 
     @property
+    def dtype(self):
+        """What np.dtype(nl.bfloat16) sees: the numpy dtype, or raw bytes of the right size
+        where numpy has none (bf16, fp8), so that `.itemsize` arithmetic works."""
+        import numpy as np
+
+        return np.dtype(_NUMPY.get(self.name) or "V%d" % self.itemsize)
+
+    @property
     def itemsize(self):
         from .program import DTYPE_BYTES
 
@@ -41,6 +49,8 @@ _ALIASES = {
     "int32": "int32", "uint8": "uint8", "uint16": "uint16", "uint32": "uint32",
     "int8": None, "int16": None, "float64": None, "bool": "uint8", "bool_": "uint8",
 }
+_NUMPY = {"fp32": "float32", "fp16": "float16", "int32": "int32", "uint8": "uint8",
+          "uint16": "uint16", "uint32": "uint32"}
 _NKI_NAME = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16", "fp8_e4m3": "float8_e4m3",
              "fp8_e4m3fn": "float8_e4m3fn", "fp8_e5m2": "float8_e5m2"}
 

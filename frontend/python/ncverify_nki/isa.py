@@ -54,7 +54,10 @@ def _masked(x, mask):
 def nc_matmul(stationary, moving, is_stationary_onezero=False, is_moving_onezero=False,
               mask=None, is_transpose=False, **kw):
     if is_transpose:
-        raise errors.NkiError("nc_matmul(is_transpose=True) is not modelled; use nc_transpose")
+        # The Tensor engine's transpose mode: with the identity as the moving tile the product
+        # stationary.T @ I is the stationary tile transposed, passed through exactly. Modelled
+        # as a Tensor-engine transpose of `stationary` into PSUM (the moving tile is not read).
+        return ops.pe_transpose(_masked(stationary, mask), trace.current().assigned_name())
     return ops.matmul(_masked(stationary, mask), _masked(moving, mask),
                       trace.current().assigned_name())
 

@@ -81,10 +81,10 @@ def allocate(shape, dtype, buffer, name=None, zero=False, fill=None):
     if alloc is not None:
         allocation.apply(alloc, t, p)
     tr.declare(t)
-    if zero and buffer.mem == "psum":
-        tr.zero_init(t)
+    if buffer.mem == "psum" and fill is None:
+        tr.zero_init(t, zeros=zero)
     elif zero or fill is not None:
-        ops.memset_view(t.full_view(), 0.0 if fill is None else float(fill))
+        ops.memset_view(t.storage_view(), 0.0 if fill is None else float(fill))
     return Tile(t.full_view())
 
 
@@ -229,8 +229,36 @@ def program_ndim():
 # ---------------------------------------------------------------- memory movement
 
 
+class _Constant:
+    """nl.shared_constant(array): constant data the kernel loads. The IR has no constant
+    tensors, so a load of one is generated on chip where the model can (rules.constant_tile)."""
+
+    def __init__(self, values, dtype):
+        self.values, self.dtype = values, dtype
+
+    @property
+    def shape(self):
+        return self.values.shape
+
+    def __getitem__(self, idx):
+        if idx is Ellipsis or idx == (slice(None),) * self.values.ndim or \
+                (isinstance(idx, tuple) and all(isinstance(i, slice) and i == slice(None)
+                                                for i in idx)):
+            return self
+        raise errors.NkiError("a shared constant is loaded whole in the model")
+
+
+def shared_constant(constant, dtype=None, **kw):
+    values = np.asarray(constant)
+    if values.ndim != 2:
+        raise errors.NkiError("a shared constant must be 2-D ([partitions, free])")
+    return _Constant(values, normalize(dtype if dtype is not None else values.dtype))
+
+
 def load(src, dtype=None, mask=None, **kw):
     tr = trace.current()
+    if isinstance(src, _Constant):
+        return Tile(rules.constant_tile(tr, src.values, ops._dtype(dtype, src.dtype.name)))
     full = as_view(src, "src")
     v = _masked(full, mask)
     if v.tensor.mem != "hbm":
@@ -388,7 +416,7 @@ def unsupported(name):
     return f
 
 
-for _n in ("where", "all_reduce", "shared_constant", "rand", "random_seed", "dropout", "mean",
+for _n in ("where", "all_reduce", "rand", "random_seed", "dropout", "mean",
            "var", "softmax", "erf", "logical_and", "logical_or", "invert", "ceil", "floor",
            "sign", "trunc", "cos", "tan", "arctan", "gather_flattened", "atomic_rmw", "select",
            "broadcast_to", "expand_dims", "load_transpose", "layer_norm", "rms_norm",

@@ -246,6 +246,16 @@ def matmul(stationary, moving, hint=None):
     return Tile(dst)
 
 
+def pe_transpose(data, hint=None):
+    """nc_matmul(is_transpose=True): the stationary tile transposed into an fp32 PSUM tile."""
+    tr = trace.current()
+    v = _v(data, "stationary")
+    p, f = v.logical_lins()[0], _free_size(v)
+    t = rules.result_tile(tr, "psum", "fp32", [f, p], hint)
+    tr.instr("transpose", [(None, t.full_view()), (None, v)], produces=t)
+    return Tile(t.full_view())
+
+
 def transpose(data, engine=None, dtype=None):
     tr = trace.current()
     v = _v(data, "data")

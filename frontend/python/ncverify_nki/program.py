@@ -26,24 +26,35 @@ class Tensor:
         self.kind_given = role
         # NKI dim k is storage dim nki_to_storage[k] (identity for HBM and plain tiles).
         self.nki_to_storage = nki_to_storage or list(range(len(self.shape)))
+        self.logical = None  # the NKI sizes when the storage is padded (PSUM bank per tile)
         self.mods = [None] * len(self.shape)  # mod_alloc: storage dim index taken modulo n
         self.placement = None  # (partition Lin, byte offset Lin) for direct allocation
+        self.bufs = None  # rotating copies (direct allocation with extra tiles)
         self.decl = None  # the BufferDecl statement
         self.block = None  # the statement list holding decl
         self.producers = []  # instructions that wrote it while it was a fresh result
         self.read_elsewhere = False
-        self.zero_state = None  # None | "pending" | "needed" | "covered" (nl.zeros in PSUM)
+        self.zero_state = None  # None | pending | needed | covered | peeling | unset (ZeroInit)
+        self.zero_fill = True
+        self.matmul_only = False  # a fresh PSUM tile written by `+=` matmul groups only so far
+        self.group_keys = set()  # the blocks (access text) an accumulation group has started
         self.dead = False
         self.copy_back = None  # (dtype, name) of a Tensor-engine transpose result in PSUM
         self.copied = None  # its SBUF copy, once an engine operand needed it
 
+    def storage_view(self):
+        """The whole tensor with its dims in storage order (partition first)."""
+        v = self.full_view()
+        return View(self, v.dims, sorted(v.order))
+
     def nki_shape(self):
-        return tuple(SymInt.make(self.shape[self.nki_to_storage[k]])
-                     for k in range(len(self.shape)))
+        sizes = self.logical or self.shape
+        return tuple(SymInt.make(sizes[self.nki_to_storage[k]]) for k in range(len(self.shape)))
 
     def full_view(self):
         order = [self.nki_to_storage[k] for k in range(len(self.shape))]
-        return View(self, [[Lin.of(0), s, 1] for s in self.shape], order)
+        sizes = self.logical or self.shape
+        return View(self, [[Lin.of(0), s, 1] for s in sizes], order)
 
 
 class View:
@@ -210,7 +221,8 @@ class Printer:
                 out.append(line)
             elif isinstance(s, ZeroInit):
                 if s.tensor.zero_state == "needed" and not s.tensor.dead:
-                    out.append("%smemset %s, value=0" % (pad, self.access(s.tensor.full_view())))
+                    out.append("%smemset %s, value=0" % (pad,
+                                                        self.access(s.tensor.storage_view())))
             elif isinstance(s, Instr):
                 args = []
                 for name, v in s.args:

@@ -14,10 +14,15 @@ rules the registered kernels (kernels/sd_attention.cpp) state in their header co
   into 32x32 transposes (the last block partial);
 - affine_select cannot read PSUM (GpSimd): a PSUM input is copied to the destination first and
   masked in place;
-- nl.zeros in PSUM followed by `+=` matmuls is an accumulation group: the first matmul
-  overwrites (tiles.accumulate_matmul);
+- `+=` matmuls into a PSUM tile not yet written (nl.zeros or a fresh nl.ndarray) are an
+  accumulation group: the first matmul overwrites; one loop below the tile's declaration the
+  loop's first iteration is peeled, and where that is not possible the tile is zeroed first
+  (tiles.accumulate_matmul);
 - a store of a PSUM tile (DMA cannot read PSUM) is preceded by a Vector copy to an SBUF tile
   of the same dtype;
+- a load of `nl.shared_constant(values)` is generated on chip, as the registered allocated kernel
+  does: an identity matrix is a memset to 1 and an affine_select keeping the diagonal, a
+  constant matrix a memset; other constants are not modelled (the IR has no constant data);
 - every HBM tensor gets its own DMA queue, numbered in the order of its first transfer;
 - buffers are single-buffered (the source gives no buffer count).
 """
@@ -51,6 +56,30 @@ def copy(tr, dst, src, engine=None):
     if engine is not None and engine != "vector":
         args.append(("engine", Enum(engine)))
     return tr.instr("tensor_copy", args)
+
+
+def constant_tile(tr, values, dtype):
+    """The SBUF tile a load of constant `values` gives, generated on chip."""
+    import numpy as np
+
+    p, f = values.shape
+    if p > 128:
+        raise errors.NkiError("a shared constant with %d partitions (at most 128)" % p)
+    t = result_tile(tr, "sbuf", dtype, [p, f])
+    view = t.full_view()
+    if p == f and np.array_equal(values, np.identity(p, dtype=values.dtype)):
+        produce(tr, t, "memset", [(None, view), ("value", 1.0)])
+        from .program import AxisSteps
+
+        produce(tr, t, "affine_select", [(None, view), ("on_true", view), ("offset", Lin.of(0)),
+                                         ("channel_multiplier", 1), ("steps", AxisSteps({1: -1}, 2)),
+                                         ("cmp", Enum("eq")), ("on_false", 0.0)])
+    elif values.size and np.all(values == values.flat[0]):
+        produce(tr, t, "memset", [(None, view), ("value", float(values.flat[0]))])
+    else:
+        raise errors.NkiError("a shared constant other than an identity or a constant matrix is "
+                              "not modelled (the IR has no constant data)")
+    return view
 
 
 def evict(tr, view):

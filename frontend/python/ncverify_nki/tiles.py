@@ -337,15 +337,31 @@ def _retarget(tr, src, target):
         tr.note_use(target, ins) if ins.args[0][1] is target else None
     target.tensor.producers = []
     t.dead = True
-    if target.tensor.zero_state == "pending":
-        target.tensor.zero_state = "covered" if target.covers_whole() else "needed"
+    z = target.tensor
+    if any(ins.op != "matmul" for ins in t.producers):
+        z.matmul_only = False
+    else:
+        z.group_keys.add(_block_key(tr, target))  # a later += adds to it
+    if z.zero_state == "pending":
+        z.zero_state = "covered" if target.covers_whole() else \
+            ("needed" if z.zero_fill else "unset")
     return True
 
 
+def _block_key(tr, view):
+    """Which part of a tensor a view names, as written (block indices before any modulo)."""
+    return tuple((tr.resolve(a).text(), tr.resolve(n).text(), st) for a, n, st in view.dims)
+
+
 def accumulate_matmul(target, result):
-    """`target += nc_matmul(...)`: the matmul writes target, accumulating unless it is the first
-    write after nl.zeros (then it overwrites, in its loop's first iteration if it sits one loop
-    below the zeros)."""
+    """`target += nc_matmul(...)`: the matmul writes target. Into a PSUM tile not written yet
+    (nl.zeros or a fresh nl.ndarray) the first matmul of the accumulation group overwrites:
+    - in the tile's own block: this matmul overwrites;
+    - in a loop whose every iteration writes its own block (the index uses the loop variable):
+      each overwrites;
+    - otherwise the group is the loops below the last one whose variable picks the block (the
+      group restarts each time they are entered): one such loop has its first iteration
+      peeled (trace.Tracer._peel); several are preceded by a memset of the block."""
     tr = trace.current()
     t = result.tensor
     ins = t.producers[0]
@@ -358,23 +374,32 @@ def accumulate_matmul(target, result):
     ins.args[0][1] = target
     t.dead = True
     z = target.tensor
-    if z.zero_state != "pending":
-        ins.set("accumulate", True)
+    key = _block_key(tr, target)
+    if not z.matmul_only or key in z.group_keys:
+        ins.set("accumulate", True)  # adds to what this block already holds
         return
-    if not target.covers_whole():
-        z.zero_state = "needed"
-        ins.set("accumulate", True)
-        return
-    if z.block is tr.stack[-1]:
+    z.group_keys.add(key)
+    if z.zero_state == "pending":
+        z.zero_state = "peeling"  # written by matmul groups only (no memset at declaration)
+    depth = next(k for k, b in enumerate(tr.stack) if b is z.block)
+    loops = tr.loops[depth:]
+    used = set()
+    for start, _, _ in target.dims:
+        used.update(tr.resolve(start).names())
+    if not loops or loops[-1].var in used:
         ins.set("accumulate", False)
-        z.zero_state = "covered"
         return
-    loop = tr.loops[-1] if tr.loops else None
-    if loop is not None and len(tr.stack) >= 2 and tr.stack[-2] is z.block:
-        ins.set("accumulate", True)
-        ins.args_tensor_zero = z
-        loop.peel.append(ins)
-        z.zero_state = "peeling"
-        return
-    z.zero_state = "needed"
+    # The group: the loops below the last one whose variable picks the block.
+    last = max([k for k, l in enumerate(loops) if l.var in used], default=-1)
+    group = loops[last + 1:]
     ins.set("accumulate", True)
+    if len(group) == 1:
+        ins.args_tensor_zero = z
+        ins.group_view = target
+        group[0].peel.append(ins)
+        return
+    from .program import Instr
+
+    block = tr.stack[depth + last + 1]
+    at = next(k for k, st in enumerate(block) if st is group[0])
+    block.insert(at, Instr("memset", [[None, target], ["value", 0.0]]))

@@ -134,7 +134,7 @@ class Tracer:
         return stmt
 
     def declare(self, tensor, bufs=None):
-        tensor.decl = self.emit(BufferDecl(tensor, bufs))
+        tensor.decl = self.emit(BufferDecl(tensor, bufs or tensor.bufs))
         tensor.block = self.stack[-1]
         return tensor
 
@@ -142,8 +142,13 @@ class Tracer:
         name = self.unique(hint or self.assigned_name())
         return self.declare(Tensor(name, mem, dtype, shape))
 
-    def zero_init(self, tensor):
+    def zero_init(self, tensor, zeros=True):
+        """A PSUM tile whose first matmul accumulation may overwrite it: nl.zeros (zeros=True,
+        read as zeros if something reads it first) or a fresh nl.ndarray (read before any write
+        it stays uninitialised, which the interpreter reports)."""
         tensor.zero_state = "pending"
+        tensor.zero_fill = zeros
+        tensor.matmul_only = True
         self.emit(ZeroInit(tensor))
 
     def instr(self, op, args, produces=None):
@@ -159,10 +164,13 @@ class Tracer:
         if ins not in t.producers and ins.args and ins.args[0][1] is not view:
             t.read_elsewhere = True
             if t.zero_state == "pending":
-                t.zero_state = "needed"
+                t.zero_state = "needed" if t.zero_fill else "unset"
+        if ins.args and ins.args[0][1] is view and ins.op != "matmul":
+            t.matmul_only = False
         if ins.args and ins.args[0][1] is view and t.zero_state == "pending" and \
                 ins.op != "matmul":
-            t.zero_state = "covered" if view.covers_whole() else "needed"
+            t.zero_state = "covered" if view.covers_whole() else \
+                ("needed" if t.zero_fill else "unset")
 
     def queue_for(self, tensor):
         if tensor.name not in self.queues:
@@ -194,12 +202,13 @@ class Tracer:
         explicit memset when the body declares buffers (a copy would duplicate them)."""
         loop.body[:] = [s for s in loop.body
                         if not (isinstance(s, BufferDecl) and s.tensor.dead)]
-        if any(isinstance(s, (BufferDecl, Loop, ZeroInit)) for s in loop.body):
-            for ins in loop.peel:
-                ins.args_tensor_zero.zero_state = "needed"
-            return
         block = self.stack[-1]
-        at = block.index(loop)
+        at = next(k for k, s in enumerate(block) if s is loop)
+        if any(isinstance(s, (BufferDecl, Loop, ZeroInit)) for s in loop.body):
+            # zero the group's tile right before the loop instead
+            block[at:at] = [Instr("memset", [[None, ins.group_view], ["value", 0.0]])
+                            for ins in loop.peel]
+            return
         env = {loop.var: loop.start}
         first = []
         for s in loop.body:
@@ -209,8 +218,6 @@ class Tracer:
             first.append(c)
         block[at:at] = first
         loop.start = loop.start.add(Lin.of(loop.step))
-        for ins in loop.peel:
-            ins.args_tensor_zero.zero_state = "covered"
 
     # ---- truth values
     def truth_of(self, rel):
