@@ -4,6 +4,7 @@
 // ends in `FILE.py:LINE: why` and exit 2; the user's file is never modified.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include "tools/tests/cli_test_support.h"
@@ -336,6 +337,21 @@ TEST(FrontendErrors, BadTargetsAndFlagsAreUsageErrors) {
     EXPECT_EQ(r.exit_code, 2) << describe(r);
     EXPECT_NE(r.err.find(why), std::string::npos) << why << "\n" << r.err;
   }
+}
+
+// A kernel that never finishes tracing is stopped (here after 2 s) and reported, exit 2.
+TEST(FrontendErrors, AKernelThatNeverFinishesIsStopped) {
+  const fs::path spin = write_temp("spin.py",
+                                   "import neuronxcc.nki.language as nl\n"
+                                   "def spin(a):\n"
+                                   "  n, m = a.shape\n"
+                                   "  while True:\n"
+                                   "    pass\n");
+  setenv("NCVERIFY_FRONTEND_TIMEOUT_S", "2", 1);
+  const CliResult r = run_cli({"import", spin.string() + ":spin"});
+  unsetenv("NCVERIFY_FRONTEND_TIMEOUT_S");
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_NE(r.err.find("longer than 2 s"), std::string::npos) << r.err;
 }
 
 TEST(FrontendUnmodified, TracingLeavesTheUsersFolderAsItWas) {

@@ -323,14 +323,32 @@ class SymInt:
     def __hash__(self):
         return hash(self.lin)
 
+    def _known(self):
+        """The value when the asserts made it a constant (`assert d == 128`), else None."""
+        from . import trace
+
+        if trace._current is None:
+            return None
+        lin = trace._current.resolve(self.lin)
+        return lin.const if lin.is_const() else None
+
     def __index__(self):
-        raise _value_error(self.lin, "this use (an index, range() or a size)")
+        v = self._known()
+        if v is None:
+            raise _value_error(self.lin, "this use (an index, range() or a size)")
+        return v
 
     def __int__(self):
-        raise _value_error(self.lin, "int()")
+        v = self._known()
+        if v is None:
+            raise _value_error(self.lin, "int()")
+        return v
 
     def __bool__(self):
-        raise _value_error(self.lin, "a truth test")
+        v = self._known()
+        if v is None:
+            raise _value_error(self.lin, "a truth test")
+        return v != 0
 
     def __repr__(self):
         return self.lin.text()
@@ -361,6 +379,10 @@ class SymBool:
     def decided(self):
         """True/False when the relation holds or fails for every value, else None."""
         d = self.lhs.sub(self.rhs)
+        from . import trace
+
+        if trace._current is not None:
+            d = trace._current.resolve(d)
         if d.is_const():
             v = d.const
             return {"<": v < 0, "<=": v <= 0, ">": v > 0, ">=": v >= 0, "==": v == 0,
