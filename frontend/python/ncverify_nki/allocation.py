@@ -35,9 +35,9 @@ def apply(alloc, tensor, par_pos):
         s = 1 + k
         tensor.mods[s] = int(count)
         tensor.shape[s] = Lin.of(int(count))
-    offset = Lin.of(alloc.base_addr or 0)
+    offset = Lin.of(0 if alloc.base_addr is None else alloc.base_addr)
     if alloc.memory.mem == "psum":
-        offset = Lin.of((alloc.base_bank or 0) * PSUM_BANK_BYTES)
+        offset = Lin.of((0 if alloc.base_bank is None else alloc.base_bank) * PSUM_BANK_BYTES)
         from .program import DTYPE_BYTES
 
         f = Lin.of(1)
@@ -49,4 +49,4 @@ def apply(alloc, tensor, par_pos):
             tensor.logical = list(tensor.shape)
             tensor.shape[last] = Lin.of(PSUM_BANK_BYTES // DTYPE_BYTES[tensor.dtype] //
                                         (f.const // tensor.shape[last].const))
-    tensor.placement = (Lin.of(alloc.base_partition or 0), offset)
+    tensor.placement = (Lin.of(0 if alloc.base_partition is None else alloc.base_partition), offset)

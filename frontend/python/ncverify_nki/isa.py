@@ -98,6 +98,26 @@ def tensor_copy(src, mask=None, dtype=None, engine=unknown_engine, **kw):
     return ops.copy(_masked(src, mask), dtype=dtype, engine=_eng(engine))
 
 
+def tensor_copy_predicated(src, dst, predicate, mask=None, reverse_pred=False, **kw):
+    """dst = src where predicate (a tile) is non-zero; elsewhere dst keeps its value."""
+    from .expr import Predicate
+
+    if isinstance(predicate, Predicate):
+        raise errors.NkiError("tensor_copy_predicated takes its predicate as a tile; an affine "
+                              "condition of index grids is what affine_select takes")
+    tr = trace.current()
+    pv = as_view(predicate, "predicate")
+    if pv.tensor.dtype not in ("uint8", "uint16", "uint32", "int32"):
+        raise errors.NkiError("a copy predicate must be an integer tile (uint8/16/32, int32); "
+                              "this one is %s" % pv.tensor.dtype)
+    d = as_view(_masked(dst, mask), "dst")
+    src_v = float(src) if ops.is_scalar(src) else ops._v(_masked(src, mask), "src")
+    args = [(None, d), (None, src_v), ("predicate", ops._v(_masked(predicate, mask), "predicate"))]
+    if reverse_pred:
+        args.append(("reverse_predicate", True))
+    tr.instr("tensor_copy_predicated", args)
+
+
 def reciprocal(data, dtype=None, mask=None, **kw):
     return ops.reciprocal(_masked(data, mask), dtype=dtype)
 

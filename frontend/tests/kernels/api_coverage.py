@@ -88,7 +88,7 @@ def matmuls(a, b):
 def isa_calls(a):
     """nisa: activation with bias/scale/reduce, activation_reduce, tensor_scalar (two ops),
     tensor_tensor, tensor_reduce, reciprocal, memset, iota, affine_select, nc_transpose on
-    both engines, tensor_scalar_reduce, dma_copy, engine choice."""
+    both engines, tensor_scalar_reduce, tensor_copy_predicated, dma_copy, engine choice."""
     n, m = a.shape
     assert n == 128 and m == 128
     out = nl.ndarray((n, m), dtype=nl.float32, buffer=nl.shared_hbm)
@@ -115,6 +115,7 @@ def isa_calls(a):
     red = nl.ndarray((par_dim(n), 1), dtype=nl.float32)
     s = nisa.tensor_scalar_reduce(data=tr, op0=np.multiply, operand0=1.0, reduce_op=np.add,
                                   reduce_res=red)
+    nisa.tensor_copy_predicated(src=x, dst=s, predicate=nl.greater(x, 0.5, dtype=nl.uint8))
     nisa.dma_copy(dst=out, src=s)
     nl.store(out[0:32, 0:32], value=tv)
     nl.store(out[:, 0:1], value=nisa.tensor_copy(idx[:, 0:1], dtype=nl.float32))
