@@ -123,6 +123,18 @@ std::map<std::string, HostTensor> pack_inputs(const Layout& layout, const Progra
     pack_one(part.t, spec, part.kv, part.values, h);
     out[part.t.tensor] = std::move(h);
   }
+  // Inputs outside the attention problem (a dropout seed, ...): zeros, or the least value of a
+  // declared range that excludes zero.
+  for (const Tensor& t : program.tensors) {
+    if (t.kind != TensorKind::Input || out.count(t.name)) continue;
+    HostTensor h(t.dtype, concrete_shape(program, t.id, params));
+    if (t.value_range && (t.value_range->lo > 0 || t.value_range->hi < 0)) {
+      for (int64_t i = 0; i < h.num_elements(); ++i) {
+        h.set(i, static_cast<float>(t.value_range->lo));
+      }
+    }
+    out[t.name] = std::move(h);
+  }
   return out;
 }
 

@@ -29,7 +29,9 @@ struct Layout {
 // Kernel inputs for `spec` and `in`: every input tensor of `program` named by the layout, with
 // the shapes the program declares under `params` (checked against the spec's extents), values
 // converted to the tensor's dtype (exact when the inputs are representable in it, as oracle
-// inputs are). Throws std::invalid_argument on a shape or name mismatch, naming the tensor.
+// inputs are); any other input of the program (one outside the attention problem, such as a
+// dropout seed) is zeros, or its declared range's least value when the range excludes zero.
+// Throws std::invalid_argument on a shape or name mismatch, naming the tensor.
 std::map<std::string, HostTensor> pack_inputs(const Layout& layout, const Program& program,
                                               const ParamValues& params,
                                               const oracle::AttentionSpec& spec,

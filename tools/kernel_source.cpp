@@ -82,6 +82,16 @@ void bind_layout_names(Program& p, const kernels::Layout& layout) {
     return std::any_of(p.tensors.begin(), p.tensors.end(),
                        [&](const Tensor& t) { return t.name == n; });
   };
+  // An on-chip buffer that happens to carry a layout name gives it up to the HBM tensor.
+  auto free_name = [&](const std::string& n) {
+    for (Tensor& t : p.tensors) {
+      if (t.name != n || t.memory == Memory::HBM) continue;
+      std::string other = n + "_buf";
+      while (has(other)) other += "_";
+      t.name = other;
+    }
+    return !has(n);
+  };
   std::vector<Tensor*> ins, outs;
   for (Tensor& t : p.tensors) {
     if (t.kind == TensorKind::Input) ins.push_back(&t);
@@ -89,9 +99,9 @@ void bind_layout_names(Program& p, const kernels::Layout& layout) {
   }
   const std::string in_names[] = {layout.q.tensor, layout.k.tensor, layout.v.tensor};
   for (size_t k = 0; k < 3 && k < ins.size(); ++k) {
-    if (!has(in_names[k])) ins[k]->name = in_names[k];
+    if (free_name(in_names[k])) ins[k]->name = in_names[k];
   }
-  if (!outs.empty() && !has(layout.out.tensor)) outs[0]->name = layout.out.tensor;
+  if (!outs.empty() && free_name(layout.out.tensor)) outs[0]->name = layout.out.tensor;
 }
 
 }  // namespace

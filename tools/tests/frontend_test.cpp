@@ -212,6 +212,10 @@ TEST(FrontendExplicitLayout, ChecksAKernelInItsOwnLayoutAndCatchesAWrongScale) {
   const CliResult scaled =
       run_cli(cat({"check", k, "--param", "scale=0.125", "--scale", "0.125"}, common));
   EXPECT_EQ(scaled.exit_code, 0) << describe(scaled);
+  const CliResult seeded = run_cli(
+      cat({"check", kernel("small_attention.py", "with_unused_seed"), "--input", "seed=int32[1]"},
+          common));
+  EXPECT_EQ(seeded.exit_code, 0) << describe(seeded);
   const CliResult wrong =
       run_cli(cat({"check", k, "--param", "scale=0.12", "--scale", "0.125"}, common));
   EXPECT_EQ(wrong.exit_code, 1) << describe(wrong);
@@ -267,6 +271,7 @@ TEST(FrontendCoverage, EverySupportedCallTracesAndRunsCleanly) {
        {"grid 2", "program_id"}},
       {"writes_argument", {"--shape", "result=n,m"}, {"output result"}},
       {"allocated_copy", {}, {"at (0, 0)", "i % 2"}},
+      {"loop_branch", {}, {"tensor_reduce col[:, i], t[:, :], op=max", "operand0=col[:, i]"}},
   };
   for (const CoverageCase& c : cases) {
     SCOPED_TRACE(c.function);
@@ -308,6 +313,7 @@ TEST(FrontendErrors, EachIsReportedAtTheKernelLineWithExitTwo) {
       {"uses_missing_module", {}, "softmax(np.zeros", "scipy.special.softmax is not available"},
       {"int_of_shape", {}, "int(n)", "needs the value of n"},
       {"no_output", {}, "def no_output", "returns an on-chip tile"},
+      {"device_branch", {}, "if i < 1", "only known on the device"},
   };
   for (const ErrorCase& c : cases) {
     SCOPED_TRACE(c.function);

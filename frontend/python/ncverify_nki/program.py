@@ -26,6 +26,8 @@ class Tensor:
         self.kind_given = role
         # NKI dim k is storage dim nki_to_storage[k] (identity for HBM and plain tiles).
         self.nki_to_storage = nki_to_storage or list(range(len(self.shape)))
+        # on-chip: storage dims 1..nblock are NKI block dims (those before par_dim)
+        self.nblock = self.nki_to_storage.index(0) if mem != "hbm" else 0
         self.logical = None  # the NKI sizes when the storage is padded (PSUM bank per tile)
         self.mods = [None] * len(self.shape)  # mod_alloc: storage dim index taken modulo n
         self.placement = None  # (partition Lin, byte offset Lin) for direct allocation

@@ -213,6 +213,8 @@ def index_view(view, idx):
                 raise errors.NkiError("index of type %s into tile '%s' is not supported" %
                                       (type(i).__name__, t.name))
             dims[s] = [start.add(lin.scale(step)), Lin.of(1), step]
+            if t.mem != "hbm" and not 1 <= s <= t.nblock:
+                order.append(s)  # an on-chip tile keeps its partition and free axes
     return View(t, dims, order)
 
 

@@ -220,7 +220,40 @@ class Tracer:
         loop.start = loop.start.add(Lin.of(loop.step))
 
     # ---- truth values
+    def bounds(self, lin):
+        """[lo, hi] of a linear form over loop variables with known ranges, else None."""
+        lin = self.resolve(lin)
+        lo = hi = lin.const
+        for atom, c in lin.terms:
+            if atom.kind != "name":
+                return None
+            loop = next((l for l in self.loops if l.var == atom.args), None)
+            if loop is None:
+                return None
+            start, stop = self.resolve(loop.start), self.resolve(loop.stop)
+            if not (start.is_const() and stop.is_const()) or stop.const <= start.const:
+                return None
+            last = start.const + (stop.const - start.const - 1) // loop.step * loop.step
+            a, b = c * start.const, c * last
+            lo, hi = lo + min(a, b), hi + max(a, b)
+        return lo, hi
+
+    def decided_over_loops(self, rel):
+        """True/False when `rel` holds (fails) in every iteration of the enclosing loops."""
+        b = self.bounds(rel.lhs.sub(rel.rhs))
+        if b is None:
+            return None
+        lo, hi = b
+        table = {"<": (hi < 0, lo >= 0), "<=": (hi <= 0, lo > 0), ">": (lo > 0, hi <= 0),
+                 ">=": (lo >= 0, hi < 0), "==": (lo == hi == 0, lo > 0 or hi < 0),
+                 "!=": (lo > 0 or hi < 0, lo == hi == 0)}
+        always, never = table[rel.op]
+        return True if always else False if never else None
+
     def truth_of(self, rel):
+        decided = self.decided_over_loops(rel)
+        if decided is not None:
+            return decided
         where = errors.user_location()
         node = self.src.statement(*where) if where else None
         if isinstance(node, ast.Assert):

@@ -171,3 +171,19 @@ def allocated_copy(a):
         buf[i, :, :] = nl.load(a[nl.ds(i * 128, 128), :])
         nl.store(out[nl.ds(i * 128, 128), :], value=buf[i, :, :])
     return out
+
+
+@nki.jit
+def loop_branch(a):
+    """An `if` on a loop variable that every iteration decides the same way (i < 4 in a loop
+    of 2) is resolved while tracing; an integer index keeps an on-chip tile's free axis."""
+    n, m = a.shape
+    assert n == 256 and m == 64
+    out = nl.ndarray((n, m), dtype=a.dtype, buffer=nl.shared_hbm)
+    col = nl.ndarray((par_dim(128), 2), dtype=a.dtype)
+    for i in nl.affine_range(2):
+        if i < 4:
+            t = nl.load(a[nl.ds(i * 128, 128), :])
+            col[:, i] = nl.max(t, axis=1)
+            nl.store(out[nl.ds(i * 128, 128), :], value=t + col[:, i])
+    return out

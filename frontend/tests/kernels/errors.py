@@ -100,3 +100,14 @@ def no_output(a):
     n, m = a.shape
     t = nl.load(a)
     return t  # error: returns an on-chip tile
+
+
+@nki.jit
+def device_branch(a):
+    n, m = a.shape
+    assert n == 256 and m == 64
+    out = nl.ndarray((n, m), dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(2):
+        if i < 1:  # error: only known on the device
+            nl.store(out[0:128, :], value=nl.load(a[0:128, :]))
+    return out

@@ -23,3 +23,10 @@ def one_tile_attention(q, k, v, scale=1.0):
     o = nl.matmul(p, v_t, transpose_x=False)
     nl.store(out, value=o)
     return out
+
+
+@nki.jit
+def with_unused_seed(q, k, v, seed):
+    """The same attention with an input outside the attention problem (as flash_fwd's dropout
+    seed): check fills it with zeros."""
+    return one_tile_attention(q, k, v)
