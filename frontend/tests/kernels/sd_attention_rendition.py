@@ -14,6 +14,44 @@ from neuronxcc.nki.language import par_dim
 TILE = 128
 
 
+def attend_tile(q_t, k_t, v_all, qi, seqlen, d_head, kd, pe, use_causal_mask):
+    """One 128-row query tile of the tutorial kernel: scores, softmax, PV; returns the [d, 128]
+    normalised output tile."""
+    n_tiles = seqlen // TILE
+    scores = nl.ndarray((par_dim(TILE), seqlen), dtype=kd)
+    partial_max = nl.ndarray((par_dim(TILE), n_tiles), dtype=kd)
+    for ki in nl.affine_range(n_tiles):
+        s_psum = nl.zeros((par_dim(TILE), TILE), dtype=np.float32, buffer=nl.psum)
+        s_psum += nisa.nc_matmul(stationary=q_t[qi, :, :], moving=k_t[ki, :, :])
+        if use_causal_mask:
+            row, col = nl.mgrid[0:TILE, 0:TILE]
+            scores[:, nl.ds(ki * TILE, TILE)] = nisa.affine_select(
+                pred=(qi * TILE + row >= ki * TILE + col), on_true_tile=s_psum,
+                on_false_value=-9984.0, dtype=kd)
+        else:
+            scores[:, nl.ds(ki * TILE, TILE)] = nl.copy(s_psum, dtype=kd)
+        partial_max[:, ki] = nisa.tensor_reduce(np.max, data=scores[:, nl.ds(ki * TILE, TILE)],
+                                                axis=(1,), dtype=kd, negate=True)
+    neg_max = nisa.tensor_reduce(np.min, data=partial_max, axis=(1,), dtype=kd)
+
+    probs = nl.ndarray((par_dim(TILE), seqlen), dtype=pe)
+    divisor = nl.ndarray((par_dim(TILE), d_head), dtype=kd)
+    e = nisa.activation(np.exp, data=scores, bias=neg_max, scale=1.0)
+    row_sum = nisa.tensor_reduce(np.add, data=e, axis=(1,), dtype=kd)
+    probs[:, :] = nl.copy(e, dtype=pe)
+    divisor[:, :] = nl.copy((1.0 / row_sum).broadcast_to((TILE, d_head)), dtype=kd)
+
+    probs_t = nl.ndarray((par_dim(TILE), n_tiles, TILE), dtype=pe)
+    acc = nl.zeros((par_dim(d_head), TILE), dtype=np.float32, buffer=nl.psum)
+    for ki in nl.affine_range(n_tiles):
+        probs_t[:, ki, :] = nisa.nc_transpose(probs[:, nl.ds(ki * TILE, TILE)])
+    for ki in nl.affine_range(n_tiles):
+        acc += nisa.nc_matmul(stationary=v_all[:, ki, :], moving=probs_t[:, ki, :])
+    o = nl.copy(acc, dtype=kd)
+    o_scaled = o * nisa.nc_transpose(divisor)
+    return o_scaled
+
+
 @nki.jit
 def sd_attention(q, k, v, use_causal_mask=False, mixed_precision=True):
     kd = q.dtype
@@ -39,37 +77,7 @@ def sd_attention(q, k, v, use_causal_mask=False, mixed_precision=True):
         k_t[t, :, :] = nl.load_transpose2d(k[t * TILE:(t + 1) * TILE, :], dtype=pe)
 
     for qi in nl.affine_range(n_tiles):
-        scores = nl.ndarray((par_dim(TILE), seqlen), dtype=kd)
-        partial_max = nl.ndarray((par_dim(TILE), n_tiles), dtype=kd)
-        for ki in nl.affine_range(n_tiles):
-            s_psum = nl.zeros((par_dim(TILE), TILE), dtype=np.float32, buffer=nl.psum)
-            s_psum += nisa.nc_matmul(stationary=q_t[qi, :, :], moving=k_t[ki, :, :])
-            if use_causal_mask:
-                row, col = nl.mgrid[0:TILE, 0:TILE]
-                scores[:, nl.ds(ki * TILE, TILE)] = nisa.affine_select(
-                    pred=(qi * TILE + row >= ki * TILE + col), on_true_tile=s_psum,
-                    on_false_value=-9984.0, dtype=kd)
-            else:
-                scores[:, nl.ds(ki * TILE, TILE)] = nl.copy(s_psum, dtype=kd)
-            partial_max[:, ki] = nisa.tensor_reduce(np.max, data=scores[:, nl.ds(ki * TILE, TILE)],
-                                                    axis=(1,), dtype=kd, negate=True)
-        neg_max = nisa.tensor_reduce(np.min, data=partial_max, axis=(1,), dtype=kd)
-
-        probs = nl.ndarray((par_dim(TILE), seqlen), dtype=pe)
-        divisor = nl.ndarray((par_dim(TILE), d_head), dtype=kd)
-        e = nisa.activation(np.exp, data=scores, bias=neg_max, scale=1.0)
-        row_sum = nisa.tensor_reduce(np.add, data=e, axis=(1,), dtype=kd)
-        probs[:, :] = nl.copy(e, dtype=pe)
-        divisor[:, :] = nl.copy((1.0 / row_sum).broadcast_to((TILE, d_head)), dtype=kd)
-
-        probs_t = nl.ndarray((par_dim(TILE), n_tiles, TILE), dtype=pe)
-        acc = nl.zeros((par_dim(d_head), TILE), dtype=np.float32, buffer=nl.psum)
-        for ki in nl.affine_range(n_tiles):
-            probs_t[:, ki, :] = nisa.nc_transpose(probs[:, nl.ds(ki * TILE, TILE)])
-        for ki in nl.affine_range(n_tiles):
-            acc += nisa.nc_matmul(stationary=v_all[:, ki, :], moving=probs_t[:, ki, :])
-        o = nl.copy(acc, dtype=kd)
-        o_scaled = o * nisa.nc_transpose(divisor)
+        o_scaled = attend_tile(q_t, k_t, v_all, qi, seqlen, d_head, kd, pe, use_causal_mask)
         i_d, i_s = nl.mgrid[0:d_head, 0:TILE]
         nl.store(out[qi * TILE + i_s, i_d], value=o_scaled)
     return out
@@ -209,35 +217,7 @@ def sd_attention_batched(q, k, v, use_causal_mask=False, mixed_precision=True):
     for t in nl.affine_range(n_tiles):
         k_t[t, :, :] = nl.load(k_transposed(k, b, t, d_head), dtype=pe)
     for qi in nl.affine_range(n_tiles):
-        scores = nl.ndarray((par_dim(TILE), seqlen), dtype=kd)
-        partial_max = nl.ndarray((par_dim(TILE), n_tiles), dtype=kd)
-        for ki in nl.affine_range(n_tiles):
-            s_psum = nl.zeros((par_dim(TILE), TILE), dtype=np.float32, buffer=nl.psum)
-            s_psum += nisa.nc_matmul(stationary=q_t[qi, :, :], moving=k_t[ki, :, :])
-            if use_causal_mask:
-                row, col = nl.mgrid[0:TILE, 0:TILE]
-                scores[:, nl.ds(ki * TILE, TILE)] = nisa.affine_select(
-                    pred=(qi * TILE + row >= ki * TILE + col), on_true_tile=s_psum,
-                    on_false_value=-9984.0, dtype=kd)
-            else:
-                scores[:, nl.ds(ki * TILE, TILE)] = nl.copy(s_psum, dtype=kd)
-            partial_max[:, ki] = nisa.tensor_reduce(np.max, data=scores[:, nl.ds(ki * TILE, TILE)],
-                                                    axis=(1,), dtype=kd, negate=True)
-        neg_max = nisa.tensor_reduce(np.min, data=partial_max, axis=(1,), dtype=kd)
-        probs = nl.ndarray((par_dim(TILE), seqlen), dtype=pe)
-        divisor = nl.ndarray((par_dim(TILE), d_head), dtype=kd)
-        e = nisa.activation(np.exp, data=scores, bias=neg_max, scale=1.0)
-        row_sum = nisa.tensor_reduce(np.add, data=e, axis=(1,), dtype=kd)
-        probs[:, :] = nl.copy(e, dtype=pe)
-        divisor[:, :] = nl.copy((1.0 / row_sum).broadcast_to((TILE, d_head)), dtype=kd)
-        probs_t = nl.ndarray((par_dim(TILE), n_tiles, TILE), dtype=pe)
-        acc = nl.zeros((par_dim(d_head), TILE), dtype=np.float32, buffer=nl.psum)
-        for ki in nl.affine_range(n_tiles):
-            probs_t[:, ki, :] = nisa.nc_transpose(probs[:, nl.ds(ki * TILE, TILE)])
-        for ki in nl.affine_range(n_tiles):
-            acc += nisa.nc_matmul(stationary=v_all[:, ki, :], moving=probs_t[:, ki, :])
-        o = nl.copy(acc, dtype=kd)
-        o_scaled = o * nisa.nc_transpose(divisor)
+        o_scaled = attend_tile(q_t, k_t, v_all, qi, seqlen, d_head, kd, pe, use_causal_mask)
         i_d, i_s = nl.mgrid[0:d_head, 0:TILE]
         nl.store(out[b, qi * TILE + i_s, i_d], value=o_scaled)
     return out
