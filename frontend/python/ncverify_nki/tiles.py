@@ -185,7 +185,7 @@ def index_view(view, idx):
     t = view.tensor
     if any(isinstance(i, IndexExpr) for i in idx):
         return _index_grid(view, dims, idx)
-    order = []
+    order, dropped = [], []
     for k, i in enumerate(idx):
         s = view.order[k]
         start, size, step = dims[s]
@@ -214,7 +214,12 @@ def index_view(view, idx):
                                       (type(i).__name__, t.name))
             dims[s] = [start.add(lin.scale(step)), Lin.of(1), step]
             if t.mem != "hbm" and not 1 <= s <= t.nblock:
-                order.append(s)  # an on-chip tile keeps its partition and free axes
+                dropped.append(s)
+    # An on-chip tile keeps a partition axis and at least one free axis: `buf[:, i]` of a
+    # [P, n] buffer is a [P, 1] tile, while `buf[:, j, :]` of [P, m, n] is [P, n].
+    while dropped and len(order) < 2:
+        order.append(dropped.pop())
+        order.sort()
     return View(t, dims, order)
 
 
