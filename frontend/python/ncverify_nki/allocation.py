@@ -6,7 +6,7 @@ physical tiles, the block index taken modulo n (the rotation the allocator perfo
 from . import errors
 from .expr import Lin
 
-PSUM_BANK_BYTES = 2048  # per partition (neuroncore-facts: 8 banks x 2 KiB = 16 KiB PSUM)
+PSUM_BANK_BYTES = 2048  # per partition: 8 banks x 2 KiB = 16 KiB of PSUM (ARCH2; NKILIB)
 
 
 class ModAlloc:

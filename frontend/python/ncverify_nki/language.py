@@ -36,13 +36,13 @@ class par_dim:  # noqa: N801 (NKI's spelling)
 
 
 class tile_size:  # noqa: N801
-    pmax = 128
-    psum_fmax = 512
-    gemm_stationary_fmax = 128
-    gemm_moving_fmax = 512
+    """nl.tile_size (LANG-OLD programming model, also KLR's kernelEnv; docs/SOURCES.md)."""
+
+    pmax = 128  # partitions
+    psum_fmax = 512  # fp32 elements of one PSUM bank per partition
+    gemm_stationary_fmax = 128  # stationary free size of nc_matmul
+    gemm_moving_fmax = 512  # moving free size of nc_matmul
     bn_stats_fmax = 512
-    psum_max = 2048
-    total_available_sbuf_size = 192 * 1024
 
 
 def allocate(shape, dtype, buffer, name=None, zero=False, fill=None):

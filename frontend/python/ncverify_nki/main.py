@@ -295,6 +295,9 @@ def bind(tr, func, args, file_label):
 
 
 def _python_range(builtin_range):
+    """The kernel's `range`: NKI replaces Python range(...) in a kernel by sequential_range
+    (LANG-OLD, nki.language.sequential_range). With known bounds the loop unrolls (the same
+    values, in order); with a symbolic bound it is a sequential loop."""
     from .language import sequential_range
 
     def nki_range(*a):

@@ -31,7 +31,7 @@ from . import errors
 from .expr import Lin
 from .program import Enum, View
 
-VECTOR_TRANSPOSE = 32  # the Vector engine transposes at most 32x32 (ISA nc_transpose)
+VECTOR_TRANSPOSE = 32  # the Vector engine transposes at most 32x32 (ISA-OLD nc_transpose)
 
 
 def can_write(ins, mem):
