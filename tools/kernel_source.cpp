@@ -72,6 +72,11 @@ void load_traced(KernelSource& src, const std::string& target,
       src.params[name] = std::stoll(value);
     }
   }
+  // A dim the kernel asserts to one value (`assert d_head == 128`) is declared [v, v]; it needs
+  // no --param.
+  for (const Param& p : src.program.params) {
+    if (p.lo == p.hi && !src.params.count(p.name)) src.params[p.name] = p.lo;
+  }
 }
 
 // A traced kernel's HBM tensors carry its own argument names (q_ref, ...); --like KERNEL's layout

@@ -329,7 +329,7 @@ class SymInt:
 
         if trace._current is None:
             return None
-        lin = trace._current.resolve(self.lin)
+        lin = trace._current.evaluate(self.lin)
         return lin.const if lin.is_const() else None
 
     def __index__(self):
@@ -382,7 +382,7 @@ class SymBool:
         from . import trace
 
         if trace._current is not None:
-            d = trace._current.resolve(d)
+            d = trace._current.evaluate(d)
         if d.is_const():
             v = d.const
             return {"<": v < 0, "<=": v <= 0, ">": v > 0, ">=": v >= 0, "==": v == 0,

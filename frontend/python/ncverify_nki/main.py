@@ -210,6 +210,7 @@ def bind(tr, func, args, file_label):
             used.add(k)
     scanned = shape_names(func, tensor_args)
     dim_specs = {}
+    default_names = set()
     for a in tensor_args:
         dtype = "fp32"
         dims = None
@@ -235,6 +236,7 @@ def bind(tr, func, args, file_label):
                                  "never unpacks its .shape); give --shape %s=NAME,NAME,... or "
                                  "--input %s=DTYPE[d0,d1,...]" % (file_label, a, a, a))
             dims = [names.get(k, "%s_%d" % (a, k)) for k in range(rank)]
+            default_names.update("%s_%d" % (a, k) for k in range(rank) if k not in names)
         dim_specs[a] = (dtype, dims)
     # shape params: fixed values, domains
     sizes = {}
@@ -261,6 +263,7 @@ def bind(tr, func, args, file_label):
                         raise UsageError("--param %s=%s: a shape takes an integer or a domain "
                                          "LO..HI[/MULTIPLE]" % (d, params[d]))
                 p = tr.param(d, fixed)
+                p.named = d not in default_names
                 if rng:
                     p.lo, p.hi, p.mult = rng
                     if p.lo < 1 or p.hi < p.lo or p.lo % p.mult or p.hi % p.mult:

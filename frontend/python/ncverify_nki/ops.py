@@ -127,7 +127,7 @@ def binary(op, a, b, out=None, dtype=None, engine=None):
 
 def check_same_shape(a, b, what):
     """Operands of an elementwise op agree in partitions and free size (when both are known)."""
-    r = trace.current().resolve
+    r = trace.current().evaluate
     pa, pb = [r(x) for x in a.logical_lins()[:1]], [r(x) for x in b.logical_lins()[:1]]
     fa, fb = r(_free_size(a)), r(_free_size(b))
     known = all(x.is_const() for x in pa + pb + [fa, fb])

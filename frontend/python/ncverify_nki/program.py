@@ -29,6 +29,7 @@ class Tensor:
         # on-chip: storage dims 1..nblock are NKI block dims (those before par_dim)
         self.nblock = self.nki_to_storage.index(0) if mem != "hbm" else 0
         self.logical = None  # the NKI sizes when the storage is padded (PSUM bank per tile)
+        self.fold = None  # block storage dim -> element stride when blocks fold into the free dim
         self.mods = [None] * len(self.shape)  # mod_alloc: storage dim index taken modulo n
         self.placement = None  # (partition Lin, byte offset Lin) for direct allocation
         self.bufs = None  # rotating copies (direct allocation with extra tiles)
@@ -49,13 +50,30 @@ class Tensor:
         v = self.full_view()
         return View(self, v.dims, sorted(v.order))
 
+    def block_views(self):
+        """The whole tensor as views a memset may write: one per block when its blocks are
+        placed apart (fold), else the storage view."""
+        if not self.fold:
+            return [self.storage_view()]
+        import itertools
+
+        full = self.storage_view()
+        out = []
+        blocks = sorted(self.fold)
+        for idx in itertools.product(*[range(self.logical[s].const) for s in blocks]):
+            dims = [list(d) for d in full.dims]
+            for s, i in zip(blocks, idx):
+                dims[s] = [Lin.of(i), Lin.of(1), 1]
+            out.append(View(self, dims, [d for d in full.order if d not in blocks]))
+        return out
+
     def nki_shape(self):
         sizes = self.logical or self.shape
-        return tuple(SymInt.make(sizes[self.nki_to_storage[k]]) for k in range(len(self.shape)))
+        return tuple(SymInt.make(sizes[self.nki_to_storage[k]]) for k in range(len(sizes)))
 
     def full_view(self):
-        order = [self.nki_to_storage[k] for k in range(len(self.shape))]
         sizes = self.logical or self.shape
+        order = [self.nki_to_storage[k] for k in range(len(sizes))]
         return View(self, [[Lin.of(0), s, 1] for s in sizes], order)
 
 
@@ -76,6 +94,8 @@ class View:
 
     def covers_whole(self):
         t = self.tensor
+        if t.fold or len(self.dims) != len(t.shape):
+            return False
         return all(d[0] == Lin.of(0) and d[1] == t.shape[k] and d[2] == 1
                    for k, d in enumerate(self.dims)) and self.order == sorted(self.order)
 
@@ -176,6 +196,8 @@ class Printer:
 
     def access(self, v):
         t = v.tensor
+        if t.fold:
+            return self._folded_access(v)
         parts = []
         for k, (start, size, step) in enumerate(v.dims):
             if t.mods[k] is not None:
@@ -193,6 +215,24 @@ class Printer:
         if perm is not None:
             s += ".perm(%s)" % ", ".join(str(p) for p in perm)
         return s
+
+    def _folded_access(self, v):
+        """A view of a tensor whose block dims fold into its free dim: [P, F] with the free start
+        moved by block index x stride (allocation._callable)."""
+        t = v.tensor
+        start = v.dims[-1][0]
+        for s, stride in t.fold.items():
+            b_start, b_size, _ = v.dims[s]
+            if self.resolve(b_size) != Lin.of(1):
+                raise errors.NkiError("an access to several blocks of '%s' at once (its blocks "
+                                      "are placed apart by its allocator)" % t.name)
+            start = start.add(b_start.scale(stride))
+        dims = [v.dims[0], [start, v.dims[-1][1], v.dims[-1][2]]]
+        parts = []
+        for (a, n, st) in dims:
+            a, n = self.resolve(a), self.resolve(n)
+            parts.append("%s:+%s%s" % (a.text(), _paren(n.text()), "" if st == 1 else ":%d" % st))
+        return "%s[%s]" % (t.name, ", ".join(parts))
 
     def value(self, x):
         if isinstance(x, View):
@@ -223,8 +263,8 @@ class Printer:
                 out.append(line)
             elif isinstance(s, ZeroInit):
                 if s.tensor.zero_state == "needed" and not s.tensor.dead:
-                    out.append("%smemset %s, value=0" % (pad,
-                                                        self.access(s.tensor.storage_view())))
+                    for view in s.tensor.block_views():
+                        out.append("%smemset %s, value=0" % (pad, self.access(view)))
             elif isinstance(s, Instr):
                 args = []
                 for name, v in s.args:

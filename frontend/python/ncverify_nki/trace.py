@@ -35,6 +35,7 @@ def stop():
 class Param:
     def __init__(self, name, fixed=None):
         self.name = name
+        self.named = False  # named by the kernel's own variables (kept even when pinned)
         self.lo, self.hi, self.mult = 1, DEFAULT_MAX, 1
         self.fixed = fixed
         if fixed is not None:
@@ -119,6 +120,14 @@ class Tracer:
         self.params[p.name] = p
         errors.register_param_name(p.name)
         return p
+
+    def evaluate(self, lin):
+        """`lin` with asserted equalities substituted and every param whose domain is a single
+        value replaced by it: what Python-level decisions (if, int(), range()) may use."""
+        lin = self.resolve(lin)
+        fixed = {n: Lin.of(p.lo) for n, p in self.params.items()
+                 if p.lo == p.hi and n in lin.names()}
+        return lin.subst(fixed) if fixed else lin
 
     def resolve(self, lin):
         for _ in range(64):
@@ -222,7 +231,7 @@ class Tracer:
     # ---- truth values
     def bounds(self, lin):
         """[lo, hi] of a linear form over loop variables with known ranges, else None."""
-        lin = self.resolve(lin)
+        lin = self.evaluate(lin)
         lo = hi = lin.const
         for atom, c in lin.terms:
             if atom.kind != "name":
@@ -230,7 +239,7 @@ class Tracer:
             loop = next((l for l in self.loops if l.var == atom.args), None)
             if loop is None:
                 return None
-            start, stop = self.resolve(loop.start), self.resolve(loop.stop)
+            start, stop = self.evaluate(loop.start), self.evaluate(loop.stop)
             if not (start.is_const() and stop.is_const()) or stop.const <= start.const:
                 return None
             last = start.const + (stop.const - start.const - 1) // loop.step * loop.step
@@ -289,6 +298,10 @@ class Tracer:
             if single and single_r and list(self.params).index(single) < \
                     list(self.params).index(single_r):
                 return self._alias(single_r, lhs)  # keep the name the kernel gave first
+            if single and rhs.is_const() and self.params[single].named:
+                return self._pin(single, rhs.const)
+            if single_r and lhs.is_const() and self.params[single_r].named:
+                return self._pin(single_r, lhs.const)
             if single and single not in rhs.names():
                 return self._alias(single, rhs)
             if single_r and single_r not in lhs.names():
@@ -310,6 +323,16 @@ class Tracer:
                                                lhs.const + (1 if op == "<" else 0))
                 return
         self.requires.append((lhs, op, rhs))
+
+    def _pin(self, name, value):
+        """`assert d == 128` on a dim the kernel named: the param keeps its name, with the
+        single-value domain [128, 128] (a registered twin declares it the same way; commands
+        fill such a param in themselves)."""
+        p = self.params[name]
+        if not (p.lo <= value <= p.hi and value % p.mult == 0):
+            raise errors.NkiError("assertion %s == %d contradicts its domain [%d, %d]" %
+                                  (name, value, p.lo, p.hi))
+        p.lo = p.hi = value
 
     def _alias(self, name, value):
         p = self.params[name]
