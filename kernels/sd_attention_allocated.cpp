@@ -28,6 +28,10 @@ namespace {
 
 constexpr int64_t kBank = 2048;  // PSUM bank bytes per partition (trn1: 8 x 2 KiB)
 
+// DMA queues: the source leaves them to the compiler; as in every kernel here (and the NKI front
+// end's rules.py), each HBM tensor gets its own, numbered by first transfer.
+constexpr int kQueueV = 0, kQueueQ = 1, kQueueK = 2, kQueueOut = 3;
+
 // The rounding stages of the allocated kernel (C.5 of the research note):
 //   q, k, v -> pe dtype at the load; q * 0.125 in place (exact: a power of two); QK^T in fp32
 //   PSUM; scores evicted as fp32 (tensor_scalar_reduce x1.0, row max on the side); exp on the
@@ -115,7 +119,8 @@ Program build_sd_attention_allocated(const Options& o) {
   // for i_v_seq_tile in affine_range(v_seq_n_tiles):
   //   v_local[i] = nl.load(v_ref[batch_id, i*128 + ip_v, if_v], dtype=pe_in_dt)
   b.affine_range("i_v_seq_tile", v_n, [&](Expr i) {
-    b.dma_copy(v_local({all(), ds(i, 1), all()}), v_ref({ds(batch, 1), ds(i * 128, 128), all()}));
+    b.dma_copy(v_local({all(), ds(i, 1), all()}), v_ref({ds(batch, 1), ds(i * 128, 128), all()}),
+               kQueueV);
   });
 
   // q_local: (q_seq_n_tiles, par_dim(d), 128), mod_alloc(num_free_tiles=(q_seq_n_tiles,)).
@@ -125,7 +130,8 @@ Program build_sd_attention_allocated(const Options& o) {
   //   q_local[i] = nl.load(q_ref[batch_id, ip_q, i*128 + if_q], dtype=pe_in_dt)
   //   q_local[i] = nl.multiply(q_local[i], softmax_scale)
   b.affine_range("i_q_seq_tile", q_n, [&](Expr i) {
-    b.dma_copy(q_local({all(), ds(i, 1), all()}), q_ref({ds(batch, 1), all(), ds(i * 128, 128)}));
+    b.dma_copy(q_local({all(), ds(i, 1), all()}), q_ref({ds(batch, 1), all(), ds(i * 128, 128)}),
+               kQueueQ);
     b.tensor_scalar(q_local({all(), ds(i, 1), all()}), q_local({all(), ds(i, 1), all()}),
                     AluOp::multiply, Imm{static_cast<float>(kSdSoftmaxScale)});
   });
@@ -136,7 +142,8 @@ Program build_sd_attention_allocated(const Options& o) {
   // for i_k_seq_tile in affine_range(k_seq_n_tiles):
   //   k_local[i] = nl.load(k_ref[batch_id, ip_k, i*512 + if_k], dtype=pe_in_dt)
   b.affine_range("i_k_seq_tile", k_n, [&](Expr i) {
-    b.dma_copy(k_local({all(), ds(i, 1), all()}), k_ref({ds(batch, 1), all(), ds(i * 512, 512)}));
+    b.dma_copy(k_local({all(), ds(i, 1), all()}), k_ref({ds(batch, 1), all(), ds(i * 512, 512)}),
+               kQueueK);
   });
 
   // The per-q-pair buffers: traced once in the outer loop body, so they sit at fixed offsets
@@ -276,7 +283,7 @@ Program build_sd_attention_allocated(const Options& o) {
       // attn_res_div[g] = attn_res_sbuf[g] * sum_local_tp_buf[g]
       b.tensor_tensor(attn_res_div(), attn_res_sbuf(), sum_local_tp_buf(), AluOp::multiply);
       // nl.store(out_ref[batch_id, ip_out, qi*128 + if_out], value=attn_res_div[g])
-      b.dma_copy(out_ref({ds(batch, 1), all(), ds(qi * 128, 128)}), attn_res_div());
+      b.dma_copy(out_ref({ds(batch, 1), all(), ds(qi * 128, 128)}), attn_res_div(), kQueueOut);
     });
   });
   return b.finish();
@@ -323,8 +330,8 @@ Variant sd_attention_allocated_variant() {
       "The PV accumulation `+=` into an un-zeroed PSUM buffer is modelled as one overwriting "
       "matmul (key tile 0) followed by accumulating ones.",
       "Un-annotated engines: the q scale multiply, nl.divide, broadcast_to and nl.copy run on "
-      "the vector engine; nl.divide(1.0, x) is tensor_scalar divide with reversed operands; all "
-      "DMAs use queue 0.",
+      "the vector engine; nl.divide(1.0, x) is tensor_scalar divide with reversed operands; each "
+      "HBM tensor has its own DMA queue (v, q, k, out: 0..3, by first transfer).",
   };
   v.build = build_sd_attention_allocated;
   v.contract = sd_attention_allocated_contract;

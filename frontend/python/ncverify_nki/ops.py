@@ -99,12 +99,14 @@ def _v(x, what="operand"):
     return rules.operand(trace.current(), as_view(x, what))
 
 
-def binary(op, a, b, out=None, dtype=None, engine=None):
+def binary(op, a, b, out=None, dtype=None, engine=None, operator=False):
+    """`a op b`; `operator` says it came from a Python operator (`1.0 / t` is a reciprocal,
+    nl.divide(1.0, t) an ALU divide, as the registered kernels model them)."""
     tr = trace.current()
     if is_scalar(a) and is_scalar(b):
         raise errors.NkiError("an elementwise op needs at least one tile")
     if is_scalar(a):
-        if op == "divide" and float(a) == 1.0 and engine is None:
+        if op == "divide" and float(a) == 1.0 and engine is None and operator:
             return reciprocal(b, dtype=dtype, out=out)
         v = _v(b)
         rev = op not in ("add", "multiply", "max", "min")

@@ -6,7 +6,8 @@ rules the registered kernels (kernels/sd_attention.cpp) state in their header co
 - copies and PSUM evictions (nl.copy, nisa.tensor_copy without engine, `dst[...] = tile`) run on
   the Vector engine; a copy to or from HBM is a DMA;
 - `tile op scalar` and `tile op column` are Vector tensor_scalar, `tile op tile` Vector
-  tensor_tensor, `1.0 / tile` and nl.reciprocal Vector reciprocal;
+  tensor_tensor, the operator `1.0 / tile` and nl.reciprocal Vector reciprocal (while
+  nl.divide(1.0, tile) is an ALU divide with reversed operands);
 - an nc_transpose without engine (or on the Tensor engine), nl.transpose and the transpose a
   `nl.matmul(transpose_x=False)` needs run on the Tensor engine into an fp32 PSUM tile; an
   engine operand reads it after a copy back to SBUF in the input's dtype, while an explicit

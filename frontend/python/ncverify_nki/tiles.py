@@ -92,7 +92,9 @@ class Tile:
     def _bin(self, op, o, reverse=False):
         from . import ops
 
-        return ops.binary(op, o, self) if reverse else ops.binary(op, self, o)
+        if reverse:
+            return ops.binary(op, o, self, operator=True)
+        return ops.binary(op, self, o, operator=True)
 
     def __add__(self, o):
         return self._bin("add", o)
