@@ -158,6 +158,34 @@ TEST(FrontendRendition, RewritesAndBatchedRunBitIdenticallyWithTheirRegisteredTw
   }
 }
 
+// The manually allocated kernel: mod_alloc placements with rotating tiles, PSUM banks given by
+// a function, identity matrices as shared constants.
+TEST(FrontendRendition, AllocatedRunsBitIdenticallyWithItsRegisteredTwin) {
+  const std::vector<std::vector<std::string>> options = {
+      {"--param", "bs=1", "--param", "seqlen=1024"},
+      {"--param", "bs=2", "--param", "seqlen=2048", "--param", "mixed_precision=false"}};
+  for (const auto& opt : options) {
+    SCOPED_TRACE(opt[3]);
+    const auto traced_args =
+        cat({kernel("allocated_rendition.py", "allocated_attention"), "--grid", "bs"}, opt);
+    const auto reg_args = cat(cat({"sd_attention_allocated"}, opt), {"--param", "d_head=128"});
+    const auto a = run_json(cat({"run"}, traced_args));
+    const auto b = run_json(cat({"run"}, reg_args));
+    ASSERT_FALSE(a.is_null());
+    EXPECT_EQ(a["outputs"][0]["checksum"], b["outputs"][0]["checksum"]);
+    auto la = run_json(cat({"bench"}, traced_args));
+    auto lb = run_json(cat({"bench"}, reg_args));
+    ASSERT_FALSE(la.is_null());
+    la.erase("kernel");
+    lb.erase("kernel");
+    EXPECT_EQ(la, lb);
+  }
+  const CliResult check =
+      run_cli({"check", kernel("allocated_rendition.py", "allocated_attention"), "--grid", "bs",
+               "--like", "sd_attention_allocated", "--param", "bs=1", "--param", "seqlen=1024"});
+  EXPECT_EQ(check.exit_code, 0) << describe(check);
+}
+
 TEST(FrontendRendition, ChecksAgainstTheOracleAndABrokenCopyFails) {
   const std::vector<std::string> params = {"--like",     "sd_attention", "--param",
                                            "seqlen=256", "--param",      "d_head=64"};

@@ -33,17 +33,20 @@ def _callable(alloc, tensor, nblock):
 
     from .program import DTYPE_BYTES
 
+    from . import trace
+
+    ev = trace.current().evaluate
     counts = []
-    for d in tensor.shape[1:1 + nblock]:
+    for d in [ev(x) for x in tensor.shape[1:1 + nblock]]:
         if not d.is_const():
             raise errors.NkiError("a function allocator needs the block counts known; fix the "
                                   "params they depend on with --param")
         counts.append(d.const)
-    free = tensor.shape[1 + nblock:]
+    free = [ev(x) for x in tensor.shape[1 + nblock:]]
     if nblock == 0 or len(free) != 1 or not free[0].is_const():
         raise errors.NkiError("a function allocator is modelled for [blocks..., P, F] tensors "
                               "with a known F")
-    p = tensor.shape[0]
+    p = ev(tensor.shape[0])
     place = {}
     for idx in itertools.product(*[range(c) for c in counts]):
         got = alloc.func(idx=idx, pdim_size=p.const if p.is_const() else p,
