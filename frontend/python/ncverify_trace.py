@@ -14,6 +14,13 @@ import sys
 # of any real neuronxcc installed on the machine.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+try:
+    import numpy  # noqa: F401  (kernels use it; the stand-ins map numpy functions to ALU ops)
+except ImportError:
+    sys.stderr.write("ncverify import: the NKI front end needs numpy for %s (Debian: "
+                     "python3-numpy; ci/setup installs it)\n" % sys.executable)
+    sys.exit(2)
+
 from ncverify_nki.main import main  # noqa: E402
 
 if __name__ == "__main__":
