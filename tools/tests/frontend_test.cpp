@@ -389,6 +389,15 @@ TEST(FrontendErrors, AKernelThatNeverFinishesIsStopped) {
   EXPECT_NE(r.err.find("longer than 2 s"), std::string::npos) << r.err;
 }
 
+// Without a Python to run, the front end says what it needs (exit 2), never a crash.
+TEST(FrontendErrors, AMissingInterpreterIsReported) {
+  setenv("NCVERIFY_PYTHON", "/nonexistent/python3", 1);
+  const CliResult r = run_cli({"import", kernel("api_coverage.py", "copy_rows")});
+  unsetenv("NCVERIFY_PYTHON");
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_NE(r.err.find("needs python3 and python3-numpy"), std::string::npos) << r.err;
+}
+
 TEST(FrontendUnmodified, TracingLeavesTheUsersFolderAsItWas) {
   const fs::path dir = temp_dir() / "user_kernel";
   fs::remove_all(dir);
