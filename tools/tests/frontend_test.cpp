@@ -39,6 +39,22 @@ nlohmann::json run_json(const std::vector<std::string>& args) {
   return r.exit_code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json();
 }
 
+// `run` and `bench` of a traced kernel and of its registered twin agree: the output bits, and
+// the whole profile (latency, per-engine counts and busy times).
+void expect_same_run(const std::vector<std::string>& traced, const std::vector<std::string>& reg) {
+  const auto a = run_json(cat({"run"}, traced));
+  const auto b = run_json(cat({"run"}, reg));
+  ASSERT_FALSE(a.is_null());
+  EXPECT_EQ(a["outputs"][0]["checksum"], b["outputs"][0]["checksum"]);
+  EXPECT_EQ(a["instances"], b["instances"]);
+  auto la = run_json(cat({"bench"}, traced));
+  auto lb = run_json(cat({"bench"}, reg));
+  ASSERT_FALSE(la.is_null());
+  la.erase("kernel");
+  lb.erase("kernel");
+  EXPECT_EQ(la, lb);
+}
+
 TEST(FrontendImport, PrintsTheProgramWithItsProvenanceAndDomain) {
   const CliResult r = run_cli({"import", kernel("sd_attention_rendition.py", "sd_attention")});
   ASSERT_EQ(r.exit_code, 0) << describe(r);
@@ -101,19 +117,8 @@ TEST(FrontendRendition, RunsBitIdenticallyWithTheRegisteredTutorialKernel) {
               opt);
       SCOPED_TRACE("seqlen " + std::to_string(s) + " d_head " + std::to_string(d) +
                    (opt.empty() ? "" : " " + opt[1]));
-      const auto traced =
-          run_json(cat({"run", kernel("sd_attention_rendition.py", "sd_attention")}, params));
-      const auto registered = run_json(cat({"run", "sd_attention"}, params));
-      ASSERT_FALSE(traced.is_null());
-      EXPECT_EQ(traced["outputs"][0]["checksum"], registered["outputs"][0]["checksum"]);
-      EXPECT_EQ(traced["instances"], registered["instances"]);
-      auto bt =
-          run_json(cat({"bench", kernel("sd_attention_rendition.py", "sd_attention")}, params));
-      auto br = run_json(cat({"bench", "sd_attention"}, params));
-      ASSERT_FALSE(bt.is_null());
-      bt.erase("kernel");
-      br.erase("kernel");
-      EXPECT_EQ(bt, br);
+      expect_same_run(cat({kernel("sd_attention_rendition.py", "sd_attention")}, params),
+                      cat({"sd_attention"}, params));
     }
   }
 }
@@ -144,16 +149,7 @@ TEST(FrontendRendition, RewritesAndBatchedRunBitIdenticallyWithTheirRegisteredTw
       if (t.function == "sd_attention_batched") traced = cat(traced, {"--grid", "bs"});
       std::vector<std::string> reg = cat({t.registered}, opt);
       if (t.function == "sd_attention_batched") reg = cat(reg, {"--param", "bs=2"});
-      const auto a = run_json(cat({"run"}, traced));
-      const auto b = run_json(cat({"run"}, reg));
-      ASSERT_FALSE(a.is_null());
-      EXPECT_EQ(a["outputs"][0]["checksum"], b["outputs"][0]["checksum"]);
-      auto la = run_json(cat({"bench"}, traced));
-      auto lb = run_json(cat({"bench"}, reg));
-      ASSERT_FALSE(la.is_null());
-      la.erase("kernel");
-      lb.erase("kernel");
-      EXPECT_EQ(la, lb);
+      expect_same_run(traced, reg);
     }
   }
 }
@@ -169,16 +165,7 @@ TEST(FrontendRendition, AllocatedRunsBitIdenticallyWithItsRegisteredTwin) {
     const auto traced_args =
         cat({kernel("allocated_rendition.py", "allocated_attention"), "--grid", "bs"}, opt);
     const auto reg_args = cat(cat({"sd_attention_allocated"}, opt), {"--param", "d_head=128"});
-    const auto a = run_json(cat({"run"}, traced_args));
-    const auto b = run_json(cat({"run"}, reg_args));
-    ASSERT_FALSE(a.is_null());
-    EXPECT_EQ(a["outputs"][0]["checksum"], b["outputs"][0]["checksum"]);
-    auto la = run_json(cat({"bench"}, traced_args));
-    auto lb = run_json(cat({"bench"}, reg_args));
-    ASSERT_FALSE(la.is_null());
-    la.erase("kernel");
-    lb.erase("kernel");
-    EXPECT_EQ(la, lb);
+    expect_same_run(traced_args, reg_args);
   }
   const CliResult check =
       run_cli({"check", kernel("allocated_rendition.py", "allocated_attention"), "--grid", "bs",
