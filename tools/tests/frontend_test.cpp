@@ -287,6 +287,12 @@ TEST(FrontendCoverage, EverySupportedCallTracesAndRunsCleanly) {
       {"writes_argument", {"--shape", "result=n,m"}, {"output result"}},
       {"allocated_copy", {}, {"at (0, 0)", "i % 2"}},
       {"loop_branch", {}, {"tensor_reduce col[:, i], t[:, :], op=max", "operand0=col[:, i]"}},
+      {"configured",
+       {"--param", "config.factor=2.5"},
+       {"# kernel arguments: config=Scaling(factor=2.5", "operand0=2.5"}},
+      {"configured",
+       {"--param", "config=Scaling(factor=0.5, add_bias=True)", "--input", "bias=fp32[128,64]"},
+       {"operand0=0.5", "input bias : hbm fp32 [128, 64]", "op=add"}},
   };
   for (const CoverageCase& c : cases) {
     SCOPED_TRACE(c.function);
@@ -352,6 +358,8 @@ TEST(FrontendErrors, BadTargetsAndFlagsAreUsageErrors) {
       {{"import", kernel("api_coverage.py", "writes_argument")}, "cannot tell the rank"},
       {{"import", kernel("api_coverage.py", "copy_rows"), "--input", "a=int8"}, "int8"},
       {{"run", "sd_attention", "--input", "q=bf16"}, "apply to an NKI kernel"},
+      {{"import", kernel("api_coverage.py", "configured"), "--param", "config.facter=2"},
+       "Scaling has no field facter"},
       {{"import", "sd_attention"}, "FILE.py:FUNCTION"},
   };
   for (const auto& [args, why] : cases) {

@@ -61,6 +61,31 @@ def _python_value(text):
         return text
 
 
+def _kwarg_value(text, namespace, name):
+    """A keyword argument's value: a literal (`true`, `512`, `'bf16'`), else a Python expression
+    evaluated in the kernel module (`FlashConfig(training=False)`), else the text itself."""
+    value = _python_value(text)
+    if value is not text:
+        return value
+    try:
+        return eval(compile(text, "--param %s" % name, "eval"), dict(namespace))  # noqa: S307
+    except Exception:  # not an expression of the kernel's module: a plain string
+        return text
+
+
+def _with_field(base, head, field, value):
+    import dataclasses
+
+    if base is None or not dataclasses.is_dataclass(base):
+        raise UsageError("--param %s.%s: the argument %s is %r, not a config object; give the "
+                         "whole object, e.g. --param \"%s=Config(%s=...)\"" %
+                         (head, field, head, base, head, field))
+    if field not in {f.name for f in dataclasses.fields(base)}:
+        raise UsageError("--param %s.%s: %s has no field %s" % (head, field,
+                                                                type(base).__name__, field))
+    return dataclasses.replace(base, **{field: value})
+
+
 _RANGE = re.compile(r"^(\d+)\.\.(\d+)(?:/(\d+))?$")
 
 
@@ -190,9 +215,13 @@ def bind(tr, func, args, file_label):
     options = _assignments(args.option, "--option")
     inputs = _assignments(args.input, "--input")
     shapes = _assignments(args.shape, "--shape")
-    tensor_args, kwargs = [], {}
+    tensor_args, kwargs, none_args = [], {}, []
     for name, p in sig.parameters.items():
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            continue
+        if params.get(name, "").lower() == "none" and name not in inputs:
+            none_args.append(name)  # --param seed=None: an optional tensor left out
+            params.pop(name)
             continue
         if name in inputs or name in shapes or p.default is inspect.Parameter.empty:
             tensor_args.append(name)
@@ -206,7 +235,13 @@ def bind(tr, func, args, file_label):
     given_kwargs = {}
     for k, v in list(params.items()) + list(options.items()):
         if k in kwargs:
-            given_kwargs[k] = _python_value(v)
+            given_kwargs[k] = _kwarg_value(v, func.__globals__, k)
+            used.add(k)
+    for k, v in params.items():  # config.field=VALUE: a field of a config object argument
+        head, _, field = k.partition(".")
+        if field and head in kwargs:
+            base = given_kwargs.get(head, kwargs[head])
+            given_kwargs[head] = _with_field(base, head, field, _python_value(v))
             used.add(k)
     scanned = shape_names(func, tensor_args)
     dim_specs = {}
@@ -293,7 +328,13 @@ def bind(tr, func, args, file_label):
                                  (args.grid, g, ", ".join(sizes) or "none"))
     call_args = [dim_specs[a] for a in tensor_args]
     bound_kwargs = dict(given_kwargs)
-    notes = ["%s=%r" % (k, v) for k, v in given_kwargs.items()]
+    bound_kwargs.update({a: None for a in none_args})
+    notes = ["%s=%r" % (k, v) for k, v in given_kwargs.items()] + \
+        ["%s=None" % a for a in none_args]
+    unknown_fields = [k for k in params if "." in k and k not in used]
+    if unknown_fields:
+        raise UsageError("--param %s: the kernel has no keyword argument %s" %
+                         (unknown_fields[0], unknown_fields[0].split(".")[0]))
     return call_args, tensor_args, bound_kwargs, notes
 
 

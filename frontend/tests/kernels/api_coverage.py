@@ -1,6 +1,8 @@
 """Small NKI kernels, one per group of calls the front end supports, for the front-end tests.
 Each must trace, pass the model's dynamic checks, and (where stated) compute a known result."""
 
+from dataclasses import dataclass
+
 import numpy as np
 
 import neuronxcc.nki as nki
@@ -186,4 +188,26 @@ def loop_branch(a):
             t = nl.load(a[nl.ds(i * 128, 128), :])
             col[:, i] = nl.max(t, axis=1)
             nl.store(out[nl.ds(i * 128, 128), :], value=t + col[:, i])
+    return out
+
+
+@dataclass(frozen=True)
+class Scaling:
+    factor: float = 1.0
+    add_bias: bool = False
+
+
+@nki.jit
+def configured(a, bias=None, config=Scaling()):
+    """Keyword arguments beyond flags: a config object (`--param config.factor=2.5` or
+    `--param "config=Scaling(factor=0.5, add_bias=True)"`) and an optional tensor (`--input
+    bias=fp32[128,64]` makes it one; left out it stays None)."""
+    n, m = a.shape
+    assert n == 128 and m == 64
+    out = nl.ndarray((n, m), dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.multiply(nl.load(a), config.factor)
+    if config.add_bias:
+        assert bias is not None, "add_bias needs the bias tensor"
+        t = nl.add(t, nl.load(bias))
+    nl.store(out, value=t)
     return out
