@@ -115,7 +115,17 @@ Output run_process(const std::vector<std::string>& argv) {
       }
     }
   }
-  if (o.timed_out || o.too_large) kill(pid, SIGKILL);
+  // The child may close its output and go on running: the deadline still holds.
+  while (!o.timed_out && !o.too_large) {
+    const pid_t done = waitpid(pid, &o.status, WNOHANG);
+    if (done == pid || (done < 0 && errno != EINTR)) return o;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      o.timed_out = true;
+      break;
+    }
+    usleep(10'000);
+  }
+  kill(pid, SIGKILL);
   while (waitpid(pid, &o.status, 0) < 0 && errno == EINTR) {
   }
   return o;
