@@ -359,17 +359,6 @@ class SymInt:
         return format(self.lin.text(), spec if spec and spec[-1] not in "dxX" else "")
 
 
-def sym_min(a, b):
-    return SymInt.make(Lin.of(a).minmax("min", Lin.of(b)))
-
-
-def sym_max(a, b):
-    return SymInt.make(Lin.of(a).minmax("max", Lin.of(b)))
-
-
-_FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
-
-
 class SymBool:
     """A relation between symbolic integers; its truth value is needed by `if` and `assert`."""
 

@@ -5,7 +5,7 @@ import numpy as np
 from . import errors, ops, rules, trace
 from .dtypes import (DType, bfloat16, bool_, float8_e4m3, float8_e5m2, float16, float32,  # noqa
                      int32, normalize, tfloat32, uint8, uint16, uint32)
-from .expr import IndexExpr, Lin, Predicate, SymInt
+from .expr import IndexExpr, Lin, SymInt
 from .program import Tensor
 from .tiles import DS, Tile, as_view
 

@@ -8,7 +8,7 @@ import numpy as np
 from . import errors, rules, trace
 from .dtypes import normalize
 from .expr import Lin
-from .program import Enum, View
+from .program import Enum
 from .tiles import Tile, as_view
 
 ALU = {}  # function object -> ALU op name
@@ -272,12 +272,6 @@ def transpose(data, engine=None, dtype=None):
 def memset_view(view, value, engine=None):
     tr = trace.current()
     tr.instr("memset", [(None, view), ("value", float(value))] + _engine_arg(engine))
-
-
-def new_tensor(shape, dtype, buffer, name=None, zero=False, fill=None):
-    from .language import allocate
-
-    return allocate(shape, dtype, buffer, name, zero=zero, fill=fill)
 
 
 def affine_select(pred, on_true, on_false, dtype=None):

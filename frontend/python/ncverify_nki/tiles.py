@@ -11,8 +11,6 @@ from .dtypes import DType
 from .expr import IndexExpr, Lin, SymInt
 from .program import View
 
-ENGINE_WRITES_PSUM_ONLY = ("matmul",)
-
 
 class DS:
     """nl.ds(start, size): a dynamic slice."""
@@ -286,20 +284,8 @@ def broadcast_view(view, shape):
 
 
 def reshape_view(view, shape):
-    t = view.tensor
-    if not view.covers_whole() or t.mem == "psum":
-        raise errors.NkiError("reshape is modelled for whole SBUF/HBM tensors only")
-    new = [Lin.of(s) for s in shape]
-    old_n, new_n = Lin.of(1), Lin.of(1)
-    for d in t.shape:
-        old_n = old_n.mul(d)
-    for d in new:
-        new_n = new_n.mul(d)
-    if old_n != new_n:
-        raise errors.NkiError("reshape from %s to %s changes the element count" %
-                              (t.shape, tuple(shape)))
-    raise errors.NkiError("reshape of '%s' needs a second view of one buffer, which the IR "
-                          "does not have" % t.name)
+    raise errors.NkiError("reshape of '%s' to %s needs a second view of one buffer, which the IR "
+                          "does not have" % (view.tensor.name, tuple(shape)))
 
 
 def assign(target, value):

@@ -5,7 +5,6 @@ on a symbolic value is an error that names the param)."""
 import ast
 import linecache
 import math
-import sys
 
 from . import errors
 from .expr import Lin, SymBool, name_lin
@@ -89,7 +88,6 @@ class Tracer:
         self.loops = []
         self.names = set()
         self.queues = {}  # HBM tensor name -> DMA queue
-        self.header_notes = []
 
     # ---- names
     def unique(self, base):
@@ -183,6 +181,7 @@ class Tracer:
 
     def queue_for(self, tensor):
         if tensor.name not in self.queues:
+            # 16 DMA queues per engine (DMA; model/hw/hw_config.h kDmaQueues)
             self.queues[tensor.name] = len(self.queues) % 16
         return self.queues[tensor.name]
 
