@@ -42,6 +42,7 @@ void flat_copy(const View& dst, const View& src) {
 void Interpreter::execute(int core, const InstrStmt& s) {
   current_ = &s;
   current_core_ = core;
+  if (opts_.observer && opts_.compute_values) opts_.observer->instruction(s, core);
   std::visit([&](const auto& i) { exec(core, i); }, s.ins);
   result_.instances++;
 }
@@ -60,8 +61,10 @@ void Interpreter::exec(int core, const DmaCopy& i) {
   check_read(src, "source");
   if (opts_.compute_values) {
     if (src.view.rows == dst.view.rows) {
+      if (opts_.observer) opts_.observer->copy(dst.view, src.view);
       exec_copy(opts_.mode, dst.view, src.view);
     } else {
+      if (opts_.observer) opts_.observer->flat_copy(dst.view, src.view);
       flat_copy(dst.view, src.view);
     }
   }
@@ -108,7 +111,10 @@ void Interpreter::exec(int core, const Matmul& i) {
     fail(Rule::matmul_bf16_psum,
          "matmul into bf16 PSUM needs trn3; " + hw_.name + " accumulates to fp32 only");
   }
-  if (opts_.compute_values) exec_matmul(opts_.mode, dst.view, st.view, mv.view, i.accumulate);
+  if (opts_.compute_values) {
+    if (opts_.observer) opts_.observer->matmul(dst.view, st.view, mv.view, i.accumulate);
+    exec_matmul(opts_.mode, dst.view, st.view, mv.view, i.accumulate);
+  }
   mark_written(dst);
   std::vector<const Resolved*> reads = {&st, &mv};
   if (i.accumulate) reads.push_back(&dst);
@@ -138,8 +144,10 @@ void Interpreter::exec(int core, const Transpose& i) {
   if (i.engine == Engine::Tensor) check_psum_bank(dst, "transpose destination");
   if (opts_.compute_values) {
     if (i.engine == Engine::Tensor) {
+      if (opts_.observer) opts_.observer->transpose_tensor(dst.view, src.view);
       exec_transpose_tensor(opts_.mode, dst.view, src.view);
     } else {
+      if (opts_.observer) opts_.observer->transpose_vector(dst.view, src.view);
       exec_transpose_vector(opts_.mode, dst.view, src.view);
     }
   }
@@ -178,6 +186,9 @@ void Interpreter::exec(int core, const Activation& i) {
     float* regs = m_.cores[core].act_regs.data() + src.partition_begin;
     std::optional<View> rv;
     if (rr) rv = rr->view;
+    if (opts_.observer) {
+      opts_.observer->activation(dst.view, src.view, i.func, scale, bias, i.reduce_cmd, regs, rv);
+    }
     exec_activation(opts_.mode, dst.view, src.view, i.func, scale, bias, i.reduce_cmd, regs, rv);
   }
   mark_written(dst);
@@ -210,8 +221,10 @@ void Interpreter::exec(int core, const TensorReduce& i) {
                                      std::to_string(src.view.rows) + ", " + std::to_string(kept) +
                                      "] but '" + dst.tensor->name + "' is " + shape_str(dst));
   }
-  if (opts_.compute_values)
+  if (opts_.compute_values) {
+    if (opts_.observer) opts_.observer->tensor_reduce(dst.view, src.view, i.op, i.axes, i.negate);
     exec_tensor_reduce(opts_.mode, dst.view, src.view, i.op, i.axes, i.negate);
+  }
   mark_written(dst);
   record(core, Engine::Vector, {&src}, {&dst},
          {.partitions = src.view.rows,
@@ -235,6 +248,10 @@ void Interpreter::exec(int core, const TensorScalar& i) {
   Resolved dst = compute_operand(core, i.dst, "destination", false);
   same_shape(dst, src, "tensor_scalar");
   if (opts_.compute_values) {
+    if (opts_.observer) {
+      opts_.observer->tensor_scalar(dst.view, src.view, i.op0, a0, i.reverse0, i.op1, a1,
+                                    i.reverse1);
+    }
     exec_tensor_scalar(opts_.mode, dst.view, src.view, i.op0, a0, i.reverse0, i.op1, a1,
                        i.reverse1);
   }
@@ -254,7 +271,10 @@ void Interpreter::exec(int core, const TensorTensor& i) {
   Resolved dst = compute_operand(core, i.dst, "destination", false);
   same_shape(a, b, "tensor_tensor inputs");
   same_shape(dst, a, "tensor_tensor");
-  if (opts_.compute_values) exec_tensor_tensor(opts_.mode, dst.view, a.view, b.view, i.op);
+  if (opts_.compute_values) {
+    if (opts_.observer) opts_.observer->tensor_tensor(dst.view, a.view, b.view, i.op);
+    exec_tensor_tensor(opts_.mode, dst.view, a.view, b.view, i.op);
+  }
   mark_written(dst);
   record(core, i.engine, {&a, &b}, {&dst},
          {.partitions = a.view.rows,
@@ -279,6 +299,10 @@ void Interpreter::exec(int core, const TensorScalarReduce& i) {
   same_shape(dst, src, "tensor_scalar_reduce");
   column_shape(rr, src.view.rows, "reduce_res");
   if (opts_.compute_values) {
+    if (opts_.observer) {
+      opts_.observer->tensor_scalar_reduce(dst.view, src.view, i.op0, a0, i.reverse0, i.reduce_op,
+                                           rr.view);
+    }
     exec_tensor_scalar_reduce(opts_.mode, dst.view, src.view, i.op0, a0, i.reverse0, i.reduce_op,
                               rr.view);
   }
@@ -302,7 +326,10 @@ void Interpreter::exec(int core, const TensorCopy& i) {
   Resolved src = compute_operand(core, i.src, "source", true);
   Resolved dst = compute_operand(core, i.dst, "destination", false);
   same_shape(dst, src, "tensor_copy");
-  if (opts_.compute_values) exec_copy(opts_.mode, dst.view, src.view);
+  if (opts_.compute_values) {
+    if (opts_.observer) opts_.observer->copy(dst.view, src.view);
+    exec_copy(opts_.mode, dst.view, src.view);
+  }
   mark_written(dst);
   record(core, i.engine, {&src}, {&dst},
          {.partitions = src.view.rows,
@@ -326,6 +353,8 @@ void Interpreter::exec(int core, const TensorCopyPredicated& i) {
     } else {
       s = std::get<Imm>(i.src).value;
     }
+    if (opts_.observer)
+      opts_.observer->copy_predicated(dst.view, s, pred.view, i.reverse_predicate);
     exec_copy_predicated(opts_.mode, dst.view, s, pred.view, i.reverse_predicate);
   }
   mark_written(dst);
@@ -345,6 +374,10 @@ void Interpreter::exec(int core, const AffineSelect& i) {
   int64_t offset =
       affine_pattern_offset(core, i.offset, i.channel_multiplier, i.steps, dst, "affine_select");
   if (opts_.compute_values) {
+    if (opts_.observer) {
+      opts_.observer->affine_select(dst.view, on_true.view, offset, i.channel_multiplier,
+                                    i.steps.data(), i.cmp, i.on_false.value);
+    }
     exec_affine_select(opts_.mode, dst.view, on_true.view, offset, i.channel_multiplier,
                        i.steps.data(), i.cmp, i.on_false.value);
   }
@@ -361,6 +394,9 @@ void Interpreter::exec(int core, const Iota& i) {
   int64_t offset =
       affine_pattern_offset(core, i.offset, i.channel_multiplier, i.steps, dst, "iota");
   if (opts_.compute_values) {
+    if (opts_.observer) {
+      opts_.observer->iota(dst.view, offset, i.channel_multiplier, i.steps.data());
+    }
     exec_iota(opts_.mode, dst.view, offset, i.channel_multiplier, i.steps.data());
   }
   mark_written(dst);
@@ -373,7 +409,10 @@ void Interpreter::exec(int core, const Iota& i) {
 
 void Interpreter::exec(int core, const Memset& i) {
   Resolved dst = compute_operand(core, i.dst, "destination", false);
-  if (opts_.compute_values) exec_memset(opts_.mode, dst.view, i.value.value);
+  if (opts_.compute_values) {
+    if (opts_.observer) opts_.observer->memset(dst.view, i.value.value);
+    exec_memset(opts_.mode, dst.view, i.value.value);
+  }
   mark_written(dst);
   record(core, i.engine, {}, {&dst},
          {.partitions = dst.view.rows,
@@ -386,7 +425,10 @@ void Interpreter::exec(int core, const Reciprocal& i) {
   Resolved src = compute_operand(core, i.src, "source", true);
   Resolved dst = compute_operand(core, i.dst, "destination", false);
   same_shape(dst, src, "reciprocal");
-  if (opts_.compute_values) exec_reciprocal(opts_.mode, dst.view, src.view);
+  if (opts_.compute_values) {
+    if (opts_.observer) opts_.observer->reciprocal(dst.view, src.view);
+    exec_reciprocal(opts_.mode, dst.view, src.view);
+  }
   mark_written(dst);
   record(core, i.engine, {&src}, {&dst},
          {.partitions = src.view.rows,

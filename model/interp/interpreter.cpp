@@ -211,6 +211,7 @@ void Interpreter::collect_outputs() {
     HostTensor h;
     h.dtype = t.dtype;
     h.shape = m_.shapes[t.id];
+    if (opts_.observer) opts_.observer->output(t, m_.hbm[t.id].data(), h.num_elements());
     h.bytes = std::move(m_.hbm[t.id]);
     result_.outputs.emplace(t.name, std::move(h));
   }
@@ -324,7 +325,10 @@ void Interpreter::load_inputs() {
         }
       }
     }
-    if (opts_.compute_values) m_.hbm[t.id] = h.bytes;
+    if (opts_.compute_values) {
+      m_.hbm[t.id] = h.bytes;
+      if (opts_.observer) opts_.observer->input(t, m_.hbm[t.id].data(), h.num_elements());
+    }
   }
 }
 

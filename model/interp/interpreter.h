@@ -12,6 +12,7 @@
 #include "model/interp/dynamic_error.h"
 #include "model/interp/host_tensor.h"
 #include "model/interp/trace.h"
+#include "model/interp/value_observer.h"
 #include "model/ir/program.h"
 #include "model/semantics/semantics.h"
 
@@ -43,6 +44,8 @@ struct RunOptions {
   // (count_steps) is over it is refused with InputError before anything runs, rather than
   // spinning for hours on an absurd shape. The command line's --max-steps.
   int64_t max_steps = kDefaultMaxSteps;
+  // Told about every value-computing step (value runs only; not owned). equiv/ builds terms.
+  ValueObserver* observer = nullptr;
 };
 
 struct RunResult {

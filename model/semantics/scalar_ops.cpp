@@ -9,6 +9,10 @@ float alu_apply(AluOp op, float a, float b) {
   return semantics::alu_float(op, a, b);
 }
 
+float reduction_identity(AluOp op) {
+  return reduce_identity_float(op);
+}
+
 float act_apply(ActFunc f, float x) {
   return semantics::act_eval(f, x);
 }

@@ -218,5 +218,16 @@ void exec_iota(ExecMode mode, const View& dst, int64_t offset, int64_t channel_m
   w.finish();
 }
 
+int64_t affine_pattern_value(const View& dst, int64_t offset, int64_t channel_multiplier,
+                             const int64_t* steps, int64_t r, int64_t f) {
+  return ref_value(dst, offset, channel_multiplier, steps, r, f);
+}
+bool affine_compare(CmpOp cmp, int64_t value) {
+  return compare(cmp, value);
+}
+uint32_t iota_bits(DType t, int64_t value) {
+  return encode_int(t, value);
+}
+
 }  // namespace semantics
 }  // namespace ncv

@@ -95,9 +95,19 @@ void exec_iota(ExecMode mode, const View& dst, int64_t offset, int64_t channel_m
 void exec_memset(ExecMode mode, const View& dst, float value);
 void exec_reciprocal(ExecMode mode, const View& dst, const View& src);
 
-// The scalar building blocks, exposed for tests and for independent checks.
+// The scalar building blocks, exposed for tests and for independent checks (equiv/ builds its
+// terms from them, so they are stated once).
 float alu_apply(AluOp op, float a, float b);
 float act_apply(ActFunc f, float x);
+// The identity a reduction with `op` starts from (fp32 operators).
+float reduction_identity(AluOp op);
+// affine_select/iota: the pattern value of element (r, f) of dst (modulo 2^64), whether
+// affine_select's comparison holds for it, and iota's int -> dtype encoding (integer dtypes
+// saturate, float dtypes round through fp32).
+int64_t affine_pattern_value(const View& dst, int64_t offset, int64_t channel_multiplier,
+                             const int64_t* steps, int64_t r, int64_t f);
+bool affine_compare(CmpOp cmp, int64_t value);
+uint32_t iota_bits(DType t, int64_t value);
 
 }  // namespace semantics
 }  // namespace ncv
