@@ -1,0 +1,49 @@
+// Real-arithmetic forms of terms: every rounding erased, fp32 operations read as the real
+// operations they approximate, exp as a homomorphism (exp(a + b) = exp(a) * exp(b), exp(0) = 1),
+// max/min as associative, commutative, idempotent operators left otherwise uninterpreted. Each
+// term maps to a canonical form (a sum of monomials with exact rational coefficients over atoms:
+// inputs, one exp factor with a canonical argument, inverses of canonical sums, max/min sets);
+// two terms with the same RealId are equal in real arithmetic for every input. Different ids
+// prove nothing (the normal form is complete only for the polynomial-exp fragment).
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "equiv/term.h"
+
+namespace ncv::equiv {
+
+using RealId = uint32_t;
+
+// A term outside what the real forms express (a comparison, a bitwise op, an opaque term, a
+// coefficient beyond 64-bit rationals, a form larger than the budget): the real layer is unknown.
+struct RealFormLimit : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class RealForms {
+ public:
+  explicit RealForms(const TermStore& store, size_t max_monomials = 50'000'000);
+  ~RealForms();
+  RealForms(const RealForms&) = delete;
+  RealForms& operator=(const RealForms&) = delete;
+
+  // The canonical form of term t (memoized per term). Throws RealFormLimit.
+  RealId form(TermId t);
+  std::string str(RealId r, size_t max_chars = 200) const;
+
+  // Whether exp's argument `arg` (a term) is provably <= 0 in real arithmetic: it is
+  // k * (y - max(S)) with k > 0 and y one of S's operands (or a max over a subset of S), the
+  // pattern of a row maximum subtracted before exp, including an online softmax's rescale
+  // exp(m_old - m_new). False when not shown (not a refutation).
+  bool exp_argument_nonpositive(TermId arg);
+
+ private:
+  struct Impl;
+  Impl* impl_;
+};
+
+}  // namespace ncv::equiv

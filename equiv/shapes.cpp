@@ -1,0 +1,121 @@
+// The option combinations and shapes a bounded equivalence check runs, and the rewrite's domain
+// against the original's.
+#include "equiv/shapes.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "equiv/equiv.h"
+
+namespace ncv::equiv {
+
+std::vector<kernels::Options> option_combinations(const kernels::Variant* v,
+                                                  const kernels::Options& pinned) {
+  std::vector<kernels::Options> out = {{}};
+  if (!v) return {pinned};
+  for (const kernels::OptionSpec& o : v->options) {
+    std::vector<kernels::Options> next;
+    auto it = pinned.find(o.name);
+    for (const kernels::Options& base : out) {
+      if (it != pinned.end()) {
+        kernels::Options x = base;
+        x[o.name] = it->second;
+        next.push_back(std::move(x));
+        continue;
+      }
+      for (const std::string& value : o.values) {
+        kernels::Options x = base;
+        x[o.name] = value;
+        next.push_back(std::move(x));
+      }
+    }
+    out = std::move(next);
+  }
+  for (kernels::Options& o : out) o = v->resolve(o);  // rejects unknown pinned options
+  return out;
+}
+
+namespace {
+
+// The partition count: the tile every kernel here cuts its sequence and head dims into.
+constexpr int64_t kTile = 128;
+
+// A second value for a param: one tile plus one step for a tiled param (multiple_of > 1); for an
+// untiled one, one 128-tile plus an unaligned tail (161) when the range goes past a tile, an
+// unaligned value a quarter into the range otherwise (33 for d_head in [1, 128]). Small enough
+// that terms stay in the hundreds of megabytes.
+int64_t second_value(const Param& p) {
+  if (p.multiple_of > 1) return std::min(p.hi, p.lo + p.multiple_of);
+  if (p.hi > kTile + 33 && p.lo < kTile) return kTile + 33;
+  return std::min(p.hi, p.lo + (p.hi - p.lo) / 4 + 1);
+}
+
+}  // namespace
+
+bool in_domain(const Program& p, const ParamValues& v) {
+  try {
+    check_params(p, v);
+    return true;
+  } catch (const InputError&) {
+    return false;
+  }
+}
+
+std::vector<ParamValues> checked_shapes(const Program& p, const ParamValues& pinned) {
+  ParamValues base;
+  for (const Param& q : p.params) {
+    auto it = pinned.find(q.name);
+    base[q.name] = it != pinned.end() ? it->second : q.lo;
+  }
+  check_params(p, base);  // a pinned value outside the domain is bad input
+  std::vector<ParamValues> out = {base};
+  for (const Param& q : p.params) {
+    if (pinned.count(q.name) || q.hi == q.lo) continue;
+    ParamValues x = base;
+    x[q.name] = second_value(q);
+    if (x != base && in_domain(p, x) && std::find(out.begin(), out.end(), x) == out.end()) {
+      out.push_back(x);
+    }
+  }
+  return out;
+}
+
+std::optional<ParamValues> tested_shape(const Program& p, const ParamValues& pinned) {
+  ParamValues x;
+  for (const Param& q : p.params) {
+    auto it = pinned.find(q.name);
+    if (it != pinned.end()) {
+      x[q.name] = it->second;
+    } else if (q.multiple_of > 1) {
+      x[q.name] = std::min(q.hi, q.lo + 4 * q.multiple_of);
+    } else if (q.hi > 2 * kTile + 33 && q.lo < kTile) {
+      x[q.name] = 2 * kTile + 33;
+    } else {
+      x[q.name] = std::min(q.hi, q.lo + (q.hi - q.lo) / 4 + 1);
+    }
+  }
+  if (!in_domain(p, x)) return std::nullopt;
+  return x;
+}
+
+std::string domain_gap(const Program& original, const Program& rewrite) {
+  for (const Param& o : original.params) {
+    auto it = std::find_if(rewrite.params.begin(), rewrite.params.end(),
+                           [&](const Param& r) { return r.name == o.name; });
+    if (it == rewrite.params.end()) {
+      return "the rewrite has no param '" + o.name + "'";
+    }
+    if (it->lo > o.lo || it->hi < o.hi || o.multiple_of % it->multiple_of != 0) {
+      return "the rewrite accepts " + o.name + " in [" + std::to_string(it->lo) + ", " +
+             std::to_string(it->hi) + "] multiple of " + std::to_string(it->multiple_of) +
+             ", the original [" + std::to_string(o.lo) + ", " + std::to_string(o.hi) +
+             "] multiple of " + std::to_string(o.multiple_of);
+    }
+  }
+  if (rewrite.params.size() != original.params.size()) {
+    return "the rewrite has params the original does not";
+  }
+  return "";
+}
+
+}  // namespace ncv::equiv

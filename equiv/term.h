@@ -1,0 +1,112 @@
+// Terms: what every element of a run computes, as a hash-consed DAG shared by the two programs an
+// equivalence check compares. A term denotes a value of its dtype (bits); arithmetic decodes its
+// operands to fp32 exactly as the interpreter does (model/semantics/README.md). Construction
+// applies only rules that keep the bits (each validated in equiv/tests/term_rules_test.cpp), so
+// equal TermIds mean the same bits for every input value, modulo NaN payloads (the model's "first
+// NaN operand" rule makes a*b and b*a differ only in which NaN propagates).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "model/ir/instruction.h"
+#include "model/numerics/dtype.h"
+
+namespace ncv::equiv {
+
+using TermId = uint32_t;
+inline constexpr uint32_t kNoInstruction = UINT32_MAX;
+
+enum class TermOp : uint8_t {
+  input,         // payload: (input slot << 40) | flat element index; dtype: the tensor's
+  constant,      // payload: the bits in dtype
+  round,         // kids {x}: encode(dtype, fp32 value of x)
+  alu,           // aux: AluOp; kids {a, b}: alu_apply(op, a, b); fp32
+  act,           // aux: ActFunc; kids {x}: act_apply(func, x); fp32 (x is the scaled, biased fp32)
+  fma_chain,     // kids {init, a0, b0, a1, b1, ...}: acc = init; acc = fma(a_k, b_k, acc); fp32
+  transpose_pe,  // kids: a source column c_0..c_{P-1}; payload p: the Tensor-engine transpose's
+                 // identity matmul for output p (acc = +0; acc = fma(c_k, k == p, acc)); fp32
+  select,        // aux: 1 when reversed; kids {pred, on_true, on_false}; dtype of the result
+  opaque,        // outside the term language; payload: index into the reasons; never proved
+};
+
+struct TermNode {
+  TermOp op = TermOp::constant;
+  uint8_t aux = 0;
+  DType dtype = DType::fp32;
+  uint64_t payload = 0;
+  uint32_t kid_begin = 0, kid_count = 0;  // into the store's kid pool
+};
+
+class TermStore {
+ public:
+  TermStore();
+
+  // The slot of a kernel input tensor, by name: both programs' tensors of one name share a slot.
+  uint32_t input_slot(const std::string& tensor_name);
+  const std::vector<std::string>& input_names() const { return input_names_; }
+
+  TermId input(uint32_t slot, int64_t flat_index, DType dtype);
+  TermId constant(DType dtype, uint32_t bits);
+  TermId constant_f32(float v);
+  // encode(dtype, x): x itself when x's values already lie in dtype (same float, uint8 or uint16
+  // dtype; or a float dtype into fp32), so copies through wider types vanish.
+  TermId round(DType dtype, TermId x);
+  TermId alu(AluOp op, TermId a, TermId b);  // add, multiply, max, min: operands sorted
+  TermId act(ActFunc func, TermId x);
+  TermId fma_chain(TermId init, std::span<const std::pair<TermId, TermId>> pairs);
+  TermId transpose_pe(std::span<const TermId> column, uint32_t p);
+  TermId select(TermId pred, bool reverse, TermId on_true, TermId on_false, DType dtype);
+  TermId opaque(const std::string& reason);
+
+  const TermNode& node(TermId t) const { return nodes_[t]; }
+  std::span<const TermId> kids(TermId t) const {
+    return {kids_.data() + nodes_[t].kid_begin, nodes_[t].kid_count};
+  }
+  DType dtype(TermId t) const { return nodes_[t].dtype; }
+  size_t size() const { return nodes_.size(); }
+  // Bytes the store holds (nodes, kid pool, hash table): what a term budget limits.
+  size_t bytes() const {
+    return nodes_.size() * (sizeof(TermNode) + sizeof(uint64_t)) + kids_.size() * sizeof(TermId) +
+           table_.size() * sizeof(uint64_t);
+  }
+  const std::string& opaque_reason(TermId t) const { return reasons_.at(nodes_[t].payload); }
+
+  // Provenance per side (0: original, 1: rewrite): the first instruction of that side's program
+  // that produced the term (kNoInstruction: not produced by that side, or an input).
+  void set_context(int side, uint32_t instruction) {
+    side_ = side;
+    instruction_ = instruction;
+  }
+  uint32_t provenance(int side, TermId t) const {
+    return t < prov_[side].size() ? prov_[side][t] : kNoInstruction;
+  }
+
+  // A short readable form, cut below `depth` levels ("…").
+  std::string str(TermId t, int depth = 3) const;
+
+ private:
+  static constexpr TermId kEmpty = UINT32_MAX;
+  TermId intern(TermNode n, std::span<const TermId> kids);
+  TermId mark(TermId t);  // records provenance of a constructed (or found) term
+  void grow_table();
+  float constant_value(TermId t) const;
+  std::vector<TermNode> nodes_;
+  std::vector<TermId> kids_;
+  // The hash index: open addressing (linear probing, load <= 1/2), each slot a node id tagged
+  // with its hash, so that interning allocates nothing per node and a probe touches one slot.
+  std::vector<uint64_t> table_;
+  std::vector<TermId> scratch_;  // fma_chain's kid list under construction
+  std::vector<std::string> input_names_;
+  std::unordered_map<std::string, uint32_t> input_slots_;
+  std::vector<std::string> reasons_;
+  std::vector<uint32_t> prov_[2];
+  int side_ = 0;
+  uint32_t instruction_ = kNoInstruction;
+};
+
+}  // namespace ncv::equiv

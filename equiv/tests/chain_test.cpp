@@ -1,0 +1,98 @@
+// The Autocomp chain under equiv: each of sd_attention_step1..5 against its predecessor, for every
+// option combination, gets the verdict the model's semantics imply (kernels/sd_attention.cpp's
+// notes): bit-exact exactly where the two programs round alike, otherwise a refuted bit-exact
+// claim with a replayed counterexample, a real-arithmetic proof and a numerics diff.
+#include <gtest/gtest.h>
+
+#include "equiv/equiv.h"
+#include "kernels/registry.h"
+
+namespace ncv::equiv {
+namespace {
+
+// Whether step s is bit-identical to step s - 1 under these options (the registry's notes).
+bool expect_bit_exact(int step, const kernels::Options& o) {
+  const bool fp32 = o.at("dtype") == "fp32", mp = o.at("mixed_precision") == "true";
+  switch (step) {
+    case 1:
+      return fp32;  // row sum of fp32 exp vs of kd-rounded exp_res
+    case 2:
+      return true;  // preload loops fused, exact K copy
+    case 3:
+      return fp32 || mp;  // pe(kd(exp)) vs pe(exp): differs for bf16, fp32 P
+    case 4:
+      return fp32 != mp;  // scores in pe: same when pe == kd
+    case 5:
+      return fp32;  // fl(acc * r) vs fl(fl(acc) * r) in kd
+  }
+  return false;
+}
+
+void check_link(int step) {
+  const std::string name = "sd_attention_step" + std::to_string(step);
+  const kernels::Variant* v = kernels::find_variant(name);
+  ASSERT_NE(v, nullptr);
+  EquivRequest req;
+  req.original = {v->rewrites, kernels::find_variant(v->rewrites), std::nullopt};
+  req.rewrite = {name, v, std::nullopt};
+  req.cases = 3;
+  const EquivResult r = run_equiv(req);
+  ASSERT_EQ(r.outcomes.size(), 8u);
+  for (const OptionOutcome& o : r.outcomes) {
+    SCOPED_TRACE(name + " " + o.to_json()["options"].dump());
+    ASSERT_TRUE(o.interface_error.empty()) << o.interface_error;
+    EXPECT_EQ(o.real, Verdict::proved) << o.real_detail;
+    EXPECT_TRUE(o.overflow_ok);
+    if (expect_bit_exact(step, o.options)) {
+      EXPECT_EQ(o.bit_exact, Verdict::proved) << o.bit_detail;
+      EXPECT_TRUE(o.numerics_diff.empty());
+    } else {
+      EXPECT_EQ(o.bit_exact, Verdict::refuted) << o.bit_detail;
+      ASSERT_TRUE(o.bit_counterexample.has_value());
+      EXPECT_NE(o.bit_counterexample->original_bits, o.bit_counterexample->rewrite_bits);
+      EXPECT_FALSE(o.bit_counterexample->original_at.empty());
+      EXPECT_FALSE(o.bit_counterexample->rewrite_at.empty());
+      EXPECT_FALSE(o.numerics_diff.empty());
+      EXPECT_TRUE(o.holds(Level::contract)) << o.numeric_detail;
+    }
+  }
+  // The registry's claim decides the default level, and the chain meets it.
+  EXPECT_EQ(r.required, v->same_numerics_as_predecessor ? Level::bit_exact : Level::contract);
+  EXPECT_EQ(r.verdict, "holds");
+  EXPECT_EQ(r.exit_code, 0);
+}
+
+TEST(AutocompChain, Step1) {
+  check_link(1);
+}
+TEST(AutocompChain, Step2) {
+  check_link(2);
+}
+TEST(AutocompChain, Step3) {
+  check_link(3);
+}
+TEST(AutocompChain, Step4) {
+  check_link(4);
+}
+TEST(AutocompChain, Step5) {
+  check_link(5);
+}
+
+// The reverse direction of a bit-exact link is bit-exact too, and a pinned option restricts the
+// outcomes to the combinations that have it.
+TEST(AutocompChain, PinnedOptionsRestrictTheCombinations) {
+  EquivRequest req;
+  req.original = {"sd_attention_step2", kernels::find_variant("sd_attention_step2"), std::nullopt};
+  req.rewrite = {"sd_attention_step1", kernels::find_variant("sd_attention_step1"), std::nullopt};
+  req.options = {{"dtype", "bf16"}, {"use_causal_mask", "true"}};
+  req.cases = 2;
+  const EquivResult r = run_equiv(req);
+  ASSERT_EQ(r.outcomes.size(), 2u);
+  for (const OptionOutcome& o : r.outcomes) {
+    EXPECT_EQ(o.options.at("dtype"), "bf16");
+    EXPECT_EQ(o.bit_exact, Verdict::proved);
+  }
+}
+
+}  // namespace
+}  // namespace ncv::equiv

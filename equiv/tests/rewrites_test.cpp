@@ -1,0 +1,177 @@
+// Rewrites written as .nkir against the two-pass kernel of tests/data/two_pass.nkir: the harmless
+// ones an optimizer makes (loop fission, reordering, renaming, another DMA queue, a scale moved
+// into the activation, an affine loop made sequential) are proved bit-exact; precision-changing
+// edits are never called bit-exact and each is located at its instruction; the online-softmax
+// form of the same attention (tests/data/online_softmax.nkir) is proved equal in real arithmetic
+// with its overflow obligation discharged, and a rescale bug in it is not.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "equiv/equiv.h"
+#include "model/nkir/parse.h"
+
+namespace ncv::equiv {
+namespace {
+
+std::string read_data(const std::string& name) {
+  std::ifstream f(std::string(NCV_EQUIV_DATA_DIR) + "/" + name);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+// `text` with `from` replaced by `to` (exactly once: the edit must hit what it means to).
+std::string edit(std::string text, const std::string& from, const std::string& to) {
+  const size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at == std::string::npos) return text;
+  EXPECT_EQ(text.find(from, at + 1), std::string::npos) << "ambiguous edit: " << from;
+  return text.replace(at, from.size(), to);
+}
+
+OptionOutcome compare(const std::string& original, const std::string& rewrite,
+                      const char* gen = "trn1") {
+  EquivRequest req;
+  req.original = {"original", nullptr, parse_program(original, "original.nkir")};
+  req.rewrite = {"rewrite", nullptr, parse_program(rewrite, "rewrite.nkir")};
+  req.cases = 4;
+  req.run.hw = find_hw_config(gen);
+  const EquivResult r = run_equiv(req);
+  EXPECT_EQ(r.outcomes.size(), 1u);
+  return r.outcomes.at(0);
+}
+
+const std::string kBase = read_data("two_pass.nkir");
+
+TEST(HarmlessRewrites, AreProvedBitExact) {
+  const std::vector<std::pair<const char*, std::string>> rewrites = {
+      {"renamed buffers",
+       std::regex_replace(std::regex_replace(kBase, std::regex("\\bp_t\\b"), "probs_t"),
+                          std::regex("\\bscaled\\b"), "logits")},
+      {"another DMA queue", edit(kBase, "K[:, :], queue=1", "K[:, :], queue=3")},
+      {"independent instructions reordered",
+       edit(edit(kBase, "dma_copy v1[:, :], V[128:+128, :], queue=2\n", ""),
+            "matmul scores[:, :], stationary=q[:, :], moving=k[:, :]\n",
+            "matmul scores[:, :], stationary=q[:, :], moving=k[:, :]\n"
+            "dma_copy v1[:, :], V[128:+128, :], queue=2\n")},
+      {"affine loop made sequential", edit(kBase, "affine_range(2)", "sequential_range(2)")},
+      {"loop fission", edit(kBase,
+                            "for t in affine_range(2) {\n"
+                            "  buffer p_t_psum : psum fp32 [128, 128]\n"
+                            "  transpose p_t_psum[:, :], p[:, t * 128:+128]\n"
+                            "  tensor_copy p_t[:, t * 128:+128], p_t_psum[:, :]\n"
+                            "}\n",
+                            "buffer p_t_psum : psum fp32 [128, 256]\n"
+                            "for t in affine_range(2) {\n"
+                            "  transpose p_t_psum[:, t * 128:+128], p[:, t * 128:+128]\n"
+                            "}\n"
+                            "for u in affine_range(2) {\n"
+                            "  tensor_copy p_t[:, u * 128:+128], p_t_psum[:, u * 128:+128]\n"
+                            "}\n")},
+      {"loop unrolled and fused with the PV matmuls",
+       edit(edit(kBase,
+                 "buffer o_psum : psum fp32 [128, d]\n"
+                 "matmul o_psum[:, :], stationary=p_t[:, 0:+128], moving=v0[:, :]\n",
+                 ""),
+            "for t in affine_range(2) {\n"
+            "  buffer p_t_psum : psum fp32 [128, 128]\n"
+            "  transpose p_t_psum[:, :], p[:, t * 128:+128]\n"
+            "  tensor_copy p_t[:, t * 128:+128], p_t_psum[:, :]\n"
+            "}\n",
+            "buffer p_t_psum : psum fp32 [128, 256]\n"
+            "transpose p_t_psum[:, 0:+128], p[:, 0:+128]\n"
+            "tensor_copy p_t[:, 0:+128], p_t_psum[:, 0:+128]\n"
+            "buffer o_psum : psum fp32 [128, d]\n"
+            "matmul o_psum[:, :], stationary=p_t[:, 0:+128], moving=v0[:, :]\n"
+            "transpose p_t_psum[:, 128:+128], p[:, 128:+128]\n"
+            "tensor_copy p_t[:, 128:+128], p_t_psum[:, 128:+128]\n")},
+      {"scale moved from the tensor_scalar into the activation",
+       edit(kBase, "activation p[:, :], scaled[:, :], func=exp,",
+            "activation p[:, :], scores[:, :], func=exp, scale=0.125,")},
+  };
+  for (const auto& [what, text] : rewrites) {
+    SCOPED_TRACE(what);
+    const OptionOutcome o = compare(kBase, text);
+    ASSERT_TRUE(o.interface_error.empty()) << o.interface_error;
+    EXPECT_EQ(o.bit_exact, Verdict::proved) << o.bit_detail;
+    EXPECT_TRUE(o.holds(Level::bit_exact));
+  }
+}
+
+// Each edit changes numerics: never bit-exact, and the numerics diff (or the counterexample)
+// names the instruction the edit touched.
+TEST(PrecisionChangingEdits, AreNeverBitExactAndAreLocated) {
+  struct Case {
+    const char* what;
+    std::string text;
+    const char* instruction;  // text the located instruction contains
+    const char* gen = "trn1";
+  };
+  const std::string masked =
+      edit(kBase, "buffer neg_max : sbuf fp32 [128, 1]\n",
+           "affine_select scaled[:, :], on_true=scaled[:, :], offset=0, channel_multiplier=1, "
+           "steps=[-1], cmp=ge, on_false=-9984\n"
+           "buffer neg_max : sbuf fp32 [128, 1]\n");
+  const std::vector<Case> cases = {
+      {"P narrowed to bf16", edit(kBase, "buffer p : sbuf fp32", "buffer p : sbuf bf16"),
+       "activation p"},
+      {"the PV accumulation moved to bf16 (trn3 PSUM)",
+       edit(kBase, "buffer o_psum : psum fp32", "buffer o_psum : psum bf16"), "o_psum", "trn3"},
+      {"the scale 0.125 changed to 0.12", edit(kBase, "operand0=0.125", "operand0=0.12"),
+       "tensor_scalar scaled"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    const OptionOutcome o = compare(kBase, c.text, c.gen);
+    ASSERT_TRUE(o.interface_error.empty()) << o.interface_error;
+    EXPECT_NE(o.bit_exact, Verdict::proved);
+    bool located = false;
+    for (const NumericsDifference& d : o.numerics_diff) {
+      located = located || d.rewrite_at.find(c.instruction) != std::string::npos ||
+                d.original_at.find(c.instruction) != std::string::npos;
+    }
+    EXPECT_TRUE(located) << o.to_json().dump(1);
+  }
+  // The mask fill value: compared with the masked kernel itself.
+  const OptionOutcome o = compare(masked, edit(masked, "on_false=-9984", "on_false=-30000"));
+  EXPECT_NE(o.bit_exact, Verdict::proved);
+  ASSERT_FALSE(o.numerics_diff.empty());
+  EXPECT_EQ(o.numerics_diff[0].kind, "constant");
+  EXPECT_NE(o.numerics_diff[0].rewrite_at.find("affine_select"), std::string::npos);
+}
+
+TEST(OnlineSoftmax, IsProvedEqualInRealArithmetic) {
+  const OptionOutcome o = compare(kBase, read_data("online_softmax.nkir"));
+  ASSERT_TRUE(o.interface_error.empty()) << o.interface_error;
+  EXPECT_EQ(o.real, Verdict::proved) << o.real_detail;
+  EXPECT_TRUE(o.overflow_ok);
+  EXPECT_TRUE(o.holds(Level::real));
+  // The accumulation differs: not bit-exact, and the numerics diff says where.
+  EXPECT_NE(o.bit_exact, Verdict::proved);
+  EXPECT_FALSE(o.numerics_diff.empty());
+}
+
+TEST(OnlineSoftmax, AMissingRescaleIsNotProved) {
+  const std::string buggy =
+      edit(read_data("online_softmax.nkir"),
+           "  tensor_scalar acc[:, :], acc[:, :], op0=multiply, operand0=alpha[:, :]\n", "");
+  const OptionOutcome o = compare(kBase, buggy);
+  EXPECT_NE(o.real, Verdict::proved);
+  EXPECT_FALSE(o.holds(Level::real));
+  ASSERT_TRUE(o.bit_counterexample.has_value());  // and the inputs that show it
+}
+
+TEST(OnlineSoftmax, AMissingMaxSubtractionFailsTheOverflowObligation) {
+  const std::string no_max =
+      edit(kBase, "func=exp, bias=neg_max[:, :], reduce_cmd", "func=exp, reduce_cmd");
+  const OptionOutcome o = compare(kBase, no_max);
+  EXPECT_EQ(o.real, Verdict::proved) << o.real_detail;  // the max cancels in real arithmetic
+  EXPECT_FALSE(o.overflow_ok);
+  EXPECT_FALSE(o.holds(Level::real));
+}
+
+}  // namespace
+}  // namespace ncv::equiv
