@@ -21,9 +21,9 @@ namespace ncv::cli {
 namespace {
 
 constexpr Registrar kCommands[] = {
-    register_run,   register_dump,   register_oracle,   register_list,
-    register_check, register_report, register_bench,    register_calibrate,
-    register_bugs,  register_prove,  register_frontier, register_import,
+    register_run,      register_dump,   register_oracle,    register_list,  register_check,
+    register_report,   register_bench,  register_calibrate, register_bugs,  register_prove,
+    register_frontier, register_import, register_equiv,     register_adopt,
 };
 
 // Runs the selected subcommand; every exception becomes its exit code and a message on stderr.

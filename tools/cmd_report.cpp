@@ -1,10 +1,12 @@
 // `ncverify report [--cases N] [--seqlen N] [--json]`: the main job (ci/report). Every
 // registered kernel, with its default options and, where it offers one, its causal mask, is
 // checked against the oracle at one shape (seqlen clamped into its domain, d_head 64 where
-// allowed, one batch entry); one row per check. Then every kernel's Z3 obligations (bounds, ISA
-// rules, allocation) over its whole domain for every option combination on trn1, with its trn1
-// capacity frontier in seqlen at d_head 64 (default options). Exit 0 when all pass and
-// everything is proved, 1 otherwise.
+// allowed, one batch entry); one row per check. Then one row per rewrite link (a variant with
+// `rewrites` set) and the same option sets: `equiv` against its predecessor at equiv's checked
+// shapes, the level reached and whether it matches the registry's claim. Then every kernel's Z3
+// obligations (bounds, ISA rules, allocation) over its whole domain for every option combination
+// on trn1, with its trn1 capacity frontier in seqlen at d_head 64 (default options). Exit 0 when
+// all pass, no link contradicts its claim and everything is proved, 1 otherwise.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
@@ -12,6 +14,7 @@
 #include <iostream>
 #include <memory>
 
+#include "equiv/equiv.h"
 #include "kernels/check.h"
 #include "kernels/option_programs.h"
 #include "kernels/registry.h"
@@ -106,6 +109,99 @@ bool report_proofs(bool json, nlohmann::json& out) {
   return all;
 }
 
+// The level a rewrite link reached at one option set: "bit-exact proved", "real proved" (with
+// the exp overflow obligation discharged), "refuted" (the interfaces differ, or a concrete input
+// breaks real equivalence or the two contracts' bounds) or "unknown".
+std::string level_reached(const equiv::OptionOutcome& o) {
+  using equiv::Verdict;
+  if (!o.interface_error.empty() || !o.run_error.empty()) return "refuted";
+  if (o.bit_exact == Verdict::proved) return "bit-exact proved";
+  if (o.real == Verdict::proved && o.overflow_ok) return "real proved";
+  if (o.real == Verdict::refuted || o.numeric == Verdict::refuted) return "refuted";
+  return "unknown";
+}
+
+// One row per rewrite link and report option set: `equiv` of the variant against the one it
+// rewrites. Kept cheap: the options the check rows use and equiv's own small checked shapes
+// (terms at the report's seqlen would cost minutes). A row fails only when it contradicts the
+// registry: bit-exact claimed and not proved, or the contract level not holding (a rewrite that
+// claims changed numerics and is bit-exact at these options is consistent: the claim covers
+// every option). Returns whether no row fails.
+bool report_links(const ReportOptions& opts, nlohmann::json& out) {
+  if (!opts.json) {
+    std::printf("\n%-24s %-22s %-6s %-18s %-17s %-9s %-9s %-5s %8s\n", "rewrite", "of", "mask",
+                "claim", "level", "bit-exact", "contract", "match", "time");
+  }
+  bool all = true;
+  for (const kernels::Variant& v : kernels::registry()) {
+    if (v.rewrites.empty()) continue;
+    const kernels::Variant* pred = kernels::find_variant(v.rewrites);
+    for (bool causal : {false, true}) {
+      if (causal && !(v.offers("use_causal_mask", "true") && pred &&
+                      pred->offers("use_causal_mask", "true"))) {
+        continue;
+      }
+      const std::string claim = v.same_numerics_as_predecessor ? "bit-exact" : "changes numerics";
+      nlohmann::json row{{"kernel", v.name}, {"rewrites", v.rewrites}, {"claim", claim}};
+      if (pred == nullptr) {
+        // A registry whose link names no variant contradicts itself.
+        all = false;
+        row["error"] = "no registered variant " + v.rewrites;
+        row["pass"] = false;
+        out.push_back(row);
+        if (!opts.json) {
+          std::printf("%-24s %-22s  no such variant  FAIL\n", v.name.c_str(), v.rewrites.c_str());
+        }
+        continue;
+      }
+      kernels::Options given;
+      if (causal) given["use_causal_mask"] = "true";
+      equiv::EquivRequest req;
+      req.original = equiv::EquivSide{pred->name, pred, std::nullopt};
+      req.rewrite = equiv::EquivSide{v.name, &v, std::nullopt};
+      req.options = pred->resolve(given);
+      req.run.record_trace = false;
+      const auto t0 = std::chrono::steady_clock::now();
+      const equiv::EquivResult r = equiv::run_equiv(req);
+      const double ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      // One option set: pinned above.
+      const equiv::OptionOutcome& o = r.outcomes.front();
+      const std::string level = level_reached(o);
+      const bool contract = o.holds(equiv::Level::contract);
+      const bool bit_ok = !v.same_numerics_as_predecessor || o.bit_exact == equiv::Verdict::proved;
+      const bool pass = contract && bit_ok;
+      all = all && pass;
+      row["options"] = o.options;
+      row["level"] = level;
+      row["bit_exact"] = equiv::verdict_name(o.bit_exact);
+      row["real"] = equiv::verdict_name(o.real);
+      row["numeric"] = equiv::numeric_verdict_name(o.numeric);
+      row["contract_holds"] = contract;
+      row["claim_matches"] = pass;
+      row["pass"] = pass;
+      row["ms"] = ms;
+      row["equiv"] = r.to_json();
+      out.push_back(row);
+      if (!opts.json) {
+        std::printf("%-24s %-22s %-6s %-18s %-17s %-9s %-9s %-5s %5.0f ms\n", v.name.c_str(),
+                    v.rewrites.c_str(), causal ? "causal" : "none", claim.c_str(), level.c_str(),
+                    equiv::verdict_name(o.bit_exact), contract ? "holds" : "no",
+                    pass ? "ok" : "FAIL", ms);
+        if (!pass) std::cout << r.text();
+      }
+    }
+  }
+  if (!opts.json) {
+    std::printf(
+        "\n%s: every rewrite link vs its predecessor (`ncverify equiv`, bounded: equiv's checked "
+        "shapes, default options and the causal mask; FAIL = bit-exact claimed and not proved, or "
+        "the contract level not holding)\n",
+        all ? "PASS" : "FAIL");
+  }
+  return all;
+}
+
 int run_report(const ReportOptions& opts) {
   nlohmann::json rows = nlohmann::json::array();
   bool all_pass = true;
@@ -152,14 +248,20 @@ int run_report(const ReportOptions& opts) {
         "seeded cases each; worst = max |err| / bound, pass <= 1)\n",
         all_pass ? "PASS" : "FAIL", opts.cases);
   }
+  nlohmann::json links = nlohmann::json::array();
+  const bool links_ok = report_links(opts, links);
   nlohmann::json proofs = nlohmann::json::array();
   const bool proved = report_proofs(opts.json, proofs);
+  const bool pass = all_pass && links_ok && proved;
   if (opts.json) {
-    std::cout << nlohmann::json{{"checks", rows}, {"proofs", proofs}, {"pass", all_pass && proved}}
+    std::cout << nlohmann::json{{"checks", rows},
+                                {"links", links},
+                                {"proofs", proofs},
+                                {"pass", pass}}
                      .dump(2)
               << "\n";
   }
-  return all_pass && proved ? kExitOk : kExitVerificationFailure;
+  return pass ? kExitOk : kExitVerificationFailure;
 }
 
 }  // namespace

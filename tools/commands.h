@@ -18,5 +18,7 @@ void register_bugs(CLI::App& app, Action& action);       // cmd_bugs.cpp
 void register_prove(CLI::App& app, Action& action);      // cmd_prove.cpp
 void register_frontier(CLI::App& app, Action& action);   // cmd_frontier.cpp
 void register_import(CLI::App& app, Action& action);     // cmd_import.cpp
+void register_equiv(CLI::App& app, Action& action);      // cmd_equiv.cpp
+void register_adopt(CLI::App& app, Action& action);      // cmd_adopt.cpp
 
 }  // namespace ncv::cli

@@ -1,0 +1,65 @@
+// `ncverify equiv ORIGINAL REWRITE [--param NAME=VALUE ...] [--require bit-exact|real|contract]
+// [--like KERNEL] [--cases N] [--seed N] [--json]`: whether REWRITE computes what ORIGINAL
+// computes (equiv/equiv.h), for every option combination of ORIGINAL not pinned by --param, at
+// the checked shapes. Each side is a registered kernel, a bug-catalogue entry, a .nkir file or
+// an NKI kernel FILE.py:FUNCTION (a file borrows --like's layout, spec and contract; a fixed
+// program fixes the options to the ones given).
+// Exit 0 when the required level holds for every option set, 1 when it does not (refuted or
+// unknown), 2 on bad usage.
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <memory>
+
+#include "equiv/equiv.h"
+#include "kernels/registry.h"
+#include "tools/commands.h"
+#include "tools/equiv_sides.h"
+#include "tools/progress.h"
+
+namespace ncv::cli {
+
+namespace {
+
+struct EquivCommandOptions {
+  EquivFlags sides;
+  std::string gen = "trn1";
+  int cases = 4;
+  uint64_t seed = 1;
+  bool json = false;
+  RunLimits limits;
+};
+
+int run_equiv_command(const EquivCommandOptions& opts) {
+  equiv::EquivRequest req = opts.sides.request();
+  req.cases = opts.cases;
+  req.seed = opts.seed;
+  req.run.hw = &hw_config_for(opts.gen);
+  opts.limits.apply(req.run);
+  const equiv::EquivResult r = run_equiv_or_usage(req);
+  if (opts.json) {
+    std::cout << r.to_json().dump(2) << "\n";
+  } else {
+    std::cout << r.text();
+  }
+  return r.exit_code == 0 ? kExitOk : kExitVerificationFailure;
+}
+
+}  // namespace
+
+void register_equiv(CLI::App& app, Action& action) {
+  auto opts = std::make_shared<EquivCommandOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "equiv", "Prove a rewrite equivalent to the kernel it replaces, or show how it differs");
+  opts->sides.add_options(cmd);
+  cmd->add_option("--cases", opts->cases, "Concrete input sets per shape")
+      ->check(CLI::Range(1, 10000))
+      ->capture_default_str();
+  add_seed_option(cmd, opts->seed, "Seed of the first input set");
+  cmd->add_option("--gen", opts->gen, "Hardware generation: trn1, trn2 or trn3")
+      ->capture_default_str();
+  opts->limits.add_options(cmd);
+  cmd->add_flag("--json", opts->json, "Print one JSON object instead of text");
+  cmd->callback([opts, &action] { action = [opts] { return run_equiv_command(*opts); }; });
+}
+
+}  // namespace ncv::cli

@@ -1,0 +1,96 @@
+// Building an EquivRequest from the command line's two kernel arguments (equiv_sides.h).
+#include "tools/equiv_sides.h"
+
+#include <CLI/CLI.hpp>
+
+#include "kernels/registry.h"
+#include "oracle/attention_spec.h"
+#include "tools/cli_common.h"
+
+namespace ncv::cli {
+
+namespace {
+
+// A registered kernel's name: the side is built per option combination. Anything else: one
+// fixed program, with the variant whose layout, spec and contract it borrows.
+equiv::EquivSide make_side(const std::string& target, const std::vector<std::string>& assignments,
+                           const std::string& like, const NkiFlags& nki,
+                           kernels::Options& fixed_options, bool& fixed) {
+  equiv::EquivSide s;
+  s.label = target;
+  if (const kernels::Variant* v = kernels::find_variant(target)) {
+    s.variant = v;
+    return s;
+  }
+  KernelSource src = load_kernel_source(target, assignments, like, nki);
+  s.variant = src.variant;
+  s.fixed = std::move(src.program);
+  fixed_options = src.options;
+  fixed = true;
+  return s;
+}
+
+}  // namespace
+
+equiv::EquivRequest equiv_request(const std::string& original, const std::string& rewrite,
+                                  const std::vector<std::string>& assignments,
+                                  const std::string& like, const NkiFlags& nki) {
+  equiv::EquivRequest req;
+  kernels::Options fixed_o, fixed_r;
+  bool is_fixed_o = false, is_fixed_r = false;
+  req.original = make_side(original, assignments, like, nki, fixed_o, is_fixed_o);
+  req.rewrite = make_side(rewrite, assignments, like, nki, fixed_r, is_fixed_r);
+  // Options and params given on the command line, split by the original's options.
+  split_assignments(req.original.variant, assignments, req.options, req.params);
+  // A fixed program was built with its options: the original is compared at those.
+  if (is_fixed_r && req.original.registered()) {
+    for (const auto& [k, v] : fixed_r) {
+      if (req.original.variant->offers(k, v)) req.options[k] = v;
+    }
+  }
+  if (is_fixed_o && req.original.variant && !req.original.registered()) {
+    req.options = fixed_o;
+  }
+  return req;
+}
+
+void EquivFlags::add_options(CLI::App* cmd) {
+  cmd->add_option("original", original,
+                  "Registered kernel, bug-catalogue entry, .nkir file or FILE.py:FUNCTION")
+      ->required();
+  cmd->add_option("rewrite", rewrite, "The rewrite, in the same forms")->required();
+  nki.add_options(cmd);
+  cmd->add_option("--like", like,
+                  "For a file side: the registered kernel whose layout, spec and contract apply");
+  cmd->add_option("-p,--param", params,
+                  "NAME=VALUE: pins a param (integer) or an option of the original")
+      ->expected(1)
+      ->take_all();
+  cmd->add_option("--require", require,
+                  "bit-exact, real or contract (default: bit-exact when the rewrite claims the "
+                  "same numerics or is a file, contract otherwise)");
+}
+
+equiv::EquivRequest EquivFlags::request() const {
+  equiv::EquivRequest req = equiv_request(original, rewrite, params, like, nki);
+  if (!require.empty()) {
+    req.require = equiv::parse_level(require);
+    if (!req.require)
+      throw UsageError("--require " + require + ": one of bit-exact, real, contract");
+  }
+  return req;
+}
+
+equiv::EquivResult run_equiv_or_usage(const equiv::EquivRequest& req) {
+  try {
+    return equiv::run_equiv(req);
+  } catch (const InputError& e) {
+    throw UsageError(e.message);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  } catch (const oracle::SpecError& e) {
+    throw UsageError("the attention spec: " + e.message);
+  }
+}
+
+}  // namespace ncv::cli

@@ -1,0 +1,33 @@
+// The two sides of `equiv` and `adopt` from the command line: registered kernels stay
+// registered (built per option combination), anything else is loaded once as a fixed program
+// (tools/kernel_source.h) and pins the options it was built with.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "equiv/equiv.h"
+#include "tools/kernel_source.h"
+
+namespace ncv::cli {
+
+// The flags `equiv` and `adopt` share: the two kernels, --like, --param, --require and the NKI
+// kernel flags.
+struct EquivFlags {
+  std::string original, rewrite, like, require;
+  std::vector<std::string> params;
+  NkiFlags nki;
+  void add_options(CLI::App* cmd);
+  // The request these flags describe (require parsed); throws UsageError.
+  equiv::EquivRequest request() const;
+};
+
+// Throws UsageError on an unknown kernel, a bad file or a param outside the original's domain.
+equiv::EquivRequest equiv_request(const std::string& original, const std::string& rewrite,
+                                  const std::vector<std::string>& assignments,
+                                  const std::string& like, const NkiFlags& nki);
+
+// run_equiv with its input errors turned into UsageError (exit 2).
+equiv::EquivResult run_equiv_or_usage(const equiv::EquivRequest& req);
+
+}  // namespace ncv::cli

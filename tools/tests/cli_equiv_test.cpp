@@ -1,0 +1,214 @@
+// `ncverify equiv`, `ncverify adopt` and `report`'s rewrite-link rows, run as a user or an
+// optimizer loop runs them: exit codes (0 holds / adopt, 1 refuted / reject, 2 bad input) and
+// the JSON documents they print. Options are pinned with --param wherever the point is not the
+// option sweep, so each equiv runs one option set (about a second).
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tools/tests/cli_test_support.h"
+
+namespace ncv::cli_test {
+namespace {
+
+// One option set of the sd_attention family: the fp32 kernel with bf16 Tensor-engine operands
+// and no mask (the family's defaults), where step 1's fused softmax rounds as the tutorial does.
+const std::vector<std::string> kFp32NoMask = {
+    "--param", "dtype=fp32", "--param", "use_causal_mask=false", "--param", "mixed_precision=true"};
+
+std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& more) {
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+// A catalogue entry that `equiv` refutes against its base kernel: Q is scaled twice, so the
+// softmax is softmax(s / 64) and every output row differs.
+const char* const kBug = "scale_applied_twice";
+
+TEST(CliEquiv, BitExactLinkHoldsWithExitZero) {
+  const CliResult r =
+      run_cli(with({"equiv", "sd_attention_step1", "sd_attention_step2", "--require", "bit-exact"},
+                   kFp32NoMask));
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("verdict: holds (require bit-exact)"), std::string::npos) << r.out;
+}
+
+TEST(CliEquiv, CatalogueBugIsRefutedWithExitOne) {
+  const CliResult r = run_cli({"equiv", "sd_attention", kBug, "--cases", "2"});
+  EXPECT_EQ(r.exit_code, 1) << describe(r);
+  EXPECT_NE(r.out.find("verdict: refuted"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("counterexample"), std::string::npos) << r.out;
+}
+
+TEST(CliEquiv, BadInputExitsTwo) {
+  const std::vector<std::vector<std::string>> bad = {
+      {"equiv", "sd_attention", "no_such_kernel"},
+      {"equiv", "no_such_kernel", "sd_attention_step1"},
+      {"equiv", "sd_attention", "sd_attention_step1", "--require", "close-enough"},
+      // seqlen must be a multiple of 128 in [128, 4096]
+      {"equiv", "sd_attention", "sd_attention_step1", "--param", "seqlen=100"},
+      {"equiv", "sd_attention", "sd_attention_step1", "--param", "seqlen=8192"},
+      {"equiv", "sd_attention", "sd_attention_step1", "--param", "dtype=fp64"},
+  };
+  for (const auto& args : bad) {
+    const CliResult r = run_cli(args);
+    EXPECT_EQ(r.exit_code, 2) << args.back() << "\n" << describe(r);
+    EXPECT_TRUE(r.out.empty()) << r.out;
+    EXPECT_NE(r.err.find("ncverify: "), std::string::npos) << r.err;
+  }
+}
+
+TEST(CliEquiv, JsonHasOneEntryPerOptionSet) {
+  const CliResult r =
+      run_cli(with({"equiv", "sd_attention_step1", "sd_attention_step2", "--json"}, kFp32NoMask));
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("verdict"), "holds");
+  EXPECT_EQ(j.at("require"), "bit-exact");  // step 2 claims step 1's numerics
+  ASSERT_EQ(j.at("per_options").size(), 1u);
+  const auto& o = j.at("per_options").front();
+  EXPECT_EQ(o.at("options").at("dtype"), "fp32");
+  EXPECT_EQ(o.at("bit_exact").at("verdict"), "proved");
+  EXPECT_TRUE(o.at("holds").get<bool>());
+  EXPECT_FALSE(o.at("shapes").empty());
+}
+
+// Step 1 claims changed numerics (contract), and at dtype fp32 its fused softmax rounds exactly
+// as the tutorial does: the gate adopts it.
+TEST(CliAdopt, FusedSoftmaxStepIsAdoptedAtFp32) {
+  const CliResult r =
+      run_cli(with({"adopt", "sd_attention", "sd_attention_step1", "--json"}, kFp32NoMask));
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("verdict"), "adopt");
+  EXPECT_EQ(j.at("reason"), "");
+  EXPECT_TRUE(j.at("check").at("pass").get<bool>());
+  EXPECT_LE(j.at("check").at("worst_normalized").get<double>(), 1.0);
+  std::set<std::string> shapes;
+  for (const auto& run : j.at("check").at("runs")) {
+    EXPECT_TRUE(run.at("pass").get<bool>()) << run.dump();
+    shapes.insert(run.at("shape").dump());
+  }
+  EXPECT_GE(shapes.size(), 2u);
+  const auto& p = j.at("prove");
+  EXPECT_GT(p.at("total").get<int>(), 0);
+  EXPECT_EQ(p.at("proved"), p.at("total"));
+  EXPECT_EQ(p.at("unknown"), 0);
+  EXPECT_EQ(p.at("refuted"), 0);
+  EXPECT_EQ(j.at("equiv").at("verdict"), "holds");
+  ASSERT_FALSE(j.at("equiv").at("per_options").empty());
+  ASSERT_FALSE(j.at("latency").empty());
+  for (const auto& l : j.at("latency")) {
+    EXPECT_EQ(l.at("gen"), "trn1");
+    EXPECT_GT(l.at("original_ns").get<double>(), 0);
+    EXPECT_GT(l.at("rewrite_ns").get<double>(), 0);
+    EXPECT_TRUE(l.at("change_pct").is_number());
+    EXPECT_TRUE(l.contains("shape"));
+  }
+  EXPECT_NE(j.at("latency_note").get<std::string>().find("not a reason to reject"),
+            std::string::npos);
+}
+
+// One shape pinned (no other checked shapes, no mid-size one): the text form stays cheap.
+TEST(CliAdopt, TextEndsWithTheVerdictAndSaysLatencyDoesNotReject) {
+  const CliResult r = run_cli(with({"adopt", "sd_attention", "sd_attention_step1", "--param",
+                                    "seqlen=128", "--param", "d_head=64"},
+                                   kFp32NoMask));
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("\nverdict: adopt\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("not a reason to reject"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("reason: "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("mid-size"), std::string::npos) << r.out;
+}
+
+// The first failing check case gives a replay line, and running it fails the same way; the
+// refuted equivalence gives its counterexample and replay line too.
+TEST(CliAdopt, CatalogueBugIsRejectedWithReplayLines) {
+  const CliResult r = run_cli({"adopt", "sd_attention", kBug, "--cases", "2", "--json"});
+  ASSERT_EQ(r.exit_code, 1) << describe(r);
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("verdict"), "reject");
+  const std::string reason = j.at("reason");
+  EXPECT_NE(reason.find("replay: ncverify check " + std::string(kBug)), std::string::npos)
+      << reason;
+  EXPECT_FALSE(j.at("check").at("pass").get<bool>());
+  EXPECT_EQ(j.at("check").at("cases"), 2);
+  EXPECT_EQ(j.at("equiv").at("verdict"), "refuted");
+  bool equiv_reason = false;
+  for (const auto& why : j.at("reasons")) {
+    const std::string s = why;
+    equiv_reason = equiv_reason || (s.rfind("equiv refuted", 0) == 0 &&
+                                    s.find("replay: ncverify equiv") != std::string::npos);
+  }
+  EXPECT_TRUE(equiv_reason) << j.at("reasons").dump(2);
+  for (const char* key : {"prove", "latency", "latency_note"}) EXPECT_TRUE(j.contains(key)) << key;
+
+  std::string replay;
+  for (const auto& run : j.at("check").at("runs")) {
+    if (run.contains("replay")) {
+      replay = run.at("replay");
+      break;
+    }
+  }
+  ASSERT_EQ(replay.rfind("ncverify check ", 0), 0u) << j.at("check").dump(2);
+  std::vector<std::string> args;
+  for (size_t at = std::string("ncverify ").size(); at < replay.size();) {
+    const size_t end = std::min(replay.find(' ', at), replay.size());
+    args.push_back(replay.substr(at, end - at));
+    at = end + 1;
+  }
+  const CliResult c = run_cli(args);
+  EXPECT_EQ(c.exit_code, 1) << replay << "\n" << describe(c);
+  EXPECT_NE(c.out.find("FAIL"), std::string::npos) << c.out;
+}
+
+TEST(CliAdopt, BadInputExitsTwo) {
+  const std::vector<std::vector<std::string>> bad = {
+      {"adopt", "sd_attention", "no_such_kernel"},
+      {"adopt", "sd_attention", "sd_attention_step1", "--require", "close-enough"},
+      {"adopt", "sd_attention", "sd_attention_step1", "--gen", "trn9"},
+      {"adopt", "sd_attention", "sd_attention_step1", "--param", "seqlen=100"},
+      {"adopt", "sd_attention", "sd_attention_step1", "--param", "no_such_param=1"},
+  };
+  for (const auto& args : bad) {
+    const CliResult r = run_cli(args);
+    EXPECT_EQ(r.exit_code, 2) << args.back() << "\n" << describe(r);
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+}
+
+TEST(CliReport, OneRowPerRewriteLink) {
+  const CliResult r = run_cli({"report", "--seqlen", "128", "--cases", "1", "--json"});
+  const auto j = nlohmann::json::parse(r.out);
+  // Every registered variant that rewrites another (the Autocomp chain: steps 1 to 5), once per
+  // report option set (no mask, causal).
+  std::set<std::string> rewrites;
+  for (const auto& row : j.at("checks")) {
+    if (!row.at("rewrites").get<std::string>().empty()) rewrites.insert(row.at("kernel"));
+  }
+  ASSERT_FALSE(rewrites.empty());
+  std::multiset<std::string> linked;
+  for (const auto& row : j.at("links")) {
+    linked.insert(row.at("kernel").get<std::string>());
+    for (const char* key : {"rewrites", "claim", "level", "bit_exact", "claim_matches", "pass"}) {
+      EXPECT_TRUE(row.contains(key)) << key << " " << row.dump();
+    }
+    const std::string level = row.at("level");
+    EXPECT_TRUE(level == "bit-exact proved" || level == "real proved" || level == "refuted" ||
+                level == "unknown")
+        << level;
+    // A link that claims the same numerics is a failing row unless bit-exact is proved.
+    if (row.at("claim") == "bit-exact") {
+      EXPECT_EQ(row.at("pass").get<bool>(), row.at("bit_exact") == "proved") << row.dump();
+    }
+  }
+  for (const std::string& k : rewrites) EXPECT_EQ(linked.count(k), 2u) << k;
+  EXPECT_EQ(j.at("links").size(), 2 * rewrites.size());
+  // The exit code still follows `pass`.
+  EXPECT_EQ(r.exit_code, j.at("pass").get<bool>() ? 0 : 1) << r.err;
+}
+
+}  // namespace
+}  // namespace ncv::cli_test
