@@ -25,18 +25,23 @@
 
 namespace ncv::equiv {
 
-Program EquivSide::build(const kernels::Options& options) const {
-  if (fixed) return *fixed;
+kernels::Options EquivSide::options_for(const kernels::Options& original) const {
+  if (!registered()) return original;
   kernels::Options mine;
   for (const kernels::OptionSpec& o : variant->options) {
-    auto it = options.find(o.name);
-    if (it == options.end()) continue;
+    auto it = original.find(o.name);
+    if (it == original.end()) continue;
     if (!variant->offers(o.name, it->second)) {
       throw std::invalid_argument("'" + label + "' does not offer " + o.name + "=" + it->second);
     }
     mine[o.name] = it->second;
   }
-  return variant->build(variant->resolve(mine));
+  return variant->resolve(mine);
+}
+
+Program EquivSide::build(const kernels::Options& options) const {
+  if (fixed) return *fixed;
+  return variant->build(options_for(options));
 }
 
 namespace {
@@ -436,14 +441,7 @@ void run_cases(ShapeWork& w, const ParamValues& params, const Terms* terms, int 
     if (!req.original.variant || !c.spec) continue;
     const kernels::Variant& vo = *req.original.variant;
     const kernels::Variant& vr = req.rewrite.variant ? *req.rewrite.variant : vo;
-    const kernels::Options ro_opts = req.rewrite.registered() ? [&] {
-      kernels::Options m;
-      for (const kernels::OptionSpec& o : vr.options) {
-        if (w.options.count(o.name)) m[o.name] = w.options.at(o.name);
-      }
-      return vr.resolve(m);
-    }()
-                                                              : w.options;
+    const kernels::Options ro_opts = req.rewrite.options_for(w.options);
     const auto bo = kernels::oracle_reference(vo.contract(w.options), *c.spec, *c.values, 0);
     const auto br = kernels::oracle_reference(vr.contract(ro_opts), *c.spec, *c.values, 0);
     const std::vector<double> ya = kernels::unpack_output(vo.layout, *c.spec, a.outputs);
@@ -486,7 +484,14 @@ OptionOutcome check_options(const EquivRequest& req, const kernels::Options& opt
   OptionOutcome out;
   out.options = options;
   const Program orig = req.original.build(options);
-  const Program rew = req.rewrite.build(options);
+  // A rewrite that does not offer one of the original's option values does not cover its domain.
+  Program rew;
+  try {
+    rew = req.rewrite.build(options);
+  } catch (const std::invalid_argument& e) {
+    out.interface_error = e.what();
+    return out;
+  }
   const std::vector<std::string> lo = instruction_labels(orig), lr = instruction_labels(rew);
   const std::string gap = domain_gap(orig, rew);
   if (!gap.empty()) {
@@ -562,12 +567,8 @@ OptionOutcome check_options(const EquivRequest& req, const kernels::Options& opt
   // The contract diff.
   if (req.original.variant && req.rewrite.registered()) {
     const nlohmann::json a = req.original.variant->contract(options).to_json();
-    kernels::Options ro;
-    for (const kernels::OptionSpec& o : req.rewrite.variant->options) {
-      if (options.count(o.name)) ro[o.name] = options.at(o.name);
-    }
     const nlohmann::json b =
-        req.rewrite.variant->contract(req.rewrite.variant->resolve(ro)).to_json();
+        req.rewrite.variant->contract(req.rewrite.options_for(options)).to_json();
     for (auto it = a.begin(); it != a.end(); ++it) {
       if (it.key() == "name") continue;
       if (!b.contains(it.key()) || b[it.key()] != it.value()) {

@@ -33,7 +33,11 @@ struct EquivSide {
   std::string label;
   const kernels::Variant* variant = nullptr;
   std::optional<Program> fixed;
-  // The program for the original's options (a registered rewrite takes those it offers).
+  // This side's options for an option set of the original: a registered kernel takes the ones
+  // it has (throws std::invalid_argument for a value it does not offer), defaults filled in; a
+  // fixed program keeps the original's.
+  kernels::Options options_for(const kernels::Options& original) const;
+  // The program for an option set of the original.
   Program build(const kernels::Options& options) const;
   bool registered() const { return !fixed && variant; }
 };

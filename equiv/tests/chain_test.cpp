@@ -94,5 +94,21 @@ TEST(AutocompChain, PinnedOptionsRestrictTheCombinations) {
   }
 }
 
+// A rewrite must accept every point of the original's domain: one that does not offer an option
+// value the original has fails at that option set (exit 1), it is not bad input.
+TEST(AutocompChain, ARewriteWithoutAnOptionValueFails) {
+  EquivRequest req;
+  req.original = {"sd_attention", kernels::find_variant("sd_attention"), std::nullopt};
+  req.rewrite = {"sd_attention_allocated", kernels::find_variant("sd_attention_allocated"),
+                 std::nullopt};
+  req.options = {{"use_causal_mask", "true"}, {"dtype", "fp32"}, {"mixed_precision", "true"}};
+  const EquivResult r = run_equiv(req);
+  ASSERT_EQ(r.outcomes.size(), 1u);
+  EXPECT_NE(r.outcomes[0].interface_error.find("does not offer use_causal_mask=true"),
+            std::string::npos);
+  EXPECT_EQ(r.verdict, "refuted");
+  EXPECT_EQ(r.exit_code, 1);
+}
+
 }  // namespace
 }  // namespace ncv::equiv
