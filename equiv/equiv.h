@@ -48,6 +48,8 @@ std::optional<Level> parse_level(const std::string& s);
 
 enum class Verdict : uint8_t { proved, refuted, unknown };
 const char* verdict_name(Verdict v);
+// "dtype=bf16 mixed_precision=true ..." ("(no options)" for none): how results name option sets.
+std::string options_text(const kernels::Options& o);
 // The numeric layer tests, it does not prove: "pass", "fail", "not run".
 const char* numeric_verdict_name(Verdict v);
 

@@ -50,6 +50,12 @@ const char* numeric_verdict_name(Verdict v) {
   return "?";
 }
 
+std::string options_text(const kernels::Options& o) {
+  std::string s;
+  for (const auto& [k, v] : o) s += (s.empty() ? "" : " ") + k + "=" + v;
+  return s.empty() ? "(no options)" : s;
+}
+
 bool OptionOutcome::holds(Level l) const {
   if (!interface_error.empty() || !run_error.empty()) return false;
   if (bit_exact == Verdict::proved) return true;
@@ -65,12 +71,6 @@ std::string params_str(const ParamValues& p) {
   std::string s;
   for (const auto& [k, v] : p) s += (s.empty() ? "" : " ") + k + "=" + std::to_string(v);
   return s;
-}
-
-std::string options_str(const kernels::Options& o) {
-  std::string s;
-  for (const auto& [k, v] : o) s += (s.empty() ? "" : " ") + k + "=" + v;
-  return s.empty() ? "(no options)" : s;
 }
 
 std::string hex(uint32_t b) {
@@ -185,8 +185,8 @@ std::string EquivResult::text() const {
   s << "equiv " << original << " -> " << rewrite << "   (require " << level_name(required) << ")\n";
   for (const OptionOutcome& o : outcomes) {
     s << "\n"
-      << options_str(o.options) << "   [" << (o.holds(required) ? "holds" : "does not hold") << ", "
-      << num(o.seconds) << " s]\n";
+      << options_text(o.options) << "   [" << (o.holds(required) ? "holds" : "does not hold")
+      << ", " << num(o.seconds) << " s]\n";
     s << "  shapes         ";
     for (size_t i = 0; i < o.shapes.size(); ++i) s << (i ? "; " : "") << params_str(o.shapes[i]);
     if (o.tested_shape) s << "; tested only: " << params_str(*o.tested_shape);

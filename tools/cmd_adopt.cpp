@@ -63,12 +63,6 @@ struct AdoptCommandOptions {
   RunLimits limits;
 };
 
-std::string options_text(const kernels::Options& o) {
-  std::string s;
-  for (const auto& [k, v] : o) s += (s.empty() ? "" : " ") + k + "=" + v;
-  return s.empty() ? "(no options)" : s;
-}
-
 std::string num(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.4g", v);
@@ -246,7 +240,8 @@ void run_checks(Gate& g, Progress& progress, int64_t& done) {
         // A shape of the original's domain the rewrite refuses: it cannot replace the original.
         c.refusal = e.message;
         c.failure = "the rewrite refuses " + format_params(c.params) + " (" +
-                    options_text(p.options) + "), inside the original's domain: " + e.message;
+                    equiv::options_text(p.options) +
+                    "), inside the original's domain: " + e.message;
       }
       if (c.refusal.empty()) {
         try {
@@ -265,8 +260,8 @@ void run_checks(Gate& g, Progress& progress, int64_t& done) {
           if (cr.pass) continue;
           c.failure =
               "check of " + g.req.rewrite.label + " fails at " + format_params(c.params) + " (" +
-              options_text(p.rewrite_options) + "), case seed=" + std::to_string(cr.seed) + " " +
-              cr.distribution + ": " +
+              equiv::options_text(p.rewrite_options) + "), case seed=" + std::to_string(cr.seed) +
+              " " + cr.distribution + ": " +
               (cr.run_error ? "model error: " + cr.run_error->message : cr.comparison.one_line());
           c.replay = "ncverify check " + g.req.rewrite.label +
                      replay_args(g, p.rewrite_options, c.params) + " --cases " +
@@ -403,7 +398,7 @@ std::string counterexample_line(const equiv::Counterexample& c) {
 
 // What `equiv` reached for one option set, in the gate's words.
 std::string outcome_line(const equiv::OptionOutcome& o, equiv::Level required) {
-  std::string s = options_text(o.options) + ": ";
+  std::string s = equiv::options_text(o.options) + ": ";
   if (!o.interface_error.empty()) return s + "interface fails: " + o.interface_error;
   if (!o.run_error.empty()) return s + "the rewrite fails where the original runs: " + o.run_error;
   s += std::string("bit-exact ") + equiv::verdict_name(o.bit_exact) + ", real " +
@@ -586,8 +581,9 @@ void print_text(const Gate& g) {
             << g.plans.size() << " option set(s) x their shapes), " << g.opts.cases
             << " cases each; worst normalized error " << num(worst_normalized(g)) << "\n";
   for (const CheckRun& c : g.checks) {
-    std::cout << "  " << (c.pass() ? "pass " : "FAIL ") << options_text(c.plan->rewrite_options)
-              << "  " << format_params(c.params) << (c.mid_size ? " (mid-size)" : "") << "  worst "
+    std::cout << "  " << (c.pass() ? "pass " : "FAIL ")
+              << equiv::options_text(c.plan->rewrite_options) << "  " << format_params(c.params)
+              << (c.mid_size ? " (mid-size)" : "") << "  worst "
               << (c.result ? num(c.result->worst_normalized) : std::string("-")) << "\n";
   }
   // (b)
@@ -610,7 +606,7 @@ void print_text(const Gate& g) {
   for (const LatencyRow& r : g.latency) {
     const std::optional<double> c = change_pct(r);
     std::snprintf(line, sizeof line, "  %-5s %-54s %-24s %13s %13s %9s", r.gen.c_str(),
-                  options_text(r.plan->options).c_str(), format_params(r.params).c_str(),
+                  equiv::options_text(r.plan->options).c_str(), format_params(r.params).c_str(),
                   r.original_ns ? num(*r.original_ns / 1000).c_str() : "-",
                   r.rewrite_ns ? num(*r.rewrite_ns / 1000).c_str() : "-",
                   c ? pct(*c).c_str() : "-");
