@@ -1,9 +1,12 @@
 #include "kernels/check.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 
+#include "kernels/registry.h"
+#include "oracle/case_bound.h"
 #include "oracle/exact_oracle.h"
 #include "oracle/fast_oracle.h"
 #include "oracle/input_distributions.h"
@@ -14,23 +17,71 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
+double median(std::vector<double> x) {
+  if (x.empty()) return 0;
+  const size_t mid = x.size() / 2;
+  std::nth_element(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(mid), x.end());
+  return x[mid];
+}
+
+nlohmann::json finite_or_inf(double x) {
+  return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json("inf");
+}
+
 }  // namespace
 
 OracleReference oracle_reference(const oracle::PrecisionContract& ct,
                                  const oracle::AttentionSpec& spec,
-                                 const oracle::AttentionInputs& in, double exact_max_macs) {
+                                 const oracle::AttentionInputs& in, double exact_max_macs,
+                                 const std::vector<oracle::PrecisionContract>& also_accept) {
   OracleReference r;
   const double macs = 2.0 * static_cast<double>(spec.rows()) * static_cast<double>(spec.seqlen_kv) *
                       static_cast<double>(spec.d_head);
   r.exact = macs <= exact_max_macs;
   r.out = r.exact ? oracle::exact_attention(spec, in) : oracle::fast_attention(spec, in);
   r.bound = oracle::error_bound(ct, spec, in, r.out);
+  oracle::CaseBound cb = oracle::case_error_bound(ct, spec, in, r.out.out);
+  for (const oracle::PrecisionContract& other : also_accept) {
+    if (other.to_json() == ct.to_json()) continue;
+    const oracle::CaseBound ob = oracle::case_error_bound(other, spec, in, r.out.out);
+    for (size_t x = 0; x < cb.bound.size(); ++x) cb.bound[x] = std::fmax(cb.bound[x], ob.bound[x]);
+  }
   if (!r.exact) {
     const std::vector<double> fb = oracle::fast_oracle_bound(spec, in, r.out);
-    for (size_t x = 0; x < fb.size(); ++x) r.bound.bound[x] += fb[x];
+    for (size_t x = 0; x < fb.size(); ++x) {
+      r.bound.bound[x] += fb[x];
+      cb.bound[x] += fb[x];
+    }
   }
+  r.apriori = r.bound.bound;
+  // Both bounds are sound for a kernel honouring the contract, so their minimum is too.
+  r.bound.uncertified = 0;
+  for (size_t x = 0; x < cb.bound.size(); ++x) {
+    r.bound.bound[x] = std::fmin(r.bound.bound[x], cb.bound[x]);
+    r.bound.uncertified += std::isinf(r.bound.bound[x]) ? 1 : 0;
+  }
+  r.reference = std::move(cb.reference);
   return r;
 }
+
+namespace {
+
+// max |got - exact| / (2 max |reference - exact|) over elements where all three are finite.
+double fa_ratio(const std::vector<double>& got, const std::vector<double>& exact,
+                const std::vector<double>& reference) {
+  double err = 0, ref_err = 0;
+  for (size_t x = 0; x < exact.size(); ++x) {
+    if (!std::isfinite(got[x]) || !std::isfinite(exact[x]) || !std::isfinite(reference[x])) {
+      continue;
+    }
+    err = std::fmax(err, std::fabs(got[x] - exact[x]));
+    ref_err = std::fmax(ref_err, std::fabs(reference[x] - exact[x]));
+  }
+  if (err == 0) return 0;
+  return ref_err == 0 ? kInf : err / (2 * ref_err);
+}
+
+}  // namespace
 
 CaseResult check_inputs(const Variant& v, const Program& program, const Options& options,
                         const ParamValues& params, const oracle::AttentionSpec& spec,
@@ -44,9 +95,14 @@ CaseResult check_inputs(const Variant& v, const Program& program, const Options&
   }
   const std::vector<double> got = unpack_output(v.layout, spec, run.outputs);
   const OracleReference ref =
-      oracle_reference(v.contract(options), spec, in, opts.exact_oracle_max_macs);
+      oracle_reference(v.contract(options), spec, in, opts.exact_oracle_max_macs, opts.also_accept);
   c.exact_oracle = ref.exact;
   c.comparison = oracle::compare(spec, got, ref.out, ref.bound, spec.output_dtype);
+  oracle::ErrorBound apriori = ref.bound;
+  apriori.bound = ref.apriori;
+  c.apriori_normalized =
+      oracle::compare(spec, got, ref.out, apriori, spec.output_dtype).max_normalized;
+  c.fa_ratio = fa_ratio(got, ref.out.out, ref.reference);
   c.pass = c.comparison.pass;
   return c;
 }
@@ -78,12 +134,46 @@ CheckResult check_kernel_with(const Variant& v, const Program& program, const Op
     res.cases.push_back(std::move(c));
     if (opts.on_case) opts.on_case(n + 1);
   }
+  std::vector<double> cr, ar, fr;
+  for (const CaseResult& c : res.cases) {
+    if (c.run_error) continue;
+    cr.push_back(c.comparison.max_normalized);
+    ar.push_back(c.apriori_normalized);
+    fr.push_back(c.fa_ratio);
+  }
+  res.median_case_ratio = median(cr);
+  res.median_apriori_ratio = median(ar);
+  res.median_fa_ratio = median(fr);
   return res;
+}
+
+std::vector<oracle::PrecisionContract> family_contracts(const Variant& v, const Options& options) {
+  std::vector<oracle::PrecisionContract> out = {v.contract(options)};
+  for (const Variant& w : registry()) {
+    if (w.family != v.family || w.name == v.name) continue;
+    bool offers = true;
+    for (const auto& [name, value] : options) offers = offers && w.offers(name, value);
+    if (!offers) continue;
+    oracle::PrecisionContract c = w.contract(w.resolve(options));
+    nlohmann::json key = c.to_json();
+    key.erase("name");
+    const bool seen = std::any_of(out.begin(), out.end(), [&](const oracle::PrecisionContract& o) {
+      nlohmann::json k = o.to_json();
+      k.erase("name");
+      return k == key;
+    });
+    if (!seen) out.push_back(std::move(c));
+  }
+  return out;
+}
+
+const std::vector<oracle::Distribution>& check_distributions() {
+  return oracle::all_distributions();
 }
 
 CheckResult check_kernel(const Variant& v, const Program& program, const Options& options,
                          const ParamValues& params, const CheckOptions& opts) {
-  const auto& dists = oracle::all_distributions();
+  const auto& dists = opts.distributions.empty() ? check_distributions() : opts.distributions;
   return check_kernel_with(
       v, program, options, params,
       [&](const oracle::AttentionSpec& spec, int n) {
@@ -133,10 +223,16 @@ nlohmann::json CheckResult::to_json() const {
       e["model_error"] = c.run_error->message;
     } else {
       e["comparison"] = c.comparison.to_json();
+      e["case_bound_ratio"] = finite_or_inf(c.comparison.max_normalized);
+      e["apriori_ratio"] = finite_or_inf(c.apriori_normalized);
+      e["fa_ratio"] = finite_or_inf(c.fa_ratio);
     }
     cs.push_back(e);
   }
   j["cases"] = cs;
+  j["median_case_bound_ratio"] = finite_or_inf(median_case_ratio);
+  j["median_apriori_ratio"] = finite_or_inf(median_apriori_ratio);
+  j["median_fa_ratio"] = finite_or_inf(median_fa_ratio);
   return j;
 }
 

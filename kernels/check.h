@@ -12,16 +12,24 @@
 #include "kernels/variant.h"
 #include "model/interp/dynamic_error.h"
 #include "oracle/comparison.h"
+#include "oracle/input_distributions.h"
 
 namespace ncv::kernels {
 
 struct CheckOptions {
-  int cases = 3;      // seeded input sets; the hard distributions are cycled through
+  int cases = 8;      // seeded input sets; `distributions` are cycled through
   uint64_t seed = 1;  // case n uses seed + n
-  RunOptions run;     // hw generation, budgets
+  // Case n draws distributions[n % size]; empty: check_distributions() (the bug-exposing ones
+  // first).
+  std::vector<oracle::Distribution> distributions;
+  RunOptions run;  // hw generation, budgets
   // Problems with at most this many multiply-adds use the exact oracle; larger ones the fast
   // oracle, whose own bound is added to the kernel's.
   double exact_oracle_max_macs = 4e6;
+  // Contracts whose case bounds are accepted besides the kernel's own (per element the largest
+  // of them): a rewrite checked under the kernel it replaces may round where any member of that
+  // kernel's family rounds (family_contracts). Empty: the kernel's own contract only.
+  std::vector<oracle::PrecisionContract> also_accept;
   // Called after each case with the number done (the command line's progress line).
   std::function<void(int done)> on_case;
 };
@@ -31,7 +39,14 @@ struct CaseResult {
   uint64_t seed = 0;
   bool exact_oracle = false;              // false: fast oracle (+ its bound)
   std::optional<DynamicError> run_error;  // the model refused the run (verdict: fail)
-  oracle::Comparison comparison;          // valid when run_error is empty
+  // Against the case bound (min of the a-priori and the case bound, oracle/case_bound.h); valid
+  // when run_error is empty.
+  oracle::Comparison comparison;
+  // max |err| / the a-priori bound alone (the guarantee, error_bound.h).
+  double apriori_normalized = 0;
+  // FlashAttention's criterion as a ratio: max |kernel - exact| / (2 max |reference - exact|),
+  // the reference computed in the kernel's own precision (<= 1: FlashAttention's test passes).
+  double fa_ratio = 0;
   bool pass = false;
 };
 
@@ -44,6 +59,9 @@ struct CheckResult {
   // max over cases of max_normalized; +inf on a run error or on a case that fails through
   // non-finite or uncertified elements (their ratio is not defined)
   double worst_normalized = 0;
+  // Medians over the cases without a model error: max |err| / case bound, / a-priori bound, and
+  // the FlashAttention-style ratio.
+  double median_case_ratio = 0, median_apriori_ratio = 0, median_fa_ratio = 0;
   bool pass = false;
 
   std::string summary() const;  // a few lines: per case one line, then the verdict
@@ -52,15 +70,19 @@ struct CheckResult {
 
 // The oracle output for one input set and the tolerance of a kernel with contract `ct`: the
 // exact oracle when the problem has at most `exact_max_macs` multiply-adds, otherwise the fast
-// oracle with its own bound added to the contract's.
+// oracle with its own bound added to the contract's. The tolerance is per element the smaller of
+// two sound bounds: the a-priori one (error_bound.h) and the case bound (case_bound.h).
 struct OracleReference {
   oracle::OracleOutput out;
-  oracle::ErrorBound bound;
+  oracle::ErrorBound bound;       // per element the smaller of the a-priori and the case bound
+  std::vector<double> apriori;    // the a-priori bound alone
+  std::vector<double> reference;  // the contract's computation in the kernel's precision
   bool exact = false;
 };
 OracleReference oracle_reference(const oracle::PrecisionContract& ct,
                                  const oracle::AttentionSpec& spec,
-                                 const oracle::AttentionInputs& in, double exact_max_macs);
+                                 const oracle::AttentionInputs& in, double exact_max_macs,
+                                 const std::vector<oracle::PrecisionContract>& also_accept = {});
 
 // One input set: runs `program` on `in` (packed by v's layout) and compares its output with the
 // oracle under v's contract for `options`. `spec` is v.spec(options, params). Only opts.run and
@@ -77,6 +99,14 @@ struct InputSet {
 };
 // Case n's input set for a spec.
 using InputSource = std::function<InputSet(const oracle::AttentionSpec&, int n)>;
+
+// The distinct contracts, for `options`, of every registered variant of v's family that offers
+// those options (v's own first): the rounding placements a rewrite of v may legitimately use.
+std::vector<oracle::PrecisionContract> family_contracts(const Variant& v, const Options& options);
+
+// The order the default check draws input distributions in: those that make scale, max and
+// masking bugs visible first, the hard distributions next, uniform [0, 1) last.
+const std::vector<oracle::Distribution>& check_distributions();
 
 // check_kernel with opts.cases input sets from `inputs` instead of the seeded hard distributions
 // (`ncverify check --values` replays a property-suite case this way).

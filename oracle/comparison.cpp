@@ -27,12 +27,28 @@ Comparison compare(const AttentionSpec& spec, const std::vector<double>& got,
   double sum_ulps = 0, sum_signed = 0, sum_signed_ulps = 0;
   int64_t finite = 0;
   const int64_t d = spec.d_head, Sq = spec.seqlen_q, H = spec.heads;
+  auto location = [&](size_t e) {
+    const int64_t ie = static_cast<int64_t>(e);
+    return Location{ie / (d * Sq * H), (ie / (d * Sq)) % H, (ie / d) % Sq, ie % d};
+  };
+  auto note_failure = [&](size_t e, double g, double x, double bd) {
+    if (r.has_first_failure) return;
+    r.has_first_failure = true;
+    r.first_failure = location(e);
+    r.first_got = g;
+    r.first_exact = x;
+    r.first_bound = bd;
+  };
   for (size_t e = 0; e < n; ++e) {
     const double x = exact.out[e], g = got[e], bd = bound.bound[e];
     if (!std::isfinite(x) || !std::isfinite(g)) {
-      if (!same_class(x, g)) ++r.nonfinite_mismatch;
+      if (!same_class(x, g)) {
+        ++r.nonfinite_mismatch;
+        note_failure(e, g, x, bd);
+      }
       continue;
     }
+    if (std::isinf(bd) || std::fabs(g - x) > bd) note_failure(e, g, x, bd);
     if (std::isinf(bd)) ++r.uncertified;
     const double err = g - x;
     const double ae = std::fabs(err);
@@ -49,8 +65,7 @@ Comparison compare(const AttentionSpec& spec, const std::vector<double>& got,
     ++finite;
     if (finite == 1 || norm > r.max_normalized) {
       r.max_normalized = norm;
-      const int64_t ie = static_cast<int64_t>(e);
-      r.worst = {ie / (d * Sq * H), (ie / (d * Sq)) % H, (ie / d) % Sq, ie % d};
+      r.worst = location(e);
       r.worst_got = g;
       r.worst_exact = x;
       r.worst_bound = bd;
@@ -81,28 +96,48 @@ std::string Comparison::one_line() const {
   return buf;
 }
 
+std::string Comparison::first_failure_line() const {
+  if (!has_first_failure) return "";
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "first failing element (b=%lld,h=%lld,i=%lld,c=%lld): got %.9g, oracle %.9g, "
+                "bound %.3g",
+                static_cast<long long>(first_failure.b), static_cast<long long>(first_failure.h),
+                static_cast<long long>(first_failure.i), static_cast<long long>(first_failure.c),
+                first_got, first_exact, first_bound);
+  return buf;
+}
+
 nlohmann::json Comparison::to_json() const {
   auto num = [](double x) -> nlohmann::json {
     if (std::isfinite(x)) return x;
     return std::isnan(x) ? "nan" : (x > 0 ? "inf" : "-inf");
   };
-  return {{"pass", pass},
-          {"elements", elements},
-          {"max_normalized_error", num(max_normalized)},
-          {"worst",
-           {{"b", worst.b},
-            {"h", worst.h},
-            {"i", worst.i},
-            {"c", worst.c},
-            {"got", num(worst_got)},
-            {"exact", num(worst_exact)},
-            {"bound", num(worst_bound)}}},
-          {"max_abs_error", num(max_abs_err)},
-          {"over_bound", over_bound},
-          {"ulps", {{"max", num(max_ulps)}, {"mean", num(mean_ulps)}}},
-          {"bias", {{"mean_signed_error", num(mean_signed_err)}, {"ulps", num(mean_signed_ulps)}}},
-          {"uncertified", uncertified},
-          {"nonfinite_mismatch", nonfinite_mismatch}};
+  nlohmann::json j = {
+      {"pass", pass},
+      {"elements", elements},
+      {"max_normalized_error", num(max_normalized)},
+      {"worst",
+       {{"b", worst.b},
+        {"h", worst.h},
+        {"i", worst.i},
+        {"c", worst.c},
+        {"got", num(worst_got)},
+        {"exact", num(worst_exact)},
+        {"bound", num(worst_bound)}}},
+      {"max_abs_error", num(max_abs_err)},
+      {"over_bound", over_bound},
+      {"ulps", {{"max", num(max_ulps)}, {"mean", num(mean_ulps)}}},
+      {"bias", {{"mean_signed_error", num(mean_signed_err)}, {"ulps", num(mean_signed_ulps)}}},
+      {"uncertified", uncertified},
+      {"nonfinite_mismatch", nonfinite_mismatch}};
+  if (has_first_failure) {
+    j["first_failure"] = {{"b", first_failure.b},     {"h", first_failure.h},
+                          {"i", first_failure.i},     {"c", first_failure.c},
+                          {"got", num(first_got)},    {"exact", num(first_exact)},
+                          {"bound", num(first_bound)}};
+  }
+  return j;
 }
 
 }  // namespace ncv::oracle

@@ -29,9 +29,16 @@ struct Comparison {
   double mean_signed_ulps = 0;     // the same in output ulps
   int64_t uncertified = 0;         // elements whose bound is +inf (contract may overflow)
   int64_t nonfinite_mismatch = 0;  // exact NaN/Inf and got not of the same class, or vice versa
+  // The first element (in [b][h][i][c] order) that fails: over its bound, uncertified, or of
+  // another non-finite class than the exact value.
+  bool has_first_failure = false;
+  Location first_failure;
+  double first_got = 0, first_exact = 0, first_bound = 0;
   bool pass = false;  // max_normalized <= 1, no uncertified element, no non-finite mismatch
 
   std::string one_line() const;
+  // "first failing element (b=0,h=0,i=3,c=7): got 0.51 exact 0.49 bound 0.004" or "".
+  std::string first_failure_line() const;
   nlohmann::json to_json() const;
 };
 

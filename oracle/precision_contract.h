@@ -36,7 +36,8 @@ struct PrecisionContract {
   DType pv_accum = DType::fp32;     // accumulation of the PV product across key tiles
   Normalisation norm = Normalisation::deferred;
   // Deferred normalisation in a narrower dtype (a kernel_dtype of bf16): the PV result, l, its
-  // reciprocal and the product are each rounded to norm_dtype (out = fl(fl(acc) * fl(1 / fl(l))));
+  // reciprocal and the product are each rounded to norm_dtype (out = fl(fl(acc) * fl(1 / fl(l))),
+  // or with acc multiplied straight out of PSUM: fl(acc * fl(1 / fl(l))));
   // with fp32 the kernel divides or multiplies by the reciprocal in fp32.
   DType norm_dtype = DType::fp32;
   DType out_dtype = DType::fp32;  // the stored output

@@ -6,11 +6,14 @@
 // Exit 0 when every case passes, 1 otherwise, 2 on bad usage.
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <optional>
 
 #include "kernels/check.h"
+#include "kernels/check_sweep.h"
 #include "kernels/explicit_layout.h"
+#include "kernels/option_programs.h"
 #include "kernels/registry.h"
 #include "oracle/attention_spec.h"
 #include "properties/values.h"
@@ -27,8 +30,10 @@ struct CheckCommandOptions {
   double scale = 1.0;
   bool causal = false;
   std::vector<std::string> params;
-  int cases = 3;
+  int cases = 8;
   uint64_t seed = 1;
+  double budget_s = 30;
+  std::string dist;
   bool json = false;
   RunLimits limits;
   NkiFlags nki;
@@ -51,6 +56,98 @@ std::optional<kernels::Variant> explicit_variant(const CheckCommandOptions& opts
   }
   return kernels::explicit_layout_variant(*src.variant, src.program, layout, opts.scale,
                                           opts.causal);
+}
+
+// The case with the largest normalized error (a failing one first), or null.
+const kernels::CaseResult* worst_of(const kernels::CheckResult& r) {
+  const kernels::CaseResult* worst = nullptr;
+  auto ratio = [](const kernels::CaseResult& c) {
+    return c.run_error ? std::numeric_limits<double>::infinity() : c.comparison.max_normalized;
+  };
+  for (const kernels::CaseResult& c : r.cases) {
+    if (worst == nullptr || (!c.pass && worst->pass) ||
+        (c.pass == worst->pass && ratio(c) > ratio(*worst))) {
+      worst = &c;
+    }
+  }
+  return worst;
+}
+
+// The command that re-runs exactly one case: the target, its shape and options, the input
+// distribution and seed.
+std::string replay_line(const CheckCommandOptions& opts, const KernelSource& src,
+                        const kernels::Options& options, const ParamValues& params,
+                        const kernels::CaseResult& c) {
+  std::string s = "ncverify check " + opts.target;
+  if (!opts.like.empty()) s += " --like " + opts.like;
+  if (!opts.layout.empty()) s += " --layout \"" + opts.layout + "\" --contract " + opts.contract;
+  for (const auto& [k, v] : params) s += " --param " + k + "=" + std::to_string(v);
+  if (src.rebuild) {
+    for (const auto& [k, v] : options) s += " --param " + k + "=" + v;
+  }
+  if (opts.gen != "trn1") s += " --gen " + opts.gen;
+  return s + " " +
+         (c.distribution.find(':') == std::string::npos ? kernels::case_recipe(c)
+                                                        : "--values " + c.distribution);
+}
+
+void print_worst(const CheckCommandOptions& opts, const KernelSource& src,
+                 const kernels::Options& options, const ParamValues& params,
+                 const kernels::CaseResult& c) {
+  std::cout << "worst case: " << c.distribution << " seed=" << c.seed << " at "
+            << format_params(params) << " ("
+            << (c.run_error ? "model error" : c.comparison.one_line().substr(0, 4)) << ", "
+            << (c.run_error ? c.run_error->message
+                            : "max|err|/bound " + std::to_string(c.comparison.max_normalized))
+            << ")\n  replay: " << replay_line(opts, src, options, params, c) << "\n";
+  if (!c.run_error && !c.pass) std::cout << "  " << c.comparison.first_failure_line() << "\n";
+}
+
+int run_sweep(const CheckCommandOptions& opts, const KernelSource& src,
+              const kernels::Variant& variant, const kernels::CheckOptions& co) {
+  std::vector<kernels::Options> option_sets;
+  if (src.rebuild) {
+    for (const kernels::LabelledProgram& lp :
+         kernels::option_programs(*src.variant, src.pinned_options)) {
+      option_sets.push_back(lp.options);
+    }
+  } else {
+    option_sets = {src.options};
+  }
+  kernels::SweepOptions so;
+  so.budget_s = opts.budget_s;
+  so.cases_per_shape = opts.cases;
+  so.check = co;
+  // The exact (multiprecision) oracle only at the smallest shapes; the fast oracle adds its own
+  // bound elsewhere.
+  so.check.exact_oracle_max_macs = std::min(co.exact_oracle_max_macs, 1e5);
+  Progress progress("check", "shapes", 0);
+  so.on_shape = [&progress](int done, int, const std::string& what) {
+    progress.update(done, what);
+  };
+  const auto build = [&](const kernels::Options& o) {
+    return src.rebuild ? src.rebuild(o) : src.program;
+  };
+  const kernels::SweepResult r = kernels::check_sweep(variant, option_sets, build, src.params, so);
+  const kernels::SweepRun* wr = r.worst_run();
+  const kernels::CaseResult* wc = r.worst_case();
+  if (opts.json) {
+    nlohmann::json j = r.to_json();
+    j["source"] = src.label;
+    if (!opts.like.empty()) j["like"] = opts.like;
+    if (wr && wc)
+      j["worst_case_replay"] = replay_line(opts, src, wr->options, wr->shape.params, *wc);
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << "check " << src.label << (opts.like.empty() ? "" : " like " + opts.like) << ": "
+              << option_sets.size() << " option set(s), shapes chosen from the domain"
+              << (src.params.empty() ? "" : " with " + format_params(src.params) + " pinned")
+              << ", " << opts.cases << " cases per shape, budget " << opts.budget_s << " s\n"
+              << r.summary();
+    if (wr && wc) print_worst(opts, src, wr->options, wr->shape.params, *wc);
+    std::cout << src.label << ": " << (r.pass ? "PASS" : "FAIL") << "\n";
+  }
+  return r.pass ? kExitOk : kExitVerificationFailure;
 }
 
 int run_check(const CheckCommandOptions& opts) {
@@ -93,8 +190,41 @@ int run_check(const CheckCommandOptions& opts) {
     recipe = props::parse_value_recipe(opts.values, error);
     if (!recipe) throw UsageError("--values " + opts.values + ": " + error);
   }
-  kernels::CheckResult r;
+  std::optional<oracle::Distribution> dist;
+  if (!opts.dist.empty()) {
+    for (oracle::Distribution d : oracle::all_distributions()) {
+      if (opts.dist == oracle::distribution_name(d)) dist = d;
+    }
+    if (!dist) {
+      std::string known;
+      for (oracle::Distribution d : oracle::all_distributions()) {
+        known += (known.empty() ? "" : ", ") + std::string(oracle::distribution_name(d));
+      }
+      throw UsageError("--dist " + opts.dist + ": no such distribution (" + known + ")");
+    }
+    co.distributions = {*dist};
+    co.cases = 1;
+  }
+  // A file checked --like a registered kernel is a rewrite of it: it may round where any member of
+  // that kernel's family rounds (the a-priori bound still applies to all).
+  if (src.from_file && !opts.like.empty()) {
+    co.also_accept = kernels::family_contracts(variant, src.options);
+  }
+  // The sweep: some shape param left open (and no single input set asked for).
+  std::vector<std::string> open_params;
+  for (const Param& p : src.program.params) {
+    if (!src.params.count(p.name)) open_params.push_back(p.name);
+  }
+  const bool sweep = !open_params.empty() && !recipe && !dist;
+  if (!open_params.empty() && !sweep) {
+    throw UsageError(std::string(recipe ? "--values" : "--dist") +
+                     " replays one input set at one shape: give every shape param with --param "
+                     "(missing: " +
+                     open_params.front() + ")");
+  }
   try {
+    if (sweep) return run_sweep(opts, src, variant, co);
+    kernels::CheckResult r;
     if (recipe) {
       co.cases = 1;  // one property-suite input set
       r = kernels::check_kernel_with(
@@ -109,6 +239,27 @@ int run_check(const CheckCommandOptions& opts) {
       co.on_case = [&progress](int done) { progress.update(done); };
       r = kernels::check_kernel(variant, src.program, src.options, src.params, co);
     }
+    if (opts.json) {
+      nlohmann::json j = r.to_json();
+      j["source"] = src.label;
+      if (!opts.like.empty()) j["like"] = opts.like;
+      if (!opts.layout.empty()) {
+        j["layout"] = opts.layout;
+        j["contract_from"] = opts.contract;
+      }
+      if (const kernels::CaseResult* w = worst_of(r)) {
+        j["worst_case_replay"] = replay_line(opts, src, r.options, r.params, *w);
+      }
+      std::cout << j.dump(2) << "\n";
+    } else {
+      std::cout << "check " << src.label << (opts.like.empty() ? "" : " like " + opts.like) << " "
+                << format_params(src.params) << "\n"
+                << r.summary();
+      if (const kernels::CaseResult* w = worst_of(r)) {
+        print_worst(opts, src, r.options, r.params, *w);
+      }
+    }
+    return r.pass ? kExitOk : kExitVerificationFailure;
   } catch (const InputError& e) {
     throw UsageError(src.label + ": " + e.message);
   } catch (const std::invalid_argument& e) {
@@ -118,21 +269,6 @@ int run_check(const CheckCommandOptions& opts) {
     throw UsageError(src.label + " " + format_params(src.params) +
                      ": its attention spec: " + e.message);
   }
-  if (opts.json) {
-    nlohmann::json j = r.to_json();
-    j["source"] = src.label;
-    if (!opts.like.empty()) j["like"] = opts.like;
-    if (!opts.layout.empty()) {
-      j["layout"] = opts.layout;
-      j["contract_from"] = opts.contract;
-    }
-    std::cout << j.dump(2) << "\n";
-  } else {
-    std::cout << "check " << src.label << (opts.like.empty() ? "" : " like " + opts.like) << " "
-              << format_params(src.params) << "\n"
-              << r.summary();
-  }
-  return r.pass ? kExitOk : kExitVerificationFailure;
 }
 
 }  // namespace
@@ -161,10 +297,19 @@ void register_check(CLI::App& app, Action& action) {
                   "NAME=VALUE: a param (integer) or a kernel option (e.g. use_causal_mask=true)")
       ->expected(1)
       ->take_all();
-  cmd->add_option("--cases", opts->cases, "Number of seeded input sets")
+  cmd->add_option("--cases", opts->cases,
+                  "Seeded input sets per shape (the bug-exposing distributions first)")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
   add_seed_option(cmd, opts->seed, "Seed of the first input set");
+  cmd->add_option("--budget-s", opts->budget_s,
+                  "Without every shape param pinned: wall time for the shape sweep (the largest "
+                  "shape is chosen to fit it)")
+      ->check(CLI::Range(0.0, 1e6))
+      ->capture_default_str();
+  cmd->add_option("--dist", opts->dist,
+                  "Replay one input set of a distribution (with --seed; the `replay:` line of a "
+                  "check)");
   cmd->add_option("--values", opts->values,
                   "Replay one property-suite input set instead, e.g. normal:s=-3:seed=17 "
                   "(the `replay:` line of a failing property)");
@@ -175,7 +320,7 @@ void register_check(CLI::App& app, Action& action) {
   cmd->callback([cmd, opts, &action] {
     // A --values input set is one case with its own seed: --cases and --seed would be ignored.
     if (!opts->values.empty()) {
-      for (const char* ignored : {"--cases", "--seed"}) {
+      for (const char* ignored : {"--cases", "--seed", "--dist"}) {
         if (cmd->count(ignored) != 0) {
           throw CLI::ValidationError(ignored,
                                      "does not apply with --values (one input set, "

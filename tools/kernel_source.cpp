@@ -203,6 +203,7 @@ KernelSource load_kernel_source(const std::string& target,
     }
   }
   if (bug) given.insert(bug->options.begin(), bug->options.end());
+  src.pinned_options = given;
   if (src.variant != nullptr) {
     try {
       src.options = src.variant->resolve(given);
@@ -214,6 +215,9 @@ KernelSource load_kernel_source(const std::string& target,
     src.program = parse_program(read_input_file(target), target);
   } else {
     src.program = bug ? bug->edit(named->build(src.options)) : named->build(src.options);
+    src.rebuild = [bug, named](const kernels::Options& o) {
+      return bug ? bug->edit(named->build(o)) : named->build(o);
+    };
   }
   if (src.variant != nullptr) {
     // Name the options too, so a misspelt option is not reported as a mere unknown param.

@@ -3,6 +3,7 @@
 // kernel, borrowing its layout adapter, spec and contract).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,12 @@ struct KernelSource {
   kernels::Options options;                   // resolved (defaults filled) when variant is set
   const kernels::Variant* variant = nullptr;  // the registered kernel, or the --like one
   bool from_file = false;
+  // The options fixed by the user (--param), a catalogue entry or the file: a check sweep ranges
+  // over the others.
+  kernels::Options pinned_options;
+  // Builds the target for other options (a registered kernel or catalogue entry); empty for a
+  // file, whose options are those it was built with.
+  std::function<Program(const kernels::Options&)> rebuild;
   std::vector<std::string> header;  // provenance comments of a traced NKI kernel
 };
 

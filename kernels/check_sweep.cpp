@@ -1,0 +1,272 @@
+#include "kernels/check_sweep.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <stdexcept>
+
+#include "model/interp/interpreter.h"
+
+namespace ncv::kernels {
+
+namespace {
+
+bool is_power_of_two(int64_t x) {
+  return x > 0 && (x & (x - 1)) == 0;
+}
+
+// The largest value of p's range that is <= x and on its grid (lo + k * multiple_of).
+int64_t on_grid_below(const Param& p, int64_t x) {
+  const int64_t step = std::max<int64_t>(p.multiple_of, 1);
+  x = std::clamp(x, p.lo, p.hi);
+  // Params with multiple_of are multiples of it (not offsets from lo).
+  if (step > 1) x -= ((x % step) + step) % step;
+  return std::max(x, p.lo);
+}
+
+// A non-power-of-two value near three quarters of the range, on the grid (or the largest value
+// when every candidate is a power of two).
+int64_t non_power_of_two(const Param& p) {
+  for (int64_t x = on_grid_below(p, p.lo + (p.hi - p.lo) * 3 / 4); x >= p.lo;
+       x -= std::max<int64_t>(p.multiple_of, 1)) {
+    if (!is_power_of_two(x)) return x;
+  }
+  return p.hi;
+}
+
+bool tiled(const Param& p) {
+  return p.multiple_of > 1;
+}
+
+bool legal(const Program& p, const ParamValues& v) {
+  try {
+    check_params(p, v);
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+double product_of_tiled(const Program& p, const ParamValues& v) {
+  double x = 1;
+  for (const Param& prm : p.params) {
+    if (tiled(prm)) x *= static_cast<double>(v.at(prm.name));
+  }
+  return x;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+std::string options_text(const Options& o) {
+  std::string s;
+  for (const auto& [k, v] : o) s += (s.empty() ? "" : " ") + k + "=" + v;
+  return s;
+}
+
+std::string params_text(const ParamValues& v) {
+  std::string s;
+  for (const auto& [k, x] : v) s += (s.empty() ? "" : " ") + k + "=" + std::to_string(x);
+  return s;
+}
+
+}  // namespace
+
+std::vector<PlannedShape> planned_shapes(const Program& p, const ParamValues& pinned) {
+  // Each role gives every unpinned param a value.
+  using Pick = std::function<int64_t(const Param&)>;
+  const std::vector<std::pair<std::string, Pick>> roles = {
+      {"smallest", [](const Param& x) { return x.lo; }},
+      {"one tile + one step",
+       [](const Param& x) {
+         return tiled(x) ? on_grid_below(x, x.lo + x.multiple_of) : on_grid_below(x, x.lo + 1);
+       }},
+      {"non-power-of-two",
+       [](const Param& x) {
+         if (!tiled(x)) return non_power_of_two(x);
+         const int64_t v = on_grid_below(x, 3 * x.multiple_of);
+         return is_power_of_two(v) ? non_power_of_two(x) : v;
+       }},
+      {"several tiles",
+       [](const Param& x) { return tiled(x) ? on_grid_below(x, 8 * x.multiple_of) : x.hi; }},
+  };
+  std::vector<PlannedShape> out;
+  for (const auto& [role, pick] : roles) {
+    PlannedShape s{pinned, role};
+    for (const Param& prm : p.params) {
+      if (!pinned.count(prm.name)) s.params[prm.name] = pick(prm);
+    }
+    if (!legal(p, s.params)) continue;
+    const bool seen = std::any_of(out.begin(), out.end(),
+                                  [&](const PlannedShape& o) { return o.params == s.params; });
+    if (!seen) out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::optional<PlannedShape> largest_within(const Program& p, const PlannedShape& from,
+                                           double seconds_per_case, int cases, double seconds) {
+  const double base = product_of_tiled(p, from.params);
+  std::optional<PlannedShape> best;
+  // Candidates: the tiled params scaled together by k/8 of their maximum (k = 8 down to 1).
+  for (int k = 8; k >= 1 && !best; --k) {
+    PlannedShape s{from.params, "largest within budget"};
+    bool any = false;
+    for (const Param& prm : p.params) {
+      if (!tiled(prm) || from.params.count(prm.name) == 0) continue;
+      const int64_t v = on_grid_below(prm, prm.hi * k / 8);
+      if (v > from.params.at(prm.name)) {
+        s.params[prm.name] = v;
+        any = true;
+      }
+    }
+    if (!any || !legal(p, s.params)) continue;
+    const double growth = product_of_tiled(p, s.params) / base;
+    if (seconds_per_case * growth * growth * cases <= seconds) best = std::move(s);
+  }
+  return best;
+}
+
+SweepResult check_sweep(const Variant& v, const std::vector<Options>& option_sets,
+                        const std::function<Program(const Options&)>& build,
+                        const ParamValues& pinned, const SweepOptions& opts) {
+  const auto start = std::chrono::steady_clock::now();
+  SweepResult res;
+  res.budget_s = opts.budget_s;
+  res.pass = true;
+  int done = 0, planned = 0;
+  std::vector<std::pair<Program, std::vector<PlannedShape>>> plans;
+  for (const Options& o : option_sets) {
+    Program prog = build(o);
+    std::vector<PlannedShape> shapes = planned_shapes(prog, pinned);
+    if (shapes.empty()) {
+      throw std::invalid_argument("no shape of the declared domain satisfies the pinned params " +
+                                  params_text(pinned));
+    }
+    planned += static_cast<int>(shapes.size());
+    plans.emplace_back(std::move(prog), std::move(shapes));
+  }
+  auto run_one = [&](const Options& o, const Program& prog, const PlannedShape& shape, int cases) {
+    if (opts.on_shape) {
+      opts.on_shape(done, planned,
+                    options_text(o) + " " + params_text(shape.params) + " (" + shape.role + ")");
+    }
+    CheckOptions co = opts.check;
+    co.cases = cases;
+    const auto t0 = std::chrono::steady_clock::now();
+    SweepRun run{o, shape, check_kernel(v, prog, o, shape.params, co), 0};
+    run.seconds = seconds_since(t0);
+    res.pass = res.pass && run.result.pass;
+    res.runs.push_back(std::move(run));
+    ++done;
+    return res.runs.back().seconds;
+  };
+  // The fixed shapes of every option set first (the bug-finding ones), then the largest shapes
+  // with what is left of the budget, shared equally by the option sets.
+  std::vector<double> per_case(plans.size(), 0);
+  std::vector<PlannedShape> last(plans.size());
+  for (size_t k = 0; k < plans.size(); ++k) {
+    for (const PlannedShape& shape : plans[k].second) {
+      const double s = run_one(option_sets[k], plans[k].first, shape, opts.cases_per_shape);
+      per_case[k] = s / std::max(opts.cases_per_shape, 1);
+      last[k] = shape;
+    }
+  }
+  for (size_t k = 0; k < plans.size(); ++k) {
+    const double left = opts.budget_s - seconds_since(start);
+    const double share = left / static_cast<double>(plans.size() - k);
+    if (share <= 0) break;
+    const int cases = std::max(2, opts.cases_per_shape / 2);
+    if (auto big = largest_within(plans[k].first, last[k], per_case[k], cases, share)) {
+      ++planned;
+      run_one(option_sets[k], plans[k].first, *big, cases);
+    }
+  }
+  res.seconds = seconds_since(start);
+  return res;
+}
+
+int SweepResult::cases() const {
+  int n = 0;
+  for (const SweepRun& r : runs) n += static_cast<int>(r.result.cases.size());
+  return n;
+}
+
+const SweepRun* SweepResult::worst_run() const {
+  const SweepRun* worst = nullptr;
+  for (const SweepRun& r : runs) {
+    const bool worse = worst == nullptr || (!r.result.pass && worst->result.pass) ||
+                       (r.result.pass == worst->result.pass &&
+                        r.result.worst_normalized > worst->result.worst_normalized);
+    if (worse) worst = &r;
+  }
+  return worst;
+}
+
+const CaseResult* SweepResult::worst_case() const {
+  const SweepRun* r = worst_run();
+  if (r == nullptr) return nullptr;
+  const CaseResult* worst = nullptr;
+  for (const CaseResult& c : r->result.cases) {
+    const double x =
+        c.run_error ? std::numeric_limits<double>::infinity() : c.comparison.max_normalized;
+    const double w = worst == nullptr   ? -1
+                     : worst->run_error ? std::numeric_limits<double>::infinity()
+                                        : worst->comparison.max_normalized;
+    if (worst == nullptr || (!c.pass && worst->pass) || (c.pass == worst->pass && x > w)) {
+      worst = &c;
+    }
+  }
+  return worst;
+}
+
+std::string case_recipe(const CaseResult& c) {
+  return "--dist " + c.distribution + " --seed " + std::to_string(c.seed);
+}
+
+std::string SweepResult::summary() const {
+  std::string s;
+  char line[256];
+  for (const SweepRun& r : runs) {
+    int failed = 0;
+    for (const CaseResult& c : r.result.cases) failed += c.pass ? 0 : 1;
+    std::snprintf(line, sizeof line, "  %-4s %-44s %-28s %-22s %2zu cases  worst %.3g  %.2f s\n",
+                  r.result.pass ? "PASS" : "FAIL", options_text(r.options).c_str(),
+                  params_text(r.shape.params).c_str(), r.shape.role.c_str(), r.result.cases.size(),
+                  r.result.worst_normalized, r.seconds);
+    s += line;
+    if (failed > 0) {
+      for (const CaseResult& c : r.result.cases) {
+        if (!c.pass)
+          s += "      " + case_recipe(c) + ": " +
+               (c.run_error ? "model error: " + c.run_error->message : c.comparison.one_line()) +
+               "\n";
+      }
+    }
+  }
+  std::snprintf(line, sizeof line, "%zu shapes x option sets, %d cases, %.1f s (budget %.0f s)\n",
+                runs.size(), cases(), seconds, budget_s);
+  return s + line;
+}
+
+nlohmann::json SweepResult::to_json() const {
+  nlohmann::json j;
+  j["pass"] = pass;
+  j["seconds"] = seconds;
+  j["budget_s"] = budget_s;
+  j["cases"] = cases();
+  nlohmann::json rs = nlohmann::json::array();
+  for (const SweepRun& r : runs) {
+    nlohmann::json e = r.result.to_json();
+    e["role"] = r.shape.role;
+    e["seconds"] = r.seconds;
+    rs.push_back(std::move(e));
+  }
+  j["runs"] = std::move(rs);
+  return j;
+}
+
+}  // namespace ncv::kernels
