@@ -1,6 +1,7 @@
 // The solver's speed (bench/README.md), one run on one thread:
-//   - the time to prove every obligation (bounds, ISA rules, allocation) of every option program
-//     of every registered kernel for trn1, per kernel and in total (target <= 20 s in total);
+//   - the time to prove every obligation (well-formedness, bounds, ISA rules, allocation,
+//     initialization) of every option program of every registered kernel for trn1, per kernel
+//     and in total (target <= 20 s in total);
 //   - the time to compute each kernel's capacity frontiers: every option program, d_head 64 and
 //     128 where the domain has them, the other params at their least value, trn1/trn2/trn3,
 //     seqlen searched up to 65536.

@@ -24,6 +24,8 @@ std::string_view obligation_class_name(ObligationClass c) {
       return "isa-rules";
     case ObligationClass::allocation:
       return "allocation";
+    case ObligationClass::initialization:
+      return "initialization";
   }
   return "?";
 }

@@ -1,6 +1,6 @@
 // One proof obligation and its outcome. Every class of obligation —
-// well-formedness, index bounds, ISA rules, allocation — produces these, so the command line, the
-// tests and the benchmark read one shape.
+// well-formedness, index bounds, ISA rules, allocation, initialization — produces these, so the
+// command line, the tests and the benchmark read one shape.
 #pragma once
 
 #include <cstdint>
@@ -13,8 +13,8 @@
 
 namespace ncv::solver {
 
-enum class ObligationClass : uint8_t { well_formed, bounds, isa_rules, allocation };
-// "well-formed", "bounds", "isa-rules", "allocation"
+enum class ObligationClass : uint8_t { well_formed, bounds, isa_rules, allocation, initialization };
+// "well-formed", "bounds", "isa-rules", "allocation", "initialization"
 std::string_view obligation_class_name(ObligationClass c);
 
 struct Obligation {

@@ -47,6 +47,19 @@ int64_t ProgramSolver::value(const z3::model& m, const z3::expr& e) const {
   return m.eval(e, true).get_numeral_int64();
 }
 
+z3::check_result ProgramSolver::satisfiable(const z3::expr& e, std::string& why) {
+  solver_.push();
+  solver_.add(e);
+  std::string error;
+  const z3::check_result r = check_or_unknown(solver_, error);
+  if (r == z3::unknown) {
+    why = "Z3 returned unknown (" + (error.empty() ? solver_.reason_unknown() : error) +
+          ", timeout " + std::to_string(opts_.timeout_ms) + " ms)";
+  }
+  solver_.pop();
+  return r;
+}
+
 std::vector<std::pair<z3::expr, z3::expr>> ProgramSolver::unknowns_with_lower_bounds() {
   std::vector<std::pair<z3::expr, z3::expr>> out;
   for (const Param& prm : p_.params) {
@@ -125,7 +138,7 @@ void ProgramSolver::settle(Obligation& o, const z3::expr& assumed, const z3::exp
   solver_.pop();
   if (o.counterexample && opts_.replay) {
     o.replay = replay_counterexample(p_, *o.counterexample, expect.kind, o.instruction,
-                                     expect.data_dependent, &hw_of(opts_));
+                                     expect.data_dependent, &hw_of(opts_), expect.needs_values);
   }
 }
 

@@ -32,6 +32,9 @@ class ProgramSolver {
 
   // An Expr over params and the bound loop variables as a Z3 term.
   z3::expr term(const Expr& e) { return to_z3(ctx_, e, symbols_); }
+  // The terms of the params and of the bound loop variables (to translate an Expr with some of
+  // them rebound).
+  const SymbolTerms& symbols() const { return symbols_; }
   // A fresh integer the obligation quantifies over too (a `bufs` copy index, ...), named in the
   // counterexample's loop indices.
   z3::expr extra(const std::string& name);
@@ -41,6 +44,9 @@ class ProgramSolver {
   struct Expectation {
     CheckKind kind = CheckKind::out_of_bounds;
     bool data_dependent = false;
+    // The interpreter raises it only in a run that computes values (the shadow checks of
+    // uninitialized reads), not in a trace-only run.
+    bool needs_values = false;
   };
   using Explain = std::function<std::string(const z3::model&)>;
 
@@ -51,6 +57,10 @@ class ProgramSolver {
               Expectation expect);
 
   int64_t value(const z3::model& m, const z3::expr& e) const;
+
+  // Whether `e` holds for some param in the domain, bound loop iteration and extra (sat), for
+  // none (unsat), or Z3 cannot tell (unknown, with the reason in `why`).
+  z3::check_result satisfiable(const z3::expr& e, std::string& why);
 
  private:
   // Each unknown of the current obligation with its least value (loop start, 0 for extras).

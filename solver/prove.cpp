@@ -6,6 +6,7 @@
 #include "solver/allocation.h"
 #include "solver/bounds.h"
 #include "solver/domain.h"
+#include "solver/initialization.h"
 #include "solver/isa_rules.h"
 #include "solver/well_formed.h"
 #include "solver/z3_context.h"
@@ -37,7 +38,7 @@ void refuse_empty_domain(const Program& p, const ProveOptions& options) {
 std::vector<Obligation> prove_program(const Program& p, const ProveOptions& options) {
   refuse_empty_domain(p, options);
   std::vector<Obligation> all = prove_well_formed(p, options);
-  for (auto* prove : {&prove_bounds, &prove_isa_rules, &prove_allocation}) {
+  for (auto* prove : {&prove_bounds, &prove_isa_rules, &prove_allocation, &prove_initialization}) {
     std::vector<Obligation> more = prove(p, options);
     all.insert(all.end(), std::make_move_iterator(more.begin()),
                std::make_move_iterator(more.end()));

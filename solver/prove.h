@@ -1,5 +1,6 @@
-// Every obligation class of a Program in one call: well-formedness, index bounds, ISA rules and
-// allocation, for one generation. What `ncverify prove` and the prove benchmark run.
+// Every obligation class of a Program in one call: well-formedness, index bounds, ISA rules,
+// allocation and initialization, for one generation. What `ncverify prove` and the prove benchmark
+// run.
 #pragma once
 
 #include <vector>
@@ -11,17 +12,25 @@ namespace ncv::solver {
 
 inline constexpr ObligationClass kObligationClasses[] = {
     ObligationClass::well_formed, ObligationClass::bounds, ObligationClass::isa_rules,
-    ObligationClass::allocation};
+    ObligationClass::allocation, ObligationClass::initialization};
+
+// What a PROVED verdict covers and what it does not, in one line (`prove` ends with it).
+inline constexpr const char* kProveCoverage =
+    "covers: well-formedness, index bounds, ISA rules, SBUF/PSUM allocation, initialization of "
+    "SBUF/PSUM reads, for every shape in the domain; not covered: numerics (ncverify check), "
+    "equivalence to another kernel (ncverify equiv)";
 
 // What the interpreter checks and prove does not: each with the reason. `prove` prints this list,
-// so a PROVED verdict never claims more than the four classes.
+// so a PROVED verdict never claims more than the five classes.
 struct NotCovered {
   const char* check;
   const char* why;
 };
 inline constexpr NotCovered kNotCovered[] = {
-    {"uninitialized reads and outputs left unwritten (uninitialized_read, output_not_written)",
-     "which bytes each instruction instance writes is not modelled symbolically"},
+    {"uninitialized reads of HBM tensors and outputs left unwritten (uninitialized_read, "
+     "output_not_written)",
+     "the initialization class models on-chip buffers, whose lifetimes are scopes; HBM writes "
+     "span the whole program and every core"},
     {"input values outside their declared range (value_range)", "they are run-time values"},
     {"carried dependencies between affine-loop iterations (carried_dependency)",
      "the loops' dataflow is not modelled"},
@@ -31,7 +40,8 @@ inline constexpr NotCovered kNotCovered[] = {
      "they are limits of one run, not properties of the kernel"},
 };
 
-// Well-formedness, bounds, ISA rules, then allocation obligations of `p` for options.hw. A domain
+// Well-formedness, bounds, ISA rules, allocation, then initialization obligations of `p` for
+// options.hw. A domain
 // that Z3 shows to hold no params at all (ranges, multiple_of and relations contradict each
 // other) would make every obligation vacuously true: that throws std::invalid_argument instead.
 std::vector<Obligation> prove_program(const Program& p, const ProveOptions& options = {});

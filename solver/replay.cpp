@@ -7,13 +7,14 @@
 namespace ncv::solver {
 
 Replay replay_counterexample(const Program& p, const Counterexample& cex, CheckKind expected,
-                             int64_t instruction, bool data_dependent, const HwConfig* hw) {
+                             int64_t instruction, bool data_dependent, const HwConfig* hw,
+                             bool needs_values) {
   Replay r;
   RunOptions opts;
   opts.hw = hw;
   // Trace-only runs resolve every access, so they raise bounds errors without computing values;
-  // only run-time offsets need the values.
-  opts.compute_values = data_dependent;
+  // only run-time offsets and the shadow checks of uninitialized reads need the values.
+  opts.compute_values = data_dependent || needs_values;
   opts.record_trace = false;
   RunResult run;
   try {

@@ -16,8 +16,10 @@ namespace ncv::solver {
 // the interpreter sees the failure only with particular values read at run time (indirect
 // offsets) or when a read follows another buffer's write (overlapping placements), so values are
 // computed and a miss is not a disagreement. Another error raised first is not a disagreement
-// either; a run that completes cleanly is.
+// either; a run that completes cleanly is. `needs_values`: the check runs only when values are
+// computed (uninitialized reads), though the failure does not depend on them.
 Replay replay_counterexample(const Program& p, const Counterexample& cex, CheckKind expected,
-                             int64_t instruction, bool data_dependent, const HwConfig* hw);
+                             int64_t instruction, bool data_dependent, const HwConfig* hw,
+                             bool needs_values = false);
 
 }  // namespace ncv::solver

@@ -1,9 +1,11 @@
 // `ncverify prove KERNEL|FILE.nkir|--all [--gen trn1|trn2|trn3|all] [--timeout-ms N] [--json]`:
 // the solver's obligations for every param in the kernel's declared domain and every loop
-// iteration: well-formedness, index bounds, ISA rules, allocation. A registered kernel is proved
-// for every combination of its build options. One line per obligation class with counts, then
-// every obligation not proved; counterexamples are replayed on the interpreter. Exit 0 only when
-// everything is proved, 1 otherwise, 2 on bad usage.
+// iteration: well-formedness, index bounds, ISA rules, allocation, initialization of SBUF/PSUM
+// reads. A registered kernel is proved for every combination of its build options; a
+// bug-catalogue entry is one program. One line per obligation class with counts, then every
+// obligation not proved; counterexamples are replayed on the interpreter. The output ends with
+// one line saying what the verdicts cover and what they do not. Exit 0 only when everything is
+// proved, 1 otherwise, 2 on bad usage.
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
@@ -120,7 +122,10 @@ int run_prove(const ProveCommandOptions& opts) {
   bool pass = true;
   for (const auto& [c, n] : total) pass = pass && n.all_proved();
   if (opts.json) {
-    nlohmann::json j{{"programs", jprograms}, {"pass", pass}, {"seconds", s}};
+    nlohmann::json j{{"programs", jprograms},
+                     {"pass", pass},
+                     {"seconds", s},
+                     {"coverage", solver::kProveCoverage}};
     for (const solver::NotCovered& n : solver::kNotCovered) {
       j["not_covered"].push_back({{"check", n.check}, {"why", n.why}});
     }
@@ -139,6 +144,7 @@ int run_prove(const ProveCommandOptions& opts) {
       std::cout << "  - " << n.check << ": " << n.why << "\n";
     }
     std::cout << (pass ? "PROVED" : "NOT PROVED") << "\n";
+    std::cout << solver::kProveCoverage << "\n";
   }
   return pass ? kExitOk : kExitVerificationFailure;
 }
@@ -148,13 +154,13 @@ int run_prove(const ProveCommandOptions& opts) {
 void register_prove(CLI::App& app, Action& action) {
   auto opts = std::make_shared<ProveCommandOptions>();
   CLI::App* cmd = app.add_subcommand("prove",
-                                     "Prove a kernel well-formed, its index bounds, ISA rules and "
-                                     "SBUF/PSUM allocation for its whole param "
-                                     "domain with Z3");
+                                     "Prove a kernel well-formed, its index bounds, ISA rules, "
+                                     "SBUF/PSUM allocation and that it reads only SBUF/PSUM it "
+                                     "wrote, for its whole param domain with Z3");
   cmd->add_option(
       "kernel", opts->target,
-      "Registered kernel name (every option combination), a .nkir file or an NKI kernel "
-      "FILE.py:FUNCTION");
+      "Registered kernel name (every option combination), a bug-catalogue entry, a .nkir "
+      "file or an NKI kernel FILE.py:FUNCTION");
   cmd->add_option("-p,--param", opts->params,
                   "NKI kernels: NAME=VALUE keyword argument or fixed shape (a shape may also take "
                   "a domain LO..HI[/MULTIPLE]); repeat")

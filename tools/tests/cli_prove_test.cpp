@@ -77,6 +77,50 @@ for i in affine_range(N // 128) {
   EXPECT_NE(r.out.find("replay: reproduced"), std::string::npos) << r.out;
 }
 
+// The output ends with what the verdicts cover and what they do not (also in --json).
+TEST(CliProve, EndsWithWhatTheVerdictsCover) {
+  const CliResult r = run_cli({"prove", "naive_attention"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("initialization: "), std::string::npos) << r.out;
+  const std::string last_line =
+      "covers: well-formedness, index bounds, ISA rules, SBUF/PSUM "
+      "allocation, initialization of SBUF/PSUM reads, for every shape "
+      "in the domain; not covered: numerics (ncverify check), "
+      "equivalence to another kernel (ncverify equiv)\n";
+  ASSERT_GE(r.out.size(), last_line.size());
+  EXPECT_EQ(r.out.substr(r.out.size() - last_line.size()), last_line) << r.out;
+  const auto j = nlohmann::json::parse(run_cli({"prove", "naive_attention", "--json"}).out);
+  EXPECT_EQ(j.at("coverage").get<std::string>() + "\n", last_line);
+  EXPECT_GT(j.at("total").at("initialization").at("proved").get<int>(), 0);
+}
+
+// Bug-catalogue entries that read PSUM before writing it: the eviction moved above the loop of
+// transposes, and the first PV matmul accumulating onto PSUM nothing zeroed. Each is an
+// initialization counterexample that the interpreter's shadow check confirms.
+TEST(CliProve, CatalogueEntriesReadingUnwrittenPsumAreInitializationCounterexamples) {
+  for (const char* bug : {"stale_psum_read", "psum_group_start_accumulates"}) {
+    const CliResult r = run_cli({"prove", bug, "--json"});
+    EXPECT_EQ(r.exit_code, 1) << bug << r.out << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_FALSE(j.at("pass").get<bool>());
+    EXPECT_GT(j.at("total").at("initialization").at("counterexample").get<int>(), 0) << bug;
+    EXPECT_EQ(j.at("total").at("initialization").at("disagreements").get<int>(), 0) << bug;
+    for (const char* cls : {"well-formed", "bounds", "isa-rules", "allocation"}) {
+      EXPECT_EQ(j.at("total").at(cls).at("counterexample").get<int>(), 0) << bug << " " << cls;
+    }
+    bool confirmed = false;
+    for (const auto& p : j.at("programs")) {
+      for (const auto& f : p.at("not_proved")) {
+        const std::string text = f.get<std::string>();
+        EXPECT_NE(text.find("[initialization]"), std::string::npos) << text;
+        confirmed = confirmed || (text.find("replay: reproduced, the interpreter raised "
+                                            "uninitialized_read") != std::string::npos);
+      }
+    }
+    EXPECT_TRUE(confirmed) << bug << r.out;
+  }
+}
+
 TEST(CliProve, UnknownKernelIsUsageError) {
   const CliResult r = run_cli({"prove", "no_such_kernel"});
   EXPECT_EQ(r.exit_code, 2);
