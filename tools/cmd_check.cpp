@@ -2,7 +2,8 @@
 // [--seed N] [--values RECIPE] [--json]`: runs the kernel on the model for N seeded input sets
 // (cycling through the hard distributions) and compares each with the oracle under the kernel's
 // precision contract. `--values` replays one input set of the property suite instead
-// (properties/values.h: `normal:s=-3:seed=17`).
+// (properties/values.h: `normal:s=-3:seed=17`). A .nkir file's recorded build options (its
+// `options` line) are its options; without the line they are --param's, and the output says so.
 // Exit 0 when every case passes, 1 otherwise, 2 on bad usage.
 #include <CLI/CLI.hpp>
 #include <iostream>
@@ -66,8 +67,9 @@ int run_check(const CheckCommandOptions& opts) {
   if (!explicit_layout && (opts.causal || opts.scale != 1.0)) {
     throw UsageError("--scale and --causal describe the problem of a --layout check");
   }
-  const KernelSource src = load_kernel_source(
-      opts.target, opts.params, explicit_layout ? opts.contract : opts.like, opts.nki);
+  const KernelSource src =
+      load_kernel_source(opts.target, opts.params, explicit_layout ? opts.contract : opts.like,
+                         opts.nki, explicit_layout ? LikeRole::contract_only : LikeRole::twin);
   if (src.variant == nullptr) {
     throw UsageError(opts.target +
                      ": a .nkir file or an NKI kernel needs --like KERNEL (or --layout and "
@@ -122,6 +124,10 @@ int run_check(const CheckCommandOptions& opts) {
     nlohmann::json j = r.to_json();
     j["source"] = src.label;
     if (!opts.like.empty()) j["like"] = opts.like;
+    if (src.options_from != OptionsFrom::arguments) {
+      // Whether the options (and so the spec and contract) are the ones the file was built for.
+      j["options_from"] = src.options_from == OptionsFrom::file ? "file" : "unchecked";
+    }
     if (!opts.layout.empty()) {
       j["layout"] = opts.layout;
       j["contract_from"] = opts.contract;
@@ -129,8 +135,11 @@ int run_check(const CheckCommandOptions& opts) {
     std::cout << j.dump(2) << "\n";
   } else {
     std::cout << "check " << src.label << (opts.like.empty() ? "" : " like " + opts.like) << " "
-              << format_params(src.params) << "\n"
-              << r.summary();
+              << format_params(src.params) << "\n";
+    if (const std::string note = options_origin_note(src); !note.empty()) {
+      std::cout << note << "\n";
+    }
+    std::cout << r.summary();
   }
   return r.pass ? kExitOk : kExitVerificationFailure;
 }
@@ -156,7 +165,8 @@ void register_check(CLI::App& app, Action& action) {
   cmd->add_flag("--causal", opts->causal, "With --layout: a causal mask");
   cmd->add_option("--like", opts->like,
                   "For a .nkir file or an NKI kernel: the registered kernel whose layout, spec and "
-                  "contract apply");
+                  "contract apply (a file's `options` line gives the options; a --param that "
+                  "contradicts it is an error)");
   cmd->add_option("-p,--param", opts->params,
                   "NAME=VALUE: a param (integer) or a kernel option (e.g. use_causal_mask=true)")
       ->expected(1)
