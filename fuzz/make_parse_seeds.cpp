@@ -1,7 +1,7 @@
 // Writes the seed corpus of fuzz_nkir_parse (corpus/fuzz_nkir_parse/): every registered kernel in
-// every combination of its build options, printed as .nkir text, so the fuzzer starts from the
-// full grammar the kernels use. model/examples/*.nkir are copied next to them by hand (they are
-// already text). Usage: make_parse_seeds OUT_DIR
+// every combination of its build options, printed as .nkir text with its `options` line, so the
+// fuzzer starts from the full grammar the kernels use. model/examples/*.nkir are copied next to
+// them by hand (they are already text). Usage: make_parse_seeds OUT_DIR
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
@@ -32,7 +32,8 @@ int main(int argc, char** argv) {
   std::filesystem::create_directories(out);
   int n = 0;
   for (const ncv::kernels::Variant& v : ncv::kernels::registry()) {
-    for (const ncv::kernels::LabelledProgram& lp : ncv::kernels::option_programs(v)) {
+    for (ncv::kernels::LabelledProgram& lp : ncv::kernels::option_programs(v)) {
+      lp.program.build_options = lp.options;  // the `options` line, as `ncverify dump` writes it
       std::ofstream(out / (file_stem(lp.label) + ".nkir")) << ncv::print_program(lp.program);
       ++n;
     }

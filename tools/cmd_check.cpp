@@ -2,7 +2,8 @@
 // [--seed N] [--values RECIPE] [--json]`: runs the kernel on the model for N seeded input sets
 // (cycling through the hard distributions) and compares each with the oracle under the kernel's
 // precision contract. `--values` replays one input set of the property suite instead
-// (properties/values.h: `normal:s=-3:seed=17`).
+// (properties/values.h: `normal:s=-3:seed=17`). A .nkir file's recorded build options (its
+// `options` line) are its options; without the line they are --param's, and the output says so.
 // Exit 0 when every case passes, 1 otherwise, 2 on bad usage.
 #include <CLI/CLI.hpp>
 #include <iostream>
@@ -142,8 +143,11 @@ int run_sweep(const CheckCommandOptions& opts, const KernelSource& src,
     std::cout << "check " << src.label << (opts.like.empty() ? "" : " like " + opts.like) << ": "
               << option_sets.size() << " option set(s), shapes chosen from the domain"
               << (src.params.empty() ? "" : " with " + format_params(src.params) + " pinned")
-              << ", " << opts.cases << " cases per shape, budget " << opts.budget_s << " s\n"
-              << r.summary();
+              << ", " << opts.cases << " cases per shape, budget " << opts.budget_s << " s\n";
+    if (const std::string note = options_origin_note(src); !note.empty()) {
+      std::cout << note << "\n";
+    }
+    std::cout << r.summary();
     if (wr && wc) print_worst(opts, src, wr->options, wr->shape.params, *wc);
     std::cout << src.label << ": " << (r.pass ? "PASS" : "FAIL") << "\n";
   }
@@ -163,8 +167,9 @@ int run_check(const CheckCommandOptions& opts) {
   if (!explicit_layout && (opts.causal || opts.scale != 1.0)) {
     throw UsageError("--scale and --causal describe the problem of a --layout check");
   }
-  const KernelSource src = load_kernel_source(
-      opts.target, opts.params, explicit_layout ? opts.contract : opts.like, opts.nki);
+  const KernelSource src =
+      load_kernel_source(opts.target, opts.params, explicit_layout ? opts.contract : opts.like,
+                         opts.nki, explicit_layout ? LikeRole::contract_only : LikeRole::twin);
   if (src.variant == nullptr) {
     throw UsageError(opts.target +
                      ": a .nkir file or an NKI kernel needs --like KERNEL (or --layout and "
@@ -243,6 +248,10 @@ int run_check(const CheckCommandOptions& opts) {
       nlohmann::json j = r.to_json();
       j["source"] = src.label;
       if (!opts.like.empty()) j["like"] = opts.like;
+      if (src.options_from != OptionsFrom::arguments) {
+        // Whether the options (and so the spec and contract) are the ones the file was built for.
+        j["options_from"] = src.options_from == OptionsFrom::file ? "file" : "unchecked";
+      }
       if (!opts.layout.empty()) {
         j["layout"] = opts.layout;
         j["contract_from"] = opts.contract;
@@ -253,8 +262,11 @@ int run_check(const CheckCommandOptions& opts) {
       std::cout << j.dump(2) << "\n";
     } else {
       std::cout << "check " << src.label << (opts.like.empty() ? "" : " like " + opts.like) << " "
-                << format_params(src.params) << "\n"
-                << r.summary();
+                << format_params(src.params) << "\n";
+      if (const std::string note = options_origin_note(src); !note.empty()) {
+        std::cout << note << "\n";
+      }
+      std::cout << r.summary();
       if (const kernels::CaseResult* w = worst_of(r)) {
         print_worst(opts, src, r.options, r.params, *w);
       }
@@ -292,7 +304,8 @@ void register_check(CLI::App& app, Action& action) {
   cmd->add_flag("--causal", opts->causal, "With --layout: a causal mask");
   cmd->add_option("--like", opts->like,
                   "For a .nkir file or an NKI kernel: the registered kernel whose layout, spec and "
-                  "contract apply");
+                  "contract apply (a file's `options` line gives the options; a --param that "
+                  "contradicts it is an error)");
   cmd->add_option("-p,--param", opts->params,
                   "NAME=VALUE: a param (integer) or a kernel option (e.g. use_causal_mask=true)")
       ->expected(1)

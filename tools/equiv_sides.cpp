@@ -61,7 +61,8 @@ void EquivFlags::add_options(CLI::App* cmd) {
   cmd->add_option("rewrite", rewrite, "The rewrite, in the same forms")->required();
   nki.add_options(cmd);
   cmd->add_option("--like", like,
-                  "For a file side: the registered kernel whose layout, spec and contract apply");
+                  "For a file side: the registered kernel whose layout, spec and contract apply "
+                  "(a file's `options` line gives its options)");
   cmd->add_option("-p,--param", params,
                   "NAME=VALUE: pins a param (integer) or an option of the original")
       ->expected(1)

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <map>
 
 #include "frontend/nki_trace.h"
 #include "kernels/registry.h"
@@ -109,7 +110,75 @@ void bind_layout_names(Program& p, const kernels::Layout& layout) {
   if (!outs.empty() && free_name(layout.out.tensor)) outs[0]->name = layout.out.tensor;
 }
 
+std::string joined(const std::vector<std::string>& items) {
+  std::string s;
+  for (const std::string& i : items) s += (s.empty() ? "" : ", ") + i;
+  return s;
+}
+
+// A .nkir file --like `v`: the build options the file records become `given` (the options the
+// borrowed spec and contract are made for), after checking that `v` offers each and that no
+// --param contradicts one. A file that records none keeps --param's options, unchecked.
+void take_recorded_options(KernelSource& src, LikeRole role, kernels::Options& given) {
+  const kernels::Variant& v = *src.variant;
+  const std::map<std::string, std::string>& recorded = src.program.build_options;
+  if (recorded.empty()) {
+    // Only a kernel with options can be checked with the wrong ones.
+    if (!v.options.empty()) src.options_from = OptionsFrom::unchecked;
+    return;
+  }
+  std::vector<std::string> names;
+  for (const kernels::OptionSpec& o : v.options) names.push_back(o.name);
+  for (const auto& [name, value] : recorded) {
+    const std::string& wanted = name;  // clang-14 cannot capture a structured binding
+    const auto spec = std::find_if(v.options.begin(), v.options.end(),
+                                   [&](const kernels::OptionSpec& o) { return o.name == wanted; });
+    if (spec == v.options.end()) {
+      if (role == LikeRole::contract_only) continue;
+      throw UsageError(src.label + ": the program was built with option " + name + "=" + value +
+                       ", which " + v.name + " does not have (its options: " +
+                       (names.empty() ? "none" : joined(names)) + ")");
+    }
+    if (!v.offers(name, value)) {
+      throw UsageError(src.label + ": the program was built with option " + name + "=" + value +
+                       ", which " + v.name + " does not offer (" + name + " is one of " +
+                       joined(spec->values) + ")");
+    }
+    const auto g = given.find(name);
+    if (g != given.end() && g->second != value) {
+      throw UsageError(src.label + ": option " + name + "=" + g->second +
+                       " contradicts the program, which was built with " + name + "=" + value);
+    }
+    given[name] = value;
+  }
+  src.options_from = OptionsFrom::file;
+}
+
 }  // namespace
+
+std::string options_origin_note(const KernelSource& src) {
+  std::string opts;
+  for (const auto& [name, value] : src.options)
+    opts += (opts.empty() ? "" : " ") + name + "=" + value;
+  switch (src.options_from) {
+    case OptionsFrom::arguments:
+      return "";
+    case OptionsFrom::file: {
+      std::vector<std::string> unrecorded;
+      for (const auto& [name, value] : src.options) {
+        if (!src.program.build_options.count(name)) unrecorded.push_back(name);
+      }
+      if (unrecorded.empty()) return "options " + opts + " (recorded by " + src.label + ")";
+      return "options " + opts + " (recorded by " + src.label + " except " + joined(unrecorded) +
+             ": from --param and " + src.variant->name + "'s defaults, unchecked)";
+    }
+    case OptionsFrom::unchecked:
+      return "options " + opts + " (from --param and " + src.variant->name +
+             "'s defaults: " + src.label +
+             " has no options line, so nothing says it was built with them)";
+  }
+  return "";
+}
 
 void NkiFlags::add_options(CLI::App* cmd) {
   cmd->add_option("--input", inputs,
@@ -143,7 +212,7 @@ void split_assignments(const kernels::Variant* v, const std::vector<std::string>
 
 KernelSource load_kernel_source(const std::string& target,
                                 const std::vector<std::string>& assignments,
-                                const std::string& like, const NkiFlags& nki) {
+                                const std::string& like, const NkiFlags& nki, LikeRole role) {
   KernelSource src;
   src.label = target;
   const bool traced = frontend::is_python_target(target);
@@ -203,6 +272,10 @@ KernelSource load_kernel_source(const std::string& target,
     }
   }
   if (bug) given.insert(bug->options.begin(), bug->options.end());
+  if (src.from_file) {
+    src.program = parse_program(read_input_file(target), target);
+    if (src.variant != nullptr) take_recorded_options(src, role, given);
+  }
   src.pinned_options = given;
   if (src.variant != nullptr) {
     try {
@@ -211,10 +284,9 @@ KernelSource load_kernel_source(const std::string& target,
       throw UsageError(std::string("--param: ") + e.what());
     }
   }
-  if (src.from_file) {
-    src.program = parse_program(read_input_file(target), target);
-  } else {
+  if (!src.from_file) {
     src.program = bug ? bug->edit(named->build(src.options)) : named->build(src.options);
+    src.program.build_options = src.options;  // what `dump` records in the options line
     src.rebuild = [bug, named](const kernels::Options& o) {
       return bug ? bug->edit(named->build(o)) : named->build(o);
     };

@@ -27,6 +27,21 @@ struct NkiFlags {
   bool empty() const { return inputs.empty() && shapes.empty() && grid.empty(); }
 };
 
+// What a file's --like kernel is to it. `twin` (check --like, equiv, adopt): the file is a
+// rewrite of that kernel, so every build option the file records must be one the kernel offers.
+// `contract_only` (check --layout ... --contract): the kernel lends its precision contract and
+// nothing else, so recorded options it does not have (an NKI kernel's own keyword arguments,
+// scale=0.125) are not checked against it; the ones it has still must agree.
+enum class LikeRole { twin, contract_only };
+
+// Where KernelSource::options came from.
+enum class OptionsFrom {
+  arguments,  // --param and the kernel's defaults: the program was built from them here
+  file,       // a .nkir file's `options` line (--param may repeat a value, not contradict one)
+  unchecked,  // a .nkir file without an `options` line: --param and the --like kernel's
+              // defaults, and nothing says the program was built with them
+};
+
 struct KernelSource {
   std::string label;  // the kernel name or the file path, for messages
   Program program;
@@ -40,6 +55,7 @@ struct KernelSource {
   // Builds the target for other options (a registered kernel or catalogue entry); empty for a
   // file, whose options are those it was built with.
   std::function<Program(const kernels::Options&)> rebuild;
+  OptionsFrom options_from = OptionsFrom::arguments;
   std::vector<std::string> header;  // provenance comments of a traced NKI kernel
 };
 
@@ -55,10 +71,17 @@ void split_assignments(const kernels::Variant* v, const std::vector<std::string>
 // set its keyword arguments and fix its shape params, `nki` gives its inputs and grid).
 // `assignments` are the NAME=VALUE strings of --param: names of the variant's options become
 // options, the rest integer params. `like` (may be empty) names the registered kernel a file
-// borrows from. Throws UsageError (unknown kernel and no such file, bad option, params not
+// borrows from; a .nkir file's recorded build options (its `options` line) are then its options,
+// and a --param that contradicts one is an error. Throws UsageError (unknown kernel and no such
+// file, bad option, an option contradicting the file or one `like` does not offer, params not
 // declared).
 KernelSource load_kernel_source(const std::string& target,
                                 const std::vector<std::string>& assignments,
-                                const std::string& like = "", const NkiFlags& nki = {});
+                                const std::string& like = "", const NkiFlags& nki = {},
+                                LikeRole role = LikeRole::twin);
+
+// One line for a command's output on where a file's options came from ("" when they are simply
+// the arguments): "options dtype=bf16 ... recorded by FILE" or that they are unchecked.
+std::string options_origin_note(const KernelSource& src);
 
 }  // namespace ncv::cli

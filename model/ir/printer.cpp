@@ -252,6 +252,11 @@ std::string print_program(const Program& p) {
   std::string out = "kernel ";
   out += p.name;
   out += '\n';
+  if (!p.build_options.empty()) {
+    out += "options";
+    for (const auto& [name, value] : p.build_options) out += " " + name + "=" + value;
+    out += '\n';
+  }
   for (const Param& prm : p.params) {
     out += "param " + prm.name + " in [" + std::to_string(prm.lo) + ", " + std::to_string(prm.hi) +
            "]";

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <variant>
@@ -60,6 +61,11 @@ struct Program {
   std::vector<Stmt> body;
   uint32_t num_instructions = 0;
   uint32_t num_scopes = 1;  // scope 0 is the body
+  // The build options (kernels::Options: name -> value) the program was made with, which the
+  // `.nkir` `options` line records, so that a file checked `--like` a kernel borrows the spec and
+  // contract of the options it was built for. Names are identifiers, values identifiers or
+  // decimal numbers. Empty: not recorded (a program built in C++, a file without the line).
+  std::map<std::string, std::string> build_options;
   bool operator==(const Program&) const = default;
 
   const Tensor& tensor(TensorId id) const { return tensors.at(id); }

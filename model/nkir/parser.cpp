@@ -95,6 +95,11 @@ Program Parser::parse_program() {
   expect_end_of_statement();
   builder_.emplace(std::string(name.text));
   scope_names_.emplace_back();
+  while (peek().kind == TokKind::Newline) next();
+  if (peek().is_ident("options")) {
+    next();
+    parse_options();
+  }
 
   while (true) {
     while (peek().kind == TokKind::Newline) next();
@@ -114,7 +119,9 @@ Program Parser::parse_program() {
   }
 
   try {
-    return builder_->finish();
+    Program p = builder_->finish();
+    p.build_options = std::move(build_options_);
+    return p;
   } catch (const BuildError& e) {
     fail_at(locate(e), "expected a valid program, got " + e.message);
   } catch (const EvalError& e) {
@@ -141,6 +148,7 @@ void Parser::parse_statement() {
   bool header = w == "param" || w == "require" || w == "grid" || w == "input" || w == "output" ||
                 w == "scratch";
   if (header && !loop_vars_.empty()) fail(t, kLoopStatements);
+  if (w == "options") fail(t, "the options line directly after the kernel line, not later");
   Token kw = next();
   if (w == "param") {
     parse_param();
@@ -161,6 +169,59 @@ void Parser::parse_statement() {
   } else {
     parse_instruction(kw);  // reports unknown statements too
   }
+}
+
+namespace {
+
+// An option value that is a number: decimal digits, an optional fraction and exponent (what
+// `1e-05` or `0.125` look like), nothing else the lexer folds into one Number token (hex, `12ab`).
+bool is_decimal(std::string_view s) {
+  size_t i = 0;
+  auto digits = [&] {
+    const size_t from = i;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+    return i > from;
+  };
+  if (!digits()) return false;
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    if (!digits()) return false;
+  }
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+    if (!digits()) return false;
+  }
+  return i == s.size();
+}
+
+}  // namespace
+
+void Parser::parse_options() {
+  const char* what = "option NAME=VALUE";
+  do {
+    Token name = expect_ident(what);
+    std::string n(name.text);
+    if (build_options_.count(n)) fail(name, "an option not already given");
+    expect("=", "after option " + n);
+    const char* value_what = "option value (an identifier or a decimal number)";
+    std::string value;
+    if (accept("-")) value = "-";
+    const Token& v = peek();
+    if (value.empty() && v.kind == TokKind::Ident) {
+      value = std::string(v.text);
+    } else if (v.kind == TokKind::Number && is_decimal(v.text)) {
+      value += std::string(v.text);
+    } else {
+      fail(v, value_what);
+    }
+    next();
+    build_options_[n] = std::move(value);
+  } while (peek().kind == TokKind::Ident);
+  if (peek().kind != TokKind::Newline && peek().kind != TokKind::End) {
+    fail(peek(), std::string(what) + " or end of line");
+  }
+  expect_end_of_statement();
 }
 
 void Parser::parse_param() {

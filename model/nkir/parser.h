@@ -10,6 +10,7 @@
 // printed, evaluated or freed.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -99,6 +100,7 @@ class Parser {
 
   // Statements (parser.cpp).
   void parse_statement();
+  void parse_options();  // the `options` line after the kernel line
   void parse_param();
   void parse_require();
   void parse_grid(const Token& kw);
@@ -139,6 +141,7 @@ class Parser {
   std::optional<Builder> builder_;
   Pos kernel_pos_;
   bool grid_seen_ = false;
+  std::map<std::string, std::string> build_options_;  // Program::build_options
   std::unordered_set<std::string> params_;
   std::vector<std::string> loop_vars_;                 // innermost last
   std::vector<std::vector<std::string>> scope_names_;  // tensor names declared per open scope

@@ -78,6 +78,33 @@ TEST(FrontendImport, RecordsKeywordArgumentsAndInputDtypes) {
   EXPECT_NE(r.out.find("affine_select"), std::string::npos) << r.out;
 }
 
+// The keyword arguments given to import are the program's `options` line, so a check `--like`
+// the registered twin takes them, and a --param that contradicts them is exit 2.
+TEST(FrontendImport, KeywordArgumentsAreTheOptionsACheckLikeTakes) {
+  const fs::path out = temp_dir() / "imported_causal.nkir";
+  fs::remove(out);
+  ASSERT_EQ(run_cli({"import", kernel("sd_attention_rendition.py", "sd_attention"), "--param",
+                     "use_causal_mask=true", "-o", out.string()})
+                .exit_code,
+            0);
+  EXPECT_NE(read_file(out).find("kernel sd_attention\noptions use_causal_mask=true\n"),
+            std::string::npos)
+      << read_file(out);
+  const std::vector<std::string> shape = {"--param",   "seqlen=128", "--param",
+                                          "d_head=64", "--cases",    "1"};
+  const nlohmann::json ok = run_json(cat({"check", out.string(), "--like", "sd_attention"}, shape));
+  EXPECT_EQ(ok.value("options", nlohmann::json())["use_causal_mask"], "true") << ok.dump(2);
+  EXPECT_EQ(ok.value("pass", false), true) << ok.dump(2);
+  const CliResult bad = run_cli(
+      cat({"check", out.string(), "--like", "sd_attention", "--param", "use_causal_mask=false"},
+          shape));
+  EXPECT_EQ(bad.exit_code, 2) << describe(bad);
+  EXPECT_NE(bad.err.find("option use_causal_mask=false contradicts the program, which was built "
+                         "with use_causal_mask=true"),
+            std::string::npos)
+      << describe(bad);
+}
+
 TEST(FrontendImport, WritesOutFileAndNeverReplacesOneWithoutForce) {
   const fs::path out = temp_dir() / "imported.nkir";
   fs::remove(out);

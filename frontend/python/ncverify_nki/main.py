@@ -86,6 +86,11 @@ def _with_field(base, head, field, value):
     return dataclasses.replace(base, **{field: value})
 
 
+# What the .nkir `options` line can hold as a value (model/nkir/NKIR.md): an identifier or a
+# decimal number. A keyword argument given as anything else (a Python expression, a config field)
+# is only in the provenance comment.
+_OPTION_WORD = re.compile(r"^(?:[A-Za-z_][A-Za-z0-9_]*|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)$")
+
 _RANGE = re.compile(r"^(\d+)\.\.(\d+)(?:/(\d+))?$")
 
 
@@ -233,10 +238,15 @@ def bind(tr, func, args, file_label):
                              "(tensor arguments: %s)" % (k, k, ", ".join(tensor_args)))
     used = set()
     given_kwargs = {}
+    recorded = {}  # the program's `options` line: keyword arguments given as one word
     for k, v in list(params.items()) + list(options.items()):
         if k in kwargs:
             given_kwargs[k] = _kwarg_value(v, func.__globals__, k)
             used.add(k)
+            if _OPTION_WORD.fullmatch(v):
+                recorded[k] = v
+            else:
+                recorded.pop(k, None)
     for k, v in params.items():  # config.field=VALUE: a field of a config object argument
         head, _, field = k.partition(".")
         if field and head in kwargs:
@@ -335,7 +345,7 @@ def bind(tr, func, args, file_label):
     if unknown_fields:
         raise UsageError("--param %s: the kernel has no keyword argument %s" %
                          (unknown_fields[0], unknown_fields[0].split(".")[0]))
-    return call_args, tensor_args, bound_kwargs, notes
+    return call_args, tensor_args, bound_kwargs, notes, recorded
 
 
 def _python_range(builtin_range):
@@ -372,7 +382,7 @@ def run(argv):
     if not inspect.isfunction(func):
         raise UsageError("%s:%s is not a function" % (path, func_name))
     tr = trace.Tracer(re.sub(r"\W", "_", func_name), trace.SourceIndex())
-    call_args, tensor_args, kwargs, notes = bind(tr, func, args, path)
+    call_args, tensor_args, kwargs, notes, recorded = bind(tr, func, args, path)
     g = func.__globals__
     had_range = "range" in g
     old_range = g.get("range")
@@ -392,7 +402,7 @@ def run(argv):
         header.append("kernel arguments: " + ", ".join(notes))
     if tr.loops:
         raise errors.NkiError("a traced loop was left open (break out of a loop?)")
-    return tr.text(header)
+    return tr.text(header, recorded)
 
 
 def _def_line(func):

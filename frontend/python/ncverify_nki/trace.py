@@ -387,12 +387,16 @@ class Tracer:
     def live_params(self):
         return [p for n, p in self.params.items() if n not in self.aliases]
 
-    def text(self, header_comments):
+    def text(self, header_comments, options=None):
+        """The program as .nkir; `options` (name -> value text) is its `options` line: the
+        keyword arguments it was traced with, which `check --like` takes as build options."""
         from .program import Printer
 
         pr = Printer(self.resolve)
         out = ["# " + c for c in header_comments]
         out.append("kernel %s" % self.kernel_name)
+        if options:
+            out.append("options " + " ".join("%s=%s" % kv for kv in sorted(options.items())))
         used = set()
         for t in self.hbm:
             for d in t.shape:

@@ -544,6 +544,51 @@ TEST(TextFormTest, SyntaxErrorsHaveExactPositions) {
                "expected each of perm, core and indirect at most once");
 }
 
+// The `options` line records the build options a program was made with (`ncverify dump`,
+// `ncverify import`): it round-trips with identifiers, integers and decimals as values, and a
+// file without it (an old file) parses with none.
+TEST(TextFormTest, BuildOptionsLineRoundTrips) {
+  Program p = tiled_matmul_program();
+  p.build_options = {{"dtype", "bf16"},
+                     {"use_causal_mask", "true"},
+                     {"scale", "0.125"},
+                     {"shift", "-3"},
+                     {"eps", "1e-05"}};
+  const std::string text = expect_round_trip(p);
+  EXPECT_EQ(text.rfind("kernel tiled_matmul\n"
+                       "options dtype=bf16 eps=1e-05 scale=0.125 shift=-3 use_causal_mask=true\n"
+                       "param M in",
+                       0),
+            0u)
+      << text;
+  EXPECT_TRUE(parse_program(kTiledMatmulGolden).build_options.empty());
+  EXPECT_FALSE(parse_program(kTiledMatmulGolden) == p);  // the options are part of the program
+  // Comments and blank lines before it, spaces around '=', any order: the same program.
+  std::string spaced = kTiledMatmulGolden;
+  spaced.insert(spaced.find('\n') + 1,
+                "\n# how it was built\noptions use_causal_mask = true shift=-3 eps=1e-05 "
+                "dtype=bf16 scale=0.125  # trailing comment\n");
+  EXPECT_TRUE(parse_program(spaced) == p) << print_program(parse_program(spaced));
+}
+
+TEST(TextFormTest, BuildOptionsLineErrors) {
+  expect_error("kernel k\noptions\n", 2, 8, "expected option NAME=VALUE, got end of line");
+  expect_error("kernel k\noptions dtype\n", 2, 14,
+               "expected '=' after option dtype, got end of line");
+  expect_error("kernel k\noptions dtype=bf16 dtype=fp32\n", 2, 20,
+               "expected an option not already given, got 'dtype'");
+  for (const char* bad : {"0x10", "12ab", "1.5e", "-b"}) {
+    SCOPED_TRACE(bad);
+    expect_error(std::string("kernel k\noptions scale=") + bad + "\n", 2, bad[0] == '-' ? 16 : 15,
+                 "expected option value (an identifier or a decimal number)");
+  }
+  expect_error("kernel k\noptions a=b, c=d\n", 2, 12,
+               "expected option NAME=VALUE or end of line, got ','");
+  expect_error(std::string(kHeader) + "options a=b\n", 5, 1,
+               "expected the options line directly after the kernel line, not later, got "
+               "'options'");
+}
+
 // Decimal immediates are read correctly rounded to fp32; a value that rounds to infinity, or a
 // nonzero value that rounds to zero, is refused; subnormals are kept. (The parser reads them
 // with strtof, which flags subnormal results with ERANGE too.)
