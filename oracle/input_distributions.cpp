@@ -4,16 +4,37 @@
 #include <cmath>
 #include <random>
 
+#include "oracle/bug_exposing_inputs.h"
 #include "oracle/precision_contract.h"
 
 namespace ncv::oracle {
 
 const std::vector<Distribution>& all_distributions() {
   static const std::vector<Distribution> all = {
-      Distribution::uniform,      Distribution::uniform_positive, Distribution::normal,
-      Distribution::large_logits, Distribution::constant_keys,    Distribution::spike,
-      Distribution::v_offset,     Distribution::bit_patterns,     Distribution::tiny_and_zero};
+      Distribution::uniform,         Distribution::uniform_positive,
+      Distribution::normal,          Distribution::large_logits,
+      Distribution::constant_keys,   Distribution::spike,
+      Distribution::v_offset,        Distribution::bit_patterns,
+      Distribution::tiny_and_zero,   Distribution::peaked,
+      Distribution::overflow_logits, Distribution::rowmax_across_tiles,
+      Distribution::masked_dominant, Distribution::signed_values};
   return all;
+}
+
+const std::vector<Distribution>& gate_distributions() {
+  static const std::vector<Distribution> gate = {
+      Distribution::peaked,          Distribution::overflow_logits,
+      Distribution::large_logits,    Distribution::rowmax_across_tiles,
+      Distribution::masked_dominant, Distribution::signed_values,
+      Distribution::uniform,         Distribution::normal,
+      Distribution::constant_keys,   Distribution::spike,
+      Distribution::v_offset,        Distribution::bit_patterns,
+      Distribution::tiny_and_zero,   Distribution::uniform_positive};
+  return gate;
+}
+
+int64_t rowmax_target_tile(const AttentionSpec& spec, int64_t b, int64_t i) {
+  return detail::rowmax_target(spec, b, i);
 }
 
 const char* distribution_name(Distribution d) {
@@ -36,6 +57,16 @@ const char* distribution_name(Distribution d) {
       return "bit_patterns";
     case Distribution::tiny_and_zero:
       return "tiny_and_zero";
+    case Distribution::peaked:
+      return "peaked";
+    case Distribution::overflow_logits:
+      return "overflow_logits";
+    case Distribution::rowmax_across_tiles:
+      return "rowmax_across_tiles";
+    case Distribution::masked_dominant:
+      return "masked_dominant";
+    case Distribution::signed_values:
+      return "signed_values";
   }
   return "?";
 }
@@ -121,6 +152,21 @@ AttentionInputs generate_inputs(const AttentionSpec& s, Distribution d, uint64_t
       fill(in.v, draw);
       break;
     }
+    case Distribution::peaked:
+      detail::make_peaked(s, rng, in);
+      break;
+    case Distribution::overflow_logits:
+      detail::make_overflow_logits(s, rng, in);
+      break;
+    case Distribution::rowmax_across_tiles:
+      detail::make_rowmax_across_tiles(s, rng, in);
+      break;
+    case Distribution::masked_dominant:
+      detail::make_masked_dominant(s, rng, in);
+      break;
+    case Distribution::signed_values:
+      detail::make_signed(s, rng, in);
+      break;
   }
   const int64_t d_head = s.d_head, rows = s.kv_elements() / d_head;
   if (d == Distribution::constant_keys) {

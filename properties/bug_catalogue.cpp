@@ -221,6 +221,80 @@ Program overlap_neg_max_with_scores(const Program& base) {
   return finish_edit(std::move(p));
 }
 
+// ---- Scale, mask fill and row max (the bugs that need inputs built to expose them) -----------
+
+// Q's load-time scaling `q_local = t * 0.125` written with a softmax scale 2% off (0.1275): with
+// near-uniform attention the output barely moves; with peaked rows it moves beyond the bound.
+Program scale_off_by_2pct(const Program& base) {
+  Program p = base;
+  auto& mul = instruction_as<TensorScalar>(
+      find_instruction(p, {.op = "tensor_scalar", .writes = "q_local"}));
+  if (mul.op0 != AluOp::multiply || !(mul.operand0 == Operand{Imm{0.125f}})) {
+    throw std::logic_error("the scaling writing q_local is not a multiply by 0.125");
+  }
+  mul.operand0 = Imm{0.1275f};
+  return finish_edit(std::move(p));
+}
+
+// The causal affine_select on `scores` fills masked scores with -30 instead of -9984: exp(-30 -
+// max) is negligible while the row max is above ~-10, and dominates once the visible logits all
+// lie below -30.
+Program mask_fill_minus_30(const Program& base, const std::string& scores) {
+  Program p = base;
+  auto& sel =
+      instruction_as<AffineSelect>(find_instruction(p, {.op = "affine_select", .writes = scores}));
+  if (!(sel.on_false == Imm{-9984.0f})) throw std::logic_error("the mask does not fill -9984");
+  sel.on_false = Imm{-30.0f};
+  return finish_edit(std::move(p));
+}
+
+// The final reduction of the per-tile maxima `partials` [128, tiles] into `final` reads only
+// column 0: the row max is that of the first key tile. Softmax is shift-invariant, so this only
+// shows when a later tile's logits exceed the first tile's max by ~89 and exp overflows.
+Program row_max_first_tile_only(const Program& base, const std::string& final_max,
+                                const std::string& partials) {
+  Program p = base;
+  const StmtSite site = find_instruction(p, {.op = "tensor_reduce", .writes = final_max});
+  Access& src = access_to(p, site.instr().ins, partials);
+  if (src.dims.size() != 2) throw std::logic_error("the row max reduction does not read [P, T]");
+  src.dims[1].size = Expr(1);
+  return finish_edit(std::move(p));
+}
+
+// ---- Stores and contractions ----------------------------------------------------------------
+
+// The output store of q tile `var` writes tile min(var, tiles - 2): a row offset clamped as if
+// there were one tile fewer, so the last tile overwrites the one before it and its own rows are
+// never written (with a single tile it stores to tile -1).
+Program last_store_one_tile_early(const Program& base, const std::string& var) {
+  Program p = base;
+  const StmtSite site = find_instruction(p, {.op = "dma_copy", .writes = "out"});
+  const Expr tiles = Expr::floordiv(Expr::var("seqlen"), 128);
+  substitute(access_to(p, site.instr().ins, "out"), Expr::var(var),
+             Expr::min(Expr::var(var), tiles - Expr(2)));
+  return finish_edit(std::move(p));
+}
+
+// Every PV matmul writing `acc` contracts over partitions 0..126 of its [128, ...] operands (an
+// off-by-one partition range): key 127 of every key tile is in the row sum but never in the
+// output.
+Program pv_skips_last_partition(const Program& base, const std::string& acc) {
+  Program p = base;
+  const std::vector<StmtSite> sites = find_instructions(p, {.op = "matmul", .writes = acc});
+  if (sites.empty()) throw std::logic_error("no matmul writes '" + acc + "'");
+  for (const StmtSite& site : sites) {
+    auto& mm = instruction_as<Matmul>(site);
+    for (Access* a : {&mm.stationary, &mm.moving}) {
+      const int d0 = a->tensor_dim(0);
+      if (!(a->dims[static_cast<size_t>(d0)].size == Expr(128))) {
+        throw std::logic_error("a PV operand does not span 128 partitions");
+      }
+      a->dims[static_cast<size_t>(d0)].size = Expr(127);
+    }
+  }
+  return finish_edit(std::move(p));
+}
+
 // ---- The catalogue --------------------------------------------------------------------------
 
 const kernels::Options kCausal = {{"use_causal_mask", "true"}};
@@ -329,6 +403,38 @@ std::vector<BugEntry> make_catalogue() {
        "sd_attention_allocated",
        {},
        overlap_neg_max_with_scores},
+      {"scale_off_2pct",
+       "Q's load-time scaling into q_local multiplies by 0.1275 instead of 0.125: every logit is "
+       "2% too large (fp32 operands: with bf16 operands the a-priori bound of the q and k "
+       "roundings, 0.4% of every logit, is too loose to tell a 2% error apart)",
+       "sd_attention",
+       {{"mixed_precision", "false"}, {"dtype", "fp32"}},
+       scale_off_by_2pct},
+      {"mask_fill_leaks_large_logits",
+       "the causal affine_select on qk_res_buf fills masked scores with -30 instead of -9984: "
+       "harmless while the row max is near 0, dominant once the visible logits lie below -30",
+       "sd_attention", kCausal,
+       [](const Program& b) { return mask_fill_minus_30(b, "qk_res_buf"); }},
+      {"row_max_subset_tiles",
+       "the reduction of the per-tile maxima neg_max_res into neg_max_res_final reads only the "
+       "first key tile's column: exp overflows when a later tile's logits are ~89 higher",
+       "sd_attention_step1",
+       {},
+       [](const Program& b) {
+         return row_max_first_tile_only(b, "neg_max_res_final", "neg_max_res");
+       }},
+      {"last_out_tile_one_off",
+       "the output store of q tile i writes tile min(i, seqlen // 128 - 2): the last tile "
+       "overwrites the one before it and its own rows stay unwritten",
+       "sd_attention_step5",
+       {},
+       [](const Program& b) { return last_store_one_tile_early(b, "i_q_seq_tile"); }},
+      {"reduction_skips_last_partition",
+       "the PV matmuls into attn_res_psum contract over partitions 0..126 of trans_v and "
+       "trans_softmax_res: key 127 of every key tile is in the row sum but not in the output",
+       "sd_attention",
+       {},
+       [](const Program& b) { return pv_skips_last_partition(b, "attn_res_psum"); }},
   };
 }
 
