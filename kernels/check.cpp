@@ -133,6 +133,7 @@ CheckResult check_kernel_with(const Variant& v, const Program& program, const Op
     res.pass = res.pass && c.pass;
     res.cases.push_back(std::move(c));
     if (opts.on_case) opts.on_case(n + 1);
+    if (opts.stop_on_failure && !res.pass) break;
   }
   std::vector<double> cr, ar, fr;
   for (const CaseResult& c : res.cases) {
@@ -168,7 +169,7 @@ std::vector<oracle::PrecisionContract> family_contracts(const Variant& v, const 
 }
 
 const std::vector<oracle::Distribution>& check_distributions() {
-  return oracle::all_distributions();
+  return oracle::gate_distributions();
 }
 
 CheckResult check_kernel(const Variant& v, const Program& program, const Options& options,

@@ -17,7 +17,7 @@
 namespace ncv::kernels {
 
 struct CheckOptions {
-  int cases = 8;      // seeded input sets; `distributions` are cycled through
+  int cases = 3;      // seeded input sets; `distributions` are cycled through
   uint64_t seed = 1;  // case n uses seed + n
   // Case n draws distributions[n % size]; empty: check_distributions() (the bug-exposing ones
   // first).
@@ -30,6 +30,8 @@ struct CheckOptions {
   // of them): a rewrite checked under the kernel it replaces may round where any member of that
   // kernel's family rounds (family_contracts). Empty: the kernel's own contract only.
   std::vector<oracle::PrecisionContract> also_accept;
+  // Stop after the first failing case (a gate that only needs the verdict).
+  bool stop_on_failure = false;
   // Called after each case with the number done (the command line's progress line).
   std::function<void(int done)> on_case;
 };

@@ -168,14 +168,16 @@ SweepResult check_sweep(const Variant& v, const std::vector<Options>& option_set
   // with what is left of the budget, shared equally by the option sets.
   std::vector<double> per_case(plans.size(), 0);
   std::vector<PlannedShape> last(plans.size());
-  for (size_t k = 0; k < plans.size(); ++k) {
+  const bool stop = opts.check.stop_on_failure;
+  for (size_t k = 0; k < plans.size() && !(stop && !res.pass); ++k) {
     for (const PlannedShape& shape : plans[k].second) {
+      if (stop && !res.pass) break;
       const double s = run_one(option_sets[k], plans[k].first, shape, opts.cases_per_shape);
       per_case[k] = s / std::max(opts.cases_per_shape, 1);
       last[k] = shape;
     }
   }
-  for (size_t k = 0; k < plans.size(); ++k) {
+  for (size_t k = 0; k < plans.size() && !(stop && !res.pass); ++k) {
     const double left = opts.budget_s - seconds_since(start);
     const double share = left / static_cast<double>(plans.size() - k);
     if (share <= 0) break;

@@ -5,9 +5,13 @@
 // property suite catches every entry, 1 otherwise.
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <functional>
 #include <iostream>
 #include <memory>
 
+#include "kernels/check_sweep.h"
+#include "kernels/option_programs.h"
+#include "kernels/registry.h"
 #include "properties/allclose_baseline.h"
 #include "properties/bug_catalogue.h"
 #include "properties/suite_runner.h"
@@ -20,13 +24,136 @@ namespace {
 
 struct BugsCommandOptions {
   bool json = false;
+  bool gate = false;
+  double budget_s = 30;
   std::vector<std::string> only;
 };
+
+// One row of the gate table: the default check (the shape sweep, every open option set) of a
+// kernel, stopped at its first failing case.
+struct GateRow {
+  std::string name, base;
+  bool failed = false;
+  std::string where;  // the first failing run: options, shape, distribution and seed
+  double seconds = 0;
+  int cases = 0;
+};
+
+GateRow gate_row(const std::string& name, const kernels::Variant& v, const kernels::Options& pinned,
+                 const std::function<Program(const kernels::Options&)>& build, double budget_s) {
+  std::vector<kernels::Options> option_sets;
+  for (const kernels::LabelledProgram& lp : kernels::option_programs(v, pinned)) {
+    option_sets.push_back(lp.options);
+  }
+  kernels::SweepOptions so;
+  so.budget_s = budget_s;
+  so.check.stop_on_failure = true;
+  so.check.exact_oracle_max_macs = 1e5;  // as `ncverify check` sweeps
+  const kernels::SweepResult r = kernels::check_sweep(v, option_sets, build, {}, so);
+  GateRow row{name, v.name, !r.pass, "", r.seconds, r.cases()};
+  for (const kernels::SweepRun& run : r.runs) {
+    if (run.result.pass) continue;
+    for (const kernels::CaseResult& c : run.result.cases) {
+      if (c.pass) continue;
+      std::string opts;
+      for (const auto& [k, x] : run.options) opts += k + "=" + x + " ";
+      for (const auto& [k, x] : run.shape.params) opts += k + "=" + std::to_string(x) + " ";
+      row.where =
+          opts + kernels::case_recipe(c) +
+          (c.run_error ? " (model error)"
+                       : " (max|err|/bound " + std::to_string(c.comparison.max_normalized) + ")");
+      break;
+    }
+    break;
+  }
+  return row;
+}
+
+// `ncverify bugs --gate`: every catalogue entry and every registered kernel through the default
+// check. Exit 0 when every entry is caught and no correct kernel fails.
+int run_gate(const BugsCommandOptions& opts) {
+  std::vector<GateRow> bugs, kernels_rows;
+  Progress progress(
+      "bugs --gate", "kernels",
+      static_cast<int64_t>(props::bug_catalogue().size() + kernels::registry().size()));
+  int n = 0;
+  for (const props::BugEntry& bug : props::bug_catalogue()) {
+    if (!opts.only.empty() &&
+        std::find(opts.only.begin(), opts.only.end(), bug.name) == opts.only.end()) {
+      continue;
+    }
+    const kernels::Variant& base = *kernels::find_variant(bug.base);
+    bugs.push_back(gate_row(
+        bug.name, base, bug.options,
+        [&](const kernels::Options& o) { return bug.edit(base.build(o)); }, opts.budget_s));
+    progress.update(++n, bug.name);
+  }
+  if (opts.only.empty()) {
+    for (const kernels::Variant& v : kernels::registry()) {
+      kernels_rows.push_back(gate_row(
+          v.name, v, {}, [&](const kernels::Options& o) { return v.build(o); }, opts.budget_s));
+      progress.update(++n, v.name);
+    }
+  }
+  int caught = 0, false_failures = 0;
+  double bug_s = 0, kernel_s = 0;
+  for (const GateRow& r : bugs) {
+    caught += r.failed ? 1 : 0;
+    bug_s += r.seconds;
+  }
+  for (const GateRow& r : kernels_rows) {
+    false_failures += r.failed ? 1 : 0;
+    kernel_s += r.seconds;
+  }
+  if (opts.json) {
+    auto rows = [](const std::vector<GateRow>& rs) {
+      nlohmann::json a = nlohmann::json::array();
+      for (const GateRow& r : rs) {
+        a.push_back({{"name", r.name},
+                     {"base", r.base},
+                     {"failed", r.failed},
+                     {"first_failure", r.where},
+                     {"seconds", r.seconds},
+                     {"cases", r.cases}});
+      }
+      return a;
+    };
+    std::cout << nlohmann::json{{"catalogue", rows(bugs)},
+                                {"correct_kernels", rows(kernels_rows)},
+                                {"caught", caught},
+                                {"entries", bugs.size()},
+                                {"false_failures", false_failures},
+                                {"budget_s", opts.budget_s}}
+                     .dump(2)
+              << "\n";
+  } else {
+    std::printf("%-34s %-24s %-8s %7s %6s  %s\n", "catalogue entry", "base kernel", "check",
+                "time s", "cases", "first failing case (replay with ncverify check ENTRY ...)");
+    for (const GateRow& r : bugs) {
+      std::printf("%-34s %-24s %-8s %7.2f %6d  %s\n", r.name.c_str(), r.base.c_str(),
+                  r.failed ? "caught" : "MISSED", r.seconds, r.cases, r.where.c_str());
+    }
+    if (!kernels_rows.empty()) {
+      std::printf("\n%-34s %-8s %7s %6s\n", "correct kernel", "check", "time s", "cases");
+      for (const GateRow& r : kernels_rows) {
+        std::printf("%-34s %-8s %7.2f %6d  %s\n", r.name.c_str(), r.failed ? "FAILED" : "pass",
+                    r.seconds, r.cases, r.where.c_str());
+      }
+    }
+    std::printf(
+        "default check caught %d/%zu catalogue entries in %.1f s; correct kernels failed "
+        "%d/%zu (%.1f s); budget %.0f s per kernel\n",
+        caught, bugs.size(), bug_s, false_failures, kernels_rows.size(), kernel_s, opts.budget_s);
+  }
+  return caught == static_cast<int>(bugs.size()) && false_failures == 0 ? kExitOk
+                                                                        : kExitVerificationFailure;
+}
 
 int run_bugs(const BugsCommandOptions& opts) {
   for (const std::string& name : opts.only) {
     if (!props::find_bug(name)) throw UsageError("--only " + name + ": no such catalogue entry");
   }
+  if (opts.gate) return run_gate(opts);
   const props::SuiteParams params = props::default_suite_params();
   nlohmann::json rows = nlohmann::json::array();
   int n = 0, by_props = 0, by_baseline = 0;
@@ -95,6 +222,12 @@ void register_bugs(CLI::App& app, Action& action) {
       "bugs",
       "Catch table: the bug catalogue against the property suite and the allclose baseline");
   cmd->add_flag("--json", opts->json, "Print one JSON object instead of the table");
+  cmd->add_flag("--gate", opts->gate,
+                "Instead: run the default `ncverify check` (shape sweep, every option set) on "
+                "every catalogue entry and every registered kernel; print caught/total and time");
+  cmd->add_option("--budget-s", opts->budget_s, "With --gate: the check budget per kernel")
+      ->check(CLI::Range(0.0, 1e6))
+      ->capture_default_str();
   cmd->add_option("--only", opts->only, "Only these catalogue entries (repeatable)")
       ->expected(1)
       ->take_all();
