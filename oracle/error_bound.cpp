@@ -73,7 +73,9 @@ double gamma_n(int64_t n, double u) {
 // error bounds (the operand forms the score sums below multiply).
 struct OperandMatrices {
   std::vector<double> x, err, mag, mag_err;
+  bool any_err = false;  // some err > 0 (else the products with err are 0 and are skipped)
   void fill(const std::vector<Operand>& ops, int64_t d) {
+    any_err = false;
     const size_t n = ops.size() * static_cast<size_t>(d);
     x.resize(n);
     err.resize(n);
@@ -86,6 +88,7 @@ struct OperandMatrices {
         err[at] = ops[r].err[c];
         mag[at] = ops[r].mag[c];
         mag_err[at] = ops[r].mag[c] + ops[r].err[c];
+        any_err = any_err || ops[r].err[c] != 0;
       }
     }
   }
@@ -117,8 +120,11 @@ struct BlockProducts {
                   dd, beta, c.data(), n);
     };
     gemm(q.x, k.x, 0.0, dot);
-    gemm(q.err, k.mag_err, 0.0, in_err);
-    gemm(q.mag, k.err, 1.0, in_err);
+    // An operand without rounding or RoPE errors (fp32 inputs fed as fp32, bf16 as bf16) has
+    // err = 0: its product is exactly 0 and is not computed (a non-finite |k| would make it
+    // NaN, but only rows that see that key read it, and those are non-finite rows).
+    if (q.any_err) gemm(q.err, k.mag_err, 0.0, in_err);
+    if (k.any_err) gemm(q.mag, k.err, q.any_err ? 1.0 : 0.0, in_err);
     gemm(q.mag_err, k.mag_err, 0.0, mag);
   }
 };
