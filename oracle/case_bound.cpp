@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "model/numerics/fp32_exp.h"
+#include "oracle/blas_threads.h"
 #include "oracle/error_bound.h"
 
 namespace ncv::oracle {
@@ -221,6 +222,7 @@ CaseBound case_error_bound(const PrecisionContract& ct, const AttentionSpec& spe
   spec.validate();
   ct.validate();
   validate_inputs(spec, in);
+  use_one_blas_thread();
   const int64_t B = spec.batch, H = spec.heads, Sq = spec.seqlen_q, S = spec.seqlen_kv,
                 d = spec.d_head;
   CaseBound res;

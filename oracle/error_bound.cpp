@@ -8,6 +8,8 @@
 #include <cmath>
 #include <limits>
 
+#include "oracle/blas_threads.h"
+
 namespace ncv::oracle {
 
 namespace {
@@ -71,7 +73,9 @@ double gamma_n(int64_t n, double u) {
 // error bounds (the operand forms the score sums below multiply).
 struct OperandMatrices {
   std::vector<double> x, err, mag, mag_err;
+  bool any_err = false;  // some err > 0 (else the products with err are 0 and are skipped)
   void fill(const std::vector<Operand>& ops, int64_t d) {
+    any_err = false;
     const size_t n = ops.size() * static_cast<size_t>(d);
     x.resize(n);
     err.resize(n);
@@ -84,6 +88,7 @@ struct OperandMatrices {
         err[at] = ops[r].err[c];
         mag[at] = ops[r].mag[c];
         mag_err[at] = ops[r].mag[c] + ops[r].err[c];
+        any_err = any_err || ops[r].err[c] != 0;
       }
     }
   }
@@ -115,11 +120,48 @@ struct BlockProducts {
                   dd, beta, c.data(), n);
     };
     gemm(q.x, k.x, 0.0, dot);
-    gemm(q.err, k.mag_err, 0.0, in_err);
-    gemm(q.mag, k.err, 1.0, in_err);
+    // An operand without rounding or RoPE errors (fp32 inputs fed as fp32, bf16 as bf16) has
+    // err = 0: its product is exactly 0 and is not computed (a non-finite |k| would make it
+    // NaN, but only rows that see that key read it, and those are non-finite rows).
+    if (q.any_err) gemm(q.err, k.mag_err, 0.0, in_err);
+    if (k.any_err) gemm(q.mag, k.err, q.any_err ? 1.0 : 0.0, in_err);
     gemm(q.mag_err, k.mag_err, 0.0, mag);
   }
 };
+
+// acc[c] += wx |v[c] - o[c]|: the innermost loop of error_bound at long rows. Cloned for AVX2
+// (chosen at load time when the CPU has it; the baseline build is SSE2): 4 doubles per
+// instruction instead of 2, and the same IEEE results (no contraction, -ffp-contract=off).
+__attribute__((target_clones("avx2", "default"))) void add_spread(double wx, const double* v,
+                                                                  const double* o, double* acc,
+                                                                  size_t d) {
+  for (size_t c = 0; c < d; ++c) acc[c] += wx * std::fabs(v[c] - o[c]);
+}
+
+// The scalars of one query row that the column sums and the final per-element loop need.
+struct RowTerms {
+  bool active = false;  // a finite row with visible keys (others keep bound 0)
+  bool overflow = false;
+  int64_t nk = 0;  // visible keys
+  double den = 0, l = 0, sink_wp = 0, sink_wx = 0;
+};
+
+// sv[rows][d] = wplus[rows][Skv] * vabs[Skv][d] and sabs = seen * vabs (seen: 1 for a visible
+// key). A key with a non-finite v has vabs 0: a row that sees it is a non-finite row whose sums
+// are not used, and 0 * inf would make NaN of the other rows' sums.
+void column_sums(int64_t rows, int64_t skv, int64_t d, const std::vector<double>& wplus,
+                 const std::vector<double>& seen, const std::vector<double>& vabs,
+                 std::vector<double>& sv, std::vector<double>& sabs) {
+  const size_t n = static_cast<size_t>(rows * d);
+  sv.assign(n, 0.0);
+  sabs.assign(n, 0.0);
+  if (rows == 0 || skv == 0 || d == 0) return;
+  const int m = static_cast<int>(rows), k = static_cast<int>(skv), nn = static_cast<int>(d);
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, nn, k, 1.0, wplus.data(), k,
+              vabs.data(), nn, 0.0, sv.data(), nn);
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, nn, k, 1.0, seen.data(), k, vabs.data(),
+              nn, 0.0, sabs.data(), nn);
+}
 
 // Query rows per block of products: 64 rows keep the three [64, Skv] blocks small at any Skv.
 constexpr int64_t kQueryBlock = 64;
@@ -128,6 +170,7 @@ ErrorBound error_bound(const PrecisionContract& ct, const AttentionSpec& spec,
                        const AttentionInputs& in, const OracleOutput& exact, double safety) {
   spec.validate();
   ct.validate();
+  use_one_blas_thread();
   const int64_t B = spec.batch, H = spec.heads, Sq = spec.seqlen_q, Skv = spec.seqlen_kv,
                 d = spec.d_head;
   ErrorBound eb;
@@ -170,12 +213,15 @@ ErrorBound error_bound(const PrecisionContract& ct, const AttentionSpec& spec,
   const double norm_max = dtype_max_finite(ct.norm_dtype);
 
   std::vector<int64_t> keys;
-  std::vector<double> s, ds, w, wplus, wexpm1, vk, col_s1, col_sv, col_sf, col_sabs;
+  std::vector<double> s, ds, wplus, wexpm1, seen, s1, sv, sabs;
+  std::vector<RowTerms> rs;
+  const bool has_sink = !spec.sink.empty();
   // The keys as fed to QK^T, built once per (batch, kv head) and shared by its query heads.
   std::vector<Operand> kops, qops;
   OperandMatrices kmat;
   BlockProducts products;
   std::vector<double> vrows;  // the values [Skv][d] of the same (batch, kv head)
+  std::vector<double> vabs;   // |vrows|, non-finite entries 0 (only rows that skip them see them)
   for (int64_t b = 0; b < B; ++b) {
     for (int64_t h = 0; h < H; ++h) {
       const int64_t kvh = spec.kv_head_of(h);
@@ -190,6 +236,10 @@ ErrorBound error_bound(const PrecisionContract& ct, const AttentionSpec& spec,
           std::copy(in.v.data() + at, in.v.data() + at + d, vrows.data() + j * d);
         }
         kmat.fill(kops, d);
+        vabs.resize(vrows.size());
+        for (size_t x = 0; x < vrows.size(); ++x) {
+          vabs[x] = std::isfinite(vrows[x]) ? std::fabs(vrows[x]) : 0.0;
+        }
       }
       for (int64_t i0 = 0; i0 < Sq; i0 += kQueryBlock) {
         const int64_t rows = std::min(kQueryBlock, Sq - i0);
@@ -212,11 +262,18 @@ ErrorBound error_bound(const PrecisionContract& ct, const AttentionSpec& spec,
           qops.push_back(std::move(q));
         }
         products.compute(qops, kmat, d);
+        const size_t du = static_cast<size_t>(d), sk = static_cast<size_t>(Skv);
+        // Per row of the block: the key weights as [rows][Skv] matrices (0 for keys the row does
+        // not see) and the row's scalars, so that the column sums over keys below run once per
+        // block (V read once per block, not once per row).
+        rs.assign(static_cast<size_t>(rows), RowTerms{});
+        wplus.assign(static_cast<size_t>(rows) * sk, 0.0);
+        wexpm1.assign(wplus.size(), 0.0);
+        seen.assign(wplus.size(), 0.0);
         for (int64_t i = i0; i < i0 + rows; ++i) {
           const int64_t r = (b * H + h) * Sq + i;
           const size_t qrow = static_cast<size_t>(i - i0);
           const int64_t base = spec.q_index(b, h, i, 0);
-          double* bnd = eb.bound.data() + base;
           const double* o = exact.out.data() + base;
           bool finite = std::isfinite(exact.row_max[static_cast<size_t>(r)]) ||
                         exact.row_max[static_cast<size_t>(r)] == -kInf;
@@ -236,7 +293,7 @@ ErrorBound error_bound(const PrecisionContract& ct, const AttentionSpec& spec,
           ds.assign(n, 0);
           bool overflow = false;
           for (size_t t = 0; t < n; ++t) {
-            const size_t at = qrow * static_cast<size_t>(Skv) + static_cast<size_t>(keys[t]);
+            const size_t at = qrow * sk + static_cast<size_t>(keys[t]);
             const double dot = products.dot[at], in_err = products.in_err[at],
                          mag = products.mag[at];
             const double sj = folded ? dot : scale * dot;
@@ -247,7 +304,6 @@ ErrorBound error_bound(const PrecisionContract& ct, const AttentionSpec& spec,
             ds[t] = e;
             if (std::fabs(sj) + e > score_max || !std::isfinite(e)) overflow = true;
           }
-          const bool has_sink = !spec.sink.empty();
           const double sink = has_sink ? spec.sink[static_cast<size_t>(h)] : 0.0;
           const double dsink =
               has_sink ? kU32 * std::fabs(sink) + r_s.rel * std::fabs(sink) * (1 + kU32) + r_s.abs
@@ -257,25 +313,64 @@ ErrorBound error_bound(const PrecisionContract& ct, const AttentionSpec& spec,
           for (double e : ds) dmax = std::max(dmax, e);
           const double marg = dmax + r_max.rel * std::fabs(m) + r_max.abs;
           // Per-key D_j (log-relative error of p_j), weights p_j e^{-D_j}, p_j e^{D_j},
-          // p_j expm1(D_j).
-          double den = 0, l = 0;
-          w.assign(n, 0);
-          wplus.assign(n, 0);
-          wexpm1.assign(n, 0);
+          // p_j expm1(D_j). One expm1 gives all three (e^D = 1 + expm1 D, e^-D = 1 / e^D):
+          // two libm calls per key instead of four, the same values up to the last bits.
+          RowTerms& rt = rs[qrow];
           auto key_terms = [&](double sj, double dsj, double& wp, double& wx) {
             const double pj = std::exp(sj - m);
             const double D = dsj + kU32 * (std::fabs(sj - m) + dsj + marg) + lexp;
-            den += pj * std::exp(-D);
-            l += pj;
-            wp = pj * std::exp(D);
-            wx = pj * std::expm1(D);
+            const double em = std::expm1(D);
+            rt.den += pj / (1 + em);
+            rt.l += pj;
+            wp = pj * (1 + em);
+            wx = pj * em;
           };
-          for (size_t t = 0; t < n; ++t) key_terms(s[t], ds[t], wplus[t], wexpm1[t]);
-          double sink_wx = 0, sink_wp = 0;
-          if (has_sink) key_terms(sink, dsink, sink_wp, sink_wx);
-          den = std::max(den, std::numeric_limits<double>::min());
-
-          const int64_t nk = static_cast<int64_t>(n);
+          double* wp_row = wplus.data() + qrow * sk;
+          double* wx_row = wexpm1.data() + qrow * sk;
+          double* seen_row = seen.data() + qrow * sk;
+          for (size_t t = 0; t < n; ++t) {
+            const size_t j = static_cast<size_t>(keys[t]);
+            key_terms(s[t], ds[t], wp_row[j], wx_row[j]);
+            seen_row[j] = 1.0;
+          }
+          if (has_sink) key_terms(sink, dsink, rt.sink_wp, rt.sink_wx);
+          rt.den = std::max(rt.den, std::numeric_limits<double>::min());
+          rt.active = true;
+          rt.overflow = overflow;
+          rt.nk = static_cast<int64_t>(n);
+        }
+        // Column sums over the visible keys. S1 = sum_j p_j expm1(D_j) |v_j - o| depends on the
+        // row's o, so it stays a loop; keys outermost (each V row read once per block), and each
+        // (row, column) sum adds its terms in key order as the per-row loop did: same values.
+        s1.assign(static_cast<size_t>(rows) * du, 0.0);
+        for (int64_t t = 0; t < rows; ++t) {
+          const size_t ts = static_cast<size_t>(t);
+          if (!rs[ts].active) continue;
+          const double* o = exact.out.data() + spec.q_index(b, h, i0 + t, 0);
+          for (size_t c = 0; c < du; ++c) s1[ts * du + c] = rs[ts].sink_wx * std::fabs(o[c]);
+        }
+        for (size_t j = 0; j < sk; ++j) {
+          const double* vrow = vrows.data() + j * du;
+          for (int64_t t = 0; t < rows; ++t) {
+            const size_t ts = static_cast<size_t>(t);
+            if (seen[ts * sk + j] == 0) continue;  // not visible (its v may be non-finite)
+            const double wx = wexpm1[ts * sk + j];
+            add_spread(wx, vrow, exact.out.data() + spec.q_index(b, h, i0 + t, 0),
+                       s1.data() + ts * du, du);
+          }
+        }
+        // Sv = sum_j p_j e^{D_j} |v_j| and Sabs = sum_j |v_j| (visible keys) are products with
+        // |V|: dgemm (another summation order: the last bits only, inside the safety factor).
+        column_sums(rows, Skv, d, wplus, seen, vabs, sv, sabs);
+        for (int64_t i = i0; i < i0 + rows; ++i) {
+          const size_t qrow = static_cast<size_t>(i - i0);
+          const RowTerms& rt = rs[qrow];
+          if (!rt.active) continue;
+          const int64_t base = spec.q_index(b, h, i, 0);
+          double* bnd = eb.bound.data() + base;
+          const double* o = exact.out.data() + base;
+          const double den = rt.den, l = rt.l, sink_wp = rt.sink_wp;
+          const int64_t nk = rt.nk;
           const int64_t tiles = (Skv + ct.kv_tile - 1) / ct.kv_tile;  // key-index tiles
           const double g_tile = gamma_n(std::min(nk, ct.kv_tile) + 2 * tiles, kU32);
           double g_pv = g_tile;
@@ -291,33 +386,15 @@ ErrorBound error_bound(const PrecisionContract& ct, const AttentionSpec& spec,
           } else {
             p_nc = kU32 + r_pn.rel + (ct.sum_of_rounded_p ? r_p.rel : 0);
           }
-          // The per-column sums over the visible keys, keys outermost so that the inner loop
-          // runs along a contiguous V row (and vectorises); each column's terms are still added
-          // in key order, as before.
-          col_s1.assign(static_cast<size_t>(d), 0.0);
-          col_sv.assign(static_cast<size_t>(d), 0.0);
-          col_sf.assign(static_cast<size_t>(d), 0.0);
-          col_sabs.assign(static_cast<size_t>(d), 0.0);
-          for (int64_t c = 0; c < d; ++c) {
-            col_s1[c] = sink_wx * std::fabs(o[c]);
-            col_sf[c] = has_sink ? std::fabs(o[c]) : 0;
-          }
-          for (size_t t = 0; t < n; ++t) {
-            const double* vrow = vrows.data() + keys[t] * d;
-            const double wx = wexpm1[t], wp = wplus[t];
-            for (int64_t c = 0; c < d; ++c) {
-              const double vjc = vrow[c], oc = o[c];
-              col_s1[c] += wx * std::fabs(vjc - oc);
-              col_sv[c] += wp * std::fabs(vjc);
-              col_sf[c] += std::fabs(vjc) + std::fabs(oc);
-              col_sabs[c] += std::fabs(vjc);
-            }
-          }
+          // Sf = sum over visible keys and the sink of |v_j| + |o| (the sink's v is 0).
+          const double n_f = static_cast<double>(nk + (has_sink ? 1 : 0));
           for (int64_t c = 0; c < d; ++c) {
             const double oc = o[c];
-            const double s1 = col_s1[c], sv = col_sv[c], sf = col_sf[c], sabs = col_sabs[c];
-            const double E1 = s1 / den;
-            const double Mv = sv / den;
+            const size_t at = qrow * du + static_cast<size_t>(c);
+            const double s1c = s1[at], svc = sv[at], sabsc = sabs[at];
+            const double sf = sabsc + n_f * std::fabs(oc);
+            const double E1 = s1c / den;
+            const double Mv = svc / den;
             const double Ev = r_v.rel * Mv + (r_v.rel > 0 ? r_v.abs * (l + sink_wp) / den : 0);
             const double EP = p_nc * (1 + r_v.rel) * Mv;
             const double Eacc = g_pv * (1 + p_nc) * (1 + r_v.rel) * Mv;
@@ -337,15 +414,15 @@ ErrorBound error_bound(const PrecisionContract& ct, const AttentionSpec& spec,
                                 static_cast<double>(tiles + 2) * eta_pv) *
                                    std::max(1.0, 1 / den) +
                                r_o.abs + 2 * kEta32;
-            if (!deferred) floor_abs += (r_pn.abs + kEta32) * (1 + r_v.rel) * sabs;
+            if (!deferred) floor_abs += (r_pn.abs + kEta32) * (1 + r_v.rel) * sabsc;
             // Narrow normalisation: subnormal roundings of the numerator and the product (each
             // <= eta), and of the reciprocal (times |acc| <= sum |v|, as every p <= 1).
-            if (narrow_norm) floor_abs += eta_norm * (2 + sabs);
+            if (narrow_norm) floor_abs += eta_norm * (2 + sabsc);
             double bc = safety * (V - std::fabs(oc) + Eout) + floor_abs;
-            if (overflow || !std::isfinite(bc) || V * (1 + r_o.rel) > out_max ||
-                sv * (1 + p_nc) * (1 + g_pv) > acc_max ||
+            if (rt.overflow || !std::isfinite(bc) || V * (1 + r_o.rel) > out_max ||
+                svc * (1 + p_nc) * (1 + g_pv) > acc_max ||
                 (narrow_norm &&
-                 (sabs * 1.01 > norm_max || static_cast<double>(nk + 1) > norm_max))) {
+                 (sabsc * 1.01 > norm_max || static_cast<double>(nk + 1) > norm_max))) {
               bc = kInf;
               ++eb.uncertified;
             }

@@ -14,6 +14,8 @@
 #include <cmath>
 #include <limits>
 
+#include "oracle/blas_threads.h"
+
 namespace ncv::oracle {
 
 namespace {
@@ -209,6 +211,7 @@ struct RowKeys {
 // Runs the fast oracle; with `bound` non-null also fills the per-element bound.
 OracleOutput run(const AttentionSpec& spec, const AttentionInputs& in, std::vector<double>* bound) {
   validate_inputs(spec, in);
+  use_one_blas_thread();
   const int64_t H = spec.heads, Sq = spec.seqlen_q, Skv = spec.seqlen_kv, d = spec.d_head;
   const bool with_bound = bound != nullptr;
   std::optional<Rotator> rot;

@@ -10,6 +10,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <iterator>
 #include <map>
 #include <random>
 
@@ -592,6 +594,64 @@ TEST(CaseBound, CatchesWhatTheAPrioriBoundCatchesAndMore) {
                   std::string(perturbation_name(p)).c_str(), ct.name.c_str(), by_apriori, n,
                   by_case, n);
     }
+  }
+}
+
+}  // namespace
+}  // namespace ncv::oracle
+
+namespace ncv::oracle {
+namespace {
+
+// ---------------------------------------------------------------- pinned values
+// The bound's values over fixed-seed random cases (every contract, mask, sink, RoPE, dtype and
+// value distribution of random_case), recorded with the per-key loop implementation of
+// error_bound before the column sums became dgemm products over blocks of rows. The sums are
+// the same terms added in another order, so each case's bound may move only in the last bits:
+// the sum of its finite bounds agrees to 1e-12 relative, and which elements are infinite or zero
+// does not change.
+struct PinnedBound {
+  double finite_sum;
+  int64_t infinite, zero;
+};
+
+TEST(ErrorBound, ValuesPinnedAcrossTheBlockedRewrite) {
+  static const PinnedBound kPinned[] = {
+#include "oracle/tests/error_bound_pins.inc"
+  };
+  std::mt19937_64 rng(20261205);
+  const bool print = std::getenv("NCV_PRINT_BOUND_PINS") != nullptr;
+  const int n_cases = static_cast<int>(std::size(kPinned));
+  for (int n = 0; n < (print ? 120 : n_cases); ++n) {
+    Case cs;
+    for (;;) {
+      cs = random_case(rng, static_cast<Dist>(n % kDists), random_contract(rng));
+      try {
+        cs.spec.validate();
+        break;
+      } catch (const SpecError&) {
+      }
+    }
+    const OracleOutput ex = exact_attention(cs.spec, cs.in);
+    const ErrorBound eb = error_bound(cs.ct, cs.spec, cs.in, ex);
+    PinnedBound p{0, 0, 0};
+    for (double b : eb.bound) {
+      if (std::isinf(b)) {
+        ++p.infinite;
+      } else {
+        p.finite_sum += b;
+        p.zero += b == 0 ? 1 : 0;
+      }
+    }
+    if (print) {
+      std::printf("{%a, %lld, %lld},\n", p.finite_sum, static_cast<long long>(p.infinite),
+                  static_cast<long long>(p.zero));
+      continue;
+    }
+    const PinnedBound& want = kPinned[n];
+    EXPECT_NEAR(p.finite_sum, want.finite_sum, 1e-12 * want.finite_sum) << "case " << n;
+    EXPECT_EQ(p.infinite, want.infinite) << "case " << n;
+    EXPECT_EQ(p.zero, want.zero) << "case " << n;
   }
 }
 
