@@ -457,14 +457,20 @@ void check(const Program& p, const HwConfig& hw, bool compute_values) {
 
   bool unknown = false;
   std::optional<std::vector<int64_t>> least_cex;
+  std::optional<std::vector<Outcome>> value_runs;
   for (const solver::Obligation& o : obs) {
     unknown |= o.verdict == solver::Verdict::unknown;
     if (o.verdict != solver::Verdict::counterexample) continue;
     NCV_FUZZ_CHECK(o.counterexample.has_value(), kTarget, "counterexample without values");
     const ParamValues& cp = o.counterexample->params;
+    // The interpreter sees an uninitialized read only in a run that computes values: replay an
+    // initialization counterexample's program that way.
+    const bool needs_values = o.cls == solver::ObligationClass::initialization && !compute_values;
+    if (needs_values && !value_runs) value_runs = run_all(p, hw, true);
+    const std::vector<Outcome>& pool = needs_values ? *value_runs : runs;
     const auto it =
-        std::find_if(runs.begin(), runs.end(), [&](const Outcome& r) { return r.params == cp; });
-    NCV_FUZZ_CHECK(it != runs.end(), kTarget,
+        std::find_if(pool.begin(), pool.end(), [&](const Outcome& r) { return r.params == cp; });
+    NCV_FUZZ_CHECK(it != pool.end(), kTarget,
                    "counterexample outside the domain: " + o.describe() + context(p, hw));
     NCV_FUZZ_CHECK(it->error || data_dependent(o), kTarget,
                    "the interpreter runs the counterexample's params cleanly: " + o.describe() +

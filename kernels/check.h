@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -30,6 +31,9 @@ struct CheckOptions {
   // of them): a rewrite checked under the kernel it replaces may round where any member of that
   // kernel's family rounds (family_contracts). Empty: the kernel's own contract only.
   std::vector<oracle::PrecisionContract> also_accept;
+  // Also compute the a-priori bound (and report its ratio) when the case bound certifies every
+  // element; it is computed anyway where the case bound does not.
+  bool apriori = false;
   // Stop after the first failing case (a gate that only needs the verdict).
   bool stop_on_failure = false;
   // Called after each case with the number done (the command line's progress line).
@@ -44,8 +48,9 @@ struct CaseResult {
   // Against the case bound (min of the a-priori and the case bound, oracle/case_bound.h); valid
   // when run_error is empty.
   oracle::Comparison comparison;
-  // max |err| / the a-priori bound alone (the guarantee, error_bound.h).
-  double apriori_normalized = 0;
+  // max |err| / the a-priori bound alone (the guarantee, error_bound.h); NaN when it was not
+  // computed (CheckOptions::apriori false and the case bound certified every element).
+  double apriori_normalized = std::numeric_limits<double>::quiet_NaN();
   // FlashAttention's criterion as a ratio: max |kernel - exact| / (2 max |reference - exact|),
   // the reference computed in the kernel's own precision (<= 1: FlashAttention's test passes).
   double fa_ratio = 0;
@@ -73,18 +78,20 @@ struct CheckResult {
 // The oracle output for one input set and the tolerance of a kernel with contract `ct`: the
 // exact oracle when the problem has at most `exact_max_macs` multiply-adds, otherwise the fast
 // oracle with its own bound added to the contract's. The tolerance is per element the smaller of
-// two sound bounds: the a-priori one (error_bound.h) and the case bound (case_bound.h).
+// two sound bounds: the a-priori one (error_bound.h; computed only when `with_apriori` or where the
+// case bound leaves an element uncertified) and the case bound (case_bound.h).
 struct OracleReference {
   oracle::OracleOutput out;
   oracle::ErrorBound bound;       // per element the smaller of the a-priori and the case bound
-  std::vector<double> apriori;    // the a-priori bound alone
+  std::vector<double> apriori;    // the a-priori bound alone (empty when not computed)
   std::vector<double> reference;  // the contract's computation in the kernel's precision
   bool exact = false;
 };
 OracleReference oracle_reference(const oracle::PrecisionContract& ct,
                                  const oracle::AttentionSpec& spec,
                                  const oracle::AttentionInputs& in, double exact_max_macs,
-                                 const std::vector<oracle::PrecisionContract>& also_accept = {});
+                                 const std::vector<oracle::PrecisionContract>& also_accept = {},
+                                 bool with_apriori = false);
 
 // One input set: runs `program` on `in` (packed by v's layout) and compares its output with the
 // oracle under v's contract for `options`. `spec` is v.spec(options, params). Only opts.run and

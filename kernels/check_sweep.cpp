@@ -26,11 +26,11 @@ int64_t on_grid_below(const Param& p, int64_t x) {
   return std::max(x, p.lo);
 }
 
-// A non-power-of-two value near three quarters of the range, on the grid (or the largest value
-// when every candidate is a power of two).
+// The smallest non-power-of-two value of the range from lo + 2 on, on its grid (or the largest
+// value when every candidate is a power of two).
 int64_t non_power_of_two(const Param& p) {
-  for (int64_t x = on_grid_below(p, p.lo + (p.hi - p.lo) * 3 / 4); x >= p.lo;
-       x -= std::max<int64_t>(p.multiple_of, 1)) {
+  const int64_t step = std::max<int64_t>(p.multiple_of, 1);
+  for (int64_t x = on_grid_below(p, p.lo + 2 * step); x <= p.hi; x += step) {
     if (!is_power_of_two(x)) return x;
   }
   return p.hi;
@@ -78,6 +78,8 @@ std::string params_text(const ParamValues& v) {
 std::vector<PlannedShape> planned_shapes(const Program& p, const ParamValues& pinned) {
   // Each role gives every unpinned param a value.
   using Pick = std::function<int64_t(const Param&)>;
+  // Untiled params (batch, head dim) stay small where the tiled ones grow, and take their largest
+  // value once, at one tile: a batch of 64 at eight tiles would cost more than it finds.
   const std::vector<std::pair<std::string, Pick>> roles = {
       {"smallest", [](const Param& x) { return x.lo; }},
       {"one tile + one step",
@@ -91,7 +93,10 @@ std::vector<PlannedShape> planned_shapes(const Program& p, const ParamValues& pi
          return is_power_of_two(v) ? non_power_of_two(x) : v;
        }},
       {"several tiles",
-       [](const Param& x) { return tiled(x) ? on_grid_below(x, 8 * x.multiple_of) : x.hi; }},
+       [](const Param& x) {
+         return tiled(x) ? on_grid_below(x, 8 * x.multiple_of) : on_grid_below(x, x.lo + 1);
+       }},
+      {"widest", [](const Param& x) { return tiled(x) ? x.lo : x.hi; }},
   };
   std::vector<PlannedShape> out;
   for (const auto& [role, pick] : roles) {
@@ -173,8 +178,12 @@ SweepResult check_sweep(const Variant& v, const std::vector<Options>& option_set
     for (const PlannedShape& shape : plans[k].second) {
       if (stop && !res.pass) break;
       const double s = run_one(option_sets[k], plans[k].first, shape, opts.cases_per_shape);
-      per_case[k] = s / std::max(opts.cases_per_shape, 1);
-      last[k] = shape;
+      // The largest shape grows the tiled params of the widest shape (untiled ones at their
+      // largest), predicted from its time.
+      if (shape.role == "widest" || last[k].params.empty()) {
+        per_case[k] = s / std::max(opts.cases_per_shape, 1);
+        last[k] = shape;
+      }
     }
   }
   for (size_t k = 0; k < plans.size() && !(stop && !res.pass); ++k) {

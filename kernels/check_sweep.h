@@ -19,17 +19,19 @@ namespace ncv::kernels {
 struct PlannedShape {
   ParamValues params;
   std::string role;  // "smallest", "one tile + one step", "non-power-of-two", "several tiles",
-                     // "largest within budget"
+                     // "widest", "largest within budget"
 };
 
-// The fixed shapes of the sweep for program p, params in `pinned` fixed: the smallest legal
-// shape; one tile plus one step (a param with multiple_of > 1 is a tiled dimension, its step the
-// tile); a non-power-of-two multiple of the tile (3 tiles; other params at a non-power-of-two
-// three quarters of their range); several tiles in every tiled dimension (8 tiles, other params
-// at their largest). Shapes outside the declared domain (relations) and duplicates are dropped.
+// The fixed shapes of the sweep for program p, params in `pinned` fixed. A param with
+// multiple_of > 1 is a tiled dimension (its step the tile); the others (batch, head dim) are
+// untiled. Roles: the smallest legal shape; one tile plus one step (untiled: lo + 1); a
+// non-power-of-two multiple (three tiles; untiled: the smallest non-power-of-two from lo + 2);
+// several tiles (eight; untiled: lo + 1); the widest (one tile, untiled params at their largest).
+// Shapes outside the declared domain (relations) and duplicates are dropped.
 std::vector<PlannedShape> planned_shapes(const Program& p, const ParamValues& pinned);
 
-// The largest shape above `from` (tiled params grown together, others as in `from`) whose
+// The largest shape above `from` (the widest shape: tiled params grown together, others as in
+// `from`) whose
 // predicted time fits `seconds`, predicting a case's time as seconds_per_case * (growth of the
 // product of the tiled params)^2 (attention is quadratic in the sequence). nullopt when nothing
 // larger fits or no param is tiled.

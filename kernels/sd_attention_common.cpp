@@ -59,11 +59,15 @@ oracle::PrecisionContract sd_attention_contract(const Options& o, int step) {
   c.scale_folded_into_q = true;            // q_local = load(q) * 0.125 (exact)
   c.qk_accum = DType::fp32;                // PSUM
   c.score_dtype = step >= 4 ? pe : kd;     // qk_res_buf (bf16 from step 4)
-  c.max_dtype = c.score_dtype;             // the max of stored scores is one of them
-  // Step 0 and 3 store exp in kernel_dtype and sum the stored values; 1, 2, 4, 5 write the
-  // activation straight to pe and sum its fp32 results (the accumulator registers).
-  c.exp_dtype = (step == 0 || step == 3) ? kd : DType::fp32;
-  c.p_dtype = pe;  // softmax_res / trans_softmax_res
+  // neg_max_res (and its final min) is kernel_dtype in every step: with fp32 scores (steps 4-5,
+  // mixed_precision=false, dtype=bf16) the max is rounded to bf16 (found by the case bound).
+  c.max_dtype = kd;
+  // The tutorial stores exp in kernel_dtype and sums the stored values (a separate reduce). Every
+  // step from 1 on sums in the activation's accumulator, i.e. the fp32 results before any store.
+  c.exp_dtype = step == 0 ? kd : DType::fp32;
+  // P as fed to PV: softmax_res / exp_res in pe; step 3 stores exp_res in kernel_dtype first and
+  // copies it to pe, so P is rounded to the coarser of the two.
+  c.p_dtype = step == 3 && (kd == DType::bf16 || pe == DType::bf16) ? DType::bf16 : pe;
   c.sum_dtype = DType::fp32;
   c.sum_of_rounded_p = false;
   c.pv_accum = DType::fp32;  // one PSUM accumulation group over all key tiles

@@ -408,6 +408,11 @@ OracleOutput fast_attention(const AttentionSpec& spec, const AttentionInputs& in
   return run(spec, in, nullptr);
 }
 
+OracleOutput fast_attention_with_bound(const AttentionSpec& spec, const AttentionInputs& in,
+                                       std::vector<double>& bound) {
+  return run(spec, in, &bound);
+}
+
 std::vector<double> fast_oracle_bound(const AttentionSpec& spec, const AttentionInputs& in,
                                       const OracleOutput& fast) {
   std::vector<double> bound;

@@ -36,6 +36,7 @@ struct CheckCommandOptions {
   double budget_s = 30;
   std::string dist;
   bool json = false;
+  bool apriori = false;
   RunLimits limits;
   NkiFlags nki;
 };
@@ -187,6 +188,7 @@ int run_check(const CheckCommandOptions& opts) {
   co.cases = opts.cases;
   co.seed = opts.seed;
   co.run.hw = &hw_config_for(opts.gen);
+  co.apriori = opts.apriori;
   opts.limits.apply(co.run);
   co.run.record_trace = false;
   std::optional<props::ValueRecipe> recipe;
@@ -329,6 +331,8 @@ void register_check(CLI::App& app, Action& action) {
   cmd->add_option("--gen", opts->gen, "Hardware generation: trn1, trn2 or trn3")
       ->capture_default_str();
   opts->limits.add_options(cmd);
+  cmd->add_flag("--apriori", opts->apriori,
+                "Also compute the a-priori error bound and report its ratio (apriori_ratio)");
   cmd->add_flag("--json", opts->json, "Print one JSON object instead of text");
   cmd->callback([cmd, opts, &action] {
     // A --values input set is one case with its own seed: --cases and --seed would be ignored.

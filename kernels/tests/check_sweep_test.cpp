@@ -17,19 +17,23 @@ Program sd_program() {
 
 TEST(CheckSweep, PlansEveryRoleFromTheDeclaredDomain) {
   const std::vector<PlannedShape> s = planned_shapes(sd_program(), {});
-  ASSERT_EQ(s.size(), 4u);
-  // seqlen in [128, 4096] multiple_of 128 (tiled); d_head in [1, 128].
+  ASSERT_EQ(s.size(), 5u);
+  // seqlen in [128, 4096] multiple_of 128 (tiled); d_head in [1, 128] (untiled).
   EXPECT_EQ(s[0].role, "smallest");
   EXPECT_EQ(s[0].params.at("seqlen"), 128);
   EXPECT_EQ(s[0].params.at("d_head"), 1);
   EXPECT_EQ(s[1].role, "one tile + one step");
   EXPECT_EQ(s[1].params.at("seqlen"), 256);
+  EXPECT_EQ(s[1].params.at("d_head"), 2);
   EXPECT_EQ(s[2].role, "non-power-of-two");
   EXPECT_EQ(s[2].params.at("seqlen"), 384);
-  EXPECT_EQ(s[2].params.at("d_head"), 96);
+  EXPECT_EQ(s[2].params.at("d_head"), 3);
   EXPECT_EQ(s[3].role, "several tiles");
   EXPECT_EQ(s[3].params.at("seqlen"), 1024);
-  EXPECT_EQ(s[3].params.at("d_head"), 128);
+  EXPECT_EQ(s[3].params.at("d_head"), 2);
+  EXPECT_EQ(s[4].role, "widest");
+  EXPECT_EQ(s[4].params.at("seqlen"), 128);
+  EXPECT_EQ(s[4].params.at("d_head"), 128);
   for (const PlannedShape& p : s) EXPECT_NO_THROW(check_params(sd_program(), p.params));
 }
 
@@ -37,7 +41,7 @@ TEST(CheckSweep, PinnedParamsStayAndDuplicatesGo) {
   const std::vector<PlannedShape> s = planned_shapes(sd_program(), {{"seqlen", 512}});
   ASSERT_FALSE(s.empty());
   for (const PlannedShape& p : s) EXPECT_EQ(p.params.at("seqlen"), 512);
-  // d_head takes 1, 2, 96 and 128: four distinct shapes.
+  // d_head takes 1, 2, 3 and 128: four distinct shapes (several tiles repeats d_head 2).
   EXPECT_EQ(s.size(), 4u);
   const std::vector<PlannedShape> both =
       planned_shapes(sd_program(), {{"seqlen", 512}, {"d_head", 64}});
@@ -46,15 +50,16 @@ TEST(CheckSweep, PinnedParamsStayAndDuplicatesGo) {
 
 TEST(CheckSweep, LargestShapeFollowsThePredictedTime) {
   const Program p = sd_program();
-  const PlannedShape from = planned_shapes(p, {}).back();  // seqlen 1024
-  // 0.1 s per case at 1024; growth^2 in the tiled product: 4096 costs 16x.
-  const auto big = largest_within(p, from, 0.1, 4, 100.0);
+  const PlannedShape from = planned_shapes(p, {}).back();  // widest: seqlen 128, d_head 128
+  // 0.01 s per case at 128; growth^2 in the tiled product: 4096 costs 32^2 = 1024x.
+  const auto big = largest_within(p, from, 0.01, 4, 100.0);
   ASSERT_TRUE(big.has_value());
   EXPECT_EQ(big->params.at("seqlen"), 4096);
-  const auto mid = largest_within(p, from, 0.1, 4, 0.1 * 4 * 4.1);  // room for 2x only
+  EXPECT_EQ(big->params.at("d_head"), 128);
+  const auto mid = largest_within(p, from, 0.01, 4, 0.01 * 4 * 16 * 16.5);  // room for 16x only
   ASSERT_TRUE(mid.has_value());
   EXPECT_EQ(mid->params.at("seqlen"), 2048);
-  EXPECT_FALSE(largest_within(p, from, 0.1, 4, 0.1).has_value());
+  EXPECT_FALSE(largest_within(p, from, 0.01, 4, 0.01).has_value());
 }
 
 }  // namespace

@@ -76,7 +76,6 @@ TEST(CliCheck, UsageErrorsExitTwo) {
       {"check", "sd_attention", "--param", "seqlen=128", "--param", "d_head=8", "--param",
        "use_causal_mask=maybe"},
       {"check", "sd_attention", "--param", "seqlen=100", "--param", "d_head=8"},
-      {"check", "sd_attention", "--param", "seqlen=128"},
       {"check", "sd_attention", "--param", "seqlen=128", "--param", "d_head=8", "--param",
        "heads=2"},
       {"check", "sd_attention", "--like", "sd_attention", "--param", "seqlen=128"},
