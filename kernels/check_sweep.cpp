@@ -187,13 +187,21 @@ SweepResult check_sweep(const Variant& v, const std::vector<Options>& option_set
     }
   }
   for (size_t k = 0; k < plans.size() && !(stop && !res.pass); ++k) {
-    const double left = opts.budget_s - seconds_since(start);
-    const double share = left / static_cast<double>(plans.size() - k);
-    if (share <= 0) break;
+    const auto set_start = std::chrono::steady_clock::now();
+    const double share =
+        (opts.budget_s - seconds_since(start)) / static_cast<double>(plans.size() - k);
     const int cases = std::max(2, opts.cases_per_shape / 2);
-    if (auto big = largest_within(plans[k].first, last[k], per_case[k], cases, share)) {
+    // A prediction from a small shape overestimates (fixed costs grow slower than the work): once
+    // the largest predicted shape has run, predict again from its own time while budget is left.
+    for (int grow = 0; grow < 3 && share > 0; ++grow) {
+      const double left = share - seconds_since(set_start);
+      auto big = largest_within(plans[k].first, last[k], per_case[k], cases, left);
+      if (!big) break;
       ++planned;
-      run_one(option_sets[k], plans[k].first, *big, cases);
+      const double s = run_one(option_sets[k], plans[k].first, *big, cases);
+      if (stop && !res.pass) break;
+      per_case[k] = s / cases;
+      last[k] = *big;
     }
   }
   res.seconds = seconds_since(start);
