@@ -238,4 +238,14 @@ void validate_inputs(const AttentionSpec& spec, const AttentionInputs& in) {
   check("v", in.v.size(), spec.kv_elements());
 }
 
+std::vector<double> rope_inverse_frequencies(const AttentionSpec& spec) {
+  std::vector<double> f;
+  if (!spec.rope) return f;
+  const int64_t d = spec.d_head;
+  for (int64_t t = 0; t < d / 2; ++t) {
+    f.push_back(std::pow(spec.rope->theta, -2.0 * static_cast<double>(t) / static_cast<double>(d)));
+  }
+  return f;
+}
+
 }  // namespace ncv::oracle

@@ -31,6 +31,10 @@ struct Rope {
   std::vector<int64_t> pos_k;  // [batch][seqlen_kv]
 };
 
+// theta^(-2t/d) for t < d/2: the angle per position of each RoPE pair (empty without RoPE).
+struct AttentionSpec;
+std::vector<double> rope_inverse_frequencies(const AttentionSpec& spec);
+
 // Paged KV cache: logical key j of batch b lives in physical block table[b][j / block_size] at
 // row j % block_size. With a block table, k and v are the physical cache
 // [num_blocks][kv_heads][block_size][d_head].

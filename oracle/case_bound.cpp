@@ -229,13 +229,7 @@ CaseBound case_error_bound(const PrecisionContract& ct, const AttentionSpec& spe
   res.bound.assign(static_cast<size_t>(spec.q_elements()), kInf);
   res.reference.assign(static_cast<size_t>(spec.q_elements()), 0.0);
 
-  std::vector<double> inv_freq;
-  if (spec.rope) {
-    for (int64_t t = 0; t < d / 2; ++t) {
-      inv_freq.push_back(
-          std::pow(spec.rope->theta, -2.0 * static_cast<double>(t) / static_cast<double>(d)));
-    }
-  }
+  const std::vector<double> inv_freq = rope_inverse_frequencies(spec);
   const std::vector<double>* rf = spec.rope ? &inv_freq : nullptr;
   const float scale = static_cast<float>(spec.scale);
   const double u_qk = accumulation_u(ct.qk_accum), eta_qk = subnormal_half_spacing(ct.qk_accum);

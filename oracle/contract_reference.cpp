@@ -58,13 +58,7 @@ std::vector<double> contract_reference(const PrecisionContract& ct, const Attent
   std::vector<double> out(static_cast<size_t>(spec.q_elements()), 0.0);
   if (pert == Perturbation::zero_output) return out;
 
-  std::vector<double> inv_freq;
-  if (spec.rope) {
-    for (int64_t t = 0; t < d / 2; ++t) {
-      inv_freq.push_back(
-          std::pow(spec.rope->theta, -2.0 * static_cast<double>(t) / static_cast<double>(d)));
-    }
-  }
+  const std::vector<double> inv_freq = rope_inverse_frequencies(spec);
   const std::vector<double>* rf = spec.rope ? &inv_freq : nullptr;
   double scale_d = spec.scale;
   if (pert == Perturbation::scale_ulp) scale_d += ulp_at(DType::bf16, scale_d);

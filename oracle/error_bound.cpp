@@ -176,13 +176,7 @@ ErrorBound error_bound(const PrecisionContract& ct, const AttentionSpec& spec,
   ErrorBound eb;
   eb.bound.assign(static_cast<size_t>(spec.q_elements()), 0.0);
 
-  std::vector<double> inv_freq;
-  if (spec.rope) {
-    for (int64_t t = 0; t < d / 2; ++t) {
-      inv_freq.push_back(
-          std::pow(spec.rope->theta, -2.0 * static_cast<double>(t) / static_cast<double>(d)));
-    }
-  }
+  const std::vector<double> inv_freq = rope_inverse_frequencies(spec);
   const bool folded = ct.scale_folded_into_q;
   const double scale = spec.scale;
   const double gd = gamma_n(d, unit_roundoff(ct.qk_accum));

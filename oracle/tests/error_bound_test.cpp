@@ -204,6 +204,19 @@ struct Outcome {
   Comparison cmp;
 };
 
+// Case n of the fixed-seed soundness runs: distribution n mod kDists, a random contract, a spec
+// that validates.
+Case valid_random_case(std::mt19937_64& rng, int n) {
+  for (;;) {
+    Case cs = random_case(rng, static_cast<Dist>(n % kDists), random_contract(rng));
+    try {
+      cs.spec.validate();
+      return cs;
+    } catch (const SpecError&) {
+    }
+  }
+}
+
 Outcome run_case(const Case& cs) {
   Outcome o;
   const OracleOutput ex = exact_attention(cs.spec, cs.in);
@@ -329,15 +342,7 @@ TEST(ErrorBound, SoundOverFixedSeedCases) {
   int unsound = 0, uncertified_cases = 0;
   const auto t0 = std::chrono::steady_clock::now();
   for (int n = 0; n < kCases; ++n) {
-    Case cs;
-    for (;;) {
-      cs = random_case(rng, static_cast<Dist>(n % kDists), random_contract(rng));
-      try {
-        cs.spec.validate();
-        break;
-      } catch (const SpecError&) {
-      }
-    }
+    const Case cs = valid_random_case(rng, n);
     const Outcome o = run_case(cs);
     if (!o.sound) {
       ++unsound;
@@ -519,15 +524,7 @@ TEST(CaseBound, SoundAndTightOverFixedSeedCases) {
   std::vector<double> all, apriori_all;
   int unsound = 0;
   for (int n = 0; n < kCases; ++n) {
-    Case cs;
-    for (;;) {
-      cs = random_case(rng, static_cast<Dist>(n % kDists), random_contract(rng));
-      try {
-        cs.spec.validate();
-        break;
-      } catch (const SpecError&) {
-      }
-    }
+    const Case cs = valid_random_case(rng, n);
     const OracleOutput ex = exact_attention(cs.spec, cs.in);
     const CaseBound cb = case_error_bound(cs.ct, cs.spec, cs.in, ex.out);
     const ErrorBound eb = error_bound(cs.ct, cs.spec, cs.in, ex);
@@ -623,15 +620,7 @@ TEST(ErrorBound, ValuesPinnedAcrossTheBlockedRewrite) {
   const bool print = std::getenv("NCV_PRINT_BOUND_PINS") != nullptr;
   const int n_cases = static_cast<int>(std::size(kPinned));
   for (int n = 0; n < (print ? 120 : n_cases); ++n) {
-    Case cs;
-    for (;;) {
-      cs = random_case(rng, static_cast<Dist>(n % kDists), random_contract(rng));
-      try {
-        cs.spec.validate();
-        break;
-      } catch (const SpecError&) {
-      }
-    }
+    const Case cs = valid_random_case(rng, n);
     const OracleOutput ex = exact_attention(cs.spec, cs.in);
     const ErrorBound eb = error_bound(cs.ct, cs.spec, cs.in, ex);
     PinnedBound p{0, 0, 0};
