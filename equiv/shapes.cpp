@@ -6,33 +6,14 @@
 #include <optional>
 
 #include "equiv/equiv.h"
+#include "kernels/option_programs.h"
 
 namespace ncv::equiv {
 
 std::vector<kernels::Options> option_combinations(const kernels::Variant* v,
                                                   const kernels::Options& pinned) {
-  std::vector<kernels::Options> out = {{}};
   if (!v) return {pinned};
-  for (const kernels::OptionSpec& o : v->options) {
-    std::vector<kernels::Options> next;
-    auto it = pinned.find(o.name);
-    for (const kernels::Options& base : out) {
-      if (it != pinned.end()) {
-        kernels::Options x = base;
-        x[o.name] = it->second;
-        next.push_back(std::move(x));
-        continue;
-      }
-      for (const std::string& value : o.values) {
-        kernels::Options x = base;
-        x[o.name] = value;
-        next.push_back(std::move(x));
-      }
-    }
-    out = std::move(next);
-  }
-  for (kernels::Options& o : out) o = v->resolve(o);  // rejects unknown pinned options
-  return out;
+  return kernels::resolved_combinations(*v, pinned);
 }
 
 namespace {

@@ -49,14 +49,6 @@ bool legal(const Program& p, const ParamValues& v) {
   }
 }
 
-double product_of_tiled(const Program& p, const ParamValues& v) {
-  double x = 1;
-  for (const Param& prm : p.params) {
-    if (tiled(prm)) x *= static_cast<double>(v.at(prm.name));
-  }
-  return x;
-}
-
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
@@ -112,9 +104,20 @@ std::vector<PlannedShape> planned_shapes(const Program& p, const ParamValues& pi
   return out;
 }
 
+double predicted_seconds(const Program& p, const ParamValues& from, const ParamValues& to,
+                         double seconds_per_case) {
+  double growth = 1;
+  for (const Param& prm : p.params) {
+    const auto f = from.find(prm.name), t = to.find(prm.name);
+    if (f == from.end() || t == to.end() || f->second <= 0) continue;
+    const double g = static_cast<double>(t->second) / static_cast<double>(f->second);
+    growth *= tiled(prm) ? g * g : g;
+  }
+  return seconds_per_case * growth;
+}
+
 std::optional<PlannedShape> largest_within(const Program& p, const PlannedShape& from,
                                            double seconds_per_case, int cases, double seconds) {
-  const double base = product_of_tiled(p, from.params);
   std::optional<PlannedShape> best;
   // Candidates: the tiled params scaled together by k/8 of their maximum (k = 8 down to 1).
   for (int k = 8; k >= 1 && !best; --k) {
@@ -129,8 +132,9 @@ std::optional<PlannedShape> largest_within(const Program& p, const PlannedShape&
       }
     }
     if (!any || !legal(p, s.params)) continue;
-    const double growth = product_of_tiled(p, s.params) / base;
-    if (seconds_per_case * growth * growth * cases <= seconds) best = std::move(s);
+    if (predicted_seconds(p, from.params, s.params, seconds_per_case) * cases <= seconds) {
+      best = std::move(s);
+    }
   }
   return best;
 }
@@ -177,6 +181,20 @@ SweepResult check_sweep(const Variant& v, const std::vector<Options>& option_set
   for (size_t k = 0; k < plans.size() && !(stop && !res.pass); ++k) {
     for (const PlannedShape& shape : plans[k].second) {
       if (stop && !res.pass) break;
+      if (shape.role == "widest" && !last[k].params.empty()) {
+        // Untiled params at their largest can cost far more than they find (a batch of 64): run
+        // the widest shape only if its predicted time (from the smallest shape's) fits this
+        // option set's share of the budget left.
+        const double predicted =
+            predicted_seconds(plans[k].first, last[k].params, shape.params, per_case[k]) *
+            opts.cases_per_shape;
+        const double share =
+            (opts.budget_s - seconds_since(start)) / static_cast<double>(plans.size() - k);
+        if (predicted > share) {
+          res.skipped.push_back({options_text(option_sets[k]), shape, predicted});
+          continue;
+        }
+      }
       const double s = run_one(option_sets[k], plans[k].first, shape, opts.cases_per_shape);
       // The largest shape grows the tiled params of the widest shape (untiled ones at their
       // largest), predicted from its time.
@@ -225,21 +243,23 @@ const SweepRun* SweepResult::worst_run() const {
   return worst;
 }
 
-const CaseResult* SweepResult::worst_case() const {
-  const SweepRun* r = worst_run();
-  if (r == nullptr) return nullptr;
+const CaseResult* worst_case_of(const CheckResult& r) {
+  auto ratio = [](const CaseResult& c) {
+    return c.run_error ? std::numeric_limits<double>::infinity() : c.comparison.max_normalized;
+  };
   const CaseResult* worst = nullptr;
-  for (const CaseResult& c : r->result.cases) {
-    const double x =
-        c.run_error ? std::numeric_limits<double>::infinity() : c.comparison.max_normalized;
-    const double w = worst == nullptr   ? -1
-                     : worst->run_error ? std::numeric_limits<double>::infinity()
-                                        : worst->comparison.max_normalized;
-    if (worst == nullptr || (!c.pass && worst->pass) || (c.pass == worst->pass && x > w)) {
+  for (const CaseResult& c : r.cases) {
+    if (worst == nullptr || (!c.pass && worst->pass) ||
+        (c.pass == worst->pass && ratio(c) > ratio(*worst))) {
       worst = &c;
     }
   }
   return worst;
+}
+
+const CaseResult* SweepResult::worst_case() const {
+  const SweepRun* r = worst_run();
+  return r == nullptr ? nullptr : worst_case_of(r->result);
 }
 
 std::string case_recipe(const CaseResult& c) {
@@ -266,6 +286,12 @@ std::string SweepResult::summary() const {
       }
     }
   }
+  for (const SkippedShape& k : skipped) {
+    std::snprintf(line, sizeof line, "  SKIP %-44s %-28s %-22s predicted %.0f s > budget left\n",
+                  k.options.c_str(), params_text(k.shape.params).c_str(), k.shape.role.c_str(),
+                  k.predicted_s);
+    s += line;
+  }
   std::snprintf(line, sizeof line, "%zu shapes x option sets, %d cases, %.1f s (budget %.0f s)\n",
                 runs.size(), cases(), seconds, budget_s);
   return s + line;
@@ -285,6 +311,14 @@ nlohmann::json SweepResult::to_json() const {
     rs.push_back(std::move(e));
   }
   j["runs"] = std::move(rs);
+  nlohmann::json sk = nlohmann::json::array();
+  for (const SkippedShape& k : skipped) {
+    sk.push_back({{"options", k.options},
+                  {"params", k.shape.params},
+                  {"role", k.shape.role},
+                  {"predicted_s", k.predicted_s}});
+  }
+  j["skipped"] = std::move(sk);
   return j;
 }
 

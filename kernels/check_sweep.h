@@ -30,11 +30,15 @@ struct PlannedShape {
 // Shapes outside the declared domain (relations) and duplicates are dropped.
 std::vector<PlannedShape> planned_shapes(const Program& p, const ParamValues& pinned);
 
+// A case's predicted time at params `to` from its measured time at `from`: quadratic in each
+// tiled param (attention is quadratic in the sequence), linear in the untiled ones (batch,
+// head dim); params absent from either side do not count.
+double predicted_seconds(const Program& p, const ParamValues& from, const ParamValues& to,
+                         double seconds_per_case);
+
 // The largest shape above `from` (the widest shape: tiled params grown together, others as in
-// `from`) whose
-// predicted time fits `seconds`, predicting a case's time as seconds_per_case * (growth of the
-// product of the tiled params)^2 (attention is quadratic in the sequence). nullopt when nothing
-// larger fits or no param is tiled.
+// `from`) whose predicted time (predicted_seconds) fits `seconds`. nullopt when nothing larger
+// fits or no param is tiled.
 std::optional<PlannedShape> largest_within(const Program& p, const PlannedShape& from,
                                            double seconds_per_case, int cases, double seconds);
 
@@ -53,8 +57,16 @@ struct SweepRun {
   double seconds = 0;
 };
 
+// A shape the budget did not allow (reported as skipped, never as passed).
+struct SkippedShape {
+  std::string options;
+  PlannedShape shape;
+  double predicted_s = 0;
+};
+
 struct SweepResult {
   std::vector<SweepRun> runs;
+  std::vector<SkippedShape> skipped;
   bool pass = false;
   double seconds = 0;
   double budget_s = 0;
@@ -71,6 +83,10 @@ struct SweepResult {
 SweepResult check_sweep(const Variant& v, const std::vector<Options>& option_sets,
                         const std::function<Program(const Options&)>& build,
                         const ParamValues& pinned, const SweepOptions& opts);
+
+// The case of r with the largest normalized error (a failing one first; a model error counts as
+// infinite), or null when r has no cases.
+const CaseResult* worst_case_of(const CheckResult& r);
 
 // "peaked seed=3": the input set of a case, as `ncverify check --dist NAME --seed N` takes it.
 std::string case_recipe(const CaseResult& c);

@@ -18,15 +18,23 @@ std::vector<Options> option_combinations(const Variant& v) {
   return combos;
 }
 
-std::vector<LabelledProgram> option_programs(const Variant& v, const Options& fixed) {
+std::vector<Options> resolved_combinations(const Variant& v, const Options& fixed) {
   v.resolve(fixed);  // names and values checked here
-  std::vector<LabelledProgram> out;
+  std::vector<Options> out;
   for (const Options& c : option_combinations(v)) {
-    LabelledProgram lp;
-    lp.options = v.resolve(c);
+    Options r = v.resolve(c);
     bool agrees = true;
-    for (const auto& [name, value] : fixed) agrees = agrees && lp.options.at(name) == value;
-    if (!agrees) continue;
+    for (const auto& [name, value] : fixed) agrees = agrees && r.at(name) == value;
+    if (agrees) out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::vector<LabelledProgram> option_programs(const Variant& v, const Options& fixed) {
+  std::vector<LabelledProgram> out;
+  for (Options& o : resolved_combinations(v, fixed)) {
+    LabelledProgram lp;
+    lp.options = std::move(o);
     lp.label = v.name;
     for (const auto& [name, value] : lp.options)
       lp.label.append(" ").append(name).append("=").append(value);

@@ -22,6 +22,10 @@ struct LabelledProgram {
 // resolved; a variant without options has one empty combination).
 std::vector<Options> option_combinations(const Variant& v);
 
+// Every combination that agrees with `fixed`, resolved, in option_combinations' order. Throws
+// std::invalid_argument (from Variant::resolve) when `fixed` names an unknown option or value.
+std::vector<Options> resolved_combinations(const Variant& v, const Options& fixed = {});
+
 // One Program per option combination that agrees with `fixed`. Throws std::invalid_argument
 // (from Variant::resolve) when `fixed` names an unknown option or value.
 std::vector<LabelledProgram> option_programs(const Variant& v, const Options& fixed = {});

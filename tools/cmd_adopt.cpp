@@ -244,6 +244,12 @@ void run_checks(Gate& g, Progress& progress, int64_t& done) {
                     "), inside the original's domain: " + e.message;
       }
       if (c.refusal.empty()) {
+        // A file or NKI kernel checked --like a registered kernel may round where any member of
+        // that kernel's family rounds, as `check FILE --like K` allows (the a-priori bound still
+        // applies to all).
+        co.also_accept = g.req.rewrite.registered()
+                             ? std::vector<oracle::PrecisionContract>{}
+                             : kernels::family_contracts(*g.rewrite_variant, p.rewrite_options);
         try {
           c.result =
               kernels::check_kernel(*g.rewrite_variant, p.rewrite, p.rewrite_options, c.params, co);

@@ -6,8 +6,8 @@
 // `options` line) are its options; without the line they are --param's, and the output says so.
 // Exit 0 when every case passes, 1 otherwise, 2 on bad usage.
 #include <CLI/CLI.hpp>
+#include <cstdio>
 #include <iostream>
-#include <limits>
 #include <memory>
 #include <optional>
 
@@ -60,19 +60,11 @@ std::optional<kernels::Variant> explicit_variant(const CheckCommandOptions& opts
                                           opts.causal);
 }
 
-// The case with the largest normalized error (a failing one first), or null.
-const kernels::CaseResult* worst_of(const kernels::CheckResult& r) {
-  const kernels::CaseResult* worst = nullptr;
-  auto ratio = [](const kernels::CaseResult& c) {
-    return c.run_error ? std::numeric_limits<double>::infinity() : c.comparison.max_normalized;
-  };
-  for (const kernels::CaseResult& c : r.cases) {
-    if (worst == nullptr || (!c.pass && worst->pass) ||
-        (c.pass == worst->pass && ratio(c) > ratio(*worst))) {
-      worst = &c;
-    }
-  }
-  return worst;
+// A normalized error as the sweep table prints it (three significant digits).
+std::string format_ratio(double r) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3g", r);
+  return b;
 }
 
 // The command that re-runs exactly one case: the target, its shape and options, the input
@@ -100,7 +92,7 @@ void print_worst(const CheckCommandOptions& opts, const KernelSource& src,
             << format_params(params) << " ("
             << (c.run_error ? "model error" : c.comparison.one_line().substr(0, 4)) << ", "
             << (c.run_error ? c.run_error->message
-                            : "max|err|/bound " + std::to_string(c.comparison.max_normalized))
+                            : "max|err|/bound " + format_ratio(c.comparison.max_normalized))
             << ")\n  replay: " << replay_line(opts, src, options, params, c) << "\n";
   if (!c.run_error && !c.pass) std::cout << "  " << c.comparison.first_failure_line() << "\n";
 }
@@ -109,10 +101,7 @@ int run_sweep(const CheckCommandOptions& opts, const KernelSource& src,
               const kernels::Variant& variant, const kernels::CheckOptions& co) {
   std::vector<kernels::Options> option_sets;
   if (src.rebuild) {
-    for (const kernels::LabelledProgram& lp :
-         kernels::option_programs(*src.variant, src.pinned_options)) {
-      option_sets.push_back(lp.options);
-    }
+    option_sets = kernels::resolved_combinations(*src.variant, src.pinned_options);
   } else {
     option_sets = {src.options};
   }
@@ -258,7 +247,7 @@ int run_check(const CheckCommandOptions& opts) {
         j["layout"] = opts.layout;
         j["contract_from"] = opts.contract;
       }
-      if (const kernels::CaseResult* w = worst_of(r)) {
+      if (const kernels::CaseResult* w = kernels::worst_case_of(r)) {
         j["worst_case_replay"] = replay_line(opts, src, r.options, r.params, *w);
       }
       std::cout << j.dump(2) << "\n";
@@ -269,7 +258,7 @@ int run_check(const CheckCommandOptions& opts) {
         std::cout << note << "\n";
       }
       std::cout << r.summary();
-      if (const kernels::CaseResult* w = worst_of(r)) {
+      if (const kernels::CaseResult* w = kernels::worst_case_of(r)) {
         print_worst(opts, src, r.options, r.params, *w);
       }
     }

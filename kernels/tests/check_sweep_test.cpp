@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "kernels/registry.h"
 #include "model/interp/interpreter.h"
 
@@ -60,6 +62,42 @@ TEST(CheckSweep, LargestShapeFollowsThePredictedTime) {
   ASSERT_TRUE(mid.has_value());
   EXPECT_EQ(mid->params.at("seqlen"), 2048);
   EXPECT_FALSE(largest_within(p, from, 0.01, 4, 0.01).has_value());
+}
+
+TEST(CheckSweep, PredictedTimeIsQuadraticInTiledAndLinearInUntiledParams) {
+  const Program p = sd_program();
+  // seqlen (tiled) doubles: 4x; d_head (untiled) 1 -> 128: 128x.
+  EXPECT_DOUBLE_EQ(predicted_seconds(p, {{"seqlen", 128}, {"d_head", 1}},
+                                     {{"seqlen", 256}, {"d_head", 128}}, 0.01),
+                   0.01 * 4 * 128);
+  EXPECT_DOUBLE_EQ(predicted_seconds(p, {{"seqlen", 128}}, {{"seqlen", 128}}, 0.5), 0.5);
+}
+
+// The widest shape runs when the budget allows it and is reported as skipped, not passed, when
+// its predicted time does not fit.
+TEST(CheckSweep, WidestShapeRunsWithinBudgetAndIsReportedSkippedBeyondIt) {
+  const Variant& v = *find_variant("sd_attention");
+  SweepOptions o;
+  o.cases_per_shape = 1;
+  auto widest_ran = [](const SweepResult& r) {
+    return std::any_of(r.runs.begin(), r.runs.end(),
+                       [](const SweepRun& run) { return run.shape.role == "widest"; });
+  };
+  o.budget_s = 1000;
+  const SweepResult roomy = check_sweep(v, {v.resolve({})}, v.build, {{"seqlen", 128}}, o);
+  EXPECT_TRUE(roomy.pass);
+  EXPECT_TRUE(widest_ran(roomy));
+  EXPECT_TRUE(roomy.skipped.empty());
+  EXPECT_TRUE(roomy.to_json().at("skipped").empty());
+
+  o.budget_s = 0;
+  const SweepResult tight = check_sweep(v, {v.resolve({})}, v.build, {{"seqlen", 128}}, o);
+  EXPECT_FALSE(widest_ran(tight));
+  ASSERT_EQ(tight.skipped.size(), 1u);
+  EXPECT_EQ(tight.skipped[0].shape.role, "widest");
+  EXPECT_EQ(tight.skipped[0].shape.params.at("d_head"), 128);
+  EXPECT_EQ(tight.to_json().at("skipped").size(), 1u);
+  EXPECT_NE(tight.summary().find("SKIP"), std::string::npos);
 }
 
 }  // namespace

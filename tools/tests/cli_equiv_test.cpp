@@ -123,6 +123,19 @@ TEST(CliAdopt, TextEndsWithTheVerdictAndSaysLatencyDoesNotReject) {
   EXPECT_EQ(r.out.find("mid-size"), std::string::npos) << r.out;
 }
 
+// A dumped step 4 adopted --like the tutorial is checked as a rewrite of it: it may round where
+// the family rounds (its correct output is far outside the tutorial's own case bound), so its
+// check passes; the verdict is the equivalence's to give.
+TEST(CliAdopt, FileLikeAFamilyMemberIsCheckedUnderTheFamilysContracts) {
+  const CliResult dump = run_cli({"dump", "sd_attention_step4"});
+  ASSERT_EQ(dump.exit_code, 0) << describe(dump);
+  const std::string file = write_temp("adopt_step4.nkir", dump.out).string();
+  const CliResult r = run_cli({"adopt", "sd_attention", file, "--like", "sd_attention", "--param",
+                               "seqlen=512", "--param", "d_head=64", "--cases", "4", "--json"});
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j.at("check").at("pass").get<bool>()) << j.at("check").dump(2);
+}
+
 // The first failing check case gives a replay line, and running it fails the same way; the
 // refuted equivalence gives its counterexample and replay line too.
 TEST(CliAdopt, CatalogueBugIsRejectedWithReplayLines) {
