@@ -179,27 +179,40 @@ SweepResult check_sweep(const Variant& v, const std::vector<Options>& option_set
   std::vector<PlannedShape> last(plans.size());
   const bool stop = opts.check.stop_on_failure;
   for (size_t k = 0; k < plans.size() && !(stop && !res.pass); ++k) {
-    for (const PlannedShape& shape : plans[k].second) {
-      if (stop && !res.pass) break;
-      if (shape.role == "widest" && !last[k].params.empty()) {
-        // Untiled params at their largest can cost far more than they find (a batch of 64): run
-        // the widest shape only if its predicted time (from the smallest shape's) fits this
-        // option set's share of the budget left.
-        const double predicted =
-            predicted_seconds(plans[k].first, last[k].params, shape.params, per_case[k]) *
-            opts.cases_per_shape;
-        const double share =
-            (opts.budget_s - seconds_since(start)) / static_cast<double>(plans.size() - k);
-        if (predicted > share) {
-          res.skipped.push_back({options_text(option_sets[k]), shape, predicted});
+    const std::vector<PlannedShape>& shapes = plans[k].second;
+    const auto set_start = std::chrono::steady_clock::now();
+    const double set_share =
+        (opts.budget_s - seconds_since(start)) / static_cast<double>(plans.size() - k);
+    // Predictions come from the last shape this option set ran (the nearest in size).
+    ParamValues ref;
+    double ref_per_case = 0;
+    for (size_t i = 0; i < shapes.size() && !(stop && !res.pass); ++i) {
+      const PlannedShape& shape = shapes[i];
+      int cases = opts.cases_per_shape;
+      if (!ref.empty()) {
+        // The smallest shape runs every distribution; a larger one as many as its predicted
+        // time allows within an equal part of the set's budget left (one part kept for the
+        // largest shape). A fixed role keeps at least one case (the most bug-exposing input);
+        // the widest shape (untiled params at their largest: a batch of 64 costs more than it
+        // finds) is skipped and listed when not even one case fits.
+        const double per = predicted_seconds(plans[k].first, ref, shape.params, ref_per_case);
+        const double allowance =
+            (set_share - seconds_since(set_start)) / static_cast<double>(shapes.size() - i + 1);
+        const double fit = per > 0 ? std::floor(allowance / per) : cases;
+        cases = static_cast<int>(std::clamp<double>(fit, 0, cases));
+        if (cases == 0 && shape.role == "widest") {
+          res.skipped.push_back({options_text(option_sets[k]), shape, per});
           continue;
         }
+        cases = std::max(cases, 1);
       }
-      const double s = run_one(option_sets[k], plans[k].first, shape, opts.cases_per_shape);
+      const double s = run_one(option_sets[k], plans[k].first, shape, cases);
+      ref = shape.params;
+      ref_per_case = s / cases;
       // The largest shape grows the tiled params of the widest shape (untiled ones at their
       // largest), predicted from its time.
       if (shape.role == "widest" || last[k].params.empty()) {
-        per_case[k] = s / std::max(opts.cases_per_shape, 1);
+        per_case[k] = ref_per_case;
         last[k] = shape;
       }
     }
@@ -287,7 +300,8 @@ std::string SweepResult::summary() const {
     }
   }
   for (const SkippedShape& k : skipped) {
-    std::snprintf(line, sizeof line, "  SKIP %-44s %-28s %-22s predicted %.0f s > budget left\n",
+    std::snprintf(line, sizeof line,
+                  "  SKIP %-44s %-28s %-22s one case predicted %.3g s > budget left\n",
                   k.options.c_str(), params_text(k.shape.params).c_str(), k.shape.role.c_str(),
                   k.predicted_s);
     s += line;

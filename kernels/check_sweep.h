@@ -61,7 +61,7 @@ struct SweepRun {
 struct SkippedShape {
   std::string options;
   PlannedShape shape;
-  double predicted_s = 0;
+  double predicted_s = 0;  // one case's predicted time
 };
 
 struct SweepResult {

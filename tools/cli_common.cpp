@@ -125,6 +125,12 @@ std::string format_float(float value) {
   return ec == std::errc() ? std::string(buf, end) : std::string("?");
 }
 
+std::string format_ratio(double r) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3g", r);
+  return b;
+}
+
 std::string format_params(const ParamValues& params) {
   std::string s;
   for (const auto& [name, value] : params) {

@@ -86,5 +86,8 @@ std::string format_float(float value);
 
 // "M=256 N=512"
 std::string format_params(const ParamValues& params);
+// A normalized error (max |err| / bound) with three significant digits, as the sweep table
+// prints it.
+std::string format_ratio(double r);
 
 }  // namespace ncv::cli

@@ -61,7 +61,7 @@ GateRow gate_row(const std::string& name, const kernels::Variant& v, const kerne
       row.where =
           opts + kernels::case_recipe(c) +
           (c.run_error ? " (model error)"
-                       : " (max|err|/bound " + std::to_string(c.comparison.max_normalized) + ")");
+                       : " (max|err|/bound " + format_ratio(c.comparison.max_normalized) + ")");
       break;
     }
     break;

@@ -6,7 +6,6 @@
 // `options` line) are its options; without the line they are --param's, and the output says so.
 // Exit 0 when every case passes, 1 otherwise, 2 on bad usage.
 #include <CLI/CLI.hpp>
-#include <cstdio>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -58,13 +57,6 @@ std::optional<kernels::Variant> explicit_variant(const CheckCommandOptions& opts
   }
   return kernels::explicit_layout_variant(*src.variant, src.program, layout, opts.scale,
                                           opts.causal);
-}
-
-// A normalized error as the sweep table prints it (three significant digits).
-std::string format_ratio(double r) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.3g", r);
-  return b;
 }
 
 // The command that re-runs exactly one case: the target, its shape and options, the input
