@@ -1,11 +1,11 @@
 // `ncverify calibrate [--data DIR] [--json]`: reads every JSON file of measured latencies in DIR
 // (default: the repository's calibration/latencies/; format in calibration/README.md), runs the
-// named kernels trace-only at the given shape, and prints what the timing model's calibration
-// (model/timing/calibration.h) computes: measured, predicted and error % with the committed cost
-// table, the uncertain constants fitted within their plausible ranges (one global set for all
-// kernels), and the table again with the fitted values. The fitted values are meant to be
-// committed in model/timing/cost_table.cpp. Exit 0; 1 when a kernel fails a dynamic check at a
-// measured shape; 2 on bad input.
+// named kernels or timing workloads trace-only at the given shape, and prints what the timing
+// model's calibration (model/timing/calibration.h) computes: measured, predicted and error % with
+// the committed cost table, the uncertain constants fitted within their plausible ranges (one
+// global set for all kernels), and the table again with the fitted values. The fitted values are
+// meant to be committed in model/timing/cost_table.cpp. Exit 0; 1 when a kernel fails a dynamic
+// check at a measured shape; 2 on bad input.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
@@ -20,6 +20,7 @@
 #include "model/timing/calibration.h"
 #include "tools/commands.h"
 #include "tools/input_file.h"
+#include "workloads/workload.h"
 
 namespace ncv::cli {
 
@@ -43,6 +44,22 @@ const nlohmann::json* optional_field(const nlohmann::json& obj, const char* key)
   return it == obj.end() ? nullptr : &*it;
 }
 
+// A kernel's boolean build options from the file's `shape` (its other fields describe the shape).
+kernels::Options kernel_options(const std::string& file, const nlohmann::json& doc,
+                                const kernels::Variant& v) {
+  kernels::Options o;
+  if (const nlohmann::json* shape = optional_field(doc, "shape")) {
+    if (!shape->is_object()) bad_field(file, "shape", "an object");
+    for (const auto& [name, value] : shape->items()) {
+      if (!value.is_boolean()) continue;
+      for (const auto& spec : v.options) {
+        if (spec.name == name) o[name] = value.get<bool>() ? "true" : "false";
+      }
+    }
+  }
+  return o;
+}
+
 // One measured step of a latency file as a calibration point (the kernel run trace-only at the
 // file's shape).
 Point load_step(const std::string& file, const nlohmann::json& doc, const nlohmann::json& step,
@@ -50,12 +67,22 @@ Point load_step(const std::string& file, const nlohmann::json& doc, const nlohma
   if (!step.is_object()) bad_field(file, path, "an object");
   Point pt;
   pt.file = std::filesystem::path(file).filename().string();
+  // A step names a registered attention kernel (`kernel`) or a timing workload (`workload`).
   const nlohmann::json* kernel = optional_field(step, "kernel");
-  if (kernel == nullptr || !kernel->is_string()) bad_field(file, path + ".kernel", "a string");
-  pt.kernel = kernel->get<std::string>();
-  const kernels::Variant* v = kernels::find_variant(pt.kernel);
-  if (v == nullptr) {
-    throw UsageError(file + ": " + path + ".kernel names unknown kernel '" + pt.kernel + "'");
+  const nlohmann::json* workload = optional_field(step, "workload");
+  if ((kernel == nullptr) == (workload == nullptr)) {
+    bad_field(file, path, "an object with exactly one of `kernel` and `workload`");
+  }
+  const nlohmann::json* named = kernel != nullptr ? kernel : workload;
+  const char* field = kernel != nullptr ? ".kernel" : ".workload";
+  if (!named->is_string()) bad_field(file, path + field, "a string");
+  pt.kernel = named->get<std::string>();
+  const kernels::Variant* v = kernel != nullptr ? kernels::find_variant(pt.kernel) : nullptr;
+  const workloads::Workload* w =
+      workload != nullptr ? workloads::find_workload(pt.kernel) : nullptr;
+  if (v == nullptr && w == nullptr) {
+    throw UsageError(file + ": " + path + field + " names unknown " +
+                     (kernel != nullptr ? "kernel" : "workload") + " '" + pt.kernel + "'");
   }
   const nlohmann::json* latency = optional_field(step, "latency_ms");
   if (latency == nullptr || !latency->is_number() || !std::isfinite(latency->get<double>()) ||
@@ -73,18 +100,8 @@ Point load_step(const std::string& file, const nlohmann::json& doc, const nlohma
       pt.params[name] = value.get<int64_t>();
     }
   }
-  kernels::Options o;
-  if (const nlohmann::json* shape = optional_field(doc, "shape")) {
-    if (!shape->is_object()) bad_field(file, "shape", "an object");
-    for (const auto& [name, value] : shape->items()) {
-      if (!value.is_boolean()) continue;  // the other fields describe the shape
-      for (const auto& spec : v->options) {
-        if (spec.name == name) o[name] = value.get<bool>() ? "true" : "false";
-      }
-    }
-  }
   try {
-    pt.program = v->build(v->resolve(o));
+    pt.program = v != nullptr ? v->build(v->resolve(kernel_options(file, doc, *v))) : w->build({});
   } catch (const std::invalid_argument& e) {
     throw UsageError(file + ": shape: " + e.what());
   }
@@ -137,23 +154,60 @@ std::vector<Point> load_points(const std::string& dir, const RunLimits& limits) 
   return points;
 }
 
+// Issue 26's order target: within a chain, measured latencies more than 3% apart keep their order.
+constexpr double kOrderTolerance = 0.03;
+
+double median_abs_error_pct(const std::vector<Point>& pts, const std::vector<double>& pred) {
+  std::vector<double> e;
+  for (size_t i = 0; i < pts.size(); ++i) {
+    e.push_back(100.0 * std::abs(pred[i] - pts[i].measured_us) / pts[i].measured_us);
+  }
+  if (e.empty()) return 0;
+  std::sort(e.begin(), e.end());
+  return e.size() % 2 ? e[e.size() / 2] : (e[e.size() / 2 - 1] + e[e.size() / 2]) / 2;
+}
+
+// One table per file (a chain of measurements): measured, predicted and error per point, the
+// file's median error, and the latency order measured and predicted (positions in the file).
 void print_table(const char* title, const std::vector<Point>& pts,
                  const std::vector<double>& pred) {
-  std::cout << title << "\n"
-            << std::left << std::setw(24) << "kernel" << std::right << std::setw(14)
-            << "measured_us" << std::setw(14) << "predicted_us" << std::setw(10) << "error_%"
-            << "\n";
-  for (size_t i = 0; i < pts.size(); ++i) {
-    std::cout << std::left << std::setw(24) << pts[i].kernel << std::right << std::fixed
-              << std::setprecision(1) << std::setw(14) << pts[i].measured_us << std::setw(14)
-              << pred[i] << std::setw(10)
-              << 100.0 * (pred[i] - pts[i].measured_us) / pts[i].measured_us << "\n";
+  std::cout << title << "\n";
+  size_t i = 0;
+  while (i < pts.size()) {
+    size_t end = i;
+    while (end < pts.size() && pts[end].file == pts[i].file) ++end;
+    std::cout << pts[i].file << "\n"
+              << "  " << std::left << std::setw(4) << "#" << std::setw(24) << "kernel/workload"
+              << std::right << std::setw(14) << "measured_us" << std::setw(14) << "predicted_us"
+              << std::setw(10) << "error_%"
+              << "\n";
+    std::vector<double> m, p;
+    for (size_t k = i; k < end; ++k) {
+      std::cout << "  " << std::left << std::setw(4) << k - i << std::setw(24) << pts[k].kernel
+                << std::right << std::fixed << std::setprecision(1) << std::setw(14)
+                << pts[k].measured_us << std::setw(14) << pred[k] << std::setw(10)
+                << 100.0 * (pred[k] - pts[k].measured_us) / pts[k].measured_us << "\n";
+      m.push_back(pts[k].measured_us);
+      p.push_back(pred[k]);
+    }
+    const std::vector<Point> chain(pts.begin() + i, pts.begin() + end);
+    std::cout << "  median |error| " << std::setprecision(1) << median_abs_error_pct(chain, p)
+              << "%";
+    if (m.size() >= 2) {
+      std::cout << ", first/last ratio measured " << std::setprecision(3) << m.front() / m.back()
+                << " predicted " << p.front() / p.back();
+    }
+    std::cout << "\n  order, fastest first: measured";
+    for (size_t k : latency_order(m)) std::cout << " " << k;
+    std::cout << "; predicted";
+    for (size_t k : latency_order(p)) std::cout << " " << k;
+    const OrderAgreement a = order_agreement(m, p, kOrderTolerance);
+    std::cout << "\n  pairs more than 3% apart: " << a.pairs
+              << ", predicted in the wrong order: " << a.misordered << "\n";
+    i = end;
   }
-  if (pts.size() >= 2) {
-    std::cout << "first/last ratio: measured " << std::setprecision(3)
-              << pts.front().measured_us / pts.back().measured_us << ", predicted "
-              << pred.front() / pred.back() << "\n";
-  }
+  std::cout << "all points: median |error| " << std::setprecision(1)
+            << median_abs_error_pct(pts, pred) << "%\n";
 }
 
 int run_calibrate(const CalibrateOptions& opts) {
@@ -168,6 +222,7 @@ int run_calibrate(const CalibrateOptions& opts) {
     for (size_t i = 0; i < pts.size(); ++i) {
       j["points"].push_back({{"file", pts[i].file},
                              {"kernel", pts[i].kernel},
+                             {"is_workload", workloads::find_workload(pts[i].kernel) != nullptr},
                              {"params", pts[i].params},
                              {"measured_us", pts[i].measured_us},
                              {"predicted_us", before[i]},

@@ -38,6 +38,27 @@ double calibration_loss(const std::vector<CalibrationPoint>& points,
   return s / static_cast<double>(points.size());
 }
 
+std::vector<size_t> latency_order(const std::vector<double>& us) {
+  std::vector<size_t> idx(us.size());
+  for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+  std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return us[a] < us[b]; });
+  return idx;
+}
+
+OrderAgreement order_agreement(const std::vector<double>& measured,
+                               const std::vector<double>& predicted, double tolerance) {
+  OrderAgreement a;
+  for (size_t i = 0; i < measured.size(); ++i) {
+    for (size_t j = i + 1; j < measured.size(); ++j) {
+      const double lo = std::min(measured[i], measured[j]);
+      if (std::abs(measured[i] - measured[j]) <= tolerance * lo) continue;
+      ++a.pairs;
+      if ((measured[i] < measured[j]) != (predicted[i] < predicted[j])) ++a.misordered;
+    }
+  }
+  return a;
+}
+
 CostTable fit_constants(const std::vector<CalibrationPoint>& points, CostTable t) {
   double best = calibration_loss(points, predict(points, t));
   for (int round = 0; round < 4; ++round) {

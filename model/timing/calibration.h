@@ -42,6 +42,17 @@ std::vector<double> predict(const std::vector<CalibrationPoint>& points, const C
 double calibration_loss(const std::vector<CalibrationPoint>& points,
                         const std::vector<double>& predicted);
 
+// Positions of `us` ordered by latency, fastest first (ties keep their order).
+std::vector<size_t> latency_order(const std::vector<double>& us);
+
+// Within one chain of measurements: the pairs whose measured latencies differ by more than
+// `tolerance` (relative to the faster) and how many of them the prediction orders the other way.
+struct OrderAgreement {
+  int pairs = 0, misordered = 0;
+};
+OrderAgreement order_agreement(const std::vector<double>& measured,
+                               const std::vector<double>& predicted, double tolerance);
+
 // The fitted constants: coordinate descent over kFittedConstants on a shrinking grid, from
 // `start`, each constant clamped to its range. The other fields of `start` are kept.
 CostTable fit_constants(const std::vector<CalibrationPoint>& points, CostTable start);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -165,15 +166,24 @@ TEST(CliBench, ADynamicCheckFailureExitsOneAsInRun) {
 }
 
 // Without --data, calibrate reads the repository's calibration/latencies/ from any working
-// directory.
+// directory, and every file there loads: one row per measured point of each file.
 TEST(CliCalibrate, DefaultDataIsFoundFromAnyWorkingDirectory) {
   const CliResult r = run_cli({"calibrate", "--json"}, fs::temp_directory_path());
   ASSERT_EQ(r.exit_code, 0) << describe(r);
   const nlohmann::json o = nlohmann::json::parse(r.out);
-  EXPECT_GE(o.at("points").size(), 6u);
-  for (const auto& p : o.at("points")) {
-    EXPECT_EQ(p.at("file").get<std::string>(), "trn1-sd-attention-autocomp.json");
+  std::map<std::string, size_t> rows;
+  for (const auto& p : o.at("points")) ++rows[p.at("file").get<std::string>()];
+  const fs::path data = NCV_CALIBRATION_DIR;
+  size_t files = 0;
+  for (const auto& e : fs::directory_iterator(data)) {
+    if (e.path().extension() != ".json") continue;
+    ++files;
+    std::ifstream in(e.path());
+    const nlohmann::json doc = nlohmann::json::parse(in);
+    EXPECT_EQ(rows[e.path().filename().string()], doc.at("steps").size()) << e.path();
   }
+  EXPECT_GE(files, 3u);
+  EXPECT_EQ(rows.size(), files);
 }
 
 TEST(CliCalibrate, TablesFromADataFolder) {
@@ -198,6 +208,31 @@ TEST(CliCalibrate, TablesFromADataFolder) {
   std::ofstream(dir / "bad.json") << R"({"steps": [{"kernel": "nope", "latency_ms": 1}]})";
   EXPECT_EQ(run_cli({"calibrate", "--data", dir.string()}).exit_code, 2);
   EXPECT_EQ(run_cli({"calibrate", "--data", (dir / "missing").string()}).exit_code, 2);
+}
+
+// A step may name a timing workload (workloads/) instead of a kernel; a name that is neither, or
+// a step naming both or neither, is refused with exit 2 naming the file.
+TEST(CliCalibrate, WorkloadSteps) {
+  const fs::path dir = temp_dir() / "calibration_workloads";
+  fs::create_directories(dir);
+  std::ofstream(dir / "gemm.json") << R"({
+    "generation": "trn1", "params": {"K": 256, "M": 128, "N": 512},
+    "steps": [{"workload": "gemm_autocomp_c0", "latency_ms": 0.02}]})";
+  const CliResult r = run_cli({"calibrate", "--data", dir.string()});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("gemm_autocomp_c0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("order, fastest first"), std::string::npos) << r.out;
+
+  std::ofstream(dir / "unknown.json") << R"({
+    "generation": "trn1", "params": {"K": 256, "M": 128, "N": 512},
+    "steps": [{"workload": "no_such_workload", "latency_ms": 1}]})";
+  const CliResult u = run_cli({"calibrate", "--data", dir.string()});
+  EXPECT_EQ(u.exit_code, 2) << describe(u);
+  EXPECT_NE(u.err.find("unknown.json"), std::string::npos) << describe(u);
+  EXPECT_NE(u.err.find("unknown workload 'no_such_workload'"), std::string::npos) << describe(u);
+  std::ofstream(dir / "unknown.json") << R"({"params": {"K": 256, "M": 128, "N": 512},
+    "steps": [{"workload": "gemm_autocomp_c0", "kernel": "sd_attention", "latency_ms": 1}]})";
+  EXPECT_EQ(run_cli({"calibrate", "--data", dir.string()}).exit_code, 2);
 }
 
 }  // namespace
