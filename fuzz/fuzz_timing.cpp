@@ -2,13 +2,19 @@
 // trace -> schedule_trace (model/timing/timing.h), checked against invariants computed
 // independently here:
 //   - every instance has finite 0 <= start <= end, and its track matches its engine / queue;
-//   - in-order streams: instances of one track never overlap, in trace order;
-//   - dependency order: for every pair of instances whose physical regions overlap (brute force
-//     over all pairs: same memory and core, or the same HBM tensor; partition and byte ranges
-//     intersect) with at least one write, the later starts no earlier than the earlier ends;
-//   - each start is 0, or the end of an earlier instance (its stream or the dependency it waited
-//     for), plus the semaphore cost at most: the schedule has no unexplained gaps, which gives
-//     makespan <= sum of durations + semaphores;
+//   - one instance at a time per stream: instances of one track never overlap in time (compute
+//     engines may run them out of trace order: the compiler's reordering across iterations; DMA
+//     queues run them in trace order);
+//   - dependency order: for every pair of instances whose regions overlap (brute force over all
+//     pairs: same memory and core, or the same HBM tensor; partition and byte ranges intersect;
+//     for a buffer the scheduler rotates (rotating_copies), the same buffer and the same copy,
+//     iteration mod n) with at least one write, the later starts no earlier than the earlier
+//     ends: so a write to copy c of a rotated buffer never overlaps a read of copy c, while
+//     different copies may overlap; a DMA also starts its data no earlier than the DMA fixed
+//     latency after each of its producers ends;
+//   - each compute-engine start is 0, or the end of an earlier instance (its stream or the
+//     dependency it waited for), plus the semaphore cost at most: the schedule has no
+//     unexplained gaps, which gives makespan <= sum of durations + semaphores;
 //   - waited_for names an earlier instance whose regions conflict with this one's;
 //   - makespan = the last end >= each track's busy time (sum of its durations);
 //   - determinism: the same trace schedules identically; the trace of a trace-only run schedules
@@ -17,6 +23,8 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "fuzz/support/fuzz_check.h"
 #include "fuzz/support/program_decoder.h"
@@ -32,16 +40,24 @@ using namespace ncv;
 constexpr const char* kTarget = "fuzz_timing";
 constexpr size_t kMaxEvents = 3000;  // the pairwise check is quadratic
 
-bool overlap(const Region& a, const Region& b) {
+// `copies`: rotating_copies of the schedule (0: not rotated).
+bool overlap(const Region& a, const Region& b, const std::vector<int64_t>& copies) {
   if (a.memory != b.memory) return false;
   if (a.memory == Memory::HBM) {
     if (a.tensor != b.tensor) return false;
-  } else if (a.core != b.core || a.partition_end <= b.partition_begin ||
-             b.partition_end <= a.partition_begin) {
-    return false;
+  } else {
+    if (a.core != b.core || a.partition_end <= b.partition_begin ||
+        b.partition_end <= a.partition_begin) {
+      return false;
+    }
+    const int64_t na = copies.at(a.tensor), nb = copies.at(b.tensor);
+    if ((na > 0) != (nb > 0)) return false;  // a rotated buffer's copies are its own
+    if (na > 0 && (a.tensor != b.tensor || a.iteration % na != b.iteration % nb)) return false;
   }
   return a.byte_begin < b.byte_end && b.byte_begin < a.byte_end;
 }
+
+std::vector<int64_t> g_copies;  // rotating_copies of the case being checked
 
 // Whether instance k must wait for instance j (j < k): a shared byte written by either.
 bool conflict(const Trace& t, size_t j, size_t k) {
@@ -51,7 +67,7 @@ bool conflict(const Trace& t, size_t j, size_t k) {
     for (int y = 0; y < b.num_reads + b.num_writes; ++y) {
       if (x < a.num_reads && y < b.num_reads) continue;  // read after read
       if (overlap(t.regions[a.region_begin + static_cast<uint32_t>(x)],
-                  t.regions[b.region_begin + static_cast<uint32_t>(y)])) {
+                  t.regions[b.region_begin + static_cast<uint32_t>(y)], g_copies)) {
         return true;
       }
     }
@@ -86,7 +102,8 @@ void check_schedule(const Program& p, const Trace& t, const Schedule& s, const C
   // Rounding slack: times are sums of doubles computed in different orders here and there.
   const auto eps = [](double x) { return 1e-9 * std::max(1.0, std::fabs(x)); };
   std::vector<double> busy(s.tracks.size(), 0.0);
-  std::vector<double> last_end(s.tracks.size(), 0.0);
+  std::vector<double> last_end(s.tracks.size(), 0.0);  // DMA queues: in trace order
+  std::vector<std::vector<std::pair<double, double>>> intervals(s.tracks.size());
   std::vector<double> ends;
   double makespan = 0;
   for (size_t k = 0; k < n; ++k) {
@@ -105,10 +122,15 @@ void check_schedule(const Program& p, const Trace& t, const Schedule& s, const C
     NCV_FUZZ_CHECK(tr.core == ev.core && tr.engine == ev.engine &&
                        (ev.engine != Engine::Dma || tr.queue == ev.queue),
                    kTarget, at + " ran on track '" + tr.name + "'" + where());
-    NCV_FUZZ_CHECK(ti.start_ns + eps(ti.start_ns) >= last_end[static_cast<size_t>(ti.track)],
-                   kTarget, at + " overlaps the previous instance of '" + tr.name + "'" + where());
-    // No unexplained gap: the start is 0 or an earlier end, possibly plus a semaphore wait.
-    bool explained = ti.start_ns == 0;
+    if (ev.engine == Engine::Dma) {
+      NCV_FUZZ_CHECK(
+          ti.start_ns + eps(ti.start_ns) >= last_end[static_cast<size_t>(ti.track)], kTarget,
+          at + " starts before the previous transfer of '" + tr.name + "' ends" + where());
+    }
+    intervals[static_cast<size_t>(ti.track)].emplace_back(ti.start_ns, ti.end_ns);
+    // No unexplained gap on a compute engine: the start is 0 or an earlier end, possibly plus a
+    // semaphore wait. (A DMA's start also waits for the fixed latency and the shared bandwidth.)
+    bool explained = ti.start_ns == 0 || ev.engine == Engine::Dma;
     for (size_t j = 0; j < k && !explained; ++j) {
       const double e = s.instances[j].end_ns;
       explained = std::fabs(ti.start_ns - e) <= eps(e) ||
@@ -119,10 +141,12 @@ void check_schedule(const Program& p, const Trace& t, const Schedule& s, const C
                        ", which is no earlier instance's end" + where());
     for (size_t j = 0; j < k; ++j) {
       if (!conflict(t, j, k)) continue;
-      NCV_FUZZ_CHECK(ti.start_ns + eps(ti.start_ns) >= s.instances[j].end_ns, kTarget,
+      const double latency = ev.engine == Engine::Dma ? costs.dma_fixed_ns : 0.0;
+      NCV_FUZZ_CHECK(ti.start_ns + eps(ti.start_ns) >= s.instances[j].end_ns + latency, kTarget,
                      at + " starts at " + std::to_string(ti.start_ns) + " before instance " +
                          std::to_string(j) + " it depends on ends (" +
-                         std::to_string(s.instances[j].end_ns) + ")" + where());
+                         std::to_string(s.instances[j].end_ns) + ", plus " +
+                         std::to_string(latency) + " ns DMA latency)" + where());
     }
     if (ti.waited_for >= 0) {
       NCV_FUZZ_CHECK(static_cast<size_t>(ti.waited_for) < k &&
@@ -134,6 +158,15 @@ void check_schedule(const Program& p, const Trace& t, const Schedule& s, const C
     last_end[static_cast<size_t>(ti.track)] = ti.end_ns;
     busy[static_cast<size_t>(ti.track)] += ti.end_ns - ti.start_ns;
     makespan = std::max(makespan, ti.end_ns);
+  }
+  for (size_t k = 0; k < intervals.size(); ++k) {
+    auto& iv = intervals[k];
+    std::sort(iv.begin(), iv.end());
+    for (size_t i = 1; i < iv.size(); ++i) {
+      NCV_FUZZ_CHECK(iv[i].first + eps(iv[i].first) >= iv[i - 1].second, kTarget,
+                     "two instances overlap on '" + s.tracks[k].name + "' at " +
+                         std::to_string(iv[i].first) + where());
+    }
   }
   NCV_FUZZ_CHECK(s.makespan_ns == makespan, kTarget, "makespan is not the last end" + where());
   for (size_t k = 0; k < s.tracks.size(); ++k) {
@@ -174,6 +207,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   if (shape_only.trace.events.size() > kMaxEvents) return 0;
   const Schedule s = schedule_trace(p, shape_only.trace, *costs);
+  g_copies = rotating_copies(p, shape_only.trace, hw);
   check_schedule(p, shape_only.trace, s, *costs);
   NCV_FUZZ_CHECK(same_schedule(s, schedule_trace(p, shape_only.trace, *costs)), kTarget,
                  "the same trace scheduled twice differs\n" + print_program(p));

@@ -9,26 +9,32 @@
 // row sums, the transposes of P, PV accumulated in PSUM over all key tiles, and the deferred
 // division by the row sums. Nothing is skipped for the causal mask.
 //
-// Calls whose engine the NKI compiler chooses are modelled as follows (research note A.4, F.1):
-//   nl.copy / nisa.tensor_copy without engine (PSUM evictions, casts)  -> Vector tensor_copy
-//   tile * 0.125                                                     -> Vector tensor_scalar
-//   1.0 / tile                                                       -> Vector reciprocal
-//   tile.broadcast_to((128, d))                                      -> tensor_copy of a
-//                                                                       step-0 (broadcast) view
-//   nisa.nc_transpose without engine (or engine=tensor)              -> Tensor-engine transpose
-//                                                                       into PSUM (fp32, as on
-//                                                                       v2), tensor_copy back
+// Calls whose engine the NKI source does not pin are emitted unpinned: the compiler-choice rules
+// (model/compiler/README.md) pick the engine when the program runs, as the Neuron compiler does.
+// What stays here is the lowering of NKI calls onto IR instructions:
+//   nl.copy / nisa.tensor_copy without engine (PSUM evictions, casts)  -> unpinned tensor_copy
+//   tile * 0.125                                                     -> unpinned tensor_scalar
+//   1.0 / tile                                                       -> unpinned reciprocal
+//   tile.broadcast_to((128, d))                                      -> unpinned tensor_copy of
+//                                                                       a step-0 (broadcast) view
+//   nisa.nc_transpose without engine                                 -> the engine
+//                                                                       nc_transpose_engine
+//                                                                       picks by shape (Tensor:
+//                                                                       an fp32 PSUM tile, as on
+//                                                                       v2, and a copy back)
+//   nc_transpose(engine=nisa.vector_engine) (steps 3-4)              -> pinned Vector transposes
 //   nl.zeros(psum) + `+=` nc_matmul                                  -> accumulation group: the
 //                                                                       first matmul overwrites
 //   affine_select on a PSUM tile (GpSimd cannot read PSUM)          -> tensor_copy to SBUF,
 //                                                                       then affine_select in
 //                                                                       place
-// Buffers are single-buffered (bufs 1): the source gives no `bufs`; multi-buffering across the
-// affine loops is the compiler's choice and is not modelled.
+// Buffers are declared single-buffered (the source gives no `bufs`); how many copies the
+// compiler's allocator gives the loop-local ones is a compiler choice (compiler_buffers).
 #include <string>
 
 #include "kernels/families.h"
 #include "kernels/sd_attention_common.h"
+#include "model/compiler/compiler_choices.h"
 #include "model/ir/builder.h"
 
 namespace ncv::kernels {
@@ -206,9 +212,14 @@ class SdAttentionBuilder {
     b_.tensor_copy(dst, k_block());
   }
 
-  // Tensor-engine nc_transpose of a [P, F] SBUF tile into dst [F, P] (SBUF): identity matmul into
-  // an fp32 PSUM tile, then a Vector copy back (cast to dst's dtype).
-  void tensor_transpose(const std::string& psum_name, Access dst, Access src, Expr p, Expr f) {
+  // nc_transpose without engine of a [P, F] SBUF tile into dst [F, P] (SBUF), on the engine the
+  // compiler picks by shape: on the Tensor engine an identity matmul into an fp32 PSUM tile, then
+  // an unpinned copy back (cast to dst's dtype); on the Vector engine one transpose.
+  void nc_transpose(const std::string& psum_name, Access dst, Access src, Expr p, Expr f) {
+    if (nc_transpose_engine(p, f) == Engine::Vector) {
+      b_.transpose(dst, src, Engine::Vector);
+      return;
+    }
     auto ps = b_.psum(psum_name, DType::fp32, {f, p});
     b_.transpose(ps(), src, Engine::Tensor);
     b_.tensor_copy(dst, ps());
@@ -244,8 +255,7 @@ class SdAttentionBuilder {
     b_.affine_range("i_k_seq_tile", T_, [&](Expr j) {
       Access block = p;
       block.dims[1] = AccessDim{j * kTile, Expr(kTile), 1};
-      tensor_transpose("trans_psum", trans_softmax_res({all(), one(j), all()}), block, kTile,
-                       kTile);
+      nc_transpose("trans_psum", trans_softmax_res({all(), one(j), all()}), block, kTile, kTile);
     });
     if (cfg_.flipped_pv) {
       output_flipped(i, trans_softmax_res);
@@ -344,7 +354,7 @@ class SdAttentionBuilder {
       });
     } else {
       divisor_t = b_.sbuf("divisor_t", kd_, {d_, kTile});
-      tensor_transpose("divisor_psum", divisor_t(), sum_divisor_(), kTile, d_);
+      nc_transpose("divisor_psum", divisor_t(), sum_divisor_(), kTile, d_);
     }
     // attn_res_div = attn_res_sbuf * divisor_t
     auto attn_res_div = b_.sbuf("attn_res_div", kd_, {d_, kTile});
@@ -401,9 +411,11 @@ std::vector<std::string> common_notes() {
       "underflows to 0), no tile is skipped",
       "affine_select cannot read PSUM (GpSimd): the causal path evicts the score tile to SBUF "
       "first and masks it in place (a compiler-inserted copy in the source)",
-      "compiler-placed calls: copies/evictions on Vector, t * 0.125 as Vector tensor_scalar, "
-      "1/x as Vector reciprocal, nc_transpose without engine on the Tensor engine through an "
-      "fp32 PSUM tile and a copy back; single-buffered (no bufs in the source)",
+      "calls without engine= are unpinned and placed by the compiler-choice rules "
+      "(model/compiler: float copies and PSUM evictions on the Scalar engine, t * 0.125 as a "
+      "Scalar activation, 1/x on Vector); nc_transpose without engine on the engine its shape "
+      "selects (Tensor here, through an fp32 PSUM tile and a copy back); buffers declared "
+      "single-buffered (no bufs in the source), the compiler double-buffers loop-local ones",
       "kernel_dtype = the dtype option (scores, max, sums, divisor, output); mixed_precision "
       "selects bf16 (else fp32) Tensor-engine operands",
       "seqlen <= 4096 (the calibration shape): every option set fits trn1's SBUF there at "

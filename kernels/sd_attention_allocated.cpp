@@ -329,9 +329,11 @@ Variant sd_attention_allocated_variant() {
       "groups) is not exercised.",
       "The PV accumulation `+=` into an un-zeroed PSUM buffer is modelled as one overwriting "
       "matmul (key tile 0) followed by accumulating ones.",
-      "Un-annotated engines: the q scale multiply, nl.divide, broadcast_to and nl.copy run on "
-      "the vector engine; nl.divide(1.0, x) is tensor_scalar divide with reversed operands; each "
-      "HBM tensor has its own DMA queue (v, q, k, out: 0..3, by first transfer).",
+      "Un-annotated engines (the q scale multiply, nl.divide, broadcast_to, nl.copy) are "
+      "unpinned and placed by the compiler-choice rules (model/compiler); the one "
+      "engine=nisa.vector_engine copy stays pinned; nl.divide(1.0, x) is tensor_scalar divide "
+      "with reversed operands; each HBM tensor has its own DMA queue (v, q, k, out: 0..3, by first "
+      "transfer).",
   };
   v.build = build_sd_attention_allocated;
   v.contract = sd_attention_allocated_contract;

@@ -449,7 +449,7 @@ class IsaProver {
 
   void rules(const TensorCopy& i) {
     if (i.engine == Engine::Scalar) {
-      generation_rule(Rule::scalar_tensor_copy, tensor_copy_engine_ok(i.engine, hw_),
+      generation_rule(Rule::scalar_tensor_copy, tensor_copy_engine_ok(*i.engine, hw_),
                       hw_.name + " has no scalar-engine tensor_copy (trn2 or later)");
     }
     const ViewTerms src = operand(i.src, "source");

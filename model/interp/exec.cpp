@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "model/compiler/compiler_choices.h"
 #include "model/interp/interp.h"
 
 namespace ncv {
@@ -258,7 +259,7 @@ void Interpreter::exec(int core, const TensorScalar& i) {
   mark_written(dst);
   std::vector<const Resolved*> reads = {&src};
   for (const Resolved& c : cols) reads.push_back(&c);
-  record(core, i.engine, reads, {&dst},
+  record(core, chosen_engine(p_, i, hw_), reads, {&dst},
          {.partitions = src.view.rows,
           .free_elems = src.view.free_elems(),
           .in = src.view.dtype,
@@ -276,7 +277,7 @@ void Interpreter::exec(int core, const TensorTensor& i) {
     exec_tensor_tensor(opts_.mode, dst.view, a.view, b.view, i.op);
   }
   mark_written(dst);
-  record(core, i.engine, {&a, &b}, {&dst},
+  record(core, chosen_engine(p_, i, hw_), {&a, &b}, {&dst},
          {.partitions = a.view.rows,
           .free_elems = a.view.free_elems(),
           .in = a.view.dtype,
@@ -319,7 +320,7 @@ void Interpreter::exec(int core, const TensorScalarReduce& i) {
 }
 
 void Interpreter::exec(int core, const TensorCopy& i) {
-  if (!tensor_copy_engine_ok(i.engine, hw_)) {
+  if (i.engine && !tensor_copy_engine_ok(*i.engine, hw_)) {
     fail(Rule::scalar_tensor_copy, "tensor_copy on the scalar engine needs trn2 or later (" +
                                        hw_.name + ": use activation copy)");
   }
@@ -331,7 +332,9 @@ void Interpreter::exec(int core, const TensorCopy& i) {
     exec_copy(opts_.mode, dst.view, src.view);
   }
   mark_written(dst);
-  record(core, i.engine, {&src}, {&dst},
+  const CoreState& cs = m_.cores[static_cast<size_t>(core)];
+  const EngineLoad since = cs.load - cs.load_at_iteration.at(instr_scope_.at(current_->id));
+  record(core, chosen_engine(p_, i, hw_, since, src.view.free_elems()), {&src}, {&dst},
          {.partitions = src.view.rows,
           .free_elems = src.view.free_elems(),
           .in = src.view.dtype,
@@ -414,7 +417,7 @@ void Interpreter::exec(int core, const Memset& i) {
     exec_memset(opts_.mode, dst.view, i.value.value);
   }
   mark_written(dst);
-  record(core, i.engine, {}, {&dst},
+  record(core, chosen_engine(p_, i, hw_), {}, {&dst},
          {.partitions = dst.view.rows,
           .free_elems = dst.view.free_elems(),
           .in = dst.view.dtype,
@@ -430,7 +433,7 @@ void Interpreter::exec(int core, const Reciprocal& i) {
     exec_reciprocal(opts_.mode, dst.view, src.view);
   }
   mark_written(dst);
-  record(core, i.engine, {&src}, {&dst},
+  record(core, chosen_engine(p_, i, hw_), {&src}, {&dst},
          {.partitions = src.view.rows,
           .free_elems = src.view.free_elems(),
           .in = src.view.dtype,

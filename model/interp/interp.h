@@ -107,6 +107,7 @@ class Interpreter {
   void exec(int core, const Reciprocal& i);
   void record(int core, Engine engine, const std::vector<const Resolved*>& reads,
               const std::vector<const Resolved*>& writes, const EventSizes& sizes) {
+    add_load(m_.cores[static_cast<size_t>(core)].load, engine, sizes.free_elems, hw_);
     trace_.record(*current_, core, engine, reads, writes, sizes);
   }
 
@@ -121,6 +122,7 @@ class Interpreter {
   std::optional<ShadowTracker> shadows_;  // value runs only
   TraceRecorder trace_;
   std::vector<std::vector<TensorId>> scope_buffers_;  // buffers declared in each scope
+  std::vector<ScopeId> instr_scope_;                  // innermost loop scope per instruction
   RunResult result_;
   // Context of the instance being executed, for error messages.
   const InstrStmt* current_ = nullptr;

@@ -132,6 +132,14 @@ void Interpreter::prepare() {
     m_.estrides.push_back(std::move(es));
   }
   m_.alloc = allocate(p_, hw_);
+  // The innermost loop scope around each instruction (the compiler balances copies per
+  // iteration of that loop).
+  instr_scope_.assign(p_.num_instructions, 0);
+  for_each_stmt(p_, [&](const std::vector<const Loop*>& loops, const Stmt& s) {
+    if (auto* i = std::get_if<InstrStmt>(&s.node)) {
+      instr_scope_.at(i->id) = loops.empty() ? 0 : loops.back()->scope;
+    }
+  });
   scope_buffers_.assign(p_.num_scopes, {});
   for (const Tensor& t : p_.tensors) {
     if (t.kind == TensorKind::Buffer) scope_buffers_.at(t.scope).push_back(t.id);
@@ -264,7 +272,10 @@ void Interpreter::setup_memory() {
   m_.cores.resize(m_.grid);
   m_.live.assign(p_.tensors.size() * m_.grid, 0);
   m_.hbm.resize(p_.tensors.size());
-  for (auto& c : m_.cores) c.scope_iteration.assign(p_.num_scopes, 0);
+  for (auto& c : m_.cores) {
+    c.scope_iteration.assign(p_.num_scopes, 0);
+    c.load_at_iteration.assign(p_.num_scopes, EngineLoad{});
+  }
   if (!opts_.compute_values) return;
   for (auto& c : m_.cores) {
     // Poison (NaN for floats): reads of unwritten bytes fail the shadow check before any value is

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "model/compiler/compiler_choices.h"
 #include "model/hw/hw_config.h"
 #include "model/interp/host_memory.h"
 #include "model/ir/allocator.h"
@@ -21,6 +22,10 @@ struct CoreState {
   std::vector<float> act_regs;  // Scalar-engine accumulator registers, one per partition
   Env env;
   std::vector<int64_t> scope_iteration;  // iteration index of each open scope's loop
+  // The compiler's Vector/Scalar workload estimate so far, and its value when the current
+  // iteration of each scope's loop began (model/compiler balances copies on the difference).
+  EngineLoad load;
+  std::vector<EngineLoad> load_at_iteration;
 };
 
 struct Machine {

@@ -108,6 +108,9 @@ Resolved AccessResolver::resolve(int core, const Access& a, const char* role,
     run *= r.view.sizes[k];
   }
   r.contiguous_bytes = run;
+  if (t.on_chip()) {
+    r.scope_iteration = m_.cores[static_cast<size_t>(core)].scope_iteration.at(t.scope);
+  }
   if (m_.compute_values) byte_runs(r, a, d);
   return r;
 }

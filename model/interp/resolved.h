@@ -38,6 +38,7 @@ struct Resolved {
   int64_t byte_begin = 0, byte_end = 0;  // within a partition (on-chip) / within the tensor (HBM)
   std::vector<int64_t> row_offsets;      // indirect: byte offset per row
   int64_t contiguous_bytes = 0;          // bytes per innermost contiguous run
+  int64_t scope_iteration = 0;           // on-chip: iteration of the buffer's declaring loop
   // Value runs only: the bytes covered within each partition (on-chip; before the row offset of
   // an indirect access) or within the tensor (HBM), sorted and coalesced.
   std::vector<ByteRun> runs;

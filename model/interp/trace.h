@@ -21,6 +21,10 @@ struct Region {
   uint32_t tensor = 0;  // HBM: TensorId; on-chip: the tensor that owns the access
   uint16_t partition_begin = 0, partition_end = 0;
   uint64_t byte_begin = 0, byte_end = 0;
+  // On-chip: the iteration of the loop that declares the owning buffer (0 in the kernel body),
+  // which selects the rotating copy when the compiler gives the buffer more copies than the
+  // kernel declares (model/compiler compiler_buffers; the timing model tracks them apart).
+  uint32_t iteration = 0;
   bool operator==(const Region&) const = default;
 };
 

@@ -45,6 +45,7 @@ void TraceRecorder::add_region(const Resolved& r) {
   }
   g.byte_begin = static_cast<uint64_t>(r.byte_begin);
   g.byte_end = static_cast<uint64_t>(r.byte_end);
+  g.iteration = static_cast<uint32_t>(r.scope_iteration);
   trace_.regions.push_back(g);
 }
 

@@ -85,6 +85,7 @@ const InstrStmt* Interpreter::advance(int core) {
 // (capacity), and each gets a new lifetime.
 void Interpreter::enter_scope(int core, ScopeId scope) {
   CoreState& cs = m_.cores[core];
+  cs.load_at_iteration.at(scope) = cs.load;
   for (TensorId id : scope_buffers_.at(scope)) {
     const Tensor& t = p_.tensor(id);
     const BufferPlacement& bp = *m_.alloc.placements.at(id);

@@ -175,17 +175,17 @@ void Builder::tensor_reduce(Access dst, Access src, AluOp op, int axes, bool neg
 }
 void Builder::tensor_scalar(Access dst, Access src, AluOp op0, Operand operand0, bool reverse0,
                             std::optional<AluOp> op1, Operand operand1, bool reverse1,
-                            Engine engine) {
+                            EngineChoice engine) {
   emit(TensorScalar{dst, src, op0, operand0, reverse0, op1, operand1, reverse1, engine});
 }
-void Builder::tensor_tensor(Access dst, Access src0, Access src1, AluOp op, Engine engine) {
+void Builder::tensor_tensor(Access dst, Access src0, Access src1, AluOp op, EngineChoice engine) {
   emit(TensorTensor{dst, src0, src1, op, engine});
 }
 void Builder::tensor_scalar_reduce(Access dst, Access src, AluOp op0, Operand operand0,
                                    AluOp reduce_op, Access reduce_res, bool reverse0) {
   emit(TensorScalarReduce{dst, src, op0, operand0, reverse0, reduce_op, reduce_res});
 }
-void Builder::tensor_copy(Access dst, Access src, Engine engine) {
+void Builder::tensor_copy(Access dst, Access src, EngineChoice engine) {
   emit(TensorCopy{dst, src, engine});
 }
 void Builder::tensor_copy_predicated(Access dst, Operand src, Access predicate,
@@ -201,10 +201,10 @@ void Builder::iota(Access dst, Expr offset, int64_t channel_multiplier,
                    std::vector<int64_t> steps) {
   emit(Iota{dst, offset, channel_multiplier, std::move(steps)});
 }
-void Builder::memset(Access dst, float value, Engine engine) {
+void Builder::memset(Access dst, float value, EngineChoice engine) {
   emit(Memset{dst, Imm{value}, engine});
 }
-void Builder::reciprocal(Access dst, Access src, Engine engine) {
+void Builder::reciprocal(Access dst, Access src, EngineChoice engine) {
   emit(Reciprocal{dst, src, engine});
 }
 

@@ -121,19 +121,21 @@ class Builder {
   void tensor_reduce(Access dst, Access src, AluOp op, int axes = 1, bool negate = false);
   void tensor_scalar(Access dst, Access src, AluOp op0, Operand operand0, bool reverse0 = false,
                      std::optional<AluOp> op1 = std::nullopt, Operand operand1 = Imm{0.0f},
-                     bool reverse1 = false, Engine engine = Engine::Vector);
+                     bool reverse1 = false, EngineChoice engine = std::nullopt);
   void tensor_tensor(Access dst, Access src0, Access src1, AluOp op,
-                     Engine engine = Engine::Vector);
+                     EngineChoice engine = std::nullopt);
   void tensor_scalar_reduce(Access dst, Access src, AluOp op0, Operand operand0, AluOp reduce_op,
                             Access reduce_res, bool reverse0 = false);
-  void tensor_copy(Access dst, Access src, Engine engine = Engine::Vector);
+  void tensor_copy(Access dst, Access src, EngineChoice engine = std::nullopt);
   void tensor_copy_predicated(Access dst, Operand src, Access predicate,
                               bool reverse_predicate = false);
   void affine_select(Access dst, Access on_true, Expr offset, int64_t channel_multiplier,
                      std::vector<int64_t> steps, CmpOp cmp, float on_false);
   void iota(Access dst, Expr offset, int64_t channel_multiplier, std::vector<int64_t> steps);
-  void memset(Access dst, float value, Engine engine = Engine::Vector);
-  void reciprocal(Access dst, Access src, Engine engine = Engine::Vector);
+  void memset(Access dst, float value, EngineChoice engine = std::nullopt);
+  void reciprocal(Access dst, Access src, EngineChoice engine = std::nullopt);
+  // tensor_scalar, tensor_tensor, tensor_copy, memset and reciprocal without an engine are
+  // unpinned: the compiler-choice rules (model/compiler) pick the engine.
   void emit(Instruction ins);  // any instruction, as built by hand or by the parser
 
   const Program& program() const { return prog_; }

@@ -85,22 +85,23 @@ std::string_view op_name(const Instruction& ins) {
   return kNames.at(ins.index());
 }
 
-Engine engine_of(const Instruction& ins) {
-  return std::visit(Overloaded{[](const DmaCopy&) { return Engine::Dma; },
-                               [](const Matmul&) { return Engine::Tensor; },
-                               [](const Transpose& t) { return t.engine; },
-                               [](const Activation&) { return Engine::Scalar; },
-                               [](const TensorReduce&) { return Engine::Vector; },
-                               [](const TensorScalar& t) { return t.engine; },
-                               [](const TensorTensor& t) { return t.engine; },
-                               [](const TensorScalarReduce&) { return Engine::Vector; },
-                               [](const TensorCopy& t) { return t.engine; },
-                               [](const TensorCopyPredicated&) { return Engine::Vector; },
-                               [](const AffineSelect&) { return Engine::GpSimd; },
-                               [](const Iota&) { return Engine::GpSimd; },
-                               [](const Memset& m) { return m.engine; },
-                               [](const Reciprocal& r) { return r.engine; }},
-                    ins);
+EngineChoice engine_of(const Instruction& ins) {
+  return std::visit(
+      Overloaded{[](const DmaCopy&) -> EngineChoice { return Engine::Dma; },
+                 [](const Matmul&) -> EngineChoice { return Engine::Tensor; },
+                 [](const Transpose& t) -> EngineChoice { return t.engine; },
+                 [](const Activation&) -> EngineChoice { return Engine::Scalar; },
+                 [](const TensorReduce&) -> EngineChoice { return Engine::Vector; },
+                 [](const TensorScalar& t) -> EngineChoice { return t.engine; },
+                 [](const TensorTensor& t) -> EngineChoice { return t.engine; },
+                 [](const TensorScalarReduce&) -> EngineChoice { return Engine::Vector; },
+                 [](const TensorCopy& t) -> EngineChoice { return t.engine; },
+                 [](const TensorCopyPredicated&) -> EngineChoice { return Engine::Vector; },
+                 [](const AffineSelect&) -> EngineChoice { return Engine::GpSimd; },
+                 [](const Iota&) -> EngineChoice { return Engine::GpSimd; },
+                 [](const Memset& m) -> EngineChoice { return m.engine; },
+                 [](const Reciprocal& r) -> EngineChoice { return r.engine; }},
+      ins);
 }
 
 std::vector<const Access*> written_accesses(const Instruction& ins) {

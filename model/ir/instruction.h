@@ -79,6 +79,12 @@ struct Imm {
 // per-partition column; for tensor_copy_predicated's source it is a full tile.
 using Operand = std::variant<Imm, Access>;
 
+// The engine of an instruction that several engines can run. Empty ("unpinned") when the kernel
+// leaves the choice to the compiler, as an NKI call without `engine=` does; the compiler-choice
+// rules (model/compiler/README.md) pick the engine when the program runs. Pinned when the source
+// names one (`engine=nisa.vector_engine`); the text form prints `engine=` only when pinned.
+using EngineChoice = std::optional<Engine>;
+
 struct DmaCopy {  // dst = src, cast through fp32 when dtypes differ; one DMA queue
   Access dst, src;
   int queue = 0;
@@ -123,14 +129,14 @@ struct TensorScalar {  // dst = (src op0 operand0) op1 operand1; reverseK swaps 
   std::optional<AluOp> op1;
   Operand operand1 = Imm{0.0f};
   bool reverse1 = false;
-  Engine engine = Engine::Vector;
+  EngineChoice engine;  // unpinned by default
   bool operator==(const TensorScalar&) const = default;
 };
 
 struct TensorTensor {  // dst = src0 op src1, elementwise
   Access dst, src0, src1;
   AluOp op = AluOp::add;
-  Engine engine = Engine::Vector;
+  EngineChoice engine;  // unpinned by default
   bool operator==(const TensorTensor&) const = default;
 };
 
@@ -146,7 +152,7 @@ struct TensorScalarReduce {  // dst = src op0 operand0; reduce_res[P,1] = reduce
 
 struct TensorCopy {
   Access dst, src;
-  Engine engine = Engine::Vector;
+  EngineChoice engine;  // unpinned by default
   bool operator==(const TensorCopy&) const = default;
 };
 
@@ -181,13 +187,13 @@ struct Iota {  // dst = value(p, i...) computed in int32, converted to dst's dty
 struct Memset {
   Access dst;
   Imm value;
-  Engine engine = Engine::Vector;
+  EngineChoice engine;  // unpinned by default
   bool operator==(const Memset&) const = default;
 };
 
 struct Reciprocal {  // dst = 1 / src in fp32
   Access dst, src;
-  Engine engine = Engine::Vector;
+  EngineChoice engine;  // unpinned by default
   bool operator==(const Reciprocal&) const = default;
 };
 
@@ -203,8 +209,9 @@ inline constexpr bool kDependentFalse = false;
 
 // Text-form names ("dma_copy", "matmul", ...), engine of an instruction, and the accesses it
 // writes and reads (in a fixed order), for generic consumers such as checks and the trace.
+// engine_of is empty for an unpinned instruction (the compiler's choice: model/compiler).
 std::string_view op_name(const Instruction& ins);
-Engine engine_of(const Instruction& ins);
+EngineChoice engine_of(const Instruction& ins);
 std::vector<const Access*> written_accesses(const Instruction& ins);
 std::vector<const Access*> read_accesses(const Instruction& ins);
 

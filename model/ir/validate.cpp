@@ -273,13 +273,16 @@ class Validator {
                       std::string(memory_name(mem(a))));
     }
   }
-  void no_psum_on_gpsimd(const InstrStmt& s, Engine e, const Access& a, const std::string& role) {
+  // An unpinned instruction (empty e) is never placed on GpSimd next to PSUM: the compiler-choice
+  // rules pick a legal engine (model/compiler).
+  void no_psum_on_gpsimd(const InstrStmt& s, EngineChoice e, const Access& a,
+                         const std::string& role) {
     if (e == Engine::GpSimd && mem(a) == Memory::PSUM) {
       fail_ins(s, role + ": the GpSimd engine cannot access PSUM (ARCH2)");
     }
   }
   void check_operand(const InstrStmt& s, const Operand& o, const std::vector<const Loop*>& loops,
-                     const std::string& role, Engine e) {
+                     const std::string& role, EngineChoice e) {
     if (auto* a = std::get_if<Access>(&o)) {
       check_access(*a, loops, s, role);
       require_on_chip(s, *a, role);
@@ -404,7 +407,7 @@ class Validator {
     if (i.op1 && is_bitwise(i.op0) != is_bitwise(*i.op1)) {
       fail_ins(s, "both tensor_scalar ops must be of the same class (ISA-NEW)");
     }
-    if (is_bitwise(i.op0) && i.engine != Engine::Vector) {
+    if (is_bitwise(i.op0) && i.engine && *i.engine != Engine::Vector) {
       fail_ins(s, "bitwise ops run on the vector engine only (ISA-NEW)");
     }
     bitwise_needs_ints(s, i.op0, {dt(i.src), dt(i.dst)});
@@ -414,7 +417,7 @@ class Validator {
     check_access(i.src0, loops, s, "src0");
     check_access(i.src1, loops, s, "src1");
     for (const Access* a : {&i.src0, &i.src1, &i.dst}) require_on_chip(s, *a, "operand");
-    if (i.engine != Engine::Vector && i.engine != Engine::GpSimd) {
+    if (i.engine && *i.engine != Engine::Vector && *i.engine != Engine::GpSimd) {
       fail_ins(s, "tensor_tensor runs on the vector or gpsimd engine");
     }
     if (mem(i.src0) == Memory::PSUM && mem(i.src1) == Memory::PSUM) {
@@ -482,7 +485,7 @@ class Validator {
   }
   void check_specific(const InstrStmt& s, const Memset& i, const std::vector<const Loop*>&) {
     require_on_chip(s, i.dst, "destination");
-    if (i.engine != Engine::Vector && i.engine != Engine::GpSimd) {
+    if (i.engine && *i.engine != Engine::Vector && *i.engine != Engine::GpSimd) {
       fail_ins(s, "memset runs on the vector or gpsimd engine");
     }
     no_psum_on_gpsimd(s, i.engine, i.dst, "destination");
@@ -492,7 +495,7 @@ class Validator {
     check_access(i.src, loops, s, "source");
     require_on_chip(s, i.src, "source");
     require_on_chip(s, i.dst, "destination");
-    if (i.engine != Engine::Vector && i.engine != Engine::GpSimd) {
+    if (i.engine && *i.engine != Engine::Vector && *i.engine != Engine::GpSimd) {
       fail_ins(s, "reciprocal runs on the vector or gpsimd engine");
     }
     no_psum_on_gpsimd(s, i.engine, i.src, "source");

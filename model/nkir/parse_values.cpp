@@ -370,6 +370,9 @@ E Parser::parse_enum(std::optional<E> (*parse)(std::string_view), std::string_vi
 void Parser::parse_value(Engine& v) {
   v = parse_enum(parse_engine, engine_name, Engine::Dma, "engine");
 }
+void Parser::parse_value(std::optional<Engine>& v) {
+  v = parse_enum(parse_engine, engine_name, Engine::Dma, "engine");
+}
 void Parser::parse_value(AluOp& v) {
   v = parse_enum(parse_alu_op, alu_op_name, AluOp::shift_right, "ALU op");
 }

@@ -52,6 +52,7 @@ class Parser {
   void parse_value(Imm& v) { v = Imm{parse_float()}; }
   void parse_value(std::vector<int64_t>& v);
   void parse_value(Engine& v);
+  void parse_value(std::optional<Engine>& v);  // present: pinned
   void parse_value(AluOp& v);
   void parse_value(std::optional<AluOp>& v);
   void parse_value(ActFunc& v);

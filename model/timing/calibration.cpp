@@ -9,14 +9,20 @@ namespace ncv {
 inline namespace timing {
 
 // Each range brackets what the sources document (keys: docs/SOURCES.md): a static overhead of
-// ~60 cycles per access request (ARCH2); ~1300 ns fixed cost per cross-engine DMA (DMABW) and
+// ~60 cycles per access request (ARCH2); ~1300 ns fixed latency per cross-engine DMA (DMABW) and
 // ~600 ns per hardware-DGE DMA (DGE); 14 ns per contiguous chunk, which makes 2 KiB chunks reach
-// ~90% of peak (DMABW); the semaphore wait is not documented.
-const std::array<FittedConstant, 4> kFittedConstants = {{
+// ~90% of peak (DMABW); a semaphore wait of 10-30 ns (evt_wait 1-25 ns when the producer is done,
+// ~30 ns beyond the producer's duration when waiting on it: PERF-FIG16/17/18, PROF-OLD); an
+// element-wise (transposing) DMA at "much lower DMA bandwidth compared to nl.load" (PERF), at
+// most the 90% of the plain rate that trn2's DMA transpose reaches (ARCH3: 0.9 x 17 B/ns) and at
+// least the ~4 B/ns per engine below which the SD tutorial's Q/K transposing loads could not
+// hide behind its compute (reference/timing-evidence.md section 8, an inference).
+const std::array<FittedConstant, 5> kFittedConstants = {{
     {"static_overhead_cycles", &CostTable::static_overhead_cycles, 0, 200},
     {"dma_fixed_ns", &CostTable::dma_fixed_ns, 600, 2000},
     {"dma_chunk_overhead_ns", &CostTable::dma_chunk_overhead_ns, 2, 60},
-    {"semaphore_ns", &CostTable::semaphore_ns, 0, 300},
+    {"semaphore_ns", &CostTable::semaphore_ns, 10, 30},
+    {"dma_transpose_bytes_per_ns", &CostTable::dma_transpose_bytes_per_ns, 4, 15.3},
 }};
 
 std::vector<double> predict(const std::vector<CalibrationPoint>& points, const CostTable& t) {

@@ -32,7 +32,7 @@ struct FittedConstant {
   double CostTable::*field;
   double lo, hi;
 };
-extern const std::array<FittedConstant, 4> kFittedConstants;
+extern const std::array<FittedConstant, 5> kFittedConstants;
 
 // The model's latency in µs for every point under table t.
 std::vector<double> predict(const std::vector<CalibrationPoint>& points, const CostTable& t);

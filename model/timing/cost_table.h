@@ -29,10 +29,11 @@ struct CostTable {
   bool vector_perf_modes = false;     // v3+: 2x/4x tensor_copy/tensor_scalar, 2x tensor_tensor
   // --- DMA
   int dma_engines = 16;
-  int dma_partitions_per_engine = 8;   // 128 partitions / 16 engines
-  double dma_engine_bytes_per_ns = 0;  // per engine
-  double dma_fixed_ns = 0;             // fitted: descriptor + semaphore latency per transfer
-  double dma_chunk_overhead_ns = 0;    // fitted: per contiguous chunk, per engine
+  int dma_partitions_per_engine = 8;      // 128 partitions / 16 engines
+  double dma_engine_bytes_per_ns = 0;     // per engine
+  double dma_fixed_ns = 0;                // fitted: descriptor + semaphore latency per transfer
+  double dma_chunk_overhead_ns = 0;       // fitted: per contiguous chunk, per engine
+  double dma_transpose_bytes_per_ns = 0;  // fitted: per engine, element-wise (transposing) DMA
   // --- synchronisation
   double semaphore_ns = 0;  // fitted: a wait on another engine's semaphore
 };

@@ -79,6 +79,12 @@ double elementwise_ns(const CostTable& t, const TraceEvent& ev, double vector_cy
 
 double dma_data_ns(const CostTable& t, const TraceEvent& ev, int engines) {
   const double bytes = static_cast<double>(ev.bytes);
+  if (element_wise_dma(ev)) {
+    // One element per contiguous run (load_transpose2d, a transposing store): the DMA engines'
+    // transpose mode (PERF-FIG31 `transpose_mode`), at a lower rate than a plain copy ("much
+    // lower DMA bandwidth compared to nl.load", PERF) but without a descriptor per element.
+    return bytes / (engines * t.dma_transpose_bytes_per_ns);
+  }
   const double chunk = static_cast<double>(std::max<int64_t>(ev.contiguous_bytes, 1));
   const double chunks = std::ceil(bytes / chunk);
   return bytes / (engines * t.dma_engine_bytes_per_ns) + chunks * t.dma_chunk_overhead_ns / engines;
@@ -86,8 +92,9 @@ double dma_data_ns(const CostTable& t, const TraceEvent& ev, int engines) {
 
 // --- one cost per instruction -----------------------------------------------------------------
 
+// The queue's occupancy: the data time. The fixed cost is latency before it (timing.cpp).
 double cost_ns(const CostTable& t, const DmaCopy&, const TraceEvent& ev, const Trace&) {
-  return t.dma_fixed_ns + dma_transfer_ns(t, ev);
+  return dma_transfer_ns(t, ev);
 }
 
 double cost_ns(const CostTable& t, const Matmul&, const TraceEvent& ev, const Trace&) {
@@ -171,6 +178,12 @@ double cost_ns(const CostTable& t, const Reciprocal&, const TraceEvent& ev, cons
 }
 
 }  // namespace
+
+bool element_wise_dma(const TraceEvent& ev) {
+  return ev.contiguous_bytes > 0 &&
+         ev.contiguous_bytes <= static_cast<int64_t>(dtype_size(ev.in_dtype)) &&
+         ev.bytes > static_cast<uint64_t>(ev.contiguous_bytes);
+}
 
 int dma_engines_used(const CostTable& t, const TraceEvent& ev) {
   const int64_t per = t.dma_partitions_per_engine;

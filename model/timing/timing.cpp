@@ -2,10 +2,12 @@
 #include "model/timing/timing.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <stdexcept>
 #include <unordered_map>
 
+#include "model/compiler/compiler_choices.h"
 #include "model/timing/internal.h"
 #include "model/timing/interval_map.h"
 
@@ -22,13 +24,15 @@ struct Segment {
   int64_t reader = -1;
 };
 
-// Busy intervals of a shared resource (a core's DMA bandwidth). Transfers are scheduled in
-// program order but may start in any time order, so a transfer that is ready early fills a gap
-// before one reserved later in program order.
+// Busy intervals of a resource: a core's DMA bandwidth, or a compute engine whose instruction
+// stream the compiler orders (model/compiler reorders_across_iterations). Instances are scheduled
+// in program order but may start in any time order, so one that is ready early fills an idle gap
+// before one reserved later in program order. Touching intervals are merged, so an engine that
+// runs back to back keeps one interval.
 class Timeline {
  public:
-  // The earliest s >= t with [s, s + d) free; reserves it.
-  double reserve(double t, double d) {
+  // The earliest s >= t with [s, s + d) free.
+  double find(double t, double d) const {
     double s = t;
     auto it = busy_.upper_bound(s);
     if (it != busy_.begin()) {
@@ -39,7 +43,30 @@ class Timeline {
       s = std::max(s, it->second);
       ++it;
     }
-    if (d > 0) busy_.emplace(s, s + d);
+    return s;
+  }
+  // Reserves [s, s + d), which must be free (find).
+  void reserve_at(double s, double d) {
+    if (d <= 0) return;
+    double b = s, e = s + d;
+    auto it = busy_.lower_bound(b);
+    if (it != busy_.begin()) {
+      auto prev = std::prev(it);
+      if (prev->second == b) {
+        b = prev->first;
+        busy_.erase(prev);
+      }
+    }
+    it = busy_.find(e);
+    if (it != busy_.end()) {
+      e = it->second;
+      busy_.erase(it);
+    }
+    busy_.emplace(b, e);
+  }
+  double reserve(double t, double d) {
+    const double s = find(t, d);
+    reserve_at(s, d);
     return s;
   }
 
@@ -52,9 +79,20 @@ class Timeline {
 // partition-offset accesses need not start on a quadrant boundary.
 using Space = IntervalMap<int, IntervalMap<int64_t, Segment>>;
 
-uint64_t space_key(const Region& r) {
+// The space of a region. A buffer the compiler multi-buffers beyond what the kernel declares
+// (model/compiler compiler_buffers) gets a space of its own per copy: iteration i of the
+// declaring loop uses copy i mod n, so iteration i+1's writes need not wait for iteration i's
+// readers, and the allocator that makes the copies places them apart from the other buffers
+// (rotating_copies checks that they all fit). Every other on-chip buffer shares its memory's
+// physical space, as the trace's addresses place it.
+uint64_t space_key(const Region& r, bool rotated, int64_t copy) {
   if (r.memory == Memory::HBM) return (uint64_t{3} << 60) | r.tensor;
-  return (static_cast<uint64_t>(r.memory) << 60) | (static_cast<uint64_t>(r.core) << 32);
+  uint64_t k = (static_cast<uint64_t>(r.memory) << 60) | r.core;
+  if (rotated) {
+    k |= (uint64_t{1} << 59) | ((static_cast<uint64_t>(copy) & 0x7f) << 52) |
+         ((static_cast<uint64_t>(r.tensor) & 0xfffff) << 32);
+  }
+  return k;
 }
 
 // HBM has no partitions: one band covers the tensor.
@@ -123,7 +161,7 @@ double tensor_engine_ns(TensorState& ts, const CostTable& costs, const Instructi
   if (costs.tensor_throttle) {
     // dI/dt ramp: after an idle window the engine restarts at a fraction of its rate.
     if (start - ts.last_end > costs.throttle_ramp_ns) ts.warm_since = start;
-    const double warm = std::min(1.0, (start - ts.warm_since) / costs.throttle_ramp_ns);
+    const double warm = std::clamp((start - ts.warm_since) / costs.throttle_ramp_ns, 0.0, 1.0);
     cost /= costs.throttle_start_rate + (1.0 - costs.throttle_start_rate) * warm;
   }
   ts.last_end = start + cost;
@@ -132,6 +170,46 @@ double tensor_engine_ns(TensorState& ts, const CostTable& costs, const Instructi
 
 }  // namespace
 
+// The copies per tensor the scheduler rotates (indexed by TensorId; 0: not rotated): the
+// compiler's buffer count (model/compiler compiler_buffers) for a buffer the kernel
+// single-buffers. Copies the kernel declares itself are already apart in the trace's addresses.
+// The rotation is only given when it fits: per memory, the highest byte the other buffers reach
+// plus every rotated buffer's copies (PSUM copies in whole banks, as the allocator places them)
+// must stay within the usable bytes per partition; otherwise that memory gets none.
+std::vector<int64_t> rotating_copies(const Program& p, const Trace& trace, const HwConfig& hw) {
+  const std::vector<int64_t> wanted = compiler_buffers(p);
+  auto rotates = [&](const Tensor& t) { return t.on_chip() && t.bufs == 1 && wanted[t.id] > 1; };
+  std::vector<uint64_t> lo(p.tensors.size(), UINT64_MAX), hi(p.tensors.size(), 0);
+  uint64_t need[2] = {0, 0};  // SBUF, PSUM
+  for (const Region& r : trace.regions) {
+    if (r.memory == Memory::HBM || r.tensor >= p.tensors.size()) continue;
+    lo[r.tensor] = std::min(lo[r.tensor], r.byte_begin);
+    hi[r.tensor] = std::max(hi[r.tensor], r.byte_end);
+    const int m = r.memory == Memory::SBUF ? 0 : 1;
+    if (!rotates(p.tensor(r.tensor))) need[m] = std::max(need[m], r.byte_end);
+  }
+  for (const Tensor& t : p.tensors) {
+    if (!rotates(t) || hi[t.id] <= lo[t.id]) continue;
+    const int m = t.memory == Memory::SBUF ? 0 : 1;
+    uint64_t span = hi[t.id] - lo[t.id];
+    if (m == 1 && hw.psum_bank_bytes > 0) {
+      const auto bank = static_cast<uint64_t>(hw.psum_bank_bytes);
+      span = (span + bank - 1) / bank * bank;
+    }
+    need[m] += span * static_cast<uint64_t>(wanted[t.id]);
+  }
+  const int64_t cap[2] = {hw.sbuf_bytes_per_partition - hw.sbuf_reserved_bytes_per_partition,
+                          hw.psum_bytes_per_partition};
+  std::vector<int64_t> copies(p.tensors.size(), 0);
+  for (const Tensor& t : p.tensors) {
+    const int m = t.memory == Memory::SBUF ? 0 : 1;
+    if (rotates(t) && need[m] <= static_cast<uint64_t>(std::max<int64_t>(cap[m], 0))) {
+      copies[t.id] = wanted[t.id];
+    }
+  }
+  return copies;
+}
+
 Schedule schedule_trace(const Program& p, const Trace& trace, const CostTable& costs) {
   if (costs.hw == nullptr) throw std::invalid_argument("cost table without hardware config");
   std::vector<const Instruction*> by_id(p.num_instructions, nullptr);
@@ -139,10 +217,12 @@ Schedule schedule_trace(const Program& p, const Trace& trace, const CostTable& c
   for_each_stmt(p.body, loops, [&](const std::vector<const Loop*>&, const Stmt& s) {
     if (auto* i = std::get_if<InstrStmt>(&s.node)) by_id.at(i->id) = &i->ins;
   });
+  const std::vector<int64_t> copies = rotating_copies(p, trace, *costs.hw);
   const int per_core = kEngineTracks + costs.hw->dma_queues;
   std::unordered_map<uint64_t, Space> spaces;
-  std::map<int, int> track_index;  // global track number -> index in Schedule::tracks
-  std::vector<double> track_free;
+  std::map<int, int> track_index;    // global track number -> index in Schedule::tracks
+  std::vector<double> track_free;    // in-order streams (DMA queues): when the last one ends
+  std::vector<Timeline> track_busy;  // reordering streams (compute engines): busy intervals
   std::vector<Timeline> dma_pool;
   std::vector<TensorState> tensor_state;
 
@@ -159,18 +239,23 @@ Schedule schedule_trace(const Program& p, const Trace& trace, const CostTable& c
     const size_t cores_seen = static_cast<size_t>(core) + 1;
     if (cores_seen * static_cast<size_t>(per_core) > track_free.size()) {
       track_free.resize(cores_seen * static_cast<size_t>(per_core), 0.0);
+      track_busy.resize(cores_seen * static_cast<size_t>(per_core));
       dma_pool.resize(cores_seen);
       tensor_state.resize(cores_seen);
     }
     const int local =
         ev.engine == Engine::Dma ? kEngineTracks + ev.queue : static_cast<int>(ev.engine);
     const int track = core * per_core + local;
+    const auto tr = static_cast<size_t>(track);
 
     // Calls f(space, region, partitions, is_write) for every region of this event.
     auto for_each_region = [&](auto&& f) {
       for (int i = 0; i < ev.num_reads + ev.num_writes; ++i) {
         const Region& r = trace.regions.at(ev.region_begin + static_cast<uint32_t>(i));
-        f(spaces[space_key(r)], r, partition_range(r), i >= ev.num_reads);
+        const int64_t n =
+            r.memory == Memory::HBM || r.tensor >= copies.size() ? 0 : copies[r.tensor];
+        f(spaces[space_key(r, n > 0, n > 0 ? r.iteration % n : 0)], r, partition_range(r),
+          i >= ev.num_reads);
       }
     };
     // Dependencies: RAW for reads; WAW and WAR for writes.
@@ -189,22 +274,31 @@ Schedule schedule_trace(const Program& p, const Trace& trace, const CostTable& c
     if (dep.from >= 0 && s.instances[static_cast<size_t>(dep.from)].track != track) {
       ready += costs.semaphore_ns;
     }
-    double start = std::max(track_free[static_cast<size_t>(track)], ready);
-    double end = 0;
+    double start = 0, end = 0;
     if (ev.engine == Engine::Dma) {
-      // Descriptors and the semaphore (fixed cost), then the data on the core's shared engines.
-      const double data_start = dma_pool[static_cast<size_t>(core)].reserve(
-          start + costs.dma_fixed_ns, dma_pool_ns(costs, ev));
-      end = data_start + dma_transfer_ns(costs, ev);
+      // The fixed cost (descriptors, synchronisation, semaphore-to-start) is latency: it overlaps
+      // the previous transfer's data on the queue, which moves transfers in order (DMA, DMABW).
+      // The data then shares the core's DMA engines' bandwidth.
+      const double data_ready = std::max(ready + costs.dma_fixed_ns, track_free[tr]);
+      start = dma_pool[static_cast<size_t>(core)].reserve(data_ready, dma_pool_ns(costs, ev));
+      end = start + dma_transfer_ns(costs, ev);
+      track_free[tr] = end;
     } else {
       double cost = instance_cost_ns(costs, ins, ev, trace);
+      // The compiler orders each compute engine's stream: an instance runs in the first idle gap
+      // after its dependencies (model/compiler reorders_across_iterations).
+      Timeline& busy = track_busy[tr];
+      start = reorders_across_iterations(ev.engine) ? busy.find(ready, cost)
+                                                    : std::max(ready, track_free[tr]);
       if (ev.engine == Engine::Tensor) {
         cost = tensor_engine_ns(tensor_state[static_cast<size_t>(core)], costs, ins, ev, trace,
                                 start, cost);
+        if (reorders_across_iterations(ev.engine)) start = busy.find(start, cost);
       }
+      busy.reserve_at(start, cost);
       end = start + cost;
+      track_free[tr] = std::max(track_free[tr], end);
     }
-    track_free[static_cast<size_t>(track)] = end;
     TimedInstance& ti = s.instances[k];
     ti.start_ns = start;
     ti.end_ns = end;
@@ -230,9 +324,9 @@ Schedule schedule_trace(const Program& p, const Trace& trace, const CostTable& c
     if (fresh) {
       s.tracks.push_back(Track{track_name(core, ev.engine, ev.queue), core, ev.engine, ev.queue});
     }
-    Track& tr = s.tracks[static_cast<size_t>(it->second)];
-    tr.busy_ns += end - start;
-    tr.instances++;
+    Track& t = s.tracks[static_cast<size_t>(it->second)];
+    t.busy_ns += end - start;
+    t.instances++;
   }
   // Instances refer to tracks by their index in Schedule::tracks.
   for (TimedInstance& ti : s.instances) ti.track = track_index.at(ti.track);

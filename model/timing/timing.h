@@ -45,10 +45,18 @@ struct Schedule {
   double latency_us() const { return makespan_ns / 1000.0; }
 };
 
+// The copies the scheduler rotates per tensor (indexed by TensorId; 0: the buffer is not
+// rotated and shares its memory's physical space): the compiler's buffer count
+// (model/compiler compiler_buffers) for buffers the kernel declares single-buffered, when all
+// of a memory's rotated copies fit it. Region r of a rotated buffer is copy r.iteration mod n, a
+// space of its own. Exposed for the fuzz target and tests.
+std::vector<int64_t> rotating_copies(const Program& p, const Trace& trace, const HwConfig& hw);
+
 // Throws std::invalid_argument if the trace does not belong to the program.
 Schedule schedule_trace(const Program& p, const Trace& trace, const CostTable& costs);
 
-// The duration of one instance on its stream (DMA: fixed cost + data time), without waits.
+// The duration of one instance on its stream (DMA: the data time; the fixed cost is latency
+// before it), without waits.
 // Exposed for tests and the profile.
 double instance_cost_ns(const CostTable& costs, const Instruction& ins, const TraceEvent& ev,
                         const Trace& trace);

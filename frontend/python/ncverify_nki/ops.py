@@ -91,7 +91,8 @@ def _out(tr, out, like, dtype, hint=None, mem="sbuf"):
 
 
 def _engine_arg(engine):
-    return [("engine", Enum(engine))] if engine not in (None, "vector") else []
+    # No engine= in the source: unpinned, the compiler-choice rules pick (model/compiler).
+    return [("engine", Enum(engine))] if engine is not None else []
 
 
 def _v(x, what="operand"):
@@ -262,6 +263,8 @@ def transpose(data, engine=None, dtype=None):
     tr = trace.current()
     v = _v(data, "data")
     out_dt = _dtype(dtype, v.tensor.dtype)
+    if engine is None and rules.fits_vector_transpose(v) and out_dt == v.tensor.dtype:
+        engine = "vector"  # the compiler's choice by shape (model/compiler nc_transpose_engine)
     if engine == "vector":
         return Tile(rules.vector_engine_transpose(tr, v, out_dt, tr.assigned_name()).full_view())
     if engine not in (None, "tensor"):

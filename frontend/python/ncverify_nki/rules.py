@@ -1,14 +1,18 @@
-"""Where NKI leaves a choice to the compiler, the front end decides here, once, with the same
-rules the registered kernels (kernels/sd_attention.cpp) state in their header comment:
+"""How the front end lowers NKI calls onto IR instructions, once, with the same rules the
+registered kernels (kernels/sd_attention.cpp) state in their header comment. Which engine runs a
+call without `engine=` is not decided here: such calls are emitted unpinned (no `engine=` in the
+.nkir text) and the compiler-choice rules of model/compiler pick the engine, for traced kernels
+and registered ones alike; a call with `engine=` stays pinned.
 
 - `dst[...] = call(...)` makes the call write dst directly (one instruction); `dst[...] = name`,
   a tile kept in a variable, is a copy, as written;
-- copies and PSUM evictions (nl.copy, nisa.tensor_copy without engine, `dst[...] = tile`) run on
-  the Vector engine; a copy to or from HBM is a DMA;
-- `tile op scalar` and `tile op column` are Vector tensor_scalar, `tile op tile` Vector
-  tensor_tensor, the operator `1.0 / tile` and nl.reciprocal Vector reciprocal (while
+- copies and PSUM evictions (nl.copy, nisa.tensor_copy without engine, `dst[...] = tile`) are
+  unpinned tensor_copy; a copy to or from HBM is a DMA;
+- `tile op scalar` and `tile op column` are unpinned tensor_scalar, `tile op tile` unpinned
+  tensor_tensor, the operator `1.0 / tile` and nl.reciprocal unpinned reciprocal (while
   nl.divide(1.0, tile) is an ALU divide with reversed operands);
-- an nc_transpose without engine (or on the Tensor engine), nl.transpose and the transpose a
+- an nc_transpose without engine (the compiler picks the Tensor engine by shape beyond 32x32,
+  model/compiler nc_transpose_engine), nl.transpose and the transpose a
   `nl.matmul(transpose_x=False)` needs run on the Tensor engine into an fp32 PSUM tile; an
   engine operand reads it after a copy back to SBUF in the input's dtype, while an explicit
   copy or an assignment is itself that copy (`operand`); a Vector-engine transpose larger than 32x32 is tiled
@@ -19,13 +23,14 @@ rules the registered kernels (kernels/sd_attention.cpp) state in their header co
   accumulation group: the first matmul overwrites; one loop below the tile's declaration the
   loop's first iteration is peeled, and where that is not possible the tile is zeroed first
   (tiles.accumulate_matmul);
-- a store of a PSUM tile (DMA cannot read PSUM) is preceded by a Vector copy to an SBUF tile
+- a store of a PSUM tile (DMA cannot read PSUM) is preceded by an unpinned copy to an SBUF tile
   of the same dtype;
 - a load of `nl.shared_constant(values)` is generated on chip, as the registered allocated kernel
   does: an identity matrix is a memset to 1 and an affine_select keeping the diagonal, a
   constant matrix a memset; other constants are not modelled (the IR has no constant data);
 - every HBM tensor gets its own DMA queue, numbered in the order of its first transfer;
-- buffers are single-buffered (the source gives no buffer count).
+- buffers are declared single-buffered (the source gives no buffer count); the compiler's
+  multi-buffering of loop-local ones is model/compiler's compiler_buffers.
 """
 
 from . import errors
@@ -54,7 +59,7 @@ def copy(tr, dst, src, engine=None):
         return tr.instr("dma_copy", [(None, dst), (None, src)] +
                         ([("queue", queue)] if queue else []))
     args = [(None, dst), (None, src)]
-    if engine is not None and engine != "vector":
+    if engine is not None:
         args.append(("engine", Enum(engine)))
     return tr.instr("tensor_copy", args)
 
@@ -128,6 +133,17 @@ def operand(tr, view):
         produce(tr, out, "tensor_copy", [(None, out.full_view()), (None, t.full_view())])
         t.copied = out
     return View(t.copied, [list(d) for d in view.dims], list(view.order))
+
+
+def fits_vector_transpose(src):
+    """Whether an nc_transpose without engine of `src` goes to the Vector engine: both sides known
+    to be at most 32 (ISA-OLD nc_transpose; model/compiler nc_transpose_engine)."""
+    shape = src.shape
+    if len(shape) != 2:
+        return False
+    p, f = [Lin.of(s) for s in shape]
+    return (p.is_const() and f.is_const() and p.const <= VECTOR_TRANSPOSE and
+            f.const <= VECTOR_TRANSPOSE)
 
 
 def vector_engine_transpose(tr, src, out_dtype, hint=None):

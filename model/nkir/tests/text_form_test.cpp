@@ -325,13 +325,40 @@ for m in affine_range(0, M // 128, 1) {
     dma_copy w_sb[:, :], w[
         :, n * 512:+512], queue=0
     matmul ps[:, :], moving=w_sb[:, :], stationary=a_sb[:, :], accumulate=false
-    tensor_copy c_sb[:, :], ps[:, :], engine=vector
+    tensor_copy c_sb[:, :], ps[:, :]
     dma_copy c[m * 128:+128, n * 512:+512], c_sb[
         :, :]
   }
 })";
   Program q = parse_program(text);
   EXPECT_TRUE(q == p) << print_program(q);
+}
+
+// An instruction without engine= is unpinned (the compiler chooses, model/compiler); with one it
+// is pinned, also to the engine the compiler would choose. Both survive print -> parse.
+TEST(TextFormTest, UnpinnedAndPinnedEnginesRoundTrip) {
+  const std::string text = R"(kernel engines
+buffer a : sbuf fp32 [128, 64]
+buffer b : sbuf bf16 [128, 64]
+memset a[:, :], value=1
+tensor_copy b[:, :], a[:, :]
+tensor_copy b[:, :], a[:, :], engine=vector
+tensor_copy b[:, :], a[:, :], engine=scalar
+)";
+  const Program p = parse_program(text);
+  std::vector<EngineChoice> engines;
+  for_each_stmt(p, [&](const std::vector<const Loop*>&, const Stmt& s) {
+    if (auto* i = std::get_if<InstrStmt>(&s.node)) engines.push_back(engine_of(i->ins));
+  });
+  ASSERT_EQ(engines.size(), 4u);
+  EXPECT_FALSE(engines[0].has_value());
+  EXPECT_FALSE(engines[1].has_value());
+  EXPECT_EQ(engines[2], Engine::Vector);
+  EXPECT_EQ(engines[3], Engine::Scalar);
+  const std::string printed = print_program(p);
+  EXPECT_EQ(printed.find("tensor_copy b[:, :], a[:, :]\n") != std::string::npos, true) << printed;
+  EXPECT_NE(printed.find("engine=vector"), std::string::npos) << printed;
+  EXPECT_TRUE(parse_program(printed) == p) << printed;
 }
 
 TEST(TextFormTest, FloatImmediatesRoundTripBitExactly) {

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 
 #include "model/interp/interpreter.h"
@@ -19,19 +20,25 @@ namespace {
 
 // N/128 tiles of x: load (queue 0), exp on the Scalar engine, a Vector copy, store (queue 1).
 // `extra` adds an independent memset on a buffer nothing else touches.
-Program tile_loop(int64_t bufs, bool extra = false) {
+// `sequential`: a sequential_range, whose buffers the compiler does not multi-buffer.
+Program tile_loop(int64_t bufs, bool extra = false, bool sequential = false) {
   Builder b("tile_loop");
   Expr N = b.param("N", 128, 4096, 128);
   auto x = b.input("x", DType::bf16, {N, 512});
   auto y = b.output("y", DType::bf16, {N, 512});
-  b.affine_range("i", Expr::floordiv(N, 128), [&](Expr i) {
+  const std::function<void(Expr)> body = [&](Expr i) {
     auto t = b.sbuf("t", DType::bf16, {128, 512}, {.bufs = bufs});
     auto u = b.sbuf("u", DType::bf16, {128, 512}, {.bufs = bufs});
     b.dma_copy(t(), x({ds(i * 128, 128), all()}), 0);
     b.activation(t(), t(), {.func = ActFunc::exp});
     b.tensor_copy(u(), t());
     b.dma_copy(y({ds(i * 128, 128), all()}), u(), 1);
-  });
+  };
+  if (sequential) {
+    b.sequential_range("i", Expr::floordiv(N, 128), body);
+  } else {
+    b.affine_range("i", Expr::floordiv(N, 128), body);
+  }
   if (extra) {
     auto z = b.sbuf("z", DType::fp32, {128, 64});
     b.memset(z(), 0.0f);
@@ -152,11 +159,16 @@ TEST(Timing, IdenticalTracesGiveIdenticalSchedules) {
 }
 
 TEST(Timing, DoubleBufferingOverlapsLoadsWithCompute) {
-  const double one = timed(tile_loop(1), {{"N", 2048}}).schedule.makespan_ns;
-  const double two = timed(tile_loop(2), {{"N", 2048}}).schedule.makespan_ns;
-  const double three = timed(tile_loop(3), {{"N", 2048}}).schedule.makespan_ns;
+  // A sequential loop keeps the declared single buffer; in an affine loop the compiler double
+  // buffers it (model/compiler compiler_buffers), which schedules like a declared bufs = 2.
+  const double one = timed(tile_loop(1, false, true), {{"N", 2048}}).schedule.makespan_ns;
+  const double two = timed(tile_loop(2, false, true), {{"N", 2048}}).schedule.makespan_ns;
+  const double three = timed(tile_loop(3, false, true), {{"N", 2048}}).schedule.makespan_ns;
+  const double auto_two = timed(tile_loop(1), {{"N", 2048}}).schedule.makespan_ns;
   EXPECT_LT(two, one) << "bufs = 2 must let the next load overlap this tile's compute";
   EXPECT_LE(three, two) << "a third buffer must not slow the loop down";
+  EXPECT_EQ(auto_two, timed(tile_loop(2), {{"N", 2048}}).schedule.makespan_ns);
+  EXPECT_LT(auto_two, one);
 }
 
 // Found by fuzz_timing: dependencies used to be tracked per 32-partition quadrant, so a DMA into
@@ -170,10 +182,11 @@ TEST(Timing, DependenciesFollowExactPartitionRanges) {
   b.dma_copy(t({ds(3, 4), all()}), x(), 2);   // shares partition 3 with the first
   const Timed r = timed(b.finish(), {});
   ASSERT_EQ(r.schedule.instances.size(), 3u);
+  const double fixed = cost_table_trn1().dma_fixed_ns;
   EXPECT_EQ(r.schedule.instances[1].waited_for, -1);
-  EXPECT_EQ(r.schedule.instances[1].start_ns, 0.0);
+  EXPECT_LT(r.schedule.instances[1].start_ns, r.schedule.instances[0].end_ns + fixed);
   EXPECT_EQ(r.schedule.instances[2].waited_for, 0);
-  EXPECT_GE(r.schedule.instances[2].start_ns, r.schedule.instances[0].end_ns);
+  EXPECT_GE(r.schedule.instances[2].start_ns, r.schedule.instances[0].end_ns + fixed);
 }
 
 TEST(Timing, AnIndependentInstructionNeverShortensTheSchedule) {
@@ -205,7 +218,9 @@ TEST(Timing, ProfileCountsWhatRan) {
   EXPECT_EQ(p.total_time_ns, t.schedule.makespan_ns);
   EXPECT_EQ(p.matmul_instruction_count, 4);
   EXPECT_EQ(p.tensor.instruction_count, 4);
-  EXPECT_EQ(p.vector.instruction_count, 4);
+  // The unpinned PSUM evictions run on the Scalar engine (model/compiler).
+  EXPECT_EQ(p.scalar.instruction_count, 4);
+  EXPECT_EQ(p.vector.instruction_count, 0);
   EXPECT_EQ(p.dma_transfer_count, 1 + 4 + 4);
   EXPECT_EQ(p.hbm_write_bytes, 128 * 512 * 4);
   EXPECT_GT(p.mfu_estimated_percent, 0);
@@ -219,6 +234,112 @@ TEST(Timing, LaterGenerationsHaveTheirOwnTables) {
   const double t1 = timed(matmul_loop(), {{"N", 1024}}, cost_table_trn1()).schedule.makespan_ns;
   const double t2 = timed(matmul_loop(), {{"N", 1024}}, cost_table_trn2()).schedule.makespan_ns;
   EXPECT_NE(t1, t2);
+}
+
+// Hand-computed schedules for the scheduling rules, on a table with round constants.
+CostTable round_table() {
+  CostTable c = cost_table_trn1();
+  c.dma_fixed_ns = 1000;
+  c.dma_chunk_overhead_ns = 100;
+  c.dma_engine_bytes_per_ns = 16;
+  c.dma_transpose_bytes_per_ns = 8;
+  c.semaphore_ns = 20;
+  c.static_overhead_cycles = 0;
+  return c;
+}
+
+// The DMA fixed cost is latency: a second transfer on the same queue moves its data right after
+// the first one's, not a fixed cost later. The waiting compute instance pays the semaphore.
+TEST(Timing, DmaFixedCostIsLatencyAndSemaphoresCost) {
+  Builder b("dma_latency");
+  auto x = b.input("x", DType::fp32, {8, 1024});
+  auto t = b.sbuf("t", DType::fp32, {8, 1024});
+  auto u = b.sbuf("u", DType::fp32, {8, 1024});
+  auto v = b.sbuf("v", DType::fp32, {8, 1024});
+  b.dma_copy(t(), x(), 0);
+  b.dma_copy(u(), x(), 0);
+  b.tensor_tensor(v(), u(), u(), AluOp::add);
+  const Timed r = timed(b.finish(), {}, round_table());
+  ASSERT_EQ(r.schedule.instances.size(), 3u);
+  // 8 partitions: one DMA engine; 32 KiB at 16 B/ns = 2048 ns, 8 contiguous rows of 4 KiB at
+  // 100 ns = 800 ns.
+  const auto& in = r.schedule.instances;
+  EXPECT_DOUBLE_EQ(in[0].start_ns, 1000);
+  EXPECT_DOUBLE_EQ(in[0].end_ns, 1000 + 2048 + 800);
+  EXPECT_DOUBLE_EQ(in[1].start_ns, in[0].end_ns);
+  EXPECT_DOUBLE_EQ(in[1].end_ns, in[0].end_ns + 2848);
+  // tensor_tensor fp32 SBUF+SBUF: 2N = 2048 Vector cycles, after the semaphore.
+  EXPECT_DOUBLE_EQ(in[2].start_ns, in[1].end_ns + 20);
+  EXPECT_NEAR(in[2].end_ns - in[2].start_ns, 2048 / cost_table_trn1().hw->vector_ghz, 1e-9);
+}
+
+// An element-wise (transposing) load costs bytes / (engines x transpose rate), no per-element
+// descriptor overhead.
+TEST(Timing, TransposingLoadsHaveTheirOwnRate) {
+  Builder b("transposing_load");
+  auto q = b.input("q", DType::fp32, {128, 64});
+  auto t = b.sbuf("t", DType::fp32, {64, 128});
+  b.dma_copy(t(), transposed(q()), 0);
+  const Timed r = timed(b.finish(), {}, round_table());
+  ASSERT_EQ(r.schedule.instances.size(), 1u);
+  // 64 partitions: 8 engines; 32 KiB / (8 x 8 B/ns) = 512 ns (with 100 ns per 4-byte chunk it
+  // would be 8192 x 100 / 8 ns more).
+  EXPECT_DOUBLE_EQ(r.schedule.instances[0].start_ns, 1000);
+  EXPECT_DOUBLE_EQ(r.schedule.instances[0].end_ns, 1512);
+}
+
+// A compute engine runs a later, independent instance in the gap before an earlier one that
+// waits (the compiler orders each engine's stream); a DMA queue stays in order.
+TEST(Timing, ComputeEnginesRunAheadIntoIdleGaps) {
+  Builder b("run_ahead");
+  auto x = b.input("x", DType::fp32, {128, 64});
+  auto t = b.sbuf("t", DType::fp32, {128, 64});
+  auto u = b.sbuf("u", DType::fp32, {128, 64});
+  auto z = b.sbuf("z", DType::fp32, {128, 64});
+  b.dma_copy(t(), x(), 0);
+  b.reciprocal(u(), t());  // Vector, waits for the load
+  b.memset(z(), 0.0f);     // Vector, independent
+  const Timed r = timed(b.finish(), {}, round_table());
+  const auto& in = r.schedule.instances;
+  ASSERT_EQ(in.size(), 3u);
+  EXPECT_DOUBLE_EQ(in[2].start_ns, 0);
+  EXPECT_DOUBLE_EQ(in[1].start_ns, in[0].end_ns + 20);
+}
+
+// Rotating copies: in an affine loop the compiler double-buffers `t`, so iteration 1's write of
+// t (copy 1) need not wait for iteration 0's reader of copy 0; iteration 2 writes copy 0 again
+// and waits for it. In a sequential loop every write waits for the previous reader.
+TEST(Timing, RotatingCopiesSeparateIterations) {
+  auto build = [](bool sequential) {
+    Builder b("rotation");
+    auto y = b.output("y", DType::fp32, {128, 3 * 512});
+    const std::function<void(Expr)> body = [&](Expr i) {
+      auto t = b.sbuf("t", DType::fp32, {128, 512});
+      auto u = b.sbuf("u", DType::fp32, {128, 512});
+      b.memset(t(), 1.0f);                             // Vector, writes t
+      b.activation(u(), t(), {.func = ActFunc::exp});  // Scalar, reads t
+      b.dma_copy(y({all(), ds(i * 512, 512)}), u(), 0);
+    };
+    if (sequential) {
+      b.sequential_range("i", Expr(3), body);
+    } else {
+      b.affine_range("i", Expr(3), body);
+    }
+    return b.finish();
+  };
+  const CostTable c = round_table();
+  const Timed a = timed(build(false), {}, c);
+  const Timed s = timed(build(true), {}, c);
+  ASSERT_EQ(a.schedule.instances.size(), 9u);
+  const double memset = 512 / c.hw->vector_ghz, exp = 512 / c.hw->scalar_ghz;
+  // Affine: the memsets run back to back (copies 0, 1), the third waits for the first exp.
+  EXPECT_DOUBLE_EQ(a.schedule.instances[3].start_ns, memset);
+  EXPECT_NEAR(a.schedule.instances[6].start_ns, std::max(2 * memset, memset + 20 + exp + 20), 1e-9);
+  // Sequential: the second memset waits for the first exp to read t.
+  EXPECT_NEAR(s.schedule.instances[3].start_ns, memset + 20 + exp + 20, 1e-9);
+  const std::vector<int64_t> copies = rotating_copies(a.program, a.trace, *c.hw);
+  EXPECT_EQ(copies.at(a.program.find_tensor("t").value()), 2);
+  EXPECT_EQ(rotating_copies(s.program, s.trace, *c.hw).at(s.program.find_tensor("t").value()), 0);
 }
 
 }  // namespace
