@@ -123,8 +123,9 @@ Program build_gemm(const GemmConfig& c) {
         for (int ni = 0; ni < c.group_n; ++ni) {
           auto out = b.sbuf("out" + std::to_string(mi) + std::to_string(ni), DType::bf16,
                             {Expr(kTileM), Expr(kTileN)});
-          // engine=nisa.vector_engine in candidate 5; unpinned in source before it
-          b.tensor_copy(out(), acc[mi * c.group_n + ni](), Engine::Vector);
+          // engine=nisa.vector_engine in candidate 5; unpinned before it (the compiler chooses)
+          b.tensor_copy(out(), acc[mi * c.group_n + ni](),
+                        c.evict_pinned ? EngineChoice(Engine::Vector) : std::nullopt);
           b.dma_copy(result({tile(m_tile(mi), kTileM), tile(n_tile(ni), kTileN)}), out(),
                      kQueueOut);
         }

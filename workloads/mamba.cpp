@@ -139,19 +139,19 @@ class MambaBuilder {
     scan(scan_res(), delta_a, delta_bu(), initial, f);
     if (carry_col) {
       // carry[:, s] = scan_res[:, F-1]: unpinned in source
-      b_.tensor_copy(*carry_col, scan_res({all(), ds(f - 1, Expr(1))}), Engine::Vector);
+      b_.tensor_copy(*carry_col, scan_res({all(), ds(f - 1, Expr(1))}));
     }
     auto scan_c = tile("scanC", f);
     b_.tensor_tensor(scan_c(), scan_res(), c_b, AluOp::multiply, Engine::Vector);
     // acc += scanC: unpinned in source
-    b_.tensor_tensor(acc, acc, scan_c(), AluOp::add, Engine::Vector);
+    b_.tensor_tensor(acc, acc, scan_c(), AluOp::add);
   }
 
   // Candidates 0, 1: batch -> state -> channel tile, whole sequence per instruction.
   void state_outer(Expr bi, Expr n_ct) {
     // scanC_accum = nl.zeros((n_channel_tile, par_dim(128), seq_len)): unpinned in source
     auto accum = b_.sbuf("scanC_accum", DType::fp32, {Expr(kP), n_ct, seq_});
-    b_.memset(accum(), 0.0f, Engine::Vector);
+    b_.memset(accum(), 0.0f);
     state_loop([&](Expr s) {
       TensorRef b_i, c_i;
       if (c_.bc_hoisted) {
@@ -203,7 +203,7 @@ class MambaBuilder {
       b_.dma_copy(a_block(), a_({ds(ct * kP, Expr(kP)), all()}), kQA);
     }
     auto acc = tile("acc", seq_);
-    b_.memset(acc(), 0.0f, Engine::Vector);  // nl.zeros: unpinned in source
+    b_.memset(acc(), 0.0f);  // nl.zeros: unpinned in source
     state_loop([&](Expr s) {
       Access a_col;
       if (c_.a_block) {
@@ -238,7 +238,7 @@ class MambaBuilder {
     auto a_block = b_.sbuf("A_block", DType::fp32, {Expr(kP), state_});
     b_.dma_copy(a_block(), a_({ds(ct * kP, Expr(kP)), all()}), kQA);
     auto carry = b_.sbuf("carry", DType::fp32, {Expr(kP), state_});
-    b_.memset(carry(), 0.0f, Engine::Vector);  // nl.zeros: unpinned in source
+    b_.memset(carry(), 0.0f);  // nl.zeros: unpinned in source
     const Expr F(kFTile);
     b_.sequential_range("i_f", Expr::floordiv(seq_, kFTile), [&](Expr i_f) {
       const Expr f0 = i_f * kFTile;
@@ -257,7 +257,7 @@ class MambaBuilder {
         du_chunk = delta_u({all(), ds(f0, F)});
       }
       auto acc_psum = tile("acc_psum", F, Memory::PSUM);
-      b_.memset(acc_psum(), 0.0f, Engine::Vector);  // nl.zeros(psum): unpinned in source
+      b_.memset(acc_psum(), 0.0f);  // nl.zeros(psum): unpinned in source
       // deltaA = activation(exp, delta[:, f0:f1], scale=A_block[:, s])
       auto exp_a = [&](Expr s) {
         auto delta_a = tile("deltaA", F);
