@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "model/interp/interpreter.h"
+#include "model/timing/calibration.h"
 #include "model/timing/chrome_trace.h"
 #include "model/timing/profile.h"
 #include "tools/commands.h"
@@ -106,6 +107,10 @@ nlohmann::json row_json(const BenchRow& row, const std::string& label, const std
   j["gen"] = gen;
   j["params"] = row.params;
   j["latency_us"] = row.profile.latency_us();
+  const CalibrationBand band = calibration_band(gen);
+  j["calibration"] = {{"points", band.points},
+                      {"median_abs_error_pct", band.median_abs_error_pct},
+                      {"max_abs_error_pct", band.max_abs_error_pct}};
   for (const auto& [name, value] : row.profile.fields()) j[name] = value;
   return j;
 }
@@ -113,7 +118,8 @@ nlohmann::json row_json(const BenchRow& row, const std::string& label, const std
 void print_text(const BenchRow& row, const std::string& label, const std::string& gen) {
   std::cout << "bench " << label << " " << format_params(row.params) << " on " << gen << "\n"
             << "latency_us: " << std::fixed << std::setprecision(2) << row.profile.latency_us()
-            << "\n";
+            << "\n"
+            << "trust: " << trust_line(gen) << "\n";
   for (const auto& [name, value] : row.profile.fields()) {
     std::cout << "  " << std::left << std::setw(36) << name << std::right << std::setw(16)
               << std::setprecision(2) << value << "\n";
@@ -156,6 +162,7 @@ int run_bench(const BenchCommandOptions& opts) {
     print_text(rows.front(), src.label, opts.gen);
   } else {
     std::cout << "bench " << src.label << " on " << opts.gen << "\n"
+              << "trust: " << trust_line(opts.gen) << "\n"
               << std::setw(8) << "seqlen" << std::setw(14) << "latency_us" << std::setw(12)
               << "tensor_%" << std::setw(12) << "vector_%" << std::setw(12) << "scalar_%"
               << std::setw(12) << "dma_count" << std::setw(10) << "mfu_%"

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "model/timing/timing.h"
 
@@ -17,6 +18,13 @@ inline namespace timing {
 // most the 90% of the plain rate that trn2's DMA transpose reaches (ARCH3: 0.9 x 17 B/ns) and at
 // least the ~4 B/ns per engine below which the SD tutorial's Q/K transposing loads could not
 // hide behind its compute (reference/timing-evidence.md section 8, an inference).
+namespace {
+// The trn1 band (calibration_band); update with the constants.
+constexpr int kTrn1BandPoints = 20;
+constexpr double kTrn1BandMedianPct = 9.0;
+constexpr double kTrn1BandMaxPct = 29.7;
+}  // namespace
+
 const std::array<FittedConstant, 5> kFittedConstants = {{
     {"static_overhead_cycles", &CostTable::static_overhead_cycles, 0, 200},
     {"dma_fixed_ns", &CostTable::dma_fixed_ns, 600, 2000},
@@ -24,6 +32,30 @@ const std::array<FittedConstant, 5> kFittedConstants = {{
     {"semaphore_ns", &CostTable::semaphore_ns, 10, 30},
     {"dma_transpose_bytes_per_ns", &CostTable::dma_transpose_bytes_per_ns, 4, 15.3},
 }};
+
+CalibrationBand calibration_band(const std::string& generation) {
+  // Recorded from `ncverify calibrate` with the constants committed in cost_table.cpp (the
+  // "committed" table over every file of calibration/latencies/, all trn1).
+  if (generation == "trn1") return {kTrn1BandPoints, kTrn1BandMedianPct, kTrn1BandMaxPct};
+  return {};
+}
+
+std::string trust_line(const std::string& generation) {
+  const CalibrationBand b = calibration_band(generation);
+  char line[256];
+  if (b.points == 0) {
+    std::snprintf(line, sizeof line,
+                  "%s model not validated: no measured latencies on %s (trn1's rules with %s's "
+                  "documented clocks and widths)",
+                  generation.c_str(), generation.c_str(), generation.c_str());
+  } else {
+    std::snprintf(line, sizeof line,
+                  "%s model vs %d measured latencies: median |error| %.1f%%, worst %.1f%% "
+                  "(ncverify calibrate)",
+                  generation.c_str(), b.points, b.median_abs_error_pct, b.max_abs_error_pct);
+  }
+  return line;
+}
 
 std::vector<double> predict(const std::vector<CalibrationPoint>& points, const CostTable& t) {
   std::vector<double> out;

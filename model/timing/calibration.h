@@ -53,6 +53,20 @@ struct OrderAgreement {
 OrderAgreement order_agreement(const std::vector<double>& measured,
                                const std::vector<double>& predicted, double tolerance);
 
+// How far to trust the model's latencies on a generation: the committed cost table's error
+// against the measured latencies of calibration/latencies/, as `ncverify calibrate` printed it
+// when the constants were committed (the CliCalibrate test keeps the two equal). A generation
+// without measured latencies has points == 0: its latencies are not validated.
+struct CalibrationBand {
+  int points = 0;
+  double median_abs_error_pct = 0;
+  double max_abs_error_pct = 0;
+};
+CalibrationBand calibration_band(const std::string& generation);
+// What `bench` prints about it, e.g. "trn1 model vs 20 measured latencies: median |error| 8.1%,
+// worst 29.7% (ncverify calibrate)".
+std::string trust_line(const std::string& generation);
+
 // The fitted constants: coordinate descent over kFittedConstants on a shrinking grid, from
 // `start`, each constant clamped to its range. The other fields of `start` are kept.
 CostTable fit_constants(const std::vector<CalibrationPoint>& points, CostTable start);

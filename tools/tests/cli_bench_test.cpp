@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "tools/tests/cli_test_support.h"
 
@@ -184,6 +186,36 @@ TEST(CliCalibrate, DefaultDataIsFoundFromAnyWorkingDirectory) {
   }
   EXPECT_GE(files, 3u);
   EXPECT_EQ(rows.size(), files);
+
+  // The trust band `bench` prints for trn1 is what calibrate computes with the committed
+  // constants over all the data (to the 0.1% it prints): it goes stale when either changes.
+  std::vector<double> errors;
+  for (const auto& p : o.at("points")) {
+    const double m = p.at("measured_us").get<double>();
+    errors.push_back(100.0 * std::abs(p.at("predicted_us").get<double>() - m) / m);
+  }
+  std::sort(errors.begin(), errors.end());
+  const size_t n = errors.size();
+  const double median = n % 2 ? errors[n / 2] : (errors[n / 2 - 1] + errors[n / 2]) / 2;
+  const CliResult b =
+      run_cli({"bench", "sd_attention", "--param", "seqlen=256", "--param", "d_head=64", "--json"});
+  ASSERT_EQ(b.exit_code, 0) << describe(b);
+  const nlohmann::json band = nlohmann::json::parse(b.out).at("calibration");
+  EXPECT_EQ(band.at("points").get<size_t>(), n);
+  EXPECT_NEAR(band.at("median_abs_error_pct").get<double>(), median, 0.05);
+  EXPECT_NEAR(band.at("max_abs_error_pct").get<double>(), errors.back(), 0.05);
+}
+
+// bench says how far to trust it: trn1's band, and that trn2 has no measured latencies.
+TEST(CliBench, StatesHowFarToTrustItsLatency) {
+  const CliResult t1 =
+      run_cli({"bench", "sd_attention", "--param", "seqlen=256", "--param", "d_head=64"});
+  ASSERT_EQ(t1.exit_code, 0) << describe(t1);
+  EXPECT_NE(t1.out.find("trust: trn1 model vs "), std::string::npos) << t1.out;
+  const CliResult t2 = run_cli(
+      {"bench", "sd_attention", "--param", "seqlen=256", "--param", "d_head=64", "--gen", "trn2"});
+  ASSERT_EQ(t2.exit_code, 0) << describe(t2);
+  EXPECT_NE(t2.out.find("trust: trn2 model not validated"), std::string::npos) << t2.out;
 }
 
 TEST(CliCalibrate, TablesFromADataFolder) {
