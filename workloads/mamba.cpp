@@ -249,7 +249,8 @@ class MambaBuilder {
   // the whole sequence; per state A_i is loaded and a [128, 1] scan carry zeroed; per chunk exp,
   // B and C chunk loads, deltaU, deltaBu, the scan from the carry, the carry update, scanC and the
   // accumulation into the chunk's columns. The source's chunk loop is a static_range (unrolled by
-  // the tracer); here it is a sequential loop, which carries the scan the same way.
+  // the tracer); here it is a sequential loop, which carries the scan the same way. The chunk is
+  // kFTile = 512, the source's seq_len_fsize ("decided through empirical profiling data").
   void state_then_chunks(Expr bi, Expr ct) {
     auto accum = tile("scanC_accum", seq_);
     b_.memset(accum(), 0.0f, Engine::Vector);  // nl.zeros: unpinned in source
