@@ -90,16 +90,21 @@ Point load_step(const std::string& file, const nlohmann::json& doc, const nlohma
     bad_field(file, path + ".latency_ms", "a positive finite number (milliseconds)");
   }
   pt.measured_us = latency->get<double>() * 1000.0;
-  if (const nlohmann::json* params = optional_field(doc, "params")) {
-    if (!params->is_object()) bad_field(file, "params", "an object of integer params");
+  // The file's params, then the step's own (a step measured at another shape overrides them).
+  auto read_params = [&](const nlohmann::json& obj, const std::string& at) {
+    const nlohmann::json* params = optional_field(obj, "params");
+    if (params == nullptr) return;
+    if (!params->is_object()) bad_field(file, at + "params", "an object of integer params");
     for (const auto& [name, value] : params->items()) {
-      if (!value.is_number_integer()) bad_field(file, "params." + name, "an integer");
+      if (!value.is_number_integer()) bad_field(file, at + "params." + name, "an integer");
       if (value.is_number_unsigned() && value.get<uint64_t>() > INT64_MAX) {
-        bad_field(file, "params." + name, "an integer that fits int64");
+        bad_field(file, at + "params." + name, "an integer that fits int64");
       }
       pt.params[name] = value.get<int64_t>();
     }
-  }
+  };
+  read_params(doc, "");
+  read_params(step, path + ".");
   try {
     pt.program = v != nullptr ? v->build(v->resolve(kernel_options(file, doc, *v))) : w->build({});
   } catch (const std::invalid_argument& e) {
@@ -177,13 +182,13 @@ void print_table(const char* title, const std::vector<Point>& pts,
     size_t end = i;
     while (end < pts.size() && pts[end].file == pts[i].file) ++end;
     std::cout << pts[i].file << "\n"
-              << "  " << std::left << std::setw(4) << "#" << std::setw(24) << "kernel/workload"
+              << "  " << std::left << std::setw(4) << "#" << std::setw(32) << "kernel/workload"
               << std::right << std::setw(14) << "measured_us" << std::setw(14) << "predicted_us"
               << std::setw(10) << "error_%"
               << "\n";
     std::vector<double> m, p;
     for (size_t k = i; k < end; ++k) {
-      std::cout << "  " << std::left << std::setw(4) << k - i << std::setw(24) << pts[k].kernel
+      std::cout << "  " << std::left << std::setw(4) << k - i << std::setw(32) << pts[k].kernel
                 << std::right << std::fixed << std::setprecision(1) << std::setw(14)
                 << pts[k].measured_us << std::setw(14) << pred[k] << std::setw(10)
                 << 100.0 * (pred[k] - pts[k].measured_us) / pts[k].measured_us << "\n";

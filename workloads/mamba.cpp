@@ -39,6 +39,9 @@ constexpr int kQDelta = 0, kQU = 1, kQA = 2, kQB = 3, kQC = 4, kQOut = 5;
 const char* const kSource =
     "ucb-bar/autocomp examples/trn-tutorial/3_mamba_trace.py "
     "@dd26a5656bcd3158b80c36bc97500d76a495c765";
+const char* const kTutorialSource =
+    "aws-neuron/aws-neuron-sdk general/nki/examples/fused_mamba/mamba_nki_kernels.py "
+    "@0521004ce0ba18aa5313a835aacaabb31543af37";
 
 struct MambaConfig {
   int candidate;
@@ -49,6 +52,12 @@ struct MambaConfig {
   bool double_buffer;  // candidates 5+: sequential state loop, B/C prefetched into two buffers
   bool chunk_loads;    // candidate 7: delta, u and deltaU per chunk
   const char* summary;
+  // The fused Mamba tutorial (kTutorialSource) only. mamba_v2: deltaU is computed inside the state
+  // loop (once per state), not once per channel tile as in candidate 2.
+  bool delta_u_per_state = false;
+  // mamba_v3: per channel tile and state, the sequence in 512-wide chunks (a static_range) with a
+  // [128, 1] scan carry per state and one SBUF accumulator over the whole sequence.
+  bool state_then_chunks = false;
 };
 
 Slice one(Expr i) {
@@ -57,13 +66,14 @@ Slice one(Expr i) {
 
 class MambaBuilder {
  public:
-  MambaBuilder(const MambaConfig& c, const BuildOptions& o)
-      : c_(c), o_(o), b_("mamba_autocomp_c" + std::to_string(c.candidate)) {}
+  MambaBuilder(const MambaConfig& c, const BuildOptions& o, const std::string& name)
+      : c_(c), o_(o), b_(name) {}
 
   Program build() {
     batch_ = b_.param("batch", 1, 8);
     channels_ = b_.param("channels", kP, 8192, kP);
-    seq_ = b_.param("seq_len", c_.chunked ? kFTile : 1, 8192, c_.chunked ? kFTile : 1);
+    const int64_t seq_multiple = c_.chunked || c_.state_then_chunks ? kFTile : 1;
+    seq_ = b_.param("seq_len", seq_multiple, 8192, seq_multiple);
     state_ = c_.double_buffer ? b_.param("state_size", 2, 64, 2) : b_.param("state_size", 1, 64);
     delta_ = b_.input("delta", DType::fp32, {batch_, channels_, seq_});
     u_ = b_.input("u", DType::fp32, {batch_, channels_, seq_});
@@ -79,6 +89,8 @@ class MambaBuilder {
         b_.affine_range("i_channel_tile", n_ct, [&](Expr ct) {
           if (c_.chunked) {
             chunked(bi, ct);
+          } else if (c_.state_then_chunks) {
+            state_then_chunks(bi, ct);
           } else {
             channel_outer(bi, ct);
           }
@@ -190,13 +202,17 @@ class MambaBuilder {
   }
 
   // Candidates 2, 3: channel tile -> state; delta, u and deltaU once per channel tile.
+  // mamba_v2: the same, with deltaU recomputed per state (delta_u_per_state).
   void channel_outer(Expr bi, Expr ct) {
     auto delta_i = tile("delta_i", seq_);
     b_.dma_copy(delta_i(), rows(delta_, bi, ct, Expr(0), seq_), kQDelta);
     auto u_i = tile("u_i", seq_);
     b_.dma_copy(u_i(), rows(u_, bi, ct, Expr(0), seq_), kQU);
-    auto delta_u = tile("deltaU", seq_);
-    b_.tensor_tensor(delta_u(), delta_i(), u_i(), AluOp::multiply, Engine::Vector);
+    TensorRef delta_u;
+    if (!c_.delta_u_per_state) {
+      delta_u = tile("deltaU", seq_);
+      b_.tensor_tensor(delta_u(), delta_i(), u_i(), AluOp::multiply, Engine::Vector);
+    }
     TensorRef a_block;
     if (c_.a_block) {
       a_block = b_.sbuf("A_block", DType::fp32, {Expr(kP), state_});
@@ -217,11 +233,55 @@ class MambaBuilder {
       b_.activation(delta_a(), delta_i(), {.func = ActFunc::exp, .scale = a_col});
       auto b_i = tile("B_i", seq_);
       load_bcast(b_i(), bm_, bi, s, Expr(0), seq_, kQB);
+      TensorRef du = delta_u;
+      if (c_.delta_u_per_state) {
+        du = tile("deltaU", seq_);
+        b_.tensor_tensor(du(), delta_i(), u_i(), AluOp::multiply, Engine::Vector);
+      }
       auto c_i = tile("C_i", seq_);
       load_bcast(c_i(), cm_, bi, s, Expr(0), seq_, kQC);
-      state_body(delta_a(), delta_u(), b_i(), c_i(), Imm{0.0f}, acc(), seq_, std::nullopt);
+      state_body(delta_a(), du(), b_i(), c_i(), Imm{0.0f}, acc(), seq_, std::nullopt);
     });
     b_.dma_copy(rows(out_, bi, ct, Expr(0), seq_), acc(), kQOut);
+  }
+
+  // mamba_v3: channel tile -> state -> 512-wide chunk. delta, u and the SBUF accumulator cover
+  // the whole sequence; per state A_i is loaded and a [128, 1] scan carry zeroed; per chunk exp,
+  // B and C chunk loads, deltaU, deltaBu, the scan from the carry, the carry update, scanC and the
+  // accumulation into the chunk's columns. The source's chunk loop is a static_range (unrolled by
+  // the tracer); here it is a sequential loop, which carries the scan the same way. The chunk is
+  // kFTile = 512, the source's seq_len_fsize ("decided through empirical profiling data").
+  void state_then_chunks(Expr bi, Expr ct) {
+    auto accum = tile("scanC_accum", seq_);
+    b_.memset(accum(), 0.0f, Engine::Vector);  // nl.zeros: unpinned in source
+    auto delta_i = tile("delta_i", seq_);
+    b_.dma_copy(delta_i(), rows(delta_, bi, ct, Expr(0), seq_), kQDelta);
+    auto u_i = tile("u_i", seq_);
+    b_.dma_copy(u_i(), rows(u_, bi, ct, Expr(0), seq_), kQU);
+    const Expr F(kFTile);
+    state_loop([&](Expr s) {
+      auto a_i = b_.sbuf("A_i", DType::fp32, {Expr(kP), Expr(1)});
+      b_.dma_copy(a_i(), a_({ds(ct * kP, Expr(kP)), one(s)}), kQA);
+      auto scan_init = b_.sbuf("scan_init", DType::fp32, {Expr(kP), Expr(1)});
+      b_.memset(scan_init(), 0.0f, Engine::Vector);  // nl.zeros: unpinned in source
+      b_.sequential_range("i_seq_len_tile", Expr::floordiv(seq_, kFTile), [&](Expr i_f) {
+        const Expr f0 = i_f * kFTile;
+        auto delta_a = tile("deltaA", F);
+        b_.activation(delta_a(), delta_i({all(), ds(f0, F)}),
+                      {.func = ActFunc::exp, .scale = a_i()});
+        auto b_i = tile("B_i", F);
+        load_bcast(b_i(), bm_, bi, s, f0, F, kQB);
+        auto delta_u = tile("deltaU", F);
+        b_.tensor_tensor(delta_u(), delta_i({all(), ds(f0, F)}), u_i({all(), ds(f0, F)}),
+                         AluOp::multiply, Engine::Vector);
+        // the source loads C_i after the scan; only the DMA queue order matters here
+        auto c_i = tile("C_i", F);
+        load_bcast(c_i(), cm_, bi, s, f0, F, kQC);
+        state_body(delta_a(), delta_u(), b_i(), c_i(), scan_init(), accum({all(), ds(f0, F)}), F,
+                   scan_init());
+      });
+    });
+    b_.dma_copy(rows(out_, bi, ct, Expr(0), seq_), accum(), kQOut);
   }
 
   // Candidates 4-7: seq in chunks of 512 (sequential), state carry, PSUM accumulator per chunk.
@@ -374,7 +434,64 @@ std::vector<Workload> mamba_workloads() {
           "nl.multiply(x, B_buf) with a [1, F] tile is modelled like candidate 5's broadcast_to "
           "+ tensor_tensor, so candidates 5 and 6 are the same program here");
     }
-    w.build = [c](const BuildOptions& o) { return MambaBuilder(c, o).build(); };
+    w.build = [c, name = w.name](const BuildOptions& o) {
+      return MambaBuilder(c, o, name).build();
+    };
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
+// The fused Mamba tutorial's three kernels (kTutorialSource). mamba_v1 is the program of
+// Autocomp's candidate 0 (the trace starts from it); mamba_v2 is candidate 2's loop order with
+// deltaU per state; mamba_v3 tiles the sequence inside the state loop.
+std::vector<Workload> mamba_tutorial_workloads() {
+  struct Version {
+    const char* name;
+    const char* function;
+    MambaConfig config;
+  };
+  const Version versions[] = {
+      {"mamba_tutorial_v1",
+       "mamba_v1",
+       {0, true, false, false, false, false, false,
+        "batch -> state -> channel tile, every operand loaded per (state, channel tile), one scan "
+        "over the whole sequence (the same program as mamba_autocomp_c0)"}},
+      {"mamba_tutorial_v2",
+       "mamba_v2",
+       {2, false, false, false, false, false, false,
+        "channel tile -> state: delta and u loaded once per channel tile, deltaU per state, SBUF "
+        "accumulator",
+        true}},
+      {"mamba_tutorial_v3",
+       "mamba_v3",
+       {3, false, false, false, false, false, false,
+        "mamba_v2 with the sequence in 512-wide chunks inside the state loop and a scan carry",
+        false, true}},
+  };
+  std::vector<Workload> out;
+  for (const Version& v : versions) {
+    Workload w;
+    w.name = v.name;
+    w.family = "mamba";
+    w.source = std::string(kTutorialSource) + ", " + v.function;
+    w.summary = v.config.summary;
+    w.params = {"batch", "channels", "seq_len", "state_size"};
+    w.notes = {
+        "nisa.tensor_tensor_scan is not an IR instruction: modelled as in the mamba_autocomp "
+        "workloads (BuildOptions::exact_scan)",
+        "a [1, F] B/C row broadcast to 128 partitions is one broadcasting DMA into a [128, F] "
+        "tile",
+        "channels must be a multiple of 128",
+        "the state loop is sequential here (affine in the source, which accumulates "
+        "`scanC_accum += scanC` across it): the IR has no reduction across affine iterations"};
+    if (v.config.state_then_chunks) {
+      w.notes.push_back("seq_len must be a multiple of 512, as the source asserts");
+    }
+    const MambaConfig c = v.config;
+    w.build = [c, name = w.name](const BuildOptions& o) {
+      return MambaBuilder(c, o, name).build();
+    };
     out.push_back(std::move(w));
   }
   return out;

@@ -267,5 +267,33 @@ TEST(CliCalibrate, WorkloadSteps) {
   EXPECT_EQ(run_cli({"calibrate", "--data", dir.string()}).exit_code, 2);
 }
 
+// A step's own params override the file's, name by name (steps measured at different shapes);
+// a step param that is not an integer is refused with exit 2 naming the step.
+TEST(CliCalibrate, StepParamsOverrideTheFiles) {
+  const fs::path dir = temp_dir() / "calibration_step_params";
+  fs::create_directories(dir);
+  std::ofstream(dir / "gemm.json") << R"({
+    "generation": "trn1", "params": {"K": 256, "M": 128, "N": 512},
+    "steps": [{"workload": "gemm_autocomp_c0", "latency_ms": 0.02},
+              {"workload": "gemm_autocomp_c0", "params": {"N": 1024}, "latency_ms": 0.04}]})";
+  const CliResult r = run_cli({"calibrate", "--data", dir.string(), "--json"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  const nlohmann::json o = nlohmann::json::parse(r.out);
+  ASSERT_EQ(o.at("points").size(), 2u);
+  EXPECT_EQ(o.at("points")[0].at("params").at("N").get<int64_t>(), 512);
+  EXPECT_EQ(o.at("points")[1].at("params").at("N").get<int64_t>(), 1024);
+  EXPECT_EQ(o.at("points")[1].at("params").at("K").get<int64_t>(), 256);
+  // twice the output columns: a longer prediction
+  EXPECT_GT(o.at("points")[1].at("predicted_us").get<double>(),
+            o.at("points")[0].at("predicted_us").get<double>());
+
+  std::ofstream(dir / "gemm.json") << R"({
+    "generation": "trn1", "params": {"K": 256, "M": 128, "N": 512},
+    "steps": [{"workload": "gemm_autocomp_c0", "params": {"N": "wide"}, "latency_ms": 0.02}]})";
+  const CliResult bad = run_cli({"calibrate", "--data", dir.string()});
+  EXPECT_EQ(bad.exit_code, 2) << describe(bad);
+  EXPECT_NE(bad.err.find("steps[0].params.N"), std::string::npos) << describe(bad);
+}
+
 }  // namespace
 }  // namespace ncv::cli_test

@@ -7,12 +7,14 @@
 #include <random>
 
 #include "model/interp/interpreter.h"
+#include "workloads/families.h"
 #include "workloads/workload.h"
 
 namespace ncv::workloads {
 namespace {
 
-// The shapes of calibration/latencies/trn1-{gemm,mamba}-autocomp.json.
+// The shapes of calibration/latencies/trn1-{gemm,mamba}-autocomp.json (and of
+// trn1-matmul-tutorial.json, the same as the GEMM chain's).
 const ParamValues kGemmCalibration = {{"K", 8192}, {"M", 4096}, {"N", 8192}};
 const ParamValues kMambaCalibration = {
     {"batch", 1}, {"channels", 256}, {"seq_len", 2048}, {"state_size", 16}};
@@ -38,52 +40,96 @@ TEST(Workloads, RegistryNamesAreUniqueAndDescribed) {
     EXPECT_FALSE(w.notes.empty()) << w.name;
     EXPECT_EQ(find_workload(w.name), &w);
   }
-  EXPECT_EQ(names.size(), 14u);
+  EXPECT_EQ(names.size(), 21u);
   EXPECT_EQ(find_workload("no_such_workload"), nullptr);
+}
+
+// The shapes of calibration/latencies/trn1-mamba-tutorial.json: each tutorial kernel at every
+// shape a latency of it was published for.
+std::vector<ParamValues> mamba_tutorial_shapes(const std::string& name) {
+  auto shape = [](int64_t channels, int64_t seq_len) {
+    return ParamValues{
+        {"batch", 1}, {"channels", channels}, {"seq_len", seq_len}, {"state_size", 16}};
+  };
+  if (name == "mamba_tutorial_v1") return {shape(256, 512), shape(4096, 512)};
+  if (name == "mamba_tutorial_v2") return {shape(4096, 512)};
+  return {shape(4096, 8192)};  // mamba_tutorial_v3
 }
 
 TEST(Workloads, EveryWorkloadRunsTraceOnlyAtItsCalibrationShape) {
   for (const Workload& w : registry()) {
     const Program p = w.build({});
-    const ParamValues& params = w.family == "gemm" ? kGemmCalibration : kMambaCalibration;
-    RunOptions o;
-    o.compute_values = false;
-    const RunResult r = run_program(p, params, {}, o);
-    EXPECT_FALSE(r.error) << w.name << ": " << r.error->message;
-    EXPECT_GT(r.instances, 0u) << w.name;
+    std::vector<ParamValues> shapes = {w.family == "gemm" ? kGemmCalibration : kMambaCalibration};
+    if (w.name.starts_with("mamba_tutorial_")) shapes = mamba_tutorial_shapes(w.name);
+    for (const ParamValues& params : shapes) {
+      RunOptions o;
+      o.compute_values = false;
+      const RunResult r = run_program(p, params, {}, o);
+      EXPECT_FALSE(r.error) << w.name << ": " << r.error->message;
+      EXPECT_GT(r.instances, 0u) << w.name;
+    }
   }
+}
+
+// Runs a GEMM program at (K, M, N) on random inputs and checks sampled outputs against a naive
+// double-precision product. k_block > 0: the program adds the partial product of each k_block
+// rows of K into a bf16 result (the fully optimised tutorial version), so each of those sums is
+// rounded to bf16 (unit roundoff 2^-8) and the bound grows by 2^-8 of each running sum.
+void expect_naive_product(const Program& p, const std::string& name, int64_t K, int64_t M,
+                          int64_t N, int64_t k_block = 0) {
+  const ParamValues params = {{"K", K}, {"M", M}, {"N", N}};
+  std::mt19937 rng(7);
+  std::map<std::string, HostTensor> in;
+  in["lhsT"] = random_tensor(p, "lhsT", params, rng, -1, 1);
+  in["rhs"] = random_tensor(p, "rhs", params, rng, -1, 1);
+  const RunResult r = run_program(p, params, in);
+  ASSERT_FALSE(r.error) << name << ": " << r.error->message;
+  const HostTensor& out = r.outputs.at("result");
+  for (int64_t m = 0; m < M; m += 37) {
+    for (int64_t n = 0; n < N; n += 29) {
+      double want = 0, rounded = 0;
+      for (int64_t k = 0; k < K; ++k) {
+        want += double(in["lhsT"].get(k * M + m)) * double(in["rhs"].get(k * N + n));
+        if (k_block > 0 && (k + 1) % k_block == 0) rounded += std::abs(want);
+      }
+      // bf16 output: 2^-8 relative plus the fp32 accumulation, and the bf16 partial sums
+      const double tol = 1e-2 * std::max(1.0, std::abs(want)) + std::ldexp(rounded, -8);
+      EXPECT_NEAR(out.get(m * N + n), want, tol) << name << " at (" << m << ", " << n << ")";
+    }
+  }
+}
+
+// The M and N block of each GEMM workload (the multiple its params must be).
+std::pair<int64_t, int64_t> gemm_block(const std::string& name) {
+  if (name == "gemm_autocomp_c0" || name == "matmul_tutorial_tiled" ||
+      name == "matmul_tutorial_hoist_load")
+    return {128, 512};
+  if (name == "gemm_autocomp_c1") return {128, 1024};
+  if (name == "gemm_autocomp_c2" || name == "matmul_tutorial_block_free") return {256, 1024};
+  return {512, 1024};  // gemm_autocomp_c3 ... c5
 }
 
 TEST(Workloads, GemmMatchesANaiveProduct) {
   // Two blocks in M and N, three k tiles: every loop and the k = 0 peel run more than once.
   for (const Workload& w : registry()) {
     if (w.family != "gemm") continue;
-    const Program p = w.build({});
-    const int64_t gm = w.name == "gemm_autocomp_c0" || w.name == "gemm_autocomp_c1" ? 1
-                       : w.name == "gemm_autocomp_c2"                               ? 2
-                                                                                    : 4;
-    const int64_t gn = w.name == "gemm_autocomp_c0" ? 1 : 2;
-    const int64_t K = 384, M = 2 * 128 * gm, N = 2 * 512 * gn;
-    const ParamValues params = {{"K", K}, {"M", M}, {"N", N}};
-    std::mt19937 rng(7);
-    std::map<std::string, HostTensor> in;
-    in["lhsT"] = random_tensor(p, "lhsT", params, rng, -1, 1);
-    in["rhs"] = random_tensor(p, "rhs", params, rng, -1, 1);
-    const RunResult r = run_program(p, params, in);
-    ASSERT_FALSE(r.error) << w.name << ": " << r.error->message;
-    const HostTensor& out = r.outputs.at("result");
-    for (int64_t m = 0; m < M; m += 37) {
-      for (int64_t n = 0; n < N; n += 29) {
-        double want = 0;
-        for (int64_t k = 0; k < K; ++k) {
-          want += double(in["lhsT"].get(k * M + m)) * double(in["rhs"].get(k * N + n));
-        }
-        // bf16 output: 2^-8 relative plus the fp32 accumulation
-        EXPECT_NEAR(out.get(m * N + n), want, 1e-2 * std::max(1.0, std::abs(want)))
-            << w.name << " at (" << m << ", " << n << ")";
-      }
-    }
+    // Its blocks are 2048 x 1024 x 1024: too big to interpret twice over; checked below at
+    // smaller blocks of the same builder.
+    if (w.name == "matmul_tutorial_fully_optimized") continue;
+    const auto [bm, bn] = gemm_block(w.name);
+    expect_naive_product(w.build({}), w.name, 384, 2 * bm, 2 * bn);
   }
+}
+
+TEST(Workloads, MatmulTutorialFullyOptimizedMatchesANaiveProductAtSmallBlocks) {
+  // TILES_IN_BLOCK_M/N/K = 2, 2, 2 (blocks 256 x 1024 x 256): two blocks in every dimension, so
+  // the sequential K blocks accumulate into the SBUF result and every loop runs twice.
+  expect_naive_product(build_matmul_tutorial_fully_optimized(2, 2, 2),
+                       "matmul_tutorial_fully_optimized(2, 2, 2)", 512, 512, 2048, 256);
+  // The registered blocks (16, 2, 8) at one block each way but two K blocks.
+  const Workload* w = find_workload("matmul_tutorial_fully_optimized");
+  ASSERT_NE(w, nullptr);
+  expect_naive_product(w->build({}), w->name, 2048, 2048, 1024, 1024);
 }
 
 // out[b, c, t] = sum_s C[b,s,t] * h_s[t], h_s[t] = exp(delta*A[c,s]) h_s[t-1] + delta*u*B[b,s,t]
