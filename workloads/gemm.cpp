@@ -194,7 +194,7 @@ Program build_gemm_panels(const PanelConfig& c, const std::string& name) {
           b.affine_range("k", 1, k_tiles, 1,
                          [&](Expr k) { b.matmul(acc(), lhs_tile(bm, k), rhs_tile(bn, k), true); });
           auto res = b.sbuf("res_sb", DType::bf16, {Expr(kTileM), Expr(kTileN)});
-          b.tensor_copy(res(), acc(), Engine::Vector);  // nl.copy: unpinned in source
+          b.tensor_copy(res(), acc());  // nl.copy: unpinned in source
           b.dma_copy(result({tile(m * c.tiles_m + bm, kTileM), tile(n * c.tiles_n + bn, kTileN)}),
                      res(), kQueueOut);
         });
@@ -225,7 +225,7 @@ Program build_gemm_k_blocked(int tiles_m, int tiles_n, int tiles_k, const std::s
     // result tiles is [128, t * BLOCK_N : (t + 1) * BLOCK_N]
     auto res =
         b.sbuf("result_tiles", DType::bf16, {Expr(kTileM), num_block_m * (tiles_m * block_n)});
-    b.memset(res(), 0.0f, Engine::Vector);  // nl.zeros: unpinned in source
+    b.memset(res(), 0.0f);  // nl.zeros: unpinned in source
     b.sequential_range("k", Expr::floordiv(K, block_k), [&](Expr k) {
       auto rhs_sb = b.sbuf("rhs_tiles", DType::bf16, {Expr(kTileK), Expr(tiles_k * block_n)});
       b.affine_range("bk_r", tiles_k, [&](Expr bk) {
@@ -252,7 +252,7 @@ Program build_gemm_k_blocked(int tiles_m, int tiles_n, int tiles_k, const std::s
                            [&](Expr bk) { b.matmul(acc(), lhs_tile(bk), rhs_tile(bk), true); });
             // result_tiles[m, bm, bn] += res_tile: unpinned in source
             Access dst = res({all(), ds((m * tiles_m + bm) * block_n + bn * kTileN, Expr(kTileN))});
-            b.tensor_tensor(dst, dst, acc(), AluOp::add, Engine::Vector);
+            b.tensor_tensor(dst, dst, acc(), AluOp::add);
           });
         });
       });
@@ -264,7 +264,7 @@ Program build_gemm_k_blocked(int tiles_m, int tiles_n, int tiles_k, const std::s
         b.affine_range("bn", tiles_n, [&](Expr bn) {
           // nl.copy: unpinned in source
           b.tensor_copy(packed({all(), tile(bn, kTileN)}),
-                        res({all(), ds(t * block_n + bn * kTileN, Expr(kTileN))}), Engine::Vector);
+                        res({all(), ds(t * block_n + bn * kTileN, Expr(kTileN))}));
         });
         b.dma_copy(result({tile(t, kTileM), tile(n, block_n)}), packed(), kQueueOut);
       });

@@ -253,7 +253,7 @@ class MambaBuilder {
   // kFTile = 512, the source's seq_len_fsize ("decided through empirical profiling data").
   void state_then_chunks(Expr bi, Expr ct) {
     auto accum = tile("scanC_accum", seq_);
-    b_.memset(accum(), 0.0f, Engine::Vector);  // nl.zeros: unpinned in source
+    b_.memset(accum(), 0.0f);  // nl.zeros: unpinned in source
     auto delta_i = tile("delta_i", seq_);
     b_.dma_copy(delta_i(), rows(delta_, bi, ct, Expr(0), seq_), kQDelta);
     auto u_i = tile("u_i", seq_);
@@ -263,7 +263,7 @@ class MambaBuilder {
       auto a_i = b_.sbuf("A_i", DType::fp32, {Expr(kP), Expr(1)});
       b_.dma_copy(a_i(), a_({ds(ct * kP, Expr(kP)), one(s)}), kQA);
       auto scan_init = b_.sbuf("scan_init", DType::fp32, {Expr(kP), Expr(1)});
-      b_.memset(scan_init(), 0.0f, Engine::Vector);  // nl.zeros: unpinned in source
+      b_.memset(scan_init(), 0.0f);  // nl.zeros: unpinned in source
       b_.sequential_range("i_seq_len_tile", Expr::floordiv(seq_, kFTile), [&](Expr i_f) {
         const Expr f0 = i_f * kFTile;
         auto delta_a = tile("deltaA", F);

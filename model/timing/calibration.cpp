@@ -20,9 +20,9 @@ inline namespace timing {
 // hide behind its compute (reference/timing-evidence.md section 8, an inference).
 namespace {
 // The trn1 band (calibration_band); update with the constants.
-constexpr int kTrn1BandPoints = 20;
-constexpr double kTrn1BandMedianPct = 9.0;
-constexpr double kTrn1BandMaxPct = 29.7;
+constexpr int kTrn1BandPoints = 28;
+constexpr double kTrn1BandMedianPct = 15.0;
+constexpr double kTrn1BandMaxPct = 59.7;
 }  // namespace
 
 const std::array<FittedConstant, 5> kFittedConstants = {{

@@ -29,11 +29,11 @@ namespace {
 // and the documented values those ranges bracket are in kFittedConstants
 // (model/timing/calibration.cpp).
 void fitted(CostTable& t) {
-  t.static_overhead_cycles = 73.4;
-  t.dma_fixed_ns = 777.7;
-  t.dma_chunk_overhead_ns = 13.4;
-  t.semaphore_ns = 11.4;
-  t.dma_transpose_bytes_per_ns = 14.0;
+  t.static_overhead_cycles = 46.4;
+  t.dma_fixed_ns = 717.5;
+  t.dma_chunk_overhead_ns = 25.6;
+  t.semaphore_ns = 18.1;
+  t.dma_transpose_bytes_per_ns = 4.1;
 }
 
 CostTable make_trn1() {
