@@ -70,7 +70,8 @@ TEST(CliBench, ShowsWhatFillsMemoryAtThePeak) {
   const CliResult j =
       run_cli({"bench", "sd_attention", "-p", "seqlen=512", "-p", "d_head=64", "--json"});
   ASSERT_EQ(j.exit_code, 0) << describe(j);
-  const auto& sbuf = nlohmann::json::parse(j.out).at("memory").at("sbuf");
+  const auto o = nlohmann::json::parse(j.out);
+  const auto& sbuf = o.at("memory").at("sbuf");
   EXPECT_TRUE(sbuf.at("fits").get<bool>());
   const auto& live = sbuf.at("live");
   ASSERT_FALSE(live.empty());

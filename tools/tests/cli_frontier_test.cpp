@@ -57,7 +57,8 @@ TEST(CliFrontier, JsonSaysWhatFillsMemoryAtTheFirstFailingValue) {
                                "dtype=fp32", "--param", "mixed_precision=true", "--param",
                                "use_causal_mask=false", "--gen", "trn1", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  const auto& f = nlohmann::json::parse(r.out).at("frontiers").at(0);
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& f = j.at("frontiers").at(0);
   ASSERT_TRUE(f.contains("first_failing")) << r.out;
   const auto& sbuf = f.at("memory_at_first_failing").at("sbuf");
   EXPECT_EQ(sbuf.at("capacity").get<int64_t>(), 180224);
