@@ -6,6 +6,8 @@ namespace ncv::cli {
 
 namespace {
 
+void print_buffers(std::ostream& out, const std::vector<LiveBuffer>& v, const std::string& indent);
+
 void print_one(std::ostream& out, const char* mem, const MemoryPeak& m, const std::string& indent) {
   char head[160];
   std::snprintf(head, sizeof head, "%s peak %lld of %lld bytes per partition (%.1f%%", mem,
@@ -21,13 +23,18 @@ void print_one(std::ostream& out, const char* mem, const MemoryPeak& m, const st
     for (size_t i = 0; i < m.at_loops.size(); ++i) where += (i ? " > " : "") + m.at_loops[i];
   }
   out << ", in " << where << ")";
-  // Explicit placements are outside the stacked peak; say so, or the list would look complete.
-  if (m.explicit_buffers > 0) {
-    out << "; " << m.explicit_buffers << " explicitly placed buffer"
-        << (m.explicit_buffers == 1 ? "" : "s") << " not counted";
-  }
   out << "\n";
-  for (const LiveBuffer& b : m.live) {
+  print_buffers(out, m.live, indent);
+  // Explicit placements are outside the stacked peak; list them apart, or a kernel that places
+  // its buffers itself would seem to use no memory.
+  if (!m.explicitly_placed.empty()) {
+    out << indent << "  explicitly placed (not in the peak; each checked inside " << mem << "):\n";
+    print_buffers(out, m.explicitly_placed, indent + "  ");
+  }
+}
+
+void print_buffers(std::ostream& out, const std::vector<LiveBuffer>& v, const std::string& indent) {
+  for (const LiveBuffer& b : v) {
     const std::string scope = b.loop.empty() ? "kernel body" : "loop " + b.loop;
     char line[256];
     std::snprintf(line, sizeof line, "  %-24s %10lld B  (%lld x %lld B, %s)", b.name.c_str(),
@@ -37,21 +44,26 @@ void print_one(std::ostream& out, const char* mem, const MemoryPeak& m, const st
   }
 }
 
-nlohmann::json one_json(const MemoryPeak& m) {
-  nlohmann::json live = nlohmann::json::array();
-  for (const LiveBuffer& b : m.live) {
-    live.push_back({{"name", b.name},
-                    {"bytes_per_partition", b.bytes_per_partition},
-                    {"bytes_per_copy", b.bytes_per_copy},
-                    {"copies", b.copies},
-                    {"loop", b.loop}});
+nlohmann::json buffers_json(const std::vector<LiveBuffer>& v) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const LiveBuffer& b : v) {
+    out.push_back({{"name", b.name},
+                   {"bytes_per_partition", b.bytes_per_partition},
+                   {"bytes_per_copy", b.bytes_per_copy},
+                   {"copies", b.copies},
+                   {"loop", b.loop}});
   }
+  return out;
+}
+
+nlohmann::json one_json(const MemoryPeak& m) {
+  const nlohmann::json live = buffers_json(m.live);
   return {{"peak_bytes", m.peak_bytes},
           {"capacity", m.capacity},
           {"fits", m.fits()},
           {"at_loops", m.at_loops},
           {"live", live},
-          {"explicit_buffers", m.explicit_buffers}};
+          {"explicitly_placed", buffers_json(m.explicitly_placed)}};
 }
 
 }  // namespace

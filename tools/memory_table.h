@@ -14,8 +14,8 @@ namespace ncv::cli {
 // a line per live buffer, largest first.
 void print_memory_peaks(std::ostream& out, const MemoryPeaks& m, const std::string& indent);
 
-// {"sbuf": {peak_bytes, capacity, fits, at_loops, explicit_buffers, live: [{name,
-// bytes_per_partition, bytes_per_copy, copies, loop}]}, "psum": {...}}
+// {"sbuf": {peak_bytes, capacity, fits, at_loops, live: [{name,
+// bytes_per_partition, bytes_per_copy, copies, loop}], explicitly_placed: [same]}, "psum": {...}}
 nlohmann::json memory_peaks_json(const MemoryPeaks& m);
 
 }  // namespace ncv::cli

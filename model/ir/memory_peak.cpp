@@ -22,7 +22,7 @@ class PeakFinder {
     out.memory = m_;
     out.capacity = capacity;
     out.peak_bytes = best_end_;
-    out.explicit_buffers = explicit_;
+    out.explicitly_placed = std::move(explicit_);
     // The peak's scopes: the buffers declared directly in each of them are live there.
     std::vector<std::pair<const std::vector<Stmt>*, std::string>> scopes{{&p_.body, ""}};
     for (const Loop* l : best_chain_) {
@@ -40,15 +40,19 @@ class PeakFinder {
                                       eval(bp->bytes_per_copy, env_), t.bufs, var});
       }
     }
-    // Largest first; ties in declaration order, so the output is stable.
-    std::stable_sort(out.live.begin(), out.live.end(),
-                     [](const LiveBuffer& x, const LiveBuffer& y) {
-                       return x.bytes_per_partition > y.bytes_per_partition;
-                     });
+    largest_first(out.live);
+    largest_first(out.explicitly_placed);
     return out;
   }
 
  private:
+  // Largest first; ties in declaration order, so the output is stable.
+  static void largest_first(std::vector<LiveBuffer>& v) {
+    std::stable_sort(v.begin(), v.end(), [](const LiveBuffer& x, const LiveBuffer& y) {
+      return x.bytes_per_partition > y.bytes_per_partition;
+    });
+  }
+
   void visit(const std::vector<Stmt>& body, ScopeId id, std::vector<const Loop*>& chain) {
     const auto& ends = m_ == Memory::SBUF ? a_.sbuf_scope_end : a_.psum_scope_end;
     // The first scope (in program order, outer before inner) reaching the maximum: an inner
@@ -61,7 +65,12 @@ class PeakFinder {
     for (const Stmt& s : body) {
       if (const auto* d = std::get_if<DeclStmt>(&s.node)) {
         const Tensor& t = p_.tensors.at(d->tensor);
-        if (t.memory == m_ && t.placement) ++explicit_;
+        if (t.memory == m_ && t.placement) {
+          // An explicit placement's copies are packed back to back (copy stride = copy bytes).
+          const int64_t copy = eval(t.bytes_per_partition(), env_);
+          explicit_.push_back(LiveBuffer{t.id, t.name, copy * t.bufs, copy, t.bufs,
+                                         chain.empty() ? "" : chain.back()->var});
+        }
       } else if (const auto* l = std::get_if<Loop>(&s.node)) {
         chain.push_back(l);
         visit(l->body, l->scope, chain);
@@ -76,7 +85,7 @@ class PeakFinder {
   Memory m_;
   int64_t best_end_ = 0;
   std::vector<const Loop*> best_chain_;
-  int explicit_ = 0;
+  std::vector<LiveBuffer> explicit_;
 };
 
 }  // namespace

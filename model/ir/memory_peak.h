@@ -35,9 +35,10 @@ struct MemoryPeak {
   // Loop variables of the scopes enclosing the peak, outermost first (empty: the kernel body).
   std::vector<std::string> at_loops;
   std::vector<LiveBuffer> live;  // the auto-placed buffers live there, largest first
-  // Explicitly placed buffers of this memory: they keep their placement, are checked separately
-  // and are not part of the peak, so they are counted rather than listed.
-  int explicit_buffers = 0;
+  // Explicitly placed buffers of this memory, wherever they live, largest first: they keep the
+  // kernel's placement, are checked separately (placement inside the memory) and are not part of
+  // the peak, so a kernel that places everything itself has an empty `live` and these instead.
+  std::vector<LiveBuffer> explicitly_placed;
   bool fits() const { return peak_bytes <= capacity; }
 };
 

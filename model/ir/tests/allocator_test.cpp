@@ -175,3 +175,34 @@ TEST(MemoryPeaks, AShapePastTheCapacityIsReportedWithItsOverflow) {
 
 }  // namespace
 }  // namespace ncv
+
+namespace ncv {
+namespace {
+
+TEST(MemoryPeaks, ExplicitPlacementsAreListedApartFromThePeak) {
+  Builder b("explicit_peaks");
+  Expr S = b.param("S", 128, 8192, 128);
+  auto small = b.sbuf("small", DType::fp32, {128, 16}, {.placement = Placement{Expr(0), Expr(0)}});
+  auto big = b.sbuf("big", DType::fp32, {128, S},
+                    {.bufs = 2, .placement = Placement{Expr(0), Expr(1024)}});
+  auto auto_placed = b.sbuf("auto_placed", DType::bf16, {128, 100});
+  b.memset(small(), 0.0f);
+  b.memset(big(), 0.0f);
+  b.memset(auto_placed(), 0.0f);
+  const Program p = b.finish();
+  const MemoryPeaks m = memory_peaks(p, hw_config_trn1(), {{"S", 256}});
+  // Only the auto-placed buffer is stacked into the peak.
+  EXPECT_EQ(m.sbuf.peak_bytes, 200);
+  ASSERT_EQ(m.sbuf.live.size(), 1u);
+  EXPECT_EQ(m.sbuf.live[0].name, "auto_placed");
+  ASSERT_EQ(m.sbuf.explicitly_placed.size(), 2u);
+  EXPECT_EQ(m.sbuf.explicitly_placed[0].name, "big");  // declared second, larger
+  EXPECT_EQ(m.sbuf.explicitly_placed[0].bytes_per_partition, 2 * 1024);
+  EXPECT_EQ(m.sbuf.explicitly_placed[0].copies, 2);
+  EXPECT_EQ(m.sbuf.explicitly_placed[1].name, "small");
+  EXPECT_EQ(m.sbuf.explicitly_placed[1].bytes_per_partition, 64);
+  EXPECT_TRUE(m.psum.explicitly_placed.empty());
+}
+
+}  // namespace
+}  // namespace ncv
