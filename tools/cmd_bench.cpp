@@ -17,6 +17,7 @@
 #include "model/timing/profile.h"
 #include "tools/commands.h"
 #include "tools/kernel_source.h"
+#include "tools/memory_table.h"
 #include "tools/output_file.h"
 
 namespace ncv::cli {
@@ -53,6 +54,7 @@ void check_trace_size(const KernelSource& src, const ParamValues& params,
 struct BenchRow {
   ParamValues params;
   ProfileSummary profile;
+  MemoryPeaks memory;  // what fills SBUF and PSUM at their peak: the headroom at this shape
 };
 
 BenchRow bench_once(const KernelSource& src, const ParamValues& params, const HwConfig& hw,
@@ -80,7 +82,8 @@ BenchRow bench_once(const KernelSource& src, const ParamValues& params, const Hw
     write_chrome_trace(out, src.program, r.trace, s);
     write_output_file(opts.trace_file, out.str(), opts.force, "--trace");
   }
-  return BenchRow{params, summarize(src.program, r.trace, s, costs)};
+  return BenchRow{params, summarize(src.program, r.trace, s, costs),
+                  memory_peaks(src.program, hw, params)};
 }
 
 std::vector<int64_t> parse_seqlens(const std::string& text) {
@@ -112,6 +115,7 @@ nlohmann::json row_json(const BenchRow& row, const std::string& label, const std
                       {"median_abs_error_pct", band.median_abs_error_pct},
                       {"max_abs_error_pct", band.max_abs_error_pct}};
   for (const auto& [name, value] : row.profile.fields()) j[name] = value;
+  j["memory"] = memory_peaks_json(row.memory);
   return j;
 }
 
@@ -124,6 +128,15 @@ void print_text(const BenchRow& row, const std::string& label, const std::string
     std::cout << "  " << std::left << std::setw(36) << name << std::right << std::setw(16)
               << std::setprecision(2) << value << "\n";
   }
+  std::cout << "memory at the peak:\n";
+  print_memory_peaks(std::cout, row.memory, "  ");
+}
+
+// The peak's share of the usable capacity: the headroom column of the --seqlens table.
+double percent(const MemoryPeak& m) {
+  return m.capacity > 0
+             ? 100.0 * static_cast<double>(m.peak_bytes) / static_cast<double>(m.capacity)
+             : 0.0;
 }
 
 int run_bench(const BenchCommandOptions& opts) {
@@ -165,7 +178,8 @@ int run_bench(const BenchCommandOptions& opts) {
               << "trust: " << trust_line(opts.gen) << "\n"
               << std::setw(8) << "seqlen" << std::setw(14) << "latency_us" << std::setw(12)
               << "tensor_%" << std::setw(12) << "vector_%" << std::setw(12) << "scalar_%"
-              << std::setw(12) << "dma_count" << std::setw(10) << "mfu_%"
+              << std::setw(12) << "dma_count" << std::setw(10) << "mfu_%" << std::setw(10)
+              << "sbuf_%" << std::setw(10) << "psum_%"
               << "\n";
     for (const BenchRow& row : rows) {
       const ProfileSummary& p = row.profile;
@@ -173,7 +187,8 @@ int run_bench(const BenchCommandOptions& opts) {
                 << std::setw(14) << p.latency_us() << std::setw(12) << p.tensor.active_time_percent
                 << std::setw(12) << p.vector.active_time_percent << std::setw(12)
                 << p.scalar.active_time_percent << std::setw(12) << p.dma_transfer_count
-                << std::setw(10) << p.mfu_estimated_percent << "\n";
+                << std::setw(10) << p.mfu_estimated_percent << std::setw(10)
+                << percent(row.memory.sbuf) << std::setw(10) << percent(row.memory.psum) << "\n";
     }
   }
   return kExitOk;

@@ -11,6 +11,7 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "frontend/nki_trace.h"
 #include "kernels/registry.h"
@@ -18,6 +19,7 @@
 #include "tools/cli_common.h"
 #include "tools/commands.h"
 #include "tools/kernel_source.h"
+#include "tools/memory_table.h"
 #include "tools/solver_programs.h"
 
 namespace ncv::cli {
@@ -88,6 +90,17 @@ std::string describe(const solver::FrontierResult& r, const std::string& vary) {
   return s;
 }
 
+// What fills memory at the first failing value: the frontier says where the kernel stops fitting,
+// this says which buffers to shrink. nullopt when there is no failing value.
+std::optional<MemoryPeaks> peaks_at_first_failing(const Program& p, const HwConfig& hw,
+                                                  const solver::FrontierQuery& q,
+                                                  const solver::FrontierResult& r) {
+  if (!r.first_failing) return std::nullopt;
+  ParamValues values = q.fixed;
+  values[q.param] = *r.first_failing;
+  return memory_peaks(p, hw, values);
+}
+
 int run_frontier(const FrontierCommandOptions& opts) {
   kernels::Options options;
   ParamValues given;
@@ -138,6 +151,7 @@ int run_frontier(const FrontierCommandOptions& opts) {
       const solver::FrontierResult r = solver::capacity_frontier(lp.program, q);
       const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
       decided = decided && r.status != solver::FrontierResult::Status::unknown;
+      const std::optional<MemoryPeaks> peaks = peaks_at_first_failing(lp.program, *hw, q, r);
       if (opts.json) {
         nlohmann::json j{{"program", lp.label},
                          {"gen", hw->name},
@@ -156,6 +170,7 @@ int run_frontier(const FrontierCommandOptions& opts) {
         if (r.first_failing) {
           j["first_failing"] = *r.first_failing;
           j["why_failing"] = r.why_failing;
+          j["memory_at_first_failing"] = memory_peaks_json(*peaks);
         }
         if (!r.unknown_reason.empty()) j["unknown_reason"] = r.unknown_reason;
         rows.push_back(std::move(j));
@@ -164,6 +179,10 @@ int run_frontier(const FrontierCommandOptions& opts) {
       char timing[64];
       std::snprintf(timing, sizeof timing, " [%d Z3 queries, %.2f s]", r.queries, s);
       std::cout << "  " << hw->name << ": " << describe(r, opts.vary) << timing << "\n";
+      if (peaks) {
+        std::cout << "    what fills memory at " << opts.vary << "=" << *r.first_failing << ":\n";
+        print_memory_peaks(std::cout, *peaks, "      ");
+      }
     }
   }
   if (opts.json)

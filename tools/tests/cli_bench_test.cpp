@@ -59,6 +59,35 @@ TEST(CliBench, TextAndJsonCarryLatencyAndEveryProfileField) {
   EXPECT_EQ(o.at("matmul_instruction_count").get<int>(), 2 * 4 * 4);
 }
 
+// The headroom at the shape benched: the live buffers at the SBUF and PSUM peaks, largest first.
+TEST(CliBench, ShowsWhatFillsMemoryAtThePeak) {
+  const CliResult t = run_cli({"bench", "sd_attention", "-p", "seqlen=512", "-p", "d_head=64"});
+  ASSERT_EQ(t.exit_code, 0) << describe(t);
+  EXPECT_NE(t.out.find("memory at the peak:"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("SBUF peak "), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("of 180224 bytes per partition"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("PSUM peak "), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("qk_res_buf"), std::string::npos) << t.out;
+
+  const CliResult j =
+      run_cli({"bench", "sd_attention", "-p", "seqlen=512", "-p", "d_head=64", "--json"});
+  ASSERT_EQ(j.exit_code, 0) << describe(j);
+  const auto o = nlohmann::json::parse(j.out);
+  const auto& sbuf = o.at("memory").at("sbuf");
+  EXPECT_TRUE(sbuf.at("fits").get<bool>());
+  const auto& live = sbuf.at("live");
+  ASSERT_FALSE(live.empty());
+  EXPECT_EQ(live[0].at("name").get<std::string>(), "qk_res_buf");
+  int64_t sum = 0;
+  for (const auto& b : live) sum += b.at("bytes_per_partition").get<int64_t>();
+  EXPECT_EQ(sum, sbuf.at("peak_bytes").get<int64_t>());
+
+  const CliResult rows =
+      run_cli({"bench", "sd_attention_step5", "-p", "d_head=64", "--seqlens", "256,512"});
+  ASSERT_EQ(rows.exit_code, 0) << describe(rows);
+  EXPECT_NE(rows.out.find("sbuf_%"), std::string::npos) << rows.out;
+}
+
 TEST(CliBench, SeqlensGiveOneRowEachAndLatencyGrows) {
   const CliResult r = run_cli(
       {"bench", "sd_attention_step5", "-p", "d_head=64", "--seqlens", "256,512,1024", "--json"});

@@ -50,6 +50,57 @@ TEST(CliFrontier, RegisteredKernelWithFixedOptionsAndDHead) {
   EXPECT_EQ(f.at("first_failing").get<int64_t>(), f.at("largest_fitting").get<int64_t>() + 128);
 }
 
+// At the first seqlen that does not fit, the JSON names what fills SBUF: the live buffers,
+// largest first, whose bytes add up to a peak over the capacity.
+TEST(CliFrontier, JsonSaysWhatFillsMemoryAtTheFirstFailingValue) {
+  const CliResult r = run_cli({"frontier", "sd_attention", "--param", "d_head=64", "--param",
+                               "dtype=fp32", "--param", "mixed_precision=true", "--param",
+                               "use_causal_mask=false", "--gen", "trn1", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& f = j.at("frontiers").at(0);
+  ASSERT_TRUE(f.contains("first_failing")) << r.out;
+  const auto& sbuf = f.at("memory_at_first_failing").at("sbuf");
+  EXPECT_EQ(sbuf.at("capacity").get<int64_t>(), 180224);
+  EXPECT_FALSE(sbuf.at("fits").get<bool>());
+  const int64_t peak = sbuf.at("peak_bytes").get<int64_t>();
+  EXPECT_GT(peak, 180224);
+  const auto& live = sbuf.at("live");
+  ASSERT_GE(live.size(), 2u);
+  EXPECT_EQ(live[0].at("name").get<std::string>(), "qk_res_buf");
+  int64_t sum = 0, prev = live[0].at("bytes_per_partition").get<int64_t>();
+  for (const auto& b : live) {
+    const int64_t bytes = b.at("bytes_per_partition").get<int64_t>();
+    EXPECT_LE(bytes, prev) << "not largest first: " << r.out;
+    prev = bytes;
+    sum += bytes;
+  }
+  EXPECT_EQ(sum, peak);
+  // The PSUM table is there too, within its 16 KiB.
+  const auto& psum = f.at("memory_at_first_failing").at("psum");
+  EXPECT_EQ(psum.at("capacity").get<int64_t>(), 16384);
+  EXPECT_FALSE(psum.at("live").empty());
+}
+
+TEST(CliFrontier, TextListsTheLiveBuffersAtTheFirstFailingValue) {
+  const CliResult r = run_cli({"frontier", "sd_attention", "--param", "d_head=64", "--param",
+                               "dtype=fp32", "--param", "mixed_precision=true", "--param",
+                               "use_causal_mask=false", "--gen", "trn1"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("what fills memory at seqlen="), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("SBUF peak "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("of 180224 bytes per partition"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" over, in loop "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("qk_res_buf"), std::string::npos) << r.out;
+  // The growing buffer's file: one buffer of 256 * 768 bytes at N = 768.
+  const CliResult g =
+      run_cli({"frontier", kGrowingBuffer, "--vary", "N", "--up-to", "4096", "--gen", "trn1"});
+  ASSERT_EQ(g.exit_code, 0) << g.out << g.err;
+  EXPECT_NE(g.out.find("SBUF peak 196608 of 180224 bytes per partition (109.1%, 16384 over"),
+            std::string::npos)
+      << g.out;
+}
+
 TEST(CliFrontier, UnfixedOptionsAreAllTried) {
   const CliResult r = run_cli({"frontier", "sd_attention", "--param", "d_head=128", "--param",
                                "dtype=bf16", "--gen", "trn2", "--json"});
