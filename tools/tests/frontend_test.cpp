@@ -40,7 +40,7 @@ nlohmann::json run_json(const std::vector<std::string>& args) {
 }
 
 // `run` and `bench` of a traced kernel and of its registered twin agree: the output bits, and
-// the whole profile (latency, per-engine counts and busy times).
+// the whole profile (latency, per-engine counts and busy times) and the memory peak.
 void expect_same_run(const std::vector<std::string>& traced, const std::vector<std::string>& reg) {
   const auto a = run_json(cat({"run"}, traced));
   const auto b = run_json(cat({"run"}, reg));
@@ -52,6 +52,14 @@ void expect_same_run(const std::vector<std::string>& traced, const std::vector<s
   ASSERT_FALSE(la.is_null());
   la.erase("kernel");
   lb.erase("kernel");
+  // Memory: the same peak per memory; the buffers' names and loop names are each author's own.
+  for (const char* mem : {"sbuf", "psum"}) {
+    for (const char* key : {"peak_bytes", "capacity", "fits"}) {
+      EXPECT_EQ(la["memory"][mem][key], lb["memory"][mem][key]) << mem << " " << key;
+    }
+  }
+  la.erase("memory");
+  lb.erase("memory");
   EXPECT_EQ(la, lb);
 }
 
