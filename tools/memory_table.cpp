@@ -10,7 +10,10 @@ void print_buffers(std::ostream& out, const std::vector<LiveBuffer>& v, const st
 
 void print_one(std::ostream& out, const char* mem, const MemoryPeak& m, const std::string& indent) {
   char head[160];
-  std::snprintf(head, sizeof head, "%s peak %lld of %lld bytes per partition (%.1f%%", mem,
+  // With explicit placements the stacked peak covers only the buffers the compiler places; say
+  // so, or "peak 0" reads as an empty memory.
+  std::snprintf(head, sizeof head, "%s peak%s %lld of %lld bytes per partition (%.1f%%", mem,
+                m.explicitly_placed.empty() ? "" : " of the compiler-placed buffers",
                 static_cast<long long>(m.peak_bytes), static_cast<long long>(m.capacity),
                 m.capacity > 0
                     ? 100.0 * static_cast<double>(m.peak_bytes) / static_cast<double>(m.capacity)

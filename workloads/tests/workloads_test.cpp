@@ -7,6 +7,8 @@
 #include <random>
 
 #include "model/interp/interpreter.h"
+#include "model/ir/printer.h"
+#include "model/nkir/parse.h"
 #include "workloads/families.h"
 #include "workloads/workload.h"
 
@@ -42,6 +44,21 @@ TEST(Workloads, RegistryNamesAreUniqueAndDescribed) {
   }
   EXPECT_EQ(names.size(), 21u);
   EXPECT_EQ(find_workload("no_such_workload"), nullptr);
+}
+
+// Every workload program (timing and exact-scan builds) prints to .nkir text and parses back
+// to the same program, as the registered kernels do.
+TEST(Workloads, EveryProgramRoundTripsThroughItsTextForm) {
+  for (const Workload& w : registry()) {
+    for (bool exact : {false, true}) {
+      BuildOptions o;
+      o.exact_scan = exact;
+      const Program p = w.build(o);
+      const std::string text = print_program(p);
+      EXPECT_TRUE(parse_program(text, w.name) == p) << w.name << " exact_scan=" << exact;
+      EXPECT_EQ(print_program(parse_program(text, w.name)), text) << w.name;
+    }
+  }
 }
 
 // The shapes of calibration/latencies/trn1-mamba-tutorial.json: each tutorial kernel at every
