@@ -15,7 +15,6 @@
 #include <limits>
 
 #include "oracle/blas_threads.h"
-#include "oracle/upper_gemm.h"
 
 namespace ncv::oracle {
 
@@ -115,8 +114,6 @@ struct KeyBlock {
   // vdev [n][d] = |v - mu|, vabs [n][d] = |v| (zero for keys that are not small).
   std::vector<double> kerr, ka, vdev, vabs, mu;
   double vmax = 0;
-  // ka, vdev, vabs prepared for the bound's magnitude products (upper_gemm.h).
-  UpperOperand ka_up, vdev_up, vabs_up;
 };
 
 void load_keys(const AttentionSpec& spec, const AttentionInputs& in, const Rotator* rot, int64_t b,
@@ -181,9 +178,6 @@ void load_keys(const AttentionSpec& spec, const AttentionInputs& in, const Rotat
       kb.vmax = std::fmax(kb.vmax, kb.vabs[row + c]);
     }
   }
-  kb.ka_up.prepare(kb.ka.data(), n, kb.dk, kb.dk);
-  kb.vdev_up.prepare(kb.vdev.data(), n, d, d);
-  kb.vabs_up.prepare(kb.vabs.data(), n, d, d);
 }
 
 enum class RowKind : uint8_t { normal, nan, empty };
@@ -237,7 +231,6 @@ OracleOutput run(const AttentionSpec& spec, const AttentionInputs& in, std::vect
   std::vector<double> Q(static_cast<size_t>(R) * du), qerr(Q.size()), Qa, T;
   std::vector<double> scores(static_cast<size_t>(R) * sk), P(scores.size()), O(Q.size());
   std::vector<double> A, W, spread, mag, eps;
-  UpperOperand qa_up, a_up, w_up;
   std::vector<RowKeys> vis(static_cast<size_t>(R));
   std::vector<RowKind> kind(static_cast<size_t>(R));
   std::vector<uint8_t> row_small(static_cast<size_t>(R));
@@ -348,12 +341,8 @@ OracleOutput run(const AttentionSpec& spec, const AttentionInputs& in, std::vect
           if (!with_bound) continue;
 
           // 5. Bound. T[t][j] >= |scale|-free score error terms: gamma_d sum|q'k'| + RoPE term.
-          // The magnitude products are upper bounds by construction (float sgemm with its
-          // rounding added, upper_gemm.h); f_dk and f_n below, which covered dgemm's rounding,
-          // are kept as a margin.
-          qa_up.prepare(Qa.data(), rows, static_cast<int64_t>(dk), static_cast<int64_t>(dk));
-          upper_gemm(qa_up, kb.ka_up, true, T.data(), Skv);
-          const double f_dk = 1 + 2 * gamma(static_cast<double>(dk));
+          gemm_abt(rows, Skv, static_cast<int64_t>(dk), Qa.data(), kb.ka.data(), T.data());
+          const double f_dk = 1 + 2 * gamma(static_cast<double>(dk));  // dgemm of |.| rounds
           std::fill(A.begin(), A.end(), 0.0);
           std::fill(W.begin(), W.end(), 0.0);
           for (int64_t t = 0; t < rows; ++t) {
@@ -370,16 +359,11 @@ OracleOutput run(const AttentionSpec& spec, const AttentionInputs& in, std::vect
               const double e = ds + kU * std::fabs(s - m[ts]) + 2.0 * kU;
               const double w = P[ts * sk + j] / l[ts];
               W[ts * sk + j] = w;
-              // e^e <= 1 + 2e for 0 <= e <= 1.25 (libm exp per pair was ~5% of a check); the
-              // extra factor covers the rounding of 1 + 2e.
-              const double ee = e <= 1 ? (1 + 2 * e) * (1 + 0x1p-50) : std::exp(e);
-              A[ts * sk + j] = w * e * ee;
+              A[ts * sk + j] = w * e * std::exp(e);
             });
           }
-          a_up.prepare(A.data(), rows, Skv, Skv);
-          w_up.prepare(W.data(), rows, Skv, Skv);
-          upper_gemm(a_up, kb.vdev_up, false, spread.data(), d);
-          upper_gemm(w_up, kb.vabs_up, false, mag.data(), d);
+          gemm_ab(rows, d, Skv, A.data(), kb.vdev.data(), spread.data());
+          gemm_ab(rows, d, Skv, W.data(), kb.vabs.data(), mag.data());
           const double f_n = 1 + 2 * gamma(static_cast<double>(Skv + 2));
           for (int64_t t = 0; t < rows; ++t) {
             const size_t ts = static_cast<size_t>(t);
