@@ -75,6 +75,16 @@ TEST(CliGate, JsonReportsBothRatiosPerCase) {
   EXPECT_TRUE(j.contains("worst_case_replay"));
 }
 
+// A correct kernel on the case that exposed an unsound case bound (the sgemm upper-bound products
+// of wt-fast, reverted): a cancelling output element near zero must stay inside the bound.
+TEST(CliGate, CancellingElementStaysInsideTheCaseBound) {
+  const CliResult r =
+      run_cli({"check", "sd_attention_step3", "--param", "d_head=65", "--param", "seqlen=384",
+               "--param", "dtype=bf16", "--param", "mixed_precision=true", "--param",
+               "use_causal_mask=false", "--values", "bf16_bits:s=0:seed=212076"});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+}
+
 TEST(CliGate, UnknownDistributionAndReplayWithoutShapeExitTwo) {
   CliResult bad = run_cli({"check", "sd_attention", "--param", "seqlen=128", "--param", "d_head=8",
                            "--dist", "cauchy"});
