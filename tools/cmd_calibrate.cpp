@@ -18,6 +18,7 @@
 #include "kernels/registry.h"
 #include "model/interp/interpreter.h"
 #include "model/timing/calibration.h"
+#include "tools/calibration_targets.h"
 #include "tools/commands.h"
 #include "tools/input_file.h"
 #include "workloads/workload.h"
@@ -90,6 +91,23 @@ Point load_step(const std::string& file, const nlohmann::json& doc, const nlohma
     bad_field(file, path + ".latency_ms", "a positive finite number (milliseconds)");
   }
   pt.measured_us = latency->get<double>() * 1000.0;
+  if (const nlohmann::json* measure = optional_field(step, "measure")) {
+    const bool time_field =
+        measure->is_string() && (measure->get<std::string>() == "total_time" ||
+                                 measure->get<std::string>().ends_with("_instruction_time"));
+    if (!time_field || !profile_field(ProfileSummary{}, measure->get<std::string>())) {
+      bad_field(file, path + ".measure",
+                "a time field of the model's profile (total_time, vector_engine_instruction_time, "
+                "...)");
+    }
+    pt.measure = measure->get<std::string>();
+  }
+  if (const nlohmann::json* active = optional_field(step, "vector_active_pct")) {
+    if (!active->is_number() || active->get<double>() < 0 || active->get<double>() > 100) {
+      bad_field(file, path + ".vector_active_pct", "a percentage in [0, 100]");
+    }
+    pt.vector_active_pct = active->get<double>();
+  }
   // The file's params, then the step's own (a step measured at another shape overrides them).
   auto read_params = [&](const nlohmann::json& obj, const std::string& at) {
     const nlohmann::json* params = optional_field(obj, "params");
@@ -127,6 +145,54 @@ Point load_step(const std::string& file, const nlohmann::json& doc, const nlohma
   return pt;
 }
 
+// The per-engine counters of a file's `profile` (neuron-profile names) under the model's field
+// names: `<engine>_engine_instruction_count` as is, `<engine>_engine_instruction_duration_us` as
+// `<engine>_engine_instruction_time` (µs). Other counters (SBUF traffic) are not compared: the
+// model counts compute instructions' bytes as bounding boxes (model/timing/profile.h).
+std::string model_counter(const std::string& name) {
+  for (const char* engine : {"tensor", "vector", "scalar", "gpsimd"}) {
+    const std::string e = std::string(engine) + "_engine_instruction_";
+    if (name == e + "count") return name;
+    if (name == e + "duration_us") return e + "time";
+  }
+  return "";
+}
+
+// Attaches the counters of the file's `profile` ({fields: {name: [per step]}, steps: [positions
+// in `steps`]}) to the points of this file, which start at `first`.
+void attach_counters(const std::string& file, const nlohmann::json& doc, std::vector<Point>& pts,
+                     size_t first) {
+  const nlohmann::json* profile = optional_field(doc, "profile");
+  if (profile == nullptr) return;
+  const nlohmann::json* fields = optional_field(*profile, "fields");
+  const nlohmann::json* steps = optional_field(*profile, "steps");
+  if (fields == nullptr || !fields->is_object()) bad_field(file, "profile.fields", "an object");
+  if (steps == nullptr || !steps->is_array()) bad_field(file, "profile.steps", "an array");
+  const size_t n = pts.size() - first;
+  for (size_t i = 0; i < steps->size(); ++i) {
+    const nlohmann::json& s = (*steps)[i];
+    if (!s.is_number_unsigned() || s.get<uint64_t>() >= n) {
+      bad_field(file, "profile.steps[" + std::to_string(i) + "]",
+                "a position in `steps` (0 to " + std::to_string(n - 1) + ")");
+    }
+  }
+  for (const auto& [name, values] : fields->items()) {
+    if (!values.is_array() || values.size() != steps->size()) {
+      bad_field(file, "profile.fields." + name, "an array with one number per profile step");
+    }
+    const std::string counter = model_counter(name);
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (!values[i].is_number()) {
+        bad_field(file, "profile.fields." + name + "[" + std::to_string(i) + "]", "a number");
+      }
+      if (!counter.empty()) {
+        pts[first + (*steps)[i].get<size_t>()].counters.emplace_back(counter,
+                                                                     values[i].get<double>());
+      }
+    }
+  }
+}
+
 std::vector<Point> load_points(const std::string& dir, const RunLimits& limits) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -151,31 +217,20 @@ std::vector<Point> load_points(const std::string& dir, const RunLimits& limits) 
     const nlohmann::json* steps = optional_field(doc, "steps");
     if (steps == nullptr || !steps->is_array()) bad_field(file, "steps", "an array");
     if (generation != "trn1") continue;  // only trn1 is fitted
+    const size_t first = points.size();
     for (size_t i = 0; i < steps->size(); ++i) {
       points.push_back(
           load_step(file, doc, (*steps)[i], "steps[" + std::to_string(i) + "]", limits));
     }
+    attach_counters(file, doc, points, first);
   }
   return points;
 }
 
-// Issue 26's order target: within a chain, measured latencies more than 3% apart keep their order.
-constexpr double kOrderTolerance = 0.03;
-
-double median_abs_error_pct(const std::vector<Point>& pts, const std::vector<double>& pred) {
-  std::vector<double> e;
-  for (size_t i = 0; i < pts.size(); ++i) {
-    e.push_back(100.0 * std::abs(pred[i] - pts[i].measured_us) / pts[i].measured_us);
-  }
-  if (e.empty()) return 0;
-  std::sort(e.begin(), e.end());
-  return e.size() % 2 ? e[e.size() / 2] : (e[e.size() / 2 - 1] + e[e.size() / 2]) / 2;
-}
-
 // One table per file (a chain of measurements): measured, predicted and error per point, the
 // file's median error, and the latency order measured and predicted (positions in the file).
-void print_table(const char* title, const std::vector<Point>& pts,
-                 const std::vector<double>& pred) {
+void print_table(const char* title, const std::vector<Point>& pts, const std::vector<double>& pred,
+                 const CostTable& table) {
   std::cout << title << "\n";
   size_t i = 0;
   while (i < pts.size()) {
@@ -206,13 +261,15 @@ void print_table(const char* title, const std::vector<Point>& pts,
     for (size_t k : latency_order(m)) std::cout << " " << k;
     std::cout << "; predicted";
     for (size_t k : latency_order(p)) std::cout << " " << k;
-    const OrderAgreement a = order_agreement(m, p, kOrderTolerance);
+    const OrderAgreement a = order_agreement(m, p, AccuracyTargets{}.order);
     std::cout << "\n  pairs more than 3% apart: " << a.pairs
               << ", predicted in the wrong order: " << a.misordered << "\n";
     i = end;
   }
   std::cout << "all points: median |error| " << std::setprecision(1)
             << median_abs_error_pct(pts, pred) << "%\n";
+  print_targets(std::cout, evaluate_targets(pts, pred, table, AccuracyTargets{}),
+                AccuracyTargets{});
 }
 
 int run_calibrate(const CalibrateOptions& opts) {
@@ -231,8 +288,11 @@ int run_calibrate(const CalibrateOptions& opts) {
                              {"params", pts[i].params},
                              {"measured_us", pts[i].measured_us},
                              {"predicted_us", before[i]},
-                             {"fitted_us", after[i]}});
+                             {"fitted_us", after[i]},
+                             {"measure", pts[i].measure}});
     }
+    j["targets"] = targets_json(evaluate_targets(pts, before, committed, AccuracyTargets{}),
+                                AccuracyTargets{});
     for (const FittedConstant& k : kFittedConstants) {
       j["committed"][k.name] = committed.*k.field;
       j["fitted"][k.name] = fitted.*k.field;
@@ -240,7 +300,7 @@ int run_calibrate(const CalibrateOptions& opts) {
     std::cout << j.dump(2) << "\n";
     return kExitOk;
   }
-  print_table("trn1, committed constants:", pts, before);
+  print_table("trn1, committed constants:", pts, before, committed);
   std::cout << "\nfitted within plausible ranges (commit in model/timing/cost_table.cpp):\n";
   for (const FittedConstant& k : kFittedConstants) {
     std::cout << "  " << std::left << std::setw(24) << k.name << std::right << std::setw(10)
@@ -248,7 +308,7 @@ int run_calibrate(const CalibrateOptions& opts) {
               << "], committed " << committed.*k.field << "\n";
   }
   std::cout << "\n";
-  print_table("trn1, fitted constants:", pts, after);
+  print_table("trn1, fitted constants:", pts, after, fitted);
   return kExitOk;
 }
 

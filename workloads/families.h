@@ -15,5 +15,7 @@ std::vector<Workload> matmul_tutorial_workloads();
 Program build_matmul_tutorial_fully_optimized(int tiles_m, int tiles_n, int tiles_k);
 std::vector<Workload> mamba_workloads();
 std::vector<Workload> mamba_tutorial_workloads();
+// Programs around one instruction whose duration a public profile shows (anchors.cpp).
+std::vector<Workload> anchor_workloads();
 
 }  // namespace ncv::workloads

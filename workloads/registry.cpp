@@ -9,6 +9,7 @@ const std::vector<Workload>& registry() {
     for (Workload& w : matmul_tutorial_workloads()) v.push_back(std::move(w));
     for (Workload& w : mamba_workloads()) v.push_back(std::move(w));
     for (Workload& w : mamba_tutorial_workloads()) v.push_back(std::move(w));
+    for (Workload& w : anchor_workloads()) v.push_back(std::move(w));
     return v;
   }();
   return all;

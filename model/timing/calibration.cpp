@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <stdexcept>
 
 #include "model/timing/timing.h"
 
@@ -57,11 +58,28 @@ std::string trust_line(const std::string& generation) {
   return line;
 }
 
+ProfileSummary profile_of(const CalibrationPoint& point, const CostTable& t) {
+  return summarize(point.program, point.trace, schedule_trace(point.program, point.trace, t), t);
+}
+
+std::optional<double> profile_field(const ProfileSummary& s, const std::string& name) {
+  for (const auto& [field, value] : s.fields()) {
+    if (field == name) return value;
+  }
+  return std::nullopt;
+}
+
 std::vector<double> predict(const std::vector<CalibrationPoint>& points, const CostTable& t) {
   std::vector<double> out;
   out.reserve(points.size());
   for (const CalibrationPoint& p : points) {
-    out.push_back(schedule_trace(p.program, p.trace, t).latency_us());
+    if (p.measure == "total_time") {
+      out.push_back(schedule_trace(p.program, p.trace, t).latency_us());
+    } else {
+      const std::optional<double> v = profile_field(profile_of(p, t), p.measure);
+      if (!v) throw std::invalid_argument(p.file + ": no profile field '" + p.measure + "'");
+      out.push_back(*v);
+    }
   }
   return out;
 }

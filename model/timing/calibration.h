@@ -5,13 +5,17 @@
 #pragma once
 
 #include <array>
+#include <limits>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/interp/interpreter.h"
 #include "model/interp/trace.h"
 #include "model/ir/program.h"
 #include "model/timing/cost_table.h"
+#include "model/timing/profile.h"
 
 namespace ncv {
 inline namespace timing {
@@ -21,9 +25,23 @@ struct CalibrationPoint {
   std::string file, kernel;  // where the measurement comes from, the registered kernel
   ParamValues params;
   double measured_us = 0;
+  // What was measured, as a time field (µs) of the model's ProfileSummary::fields():
+  // "total_time" for a kernel's latency, or e.g. "vector_engine_instruction_time" for the
+  // duration of one instruction read off a profile (a single-instruction anchor).
+  std::string measure = "total_time";
+  // Profile counters published with the measurement, under the model's field names and units
+  // (e.g. vector_engine_instruction_count, vector_engine_instruction_time in µs).
+  std::vector<std::pair<std::string, double>> counters;
+  // The published share of the kernel's time the Vector engine was active, in percent (NaN: none).
+  double vector_active_pct = std::numeric_limits<double>::quiet_NaN();
   Program program;
   Trace trace;
 };
+
+// The model's profile of the point under table t (its trace scheduled), and the value of one of
+// its fields (nullopt: no such field).
+ProfileSummary profile_of(const CalibrationPoint& point, const CostTable& t);
+std::optional<double> profile_field(const ProfileSummary& s, const std::string& name);
 
 // A constant of the cost table that no public source pins down: where it lives and its
 // plausible range (cost_table.cpp says where each range comes from).
@@ -34,7 +52,7 @@ struct FittedConstant {
 };
 extern const std::array<FittedConstant, 5> kFittedConstants;
 
-// The model's latency in µs for every point under table t.
+// The model's value of every point's measure under table t (µs).
 std::vector<double> predict(const std::vector<CalibrationPoint>& points, const CostTable& t);
 
 // Mean squared log error of predictions against the measurements: relative errors count alike

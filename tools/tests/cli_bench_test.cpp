@@ -220,6 +220,7 @@ TEST(CliCalibrate, DefaultDataIsFoundFromAnyWorkingDirectory) {
   // constants over all the data (to the 0.1% it prints): it goes stale when either changes.
   std::vector<double> errors;
   for (const auto& p : o.at("points")) {
+    if (p.at("measure") != "total_time") continue;  // an instruction's duration, not a latency
     const double m = p.at("measured_us").get<double>();
     errors.push_back(100.0 * std::abs(p.at("predicted_us").get<double>() - m) / m);
   }
@@ -233,6 +234,29 @@ TEST(CliCalibrate, DefaultDataIsFoundFromAnyWorkingDirectory) {
   EXPECT_EQ(band.at("points").get<size_t>(), n);
   EXPECT_NEAR(band.at("median_abs_error_pct").get<double>(), median, 0.05);
   EXPECT_NEAR(band.at("max_abs_error_pct").get<double>(), errors.back(), 0.05);
+
+  // Every target row of issue 26 is there (the numbers are not asserted): the profile counters
+  // of SD steps 0 and 1 (Vector and Scalar, count and time), the fused Mamba tutorial's four
+  // Vector utilisations, the SD chain's first/last ratio and the single-instruction anchor.
+  const nlohmann::json& t = o.at("targets");
+  EXPECT_EQ(t.at("points").at("count").get<size_t>(), o.at("points").size());
+  std::map<std::string, int> counters;
+  for (const auto& row : t.at("counters").at("rows")) ++counters[row.at("counter")];
+  for (const char* c : {"vector_engine_instruction_count", "vector_engine_instruction_time",
+                        "scalar_engine_instruction_count", "scalar_engine_instruction_time"}) {
+    EXPECT_EQ(counters[c], 2) << c;
+  }
+  EXPECT_EQ(t.at("vector_utilisation").at("rows").size(), 4u);
+  ASSERT_EQ(t.at("chain_ratios").size(), 1u);
+  EXPECT_EQ(t.at("chain_ratios")[0].at("file"), "trn1-sd-attention-autocomp.json");
+  EXPECT_NEAR(t.at("chain_ratios")[0].at("measured").get<double>(), 558.0 / 385.0, 1e-9);
+  EXPECT_GT(t.at("order").at("pairs").get<int>(), 0);
+  bool anchor = false;
+  for (const auto& p : o.at("points")) {
+    anchor = anchor || (p.at("kernel") == "vector_tensor_tensor_anchor" &&
+                        p.at("measure") == "vector_engine_instruction_time");
+  }
+  EXPECT_TRUE(anchor);
 }
 
 // bench says how far to trust it: trn1's band, and that trn2 has no measured latencies.

@@ -42,7 +42,7 @@ TEST(Workloads, RegistryNamesAreUniqueAndDescribed) {
     EXPECT_FALSE(w.notes.empty()) << w.name;
     EXPECT_EQ(find_workload(w.name), &w);
   }
-  EXPECT_EQ(names.size(), 21u);
+  EXPECT_EQ(names.size(), 22u);
   EXPECT_EQ(find_workload("no_such_workload"), nullptr);
 }
 
@@ -73,11 +73,15 @@ std::vector<ParamValues> mamba_tutorial_shapes(const std::string& name) {
   return {shape(4096, 8192)};  // mamba_tutorial_v3
 }
 
+// calibration/latencies/trn1-instruction-anchor.json: PERF-FIG17's 64 partitions x 8192 elements.
+const ParamValues kFig17Shape = {{"P", 64}, {"N", 8192}};
+
 TEST(Workloads, EveryWorkloadRunsTraceOnlyAtItsCalibrationShape) {
   for (const Workload& w : registry()) {
     const Program p = w.build({});
     std::vector<ParamValues> shapes = {w.family == "gemm" ? kGemmCalibration : kMambaCalibration};
     if (w.name.starts_with("mamba_tutorial_")) shapes = mamba_tutorial_shapes(w.name);
+    if (w.family == "anchor") shapes = {kFig17Shape};
     for (const ParamValues& params : shapes) {
       RunOptions o;
       o.compute_values = false;
@@ -211,6 +215,23 @@ TEST(Workloads, MambaTimingProgramsRunAtASmallShape) {
     o.compute_values = false;
     const RunResult r = run_program(w.build({}), params, {}, o);
     EXPECT_FALSE(r.error) << w.name << ": " << r.error->message;
+  }
+}
+
+// The anchor's one Vector instruction adds its two inputs, elementwise.
+TEST(Workloads, TensorTensorAnchorAddsItsInputs) {
+  const Workload* w = find_workload("vector_tensor_tensor_anchor");
+  ASSERT_NE(w, nullptr);
+  const Program p = w->build({});
+  const ParamValues params = {{"P", 3}, {"N", 5}};
+  std::mt19937 rng(11);
+  std::map<std::string, HostTensor> in;
+  in["a"] = random_tensor(p, "a", params, rng, -1, 1);
+  in["b"] = random_tensor(p, "b", params, rng, -1, 1);
+  const RunResult r = run_program(p, params, in);
+  ASSERT_FALSE(r.error) << r.error->message;
+  for (int64_t i = 0; i < 15; ++i) {
+    EXPECT_EQ(r.outputs.at("out").get(i), in["a"].get(i) + in["b"].get(i)) << i;
   }
 }
 
