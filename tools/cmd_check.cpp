@@ -20,6 +20,7 @@
 #include "tools/commands.h"
 #include "tools/kernel_source.h"
 #include "tools/progress.h"
+#include "workloads/workload.h"
 
 namespace ncv::cli {
 
@@ -152,6 +153,11 @@ int run_check(const CheckCommandOptions& opts) {
   const KernelSource src =
       load_kernel_source(opts.target, opts.params, explicit_layout ? opts.contract : opts.like,
                          opts.nki, explicit_layout ? LikeRole::contract_only : LikeRole::twin);
+  if (src.variant == nullptr && workloads::find_workload(opts.target) != nullptr) {
+    throw UsageError(opts.target +
+                     " is a timing workload: it has no attention problem or precision contract "
+                     "to check against (run, bench and dump take it)");
+  }
   if (src.variant == nullptr) {
     throw UsageError(opts.target +
                      ": a .nkir file or an NKI kernel needs --like KERNEL (or --layout and "

@@ -1,11 +1,13 @@
-// `ncverify list [--json]`: the kernel registry — each variant's family, what it models, what it
-// rewrites, its options, param domain and precision contract.
+// `ncverify list [--json] [--workloads]`: the kernel registry — each variant's family, what it
+// models, what it rewrites, its options, param domain and precision contract; with --workloads the
+// timing workloads (workloads/) instead: name, family, source, params and notes.
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <memory>
 
 #include "kernels/registry.h"
 #include "tools/commands.h"
+#include "workloads/workload.h"
 
 namespace ncv::cli {
 
@@ -48,13 +50,46 @@ int run_list(bool json) {
   return kExitOk;
 }
 
+// The timing workloads: programs without an attention spec that `run`, `bench` and `dump` take
+// by name, and `calibrate` compares with measured latencies.
+int run_list_workloads(bool json) {
+  nlohmann::json all = nlohmann::json::array();
+  for (const workloads::Workload& w : workloads::registry()) {
+    all.push_back({{"name", w.name},
+                   {"family", w.family},
+                   {"source", w.source},
+                   {"summary", w.summary},
+                   {"params", w.params},
+                   {"notes", w.notes}});
+  }
+  if (json) {
+    std::cout << all.dump(2) << "\n";
+    return kExitOk;
+  }
+  for (const nlohmann::json& w : all) {
+    std::cout << w["name"].get<std::string>() << "  [" << w["family"].get<std::string>() << "]\n  "
+              << w["summary"].get<std::string>() << "\n  source: " << w["source"].get<std::string>()
+              << "\n  params:";
+    for (const auto& p : w["params"]) std::cout << " " << p.get<std::string>();
+    std::cout << "\n";
+    for (const auto& n : w["notes"]) std::cout << "  note: " << n.get<std::string>() << "\n";
+    std::cout << "\n";
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 void register_list(CLI::App& app, Action& action) {
   auto json = std::make_shared<bool>(false);
+  auto workloads = std::make_shared<bool>(false);
   CLI::App* cmd = app.add_subcommand("list", "List the registered kernel variants");
   cmd->add_flag("--json", *json, "Print a JSON array instead of text");
-  cmd->callback([json, &action] { action = [json] { return run_list(*json); }; });
+  cmd->add_flag("--workloads", *workloads,
+                "List the timing workloads (run, bench and dump take them by name) instead");
+  cmd->callback([json, workloads, &action] {
+    action = [json, workloads] { return *workloads ? run_list_workloads(*json) : run_list(*json); };
+  });
 }
 
 }  // namespace ncv::cli

@@ -13,6 +13,7 @@
 #include "properties/bug_catalogue.h"
 #include "tools/cli_common.h"
 #include "tools/input_file.h"
+#include "workloads/workload.h"
 
 namespace ncv::cli {
 
@@ -244,6 +245,22 @@ KernelSource load_kernel_source(const std::string& target,
     check_param_names(src.program, src.params, target);
     return src;
   }
+  // A timing workload (workloads/) is a program without an attention spec: like a .nkir file
+  // without --like, it can be run, benched and dumped, not checked against the oracle.
+  if (const workloads::Workload* w = workloads::find_workload(target)) {
+    if (!like.empty()) {
+      throw UsageError(
+          "--like applies to a .nkir file or an NKI kernel, not to the timing "
+          "workload " +
+          target);
+    }
+    src.from_file = true;
+    src.program = w->build({});
+    kernels::Options none;
+    split_assignments(nullptr, assignments, none, src.params);
+    check_param_names(src.program, src.params, target);
+    return src;
+  }
   // A bug-catalogue entry runs as its base kernel's edited Program (`ncverify bugs` prints
   // `check` commands naming them).
   const props::BugEntry* bug = props::find_bug(target);
@@ -251,7 +268,7 @@ KernelSource load_kernel_source(const std::string& target,
   src.from_file = named == nullptr;
   if (src.from_file && !std::filesystem::exists(target)) {
     throw UsageError("'" + target + "' is neither a registered kernel (" + known_kernels() +
-                     ") nor a file");
+                     "), a timing workload (ncverify list --workloads) nor a file");
   }
   if (!like.empty()) {
     if (!src.from_file) throw UsageError("--like applies to a .nkir file, not to " + target);

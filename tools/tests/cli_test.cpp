@@ -360,4 +360,36 @@ TEST(CliDump, OutputReparsesToTheSameText) {
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// timing workloads by name
+
+// `list --workloads` names every timing workload; run, bench and dump take one by name with its
+// params, check refuses it (no attention problem or contract), and a param it does not declare
+// exits 2 naming it.
+TEST(CliWorkloads, RunBenchAndDumpTakeAWorkloadByName) {
+  const CliResult l = run_cli({"list", "--workloads", "--json"});
+  ASSERT_EQ(l.exit_code, 0) << describe(l);
+  bool anchor = false;
+  for (const auto& w : nlohmann::json::parse(l.out)) {
+    anchor = anchor || w.at("name") == "vector_tensor_tensor_anchor";
+  }
+  EXPECT_TRUE(anchor) << l.out;
+  const std::vector<std::string> gemm = {"-p", "K=256", "-p", "M=128", "-p", "N=512"};
+  const CliResult b = run_cli(with({"bench", "gemm_autocomp_c0", "--json"}, gemm));
+  ASSERT_EQ(b.exit_code, 0) << describe(b);
+  EXPECT_GT(nlohmann::json::parse(b.out).at("latency_us").get<double>(), 0.0);
+  const CliResult r = run_cli({"run", "vector_tensor_tensor_anchor", "-p", "P=4", "-p", "N=8"});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  const CliResult d = run_cli({"dump", "mamba_tutorial_v1"});
+  ASSERT_EQ(d.exit_code, 0) << describe(d);
+  EXPECT_NO_THROW(ncv::parse_program(d.out));
+  const CliResult c = run_cli(with({"check", "gemm_autocomp_c0"}, gemm));
+  EXPECT_EQ(c.exit_code, 2) << describe(c);
+  EXPECT_NE(c.err.find("is a timing workload"), std::string::npos) << describe(c);
+  const CliResult bad =
+      run_cli({"bench", "gemm_autocomp_c0", "-p", "K=256", "-p", "M=128", "-p", "X=512"});
+  EXPECT_EQ(bad.exit_code, 2) << describe(bad);
+  EXPECT_NE(bad.err.find("unknown param 'X'"), std::string::npos) << describe(bad);
+}
+
 }  // namespace
