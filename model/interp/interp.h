@@ -108,7 +108,12 @@ class Interpreter {
   void record(int core, Engine engine, const std::vector<const Resolved*>& reads,
               const std::vector<const Resolved*>& writes, const EventSizes& sizes) {
     add_load(m_.cores[static_cast<size_t>(core)].load, engine, sizes.free_elems, hw_);
-    trace_.record(*current_, core, engine, reads, writes, sizes);
+    if (!trace_.enabled()) return;
+    loop_values_.clear();
+    for (const Frame& f : frames_[static_cast<size_t>(core)]) {
+      if (f.loop) loop_values_.push_back(f.value);
+    }
+    trace_.record(*current_, core, engine, loop_values_, reads, writes, sizes);
   }
 
   const Program& p_;
@@ -128,6 +133,7 @@ class Interpreter {
   const InstrStmt* current_ = nullptr;
   int current_core_ = 0;
   std::vector<std::vector<Frame>> frames_;  // per core
+  std::vector<int64_t> loop_values_;        // record()'s scratch: the enclosing loops' values
   int64_t steps_ = 0;
 };
 

@@ -49,12 +49,22 @@ struct TraceEvent {
   DType in_dtype = DType::fp32, out_dtype = DType::fp32;
   uint32_t region_begin = 0;              // index into Trace::regions
   uint8_t num_reads = 0, num_writes = 0;  // reads first, then writes
+  // The values of the loops enclosing the instruction, outermost first (the loop stack
+  // for_each_stmt gives the instruction): Trace::loop_values[begin, begin + num). Events of one
+  // iteration share one run (an outer instruction reuses a prefix), so the values cost a few bytes
+  // per iteration rather than per instance, and the fields fit the event's padding.
+  uint8_t num_loop_values = 0;
+  uint32_t loop_values_begin = 0;
   bool operator==(const TraceEvent&) const = default;
 };
+// Host memory per instance is budgeted (tools/cmd_bench.cpp kBytesPerInstance): the loop fields
+// above fill what was padding.
+static_assert(sizeof(TraceEvent) <= 64);
 
 struct Trace {
   std::vector<TraceEvent> events;
   std::vector<Region> regions;
+  std::vector<int64_t> loop_values;  // runs indexed by TraceEvent::loop_values_begin
   bool operator==(const Trace&) const = default;
 };
 

@@ -6,6 +6,7 @@ namespace ncv {
 inline namespace interp {
 
 void TraceRecorder::record(const InstrStmt& s, int core, Engine engine,
+                           std::span<const int64_t> loop_values,
                            const std::vector<const Resolved*>& reads,
                            const std::vector<const Resolved*>& writes, const EventSizes& sizes) {
   if (!enabled_) return;
@@ -28,7 +29,22 @@ void TraceRecorder::record(const InstrStmt& s, int core, Engine engine,
   for (const Resolved* r : writes) add_region(*r);
   ev.num_reads = static_cast<uint8_t>(reads.size());
   ev.num_writes = static_cast<uint8_t>(writes.size());
+  ev.num_loop_values = static_cast<uint8_t>(loop_values.size());
+  ev.loop_values_begin = loop_values_run(core, loop_values);
   trace_.events.push_back(ev);
+}
+
+uint32_t TraceRecorder::loop_values_run(int core, std::span<const int64_t> values) {
+  if (last_run_.size() <= static_cast<size_t>(core))
+    last_run_.resize(static_cast<size_t>(core) + 1);
+  Run& last = last_run_[static_cast<size_t>(core)];
+  const auto stored = trace_.loop_values.begin() + last.begin;
+  if (values.size() <= last.size && std::equal(values.begin(), values.end(), stored)) {
+    return last.begin;
+  }
+  last = {static_cast<uint32_t>(trace_.loop_values.size()), static_cast<uint32_t>(values.size())};
+  trace_.loop_values.insert(trace_.loop_values.end(), values.begin(), values.end());
+  return last.begin;
 }
 
 void TraceRecorder::add_region(const Resolved& r) {

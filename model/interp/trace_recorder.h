@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "model/interp/resolved.h"
@@ -29,16 +30,26 @@ class TraceRecorder {
  public:
   explicit TraceRecorder(bool enabled) : enabled_(enabled) {}
 
-  void record(const InstrStmt& s, int core, Engine engine,
+  bool enabled() const { return enabled_; }
+  // loop_values: the enclosing loops' values, outermost first (TraceEvent::loop_values_begin).
+  void record(const InstrStmt& s, int core, Engine engine, std::span<const int64_t> loop_values,
               const std::vector<const Resolved*>& reads, const std::vector<const Resolved*>& writes,
               const EventSizes& sizes);
   Trace take() { return std::move(trace_); }
 
  private:
   void add_region(const Resolved& r);
+  uint32_t loop_values_run(int core, std::span<const int64_t> values);
 
   bool enabled_;
   Trace trace_;
+  // Per core, the last run of loop values recorded: the next instance of the same iteration (or
+  // of an enclosing one, whose values are a prefix) reuses it. Per core because SPMD cores step
+  // in lockstep and interleave their events.
+  struct Run {
+    uint32_t begin = 0, size = 0;
+  };
+  std::vector<Run> last_run_;
 };
 
 }  // namespace interp

@@ -1,6 +1,7 @@
 // `ncverify bench` and `ncverify calibrate`: the profile fields, JSON shapes, --seqlens rows, the
-// Perfetto trace (valid JSON, slices inside the makespan, no two slices overlapping on a track,
-// flows pointing forward in time), and bad usage exiting 2.
+// Perfetto trace (valid JSON, slices inside the makespan, no two slices overlapping on a track as
+// printed, tracks in engine order, slice names with their loop indices, flows pointing forward in
+// time), and bad usage exiting 2.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -104,23 +105,42 @@ TEST(CliBench, SeqlensGiveOneRowEachAndLatencyGrows) {
   EXPECT_NE(text.out.find("latency_us"), std::string::npos) << text.out;
 }
 
+// A printed trace time (µs, four decimals) in 0.1 ns ticks, so slices compare exactly as printed.
+int64_t ticks(const nlohmann::json& us) {
+  return std::llround(us.get<double>() * 1e4);
+}
+
+// The engine order of a track name ("core0 tensor" -> 0, ..., "core0 dma q3" -> 7).
+int track_rank(const std::string& name) {
+  const std::vector<std::string> engines = {"tensor", "vector", "scalar", "gpsimd"};
+  const std::string engine = name.substr(name.find(' ') + 1);
+  for (size_t k = 0; k < engines.size(); ++k) {
+    if (engine == engines[k]) return static_cast<int>(k);
+  }
+  EXPECT_EQ(engine.rfind("dma q", 0), 0u) << name;
+  return 4 + std::stoi(engine.substr(5));
+}
+
 TEST(CliBench, TraceIsValidAndConsistent) {
   const fs::path path = temp_dir() / "trace.json";
-  const CliResult r = run_cli({"bench", "sd_attention", "-p", "seqlen=256", "-p", "d_head=64",
+  const CliResult r = run_cli({"bench", "sd_attention", "-p", "seqlen=512", "-p", "d_head=64",
                                "--trace", path.string(), "--json"});
   ASSERT_EQ(r.exit_code, 0) << describe(r);
   const double makespan_us = nlohmann::json::parse(r.out).at("latency_us").get<double>();
   const nlohmann::json trace = nlohmann::json::parse(read_file(path));
   const auto& events = trace.at("traceEvents");
-  std::map<std::pair<int, int>, std::vector<std::pair<double, double>>> slices;
+  std::map<std::pair<int, int>, std::vector<std::pair<int64_t, int64_t>>> slices;
   std::map<int64_t, double> flow_start;
-  int n_slices = 0, n_flows = 0;
+  int n_slices = 0, n_flows = 0, n_in_loops = 0, n_in_q_tiles = 0;
   std::map<std::pair<int, int>, std::string> names;
+  std::map<std::pair<int, int>, int> sort_index;
   for (const auto& e : events) {
     const std::string ph = e.at("ph");
     if (ph == "M") {
       if (e.at("name") == "thread_name") {
         names[{e.at("pid"), e.at("tid")}] = e.at("args").at("name");
+      } else if (e.at("name") == "thread_sort_index") {
+        sort_index[{e.at("pid"), e.at("tid")}] = e.at("args").at("sort_index");
       }
       continue;
     }
@@ -128,8 +148,31 @@ TEST(CliBench, TraceIsValidAndConsistent) {
       const double ts = e.at("ts"), dur = e.at("dur");
       EXPECT_GE(ts, 0);
       EXPECT_LE(ts + dur, makespan_us + 1e-3) << e.dump();
-      slices[{e.at("pid"), e.at("tid")}].emplace_back(ts, ts + dur);
+      slices[{e.at("pid"), e.at("tid")}].emplace_back(ticks(e.at("ts")),
+                                                      ticks(e.at("ts")) + ticks(e.at("dur")));
       EXPECT_TRUE(e.at("args").contains("reads"));
+      // "op [var=value, ...]" exactly when args has "loop": {"var": value, ...}.
+      const std::string name = e.at("name");
+      const auto& args = e.at("args");
+      if (name.find('[') == std::string::npos) {
+        EXPECT_FALSE(args.contains("loop")) << e.dump();
+      } else {
+        ++n_in_loops;
+        if (name.find("i_q_seq_tile=") != std::string::npos) ++n_in_q_tiles;
+        std::string inside = name.substr(name.find('[') + 1);
+        inside.back() = ',';  // "i=3, j=5]" -> "i=3, j=5,": every pair ends in a comma
+        size_t pairs = 0;
+        for (size_t from = 0, comma; (comma = inside.find(',', from)) != std::string::npos;
+             from = comma + 2, ++pairs) {
+          const std::string pair = inside.substr(from, comma - from);
+          const std::string var = pair.substr(0, pair.find('='));
+          ASSERT_TRUE(args.at("loop").contains(var)) << e.dump();
+          EXPECT_EQ(std::to_string(args.at("loop").at(var).get<int64_t>()),
+                    pair.substr(pair.find('=') + 1))
+              << e.dump();
+        }
+        EXPECT_EQ(pairs, args.at("loop").size()) << e.dump();
+      }
       ++n_slices;
     } else if (ph == "s") {
       flow_start[e.at("id").get<int64_t>()] = e.at("ts");
@@ -142,12 +185,25 @@ TEST(CliBench, TraceIsValidAndConsistent) {
   }
   EXPECT_GT(n_slices, 40);
   EXPECT_GT(n_flows, 0);
+  EXPECT_GT(n_in_loops, n_slices / 2);
+  EXPECT_GT(n_in_q_tiles, 0);
   for (auto& [track, list] : slices) {
     EXPECT_TRUE(names.count(track)) << "track without a name";
     std::sort(list.begin(), list.end());
     for (size_t i = 1; i < list.size(); ++i) {
-      EXPECT_LE(list[i - 1].second, list[i].first + 1e-3) << names[track] << " slice " << i;
+      EXPECT_LE(list[i - 1].second, list[i].first) << names[track] << " slice " << i;
     }
+  }
+  // Per core, sorting by thread_sort_index gives tensor < vector < scalar < gpsimd < dma q0 < ...
+  std::map<int, std::vector<std::pair<int, int>>> order;  // core -> (sort index, rank)
+  for (const auto& [track, name] : names) {
+    ASSERT_TRUE(sort_index.count(track)) << name;
+    order[track.first].emplace_back(sort_index[track], track_rank(name));
+  }
+  EXPECT_GT(order[0].size(), 3u);
+  for (auto& [core, list] : order) {
+    std::sort(list.begin(), list.end());
+    for (size_t i = 1; i < list.size(); ++i) EXPECT_LT(list[i - 1].second, list[i].second);
   }
 }
 
