@@ -35,9 +35,9 @@ struct BenchCommandOptions {
 };
 
 // Host bytes one instruction instance costs a bench run: its trace event and regions, its
-// schedule entry and (with --trace) its Perfetto JSON, rounded up.
+// schedule entry and (with --trace) its Perfetto JSON with its loop indices, rounded up.
 constexpr int64_t kBytesPerInstance =
-    static_cast<int64_t>(sizeof(TraceEvent) + 4 * sizeof(Region) + sizeof(TimedInstance)) + 400;
+    static_cast<int64_t>(sizeof(TraceEvent) + 4 * sizeof(Region) + sizeof(TimedInstance)) + 500;
 
 // Refuses a run whose trace would outgrow --max-trace-mib before it records anything.
 void check_trace_size(const KernelSource& src, const ParamValues& params,
