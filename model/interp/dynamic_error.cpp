@@ -11,6 +11,15 @@ void DynamicError::build_message() {
   if (instruction >= 0) {
     message.append(", instruction #").append(std::to_string(instruction));
     message.append(" `").append(instruction_text).append("`");
+    if (source_line != 0) {
+      message.append(" (");
+      if (source_file.empty()) {
+        message.append("line ");
+      } else {
+        message.append(source_file).append(":");
+      }
+      message.append(std::to_string(source_line)).append(")");
+    }
   }
   if (core != 0) message.append(", core ").append(std::to_string(core));
   auto list = [this](const char* head, const std::vector<std::pair<std::string, int64_t>>& kv) {

@@ -1,5 +1,6 @@
 // Typed failures of the interpreter's always-on dynamic checks. Each names the
-// kernel, the instruction (text form), the loop indices and the parameter values.
+// kernel, the instruction (text form) and, for a traced kernel, the source line that emitted it,
+// the loop indices and the parameter values.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +20,10 @@ struct DynamicError : std::exception {
   std::string kernel;
   int64_t instruction = -1;  // InstrStmt id, -1 when not tied to one instruction
   std::string instruction_text;
+  // Where the instruction came from (Program::source_file, InstrStmt::source_line), printed as
+  // `(kernel.py:42)` after its text so that a traced kernel's author finds the call; 0: unknown.
+  std::string source_file;
+  uint32_t source_line = 0;
   int core = 0;
   std::vector<std::pair<std::string, int64_t>> loop_indices;  // outermost first
   std::vector<std::pair<std::string, int64_t>> params;

@@ -204,6 +204,26 @@ void print_tensor_decl(std::string& out, const Tensor& t) {
   }
 }
 
+// A `source` file name as a double-quoted string: `\\`, `\"` and `\xHH` for control bytes, so
+// that any name prints on one line and reads back byte for byte.
+std::string quoted(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (u < 0x20 || u == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", u);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
 void print_body(std::string& out, const Program& p, const std::vector<Stmt>& body, int indent) {
   const std::string pad(static_cast<size_t>(indent) * 2, ' ');
   for (const Stmt& s : body) {
@@ -216,6 +236,7 @@ void print_body(std::string& out, const Program& p, const std::vector<Stmt>& bod
       }
     } else if (auto* i = std::get_if<InstrStmt>(&s.node)) {
       out += print_instruction(p, i->ins);
+      if (i->source_line != 0) out += " @line " + std::to_string(i->source_line);
     } else if (auto* l = std::get_if<Loop>(&s.node)) {
       out += "for " + l->var + " in ";
       out += l->kind == LoopKind::affine ? "affine_range(" : "sequential_range(";
@@ -257,6 +278,7 @@ std::string print_program(const Program& p) {
     for (const auto& [name, value] : p.build_options) out += " " + name + "=" + value;
     out += '\n';
   }
+  if (!p.source_file.empty()) out += "source " + quoted(p.source_file) + "\n";
   for (const Param& prm : p.params) {
     out += "param " + prm.name + " in [" + std::to_string(prm.lo) + ", " + std::to_string(prm.hi) +
            "]";

@@ -42,7 +42,12 @@ struct DeclStmt {  // declaration point of an on-chip buffer in its scope
 struct InstrStmt {
   uint32_t id = 0;  // program-order index, 0..Program::num_instructions-1
   Instruction ins;
-  bool operator==(const InstrStmt&) const = default;
+  // The line of Program::source_file whose call emitted this instruction (traced NKI kernels,
+  // `.nkir` `@line N`); 0 = unknown (kernels built in C++ leave it 0). Provenance only: it is not
+  // part of operator==, so a traced kernel equals its registered twin and an edit that moves a
+  // call to another line does not change the program.
+  uint32_t source_line = 0;
+  bool operator==(const InstrStmt& o) const { return id == o.id && ins == o.ins; }
 };
 
 struct Stmt {
@@ -66,7 +71,12 @@ struct Program {
   // contract of the options it was built for. Names are identifiers, values identifiers or
   // decimal numbers. Empty: not recorded (a program built in C++, a file without the line).
   std::map<std::string, std::string> build_options;
-  bool operator==(const Program&) const = default;
+  // The kernel file the program was traced from (the `.nkir` `source "FILE"` line; the NKI
+  // front end writes the basename), which InstrStmt::source_line counts lines of. Empty: none
+  // (a program built in C++). Provenance like source_line, so not part of operator==.
+  std::string source_file;
+  // Every field but source_file (written out for that reason: keep it in step with the fields).
+  bool operator==(const Program&) const;
 
   const Tensor& tensor(TensorId id) const { return tensors.at(id); }
   std::optional<TensorId> find_tensor(std::string_view name) const;

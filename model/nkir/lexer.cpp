@@ -133,6 +133,22 @@ Token Lexer::lex() {
       }
     }
     while (ident_char(at(pos_ + len))) ++len;
+  } else if (c == '"') {
+    // To the closing quote; a backslash keeps the next byte in the string. A string that meets
+    // the end of the line or file first is one Invalid token (the parser names it).
+    t.kind = TokKind::Invalid;
+    while (pos_ + len < src_.size() && src_[pos_ + len] != '\n') {
+      char d = src_[pos_ + len];
+      if (d == '\\' && pos_ + len + 1 < src_.size() && src_[pos_ + len + 1] != '\n') {
+        len += 2;
+        continue;
+      }
+      ++len;
+      if (d == '"') {
+        t.kind = TokKind::String;
+        break;
+      }
+    }
   } else if (ascii_punct(c)) {
     t.kind = TokKind::Punct;
     char d = at(pos_ + 1);

@@ -15,9 +15,10 @@ enum class TokKind {
   Ident,    // [A-Za-z_][A-Za-z0-9_]*
   Number,   // starts with a digit; the parser decides whether it is an integer or a float
   Punct,    // ( ) [ ] { } , : . + - * // % = == != < <= and any other ASCII punctuation
+  String,   // "..." on one line, escapes \\ \" \xHH kept as written (the parser decodes them)
   Newline,  // end of a statement (newlines inside ( ) and [ ] are whitespace)
   End,      // end of input
-  Invalid,  // a byte that starts no token
+  Invalid,  // a byte that starts no token, or a string without its closing quote
 };
 
 struct Token {

@@ -482,7 +482,10 @@ void Parser::parse_arguments(I& ins, const Token& op) {
   FieldLister fields;
   describe(ins, fields);
   std::string op_str(op.text);
-  if (peek().kind != TokKind::Newline && peek().kind != TokKind::End) {
+  const auto at_end = [this] {  // of the arguments: `@line` or the end of the statement
+    return peek().kind == TokKind::Newline || peek().kind == TokKind::End || peek().is("@");
+  };
+  if (!at_end()) {
     while (true) {
       if (peek().kind == TokKind::Ident && peek(1).is("=")) {
         Token key = next();
@@ -510,14 +513,11 @@ void Parser::parse_arguments(I& ins, const Token& op) {
       if (!accept(",")) break;
     }
   }
-  if (peek().kind != TokKind::Newline && peek().kind != TokKind::End) {
-    fail(peek(), "',' or end of line");
-  }
+  if (!at_end()) fail(peek(), "',', '@line' or end of line");
   FieldLister check;
   check.given = &given;
   describe(ins, check);
   if (check.missing) fail(peek(), "argument '" + std::string(check.missing) + "' of " + op_str);
-  expect_end_of_statement();
 }
 
 void Parser::parse_instruction(const Token& op) {
@@ -525,6 +525,8 @@ void Parser::parse_instruction(const Token& op) {
   if (!ins) fail(op, loop_vars_.empty() ? kTopStatements : kLoopStatements);
   instr_pos_.push_back(pos_of(op));
   std::visit([&](auto& i) { parse_arguments(i, op); }, *ins);
+  instr_lines_.push_back(peek().is("@") ? parse_line_annotation() : 0);
+  expect_end_of_statement();
   builder_->emit(std::move(*ins));
 }
 

@@ -100,6 +100,11 @@ Program Parser::parse_program() {
     next();
     parse_options();
   }
+  while (peek().kind == TokKind::Newline) next();
+  if (peek().is_ident("source")) {
+    next();
+    parse_source();
+  }
 
   while (true) {
     while (peek().kind == TokKind::Newline) next();
@@ -121,6 +126,8 @@ Program Parser::parse_program() {
   try {
     Program p = builder_->finish();
     p.build_options = std::move(build_options_);
+    p.source_file = std::move(source_file_);
+    set_source_lines(p.body);
     return p;
   } catch (const BuildError& e) {
     fail_at(locate(e), "expected a valid program, got " + e.message);
@@ -149,6 +156,9 @@ void Parser::parse_statement() {
                 w == "scratch";
   if (header && !loop_vars_.empty()) fail(t, kLoopStatements);
   if (w == "options") fail(t, "the options line directly after the kernel line, not later");
+  if (w == "source") {
+    fail(t, "the source line directly after the kernel line (and options line), not later");
+  }
   Token kw = next();
   if (w == "param") {
     parse_param();
@@ -222,6 +232,66 @@ void Parser::parse_options() {
     fail(peek(), std::string(what) + " or end of line");
   }
   expect_end_of_statement();
+}
+
+void Parser::parse_source() {
+  const char* what = "file name (a double-quoted string)";
+  Token t = peek();
+  if (t.kind != TokKind::String) fail(t, what);
+  next();
+  std::string name;
+  const std::string_view raw = t.text.substr(1, t.text.size() - 2);
+  auto hex = [](char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  for (size_t i = 0; i < raw.size(); ++i) {
+    if (raw[i] != '\\') {
+      name += raw[i];
+      continue;
+    }
+    // The escapes the printer writes: \\, \" and \xHH (two hex digits).
+    const Pos at{t.line, t.column + 1 + static_cast<int>(i)};
+    char e = i + 1 < raw.size() ? raw[i + 1] : '\0';
+    if (e == '\\' || e == '"') {
+      name += e;
+      i += 1;
+    } else if (e == 'x' && i + 3 < raw.size() && hex(raw[i + 2]) >= 0 && hex(raw[i + 3]) >= 0) {
+      name += static_cast<char>(hex(raw[i + 2]) * 16 + hex(raw[i + 3]));
+      i += 3;
+    } else {
+      fail_at(at, "expected an escape (\\\\, \\\" or \\xHH) in the file name, got '" +
+                      std::string(raw.substr(i, 2)) + "'");
+    }
+  }
+  if (name.empty()) fail(t, "a non-empty file name");
+  source_file_ = std::move(name);
+  expect_end_of_statement();
+}
+
+uint32_t Parser::parse_line_annotation() {
+  expect("@");
+  const Token kw = peek();
+  if (!kw.is_ident("line")) fail(kw, "'line' after '@'");
+  next();
+  const char* what = "line number (a positive integer)";
+  const Token at = peek();
+  if (at.kind != TokKind::Number) fail(at, what);
+  const int64_t line = parse_int64(what);
+  if (line < 1 || line > UINT32_MAX) fail(at, "line number in [1, 4294967295]");
+  return static_cast<uint32_t>(line);
+}
+
+void Parser::set_source_lines(std::vector<Stmt>& body) const {
+  for (Stmt& s : body) {
+    if (auto* i = std::get_if<InstrStmt>(&s.node)) {
+      if (i->id < instr_lines_.size()) i->source_line = instr_lines_[i->id];
+    } else if (auto* l = std::get_if<Loop>(&s.node)) {
+      set_source_lines(l->body);
+    }
+  }
 }
 
 void Parser::parse_param() {

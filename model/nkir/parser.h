@@ -101,7 +101,10 @@ class Parser {
 
   // Statements (parser.cpp).
   void parse_statement();
-  void parse_options();  // the `options` line after the kernel line
+  void parse_options();              // the `options` line after the kernel line
+  void parse_source();               // the `source "FILE"` line after the kernel and options lines
+  uint32_t parse_line_annotation();  // `@line N` at the end of an instruction
+  void set_source_lines(std::vector<Stmt>& body) const;
   void parse_param();
   void parse_require();
   void parse_grid(const Token& kw);
@@ -143,12 +146,16 @@ class Parser {
   Pos kernel_pos_;
   bool grid_seen_ = false;
   std::map<std::string, std::string> build_options_;  // Program::build_options
+  std::string source_file_;                           // Program::source_file
   std::unordered_set<std::string> params_;
   std::vector<std::string> loop_vars_;                 // innermost last
   std::vector<std::vector<std::string>> scope_names_;  // tensor names declared per open scope
   std::vector<TensorInfo> tensors_;                    // by builder id
   std::unordered_map<std::string, std::vector<TensorId>> visible_;  // name -> builder ids
   std::vector<Pos> hbm_pos_, buffer_pos_, instr_pos_;
+  // InstrStmt::source_line by instruction in text order (= id order after finish(), as for
+  // instr_pos_): set after finish() so that the builder need not know about lines.
+  std::vector<uint32_t> instr_lines_;
 };
 
 }  // namespace nkir

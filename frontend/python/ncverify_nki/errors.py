@@ -10,6 +10,7 @@ import sys
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _param_names = set()
+_kernel_file = None  # abspath of the traced kernel's file (set_kernel_file)
 
 
 class NkiError(Exception):
@@ -34,6 +35,27 @@ def user_location(frame=None):
             return (name, f.f_lineno)
         f = f.f_back
     return None
+
+
+def set_kernel_file(path):
+    """The file whose lines kernel_line() reports (None: none)."""
+    global _kernel_file
+    _kernel_file = os.path.abspath(path) if path else None
+
+
+def kernel_line(frame=None):
+    """The line of the kernel's file that made the current call: the innermost frame in that
+    file, so a call inside a helper module the kernel imports is attributed to the kernel line
+    that called the helper (the line the `.nkir` `@line` names). 0 when there is none."""
+    if _kernel_file is None:
+        return 0
+    f = frame or sys._getframe(1)
+    while f is not None:
+        name = f.f_code.co_filename
+        if not name.startswith("<") and os.path.abspath(name) == _kernel_file:
+            return f.f_lineno
+        f = f.f_back
+    return 0
 
 
 def traceback_location(tb):

@@ -382,6 +382,10 @@ def run(argv):
     if not inspect.isfunction(func):
         raise UsageError("%s:%s is not a function" % (path, func_name))
     tr = trace.Tracer(re.sub(r"\W", "_", func_name), trace.SourceIndex())
+    # Instructions name the line of this file that made them (`@line`); the basename keeps the
+    # text independent of where the file was traced from.
+    tr.source_file = os.path.basename(path)
+    errors.set_kernel_file(path)
     call_args, tensor_args, kwargs, notes, recorded = bind(tr, func, args, path)
     g = func.__globals__
     had_range = "range" in g

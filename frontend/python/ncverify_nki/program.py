@@ -126,12 +126,17 @@ class ZeroInit:
 
     def __init__(self, tensor):
         self.tensor = tensor
+        self.line = errors.kernel_line()  # the nl.zeros line, for its memsets' `@line`
 
 
 class Instr:
-    def __init__(self, op, args):
+    def __init__(self, op, args, line=None):
         self.op = op
         self.args = args  # list of [name or None, value]
+        # The kernel line whose call made it (`@line`; 0: unknown). Instructions are made while
+        # the call runs, so the stack names it; a copy made later (a peeled loop iteration)
+        # passes its original's line.
+        self.line = errors.kernel_line() if line is None else line
 
     def get(self, name):
         for k, v in self.args:
@@ -264,14 +269,15 @@ class Printer:
             elif isinstance(s, ZeroInit):
                 if s.tensor.zero_state == "needed" and not s.tensor.dead:
                     for view in s.tensor.block_views():
-                        out.append("%smemset %s, value=0" % (pad, self.access(view)))
+                        out.append("%smemset %s, value=0%s" % (pad, self.access(view),
+                                                               _at_line(s.line)))
             elif isinstance(s, Instr):
                 args = []
                 for name, v in s.args:
                     if isinstance(v, AxisSteps):
                         v = v.for_view(s.args[0][1])
                     args.append(self.value(v) if name is None else "%s=%s" % (name, self.value(v)))
-                out.append("%s%s %s" % (pad, s.op, ", ".join(args)))
+                out.append("%s%s %s%s" % (pad, s.op, ", ".join(args), _at_line(s.line)))
             elif isinstance(s, Loop):
                 rng = "%s, %s" % (self.lin(s.start), self.lin(s.stop))
                 if s.step != 1:
@@ -279,6 +285,11 @@ class Printer:
                 out.append("%sfor %s in %s(%s) {" % (pad, s.var, s.kind, rng))
                 self.statements(s.body, indent + 1, out)
                 out.append("%s}" % pad)
+
+
+def _at_line(line):
+    """The `.nkir` annotation naming the kernel line of an instruction (none when unknown)."""
+    return " @line %d" % line if line else ""
 
 
 def _paren(text):

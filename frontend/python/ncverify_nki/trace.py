@@ -88,6 +88,7 @@ class Tracer:
         self.loops = []
         self.names = set()
         self.queues = {}  # HBM tensor name -> DMA queue
+        self.source_file = None  # the `.nkir` `source` line: the kernel file the `@line`s count in
 
     # ---- names
     def unique(self, base):
@@ -214,13 +215,14 @@ class Tracer:
         at = next(k for k, s in enumerate(block) if s is loop)
         if any(isinstance(s, (BufferDecl, Loop, ZeroInit)) for s in loop.body):
             # zero the group's tile right before the loop instead
-            block[at:at] = [Instr("memset", [[None, ins.group_view], ["value", 0.0]])
+            block[at:at] = [Instr("memset", [[None, ins.group_view], ["value", 0.0]],
+                                  line=ins.line)
                             for ins in loop.peel]
             return
         env = {loop.var: loop.start}
         first = []
         for s in loop.body:
-            c = Instr(s.op, [[k, _subst_value(v, env)] for k, v in s.args])
+            c = Instr(s.op, [[k, _subst_value(v, env)] for k, v in s.args], line=s.line)
             if s in loop.peel:
                 c.set("accumulate", False)
             first.append(c)
@@ -397,6 +399,8 @@ class Tracer:
         out.append("kernel %s" % self.kernel_name)
         if options:
             out.append("options " + " ".join("%s=%s" % kv for kv in sorted(options.items())))
+        if self.source_file:
+            out.append("source %s" % _quoted(self.source_file))
         used = set()
         for t in self.hbm:
             for d in t.shape:
@@ -419,6 +423,20 @@ class Tracer:
         out.append("")
         pr.statements(self.root, 0, out)
         return "\n".join(out) + "\n"
+
+
+def _quoted(name):
+    """`name` as a `.nkir` string, escaped as the C++ printer does (backslash, quote, control
+    bytes as \\xHH) so that the text parses back to the same name."""
+    out = []
+    for c in name:
+        if c in '"\\':
+            out.append("\\" + c)
+        elif ord(c) < 0x20 or ord(c) == 0x7f:
+            out.append("\\x%02x" % ord(c))
+        else:
+            out.append(c)
+    return '"%s"' % "".join(out)
 
 
 def _bare_param(lin, params):

@@ -556,7 +556,8 @@ TEST(TextFormTest, SyntaxErrorsHaveExactPositions) {
   expect_error(h + "for i in affine_range(N // 128) {\n  param Q in [1, 2]\n}\n", 6, 3,
                "expected buffer, for, '}' or an instruction inside a loop, got 'param'");
   expect_error(h + "for N in affine_range(4) {\n}\n", 5, 5, "expected a loop variable name");
-  expect_error(h + "dma_copy o[:, :], a[:, :] $\n", 5, 27, "expected ',' or end of line, got '$'");
+  expect_error(h + "dma_copy o[:, :], a[:, :] $\n", 5, 27,
+               "expected ',', '@line' or end of line, got '$'");
   expect_error(h + "dma_copy o[:, :], a[:, :]\x01\n", 5, 26, "got '\\x01'");
   expect_error(h + "for i in affine_range(0, 4, 0) {\n}\n", 5, 29,
                "expected positive integer step, got '0'");
