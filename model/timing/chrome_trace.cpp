@@ -67,6 +67,8 @@ std::string region_text(const Program& p, const Region& r) {
 struct InstrNames {
   std::string_view op;
   std::vector<std::string_view> loop_vars;
+  // "kernel.py:42" for a traced NKI kernel's instruction (InstrStmt::source_line), else empty.
+  std::string source;
 };
 
 std::vector<InstrNames> instruction_names(const Program& p) {
@@ -76,17 +78,31 @@ std::vector<InstrNames> instruction_names(const Program& p) {
       InstrNames& n = names.at(i->id);
       n.op = op_name(i->ins);
       for (const Loop* l : loops) n.loop_vars.push_back(l->var);
+      if (i->source_line != 0) {
+        n.source = (p.source_file.empty() ? std::string("line ") : p.source_file + ":") +
+                   std::to_string(i->source_line);
+      }
     }
   });
   return names;
 }
 
-// The slice name "op [i=3, j=5]" and its args entry "loop": {"i": 3, "j": 5}.
+// The slice name "op [i=3, j=5]" (then " kernel.py:42" for a traced kernel) and its args entries
+// "loop": {"i": 3, "j": 5} and "source": "kernel.py:42".
 void name_with_loops(const InstrNames* n, const Trace& trace, const TraceEvent& ev,
                      std::string& name, std::string& loop_arg) {
   name = n ? std::string(n->op) : std::string();
   const size_t count = n ? std::min<size_t>(ev.num_loop_values, n->loop_vars.size()) : 0;
-  if (count == 0) return;
+  if (n != nullptr && !n->source.empty()) {
+    loop_arg += ", \"source\": " + quoted(n->source);
+  }
+  auto add_source = [&] {
+    if (n != nullptr && !n->source.empty()) name += " " + n->source;
+  };
+  if (count == 0) {
+    add_source();
+    return;
+  }
   std::string list, object;
   for (size_t k = 0; k < count; ++k) {
     const std::string value = std::to_string(trace.loop_values.at(ev.loop_values_begin + k));
@@ -95,7 +111,8 @@ void name_with_loops(const InstrNames* n, const Trace& trace, const TraceEvent& 
     object += (k ? ", " : "") + quoted(var) + ": " + value;
   }
   name += " [" + list + "]";
-  loop_arg = ", \"loop\": {" + object + "}";
+  add_source();
+  loop_arg += ", \"loop\": {" + object + "}";
 }
 
 }  // namespace

@@ -4,6 +4,9 @@
 // the helper, and a dynamic-check failure of a traced kernel names that line.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
+
 #include "tools/tests/cli_test_support.h"
 
 namespace ncv::cli_test {
@@ -62,6 +65,24 @@ TEST(FrontendSourceLines, ADynamicCheckFailureNamesTheLine) {
   EXPECT_EQ(r.exit_code, 1) << describe(r);
   EXPECT_NE(r.out.find("out_of_bounds"), std::string::npos) << describe(r);
   EXPECT_NE(r.out.find("` (lines_kernel.py:9), at i=1"), std::string::npos) << describe(r);
+}
+
+// The Perfetto trace of a traced kernel names each slice's source line after its loop indices
+// (and in args.source). The in-bounds shape (one tile) has no out-of-bounds load to stop it.
+TEST(FrontendSourceLines, TraceSlicesNameTheLine) {
+  const fs::path file = write_kernel();
+  const fs::path trace = temp_dir() / "source_lines" / "trace.json";
+  fs::remove(trace);
+  const CliResult r =
+      run_cli({"bench", file.string() + ":shifted_copy", "--param", "rows=128", "--param",
+               "cols=64", "--input", "a=fp32[129,64]", "--trace", trace.string()});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  std::ifstream in(trace);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("\"name\": \"dma_copy [i=0] lines_kernel.py:9\""), std::string::npos) << text;
+  EXPECT_NE(text.find("\"name\": \"tensor_tensor [i=0] lines_kernel.py:10\""), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\"source\": \"lines_kernel.py:11\""), std::string::npos) << text;
 }
 
 }  // namespace
