@@ -17,6 +17,9 @@
 //     unexplained gaps, which gives makespan <= sum of durations + semaphores;
 //   - waited_for names an earlier instance whose regions conflict with this one's;
 //   - makespan = the last end >= each track's busy time (sum of its durations);
+//   - the start bound: `after` names an earlier instance on the same track (Stream) or a DMA of
+//     the same core (DmaBandwidth); the critical path (model/timing/critical_path.h) splits the
+//     makespan into parts that sum to it, with no unexplained gap;
 //   - determinism: the same trace schedules identically; the trace of a trace-only run schedules
 //     identically to that of a value run (within the work budget of fuzz/support/run_budget.h).
 #include <algorithm>
@@ -32,6 +35,7 @@
 #include "model/interp/interpreter.h"
 #include "model/ir/printer.h"
 #include "model/timing/cost_table.h"
+#include "model/timing/critical_path.h"
 #include "model/timing/timing.h"
 
 namespace {
@@ -176,6 +180,33 @@ void check_schedule(const Program& p, const Trace& t, const Schedule& s, const C
   }
 }
 
+void check_critical_path(const Trace& t, const Schedule& s, const CostTable& costs) {
+  const auto eps = [](double x) { return 1e-9 * std::max(1.0, std::fabs(x)); };
+  for (size_t k = 0; k < s.instances.size(); ++k) {
+    const TimedInstance& ti = s.instances[k];
+    const std::string at = "instance " + std::to_string(k);
+    if (ti.bound == StartBound::Stream || ti.bound == StartBound::DmaBandwidth) {
+      NCV_FUZZ_CHECK(ti.after >= 0 && static_cast<size_t>(ti.after) < k, kTarget,
+                     at + ": `after` is no earlier instance");
+      const TimedInstance& a = s.instances[static_cast<size_t>(ti.after)];
+      const bool ok = ti.bound == StartBound::Stream
+                          ? a.track == ti.track
+                          : t.events[static_cast<size_t>(ti.after)].engine == Engine::Dma &&
+                                t.events[static_cast<size_t>(ti.after)].core == t.events[k].core;
+      NCV_FUZZ_CHECK(ok, kTarget, at + ": `after` is on the wrong stream");
+    } else if (ti.bound == StartBound::Dependency) {
+      NCV_FUZZ_CHECK(ti.waited_for >= 0, kTarget, at + ": bound by a dependency it has not");
+    }
+  }
+  const CriticalPath cp = critical_path(t, s, costs);
+  double sum = cp.waits_ns + cp.dma_latency_ns + cp.gaps_ns;
+  for (const PathSegment& seg : cp.segments) sum += seg.ns;
+  NCV_FUZZ_CHECK(std::fabs(sum - s.makespan_ns) <= 1e3 * eps(s.makespan_ns), kTarget,
+                 "the critical path's parts sum to " + std::to_string(sum) + ", not the makespan");
+  NCV_FUZZ_CHECK(cp.gaps_ns <= 1e3 * eps(s.makespan_ns), kTarget,
+                 "the critical path has " + std::to_string(cp.gaps_ns) + " ns unexplained");
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -209,6 +240,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const Schedule s = schedule_trace(p, shape_only.trace, *costs);
   g_copies = rotating_copies(p, shape_only.trace, hw);
   check_schedule(p, shape_only.trace, s, *costs);
+  check_critical_path(shape_only.trace, s, *costs);
   NCV_FUZZ_CHECK(same_schedule(s, schedule_trace(p, shape_only.trace, *costs)), kTarget,
                  "the same trace scheduled twice differs\n" + print_program(p));
   if (values_run && !values.error) {

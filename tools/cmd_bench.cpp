@@ -1,7 +1,9 @@
 // `ncverify bench KERNEL|FILE.nkir --param NAME=VALUE ... [--gen trn1|trn2|trn3] [--json]
-// [--trace FILE.json] [--seqlens 512,1024,...]`: runs the kernel trace-only, schedules the trace
-// on the timing model (model/timing/timing.h) and prints the latency and a profile summary with
-// neuron-profile's field names. --seqlens repeats it for each value of the seqlen param (one row
+// [--trace FILE.json] [--seqlens 512,1024,...] [--by-instruction]`: runs the kernel trace-only,
+// schedules the trace on the timing model (model/timing/timing.h) and prints the latency, a
+// profile summary with neuron-profile's field names and what bounds the kernel (the DMA time, the
+// critical path, the dominating instructions: tools/bench_bounds.h; --by-instruction: every
+// instruction). --seqlens repeats it for each value of the seqlen param (one row
 // or JSON object per length). Exit 0; 1 when the run fails a dynamic check (as `run`); 2 on bad
 // usage or input.
 #include <CLI/CLI.hpp>
@@ -15,6 +17,7 @@
 #include "model/timing/calibration.h"
 #include "model/timing/chrome_trace.h"
 #include "model/timing/profile.h"
+#include "tools/bench_bounds.h"
 #include "tools/commands.h"
 #include "tools/kernel_source.h"
 #include "tools/memory_table.h"
@@ -29,6 +32,7 @@ struct BenchCommandOptions {
   std::vector<std::string> params;
   bool json = false;
   bool force = false;
+  bool by_instruction = false;
   RunLimits limits;
   int64_t max_trace_mib = 2048;
   NkiFlags nki;
@@ -55,6 +59,7 @@ struct BenchRow {
   ParamValues params;
   ProfileSummary profile;
   MemoryPeaks memory;  // what fills SBUF and PSUM at their peak: the headroom at this shape
+  BenchBounds bounds;  // what bounds the kernel: critical path, DMA time, dominating instructions
 };
 
 BenchRow bench_once(const KernelSource& src, const ParamValues& params, const HwConfig& hw,
@@ -83,7 +88,8 @@ BenchRow bench_once(const KernelSource& src, const ParamValues& params, const Hw
     write_output_file(opts.trace_file, out.str(), opts.force, "--trace");
   }
   return BenchRow{params, summarize(src.program, r.trace, s, costs),
-                  memory_peaks(src.program, hw, params)};
+                  memory_peaks(src.program, hw, params),
+                  bench_bounds(src.program, r.trace, s, costs)};
 }
 
 std::vector<int64_t> parse_seqlens(const std::string& text) {
@@ -104,7 +110,8 @@ std::vector<int64_t> parse_seqlens(const std::string& text) {
   return out;
 }
 
-nlohmann::json row_json(const BenchRow& row, const std::string& label, const std::string& gen) {
+nlohmann::json row_json(const BenchRow& row, const std::string& label, const std::string& gen,
+                        bool by_instruction) {
   nlohmann::json j;
   j["kernel"] = label;
   j["gen"] = gen;
@@ -115,11 +122,13 @@ nlohmann::json row_json(const BenchRow& row, const std::string& label, const std
                       {"median_abs_error_pct", band.median_abs_error_pct},
                       {"max_abs_error_pct", band.max_abs_error_pct}};
   for (const auto& [name, value] : row.profile.fields()) j[name] = value;
+  add_bench_bounds_json(j, row.bounds, by_instruction);
   j["memory"] = memory_peaks_json(row.memory);
   return j;
 }
 
-void print_text(const BenchRow& row, const std::string& label, const std::string& gen) {
+void print_text(const BenchRow& row, const std::string& label, const std::string& gen,
+                bool by_instruction) {
   std::cout << "bench " << label << " " << format_params(row.params) << " on " << gen << "\n"
             << "latency_us: " << std::fixed << std::setprecision(2) << row.profile.latency_us()
             << "\n"
@@ -128,6 +137,7 @@ void print_text(const BenchRow& row, const std::string& label, const std::string
     std::cout << "  " << std::left << std::setw(36) << name << std::right << std::setw(16)
               << std::setprecision(2) << value << "\n";
   }
+  print_bench_bounds(std::cout, row.bounds, by_instruction);
   std::cout << "memory at the peak:\n";
   print_memory_peaks(std::cout, row.memory, "  ");
 }
@@ -165,14 +175,15 @@ int run_bench(const BenchCommandOptions& opts) {
   }
   if (opts.json) {
     if (opts.seqlens.empty()) {
-      std::cout << row_json(rows.front(), src.label, opts.gen).dump(2) << "\n";
+      std::cout << row_json(rows.front(), src.label, opts.gen, opts.by_instruction).dump(2) << "\n";
     } else {
       nlohmann::json list = nlohmann::json::array();
-      for (const BenchRow& row : rows) list.push_back(row_json(row, src.label, opts.gen));
+      for (const BenchRow& row : rows)
+        list.push_back(row_json(row, src.label, opts.gen, opts.by_instruction));
       std::cout << list.dump(2) << "\n";
     }
   } else if (opts.seqlens.empty()) {
-    print_text(rows.front(), src.label, opts.gen);
+    print_text(rows.front(), src.label, opts.gen, opts.by_instruction);
   } else {
     std::cout << "bench " << src.label << " on " << opts.gen << "\n"
               << "trust: " << trust_line(opts.gen) << "\n"
@@ -180,7 +191,7 @@ int run_bench(const BenchCommandOptions& opts) {
               << "tensor_%" << std::setw(12) << "vector_%" << std::setw(12) << "scalar_%"
               << std::setw(12) << "dma_count" << std::setw(10) << "mfu_%" << std::setw(10)
               << "sbuf_%" << std::setw(10) << "psum_%"
-              << "\n";
+              << "  bound_by\n";
     for (const BenchRow& row : rows) {
       const ProfileSummary& p = row.profile;
       std::cout << std::fixed << std::setprecision(1) << std::setw(8) << row.params.at("seqlen")
@@ -188,7 +199,8 @@ int run_bench(const BenchCommandOptions& opts) {
                 << std::setw(12) << p.vector.active_time_percent << std::setw(12)
                 << p.scalar.active_time_percent << std::setw(12) << p.dma_transfer_count
                 << std::setw(10) << p.mfu_estimated_percent << std::setw(10)
-                << percent(row.memory.sbuf) << std::setw(10) << percent(row.memory.psum) << "\n";
+                << percent(row.memory.sbuf) << std::setw(10) << percent(row.memory.psum) << "  "
+                << row.bounds.bounded_by() << "\n";
     }
   }
   return kExitOk;
@@ -221,6 +233,9 @@ void register_bench(CLI::App& app, Action& action) {
                   "they start")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30))
       ->capture_default_str();
+  cmd->add_flag("--by-instruction", opts->by_instruction,
+                "Also print every instruction that ran: its engine, busy time and share of the "
+                "critical path");
   cmd->add_flag("--json", opts->json, "Print JSON (an object, or a list with --seqlens)");
   cmd->callback([opts, &action] { action = [opts] { return run_bench(*opts); }; });
 }

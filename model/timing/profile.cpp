@@ -97,6 +97,28 @@ ProfileSummary summarize(const Program& p, const Trace& trace, const Schedule& s
   return out;
 }
 
+DmaTime dma_time(const Trace& trace, const Schedule& s) {
+  DmaTime out;
+  std::vector<std::pair<double, double>> busy;
+  for (size_t k = 0; k < trace.events.size(); ++k) {
+    if (trace.events[k].engine != Engine::Dma) continue;
+    const TimedInstance& ti = s.instances.at(k);
+    out.busy_ns += ti.end_ns - ti.start_ns;
+    busy.emplace_back(ti.start_ns, ti.end_ns);
+  }
+  // The union of the intervals.
+  std::sort(busy.begin(), busy.end());
+  double covered_to = -1;
+  for (const auto& [b, e] : busy) {
+    const double from = std::max(b, covered_to);
+    if (e > from) {
+      out.span_ns += e - from;
+      covered_to = e;
+    }
+  }
+  return out;
+}
+
 std::vector<std::pair<std::string, double>> ProfileSummary::fields() const {
   std::vector<std::pair<std::string, double>> f;
   f.emplace_back("total_time", total_time_ns / 1000.0);  // us, as neuron-profile prints it

@@ -37,6 +37,14 @@ struct ProfileSummary {
   std::vector<std::pair<std::string, double>> fields() const;
 };
 
+// The DMA queues' time: the sum of their busy time (queues run side by side, so it may exceed the
+// makespan) and the span during which at least one queue of any core moves data.
+struct DmaTime {
+  double busy_ns = 0;
+  double span_ns = 0;
+};
+DmaTime dma_time(const Trace& trace, const Schedule& s);
+
 ProfileSummary summarize(const Program& p, const Trace& trace, const Schedule& s,
                          const CostTable& costs);
 

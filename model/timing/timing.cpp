@@ -31,47 +31,54 @@ struct Segment {
 // runs back to back keeps one interval.
 class Timeline {
  public:
+  // A free slot: its start, and the instance whose busy interval ends there (-1 when the slot
+  // starts at the time asked for): what the critical path follows back (TimedInstance::after).
+  struct Slot {
+    double start = 0;
+    int64_t after = -1;
+  };
   // The earliest s >= t with [s, s + d) free.
-  double find(double t, double d) const {
-    double s = t;
-    auto it = busy_.upper_bound(s);
+  Slot find(double t, double d) const {
+    Slot s{t, -1};
+    auto it = busy_.upper_bound(s.start);
     if (it != busy_.begin()) {
       auto prev = std::prev(it);
-      if (prev->second > s) s = prev->second;
+      if (prev->second.end > s.start) s = Slot{prev->second.end, prev->second.owner};
     }
-    while (it != busy_.end() && it->first < s + d) {
-      s = std::max(s, it->second);
+    while (it != busy_.end() && it->first < s.start + d) {
+      if (it->second.end > s.start) s = Slot{it->second.end, it->second.owner};
       ++it;
     }
     return s;
   }
-  // Reserves [s, s + d), which must be free (find).
-  void reserve_at(double s, double d) {
+  // Reserves [s, s + d) for instance `owner`; it must be free (find).
+  void reserve_at(double s, double d, int64_t owner) {
     if (d <= 0) return;
-    double b = s, e = s + d;
+    double b = s;
+    Busy e{s + d, owner};
     auto it = busy_.lower_bound(b);
     if (it != busy_.begin()) {
       auto prev = std::prev(it);
-      if (prev->second == b) {
+      if (prev->second.end == b) {
         b = prev->first;
         busy_.erase(prev);
       }
     }
-    it = busy_.find(e);
+    it = busy_.find(e.end);
     if (it != busy_.end()) {
       e = it->second;
       busy_.erase(it);
     }
     busy_.emplace(b, e);
   }
-  double reserve(double t, double d) {
-    const double s = find(t, d);
-    reserve_at(s, d);
-    return s;
-  }
 
  private:
-  std::map<double, double> busy_;  // start -> end, disjoint
+  // An interval's end and the instance that ends it (merging keeps the later one's).
+  struct Busy {
+    double end = 0;
+    int64_t owner = -1;
+  };
+  std::map<double, Busy> busy_;  // start -> end, disjoint
 };
 
 // The access history of one memory space (an on-chip memory of one core, or one HBM tensor):
@@ -222,6 +229,7 @@ Schedule schedule_trace(const Program& p, const Trace& trace, const CostTable& c
   std::unordered_map<uint64_t, Space> spaces;
   std::map<int, int> track_index;    // global track number -> index in Schedule::tracks
   std::vector<double> track_free;    // in-order streams (DMA queues): when the last one ends
+  std::vector<int64_t> track_last;   // the instance that ends at track_free, or -1
   std::vector<Timeline> track_busy;  // reordering streams (compute engines): busy intervals
   std::vector<Timeline> dma_pool;
   std::vector<TensorState> tensor_state;
@@ -239,6 +247,7 @@ Schedule schedule_trace(const Program& p, const Trace& trace, const CostTable& c
     const size_t cores_seen = static_cast<size_t>(core) + 1;
     if (cores_seen * static_cast<size_t>(per_core) > track_free.size()) {
       track_free.resize(cores_seen * static_cast<size_t>(per_core), 0.0);
+      track_last.resize(cores_seen * static_cast<size_t>(per_core), -1);
       track_busy.resize(cores_seen * static_cast<size_t>(per_core));
       dma_pool.resize(cores_seen);
       tensor_state.resize(cores_seen);
@@ -274,29 +283,60 @@ Schedule schedule_trace(const Program& p, const Trace& trace, const CostTable& c
     if (dep.from >= 0 && s.instances[static_cast<size_t>(dep.from)].track != track) {
       ready += costs.semaphore_ns;
     }
+    const auto self = static_cast<int64_t>(k);
     double start = 0, end = 0;
+    // What set the start, for the critical path: a slot found after `ready` (Timeline::Slot) or
+    // the stream's last end; else the dependency, or nothing.
+    StartBound bound = dep.from >= 0 ? StartBound::Dependency : StartBound::Nothing;
+    int64_t after = -1;
     if (ev.engine == Engine::Dma) {
       // The fixed cost (descriptors, synchronisation, semaphore-to-start) is latency: it overlaps
       // the previous transfer's data on the queue, which moves transfers in order (DMA, DMABW).
       // The data then shares the core's DMA engines' bandwidth.
-      const double data_ready = std::max(ready + costs.dma_fixed_ns, track_free[tr]);
-      start = dma_pool[static_cast<size_t>(core)].reserve(data_ready, dma_pool_ns(costs, ev));
+      const double dep_ready = ready + costs.dma_fixed_ns;
+      const double data_ready = std::max(dep_ready, track_free[tr]);
+      const double pool_ns = dma_pool_ns(costs, ev);
+      Timeline& pool = dma_pool[static_cast<size_t>(core)];
+      const Timeline::Slot slot = pool.find(data_ready, pool_ns);
+      pool.reserve_at(slot.start, pool_ns, self);
+      start = slot.start;
       end = start + dma_transfer_ns(costs, ev);
+      if (slot.after >= 0) {
+        bound = StartBound::DmaBandwidth;
+        after = slot.after;
+      } else if (track_free[tr] > dep_ready) {
+        bound = StartBound::Stream;
+        after = track_last[tr];
+      }
       track_free[tr] = end;
+      track_last[tr] = self;
     } else {
       double cost = instance_cost_ns(costs, ins, ev, trace);
       // The compiler orders each compute engine's stream: an instance runs in the first idle gap
       // after its dependencies (model/compiler reorders_across_iterations).
       Timeline& busy = track_busy[tr];
-      start = reorders_across_iterations(ev.engine) ? busy.find(ready, cost)
-                                                    : std::max(ready, track_free[tr]);
+      Timeline::Slot slot{ready, -1};
+      if (reorders_across_iterations(ev.engine)) {
+        slot = busy.find(ready, cost);
+      } else if (track_free[tr] > ready) {
+        slot = Timeline::Slot{track_free[tr], track_last[tr]};
+      }
       if (ev.engine == Engine::Tensor) {
         cost = tensor_engine_ns(tensor_state[static_cast<size_t>(core)], costs, ins, ev, trace,
-                                start, cost);
-        if (reorders_across_iterations(ev.engine)) start = busy.find(start, cost);
+                                slot.start, cost);
+        if (reorders_across_iterations(ev.engine)) {
+          const Timeline::Slot later = busy.find(slot.start, cost);
+          if (later.after >= 0) slot = later;
+        }
       }
-      busy.reserve_at(start, cost);
+      start = slot.start;
+      if (slot.after >= 0) {
+        bound = StartBound::Stream;
+        after = slot.after;
+      }
+      busy.reserve_at(start, cost, self);
       end = start + cost;
+      if (end >= track_free[tr]) track_last[tr] = self;
       track_free[tr] = std::max(track_free[tr], end);
     }
     TimedInstance& ti = s.instances[k];
@@ -304,6 +344,8 @@ Schedule schedule_trace(const Program& p, const Trace& trace, const CostTable& c
     ti.end_ns = end;
     ti.track = track;
     ti.waited_for = dep.from;
+    ti.bound = bound;
+    ti.after = after;
     s.makespan_ns = std::max(s.makespan_ns, end);
 
     // Record this instance's reads and writes.

@@ -21,12 +21,23 @@
 namespace ncv {
 inline namespace timing {
 
+// What set an instance's start (the critical path, critical_path.h, walks these back).
+enum class StartBound : uint8_t {
+  Nothing,       // starts at 0 (a DMA: after its fixed latency)
+  Dependency,    // waited_for's end, plus a semaphore wait from another track, plus a DMA's fixed
+                 // latency
+  Stream,        // `after`'s end: the instance before it on its engine or DMA queue
+  DmaBandwidth,  // `after`'s share of the core's DMA bandwidth ends then (a DMA on any queue)
+};
+
 struct TimedInstance {
   double start_ns = 0, end_ns = 0;
   int track = 0;
+  StartBound bound = StartBound::Nothing;  // next to track: no padding of its own
   // The dependency that was ready last (the one the instance waited for), or -1; used for
   // flow arrows when it ran on another track.
   int64_t waited_for = -1;
+  int64_t after = -1;  // Stream / DmaBandwidth: the instance whose end set the start
 };
 
 struct Track {

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "tools/tests/cli_test_support.h"
@@ -225,6 +227,66 @@ TEST(CliBench, BatchedLayoutCostsWhatTheTutorialCosts) {
                                "-p", "d_head=64", "--json"});
   EXPECT_NEAR(one, tutorial, 0.1 * tutorial);
   EXPECT_NEAR(four, one, 1e-6 * one);
+}
+
+// What bounds the kernel: the DMA time, the critical path with the track that bounds it, and the
+// dominating instructions; --by-instruction lists every instruction that ran, once.
+TEST(CliBench, StatesWhatBoundsTheKernel) {
+  const CliResult t = run_cli({"bench", "sd_attention", "-p", "seqlen=512", "-p", "d_head=64"});
+  ASSERT_EQ(t.exit_code, 0) << describe(t);
+  for (const char* s : {"dma_time: ", "critical path: ", ", bounded by core0 ", "semaphore waits",
+                        "dma fixed latency", "gaps", "dominating instructions:"}) {
+    EXPECT_NE(t.out.find(s), std::string::npos) << s << "\n" << t.out;
+  }
+  EXPECT_EQ(t.out.find("by instruction"), std::string::npos) << t.out;
+
+  const std::vector<std::string> args = {"bench",     "sd_attention",    "-p", "seqlen=512", "-p",
+                                         "d_head=64", "--by-instruction"};
+  std::vector<std::string> json_args = args;
+  json_args.push_back("--json");
+  const CliResult j = run_cli(json_args);
+  ASSERT_EQ(j.exit_code, 0) << describe(j);
+  const nlohmann::json o = nlohmann::json::parse(j.out);
+  const auto& cp = o.at("critical_path");
+  double sum = cp.at("waits_ns").get<double>() + cp.at("dma_latency_ns").get<double>() +
+               cp.at("gaps_ns").get<double>();
+  for (const auto& seg : cp.at("segments")) sum += seg.at("ns").get<double>();
+  EXPECT_NEAR(sum / 1000.0, o.at("latency_us").get<double>(), 1e-6);
+  EXPECT_EQ(cp.at("bounded_by"), cp.at("segments")[0].at("track"));
+  EXPECT_GT(o.at("dma_time_us").get<double>(), 0);
+  EXPECT_LE(o.at("dma_span_us").get<double>(), o.at("latency_us").get<double>() + 1e-9);
+  EXPECT_EQ(o.at("dominating_instructions").size(), 5u);
+  // Every instance is in the table, each instruction once.
+  const auto& rows = o.at("instructions");
+  int64_t instances = 0;
+  std::set<int64_t> ids;
+  for (const auto& r : rows) {
+    instances += r.at("instances").get<int64_t>();
+    EXPECT_TRUE(ids.insert(r.at("id").get<int64_t>()).second) << r;
+  }
+  int64_t ran = o.at("dma_transfer_count").get<int64_t>();
+  for (const char* e : {"tensor", "vector", "scalar", "gpsimd"}) {
+    ran += o.at(std::string(e) + "_engine_instruction_count").get<int64_t>();
+  }
+  EXPECT_EQ(instances, ran);
+
+  const CliResult by = run_cli(args);
+  ASSERT_EQ(by.exit_code, 0) << describe(by);
+  const size_t from = by.out.find("by instruction");
+  const size_t to = by.out.find("memory at the peak:");
+  ASSERT_NE(from, std::string::npos) << by.out;
+  ASSERT_LT(from, to);
+  const std::string table = by.out.substr(from, to - from);
+  const auto lines = std::count(table.begin(), table.end(), '\n');
+  EXPECT_EQ(static_cast<size_t>(lines), rows.size() + 2) << table;  // title, column names
+  for (const auto& r : rows) {
+    EXPECT_NE(table.find(r.at("text").get<std::string>()), std::string::npos) << r;
+  }
+
+  const CliResult seq =
+      run_cli({"bench", "sd_attention_step5", "-p", "d_head=64", "--seqlens", "256,512"});
+  ASSERT_EQ(seq.exit_code, 0) << describe(seq);
+  EXPECT_NE(seq.out.find("bound_by"), std::string::npos) << seq.out;
 }
 
 TEST(CliBench, BadUsageExitsTwo) {
