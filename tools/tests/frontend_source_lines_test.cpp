@@ -68,21 +68,31 @@ TEST(FrontendSourceLines, ADynamicCheckFailureNamesTheLine) {
 }
 
 // The Perfetto trace of a traced kernel names each slice's source line after its loop indices
-// (and in args.source). The in-bounds shape (one tile) has no out-of-bounds load to stop it.
+// (and in args.source).
+constexpr const char* kCopyKernel =
+    "import neuronxcc.nki.language as nl\n"                                 // 1
+    "\n"                                                                    // 2
+    "def copy_tiles(a):\n"                                                  // 3
+    "    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)\n"  // 4
+    "    for i in nl.affine_range(a.shape[0] // 128):\n"                    // 5
+    "        t = nl.load(a[nl.ds(i * 128, 128), :])\n"                      // 6
+    "        nl.store(out[nl.ds(i * 128, 128), :], value=t)\n"              // 7
+    "    return out\n";                                                     // 8
+
 TEST(FrontendSourceLines, TraceSlicesNameTheLine) {
-  const fs::path file = write_kernel();
-  const fs::path trace = temp_dir() / "source_lines" / "trace.json";
+  const fs::path dir = temp_dir() / "source_lines";
+  fs::create_directories(dir);
+  std::ofstream(dir / "copy_kernel.py") << kCopyKernel;
+  const fs::path trace = dir / "trace.json";
   fs::remove(trace);
-  const CliResult r =
-      run_cli({"bench", file.string() + ":shifted_copy", "--param", "rows=128", "--param",
-               "cols=64", "--input", "a=fp32[129,64]", "--trace", trace.string()});
+  const CliResult r = run_cli({"bench", (dir / "copy_kernel.py").string() + ":copy_tiles",
+                               "--input", "a=fp32[256,64]", "--trace", trace.string()});
   ASSERT_EQ(r.exit_code, 0) << describe(r);
   std::ifstream in(trace);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_NE(text.find("\"name\": \"dma_copy [i=0] lines_kernel.py:9\""), std::string::npos) << text;
-  EXPECT_NE(text.find("\"name\": \"tensor_tensor [i=0] lines_kernel.py:10\""), std::string::npos)
-      << text;
-  EXPECT_NE(text.find("\"source\": \"lines_kernel.py:11\""), std::string::npos) << text;
+  EXPECT_NE(text.find("\"name\": \"dma_copy [i=1] copy_kernel.py:6\""), std::string::npos) << text;
+  EXPECT_NE(text.find("\"name\": \"dma_copy [i=0] copy_kernel.py:7\""), std::string::npos) << text;
+  EXPECT_NE(text.find("\"source\": \"copy_kernel.py:7\""), std::string::npos) << text;
 }
 
 }  // namespace
