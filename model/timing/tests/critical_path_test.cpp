@@ -13,38 +13,22 @@
 #include "model/ir/builder.h"
 #include "model/timing/instruction_table.h"
 #include "model/timing/profile.h"
+#include "model/timing/tests/timed_program.h"
 
 namespace ncv {
 namespace {
 
-struct Timed {
-  Program program;
-  Trace trace;
-  Schedule schedule;
+struct Timed : timing_test::TimedRun {
   CriticalPath path;
 };
 
 Timed timed(Program p, const ParamValues& params, const CostTable& costs) {
-  RunOptions ro;
-  ro.compute_values = false;
-  RunResult r = run_program(p, params, {}, ro);
-  EXPECT_FALSE(r.error) << r.error->message;
-  Schedule s = schedule_trace(p, r.trace, costs);
-  CriticalPath cp = critical_path(r.trace, s, costs);
-  return Timed{std::move(p), std::move(r.trace), std::move(s), std::move(cp)};
+  Timed t{timing_test::run_and_schedule(std::move(p), params, costs), {}};
+  t.path = critical_path(t.trace, t.schedule, costs);
+  return t;
 }
 
-// Round numbers, as in timing_test.cpp.
-CostTable round_table() {
-  CostTable c = cost_table_trn1();
-  c.dma_fixed_ns = 1000;
-  c.dma_chunk_overhead_ns = 100;
-  c.dma_engine_bytes_per_ns = 16;
-  c.dma_transpose_bytes_per_ns = 8;
-  c.semaphore_ns = 20;
-  c.static_overhead_cycles = 0;
-  return c;
-}
+using timing_test::round_table;
 
 double parts_sum(const CriticalPath& cp) {
   double sum = cp.waits_ns + cp.dma_latency_ns + cp.gaps_ns;
@@ -101,15 +85,7 @@ Program tile_loop(int64_t bufs) {
 // Two loads on one queue, then a Vector add of the second: every number is known
 // (timing_test.cpp DmaFixedCostIsLatencyAndSemaphoresCost).
 TEST(CriticalPath, FollowsADependencyAcrossEnginesWithItsWaits) {
-  Builder b("dma_latency");
-  auto x = b.input("x", DType::fp32, {8, 1024});
-  auto t = b.sbuf("t", DType::fp32, {8, 1024});
-  auto u = b.sbuf("u", DType::fp32, {8, 1024});
-  auto v = b.sbuf("v", DType::fp32, {8, 1024});
-  b.dma_copy(t(), x(), 0);
-  b.dma_copy(u(), x(), 0);
-  b.tensor_tensor(v(), u(), u(), AluOp::add);
-  const Timed r = timed(b.finish(), {}, round_table());
+  const Timed r = timed(timing_test::two_loads_then_add(), {}, round_table());
   const auto& in = r.schedule.instances;
   ASSERT_EQ(in.size(), 3u);
   EXPECT_EQ(in[0].bound, StartBound::Nothing);

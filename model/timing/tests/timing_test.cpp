@@ -14,6 +14,7 @@
 #include "model/interp/interpreter.h"
 #include "model/ir/builder.h"
 #include "model/timing/profile.h"
+#include "model/timing/tests/timed_program.h"
 
 namespace ncv {
 namespace {
@@ -67,19 +68,11 @@ Program matmul_loop() {
   return b.finish();
 }
 
-struct Timed {
-  Program program;
-  Trace trace;
-  Schedule schedule;
-};
+using Timed = timing_test::TimedRun;
+using timing_test::round_table;
 
 Timed timed(Program p, const ParamValues& params, const CostTable& costs = cost_table_trn1()) {
-  RunOptions ro;
-  ro.compute_values = false;
-  RunResult r = run_program(p, params, {}, ro);
-  EXPECT_FALSE(r.error) << r.error->message;
-  Schedule s = schedule_trace(p, r.trace, costs);
-  return Timed{std::move(p), std::move(r.trace), std::move(s)};
+  return timing_test::run_and_schedule(std::move(p), params, costs);
 }
 
 // "" when the schedule keeps its invariants, else what breaks.
@@ -236,30 +229,10 @@ TEST(Timing, LaterGenerationsHaveTheirOwnTables) {
   EXPECT_NE(t1, t2);
 }
 
-// Hand-computed schedules for the scheduling rules, on a table with round constants.
-CostTable round_table() {
-  CostTable c = cost_table_trn1();
-  c.dma_fixed_ns = 1000;
-  c.dma_chunk_overhead_ns = 100;
-  c.dma_engine_bytes_per_ns = 16;
-  c.dma_transpose_bytes_per_ns = 8;
-  c.semaphore_ns = 20;
-  c.static_overhead_cycles = 0;
-  return c;
-}
-
 // The DMA fixed cost is latency: a second transfer on the same queue moves its data right after
 // the first one's, not a fixed cost later. The waiting compute instance pays the semaphore.
 TEST(Timing, DmaFixedCostIsLatencyAndSemaphoresCost) {
-  Builder b("dma_latency");
-  auto x = b.input("x", DType::fp32, {8, 1024});
-  auto t = b.sbuf("t", DType::fp32, {8, 1024});
-  auto u = b.sbuf("u", DType::fp32, {8, 1024});
-  auto v = b.sbuf("v", DType::fp32, {8, 1024});
-  b.dma_copy(t(), x(), 0);
-  b.dma_copy(u(), x(), 0);
-  b.tensor_tensor(v(), u(), u(), AluOp::add);
-  const Timed r = timed(b.finish(), {}, round_table());
+  const Timed r = timed(timing_test::two_loads_then_add(), {}, round_table());
   ASSERT_EQ(r.schedule.instances.size(), 3u);
   // 8 partitions: one DMA engine; 32 KiB at 16 B/ns = 2048 ns, 8 contiguous rows of 4 KiB at
   // 100 ns = 800 ns.
