@@ -31,15 +31,20 @@ nlohmann::json error_json(const DynamicError& e) {
   for (const auto& [var, value] : e.loop_indices) loops[var] = value;
   nlohmann::json params = nlohmann::json::object();
   for (const auto& [name, value] : e.params) params[name] = value;
-  return {{"kind", std::string(check_kind_name(e.kind))},
-          {"kernel", e.kernel},
-          {"instruction", e.instruction},
-          {"instruction_text", e.instruction_text},
-          {"core", e.core},
-          {"loop_indices", loops},
-          {"params", params},
-          {"detail", e.detail},
-          {"message", e.message}};
+  nlohmann::json j = {{"kind", std::string(check_kind_name(e.kind))},
+                      {"kernel", e.kernel},
+                      {"instruction", e.instruction},
+                      {"instruction_text", e.instruction_text},
+                      {"core", e.core},
+                      {"loop_indices", loops},
+                      {"params", params},
+                      {"detail", e.detail},
+                      {"message", e.message}};
+  // A traced NKI kernel's instruction knows the kernel-file line that made it (0: unknown).
+  if (e.source_line != 0) {
+    j["source"] = {{"file", e.source_file}, {"line", e.source_line}};
+  }
+  return j;
 }
 
 void print_text(const RunCommandOptions& opts, const Program& program, const ParamValues& params,

@@ -6,6 +6,7 @@
 
 #include <fstream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 
 #include "tools/tests/cli_test_support.h"
 
@@ -65,6 +66,13 @@ TEST(FrontendSourceLines, ADynamicCheckFailureNamesTheLine) {
   EXPECT_EQ(r.exit_code, 1) << describe(r);
   EXPECT_NE(r.out.find("out_of_bounds"), std::string::npos) << describe(r);
   EXPECT_NE(r.out.find("` (lines_kernel.py:9), at i=1"), std::string::npos) << describe(r);
+  // --json gives the location as fields of its own.
+  const CliResult j = run_cli({"run", file.string() + ":shifted_copy", "--param", "rows=256",
+                               "--param", "cols=64", "--json"});
+  EXPECT_EQ(j.exit_code, 1) << describe(j);
+  const nlohmann::json e = nlohmann::json::parse(j.out).at("error");
+  EXPECT_EQ(e.at("source").at("file"), "lines_kernel.py") << j.out;
+  EXPECT_EQ(e.at("source").at("line"), 9) << j.out;
 }
 
 // The Perfetto trace of a traced kernel names each slice's source line after its loop indices
