@@ -154,8 +154,8 @@ DynamicError Interpreter::to_error(CheckKind kind, std::string detail) const {
   e.core = current_core_;
   if (current_) {
     e.instruction = current_->id;
-    e.source_file = p_.source_file;
-    e.source_line = current_->source_line;
+    e.source_file = p_.source_file.value;
+    e.source_line = current_->source_line.value;
     try {
       e.instruction_text = print_instruction(p_, current_->ins);
     } catch (...) {

@@ -236,7 +236,7 @@ void print_body(std::string& out, const Program& p, const std::vector<Stmt>& bod
       }
     } else if (auto* i = std::get_if<InstrStmt>(&s.node)) {
       out += print_instruction(p, i->ins);
-      if (i->source_line != 0) out += " @line " + std::to_string(i->source_line);
+      if (i->source_line.value != 0) out += " @line " + std::to_string(i->source_line.value);
     } else if (auto* l = std::get_if<Loop>(&s.node)) {
       out += "for " + l->var + " in ";
       out += l->kind == LoopKind::affine ? "affine_range(" : "sequential_range(";
@@ -278,7 +278,7 @@ std::string print_program(const Program& p) {
     for (const auto& [name, value] : p.build_options) out += " " + name + "=" + value;
     out += '\n';
   }
-  if (!p.source_file.empty()) out += "source " + quoted(p.source_file) + "\n";
+  if (!p.source_file.value.empty()) out += "source " + quoted(p.source_file.value) + "\n";
   for (const Param& prm : p.params) {
     out += "param " + prm.name + " in [" + std::to_string(prm.lo) + ", " + std::to_string(prm.hi) +
            "]";

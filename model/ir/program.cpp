@@ -9,12 +9,6 @@ bool Loop::operator==(const Loop& o) const {
          scope == o.scope && body == o.body;
 }
 
-bool Program::operator==(const Program& o) const {
-  return name == o.name && params == o.params && relations == o.relations && grid == o.grid &&
-         tensors == o.tensors && body == o.body && num_instructions == o.num_instructions &&
-         num_scopes == o.num_scopes && build_options == o.build_options;
-}
-
 std::optional<TensorId> Program::find_tensor(std::string_view n) const {
   for (const Tensor& t : tensors) {
     if (t.name == n) return t.id;

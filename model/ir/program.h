@@ -39,15 +39,23 @@ struct DeclStmt {  // declaration point of an on-chip buffer in its scope
   bool operator==(const DeclStmt&) const = default;
 };
 
+// Where part of a program came from (a traced kernel's file and lines): carried with the program
+// but not part of what it computes, so any two compare equal. A traced kernel then equals its
+// registered twin, an edit that moves a call to another line does not change the program, and the
+// owners keep their defaulted operator== whatever fields they gain.
+template <class T>
+struct Provenance {
+  T value{};
+  bool operator==(const Provenance&) const { return true; }
+};
+
 struct InstrStmt {
   uint32_t id = 0;  // program-order index, 0..Program::num_instructions-1
   Instruction ins;
   // The line of Program::source_file whose call emitted this instruction (traced NKI kernels,
-  // `.nkir` `@line N`); 0 = unknown (kernels built in C++ leave it 0). Provenance only: it is not
-  // part of operator==, so a traced kernel equals its registered twin and an edit that moves a
-  // call to another line does not change the program.
-  uint32_t source_line = 0;
-  bool operator==(const InstrStmt& o) const { return id == o.id && ins == o.ins; }
+  // `.nkir` `@line N`); 0 = unknown (kernels built in C++ leave it 0).
+  Provenance<uint32_t> source_line;
+  bool operator==(const InstrStmt&) const = default;
 };
 
 struct Stmt {
@@ -73,10 +81,9 @@ struct Program {
   std::map<std::string, std::string> build_options;
   // The kernel file the program was traced from (the `.nkir` `source "FILE"` line; the NKI
   // front end writes the basename), which InstrStmt::source_line counts lines of. Empty: none
-  // (a program built in C++). Provenance like source_line, so not part of operator==.
-  std::string source_file;
-  // Every field but source_file (written out for that reason: keep it in step with the fields).
-  bool operator==(const Program&) const;
+  // (a program built in C++).
+  Provenance<std::string> source_file;
+  bool operator==(const Program&) const = default;
 
   const Tensor& tensor(TensorId id) const { return tensors.at(id); }
   std::optional<TensorId> find_tensor(std::string_view name) const;

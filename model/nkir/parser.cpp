@@ -126,7 +126,7 @@ Program Parser::parse_program() {
   try {
     Program p = builder_->finish();
     p.build_options = std::move(build_options_);
-    p.source_file = std::move(source_file_);
+    p.source_file.value = std::move(source_file_);
     set_source_lines(p.body);
     return p;
   } catch (const BuildError& e) {
@@ -287,7 +287,7 @@ uint32_t Parser::parse_line_annotation() {
 void Parser::set_source_lines(std::vector<Stmt>& body) const {
   for (Stmt& s : body) {
     if (auto* i = std::get_if<InstrStmt>(&s.node)) {
-      if (i->id < instr_lines_.size()) i->source_line = instr_lines_[i->id];
+      if (i->id < instr_lines_.size()) i->source_line.value = instr_lines_[i->id];
     } else if (auto* l = std::get_if<Loop>(&s.node)) {
       set_source_lines(l->body);
     }

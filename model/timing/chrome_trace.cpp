@@ -78,9 +78,10 @@ std::vector<InstrNames> instruction_names(const Program& p) {
       InstrNames& n = names.at(i->id);
       n.op = op_name(i->ins);
       for (const Loop* l : loops) n.loop_vars.push_back(l->var);
-      if (i->source_line != 0) {
-        n.source = (p.source_file.empty() ? std::string("line ") : p.source_file + ":") +
-                   std::to_string(i->source_line);
+      if (i->source_line.value != 0) {
+        const std::string& file = p.source_file.value;
+        n.source = (file.empty() ? std::string("line ") : file + ":") +
+                   std::to_string(i->source_line.value);
       }
     }
   });

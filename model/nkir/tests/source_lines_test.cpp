@@ -32,18 +32,18 @@ constexpr const char* kTraced =
 std::vector<uint32_t> source_lines(const Program& p) {
   std::vector<uint32_t> lines;
   for_each_stmt(p, [&](const auto&, const Stmt& s) {
-    if (auto* i = std::get_if<InstrStmt>(&s.node)) lines.push_back(i->source_line);
+    if (auto* i = std::get_if<InstrStmt>(&s.node)) lines.push_back(i->source_line.value);
   });
   return lines;
 }
 
 TEST(NkirSourceLines, ParseAndPrintRoundTrip) {
   const Program p = parse_program(kTraced, "k.nkir");
-  EXPECT_EQ(p.source_file, "shifted.py");
+  EXPECT_EQ(p.source_file.value, "shifted.py");
   EXPECT_EQ(source_lines(p), (std::vector<uint32_t>{0, 42, 43}));
   EXPECT_EQ(print_program(p), kTraced);
   const Program q = parse_program(print_program(p), "printed.nkir");
-  EXPECT_EQ(q.source_file, p.source_file);
+  EXPECT_EQ(q.source_file.value, p.source_file.value);
   EXPECT_EQ(source_lines(q), source_lines(p));
 }
 
@@ -52,11 +52,11 @@ TEST(NkirSourceLines, ParseAndPrintRoundTrip) {
 TEST(NkirSourceLines, AreNotPartOfProgramEquality) {
   const Program p = parse_program(kTraced, "k.nkir");
   Program bare = p;
-  bare.source_file.clear();
+  bare.source_file.value.clear();
   for (Stmt& s : bare.body) {
     if (auto* l = std::get_if<Loop>(&s.node)) {
       for (Stmt& b : l->body) {
-        if (auto* i = std::get_if<InstrStmt>(&b.node)) i->source_line = 0;
+        if (auto* i = std::get_if<InstrStmt>(&b.node)) i->source_line.value = 0;
       }
     }
   }
@@ -69,12 +69,12 @@ TEST(NkirSourceLines, AreNotPartOfProgramEquality) {
 
 TEST(NkirSourceLines, AnyFileNameRoundTripsByteForByte) {
   Program p = parse_program(kTraced, "k.nkir");
-  p.source_file = "dir with space/quo\"te\\back\nline\x7f\xc3\xa9.py";
+  p.source_file.value = "dir with space/quo\"te\\back\nline\x7f\xc3\xa9.py";
   const std::string text = print_program(p);
   EXPECT_NE(text.find("source \"dir with space/quo\\\"te\\\\back\\x0aline\\x7f\xc3\xa9.py\"\n"),
             std::string::npos)
       << text;
-  EXPECT_EQ(parse_program(text).source_file, p.source_file);
+  EXPECT_EQ(parse_program(text).source_file.value, p.source_file.value);
   EXPECT_EQ(print_program(parse_program(text)), text);
 }
 

@@ -65,22 +65,7 @@ Program dma_heavy(int n) {
   return b.finish();
 }
 
-// N/128 tiles: load (queue 0), exp on Scalar, Vector copy, store (queue 1).
-Program tile_loop(int64_t bufs) {
-  Builder b("tile_loop");
-  Expr N = b.param("N", 128, 4096, 128);
-  auto x = b.input("x", DType::bf16, {N, 512});
-  auto y = b.output("y", DType::bf16, {N, 512});
-  b.affine_range("i", Expr::floordiv(N, 128), [&](Expr i) {
-    auto t = b.sbuf("t", DType::bf16, {128, 512}, {.bufs = bufs});
-    auto u = b.sbuf("u", DType::bf16, {128, 512}, {.bufs = bufs});
-    b.dma_copy(t(), x({ds(i * 128, 128), all()}), 0);
-    b.activation(t(), t(), {.func = ActFunc::exp});
-    b.tensor_copy(u(), t());
-    b.dma_copy(y({ds(i * 128, 128), all()}), u(), 1);
-  });
-  return b.finish();
-}
+using timing_test::tile_loop;
 
 // Two loads on one queue, then a Vector add of the second: every number is known
 // (timing_test.cpp DmaFixedCostIsLatencyAndSemaphoresCost).

@@ -1,9 +1,11 @@
 // Shared by the timing tests: a program run trace-only and scheduled, a cost table with round
-// constants for hand-computed schedules, and the two-loads-then-add program whose every number
-// those tests work out by hand.
+// constants for hand-computed schedules, the two-loads-then-add program whose every number
+// those tests work out by hand, and the tile loop with a choice of buffer counts.
 #pragma once
 
 #include <gtest/gtest.h>
+
+#include <functional>
 
 #include "model/interp/interpreter.h"
 #include "model/ir/builder.h"
@@ -49,6 +51,34 @@ inline Program two_loads_then_add() {
   b.dma_copy(t(), x(), 0);
   b.dma_copy(u(), x(), 0);
   b.tensor_tensor(v(), u(), u(), AluOp::add);
+  return b.finish();
+}
+
+// N/128 tiles of x: load (queue 0), exp on the Scalar engine, a Vector copy, store (queue 1).
+// `extra` adds an independent memset on a buffer nothing else touches.
+// `sequential`: a sequential_range, whose buffers the compiler does not multi-buffer.
+inline Program tile_loop(int64_t bufs, bool extra = false, bool sequential = false) {
+  Builder b("tile_loop");
+  Expr N = b.param("N", 128, 4096, 128);
+  auto x = b.input("x", DType::bf16, {N, 512});
+  auto y = b.output("y", DType::bf16, {N, 512});
+  const std::function<void(Expr)> body = [&](Expr i) {
+    auto t = b.sbuf("t", DType::bf16, {128, 512}, {.bufs = bufs});
+    auto u = b.sbuf("u", DType::bf16, {128, 512}, {.bufs = bufs});
+    b.dma_copy(t(), x({ds(i * 128, 128), all()}), 0);
+    b.activation(t(), t(), {.func = ActFunc::exp});
+    b.tensor_copy(u(), t());
+    b.dma_copy(y({ds(i * 128, 128), all()}), u(), 1);
+  };
+  if (sequential) {
+    b.sequential_range("i", Expr::floordiv(N, 128), body);
+  } else {
+    b.affine_range("i", Expr::floordiv(N, 128), body);
+  }
+  if (extra) {
+    auto z = b.sbuf("z", DType::fp32, {128, 64});
+    b.memset(z(), 0.0f);
+  }
   return b.finish();
 }
 

@@ -19,33 +19,7 @@
 namespace ncv {
 namespace {
 
-// N/128 tiles of x: load (queue 0), exp on the Scalar engine, a Vector copy, store (queue 1).
-// `extra` adds an independent memset on a buffer nothing else touches.
-// `sequential`: a sequential_range, whose buffers the compiler does not multi-buffer.
-Program tile_loop(int64_t bufs, bool extra = false, bool sequential = false) {
-  Builder b("tile_loop");
-  Expr N = b.param("N", 128, 4096, 128);
-  auto x = b.input("x", DType::bf16, {N, 512});
-  auto y = b.output("y", DType::bf16, {N, 512});
-  const std::function<void(Expr)> body = [&](Expr i) {
-    auto t = b.sbuf("t", DType::bf16, {128, 512}, {.bufs = bufs});
-    auto u = b.sbuf("u", DType::bf16, {128, 512}, {.bufs = bufs});
-    b.dma_copy(t(), x({ds(i * 128, 128), all()}), 0);
-    b.activation(t(), t(), {.func = ActFunc::exp});
-    b.tensor_copy(u(), t());
-    b.dma_copy(y({ds(i * 128, 128), all()}), u(), 1);
-  };
-  if (sequential) {
-    b.sequential_range("i", Expr::floordiv(N, 128), body);
-  } else {
-    b.affine_range("i", Expr::floordiv(N, 128), body);
-  }
-  if (extra) {
-    auto z = b.sbuf("z", DType::fp32, {128, 64});
-    b.memset(z(), 0.0f);
-  }
-  return b.finish();
-}
+using timing_test::tile_loop;
 
 // A matmul chain across engines: load, matmul into PSUM, copy out, store.
 Program matmul_loop() {
