@@ -15,5 +15,8 @@ std::vector<Variant> sd_attention_variants();
 Variant sd_attention_allocated_variant();
 // naive_attention: eager attention, every stage materialised in HBM.
 Variant naive_attention_variant();
+// attn_fwd_v1 .. attn_fwd_v11 (with v8a): the FlashAttention performance tutorial's chain, each
+// version naming the one before.
+std::vector<Variant> attn_fwd_variants();
 
 }  // namespace ncv::kernels

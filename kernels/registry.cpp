@@ -10,6 +10,7 @@ const std::vector<Variant>& registry() {
     std::vector<Variant> v = sd_attention_variants();
     v.push_back(sd_attention_allocated_variant());
     v.push_back(naive_attention_variant());
+    for (Variant& a : attn_fwd_variants()) v.push_back(std::move(a));
     return v;
   }();
   return all;

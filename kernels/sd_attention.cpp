@@ -33,8 +33,8 @@
 #include <string>
 
 #include "kernels/families.h"
+#include "kernels/nki_lowering.h"
 #include "kernels/sd_attention_common.h"
-#include "model/compiler/compiler_choices.h"
 #include "model/ir/builder.h"
 
 namespace ncv::kernels {
@@ -212,17 +212,9 @@ class SdAttentionBuilder {
     b_.tensor_copy(dst, k_block());
   }
 
-  // nc_transpose without engine of a [P, F] SBUF tile into dst [F, P] (SBUF), on the engine the
-  // compiler picks by shape: on the Tensor engine an identity matmul into an fp32 PSUM tile, then
-  // an unpinned copy back (cast to dst's dtype); on the Vector engine one transpose.
+  // nc_transpose without engine (kernels/nki_lowering.h).
   void nc_transpose(const std::string& psum_name, Access dst, Access src, Expr p, Expr f) {
-    if (nc_transpose_engine(p, f) == Engine::Vector) {
-      b_.transpose(dst, src, Engine::Vector);
-      return;
-    }
-    auto ps = b_.psum(psum_name, DType::fp32, {f, p});
-    b_.transpose(ps(), src, Engine::Tensor);
-    b_.tensor_copy(dst, ps());
+    nc_transpose_unpinned(b_, psum_name, dst, src, p, f);
   }
 
   // ---- Main loop body for q tile i (research note A.4 L4 and D.1-D.5).

@@ -19,6 +19,7 @@
 #include <string>
 
 #include "kernels/families.h"
+#include "kernels/nki_lowering.h"
 #include "kernels/sd_attention_common.h"
 #include "model/ir/builder.h"
 
@@ -99,19 +100,16 @@ Program build_sd_attention_allocated(const Options& o) {
   auto at = [](Expr off) { return Placement{Expr(0), off}; };
 
   // identity = nl.shared_constant(np.identity(128)) loaded twice; here generated on chip
-  // (memset 1.0, then affine_select keeps 1.0 where p - f == 0 and writes 0.0 elsewhere),
-  // because the layout adapter feeds only q, k and v.
+  // (kernels/nki_lowering.h), because the layout adapter feeds only q, k and v.
   auto identity_load = b.sbuf("identity_load", pe, {128, 128}, {.placement = at(cur)});
   cur = cur + 128 * p;
   auto identity_load_fp32 =
       b.sbuf("identity_load_fp32", DType::fp32, {128, 128}, {.placement = at(cur)});
   cur = cur + 512;
   // identity_load[id0, id1] = nl.load(identity)
-  b.memset(identity_load(), 1.0f);
-  b.affine_select(identity_load(), identity_load(), 0, 1, {-1}, CmpOp::eq, 0.0f);
+  identity_on_chip(b, identity_load());
   // identity_load_fp32[id0, id1] = nl.load(identity)
-  b.memset(identity_load_fp32(), 1.0f);
-  b.affine_select(identity_load_fp32(), identity_load_fp32(), 0, 1, {-1}, CmpOp::eq, 0.0f);
+  identity_on_chip(b, identity_load_fp32());
 
   // v_local: (v_seq_n_tiles, par_dim(128), d), mod_alloc(num_free_tiles=(v_seq_n_tiles,)).
   auto v_local = b.sbuf("v_local", pe, {128, v_n, d}, {.placement = at(cur)});

@@ -5,6 +5,9 @@
 #include "properties/bug_catalogue.h"
 
 #include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "properties/program_edit.h"
 
@@ -221,6 +224,70 @@ Program overlap_neg_max_with_scores(const Program& base) {
   return finish_edit(std::move(p));
 }
 
+// ---- The tutorial chain (attn_fwd) ------------------------------------------------------------
+
+// The one loop over `var` containing `containing` that sits inside the software-pipelined
+// steady-state loop over `outer` (the prologue and epilogue hold copies of the same stage).
+StmtSite stage_in_steady_state(Program& p, std::string_view var, const InstrQuery& containing,
+                               std::string_view outer) {
+  std::vector<StmtSite> inside;
+  for (const StmtSite& s : find_loops(p, var, containing)) {
+    for (const Loop* l : s.loops) {
+      if (l->var == outer) inside.push_back(s);
+    }
+  }
+  if (inside.size() != 1) {
+    throw std::logic_error("expected one " + std::string(var) + " loop holding " +
+                           containing.describe() + " inside the " + std::string(outer) +
+                           " loop, found " + std::to_string(inside.size()));
+  }
+  return inside.front();
+}
+
+// v10's steady state runs exp_row_sum(i + 1) after fused_qkmax_and_pv(i) instead of before it:
+// the exp of q tile i + 1 subtracts q tile i + 2's row max, which fused(i) has just written.
+Program pipelined_exp_after_next_max(const Program& base) {
+  Program p = base;
+  const StmtSite exp =
+      stage_in_steady_state(p, "i_tile_kv", {.op = "activation", .writes = "exp_row"}, "i_tile_q");
+  // the first statement after the fused stage: transpose_scores(i + 1)'s loop
+  const StmtSite transposes = stage_in_steady_state(
+      p, "i_tile_kv", {.op = "tensor_copy", .writes = "scores_sbuf_t"}, "i_tile_q");
+  move_before(exp, transposes);
+  return finish_edit(std::move(p));
+}
+
+// v10's write_back(i) in the steady state reads the partial row sums from slot (i + 1) % 2, the
+// slot exp_row_sum(i + 1) has just filled, instead of slot i % 2: q tile i is normalised by
+// q tile i + 1's row sums (a double-buffer slot off by one).
+Program pipelined_sum_slot_off_by_one(const Program& base) {
+  Program p = base;
+  std::vector<StmtSite> inside;
+  for (const StmtSite& s : find_instructions(
+           p, {.op = "tensor_reduce", .writes = "sum_row", .reads = "sum_row_tiles"})) {
+    for (const Loop* l : s.loops) {
+      if (l->var == "i_tile_q") inside.push_back(s);
+    }
+  }
+  if (inside.size() != 1) throw std::logic_error("expected one write_back sum inside i_tile_q");
+  const Expr i = Expr::var("i_tile_q");
+  substitute(access_to(p, inside.front().instr().ins, "sum_row_tiles"), i, i + 1);
+  return finish_edit(std::move(p));
+}
+
+// v3's PV loop loads the P^T tile scores_t[i_tile_q, i_tile_kv] although the transposes stored
+// it at [i_tile_kv, i_tile_q]: the two block indices of the HBM scratch swapped.
+Program scratch_block_indices_swapped(const Program& base) {
+  Program p = base;
+  const std::vector<StmtSite> loads = find_instructions(p, {.op = "dma_copy", .reads = "scores_t"});
+  if (loads.empty()) throw std::logic_error("no dma_copy reads 'scores_t'");
+  for (const StmtSite& site : loads) {
+    Access& a = access_to(p, site.instr().ins, "scores_t");
+    std::swap(a.dims[0], a.dims[1]);
+  }
+  return finish_edit(std::move(p));
+}
+
 // ---- Scale, mask fill and row max (the bugs that need inputs built to expose them) -----------
 
 // Q's load-time scaling `q_local = t * 0.125` written with a softmax scale 2% off (0.1275): with
@@ -429,6 +496,25 @@ std::vector<BugEntry> make_catalogue() {
        "sd_attention_step5",
        {},
        [](const Program& b) { return last_store_one_tile_early(b, "i_q_seq_tile"); }},
+      {"pipelined_exp_after_next_max",
+       "v10's steady state exponentiates q tile i + 1 after fused_qkmax_and_pv(i) has replaced "
+       "the row max with q tile i + 2's: exp(s - m) with another tile's max overflows or "
+       "underflows once the rows' maxima differ by ~88",
+       "attn_fwd_v10",
+       {},
+       pipelined_exp_after_next_max},
+      {"pipelined_sum_slot_off_by_one",
+       "v10's steady-state write_back(i) reads the partial row sums of slot (i + 1) % 2 instead "
+       "of i % 2: q tile i is divided by q tile i + 1's row sums",
+       "attn_fwd_v10",
+       {},
+       pipelined_sum_slot_off_by_one},
+      {"scratch_block_indices_swapped",
+       "v3's PV loop reads the P^T tile scores_t[i_tile_q, i_tile_kv] where the transposes "
+       "stored scores_t[i_tile_kv, i_tile_q]",
+       "attn_fwd_v3",
+       {},
+       scratch_block_indices_swapped},
       {"reduction_skips_last_partition",
        "the PV matmuls into attn_res_psum contract over partitions 0..126 of trans_v and "
        "trans_softmax_res: key 127 of every key tile is in the row sum but not in the output",

@@ -74,6 +74,11 @@ const std::map<std::string, Demonstration>& demonstrations() {
       {"row_max_subset_tiles", {sd(256, 64), 12, std::nullopt, /*nonfinite=*/true}},
       {"last_out_tile_one_off", {sd(256, 64), 1, CheckKind::output_not_written}},
       {"reduction_skips_last_partition", {sd(256, 64)}},
+      // The tutorial chain's smallest shape (v3 on): seqlen 512, d_head 128 fixed. v10's steady
+      // state runs twice there.
+      {"pipelined_exp_after_next_max", {{{"seqlen", 512}}, 2}},
+      {"pipelined_sum_slot_off_by_one", {{{"seqlen", 512}}, 1}},
+      {"scratch_block_indices_swapped", {{{"seqlen", 512}}, 1}},
   };
   return d;
 }

