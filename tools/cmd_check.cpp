@@ -106,13 +106,18 @@ int run_sweep(const CheckCommandOptions& opts, const KernelSource& src,
   // bound elsewhere.
   so.check.exact_oracle_max_macs = std::min(co.exact_oracle_max_macs, 1e5);
   Progress progress("check", "shapes", 0);
-  so.on_shape = [&progress](int done, int, const std::string& what) {
+  so.on_shape = [&progress](int done, int planned, const std::string& what) {
+    progress.set_total(planned);
     progress.update(done, what);
   };
   const auto build = [&](const kernels::Options& o) {
     return src.rebuild ? src.rebuild(o) : src.program;
   };
   const kernels::SweepResult r = kernels::check_sweep(variant, option_sets, build, src.params, so);
+  // The final line counts every shape run or skipped (the sweep plans the largest one last).
+  const auto shapes = static_cast<int64_t>(r.runs.size() + r.skipped.size());
+  progress.set_total(shapes);
+  progress.finish(shapes);
   const kernels::SweepRun* wr = r.worst_run();
   const kernels::CaseResult* wc = r.worst_case();
   if (opts.json) {

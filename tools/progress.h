@@ -21,6 +21,10 @@ class Progress {
 
   // `done` of the total are finished; `item` names the one just finished (optional).
   void update(int64_t done, const std::string& item = "");
+  // For jobs that plan as they go (check's shape sweep): the total known so far, and the final
+  // count without printing a progress line (the closing line prints it).
+  void set_total(int64_t total) { total_ = total; }
+  void finish(int64_t done) { done_ = done; }
 
  private:
   double elapsed_s() const;

@@ -5,6 +5,7 @@
 // flag that raises a limit). Each runs the built binary as a user would.
 #include <sys/stat.h>
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -256,6 +257,20 @@ TEST(Hostile, LongJobsReportProgressOnStandardErrorOnly) {
       << describe(check);
   // Standard output is still exactly the JSON result.
   EXPECT_EQ(read_file(temp_dir() / "check.json").front(), '{');
+  // The default sweep plans its shapes as it goes: the closing line counts every shape it ran.
+  const CliResult sweep = run_shell(
+      "NCVERIFY_PROGRESS_EVERY_S=0 $N check sd_attention --param d_head=16 --param "
+      "use_causal_mask=false --param mixed_precision=true --param dtype=fp32 --budget-s 2");
+  EXPECT_EQ(sweep.exit_code, 0) << describe(sweep);
+  const size_t closing = sweep.err.rfind("ncverify check: ");
+  ASSERT_NE(closing, std::string::npos) << describe(sweep);
+  int done = -1, total = -2;
+  ASSERT_EQ(std::sscanf(sweep.err.c_str() + closing, "ncverify check: %d/%d shapes done in", &done,
+                        &total),
+            2)
+      << describe(sweep);
+  EXPECT_EQ(done, total) << describe(sweep);
+  EXPECT_GT(total, 0) << describe(sweep);
   const CliResult prove = run_shell("NCVERIFY_PROGRESS_EVERY_S=0 $N prove sd_attention --gen all");
   EXPECT_EQ(prove.exit_code, 0) << describe(prove);
   EXPECT_NE(prove.err.find("ncverify prove: 3/"), std::string::npos) << describe(prove);
