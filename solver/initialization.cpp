@@ -31,6 +31,19 @@ z3::expr in_dim(z3::context& ctx, const z3::expr& e, const z3::expr& start, cons
   return r;
 }
 
+// A one-element dim whose start is (v + rest) mod m with rest free of v: the slot of a rotating
+// buffer indexed by the loop variable.
+struct RotatingSlot {
+  Expr rest;
+  int64_t modulus = 0;
+};
+std::optional<RotatingSlot> rotating_slot(const AccessDim& ad, SymbolId v) {
+  if (!(ad.size == Expr(1)) || ad.start.kind() != ExprKind::Mod) return std::nullopt;
+  const std::optional<AffineIn> f = affine_in(ad.start.lhs(), v);
+  if (!f || f->coeff != 1) return std::nullopt;
+  return RotatingSlot{f->rest, ad.start.divisor()};
+}
+
 size_t common_prefix(const std::vector<const Loop*>& a, const std::vector<const Loop*>& b) {
   size_t n = 0;
   while (n < a.size() && n < b.size() && a[n] == b[n]) ++n;
@@ -234,6 +247,19 @@ class InitializationProver {
         }
         for (size_t d = 0; d < wa.rank() && mentioned && !value; ++d) {
           const AccessDim& ad = wa.dims[d];
+          if (auto slot = rotating_slot(ad, v); slot && bound(slot->rest) && bound(free[i]->stop)) {
+            // A one-element rotating slot (v + rest) mod m, as a software-pipelined stage writes
+            // the double buffer of the tile ahead: the last iteration writing the element before
+            // the read (before the read's own iteration when this loop encloses both, else
+            // before the loop ends). Every other iteration writing it is earlier still, so when
+            // this one is out of range, all are (exact), for a loop of step 1.
+            const z3::expr last = i == 0 && earlier_iteration ? z_.symbols().at(v) - 1
+                                                              : to_z3(ctx, free[i]->stop, sym) - 1;
+            value = last - z3::mod(last + to_z3(ctx, slot->rest, sym) - element[d],
+                                   ctx.int_val(slot->modulus));
+            if (free[i]->step != 1) exact = ctx.bool_val(false);
+            continue;
+          }
           const std::optional<AffineIn> f = affine_in(ad.start, v);
           if (!f || f->coeff <= 0 || !bound(f->rest) || !bound_but(ad.size, v)) continue;
           // The last iteration whose tile starts at or before the element: the only one that can
@@ -258,7 +284,8 @@ class InitializationProver {
     for (size_t i = 0; i < free.size(); ++i) {
       if (!solved[i]) {
         why = "its loop variable '" + free[i]->var +
-              "' is not a constant positive multiple plus a rest of one start index it writes";
+              "' is not a constant positive multiple plus a rest of one start index it writes, "
+              "nor the slot (v + rest) mod m of a one-element dim";
         return std::nullopt;
       }
     }
