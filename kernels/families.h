@@ -15,5 +15,7 @@ std::vector<Variant> sd_attention_variants();
 Variant sd_attention_allocated_variant();
 // naive_attention: eager attention, every stage materialised in HBM.
 Variant naive_attention_variant();
+// flash_fwd: the reference flash-attention forward kernel (online softmax, GQA, masks).
+Variant flash_fwd_variant();
 
 }  // namespace ncv::kernels

@@ -10,6 +10,7 @@ const std::vector<Variant>& registry() {
     std::vector<Variant> v = sd_attention_variants();
     v.push_back(sd_attention_allocated_variant());
     v.push_back(naive_attention_variant());
+    v.push_back(flash_fwd_variant());
     return v;
   }();
   return all;

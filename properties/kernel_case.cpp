@@ -70,6 +70,7 @@ std::vector<int64_t> edge_values(const Param& p, const Budget& b) {
   int64_t cap = hi;
   if (p.name == "seqlen") cap = std::min(hi, std::max(lo, b.max_seqlen));
   if (p.name == "bs" || p.name == "batch") cap = std::min(hi, std::max(lo, b.max_batch));
+  if (p.name == "group" || p.name == "kv_heads") cap = std::min(hi, std::max(lo, b.max_heads));
   const int64_t tile = 128;  // the partition count: the natural tile of every kernel here
   std::vector<int64_t> v = {lo,
                             lo + m,

@@ -40,6 +40,9 @@ KernelUnderTest broken_kernel(const BugEntry& bug);
 struct Budget {
   int64_t max_seqlen = 384;
   int64_t max_batch = 2;
+  // GQA params (flash_fwd's group and kv_heads): two of each already tell an interleaved head
+  // mapping from the grouped one.
+  int64_t max_heads = 2;
 };
 // Budget{} with max_seqlen from NCV_PROPERTY_MAX_SEQLEN when set (`ci/test --deep` sets 1024).
 Budget default_budget();

@@ -31,6 +31,8 @@ const KernelUnderTest& kernel(const std::string& name) {
 int default_cases(const std::string& name) {
   if (name == "sd_attention_allocated") return 8;
   if (name == "sd_attention_batched") return 25;
+  // seqlen >= 512 (its large tile) and up to 8 heads: a case costs up to a few seconds.
+  if (name == "flash_fwd") return 20;
   return 40;
 }
 
@@ -79,6 +81,7 @@ NCV_KERNEL_PROPS(sd_attention_step4)
 NCV_KERNEL_PROPS(sd_attention_step5)
 NCV_KERNEL_PROPS(sd_attention_batched)
 NCV_KERNEL_PROPS(sd_attention_allocated)
+NCV_KERNEL_PROPS(flash_fwd)
 
 }  // namespace
 }  // namespace ncv::props
