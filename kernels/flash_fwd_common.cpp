@@ -149,7 +149,8 @@ Variant flash_fwd_variant() {
       "masked in place (a compiler copy in the source); the -1 * m bias is an explicit "
       "tensor_scalar; nc_transpose of a 128x128 tile runs on the Tensor engine",
       "seqlen <= 4096, group <= 8, kv_heads <= 2, bs <= 2: caps of the modelled domain, not of "
-      "the source",
+      "the source; the re-materialisation loop (ceil(n_tile_q / 256) passes of at most 256 q "
+      "tiles) is modelled but runs once there (at most 32 q tiles)",
   };
   v.build = build_flash_fwd;
   v.contract = flash_fwd_contract;

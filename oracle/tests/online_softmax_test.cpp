@@ -112,7 +112,7 @@ Worst run_cases(int64_t contract_tile, bool causal) {
   return w;
 }
 
-TEST(OnlineSoftmax, FlashNumericsWithinBothBoundsWithTheField) {
+TEST(OnlineSoftmaxBound, FlashNumericsWithinBothBoundsWithTheField) {
   for (bool causal : {false, true}) {
     const Worst w = run_cases(32, causal);
     EXPECT_LE(w.case_ratio, 1.0) << "causal=" << causal;
@@ -120,11 +120,11 @@ TEST(OnlineSoftmax, FlashNumericsWithinBothBoundsWithTheField) {
   }
 }
 
-TEST(OnlineSoftmax, TwoPassCaseBoundDoesNotCoverIt) {
+TEST(OnlineSoftmaxBound, TwoPassCaseBoundDoesNotCoverIt) {
   EXPECT_GT(run_cases(0, false).case_ratio, 1.0);
 }
 
-TEST(OnlineSoftmax, ContractRejectsOnlineWithoutDeferredFp32Normalisation) {
+TEST(OnlineSoftmaxBound, ContractRejectsOnlineWithoutDeferredFp32Normalisation) {
   PrecisionContract ct = flash_contract(128);
   EXPECT_NO_THROW(ct.validate());
   ct.norm = Normalisation::before_pv;
@@ -133,7 +133,7 @@ TEST(OnlineSoftmax, ContractRejectsOnlineWithoutDeferredFp32Normalisation) {
   EXPECT_THROW(ct.validate(), std::invalid_argument);
 }
 
-TEST(OnlineSoftmax, TermsGrowWithTilesAndScoresAndVanishWithoutTheField) {
+TEST(OnlineSoftmaxBound, TermsGrowWithTilesAndScoresAndVanishWithoutTheField) {
   const PrecisionContract ct = flash_contract(512);
   const OnlineTerms one = online_softmax_terms(ct, 512, 512, 10);
   const OnlineTerms four = online_softmax_terms(ct, 2048, 2048, 10);
