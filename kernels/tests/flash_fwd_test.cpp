@@ -9,6 +9,7 @@
 #include "kernels/check.h"
 #include "kernels/flash_fwd_common.h"
 #include "kernels/registry.h"
+#include "model/interp/interpreter.h"
 #include "model/ir/builder.h"
 
 namespace ncv::kernels {
@@ -98,6 +99,44 @@ TEST(FlashFwd, GqaGroupsAndBatchPass) {
         check_at({{"use_causal_mask", "true"}}, shape(512, g, 32, 2, 2), nullptr, 1);
     EXPECT_TRUE(r.pass) << "group=" << g << "\n" << r.summary();
   }
+}
+
+// How often the instruction writing `tensor` with operation T runs (trace-only run).
+template <typename T>
+int64_t runs_of(const Options& given, const ParamValues& pv, const std::string& tensor) {
+  const Options o = flash().resolve(given);
+  Program p = flash().build(o);
+  std::vector<uint32_t> ids;
+  for_each_mut(p.body, [&](Stmt& s) {
+    const auto* is = std::get_if<InstrStmt>(&s.node);
+    const auto* ins = is ? std::get_if<T>(&is->ins) : nullptr;
+    if (ins && p.tensors[ins->dst.tensor].name == tensor) ids.push_back(is->id);
+  });
+  if (ids.size() != 1) throw std::logic_error("expected one instruction writing " + tensor);
+  RunOptions ro;
+  ro.compute_values = false;
+  const RunResult r = run_program(p, pv, random_inputs(p, pv, 1), ro);
+  if (r.error) throw std::logic_error(r.error->message);
+  int64_t n = 0;
+  for (const TraceEvent& e : r.trace.events) n += e.instruction == ids[0] ? 1 : 0;
+  return n;
+}
+
+// The source's guards as loop bounds, counted at seqlen 1024 (8 q tiles). L = 512: causal
+// processes (i, j) iff i*128 >= j*512: 8 + 4 = 12 QK matmuls (16 without the mask). L = 1024:
+// one large tile; q tiles 0-3 multiply the first 512 keys and zero the second, tiles 4-7
+// multiply both: 12 matmuls, 4 zeroed tiles. A window of 1 at L = 512 skips (i, j = 0) for i >= 4
+// and (i, j = 1) for i < 4: 8 matmuls.
+TEST(FlashFwd, GuardsSkipExactlyTheSourcesTiles) {
+  const ParamValues pv = shape(1024, 1, 16);
+  EXPECT_EQ(runs_of<Matmul>({}, pv, "qk_psum"), 16);
+  EXPECT_EQ(runs_of<Matmul>({{"use_causal_mask", "true"}}, pv, "qk_psum"), 12);
+  const Options l1024 = {{"use_causal_mask", "true"}, {"seq_tile_size", "1024"}};
+  EXPECT_EQ(runs_of<Matmul>(l1024, pv, "qk_psum"), 12);
+  EXPECT_EQ(runs_of<Memset>(l1024, pv, "qk_psum_zero"), 4);
+  ParamValues w = pv;
+  w["window"] = 1;
+  EXPECT_EQ(runs_of<Matmul>({{"sliding_window", "on"}}, w, "qk_psum"), 8);
 }
 
 // The window predicate one key wider (k_pos > q_pos - w - 1) must fail: the key at distance w
