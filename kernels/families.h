@@ -18,5 +18,7 @@ Variant naive_attention_variant();
 // attn_fwd_v1 .. attn_fwd_v11 (with v8a): the FlashAttention performance tutorial's chain, each
 // version naming the one before.
 std::vector<Variant> attn_fwd_variants();
+// flash_fwd: the reference flash-attention forward kernel (online softmax, GQA, masks).
+Variant flash_fwd_variant();
 
 }  // namespace ncv::kernels

@@ -84,14 +84,23 @@ Iv exp_interval(Iv x, double exp_ulps, DType t) {
 }
 
 // A q or k vector as fed to the QK^T matmul: centre and radius per component (radius 0 unless
-// RoPE leaves the fp32 rotation open), following contract_reference's load_vec.
+// RoPE leaves the fp32 rotation open, or the folded scale may multiply q already rounded to the
+// fed dtype: `round_first`, error_bound.h folded_scale_rounds_twice), following
+// contract_reference's load_vec.
 void fed_vector(const double* src, int64_t d, const std::vector<double>* inv_freq, int64_t pos,
-                bool fold_scale, float scale, DType fed, double* centre, double* radius) {
+                bool fold_scale, bool round_first, float scale, DType fed, double* centre,
+                double* radius) {
   if (inv_freq == nullptr) {
     for (int64_t c = 0; c < d; ++c) {
       const float x = static_cast<float>(src[c]);
       centre[c] = quantize(fed, fold_scale ? scale * x : x);
       radius[c] = 0;
+      if (fold_scale && round_first) {
+        const double other = quantize(fed, scale * static_cast<float>(quantize(fed, x)));
+        const double lo = std::min(centre[c], other), hi = std::max(centre[c], other);
+        centre[c] = 0.5 * (lo + hi);
+        radius[c] = up(0.5 * (hi - lo));
+      }
     }
     return;
   }
@@ -108,7 +117,11 @@ void fed_vector(const double* src, int64_t d, const std::vector<double>* inv_fre
       const double r = 4 * kU32 * (std::fabs(a) + std::fabs(b)) + 2 * kEta32;
       v = round_to(DType::fp32, Iv{x - r, x + r});
     }
-    if (fold_scale) v = round_to(DType::fp32, scaled(v, scale));
+    if (fold_scale) {
+      Iv once = round_to(DType::fp32, scaled(v, scale));
+      if (round_first) once = hull(once, round_to(DType::fp32, scaled(round_to(fed, v), scale)));
+      v = once;
+    }
     v = round_to(fed, v);
     centre[c] = 0.5 * (v.lo + v.hi);
     radius[c] = up(0.5 * (v.hi - v.lo));
@@ -158,7 +171,7 @@ KeySide key_side(const PrecisionContract& ct, const AttentionSpec& spec, const A
     const size_t at = static_cast<size_t>(j * d);
     const int64_t src = spec.kv_index(b, kvh, j, 0);
     fed_vector(in.k.data() + src, d, inv_freq,
-               inv_freq ? spec.rope->pos_k[static_cast<size_t>(b * S + j)] : 0, false, 1.0f,
+               inv_freq ? spec.rope->pos_k[static_cast<size_t>(b * S + j)] : 0, false, false, 1.0f,
                ct.k_dtype, &ks.kc[at], &ks.kr[at]);
     for (int64_t c = 0; c < d; ++c) {
       const size_t x = at + static_cast<size_t>(c);
@@ -236,6 +249,16 @@ CaseBound case_error_bound(const PrecisionContract& ct, const AttentionSpec& spe
   const double u_sum = accumulation_u(ct.sum_dtype), eta_sum = subnormal_half_spacing(ct.sum_dtype);
   const bool deferred = ct.norm == Normalisation::deferred;
   const DType nd = ct.norm_dtype;
+  const bool round_q_first = folded_scale_rounds_twice(ct, spec.input_dtype, scale);
+  // Online softmax (ct.online_tile): p of a tile is rounded at that tile's running max, not at
+  // the row max, so the stored exp and P are no longer values of their dtypes at the row max's
+  // scale: their roundings widen the interval by the unit roundoff instead of rounding its ends.
+  const bool online = ct.online_tile > 0;
+  const double u_exp_store = conversion_roundoff(DType::fp32, ct.exp_dtype);
+  const double u_p_store = conversion_roundoff(ct.exp_dtype, ct.p_dtype);
+  const double eta_exp = subnormal_half_spacing(ct.exp_dtype);
+  const double eta_p = subnormal_half_spacing(ct.p_dtype);
+  int64_t online_tiles = 0;
 
   ScoreBlock sb;
   std::vector<double> pc, pr, pref;                  // [rows][Skv] P as fed to PV
@@ -271,7 +294,8 @@ CaseBound case_error_bound(const PrecisionContract& ct, const AttentionSpec& spe
             const size_t at = static_cast<size_t>(r) * static_cast<size_t>(d);
             fed_vector(in.q.data() + spec.q_index(b, h, i, 0), d, rf,
                        rf ? spec.rope->pos_q[static_cast<size_t>(b * Sq + i)] : 0,
-                       ct.scale_folded_into_q, scale, ct.q_dtype, &sb.qc[at], &sb.qr[at]);
+                       ct.scale_folded_into_q, round_q_first, scale, ct.q_dtype, &sb.qc[at],
+                       &sb.qr[at]);
             for (int64_t c = 0; c < d; ++c) {
               const size_t x = at + static_cast<size_t>(c);
               sb.qabs[x] = std::fabs(sb.qc[x]) + sb.qr[x];
@@ -347,6 +371,17 @@ CaseBound case_error_bound(const PrecisionContract& ct, const AttentionSpec& spe
             }
             m = round_to(ct.max_dtype, m);
             m_ref = round_to(ct.max_dtype, m_ref);
+            OnlineTerms ot;
+            if (online) {
+              double amax = 0;
+              for (int64_t j = 0; j < S; ++j) {
+                if (!vis[static_cast<size_t>(j)]) continue;
+                const Iv s = sc[static_cast<size_t>(j)];
+                amax = std::max({amax, std::fabs(s.lo), std::fabs(s.hi)});
+              }
+              ot = online_softmax_terms(ct, S, nvis, amax);
+              online_tiles = ot.tiles;
+            }
 
             // p = exp(s - m) (the subtraction in fp32), the sum l of p in sum_dtype in any order.
             double l_lo = 0, l_hi = 0, l_ref = 0;
@@ -354,8 +389,21 @@ CaseBound case_error_bound(const PrecisionContract& ct, const AttentionSpec& spe
             for (int64_t j = 0; j < S; ++j) {
               if (!vis[static_cast<size_t>(j)]) continue;
               const Iv s = sc[static_cast<size_t>(j)];
-              const Iv arg = round_to(DType::fp32, Iv{s.lo - m.hi, s.hi - m.lo});
-              ph[static_cast<size_t>(j)] = exp_interval(arg, ct.exp_ulps, ct.exp_dtype);
+              if (online) {
+                // exp(fl(s - m_t)) * exp(m_t - m): the argument's rounding is within
+                // u32 |s - m_t| <= u32 |s - m| of the exact s - m (s <= m_t <= m).
+                const Iv x{s.lo - m.hi, s.hi - m.lo};
+                const double rr = kU32 * std::max(std::fabs(x.lo), std::fabs(x.hi));
+                const double rel = ct.exp_ulps * std::ldexp(1.0, -23);
+                const double abs = ct.exp_ulps * std::ldexp(1.0, -149);
+                ph[static_cast<size_t>(j)] = {
+                    std::max(0.0, down(std::exp(x.lo - rr) * (1 - rel) * (1 - u_exp_store) - abs -
+                                       eta_exp)),
+                    up(std::exp(x.hi + rr) * (1 + rel) * (1 + u_exp_store) + abs + eta_exp)};
+              } else {
+                const Iv arg = round_to(DType::fp32, Iv{s.lo - m.hi, s.hi - m.lo});
+                ph[static_cast<size_t>(j)] = exp_interval(arg, ct.exp_ulps, ct.exp_dtype);
+              }
               arg_ref[static_cast<size_t>(terms++)] =
                   static_cast<float>(sref[static_cast<size_t>(j)] - m_ref);
             }
@@ -366,7 +414,12 @@ CaseBound case_error_bound(const PrecisionContract& ct, const AttentionSpec& spe
               const size_t x = row + static_cast<size_t>(j);
               const Iv e = ph[static_cast<size_t>(j)];
               const double e_ref = quantize(ct.exp_dtype, ph_ref[static_cast<size_t>(t++)]);
-              const Iv p = round_to(ct.p_dtype, e);
+              Iv p = round_to(ct.p_dtype, e);
+              if (online) {
+                // P rounded at the tile's scale, then rescaled (numerator only).
+                p = {std::max(0.0, down((e.lo * (1 - u_p_store) - eta_p) / (1 + ot.numer))),
+                     up((e.hi * (1 + u_p_store) + eta_p) * (1 + ot.numer))};
+              }
               const double p_ref = round_to(ct.p_dtype, e_ref);
               const Iv summand = ct.sum_of_rounded_p ? p : e;
               l_lo += summand.lo;
@@ -391,7 +444,14 @@ CaseBound case_error_bound(const PrecisionContract& ct, const AttentionSpec& spe
             const double wl = gamma_n(l_terms, u_sum) * l_hi +
                               static_cast<double>(l_terms + 2) * kEps64 * l_hi +
                               static_cast<double>(l_terms) * 2 * eta_sum;
-            const Iv l = round_to(ct.sum_dtype, Iv{l_lo - wl, l_hi + wl});
+            Iv l = round_to(ct.sum_dtype, Iv{l_lo - wl, l_hi + wl});
+            if (online) {
+              // The log-sum-exp chain: a common factor of the denominator (sum_dtype rounding
+              // happens at the tiles' scales, so it widens instead of rounding the ends).
+              const double us = unit_roundoff(ct.sum_dtype);
+              l = {down((l_lo - wl) * (1 - us) / (1 + ot.denom)),
+                   up((l_hi + wl) * (1 + us) * (1 + ot.denom))};
+            }
             l_row[static_cast<size_t>(r)] = l;
             l_ref_row[static_cast<size_t>(r)] = round_to(ct.sum_dtype, l_ref);
 
@@ -432,7 +492,9 @@ CaseBound case_error_bound(const PrecisionContract& ct, const AttentionSpec& spe
               for (int64_t c = 0; c < d; ++c) {
                 const size_t x =
                     static_cast<size_t>(r) * static_cast<size_t>(d) + static_cast<size_t>(c);
-                acc[x] = psum_interval(p.cv[x], p.ca[x], p.ra[x], std::max<int64_t>(terms, 0));
+                // An online softmax adds a rescaling multiply and an add per tile.
+                acc[x] = psum_interval(p.cv[x], p.ca[x], p.ra[x],
+                                       std::max<int64_t>(terms, 0) + 2 * online_tiles);
                 acc_ref[x] = round_to(DType::fp32, p.refv[x]);
               }
             }

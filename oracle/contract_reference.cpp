@@ -90,7 +90,10 @@ std::vector<double> contract_reference(const PrecisionContract& ct, const Attent
         load_vec(in.q.data() + base, d, rf,
                  spec.rope ? spec.rope->pos_q[static_cast<size_t>(b * Sq + i)] : 0, q.data());
         for (int64_t c = 0; c < d; ++c) {
-          q[c] = quantize(ct.q_dtype, ct.scale_folded_into_q ? scale * q[c] : q[c]);
+          const float qc = ct.scale_folded_into_q && ct.q_rounded_before_scale
+                               ? quantize(ct.q_dtype, static_cast<float>(q[c]))
+                               : static_cast<float>(q[c]);
+          q[c] = quantize(ct.q_dtype, ct.scale_folded_into_q ? scale * qc : qc);
         }
         const size_t n = keys.size();
         sc.assign(n, 0);

@@ -142,7 +142,8 @@ __attribute__((target_clones("avx2", "default"))) void add_spread(double wx, con
 struct RowTerms {
   bool active = false;  // a finite row with visible keys (others keep bound 0)
   bool overflow = false;
-  int64_t nk = 0;  // visible keys
+  int64_t nk = 0;   // visible keys
+  double amax = 0;  // max |s_j| + ΔS_j over the visible keys (online softmax terms)
   double den = 0, l = 0, sink_wp = 0, sink_wx = 0;
 };
 
@@ -244,8 +245,12 @@ ErrorBound error_bound(const PrecisionContract& ct, const AttentionSpec& spec,
                                    spec.rope ? &inv_freq : nullptr, qpos, spec.input_dtype,
                                    folded ? DType::fp32 : ct.q_dtype);
           if (folded) {
-            // q' = round_q(fp32(fp32(scale) * q)): error relative to scale * q.
+            // q' = round_q(fp32(fp32(scale) * q)): error relative to scale * q. A load into
+            // q_dtype before the multiply rounds once more (a scale that is not a power of two).
             const Rounding rq = rounding(DType::fp32, ct.q_dtype);
+            if (folded_scale_rounds_twice(ct, spec.input_dtype, static_cast<float>(scale))) {
+              for (int64_t c = 0; c < d; ++c) q.err[c] += rq.rel * (q.mag[c] + q.err[c]) + rq.abs;
+            }
             for (int64_t c = 0; c < d; ++c) {
               q.x[c] *= scale;
               q.mag[c] *= std::fabs(scale);
@@ -332,6 +337,7 @@ ErrorBound error_bound(const PrecisionContract& ct, const AttentionSpec& spec,
           rt.active = true;
           rt.overflow = overflow;
           rt.nk = static_cast<int64_t>(n);
+          for (size_t t = 0; t < n; ++t) rt.amax = std::max(rt.amax, std::fabs(s[t]) + ds[t]);
         }
         // Column sums over the visible keys. S1 = sum_j p_j expm1(D_j) |v_j - o| depends on the
         // row's o, so it stays a loop; keys outermost (each V row read once per block), and each
@@ -365,18 +371,25 @@ ErrorBound error_bound(const PrecisionContract& ct, const AttentionSpec& spec,
           const double* o = exact.out.data() + base;
           const double den = rt.den, l = rt.l, sink_wp = rt.sink_wp;
           const int64_t nk = rt.nk;
-          const int64_t tiles = (Skv + ct.kv_tile - 1) / ct.kv_tile;  // key-index tiles
+          // Online softmax: the rescaling of p (numerator only) and the log-sum-exp chain (a
+          // common factor of the denominator); each online tile adds a multiply and an add to
+          // the accumulator, within the 2T rescaling terms below.
+          const OnlineTerms ot = online_softmax_terms(ct, Skv, nk, rt.amax);
+          const int64_t tiles =
+              std::max((Skv + ct.kv_tile - 1) / ct.kv_tile, ot.tiles);  // key-index tiles
           const double g_tile = gamma_n(std::min(nk, ct.kv_tile) + 2 * tiles, kU32);
           double g_pv = g_tile;
           if (ct.pv_accum != DType::fp32) {
             const double ga = gamma_n(tiles + 1, unit_roundoff(ct.pv_accum));
             g_pv = (1 + g_tile) * (1 + ga) - 1;
           }
-          const double g_sum = gamma_n(nk + 1 + 2 * tiles, unit_roundoff(ct.sum_dtype));
+          double g_sum = gamma_n(nk + 1 + 2 * tiles, unit_roundoff(ct.sum_dtype));
+          if (ot.denom > 0) g_sum = (1 + g_sum) * (1 + ot.denom) - 1;
           const double g_sum_rel = g_sum / (1 - std::min(g_sum, 0.5));
           double p_nc = 0;  // non-consistent relative perturbation of P in the numerator only
           if (deferred) {
             p_nc = ct.sum_of_rounded_p ? 0 : r_p.rel;
+            if (ot.numer > 0) p_nc = (1 + p_nc) * (1 + ot.numer) - 1;
           } else {
             p_nc = kU32 + r_pn.rel + (ct.sum_of_rounded_p ? r_p.rel : 0);
           }
@@ -427,6 +440,37 @@ ErrorBound error_bound(const PrecisionContract& ct, const AttentionSpec& spec,
     }
   }
   return eb;
+}
+
+OnlineTerms online_softmax_terms(const PrecisionContract& ct, int64_t skv, int64_t visible,
+                                 double max_abs_score) {
+  OnlineTerms t;
+  if (ct.online_tile <= 0) return t;
+  const double u = std::ldexp(1.0, -24);
+  const double exp_rel = ct.exp_ulps * std::ldexp(1.0, -23);
+  const double tiles = static_cast<double>((skv + ct.online_tile - 1) / ct.online_tile);
+  const double a = max_abs_score;
+  // Numerator: per later tile alpha = exp(fl(m_prev - m)): the argument's rounding
+  // (|m_prev - m| <= 2a), the exp, the fp32 product o * alpha.
+  const double numer = tiles * (2 * a * u + exp_rel + u);
+  // Denominator: per tile the lse update fl(m + log(fl(exp(fl(lse - m)) + sum))) moves lse by
+  // at most u (log n + 1) (the difference, weighted by exp of it) + exp_rel + u (the add) +
+  // 2u log n (log within one ulp) + u (|m| + log n) (the add to m); once more for the final
+  // exp(fl(m - lse)). With lam = log(n + 1) + 1 >= log n + 1:
+  const double lam = std::log(static_cast<double>(visible) + 1) + 1;
+  const double denom = (tiles + 1) * (u * (4 * lam + a + 3) + 2 * exp_rel);
+  t.numer = std::expm1(kBoundSafety * numer);
+  t.denom = std::expm1(kBoundSafety * denom);
+  t.tiles = static_cast<int64_t>(tiles);
+  return t;
+}
+
+bool folded_scale_rounds_twice(const PrecisionContract& ct, DType input, float scale) {
+  if (!ct.scale_folded_into_q || !ct.q_rounded_before_scale || represents(ct.q_dtype, input)) {
+    return false;
+  }
+  int e = 0;
+  return std::frexp(std::fabs(static_cast<double>(scale)), &e) != 0.5;
 }
 
 }  // namespace ncv::oracle

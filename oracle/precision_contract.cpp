@@ -122,6 +122,7 @@ nlohmann::json PrecisionContract::to_json() const {
           {"k_dtype", n(k_dtype)},
           {"v_dtype", n(v_dtype)},
           {"scale_folded_into_q", scale_folded_into_q},
+          {"q_rounded_before_scale", q_rounded_before_scale},
           {"qk_accum", n(qk_accum)},
           {"score_dtype", n(score_dtype)},
           {"max_dtype", n(max_dtype)},
@@ -134,7 +135,8 @@ nlohmann::json PrecisionContract::to_json() const {
           {"norm_dtype", n(norm_dtype)},
           {"out_dtype", n(out_dtype)},
           {"kv_tile", kv_tile},
-          {"exp_ulps", exp_ulps}};
+          {"exp_ulps", exp_ulps},
+          {"online_tile", online_tile}};
 }
 
 void PrecisionContract::validate() const {
@@ -152,6 +154,14 @@ void PrecisionContract::validate() const {
   check_float(norm_dtype, "norm_dtype");
   if (kv_tile < 1) throw std::invalid_argument("kv_tile: must be >= 1");
   if (!(exp_ulps >= 0)) throw std::invalid_argument("exp_ulps: must be >= 0");
+  if (online_tile < 0) throw std::invalid_argument("online_tile: must be >= 0 (0: two-pass)");
+  // The online terms (error_bound.h online_softmax_terms) are derived for the flash structure
+  // only: deferred normalisation and an fp32 accumulator.
+  if (online_tile > 0 &&
+      (norm != Normalisation::deferred || pv_accum != DType::fp32 || norm_dtype != DType::fp32)) {
+    throw std::invalid_argument(
+        "online_tile: needs norm deferred, pv_accum fp32 and norm_dtype fp32");
+  }
 }
 
 }  // namespace ncv::oracle

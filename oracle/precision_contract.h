@@ -26,6 +26,10 @@ struct PrecisionContract {
   // true: q' = round_q(fp32(q * scale)) and the scores are q'.k (the NKI sd kernels: q * 0.125 cast
   // to bf16). false: s = fp32(acc * scale) after the QK^T accumulation.
   bool scale_folded_into_q = false;
+  // With the scale folded: q is loaded into q_dtype first and q * scale rounded to q_dtype again
+  // (q' = round_q(fp32(scale) * round_q(q)), NKI flash_fwd's q_tile = load(q, dtype) * scale).
+  // The same as one rounding for a power-of-two scale (the sd kernels' 0.125).
+  bool q_rounded_before_scale = false;
   DType qk_accum = DType::fp32;     // QK^T accumulation (PSUM: fp32)
   DType score_dtype = DType::fp32;  // storage of the scaled scores
   DType max_dtype = DType::fp32;    // the row max (a shift: only the exp argument sees it)
@@ -43,6 +47,13 @@ struct PrecisionContract {
   DType out_dtype = DType::fp32;  // the stored output
   int64_t kv_tile = 128;          // keys per PV matmul (partials are fp32 within a tile)
   double exp_ulps = 2.0;          // error of the fp32 exp (libm expf / ScalarE), in fp32 ulps
+  // Online softmax with a log-sum-exp denominator (NKI flash_fwd): the keys are processed in
+  // tiles of online_tile keys; a tile's p are exp(s - m_t) at the running max m_t after that
+  // tile (rounded to p_dtype there), o is rescaled by exp(m_prev - m_t) per tile, and the
+  // denominator is carried as lse = m + log(exp(lse_prev - m) + sum) and applied at the end as
+  // out = o * exp(m - lse). Its rescaling factors differ between o and the denominator, so
+  // neither cancels (ERROR_BOUNDS.md §4 "Online softmax"). 0: every p uses the final row max.
+  int64_t online_tile = 0;
 
   // Named contracts.
   static PrecisionContract all_fp32();

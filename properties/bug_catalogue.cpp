@@ -364,6 +364,69 @@ Program pv_skips_last_partition(const Program& base, const std::string& acc) {
 
 // ---- The catalogue --------------------------------------------------------------------------
 
+// ---- flash_fwd (online softmax, masks as loop bounds, GQA) -----------------------------------
+
+// alpha = exp(m_prev - m) computed from the updated max twice: exp(m - m) = 1, so o keeps the
+// scale of an earlier, smaller max once a later large tile raises it.
+Program flash_rescale_missing(const Program& base) {
+  Program p = base;
+  auto& act =
+      instruction_as<Activation>(find_instruction(p, {.op = "activation", .writes = "alpha"}));
+  if (act.func != ActFunc::exp || !act.bias) {
+    throw std::logic_error("the activation writing 'alpha' is not exp with a bias");
+  }
+  act.bias = Operand{act.src};
+  return finish_edit(std::move(p));
+}
+
+// The window predicate k_pos > q_pos - w shifted to k_pos > q_pos - w - 1: one key more.
+Program flash_window_off_by_one(const Program& base) {
+  Program p = base;
+  int edited = 0;
+  for (const StmtSite& s : find_instructions(p, {.op = "affine_select", .writes = "qk_res_buf"})) {
+    auto& sel = instruction_as<AffineSelect>(s);
+    if (sel.channel_multiplier != -1) continue;  // the causal select has +1
+    sel.offset = sel.offset + Expr(1);
+    ++edited;
+  }
+  if (edited != 1) throw std::logic_error("expected one sliding-window affine_select");
+  return finish_edit(std::move(p));
+}
+
+// q head i_q_h * kv_heads + head_id instead of head_id * group + i_q_h (interleaved instead of
+// grouped GQA): in the q load and the output store, so each q head reads another kv head.
+Program flash_gqa_interleaved(const Program& base) {
+  Program p = base;
+  const Expr grouped = Expr::var("head_id") * Expr::var("group") + Expr::var("i_q_h");
+  const Expr interleaved = Expr::var("i_q_h") * Expr::var("kv_heads") + Expr::var("head_id");
+  for (const char* t : {"q", "o"}) {
+    const bool load = std::string(t) == "q";
+    const StmtSite s =
+        find_instruction(p, {.op = "dma_copy", .writes = load ? "" : t, .reads = load ? t : ""});
+    substitute(access_to(p, s.instr().ins, t), grouped, interleaved);
+  }
+  return finish_edit(std::move(p));
+}
+
+// The causal (i, j) guard `i*128 >= j*L` written as `>`: the first q tile of each large tile is
+// skipped although its rows see the tile's first keys (rows 0..127 see no key at all).
+Program flash_skip_guard_strict(const Program& base) {
+  Program p = base;
+  Loop& loop = find_loop(p, "i1", {.op = "matmul"}).loop();
+  loop.start = loop.start + Expr(1);
+  loop.stop = Expr::max(loop.start, loop.stop);
+  return finish_edit(std::move(p));
+}
+
+// lse = log(exp(lse - m) + sum) without the + m: the final exp(m - lse) is off by exp(m).
+Program flash_lse_drops_max(const Program& base) {
+  Program p = base;
+  const StmtSite s = find_instruction(p, {.op = "tensor_tensor", .writes = "l_buffer"});
+  auto& add = instruction_as<TensorTensor>(s);
+  s.instr().ins = TensorCopy{add.dst, add.src1, add.engine};
+  return finish_edit(std::move(p));
+}
+
 const kernels::Options kCausal = {{"use_causal_mask", "true"}};
 
 std::vector<BugEntry> make_catalogue() {
@@ -521,6 +584,34 @@ std::vector<BugEntry> make_catalogue() {
        "sd_attention",
        {},
        [](const Program& b) { return pv_skips_last_partition(b, "attn_res_psum"); }},
+      {"flash_rescale_missing",
+       "flash_fwd's alpha = exp(m_prev - m) reads the updated max twice (exp(m - m) = 1): o is "
+       "not rescaled when a later large tile raises the row max",
+       "flash_fwd",
+       {{"seq_tile_size", "512"}},
+       flash_rescale_missing},
+      {"flash_window_off_by_one",
+       "flash_fwd's sliding-window affine_select keeps k_pos > q_pos - w - 1: one key beyond the "
+       "window leaks into every row that has one",
+       "flash_fwd",
+       {{"sliding_window", "on"}},
+       flash_window_off_by_one},
+      {"flash_gqa_interleaved",
+       "flash_fwd's q load and output store use q head i_q_h * kv_heads + head_id (interleaved) "
+       "instead of head_id * group + i_q_h: q heads attend with another kv head",
+       "flash_fwd",
+       {},
+       flash_gqa_interleaved},
+      {"flash_skip_guard_strict",
+       "flash_fwd's causal tile guard i*128 >= j*L written as >: the q tile at the start of each "
+       "large tile skips it although it sees its keys",
+       "flash_fwd", kCausal, flash_skip_guard_strict},
+      {"flash_lse_drops_max",
+       "flash_fwd's log-sum-exp update stores log(exp(lse - m) + sum) without adding m: the "
+       "output is off by exp(m)",
+       "flash_fwd",
+       {},
+       flash_lse_drops_max},
   };
 }
 

@@ -68,8 +68,12 @@ std::vector<int64_t> edge_values(const Param& p, const Budget& b) {
   const int64_t m = std::max<int64_t>(p.multiple_of, 1);
   const int64_t lo = (p.lo + m - 1) / m * m, hi = p.hi / m * m;
   int64_t cap = hi;
-  if (p.name == "seqlen") cap = std::min(hi, std::max(lo, b.max_seqlen));
+  if (p.name == "seqlen") {
+    cap = std::min(hi, std::max(lo, b.max_seqlen));
+    if (m > b.max_seqlen && m <= b.two_tiles_up_to) cap = std::min(hi, std::max(cap, lo + m));
+  }
   if (p.name == "bs" || p.name == "batch") cap = std::min(hi, std::max(lo, b.max_batch));
+  if (p.name == "group" || p.name == "kv_heads") cap = std::min(hi, std::max(lo, b.max_heads));
   const int64_t tile = 128;  // the partition count: the natural tile of every kernel here
   std::vector<int64_t> v = {lo,
                             lo + m,

@@ -40,6 +40,13 @@ KernelUnderTest broken_kernel(const BugEntry& bug);
 struct Budget {
   int64_t max_seqlen = 384;
   int64_t max_batch = 2;
+  // GQA params (flash_fwd's group and kv_heads): two of each already tell an interleaved head
+  // mapping from the grouped one.
+  int64_t max_heads = 2;
+  // A seqlen tile above max_seqlen but at most two_tiles_up_to keys (flash_fwd's 512-key large
+  // tile) is drawn up to two tiles deep: at one tile the online softmax never rescales.
+  // sd_attention_allocated's 1024-key tiles stay at one (a second costs seconds a case).
+  int64_t two_tiles_up_to = 512;
 };
 // Budget{} with max_seqlen from NCV_PROPERTY_MAX_SEQLEN when set (`ci/test --deep` sets 1024).
 Budget default_budget();

@@ -39,6 +39,14 @@ ParamValues sd(int64_t seqlen, int64_t d_head) {
 ParamValues allocated(int64_t seqlen) {
   return {{"bs", 1}, {"seqlen", seqlen}, {"d_head", 128}};
 }
+ParamValues flash(int64_t seqlen, int64_t group = 1, int64_t kv_heads = 1) {
+  return {{"bs", 1}, {"kv_heads", kv_heads}, {"group", group}, {"seqlen", seqlen}, {"d_head", 32}};
+}
+ParamValues flash_window(int64_t seqlen, int64_t window) {
+  ParamValues p = flash(seqlen);
+  p["window"] = window;
+  return p;
+}
 
 const std::map<std::string, Demonstration>& demonstrations() {
   static const std::map<std::string, Demonstration> d = {
@@ -79,6 +87,13 @@ const std::map<std::string, Demonstration>& demonstrations() {
       {"pipelined_exp_after_next_max", {{{"seqlen", 512}}, 2}},
       {"pipelined_sum_slot_off_by_one", {{{"seqlen", 512}}, 1}},
       {"scratch_block_indices_swapped", {{{"seqlen", 512}}, 1}},
+      // Two large tiles of 512 keys: the max of some rows rises in the second.
+      {"flash_rescale_missing", {flash(1024)}},
+      {"flash_window_off_by_one", {flash_window(512, 64)}},
+      // Two kv heads of two q heads each: the interleaved mapping swaps q heads 1 and 2.
+      {"flash_gqa_interleaved", {flash(512, 2, 2)}},
+      {"flash_skip_guard_strict", {flash(512)}},
+      {"flash_lse_drops_max", {flash(512)}},
   };
   return d;
 }

@@ -34,6 +34,8 @@ int default_cases(const std::string& name) {
   if (name == "sd_attention_allocated") return 8;
   if (name == "sd_attention_batched") return 25;
   if (name.rfind("attn_fwd_v", 0) == 0 && name != "attn_fwd_v1" && name != "attn_fwd_v2") return 5;
+  // seqlen >= 512 (its large tile) and up to 8 heads: a case costs up to a few seconds.
+  if (name == "flash_fwd") return 20;
   return 40;
 }
 
@@ -117,6 +119,7 @@ NCV_KERNEL_PROPS(attn_fwd_v8a)
 NCV_KERNEL_PROPS(attn_fwd_v9)
 NCV_KERNEL_PROPS(attn_fwd_v10)
 NCV_KERNEL_PROPS(attn_fwd_v11)
+NCV_KERNEL_PROPS(flash_fwd)
 
 }  // namespace
 }  // namespace ncv::props

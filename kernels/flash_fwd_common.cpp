@@ -1,0 +1,165 @@
+#include "kernels/flash_fwd_common.h"
+
+#include <stdexcept>
+#include <string>
+
+#include "kernels/families.h"
+
+namespace ncv::kernels {
+namespace {
+
+const char* const kSource =
+    "aws-neuron/nki-samples src/nki_samples/reference/attention.py flash_fwd "
+    "(with _flash_attention_core) @8370e11ba8d8";
+
+const std::string& option(const Options& o, const std::string& name) {
+  const auto it = o.find(name);
+  if (it == o.end()) throw std::invalid_argument("flash_fwd: option '" + name + "' is not set");
+  return it->second;
+}
+
+int64_t need(const ParamValues& params, const std::string& name) {
+  const auto it = params.find(name);
+  if (it == params.end()) throw std::invalid_argument("param '" + name + "' is not given");
+  return it->second;
+}
+
+}  // namespace
+
+std::vector<OptionSpec> flash_fwd_options() {
+  return {
+      {"use_causal_mask", {"false", "true"}, "false", "causal mask (tiles above it skipped)"},
+      {"sliding_window",
+       {"off", "on"},
+       "off",
+       "sliding window of the symbolic param `window` keys (forces the causal mask)"},
+      {"mixed_precision", {"true", "false"}, "true", "bf16 kernel_dtype, fp32 statistics"},
+      {"seq_tile_size",
+       {"512", "1024"},
+       "512",
+       "L: keys per large KV tile (source default 2048; 1024 has two 512-key score tiles)"},
+  };
+}
+
+FlashFwdConfig flash_fwd_config(const Options& o) {
+  FlashFwdConfig c;
+  c.sliding_window = option(o, "sliding_window") == "on";
+  c.causal = c.sliding_window || option(o, "use_causal_mask") == "true";
+  c.seq_tile_size = std::stoll(option(o, "seq_tile_size"));
+  c.io_dtype = DType::fp32;  // the inputs of the source's tests; notes
+  const bool mixed = option(o, "mixed_precision") == "true";
+  c.kernel_dtype = mixed ? DType::bf16 : c.io_dtype;
+  c.acc_dtype = DType::fp32;  // acc_type: fp32 with mixed precision, else kernel_dtype (fp32)
+  return c;
+}
+
+oracle::AttentionSpec flash_fwd_spec(const Options& o, const ParamValues& params) {
+  const FlashFwdConfig c = flash_fwd_config(o);
+  oracle::AttentionSpec s;
+  s.batch = need(params, "bs");
+  s.kv_heads = need(params, "kv_heads");
+  s.heads = s.kv_heads * need(params, "group");
+  s.seqlen_q = s.seqlen_kv = need(params, "seqlen");
+  s.d_head = need(params, "d_head");
+  s.scale = static_cast<double>(c.softmax_scale);  // the fp32 value the kernel multiplies by
+  if (c.sliding_window) {
+    // The source keeps k_pos > q_pos - w and k_pos <= q_pos; the oracle's sliding window of
+    // `window` keeps j > i - window and j <= i (Sq = Sk): the same w.
+    s.mask.kind = oracle::MaskKind::sliding_window;
+    s.mask.window = need(params, "window");
+  } else if (c.causal) {
+    s.mask.kind = oracle::MaskKind::causal;
+  }
+  s.input_dtype = s.output_dtype = c.io_dtype;
+  return s;
+}
+
+oracle::PrecisionContract flash_fwd_contract(const Options& o) {
+  const FlashFwdConfig c = flash_fwd_config(o);
+  oracle::PrecisionContract ct;
+  ct.name = "flash_fwd";
+  ct.q_dtype = ct.k_dtype = ct.v_dtype = c.kernel_dtype;  // nl.load(..., dtype=kernel_dtype)
+  // q_tile = q * softmax_scale in kernel_dtype: exact only for a power-of-two scale.
+  ct.scale_folded_into_q = true;
+  ct.q_rounded_before_scale = true;  // nl.load(q, dtype=kernel_dtype), then * scale
+  ct.qk_accum = DType::fp32;         // PSUM
+  ct.score_dtype = ct.max_dtype = c.acc_dtype;
+  ct.exp_dtype = DType::fp32;  // the row sum adds the activation's fp32 results
+  ct.p_dtype = c.kernel_dtype;
+  ct.sum_dtype = c.acc_dtype;
+  ct.sum_of_rounded_p = false;
+  ct.pv_accum = c.acc_dtype;  // PSUM per large tile, o_buffer across them
+  ct.kv_tile = 128;
+  // Online softmax over the large tiles, the denominator as a log-sum-exp.
+  ct.online_tile = c.seq_tile_size;
+  ct.norm = oracle::Normalisation::deferred;  // o * exp(m - l) at the end
+  ct.norm_dtype = c.acc_dtype;
+  ct.out_dtype = c.kernel_dtype;  // out rounded to kernel_dtype, then stored in q.dtype
+  return ct;
+}
+
+Variant flash_fwd_variant() {
+  Variant v;
+  v.name = "flash_fwd";
+  v.family = "flash_attention";
+  v.models = kSource;
+  v.summary =
+      "NKI reference flash attention forward: SPMD over batch (kv heads as a loop), per q head "
+      "of the GQA group and 128-row q tile an online softmax over L-key tiles (scores in 512-key "
+      "PSUM tiles, causal/sliding-window masks with tiles outside them skipped, running max, "
+      "rescaled output, log-sum-exp), out = o * exp(m - lse)";
+  v.options = flash_fwd_options();
+  v.notes = {
+      "SPMD grid [bs, kv_heads] in the source: the IR grid is 1-D and its exprs divide by "
+      "constants only, so program_id is the batch and the kv heads are an affine loop inside "
+      "each program instance (iterations independent, as the instances are)",
+      "q heads: heads = group * kv_heads with group (q_h_per_k_h) its own param; q head "
+      "head_id * group + i_q_h reads kv head head_id, as in the source",
+      "the source's `if` guards on loop indices are loop bounds: the q-tile loop starts at the "
+      "first tile the causal mask reaches in large tile j and stops at the last tile the window "
+      "reaches; the 512-key tiles are split into those that need the matmul (left and diagonal) "
+      "and those right of the diagonal (qk_psum = 0, masked)",
+      "seq_tile_size (L) is an option, 512 by default (the source's default is 2048) so that "
+      "seqlen 512, 1024 and 1536 are legal; seqlen must be a multiple of L (asserted by the "
+      "source); Sq = Sk (the source allows Sq != Sk with top-left aligned masks)",
+      "softmax_scale fixed at fp32(1/sqrt(128)) = 0.0883883461 whatever d_head is (the source's "
+      "default 1/sqrt(d) at d = 128, the head size of its tests; d_head is symbolic here); the "
+      "spec uses the same fp32 value. q_tile = load(q, kernel_dtype) * scale rounds twice (not a "
+      "power of two): the contract's folded scale allows both roundings",
+      "sliding_window=on stands for the source's sliding_window = w > 0 with w the symbolic "
+      "param `window` (>= 1); it forces the causal mask as the source does. The oracle's window "
+      "has the same meaning (k_pos > q_pos - w, k_pos <= q_pos)",
+      "no row is fully masked: the diagonal key is always visible under causal and sliding "
+      "window masks. Within a large tile a row can be fully masked by the window (the guard "
+      "tests the tile's first row); its running max is then nl.fp32.min, exp(0) = 1 terms enter "
+      "o and l and are annihilated by alpha = exp(fp32.min - m) = 0 once a visible key comes",
+      "q, k, v and o are fp32 (the source's tests use fp32 inputs); bf16 inputs are not "
+      "offered: without mixed precision the source's statistics (acc_type = kernel_dtype) would "
+      "be bf16, where nl.fp32.min rounds to -inf and a row the window masks out of a whole large "
+      "tile gives exp(-inf + inf) = NaN; with mixed precision they change only the HBM dtypes",
+      "seq_tile_size offers 512 and 1024, not the source's default 2048: 2048 runs the same "
+      "loops with four 512-key score tiles per large tile (1024 already splits them into left, "
+      "diagonal and right) and needs seqlen >= 4096 two tiles deep, too slow for the "
+      "registry-wide tests",
+      "inference only (training=False): the LSE output, dropout (its hardware RNG stream is "
+      "undocumented: dropout_p = 0, seed None), logit_bias and should_transpose_v are not "
+      "modelled",
+      "PV accumulation group peeled (the first matmul overwrites pv_psum, as nl.zeros + += "
+      "does); affine_select cannot read PSUM (GpSimd): the scores are copied to SBUF first and "
+      "masked in place (a compiler copy in the source); the -1 * m bias is an explicit "
+      "tensor_scalar; nc_transpose of a 128x128 tile runs on the Tensor engine",
+      "seqlen <= 4096, group <= 8, kv_heads <= 2, bs <= 2: caps of the modelled domain, not of "
+      "the source; the re-materialisation loop (ceil(n_tile_q / 256) passes of at most 256 q "
+      "tiles) is modelled but runs once there (at most 32 q tiles)",
+  };
+  v.build = build_flash_fwd;
+  v.contract = flash_fwd_contract;
+  v.spec = flash_fwd_spec;
+  v.layout = Layout{{"q", {Axis::batch, Axis::head, Axis::dim, Axis::seq}},
+                    {"k", {Axis::batch, Axis::head, Axis::dim, Axis::seq}},
+                    {"v", {Axis::batch, Axis::head, Axis::seq, Axis::dim}},
+                    {"o", {Axis::batch, Axis::head, Axis::seq, Axis::dim}}};
+  return v;
+}
+
+}  // namespace ncv::kernels
