@@ -12,14 +12,6 @@ bool at_least(AttnFwdVersion v, AttnFwdVersion from) {
 
 }  // namespace
 
-DType attn_fwd_dtype(const Options& o) {
-  const auto it = o.find("dtype");
-  if (it == o.end()) throw std::invalid_argument("option 'dtype' is not set");
-  const auto dt = parse_dtype(it->second);
-  if (!dt) throw std::invalid_argument("option dtype=" + it->second + " is not a dtype");
-  return *dt;
-}
-
 std::string attn_fwd_name(AttnFwdVersion v) {
   static const char* const names[] = {"v1", "v2", "v3",  "v4", "v5",  "v6",
                                       "v7", "v8", "v8a", "v9", "v10", "v11"};
@@ -41,7 +33,7 @@ oracle::AttentionSpec attn_fwd_spec(AttnFwdVersion v, const Options& o, const Pa
   s.seqlen_q = s.seqlen_kv = it->second;
   s.d_head = kAttnFwdDHead;
   s.scale = 1.0;  // the tutorial applies no softmax scale
-  s.input_dtype = attn_fwd_dtype(o);
+  s.input_dtype = option_dtype(o);
   s.output_dtype = at_least(v, AttnFwdVersion::v8a) ? DType::bf16 : s.input_dtype;
   return s;
 }
@@ -54,7 +46,7 @@ Layout attn_fwd_layout() {
 }
 
 oracle::PrecisionContract attn_fwd_contract(AttnFwdVersion v, const Options& o) {
-  const DType x = attn_fwd_dtype(o);
+  const DType x = option_dtype(o);
   const bool bf16_p = at_least(v, AttnFwdVersion::v7);
   oracle::PrecisionContract c;
   c.name = attn_fwd_name(v);

@@ -22,9 +22,6 @@ inline constexpr int64_t kAttnFwdMinSeqlen = 512;  // `assert seqlen_q >= 512` (
 
 std::string attn_fwd_name(AttnFwdVersion v);  // "attn_fwd_v8a"
 
-// The dtype option (q, k and v). Throws std::invalid_argument when it is missing or not a dtype.
-DType attn_fwd_dtype(const Options& o);
-
 // dtype (fp32|bf16): the dtype of q, k and v (and of out up to v8; v8a on store bf16).
 std::vector<OptionSpec> attn_fwd_options();
 

@@ -37,11 +37,10 @@ namespace {
 
 using V = AttnFwdVersion;
 
-constexpr int64_t kD = kAttnFwdDHead;
-constexpr int64_t kQ = kAttnFwdQTile;
-constexpr int64_t kK = kAttnFwdKvTile;
-constexpr int64_t kBank = 2048;        // PSUM bank bytes per partition (trn1: 8 x 2 KiB)
-constexpr int64_t kPvPerQk = kK / kQ;  // PV matmuls per 512-key QK tile (fused_qkmax_and_pv)
+// d_head, q rows per tile (also keys per transpose and PV matmul), keys per QK matmul
+constexpr int64_t kDh = kAttnFwdDHead, kRows = kAttnFwdQTile, kKeys = kAttnFwdKvTile;
+constexpr int64_t kBank = 2048;              // PSUM bank bytes per partition (trn1: 8 x 2 KiB)
+constexpr int64_t kPvPerQk = kKeys / kRows;  // PV matmuls per 512-key QK tile (fused_qkmax_and_pv)
 
 // Largest seqlen of the declared domain, where every option set fits trn1 (Registry test
 // EveryOptionSetFitsAtItsDomainMaximum); `ncverify frontier --up-to 16384` gives the rest. The
@@ -64,38 +63,38 @@ class StagedBuilder {
   StagedBuilder(V version, const Options& o)
       : ver_(version),
         b_(attn_fwd_name(version)),
-        x_(attn_fwd_dtype(o)),
+        x_(option_dtype(o)),
         placed_(version == V::v9 || version == V::v10),
         slotted_(version != V::v8a) {}
 
   Program build() {
-    S_ = b_.param("seqlen", kAttnFwdMinSeqlen, max_seqlen(ver_), kK);
-    Nq_ = Expr::floordiv(S_, kQ);
-    Nk_ = Expr::floordiv(S_, kK);
+    S_ = b_.param("seqlen", kAttnFwdMinSeqlen, max_seqlen(ver_), kKeys);
+    Nq_ = Expr::floordiv(S_, kRows);
+    Nk_ = Expr::floordiv(S_, kKeys);
     const int64_t xb = static_cast<int64_t>(dtype_size(x_));
-    auto q = b_.input("q", x_, {kD, S_});
-    auto k = b_.input("k", x_, {kD, S_});
-    auto v = b_.input("v", x_, {kD, S_});
-    out_ = b_.output("out", DType::bf16, {S_, kD});  // kernel_out is bf16 from v8a on
+    auto q = b_.input("q", x_, {kDh, S_});
+    auto k = b_.input("k", x_, {kDh, S_});
+    auto v = b_.input("v", x_, {kDh, S_});
+    out_ = b_.output("out", DType::bf16, {S_, kDh});  // kernel_out is bf16 from v8a on
 
     // identity_load = nl.load(shared_constant(identity, dtype=v.dtype)); identity_bf16 =
     // tensor_copy(identity_load, dtype=bf16)
-    identity_ = b_.sbuf("identity_load", x_, {kQ, kQ}, sbuf_at(kQ * xb));
+    identity_ = b_.sbuf("identity_load", x_, {kRows, kRows}, sbuf_at(kRows * xb));
     identity_on_chip(b_, identity_());
-    identity_bf16_ = b_.sbuf("identity_bf16", DType::bf16, {kQ, kQ}, sbuf_at(kQ * 2));
+    identity_bf16_ = b_.sbuf("identity_bf16", DType::bf16, {kRows, kRows}, sbuf_at(kRows * 2));
     b_.tensor_copy(identity_bf16_(), identity_());
-    q_sbuf_ = b_.sbuf("q_sbuf", x_, {kD, S_}, sbuf_at(S_ * xb));
-    k_sbuf_ = b_.sbuf("k_sbuf", x_, {kD, S_}, sbuf_at(S_ * xb));
-    auto v_sbuf = b_.sbuf("v_sbuf", x_, {kD, S_}, sbuf_at(S_ * xb));
+    q_sbuf_ = b_.sbuf("q_sbuf", x_, {kDh, S_}, sbuf_at(S_ * xb));
+    k_sbuf_ = b_.sbuf("k_sbuf", x_, {kDh, S_}, sbuf_at(S_ * xb));
+    auto v_sbuf = b_.sbuf("v_sbuf", x_, {kDh, S_}, sbuf_at(S_ * xb));
     b_.dma_copy(q_sbuf_(), q(), kQueueQ);
     b_.dma_copy(k_sbuf_(), k(), kQueueK);
     b_.dma_copy(v_sbuf(), v(), kQueueV);
 
     // v_sbuf_t[:, j, :] = tensor_copy(nc_matmul(v_sbuf[:, j*128:+128], identity_load), bf16)
-    v_sbuf_t_ = b_.sbuf("v_sbuf_t", DType::bf16, {kQ, Nq_, kD}, sbuf_at(S_ * 2));
+    v_sbuf_t_ = b_.sbuf("v_sbuf_t", DType::bf16, {kRows, Nq_, kDh}, sbuf_at(S_ * 2));
     b_.affine_range("i_tile_kv", Nq_, [&](Expr j) {
-      auto v_psum_t = b_.psum("v_psum_t", DType::fp32, {kQ, kD}, psum_at(Expr::mod(j, 8)));
-      b_.matmul(v_psum_t(), v_sbuf({all(), ds(j * kQ, kQ)}), identity_());
+      auto v_psum_t = b_.psum("v_psum_t", DType::fp32, {kRows, kDh}, psum_at(Expr::mod(j, 8)));
+      b_.matmul(v_psum_t(), v_sbuf({all(), ds(j * kRows, kRows)}), identity_());
       b_.tensor_copy(v_sbuf_t_({all(), one(j), all()}), v_psum_t());
     });
 
@@ -160,24 +159,24 @@ class StagedBuilder {
       return b_.sbuf(name, dt, free, sbuf_at(bytes));
     };
     if (slotted_) {
-      qk_sbuf_ = per_tile_row("qk_sbuf", DType::fp32, {kQ, slots, Nk_, kK}, slots * S_ * 4);
-      row_max_kv_ = per_tile_row("row_max_kv", DType::fp32, {kQ, Nk_}, Nk_ * 4);
+      qk_sbuf_ = per_tile_row("qk_sbuf", DType::fp32, {kRows, slots, Nk_, kKeys}, slots * S_ * 4);
+      row_max_kv_ = per_tile_row("row_max_kv", DType::fp32, {kRows, Nk_}, Nk_ * 4);
     } else {
-      qk_sbuf_ = per_tile_row("qk_sbuf", DType::fp32, {kQ, Nk_, kK}, S_ * 4);
+      qk_sbuf_ = per_tile_row("qk_sbuf", DType::fp32, {kRows, Nk_, kKeys}, S_ * 4);
     }
-    row_max_ = per_tile_row("row_max", DType::fp32, {kQ, 1}, Expr(4));
-    exp_row_ = per_tile_row("exp_row", DType::bf16, {kQ, S_}, S_ * 2);
+    row_max_ = per_tile_row("row_max", DType::fp32, {kRows, 1}, Expr(4));
+    exp_row_ = per_tile_row("exp_row", DType::bf16, {kRows, S_}, S_ * 2);
     if (slotted_) {
       sum_row_tiles_ =
-          per_tile_row("sum_row_tiles", DType::fp32, {kQ, slots, Nk_}, slots * Nk_ * 4);
+          per_tile_row("sum_row_tiles", DType::fp32, {kRows, slots, Nk_}, slots * Nk_ * 4);
     }
-    sum_row_ = per_tile_row("sum_row", DType::fp32, {kQ, 1}, Expr(4));
-    inverse_sum_row_ = per_tile_row("inverse_sum_row", DType::fp32, {kQ, 1}, Expr(4));
-    scores_sbuf_t_ = per_tile_row("scores_sbuf_t", DType::bf16, {kQ, Nq_, kQ}, S_ * 2);
-    attn_out_ = per_tile_row("attn_out", DType::fp32, {kQ, kD}, Expr(kD * 4));
-    attn_out_sbuf_ = per_tile_row("attn_out_sbuf", DType::fp32, {kQ, kD}, Expr(kD * 4));
+    sum_row_ = per_tile_row("sum_row", DType::fp32, {kRows, 1}, Expr(4));
+    inverse_sum_row_ = per_tile_row("inverse_sum_row", DType::fp32, {kRows, 1}, Expr(4));
+    scores_sbuf_t_ = per_tile_row("scores_sbuf_t", DType::bf16, {kRows, Nq_, kRows}, S_ * 2);
+    attn_out_ = per_tile_row("attn_out", DType::fp32, {kRows, kDh}, Expr(kDh * 4));
+    attn_out_sbuf_ = per_tile_row("attn_out_sbuf", DType::fp32, {kRows, kDh}, Expr(kDh * 4));
     if (!slotted_) {
-      sum_row_tiles_ = per_tile_row("sum_row_tiles", DType::fp32, {kQ, Nk_}, Nk_ * 4);
+      sum_row_tiles_ = per_tile_row("sum_row_tiles", DType::fp32, {kRows, Nk_}, Nk_ * 4);
     }
   }
 
@@ -195,8 +194,8 @@ class StagedBuilder {
   // qk[i, j] = nc_matmul(q tile i, k keys j*512:+512); qk_sbuf = tensor_scalar_reduce(qk[i, j],
   // multiply 1.0, max -> row_max_kv[:, j])
   void qk_tile(Expr i, Expr j, const TensorRef& row_max_kv) {
-    auto qk = b_.psum(fresh("qk"), DType::fp32, {kQ, kK}, psum_at(Expr::mod(j, 7)));
-    b_.matmul(qk(), q_sbuf_({all(), ds(i * kQ, kQ)}), k_sbuf_({all(), ds(j * kK, kK)}));
+    auto qk = b_.psum(fresh("qk"), DType::fp32, {kRows, kKeys}, psum_at(Expr::mod(j, 7)));
+    b_.matmul(qk(), q_sbuf_({all(), ds(i * kRows, kRows)}), k_sbuf_({all(), ds(j * kKeys, kKeys)}));
     b_.tensor_scalar_reduce(qk_sbuf(i, j), qk(), AluOp::multiply, Imm{1.0f}, AluOp::max,
                             row_max_kv({all(), one(j)}));
   }
@@ -204,14 +203,14 @@ class StagedBuilder {
   void qk_max(Expr i) {
     // v8a: qk_max declares its own row_max_kv
     const TensorRef row_max_kv =
-        slotted_ ? row_max_kv_ : b_.sbuf(fresh("row_max_kv"), DType::fp32, {kQ, Nk_});
+        slotted_ ? row_max_kv_ : b_.sbuf(fresh("row_max_kv"), DType::fp32, {kRows, Nk_});
     b_.affine_range("i_tile_kv", Nk_, [&](Expr j) { qk_tile(i, j, row_max_kv); });
     b_.tensor_reduce(row_max_(), row_max_kv(), AluOp::max, 1, true);  // -max
   }
 
   void exp_row_sum(Expr i) {
     b_.affine_range("i_tile_kv", Nk_, [&](Expr j) {
-      b_.activation(exp_row_({all(), ds(j * kK, kK)}), qk_sbuf(i, j),
+      b_.activation(exp_row_({all(), ds(j * kKeys, kKeys)}), qk_sbuf(i, j),
                     {.func = ActFunc::exp,
                      .bias = row_max_(),
                      .reduce_cmd = ReduceCmd::reset_reduce,
@@ -223,8 +222,9 @@ class StagedBuilder {
   // scores_sbuf_t[:, j, :] = tensor_copy(..., dtype=bf16)
   void transpose_scores(Expr /*i*/) {
     b_.affine_range("i_tile_kv", Nq_, [&](Expr j) {
-      auto ps = b_.psum(fresh("scores_psum_t"), DType::fp32, {kQ, kQ}, psum_at(Expr::mod(j, 7)));
-      b_.matmul(ps(), exp_row_({all(), ds(j * kQ, kQ)}), identity_bf16_());
+      auto ps =
+          b_.psum(fresh("scores_psum_t"), DType::fp32, {kRows, kRows}, psum_at(Expr::mod(j, 7)));
+      b_.matmul(ps(), exp_row_({all(), ds(j * kRows, kRows)}), identity_bf16_());
       b_.tensor_copy(scores_sbuf_t_({all(), one(j), all()}), ps());
     });
   }
@@ -234,7 +234,7 @@ class StagedBuilder {
               accumulate);
   }
   TensorRef attn_out_psum() {
-    return b_.psum(fresh("attn_out_psum"), DType::fp32, {kQ, kD}, psum_at(Expr(7)));
+    return b_.psum(fresh("attn_out_psum"), DType::fp32, {kRows, kDh}, psum_at(Expr(7)));
   }
 
   // attn_out_psum[i] += nc_matmul(scores_sbuf_t[:, j], v_sbuf_t[:, j]); attn_out_sbuf = copy
@@ -250,7 +250,7 @@ class StagedBuilder {
     b_.reciprocal(inverse_sum_row_(), sum_row_());
     b_.tensor_scalar(attn_out_(), attn_out_sbuf_(), AluOp::multiply, inverse_sum_row_(), false,
                      std::nullopt, Imm{0.0f}, false, Engine::Vector);
-    b_.dma_copy(out_({ds(i * kQ, kQ), all()}), attn_out_(), kQueueOut);
+    b_.dma_copy(out_({ds(i * kRows, kRows), all()}), attn_out_(), kQueueOut);
   }
 
   // For each 512-key tile j: QK and partial max of q tile i + 2, then the four PV matmuls of q

@@ -68,7 +68,7 @@ Slice one(Expr i) {
 class TiledBuilder {
  public:
   TiledBuilder(V version, const Options& o)
-      : ver_(version), b_(attn_fwd_name(version)), x_(attn_fwd_dtype(o)) {}
+      : ver_(version), b_(attn_fwd_name(version)), x_(option_dtype(o)) {}
 
   Program build() {
     if (ver_ == V::v1 || ver_ == V::v2) {

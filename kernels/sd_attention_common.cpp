@@ -12,20 +12,6 @@ std::vector<OptionSpec> sd_attention_options() {
   };
 }
 
-bool option_flag(const Options& o, const std::string& name) {
-  const auto it = o.find(name);
-  if (it == o.end()) throw std::invalid_argument("option '" + name + "' is not set");
-  return it->second == "true";
-}
-
-DType option_dtype(const Options& o) {
-  const auto it = o.find("dtype");
-  if (it == o.end()) throw std::invalid_argument("option 'dtype' is not set");
-  const auto dt = parse_dtype(it->second);
-  if (!dt) throw std::invalid_argument("option dtype=" + it->second + " is not a dtype");
-  return *dt;
-}
-
 DType pe_dtype(const Options& o) {
   return option_flag(o, "mixed_precision") ? DType::bf16 : DType::fp32;
 }

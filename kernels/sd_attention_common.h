@@ -18,8 +18,6 @@ inline constexpr double kSdSoftmaxScale = 0.125;
 // use_causal_mask (false|true), mixed_precision (true|false: bf16 or fp32 Tensor-engine
 // operands), dtype (fp32|bf16: the inputs' and output's dtype, the kernel_dtype).
 std::vector<OptionSpec> sd_attention_options();
-bool option_flag(const Options& o, const std::string& name);  // "true" / "false"
-DType option_dtype(const Options& o);                         // the "dtype" option
 DType pe_dtype(const Options& o);  // Tensor-engine operand dtype: bf16 if mixed_precision
 
 // One head of self-attention per batch entry: seqlen_q = seqlen_kv = params "seqlen", d_head =

@@ -38,4 +38,18 @@ bool Variant::offers(const std::string& option, const std::string& value) const 
   return false;
 }
 
+bool option_flag(const Options& o, const std::string& name) {
+  const auto it = o.find(name);
+  if (it == o.end()) throw std::invalid_argument("option '" + name + "' is not set");
+  return it->second == "true";
+}
+
+DType option_dtype(const Options& o) {
+  const auto it = o.find("dtype");
+  if (it == o.end()) throw std::invalid_argument("option 'dtype' is not set");
+  const auto dt = parse_dtype(it->second);
+  if (!dt) throw std::invalid_argument("option dtype=" + it->second + " is not a dtype");
+  return *dt;
+}
+
 }  // namespace ncv::kernels

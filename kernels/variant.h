@@ -59,4 +59,9 @@ struct Variant {
   bool offers(const std::string& option, const std::string& value) const;
 };
 
+// Readers of a resolved option set; throw std::invalid_argument when the option is missing (or
+// the dtype option names no dtype).
+bool option_flag(const Options& o, const std::string& name);  // "true" / "false"
+DType option_dtype(const Options& o);                         // the "dtype" option
+
 }  // namespace ncv::kernels
