@@ -1,8 +1,9 @@
 // `ncverify report [--cases N] [--seqlen N] [--family F]... [--json]`: the main job (ci/report).
-// Every registered kernel, with its default options and, where it offers one, its causal mask, is
-// checked against the oracle at one shape (seqlen clamped into its domain, d_head 64 where
-// allowed, one batch entry); one row per check. Then one row per rewrite link (a variant with
-// `rewrites` set) and the same option sets: `equiv` against its predecessor at equiv's checked
+// Every registered kernel, with its default options and each mask its options offer (none,
+// causal, a sliding window), is checked against the oracle at one shape (seqlen clamped into its
+// domain, d_head 64 where allowed, one batch entry, a GQA group of 2 where the kernel has one, a
+// window of a quarter of the sequence); one row per check. Then one row per rewrite link (a variant
+// with `rewrites` set) and the same option sets: `equiv` against its predecessor at equiv's checked
 // shapes, the level reached and whether it matches the registry's claim. Then every kernel's Z3
 // obligations (bounds, ISA rules, allocation) over its whole domain for every option combination
 // on trn1, with its trn1 capacity frontier in seqlen at d_head 64 (default options). Exit 0 when
@@ -47,16 +48,42 @@ std::vector<const kernels::Variant*> reported(const ReportOptions& opts) {
   return out;
 }
 
-// The report shape: every param at its smallest legal value, seqlen near `seqlen`, d_head 64.
+// The report shape: every param at its smallest legal value, seqlen near `seqlen`, d_head 64, a
+// GQA group of 2 (q heads per kv head) where the kernel has one, a sliding window of a quarter
+// of the sequence.
 ParamValues report_params(const Program& p, int64_t seqlen) {
   ParamValues pv;
   for (const Param& prm : p.params) {
     const int64_t m = prm.multiple_of;
-    int64_t want = prm.name == "seqlen" ? seqlen : prm.name == "d_head" ? 64 : prm.lo;
+    int64_t want = prm.name == "seqlen"   ? seqlen
+                   : prm.name == "d_head" ? 64
+                   : prm.name == "group"  ? 2
+                   : prm.name == "window" ? std::max<int64_t>(1, seqlen / 4)
+                                          : prm.lo;
     want = std::clamp(want, prm.lo, prm.hi);
     pv[prm.name] = std::max((prm.lo + m - 1) / m * m, want / m * m);
   }
   return pv;
+}
+
+// The masks a kernel's options offer, each a check row: none, causal (use_causal_mask), a sliding
+// window (sliding_window=on; its width is the `window` param).
+struct ReportMask {
+  std::string label;
+  kernels::Options given;
+};
+std::vector<ReportMask> report_masks(const kernels::Variant& v) {
+  std::vector<ReportMask> out;
+  kernels::Options none;
+  if (v.offers("sliding_window", "off")) none["sliding_window"] = "off";
+  out.push_back({"none", none});
+  if (v.offers("use_causal_mask", "true")) {
+    kernels::Options causal = none;
+    causal["use_causal_mask"] = "true";
+    out.push_back({"causal", causal});
+  }
+  if (v.offers("sliding_window", "on")) out.push_back({"window", {{"sliding_window", "on"}}});
+  return out;
 }
 
 // The trn1 frontier in seqlen of the kernel's default-option program at d_head 64, other params
@@ -238,11 +265,8 @@ int run_report(const ReportOptions& opts) {
   }
   for (const kernels::Variant* vp : reported(opts)) {
     const kernels::Variant& v = *vp;
-    for (bool causal : {false, true}) {
-      if (causal && !v.offers("use_causal_mask", "true")) continue;
-      kernels::Options given;
-      if (causal) given["use_causal_mask"] = "true";
-      const kernels::Options o = v.resolve(given);
+    for (const ReportMask& mask : report_masks(v)) {
+      const kernels::Options o = v.resolve(mask.given);
       const Program p = v.build(o);
       const ParamValues params = report_params(p, opts.seqlen);
       kernels::CheckOptions co;
@@ -255,6 +279,7 @@ int run_report(const ReportOptions& opts) {
       all_pass = all_pass && r.pass;
       nlohmann::json row = r.to_json();
       row["rewrites"] = v.rewrites;
+      row["mask"] = mask.label;
       row["ms"] = ms;
       rows.push_back(row);
       if (!opts.json) {
@@ -263,7 +288,7 @@ int run_report(const ReportOptions& opts) {
           shape += (shape.empty() ? "" : " ") + name + "=" + std::to_string(value);
         }
         std::printf("%-24s %-22s %-6s %-30s %-22s %10.3g  %-4s %8.0f ms\n", v.name.c_str(),
-                    v.rewrites.empty() ? "-" : v.rewrites.c_str(), causal ? "causal" : "none",
+                    v.rewrites.empty() ? "-" : v.rewrites.c_str(), mask.label.c_str(),
                     shape.c_str(), r.contract.name.c_str(), r.worst_normalized,
                     r.pass ? "PASS" : "FAIL", ms);
         if (!r.pass) std::cout << r.summary();

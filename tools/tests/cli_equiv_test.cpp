@@ -240,6 +240,27 @@ TEST(CliReport, OneRowPerRewriteLink) {
   EXPECT_EQ(r.exit_code, j.at("pass").get<bool>() ? 0 : 1) << r.err;
 }
 
+// A kernel with masks beyond causal and GQA: one check row per mask its options offer, at a GQA
+// group of 2 and a window of a quarter of the sequence.
+TEST(CliReport, ChecksEveryMaskAKernelOffers) {
+  const CliResult r = run_cli(
+      {"report", "--seqlen", "512", "--cases", "1", "--family", "flash_attention", "--json"});
+  const auto j = nlohmann::json::parse(r.out);
+  std::set<std::string> masks;
+  for (const auto& row : j.at("checks")) {
+    EXPECT_EQ(row.at("kernel"), "flash_fwd");
+    EXPECT_TRUE(row.at("pass").get<bool>()) << row.dump();
+    const std::string mask = row.at("mask");
+    masks.insert(mask);
+    EXPECT_EQ(row.at("params").at("group"), 2) << row.dump();
+    if (mask == "window") {
+      EXPECT_EQ(row.at("params").at("window"), 128) << row.dump();
+    }
+  }
+  EXPECT_EQ(masks, (std::set<std::string>{"none", "causal", "window"}));
+  EXPECT_TRUE(j.at("links").empty()) << "flash_fwd rewrites nothing";
+}
+
 TEST(CliReport, UnknownFamilyExitsTwoNamingIt) {
   const CliResult r = run_cli({"report", "--family", "no_such_family"});
   EXPECT_EQ(r.exit_code, 2);
