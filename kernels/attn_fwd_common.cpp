@@ -4,14 +4,6 @@
 
 namespace ncv::kernels {
 
-namespace {
-
-bool at_least(AttnFwdVersion v, AttnFwdVersion from) {
-  return static_cast<int>(v) >= static_cast<int>(from);
-}
-
-}  // namespace
-
 std::string attn_fwd_name(AttnFwdVersion v) {
   static const char* const names[] = {"v1", "v2", "v3",  "v4", "v5",  "v6",
                                       "v7", "v8", "v8a", "v9", "v10", "v11"};

@@ -22,6 +22,11 @@ inline constexpr int64_t kAttnFwdMinSeqlen = 512;  // `assert seqlen_q >= 512` (
 
 std::string attn_fwd_name(AttnFwdVersion v);  // "attn_fwd_v8a"
 
+// Whether version v comes at or after `from` in the chain.
+inline bool at_least(AttnFwdVersion v, AttnFwdVersion from) {
+  return static_cast<int>(v) >= static_cast<int>(from);
+}
+
 // dtype (fp32|bf16): the dtype of q, k and v (and of out up to v8; v8a on store bf16).
 std::vector<OptionSpec> attn_fwd_options();
 

@@ -54,10 +54,6 @@ int64_t max_seqlen(V v) {
 
 constexpr int kQueueQ = 0, kQueueK = 1, kQueueV = 2, kQueueOut = 3;
 
-Slice one(Expr i) {
-  return ds(i, 1);
-}
-
 class StagedBuilder {
  public:
   StagedBuilder(V version, const Options& o)

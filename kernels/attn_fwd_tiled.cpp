@@ -57,14 +57,6 @@ int64_t max_seqlen(V v) {
 // gets its own, numbered by first transfer.
 constexpr int kQueueQ = 0, kQueueK = 1, kQueueV = 2;
 
-bool at_least(V v, V from) {
-  return static_cast<int>(v) >= static_cast<int>(from);
-}
-
-Slice one(Expr i) {
-  return ds(i, 1);
-}
-
 class TiledBuilder {
  public:
   TiledBuilder(V version, const Options& o)

@@ -140,7 +140,7 @@ std::vector<Variant> attn_fwd_variants() {
     v.notes = common_notes();
     v.notes.insert(v.notes.end(), e.notes.begin(), e.notes.end());
     const V ver = e.version;
-    const bool staged = static_cast<int>(ver) >= static_cast<int>(V::v8a);
+    const bool staged = at_least(ver, V::v8a);
     v.build = [ver, staged](const Options& o) {
       return staged ? build_attn_fwd_staged(ver, o) : build_attn_fwd_tiled(ver, o);
     };

@@ -35,10 +35,6 @@ constexpr int64_t kRt = 2048;  // REDUCTION_TILE = min(2048, L / 2)
 // DMA queues: the source leaves them to the compiler; K, V, Q and the stores get one each.
 constexpr int kQueueK = 0, kQueueV = 1, kQueueQ = 2, kQueueOut = 3;
 
-Slice one(Expr i) {
-  return ds(i, 1);
-}
-
 class FlashFwdBuilder {
  public:
   explicit FlashFwdBuilder(const Options& o)

@@ -99,9 +99,6 @@ StepConfig step_config(int step) {
 Slice tile(Expr i) {
   return ds(i * kTile, kTile);
 }
-Slice one(Expr i) {
-  return ds(i, 1);
-}
 
 // Swaps the last two view dims of a 3-D HBM view (the batched kernel's transposing K load and
 // store; transposed() handles 2-D views only).

@@ -60,10 +60,6 @@ struct MambaConfig {
   bool state_then_chunks = false;
 };
 
-Slice one(Expr i) {
-  return ds(i, Expr(1));
-}
-
 class MambaBuilder {
  public:
   MambaBuilder(const MambaConfig& c, const BuildOptions& o, const std::string& name)

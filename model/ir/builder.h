@@ -37,6 +37,10 @@ inline Slice ds(Expr start, Expr size, int64_t step = 1) {
 inline Slice all() {
   return Slice{std::nullopt, Expr(0), 1};
 }
+// Element i of a dimension, kept as a dimension of size 1 (an NKI block index: t[:, i, :]).
+inline Slice one(Expr i) {
+  return ds(i, 1);
+}
 
 // Fluent helpers on views.
 Access transposed(Access a);                     // swap the two view dims of a 2-D view
