@@ -3,6 +3,7 @@ add_library(ncv_equiv STATIC
   equiv.cpp
   equiv_report.cpp
   frontier.cpp
+  link_status.cpp
   shapes.cpp)
 target_include_directories(ncv_equiv PUBLIC ${PROJECT_SOURCE_DIR})
 target_link_libraries(ncv_equiv PUBLIC ncv_equiv_real ncv_equiv_terms ncv_kernels ncv_oracle

@@ -32,6 +32,7 @@ nlohmann::json variant_json(const Variant& v) {
   j["summary"] = v.summary;
   j["rewrites"] = v.rewrites.empty() ? nlohmann::json(nullptr) : nlohmann::json(v.rewrites);
   if (!v.rewrites.empty()) j["same_numerics_as_predecessor"] = v.same_numerics_as_predecessor;
+  if (!v.interface_change.empty()) j["interface_change"] = v.interface_change;
   nlohmann::json opts = nlohmann::json::array();
   for (const OptionSpec& o : v.options) {
     opts.push_back(

@@ -38,6 +38,10 @@ struct Variant {
   // For rewrites: true when the rewrite claims the same numerics as its predecessor (outputs
   // bit-identical for every input); false when it changes rounding (a different contract).
   bool same_numerics_as_predecessor = false;
+  // For rewrites that deliberately take or give different tensors, or cover a different domain,
+  // than their predecessor (a longer sequence, a bf16 output): why, in words. `report` shows such
+  // a link as CHANGED instead of FAIL; empty: the rewrite claims the predecessor's interface.
+  std::string interface_change;
   std::vector<OptionSpec> options;
   // Domain restrictions the Program's params cannot state, in words (e.g. "scale fixed at 0.125").
   std::vector<std::string> notes;

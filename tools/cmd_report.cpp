@@ -4,7 +4,8 @@
 // domain, d_head 64 where allowed, one batch entry, a GQA group of 2 where the kernel has one, a
 // window of a quarter of the sequence); one row per check. Then one row per rewrite link (a variant
 // with `rewrites` set) and the same option sets: `equiv` against its predecessor at equiv's checked
-// shapes, the level reached and whether it matches the registry's claim. Then every kernel's Z3
+// shapes, the level reached and whether it matches the registry's claim (a declared interface
+// change is CHANGED, not a contradiction: equiv/link_status.h). Then every kernel's Z3
 // obligations (bounds, ISA rules, allocation) over its whole domain for every option combination
 // on trn1, with its trn1 capacity frontier in seqlen at d_head 64 (default options). Exit 0 when
 // all pass, no link contradicts its claim and everything is proved, 1 otherwise.
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "equiv/equiv.h"
+#include "equiv/link_status.h"
 #include "kernels/check.h"
 #include "kernels/option_programs.h"
 #include "kernels/registry.h"
@@ -153,18 +155,6 @@ bool report_proofs(const ReportOptions& opts, nlohmann::json& out) {
   return all;
 }
 
-// The level a rewrite link reached at one option set: "bit-exact proved", "real proved" (with
-// the exp overflow obligation discharged), "refuted" (the interfaces differ, or a concrete input
-// breaks real equivalence or the two contracts' bounds) or "unknown".
-std::string level_reached(const equiv::OptionOutcome& o) {
-  using equiv::Verdict;
-  if (!o.interface_error.empty() || !o.run_error.empty()) return "refuted";
-  if (o.bit_exact == Verdict::proved) return "bit-exact proved";
-  if (o.real == Verdict::proved && o.overflow_ok) return "real proved";
-  if (o.real == Verdict::refuted || o.numeric == Verdict::refuted) return "refuted";
-  return "unknown";
-}
-
 // One row per rewrite link and report option set: `equiv` of the variant against the one it
 // rewrites. Kept cheap: the options the check rows use and equiv's own small checked shapes
 // (terms at the report's seqlen would cost minutes). A row fails only when it contradicts the
@@ -212,19 +202,17 @@ bool report_links(const ReportOptions& opts, nlohmann::json& out) {
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       // One option set: pinned above.
       const equiv::OptionOutcome& o = r.outcomes.front();
-      const std::string level = level_reached(o);
-      const bool contract = o.holds(equiv::Level::contract);
-      const bool bit_ok = !v.same_numerics_as_predecessor || o.bit_exact == equiv::Verdict::proved;
-      const bool pass = contract && bit_ok;
-      // FAIL: the claim is contradicted (interfaces differ, a counterexample); UNKNOWN: it is
-      // neither established nor contradicted (e.g. the terms outgrow memory).
-      const bool refuted = level == "refuted" || (v.same_numerics_as_predecessor &&
-                                                  o.bit_exact == equiv::Verdict::refuted);
-      const char* status = pass ? "ok" : refuted ? "FAIL" : "UNKNOWN";
+      const equiv::LinkJudgement judged = equiv::judge_link(v, o);
+      const bool contract = judged.contract_holds;
+      const bool changed = judged.status == equiv::LinkStatus::changed;
+      const bool pass = judged.status == equiv::LinkStatus::ok || changed;
+      const bool refuted = judged.status == equiv::LinkStatus::fail;
+      const char* status = equiv::link_status_name(judged.status);
       all = all && pass;
       any_refuted = any_refuted || refuted;
       row["options"] = o.options;
-      row["level"] = level;
+      row["level"] = judged.level;
+      if (changed) row["interface_change"] = v.interface_change;
       row["bit_exact"] = equiv::verdict_name(o.bit_exact);
       row["real"] = equiv::verdict_name(o.real);
       row["numeric"] = equiv::numeric_verdict_name(o.numeric);
@@ -237,9 +225,15 @@ bool report_links(const ReportOptions& opts, nlohmann::json& out) {
       out.push_back(row);
       if (!opts.json) {
         std::printf("%-24s %-22s %-6s %-18s %-17s %-9s %-9s %-5s %5.0f ms\n", v.name.c_str(),
-                    v.rewrites.c_str(), causal ? "causal" : "none", claim.c_str(), level.c_str(),
-                    equiv::verdict_name(o.bit_exact), contract ? "holds" : "no", status, ms);
-        if (!pass) std::cout << r.text();
+                    v.rewrites.c_str(), causal ? "causal" : "none", claim.c_str(),
+                    judged.level.c_str(), equiv::verdict_name(o.bit_exact),
+                    contract ? "holds" : "no", status, ms);
+        if (changed) {
+          std::printf("  declared: %s\n  equiv:    %s\n", v.interface_change.c_str(),
+                      o.interface_error.c_str());
+        } else if (!pass) {
+          std::cout << r.text();
+        }
       }
     }
   }
@@ -247,8 +241,9 @@ bool report_links(const ReportOptions& opts, nlohmann::json& out) {
     std::printf(
         "\n%s: every rewrite link vs its predecessor (`ncverify equiv`, bounded: equiv's checked "
         "shapes, default options and the causal mask; FAIL = the claim contradicted (interfaces "
-        "differ or a counterexample), UNKNOWN = bit-exact claimed and not proved, or the contract "
-        "level not established, without a contradiction)\n",
+        "differ or a counterexample), CHANGED = the interfaces differ as the rewrite declares "
+        "(nothing to compare), UNKNOWN = bit-exact claimed and not proved, or the contract level "
+        "not established, without a contradiction)\n",
         all           ? "PASS"
         : any_refuted ? "FAIL"
                       : "UNKNOWN");
