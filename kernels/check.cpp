@@ -34,14 +34,14 @@ OracleReference oracle_reference(const oracle::PrecisionContract& ct,
                                  const oracle::AttentionSpec& spec,
                                  const oracle::AttentionInputs& in, double exact_max_macs,
                                  const std::vector<oracle::PrecisionContract>& also_accept,
-                                 bool with_apriori) {
+                                 bool with_apriori, bool with_lse) {
   OracleReference r;
   const double macs = 2.0 * static_cast<double>(spec.rows()) * static_cast<double>(spec.seqlen_kv) *
                       static_cast<double>(spec.d_head);
   r.exact = macs <= exact_max_macs;
-  std::vector<double> fb;  // the fast oracle's own bound
-  r.out =
-      r.exact ? oracle::exact_attention(spec, in) : oracle::fast_attention_with_bound(spec, in, fb);
+  std::vector<double> fb, fb_lse;  // the fast oracle's own bounds
+  r.out = r.exact ? oracle::exact_attention(spec, in)
+                  : oracle::fast_attention_with_bound(spec, in, fb, with_lse ? &fb_lse : nullptr);
   oracle::CaseBound cb = oracle::case_error_bound(ct, spec, in, r.out.out);
   for (const oracle::PrecisionContract& other : also_accept) {
     if (other.to_json() == ct.to_json()) continue;
@@ -51,8 +51,16 @@ OracleReference oracle_reference(const oracle::PrecisionContract& ct,
   // The a-priori bound costs as much as the case bound and is larger wherever the case bound is
   // finite: it is computed where the case bound leaves elements uncertified (an interval that may
   // overflow), or when asked for (its ratio is reported).
-  const bool apriori = with_apriori || cb.uncertified > 0;
-  if (apriori) r.apriori = oracle::error_bound(ct, spec, in, r.out).bound;
+  // The lse bound is the a-priori analysis's (the case bound covers out only).
+  const bool apriori = with_apriori || with_lse || cb.uncertified > 0;
+  if (apriori) {
+    oracle::ErrorBound eb = oracle::error_bound(ct, spec, in, r.out);
+    r.apriori = std::move(eb.bound);
+    if (with_lse) {
+      r.lse_bound = std::move(eb.lse);
+      for (size_t x = 0; x < fb_lse.size(); ++x) r.lse_bound[x] += fb_lse[x];
+    }
+  }
   if (!r.exact) {
     for (size_t x = 0; x < fb.size(); ++x) {
       if (apriori) r.apriori[x] += fb[x];
@@ -100,10 +108,13 @@ CaseResult check_inputs(const Variant& v, const Program& program, const Options&
     return c;
   }
   const std::vector<double> got = unpack_output(v.layout, spec, run.outputs);
-  const OracleReference ref = oracle_reference(
-      v.contract(options), spec, in, opts.exact_oracle_max_macs, opts.also_accept, opts.apriori);
+  const std::optional<LseOutput> lse = unpack_lse(v.layout, spec, run.outputs);
+  const OracleReference ref =
+      oracle_reference(v.contract(options), spec, in, opts.exact_oracle_max_macs, opts.also_accept,
+                       opts.apriori, lse.has_value());
   c.exact_oracle = ref.exact;
   c.comparison = oracle::compare(spec, got, ref.out, ref.bound, spec.output_dtype);
+  if (lse) c.lse = oracle::compare_lse(spec, lse->values, ref.out, ref.lse_bound, lse->dtype);
   if (!ref.apriori.empty()) {
     oracle::ErrorBound apriori;
     apriori.bound = ref.apriori;
@@ -111,7 +122,7 @@ CaseResult check_inputs(const Variant& v, const Program& program, const Options&
         oracle::compare(spec, got, ref.out, apriori, spec.output_dtype).max_normalized;
   }
   c.fa_ratio = fa_ratio(got, ref.out.out, ref.reference);
-  c.pass = c.comparison.pass;
+  c.pass = c.comparison.pass && (!c.lse || c.lse->pass);
   return c;
 }
 
@@ -134,10 +145,11 @@ CheckResult check_kernel_with(const Variant& v, const Program& program, const Op
     c.seed = set.seed;
     // A case that fails on non-finite or uncertified elements, whose finite ratios are all
     // within bound, would otherwise report a reassuring worst ratio: it counts as infinite.
-    const bool fails_off_ratio = !c.pass && c.comparison.max_normalized <= 1;
-    res.worst_normalized = c.run_error || fails_off_ratio
-                               ? kInf
-                               : std::fmax(res.worst_normalized, c.comparison.max_normalized);
+    const double ratio =
+        std::fmax(c.comparison.max_normalized, c.lse ? c.lse->max_normalized : 0.0);
+    const bool fails_off_ratio = !c.pass && ratio <= 1;
+    res.worst_normalized =
+        c.run_error || fails_off_ratio ? kInf : std::fmax(res.worst_normalized, ratio);
     res.pass = res.pass && c.pass;
     res.cases.push_back(std::move(c));
     if (opts.on_case) opts.on_case(n + 1);
@@ -204,6 +216,7 @@ std::string CheckResult::summary() const {
     s += head;
     s += c.run_error ? "model error: " + c.run_error->message : c.comparison.one_line();
     s += c.pass ? "\n" : "  FAIL\n";
+    if (c.lse) s += "    lse " + c.lse->one_line() + "\n";
   }
   char tail[160];
   std::snprintf(tail, sizeof tail, "%s: %s, worst normalized error %.3g (contract %s, %zu cases)\n",
@@ -233,6 +246,10 @@ nlohmann::json CheckResult::to_json() const {
     } else {
       e["comparison"] = c.comparison.to_json();
       e["case_bound_ratio"] = finite_or_inf(c.comparison.max_normalized);
+      if (c.lse) {
+        e["lse_comparison"] = c.lse->to_json();
+        e["lse_ratio"] = finite_or_inf(c.lse->max_normalized);
+      }
       if (!std::isnan(c.apriori_normalized)) {
         e["apriori_ratio"] = finite_or_inf(c.apriori_normalized);
       }

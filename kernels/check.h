@@ -48,6 +48,10 @@ struct CaseResult {
   // Against the case bound (min of the a-priori and the case bound, oracle/case_bound.h); valid
   // when run_error is empty.
   oracle::Comparison comparison;
+  // The kernel's log-sum-exp output against the oracle's lse under the a-priori lse bound
+  // (ERROR_BOUNDS.md §4 "The log-sum-exp output"), when the layout declares an lse tensor and
+  // the program stores it; a failing lse fails the case.
+  std::optional<oracle::Comparison> lse;
   // max |err| / the a-priori bound alone (the guarantee, error_bound.h); NaN when it was not
   // computed (CheckOptions::apriori false and the case bound certified every element).
   double apriori_normalized = std::numeric_limits<double>::quiet_NaN();
@@ -85,13 +89,16 @@ struct OracleReference {
   oracle::ErrorBound bound;       // per element the smaller of the a-priori and the case bound
   std::vector<double> apriori;    // the a-priori bound alone (empty when not computed)
   std::vector<double> reference;  // the contract's computation in the kernel's precision
+  // [B][H][Sq]: the bound on |kernel lse - oracle lse| (the a-priori lse bound plus, with the
+  // fast oracle, its own lse bound); empty unless asked for (`with_lse`).
+  std::vector<double> lse_bound;
   bool exact = false;
 };
 OracleReference oracle_reference(const oracle::PrecisionContract& ct,
                                  const oracle::AttentionSpec& spec,
                                  const oracle::AttentionInputs& in, double exact_max_macs,
                                  const std::vector<oracle::PrecisionContract>& also_accept = {},
-                                 bool with_apriori = false);
+                                 bool with_apriori = false, bool with_lse = false);
 
 // One input set: runs `program` on `in` (packed by v's layout) and compares its output with the
 // oracle under v's contract for `options`. `spec` is v.spec(options, params). Only opts.run and

@@ -55,6 +55,10 @@ class FlashFwdBuilder {
     k_ = b_.input("k", cfg_.io_dtype, {bs, kvh, d_, S_});
     v_ = b_.input("v", cfg_.io_dtype, {bs, kvh, S_, d_});
     out_ = b_.output("o", cfg_.io_dtype, {bs, heads, S_, d_});
+    if (cfg_.training) {
+      // attention.py: lse [b, h, 128, n_tile_q] in lse_dtype or acc_type (acc_type here).
+      lse_ = b_.output("lse", acc_, {bs, heads, Expr(kP), Expr::floordiv(S_, kP)});
+    }
 
     n_ = Expr::floordiv(S_, kP);                       // n_tile_q
     T_ = Expr::min(n_, Expr(kT));                      // attn_core_tile_size (capped by n_tile_q)
@@ -102,6 +106,10 @@ class FlashFwdBuilder {
             b_.dma_copy(out_({one(batch_), one(q_head), ds(i * kP, kP), all()}), out(), kQueueOut);
           });
         });
+        // attention.py:510-511: if training, nl.store(lse[b, head_id*G + i_q_h, :, :], l_buffer)
+        if (cfg_.training) {
+          b_.dma_copy(lse_({one(batch_), one(q_head), all(), all()}), l_buffer(), kQueueOut);
+        }
       });
     });
     return b_.finish();
@@ -230,12 +238,15 @@ class FlashFwdBuilder {
   FlashFwdConfig cfg_;
   DType kd_, acc_;
   Expr G_, S_, d_, w_, n_, T_, batch_;
-  TensorRef q_, k_, v_, out_;
+  TensorRef q_, k_, v_, out_, lse_;
 };
 
 }  // namespace
 
 Program build_flash_fwd(const Options& o) {
+  if (const std::string why = flash_fwd_excluded(o); !why.empty()) {
+    throw BuildError("flash_fwd: " + why);
+  }
   return FlashFwdBuilder(o).build();
 }
 

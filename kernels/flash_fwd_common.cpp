@@ -38,6 +38,15 @@ std::vector<OptionSpec> flash_fwd_options() {
        {"512", "1024"},
        "512",
        "L: keys per large KV tile (source default 2048; 1024 has two 512-key score tiles)"},
+      {"training",
+       {"false", "true"},
+       "false",
+       "FlashConfig.training: also store the log-sum-exp of every row to lse [bs, h, 128, S/128]"},
+      {"dtype",
+       {"fp32", "bf16"},
+       "fp32",
+       "q, k, v and o in HBM (bf16 only with mixed_precision=true: without it the source's "
+       "statistics would be bf16)"},
   };
 }
 
@@ -46,11 +55,25 @@ FlashFwdConfig flash_fwd_config(const Options& o) {
   c.sliding_window = option(o, "sliding_window") == "on";
   c.causal = c.sliding_window || option(o, "use_causal_mask") == "true";
   c.seq_tile_size = std::stoll(option(o, "seq_tile_size"));
-  c.io_dtype = DType::fp32;  // the inputs of the source's tests; notes
+  c.training = option(o, "training") == "true";
+  c.io_dtype = option_dtype(o);  // q.dtype (o = nl.ndarray(..., dtype=q.dtype))
   const bool mixed = option(o, "mixed_precision") == "true";
+  // attention.py: kernel_dtype = nl.bfloat16 if mixed_precision else q.dtype.
   c.kernel_dtype = mixed ? DType::bf16 : c.io_dtype;
-  c.acc_dtype = DType::fp32;  // acc_type: fp32 with mixed precision, else kernel_dtype (fp32)
+  // acc_type = np.dtype(np.float32) if mixed_precision else kernel_dtype: fp32 on every offered
+  // combination (bf16 without mixed precision is excluded, flash_fwd_excluded).
+  c.acc_dtype = DType::fp32;
   return c;
+}
+
+std::string flash_fwd_excluded(const Options& o) {
+  const auto dt = o.find("dtype"), mp = o.find("mixed_precision");
+  if (dt != o.end() && mp != o.end() && dt->second == "bf16" && mp->second == "false") {
+    return "dtype=bf16 needs mixed_precision=true: without it the source's acc_type is bf16, "
+           "where nl.fp32.min rounds to -inf and a row the window masks out of a whole large "
+           "tile gives exp(-inf + inf) = NaN (see the notes)";
+  }
+  return "";
 }
 
 oracle::AttentionSpec flash_fwd_spec(const Options& o, const ParamValues& params) {
@@ -133,17 +156,23 @@ Variant flash_fwd_variant() {
       "window masks. Within a large tile a row can be fully masked by the window (the guard "
       "tests the tile's first row); its running max is then nl.fp32.min, exp(0) = 1 terms enter "
       "o and l and are annihilated by alpha = exp(fp32.min - m) = 0 once a visible key comes",
-      "q, k, v and o are fp32 (the source's tests use fp32 inputs); bf16 inputs are not "
-      "offered: without mixed precision the source's statistics (acc_type = kernel_dtype) would "
-      "be bf16, where nl.fp32.min rounds to -inf and a row the window masks out of a whole large "
-      "tile gives exp(-inf + inf) = NaN; with mixed precision they change only the HBM dtypes",
+      "dtype (fp32|bf16) is q.dtype: q, k, v and o in HBM. With mixed_precision=true bf16 "
+      "inputs change only the HBM dtypes (kernel_dtype is bf16 anyway, out is rounded to bf16 "
+      "before the store). dtype=bf16 with mixed_precision=false is excluded (resolve rejects it, "
+      "option sets leave it out): the source's acc_type would then be bf16 (attention.py: acc_type "
+      "= kernel_dtype), nl.fp32.min rounds to -inf in it, and a row the sliding window masks out "
+      "of a whole large tile gives exp(-inf - (-inf)) = NaN; modelling it faithfully would make "
+      "check fail on those rows and give an all-bf16 contract no registry-wide test could pass",
       "seq_tile_size offers 512 and 1024, not the source's default 2048: 2048 runs the same "
       "loops with four 512-key score tiles per large tile (1024 already splits them into left, "
       "diagonal and right) and needs seqlen >= 4096 two tiles deep, too slow for the "
       "registry-wide tests",
-      "inference only (training=False): the LSE output, dropout (its hardware RNG stream is "
-      "undocumented: dropout_p = 0, seed None), logit_bias and should_transpose_v are not "
-      "modelled",
+      "training=true stores l_buffer (the running log-sum-exp, acc_type fp32) to lse "
+      "[bs, h, 128, S/128] once per q head (attention.py:510-511, lse[b, h, p, t] is row "
+      "t*128 + p); check compares it with the oracle's lse (natural log of the softmax "
+      "denominator of the scaled scores). lse_dtype is not an option (acc_type, the source's "
+      "default). Dropout is not modelled (its hardware RNG stream is undocumented: dropout_p = 0, "
+      "seed None, also in training mode); logit_bias and should_transpose_v are not modelled",
       "PV accumulation group peeled (the first matmul overwrites pv_psum, as nl.zeros + += "
       "does); affine_select cannot read PSUM (GpSimd): the scores are copied to SBUF first and "
       "masked in place (a compiler copy in the source); the -1 * m bias is an explicit "
@@ -153,12 +182,14 @@ Variant flash_fwd_variant() {
       "tiles) is modelled but runs once there (at most 32 q tiles)",
   };
   v.build = build_flash_fwd;
+  v.excluded = flash_fwd_excluded;
   v.contract = flash_fwd_contract;
   v.spec = flash_fwd_spec;
   v.layout = Layout{{"q", {Axis::batch, Axis::head, Axis::dim, Axis::seq}},
                     {"k", {Axis::batch, Axis::head, Axis::dim, Axis::seq}},
                     {"v", {Axis::batch, Axis::head, Axis::seq, Axis::dim}},
-                    {"o", {Axis::batch, Axis::head, Axis::seq, Axis::dim}}};
+                    {"o", {Axis::batch, Axis::head, Axis::seq, Axis::dim}},
+                    TensorLayout{"lse", {Axis::batch, Axis::head, Axis::seq_part, Axis::seq_tile}}};
   return v;
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <string>
 
 #include "kernels/variant.h"
 
@@ -22,6 +23,7 @@ struct FlashFwdConfig {
   bool causal = false;          // use_causal_mask, forced on by a sliding window (as the source)
   bool sliding_window = false;  // the window is the symbolic param "window"
   int64_t seq_tile_size = 512;  // L, keys per large tile
+  bool training = false;        // FlashConfig.training: also store the LSE (l_buffer) to `lse`
   // fp32(1/sqrt(128)): attention.py `softmax_scale or 1.0 / (d ** 0.5)` at d = 128.
   float softmax_scale = 0.08838834764831845f;
   DType io_dtype = DType::fp32;      // q, k, v and o in HBM
@@ -32,6 +34,8 @@ struct FlashFwdConfig {
 std::vector<OptionSpec> flash_fwd_options();
 FlashFwdConfig flash_fwd_config(const Options& o);
 Program build_flash_fwd(const Options& o);
+// Why a combination is not offered ("" if it is): dtype=bf16 without mixed precision.
+std::string flash_fwd_excluded(const Options& o);
 oracle::AttentionSpec flash_fwd_spec(const Options& o, const ParamValues& params);
 oracle::PrecisionContract flash_fwd_contract(const Options& o);
 

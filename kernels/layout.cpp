@@ -11,7 +11,12 @@ using oracle::AttentionSpec;
 
 // Extent of a spec axis for q/out (heads) or k/v (kv_heads) tensors.
 int64_t extent(const AttentionSpec& s, Axis a, bool kv) {
+  const int64_t seq = kv ? s.seqlen_kv : s.seqlen_q;
   switch (a) {
+    case Axis::seq_tile:
+      return seq / kSeqPartRows;
+    case Axis::seq_part:
+      return kSeqPartRows;
     case Axis::batch:
       return s.batch;
     case Axis::head:
@@ -24,8 +29,14 @@ int64_t extent(const AttentionSpec& s, Axis a, bool kv) {
   return 0;
 }
 
+}  // namespace
+
 const char* axis_name(Axis a) {
   switch (a) {
+    case Axis::seq_tile:
+      return "seq_tile";
+    case Axis::seq_part:
+      return "seq_part";
     case Axis::batch:
       return "batch";
     case Axis::head:
@@ -38,14 +49,21 @@ const char* axis_name(Axis a) {
   return "?";
 }
 
+namespace {
+
 // Row-major strides of the tensor per spec axis (0 for axes the tensor does not list, which
 // must then have extent 1). Throws when the shape disagrees with the spec.
 struct Strides {
-  int64_t batch = 0, head = 0, seq = 0, dim = 0;
+  int64_t batch = 0, head = 0, seq = 0, dim = 0, seq_tile = 0, seq_part = 0;
+  // Offset of sequence row i: one seq axis, or its 128-row tile and partition.
+  int64_t row(int64_t i) const {
+    return i * seq + (i / kSeqPartRows) * seq_tile + (i % kSeqPartRows) * seq_part;
+  }
 };
 
+// `per_row`: a tensor of one value per query row (lse), which has no dim axis.
 Strides strides_for(const TensorLayout& t, const std::vector<int64_t>& shape,
-                    const AttentionSpec& s, bool kv) {
+                    const AttentionSpec& s, bool kv, bool per_row = false) {
   if (shape.size() != t.axes.size()) {
     throw std::invalid_argument("tensor '" + t.tensor + "' has rank " +
                                 std::to_string(shape.size()) + ", the layout lists " +
@@ -65,13 +83,31 @@ Strides strides_for(const TensorLayout& t, const std::vector<int64_t>& shape,
       throw std::invalid_argument("tensor '" + t.tensor + "' lists axis " + axis_name(a) +
                                   " twice");
     }
-    (a == Axis::batch  ? st.batch
-     : a == Axis::head ? st.head
-     : a == Axis::seq  ? st.seq
-                       : st.dim) = stride;
+    (a == Axis::batch      ? st.batch
+     : a == Axis::head     ? st.head
+     : a == Axis::seq      ? st.seq
+     : a == Axis::seq_tile ? st.seq_tile
+     : a == Axis::seq_part ? st.seq_part
+                           : st.dim) = stride;
     stride *= shape[x];
   }
+  const bool tiled = seen.count(Axis::seq_tile) + seen.count(Axis::seq_part) > 0;
+  if (tiled) {
+    const int64_t seq = kv ? s.seqlen_kv : s.seqlen_q;
+    if (!seen.count(Axis::seq_tile) || !seen.count(Axis::seq_part) || seen.count(Axis::seq) ||
+        seq % kSeqPartRows != 0) {
+      throw std::invalid_argument("tensor '" + t.tensor +
+                                  "' splits the sequence: it needs both seq_tile and seq_part, no "
+                                  "seq axis, and a sequence of whole 128-row tiles (it has " +
+                                  std::to_string(seq) + ")");
+    }
+    seen.insert(Axis::seq);
+  }
+  if (per_row && seen.count(Axis::dim)) {
+    throw std::invalid_argument("tensor '" + t.tensor + "' holds one value per row: no dim axis");
+  }
   for (Axis a : {Axis::batch, Axis::head, Axis::seq, Axis::dim}) {
+    if (per_row && a == Axis::dim) continue;
     if (!seen.count(a) && extent(s, a, kv) != 1) {
       throw std::invalid_argument("tensor '" + t.tensor + "' has no " + axis_name(a) +
                                   " axis but the spec's extent is " +
@@ -92,7 +128,7 @@ void pack_one(const TensorLayout& t, const AttentionSpec& s, bool kv,
       for (int64_t i = 0; i < S; ++i) {
         const int64_t base = kv ? s.kv_index(b, h, i, 0) : s.q_index(b, h, i, 0);
         for (int64_t c = 0; c < s.d_head; ++c) {
-          dst.set(b * st.batch + h * st.head + i * st.seq + c * st.dim,
+          dst.set(b * st.batch + h * st.head + st.row(i) + c * st.dim,
                   static_cast<float>(src[static_cast<size_t>(base + c)]));
         }
       }
@@ -152,8 +188,27 @@ std::vector<double> unpack_output(const Layout& layout, const oracle::AttentionS
       for (int64_t i = 0; i < spec.seqlen_q; ++i) {
         for (int64_t c = 0; c < spec.d_head; ++c) {
           out[static_cast<size_t>(spec.q_index(b, hh, i, c))] =
-              h.get(b * st.batch + hh * st.head + i * st.seq + c * st.dim);
+              h.get(b * st.batch + hh * st.head + st.row(i) + c * st.dim);
         }
+      }
+    }
+  }
+  return out;
+}
+
+std::optional<LseOutput> unpack_lse(const Layout& layout, const oracle::AttentionSpec& spec,
+                                    const std::map<std::string, HostTensor>& outputs) {
+  if (!layout.lse) return std::nullopt;
+  const auto it = outputs.find(layout.lse->tensor);
+  if (it == outputs.end()) return std::nullopt;
+  const HostTensor& h = it->second;
+  const Strides st = strides_for(*layout.lse, h.shape, spec, false, true);
+  LseOutput out{std::vector<double>(static_cast<size_t>(spec.rows())), h.dtype};
+  for (int64_t b = 0; b < spec.batch; ++b) {
+    for (int64_t hh = 0; hh < spec.heads; ++hh) {
+      for (int64_t i = 0; i < spec.seqlen_q; ++i) {
+        out.values[static_cast<size_t>((b * spec.heads + hh) * spec.seqlen_q + i)] =
+            h.get(b * st.batch + hh * st.head + st.row(i));
       }
     }
   }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,7 +16,11 @@
 
 namespace ncv::kernels {
 
-enum class Axis : uint8_t { batch, head, seq, dim };
+// seq_tile and seq_part split the sequence into 128-row tiles, partition-major: a tensor with
+// both holds row t * 128 + p at seq_tile t, seq_part p (flash_fwd's lse [bs, h, 128, Sq / 128]).
+enum class Axis : uint8_t { batch, head, seq, dim, seq_tile, seq_part };
+inline constexpr int64_t kSeqPartRows = 128;  // rows per seq_tile (the SBUF partitions)
+const char* axis_name(Axis a);
 
 struct TensorLayout {
   std::string tensor;      // HBM tensor name in the Program
@@ -24,6 +29,10 @@ struct TensorLayout {
 
 struct Layout {
   TensorLayout q, k, v, out;
+  // The log-sum-exp of every query row, [B][H][Sq] without a dim axis, when the kernel stores it
+  // (flash_fwd in training mode): check compares it with the oracle's lse whenever the program
+  // has an output of this name.
+  std::optional<TensorLayout> lse;
 };
 
 // Kernel inputs for `spec` and `in`: every input tensor of `program` named by the layout, with
@@ -41,5 +50,14 @@ std::map<std::string, HostTensor> pack_inputs(const Layout& layout, const Progra
 // doubles). Throws std::invalid_argument when the output is missing or its shape is wrong.
 std::vector<double> unpack_output(const Layout& layout, const oracle::AttentionSpec& spec,
                                   const std::map<std::string, HostTensor>& outputs);
+
+// The kernel's lse output as the spec's [B][H][Sq] and its dtype, when the layout declares one
+// and `outputs` holds it (else nullopt). Throws std::invalid_argument when its shape is wrong.
+struct LseOutput {
+  std::vector<double> values;
+  DType dtype = DType::fp32;
+};
+std::optional<LseOutput> unpack_lse(const Layout& layout, const oracle::AttentionSpec& spec,
+                                    const std::map<std::string, HostTensor>& outputs);
 
 }  // namespace ncv::kernels

@@ -15,6 +15,10 @@ std::vector<Options> option_combinations(const Variant& v) {
     }
     combos = std::move(next);
   }
+  // Complete combinations the variant does not offer (Variant::excluded) are left out.
+  if (v.excluded) {
+    std::erase_if(combos, [&](const Options& c) { return !v.excluded(c).empty(); });
+  }
   return combos;
 }
 

@@ -19,7 +19,7 @@ struct LabelledProgram {
 };
 
 // Every combination of v's option values, the first option varying slowest, each as given (not
-// resolved; a variant without options has one empty combination).
+// resolved; a variant without options has one empty combination), except those v.excluded names.
 std::vector<Options> option_combinations(const Variant& v);
 
 // Every combination that agrees with `fixed`, resolved, in option_combinations' order. Throws

@@ -54,18 +54,14 @@ nlohmann::json variant_json(const Variant& v) {
   j["contract"] = v.contract(defaults).to_json();
   auto tensor = [](const TensorLayout& t) {
     nlohmann::json axes = nlohmann::json::array();
-    for (Axis a : t.axes) {
-      axes.push_back(a == Axis::batch  ? "batch"
-                     : a == Axis::head ? "head"
-                     : a == Axis::seq  ? "seq"
-                                       : "dim");
-    }
+    for (Axis a : t.axes) axes.push_back(axis_name(a));
     return nlohmann::json{{"tensor", t.tensor}, {"axes", axes}};
   };
   j["layout"] = {{"q", tensor(v.layout.q)},
                  {"k", tensor(v.layout.k)},
                  {"v", tensor(v.layout.v)},
                  {"out", tensor(v.layout.out)}};
+  if (v.layout.lse) j["layout"]["lse"] = tensor(*v.layout.lse);
   return j;
 }
 

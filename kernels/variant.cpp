@@ -27,6 +27,11 @@ Options Variant::resolve(const Options& given) const {
     }
     out[key] = value;
   }
+  if (excluded) {
+    if (const std::string why = excluded(out); !why.empty()) {
+      throw std::invalid_argument(name + ": this combination of options is not offered: " + why);
+    }
+  }
   return out;
 }
 

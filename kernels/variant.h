@@ -55,9 +55,14 @@ struct Variant {
   std::function<oracle::AttentionSpec(const Options&, const ParamValues&)> spec;
   // Which HBM tensor holds q, k, v and the output, with which axis order.
   Layout layout;
+  // Why a complete combination of option values is not offered ("" when it is), for
+  // combinations the source cannot run faithfully (flash_fwd: bf16 inputs without mixed
+  // precision). Unset: every combination is offered. resolve() rejects such a combination and
+  // option_combinations() leaves it out.
+  std::function<std::string(const Options&)> excluded;
 
-  // Options with defaults filled in; throws std::invalid_argument naming an unknown option or a
-  // value outside OptionSpec::values.
+  // Options with defaults filled in; throws std::invalid_argument naming an unknown option, a
+  // value outside OptionSpec::values or an excluded combination (with its reason).
   Options resolve(const Options& given) const;
   // Whether option `option` exists and may take `value`.
   bool offers(const std::string& option, const std::string& value) const;

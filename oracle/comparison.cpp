@@ -81,6 +81,19 @@ Comparison compare(const AttentionSpec& spec, const std::vector<double>& got,
   return r;
 }
 
+Comparison compare_lse(const AttentionSpec& spec, const std::vector<double>& got,
+                       const OracleOutput& exact, const std::vector<double>& bound,
+                       DType lse_dtype) {
+  // One value per row is an attention output with d_head 1: the same element loop and verdict.
+  AttentionSpec rows = spec;
+  rows.d_head = 1;
+  OracleOutput as_out;
+  as_out.out = exact.lse;
+  ErrorBound b;
+  b.bound = bound;
+  return compare(rows, got, as_out, b, lse_dtype);
+}
+
 std::string Comparison::one_line() const {
   char buf[512];
   std::snprintf(buf, sizeof buf,

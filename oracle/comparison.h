@@ -46,4 +46,10 @@ struct Comparison {
 Comparison compare(const AttentionSpec& spec, const std::vector<double>& got,
                    const OracleOutput& exact, const ErrorBound& bound, DType out_dtype);
 
+// A kernel's log-sum-exp output `got` [B][H][Sq] (values of lse_dtype) against exact.lse under
+// `bound` (ErrorBound::lse): the same verdict as compare(), one element per row (Location::c 0).
+Comparison compare_lse(const AttentionSpec& spec, const std::vector<double>& got,
+                       const OracleOutput& exact, const std::vector<double>& bound,
+                       DType lse_dtype);
+
 }  // namespace ncv::oracle

@@ -144,6 +144,7 @@ struct RowTerms {
   bool overflow = false;
   int64_t nk = 0;   // visible keys
   double amax = 0;  // max |s_j| + ΔS_j over the visible keys (online softmax terms)
+  double dmax = 0;  // max D_j over the visible keys and the sink (the lse bound)
   double den = 0, l = 0, sink_wp = 0, sink_wx = 0;
 };
 
@@ -164,6 +165,21 @@ void column_sums(int64_t rows, int64_t skv, int64_t d, const std::vector<double>
               nn, 0.0, sabs.data(), nn);
 }
 
+// |kernel lse - exact lse| for one row (ERROR_BOUNDS.md §4 "The log-sum-exp output"). Every term
+// of the denominator is within a factor e^{±D_j} of exp(s_j - m) (D_j holds the score error, the
+// argument and exp roundings), so their sum is within e^{±max D_j}; the sum's accumulation and,
+// with online_tile, the log-sum-exp chain are the relative g_sum (a factor within [1 - g, 1 + g]);
+// subnormal p values add `floor` to a sum >= den; log within one ulp of ln l and the add m + log l
+// round once each: 2 u32 |ln l| + u32 |lse| (already in g_sum's online terms; kept for the others).
+double lse_bound(const RowTerms& rt, double g_sum, double floor, double lse, double m,
+                 double safety) {
+  if (!std::isfinite(lse)) return 0.0;  // compared by class
+  if (rt.overflow || g_sum >= 0.5) return kInf;
+  const double e = rt.dmax - std::log1p(-g_sum) + floor / rt.den +
+                   kU32 * (2 * std::fabs(lse - m) + std::fabs(lse) + 1);
+  return std::isfinite(e) ? safety * e : kInf;
+}
+
 // Query rows per block of products: 64 rows keep the three [64, Skv] blocks small at any Skv.
 constexpr int64_t kQueryBlock = 64;
 
@@ -176,6 +192,7 @@ ErrorBound error_bound(const PrecisionContract& ct, const AttentionSpec& spec,
                 d = spec.d_head;
   ErrorBound eb;
   eb.bound.assign(static_cast<size_t>(spec.q_elements()), 0.0);
+  eb.lse.assign(static_cast<size_t>(spec.rows()), 0.0);
 
   const std::vector<double> inv_freq = rope_inverse_frequencies(spec);
   const bool folded = ct.scale_folded_into_q;
@@ -319,6 +336,7 @@ ErrorBound error_bound(const PrecisionContract& ct, const AttentionSpec& spec,
             const double pj = std::exp(sj - m);
             const double D = dsj + kU32 * (std::fabs(sj - m) + dsj + marg) + lexp;
             const double em = std::expm1(D);
+            rt.dmax = std::max(rt.dmax, D);
             rt.den += pj / (1 + em);
             rt.l += pj;
             wp = pj * (1 + em);
@@ -395,6 +413,9 @@ ErrorBound error_bound(const PrecisionContract& ct, const AttentionSpec& spec,
           }
           // Sf = sum over visible keys and the sink of |v_j| + |o| (the sink's v is 0).
           const double n_f = static_cast<double>(nk + (has_sink ? 1 : 0));
+          const size_t row = static_cast<size_t>((b * H + h) * Sq + i);
+          eb.lse[row] =
+              lse_bound(rt, g_sum, n_f * p_floor, exact.lse[row], exact.row_max[row], safety);
           for (int64_t c = 0; c < d; ++c) {
             const double oc = o[c];
             const size_t at = qrow * du + static_cast<size_t>(c);

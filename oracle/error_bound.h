@@ -18,6 +18,10 @@ struct ErrorBound {
   std::vector<double> bound;  // [B][H][Sq][d]: |kernel - exact| <= bound for a correct kernel
   int64_t uncertified = 0;    // elements with bound +inf: an intermediate may overflow its dtype
   int64_t nonfinite = 0;      // elements whose exact value is NaN/Inf (bound 0, compared by class)
+  // [B][H][Sq]: |kernel lse - exact lse| <= lse for a kernel that stores its log-sum-exp
+  // (ERROR_BOUNDS.md §4 "The log-sum-exp output"); 0 for rows whose exact lse is not finite
+  // (compared by class), +inf where the row is uncertified.
+  std::vector<double> lse;
 };
 
 // gamma_n = n u / (1 - n u) (Higham §3.1); +inf when n u >= 1.

@@ -209,7 +209,8 @@ struct RowKeys {
 };
 
 // Runs the fast oracle; with `bound` non-null also fills the per-element bound.
-OracleOutput run(const AttentionSpec& spec, const AttentionInputs& in, std::vector<double>* bound) {
+OracleOutput run(const AttentionSpec& spec, const AttentionInputs& in, std::vector<double>* bound,
+                 std::vector<double>* lse_bound = nullptr) {
   validate_inputs(spec, in);
   use_one_blas_thread();
   const int64_t H = spec.heads, Sq = spec.seqlen_q, Skv = spec.seqlen_kv, d = spec.d_head;
@@ -224,6 +225,7 @@ OracleOutput run(const AttentionSpec& spec, const AttentionInputs& in, std::vect
   o.row_max.assign(o.lse.size(), -kInf);
   o.row_sum.assign(o.lse.size(), 0.0);
   if (with_bound) bound->assign(o.out.size(), 0.0);
+  if (lse_bound != nullptr) lse_bound->assign(o.lse.size(), 0.0);
 
   const int64_t R = std::clamp<int64_t>(kBlockElements / Skv, 1, 256);  // rows per block
   const size_t du = static_cast<size_t>(d), sk = static_cast<size_t>(Skv);
@@ -231,6 +233,7 @@ OracleOutput run(const AttentionSpec& spec, const AttentionInputs& in, std::vect
   std::vector<double> Q(static_cast<size_t>(R) * du), qerr(Q.size()), Qa, T;
   std::vector<double> scores(static_cast<size_t>(R) * sk), P(scores.size()), O(Q.size());
   std::vector<double> A, W, spread, mag, eps;
+  std::vector<double> emax(static_cast<size_t>(R), 0.0);  // max_j eps_j per row (the lse bound)
   std::vector<RowKeys> vis(static_cast<size_t>(R));
   std::vector<RowKind> kind(static_cast<size_t>(R));
   std::vector<uint8_t> row_small(static_cast<size_t>(R));
@@ -347,6 +350,7 @@ OracleOutput run(const AttentionSpec& spec, const AttentionInputs& in, std::vect
           std::fill(W.begin(), W.end(), 0.0);
           for (int64_t t = 0; t < rows; ++t) {
             const size_t ts = static_cast<size_t>(t);
+            emax[ts] = 0;
             if (kind[ts] != RowKind::normal || !row_small[ts]) continue;
             const double* sc = &scores[ts * sk];
             vis[ts].each([&](size_t j) {
@@ -357,6 +361,7 @@ OracleOutput run(const AttentionSpec& spec, const AttentionInputs& in, std::vect
                   2.0 * kU * std::fabs(s) +
                   std::fabs(spec.scale) * (T[ts * sk + j] * f_dk + static_cast<double>(d) * kTiny);
               const double e = ds + kU * std::fabs(s - m[ts]) + 2.0 * kU;
+              emax[ts] = std::max(emax[ts], e);
               const double w = P[ts * sk + j] / l[ts];
               W[ts * sk + j] = w;
               A[ts * sk + j] = w * e * std::exp(e);
@@ -373,6 +378,9 @@ OracleOutput run(const AttentionSpec& spec, const AttentionInputs& in, std::vect
             if (kind[ts] == RowKind::empty) continue;  // bound 0
             if (kind[ts] == RowKind::nan || !row_small[ts] || !std::isfinite(l[ts])) {
               std::fill(bnd, bnd + d, kInf);
+              if (lse_bound != nullptr && kind[ts] != RowKind::nan) {
+                (*lse_bound)[static_cast<size_t>((b * H + h) * Sq + i)] = kInf;
+              }
               continue;
             }
             double a_sum = 0;  // sum_j w_j eps_j e^eps_j, for the |mu - out| part of the spread
@@ -384,6 +392,16 @@ OracleOutput run(const AttentionSpec& spec, const AttentionInputs& in, std::vect
             const double rnd_num = gamma(static_cast<double>(Skv)) + rnd_out;
             const double eps_sink = has_sink ? kU * std::fabs(sink - m[ts]) + 2.0 * kU : 0.0;
             const double w_sink = p_sink[ts] / l[ts];
+            if (lse_bound != nullptr) {
+              // lse = m + log(l): each p_j within e^{±eps_j} (the sink's too), Sum2's l within
+              // 4u + 2 gamma_n^2 relative, log within one ulp, the add: doubled like B.
+              const size_t r = static_cast<size_t>((b * H + h) * Sq + i);
+              const double lse = o.lse[r];
+              const double e = std::max(emax[ts], eps_sink) + rnd_out +
+                               2.0 * kU * std::fabs(lse - m[ts]) + kU * std::fabs(lse) +
+                               n_keys * kTiny / l[ts];
+              (*lse_bound)[r] = std::isfinite(e) ? 2.0 * e : kInf;
+            }
             for (size_t c = 0; c < du; ++c) {
               const double oc = o.out[base + c];
               const double sp = (spread[ts * du + c] + std::fabs(kb.mu[c] - oc) * a_sum) * f_n +
@@ -409,8 +427,8 @@ OracleOutput fast_attention(const AttentionSpec& spec, const AttentionInputs& in
 }
 
 OracleOutput fast_attention_with_bound(const AttentionSpec& spec, const AttentionInputs& in,
-                                       std::vector<double>& bound) {
-  return run(spec, in, &bound);
+                                       std::vector<double>& bound, std::vector<double>* lse_bound) {
+  return run(spec, in, &bound, lse_bound);
 }
 
 std::vector<double> fast_oracle_bound(const AttentionSpec& spec, const AttentionInputs& in,

@@ -10,9 +10,11 @@ namespace ncv::oracle {
 OracleOutput fast_attention(const AttentionSpec& spec, const AttentionInputs& in);
 
 // Both in one pass (fast_oracle_bound runs the attention again to get the values its bound
-// needs): the output, and the bound into `bound`.
+// needs): the output, and the bound into `bound`; with `lse_bound`, also a bound on
+// |fast.lse[r] - exact.lse[r]| per row [B][H][Sq] (0 where lse is not finite: compared by class).
 OracleOutput fast_attention_with_bound(const AttentionSpec& spec, const AttentionInputs& in,
-                                       std::vector<double>& bound);
+                                       std::vector<double>& bound,
+                                       std::vector<double>* lse_bound = nullptr);
 
 // Stated bound on |fast.out[r][c] - exact.out[r][c]| for every element (same layout as out).
 std::vector<double> fast_oracle_bound(const AttentionSpec& spec, const AttentionInputs& in,

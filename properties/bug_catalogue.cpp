@@ -427,6 +427,22 @@ Program flash_lse_drops_max(const Program& base) {
   return finish_edit(std::move(p));
 }
 
+// Training mode: after q tile i's output store, l_buffer[:, i] -= m_buffer[:, i1], so the lse
+// store writes log(sum) without the max (the l - m a kernel keeps relative to its running max);
+// o was already computed from the right l, so only the lse output is wrong.
+Program flash_lse_store_off_by_max(const Program& base) {
+  Program p = base;
+  const StmtSite scale = find_instruction(p, {.op = "activation", .writes = "exp"});
+  const auto& act = instruction_as<Activation>(scale);
+  if (!act.bias || !std::holds_alternative<Access>(*act.bias)) {
+    throw std::logic_error("the activation writing 'exp' has no m_buffer bias");
+  }
+  TensorTensor sub{act.src, act.src, std::get<Access>(*act.bias), AluOp::subtract};
+  insert_after(find_instruction(p, {.op = "dma_copy", .writes = "o"}),
+               instruction_stmt(std::move(sub)));
+  return finish_edit(std::move(p));
+}
+
 const kernels::Options kCausal = {{"use_causal_mask", "true"}};
 
 std::vector<BugEntry> make_catalogue() {
@@ -612,6 +628,12 @@ std::vector<BugEntry> make_catalogue() {
        "flash_fwd",
        {},
        flash_lse_drops_max},
+      {"flash_lse_store_off_by_max",
+       "flash_fwd in training mode stores lse = log(sum) without the running max (l_buffer "
+       "minus m_buffer after the output store): the output is right, only the lse is off by m",
+       "flash_fwd",
+       {{"training", "true"}},
+       flash_lse_store_off_by_max},
   };
 }
 

@@ -113,6 +113,14 @@ rc::Gen<KernelCase> gen_case(const KernelUnderTest& k, const Budget& b,
       }
       given[o.name] = *shrinking_choice(values);
     }
+    // A combination the variant does not offer (Variant::excluded): the drawn options go back to
+    // their defaults one at a time, in declaration order, until it is offered (a discard here
+    // would also be replayed while shrinking).
+    for (const kernels::OptionSpec& o : k.variant->options) {
+      if (!k.variant->excluded || k.variant->excluded(given).empty()) break;
+      if (!k.fixed.count(o.name) && !override_options.count(o.name))
+        given[o.name] = o.default_value;
+    }
     c.options = k.variant->resolve(given);
     const Program& p = k.program(c.options);
     Env env;

@@ -69,7 +69,7 @@ ParamValues report_params(const Program& p, int64_t seqlen) {
 }
 
 // The masks a kernel's options offer, each a check row: none, causal (use_causal_mask), a sliding
-// window (sliding_window=on; its width is the `window` param).
+// window (sliding_window=on; its width is the `window` param); training mode where offered.
 struct ReportMask {
   std::string label;
   kernels::Options given;
@@ -85,6 +85,11 @@ std::vector<ReportMask> report_masks(const kernels::Variant& v) {
     out.push_back({"causal", causal});
   }
   if (v.offers("sliding_window", "on")) out.push_back({"window", {{"sliding_window", "on"}}});
+  // A kernel that can store its log-sum-exp (flash_fwd training=true) does, so that each row
+  // checks the lse too (the output is computed the same way either way).
+  if (v.offers("training", "true")) {
+    for (ReportMask& m : out) m.given["training"] = "true";
+  }
   return out;
 }
 

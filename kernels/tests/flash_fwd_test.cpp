@@ -6,41 +6,19 @@
 #include <functional>
 #include <string>
 
-#include "kernels/check.h"
 #include "kernels/flash_fwd_common.h"
-#include "kernels/registry.h"
+#include "kernels/tests/flash_fwd_testing.h"
 #include "model/interp/interpreter.h"
 #include "model/ir/builder.h"
 
 namespace ncv::kernels {
 namespace {
 
-const Variant& flash() {
-  const Variant* v = find_variant("flash_fwd");
-  if (v == nullptr) throw std::logic_error("flash_fwd is not registered");
-  return *v;
-}
-
 void for_each_mut(std::vector<Stmt>& body, const std::function<void(Stmt&)>& f) {
   for (Stmt& s : body) {
     f(s);
     if (auto* l = std::get_if<Loop>(&s.node)) for_each_mut(l->body, f);
   }
-}
-
-ParamValues shape(int64_t seqlen, int64_t group = 1, int64_t d = 64, int64_t bs = 1,
-                  int64_t kv_heads = 1) {
-  return {{"bs", bs}, {"kv_heads", kv_heads}, {"group", group}, {"seqlen", seqlen}, {"d_head", d}};
-}
-
-CheckResult check_at(const Options& given, const ParamValues& pv, const Program* program = nullptr,
-                     int cases = 2) {
-  const Options o = flash().resolve(given);
-  const Program p = program ? *program : flash().build(o);
-  CheckOptions co;
-  co.cases = cases;
-  co.seed = static_cast<uint64_t>(pv.at("seqlen"));
-  return check_kernel(flash(), p, o, pv, co);
 }
 
 TEST(FlashFwd, RegisteredWithSourceAndNotes) {
@@ -60,7 +38,7 @@ TEST(FlashFwd, RegisteredWithSourceAndNotes) {
 TEST(FlashFwd, NoMaskAndCausalPassAtSeveralSeqlens) {
   for (int64_t s : {512, 1024, 1536}) {
     for (const char* causal : {"false", "true"}) {
-      const CheckResult r = check_at({{"use_causal_mask", causal}}, shape(s));
+      const CheckResult r = flash_check({{"use_causal_mask", causal}}, flash_shape(s));
       EXPECT_TRUE(r.pass) << "seqlen=" << s << " causal=" << causal << "\n" << r.summary();
     }
   }
@@ -75,9 +53,9 @@ TEST(FlashFwd, OtherOptionSetsPass) {
       {{"seq_tile_size", "1024"}, {"sliding_window", "on"}},
   };
   for (const Options& o : sets) {
-    ParamValues pv = shape(o.count("seq_tile_size") ? 2048 : 1536, 1, 64);
+    ParamValues pv = flash_shape(o.count("seq_tile_size") ? 2048 : 1536, 1, 64);
     if (o.count("sliding_window")) pv["window"] = 700;
-    const CheckResult r = check_at(o, pv, nullptr, 1);
+    const CheckResult r = flash_check(o, pv, nullptr, 1);
     EXPECT_TRUE(r.pass) << nlohmann::json(o).dump() << "\n" << r.summary();
   }
 }
@@ -85,9 +63,9 @@ TEST(FlashFwd, OtherOptionSetsPass) {
 TEST(FlashFwd, SlidingWindowsPass) {
   for (int64_t s : {512, 1536}) {
     for (int64_t w : {int64_t{1}, int64_t{200}, s, s + 7}) {
-      ParamValues pv = shape(s);
+      ParamValues pv = flash_shape(s);
       pv["window"] = w;
-      const CheckResult r = check_at({{"sliding_window", "on"}}, pv);
+      const CheckResult r = flash_check({{"sliding_window", "on"}}, pv);
       EXPECT_TRUE(r.pass) << "seqlen=" << s << " window=" << w << "\n" << r.summary();
     }
   }
@@ -96,7 +74,7 @@ TEST(FlashFwd, SlidingWindowsPass) {
 TEST(FlashFwd, GqaGroupsAndBatchPass) {
   for (int64_t g : {1, 2, 4, 8}) {
     const CheckResult r =
-        check_at({{"use_causal_mask", "true"}}, shape(512, g, 32, 2, 2), nullptr, 1);
+        flash_check({{"use_causal_mask", "true"}}, flash_shape(512, g, 32, 2, 2), nullptr, 1);
     EXPECT_TRUE(r.pass) << "group=" << g << "\n" << r.summary();
   }
 }
@@ -128,7 +106,7 @@ int64_t runs_of(const Options& given, const ParamValues& pv, const std::string& 
 // multiply both: 12 matmuls, 4 zeroed tiles. A window of 1 at L = 512 skips (i, j = 0) for i >= 4
 // and (i, j = 1) for i < 4: 8 matmuls.
 TEST(FlashFwd, GuardsSkipExactlyTheSourcesTiles) {
-  const ParamValues pv = shape(1024, 1, 16);
+  const ParamValues pv = flash_shape(1024, 1, 16);
   EXPECT_EQ(runs_of<Matmul>({}, pv, "qk_psum"), 16);
   EXPECT_EQ(runs_of<Matmul>({{"use_causal_mask", "true"}}, pv, "qk_psum"), 12);
   const Options l1024 = {{"use_causal_mask", "true"}, {"seq_tile_size", "1024"}};
@@ -154,9 +132,9 @@ TEST(FlashFwd, WindowOffByOneFails) {
     }
   });
   ASSERT_EQ(edited, 1);
-  ParamValues pv = shape(512);
+  ParamValues pv = flash_shape(512);
   pv["window"] = 64;
-  const CheckResult r = check_at(o, pv, &p);
+  const CheckResult r = flash_check(o, pv, &p);
   EXPECT_FALSE(r.pass) << r.summary();
 }
 
@@ -177,7 +155,7 @@ TEST(FlashFwd, MissingRescaleFails) {
     }
   });
   ASSERT_EQ(edited, 1);
-  const CheckResult r = check_at(o, shape(1024), &p);
+  const CheckResult r = flash_check(o, flash_shape(1024), &p);
   EXPECT_FALSE(r.pass) << r.summary();
 }
 

@@ -1,11 +1,13 @@
 // PrecisionContract::online_tile: a plain C++ online softmax that rounds where the NKI flash_fwd
 // kernel rounds (P at each tile's running max, o rescaled per tile, the denominator carried as a
 // log-sum-exp) stays within both bounds with the field set, and leaves the case bound without it
-// (the field is needed, not decoration).
+// (the field is needed, not decoration). Its log-sum-exp stays within the lse bound
+// (ERROR_BOUNDS.md §4 "The log-sum-exp output") and an lse without the max does not.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <vector>
 
@@ -13,6 +15,7 @@
 #include "oracle/case_bound.h"
 #include "oracle/error_bound.h"
 #include "oracle/exact_oracle.h"
+#include "oracle/fast_oracle.h"
 #include "oracle/input_distributions.h"
 
 namespace ncv::oracle {
@@ -25,9 +28,11 @@ float bf(float x) {
 // flash_fwd's numerics for every row: q = bf16(bf16(q) * scale), bf16 k and v, fp32 scores
 // (fma in order), per tile of `tile` keys: m = max(m_prev, tile max), alpha = exp(m_prev - m),
 // p = bf16(exp(s - m)) with the row sum from the fp32 exp, o = o * alpha + P V (fp32), lse = m +
-// log(exp(lse - m) + sum); out = bf16(o * exp(m - lse)). Causal when `causal`.
+// log(exp(lse - m) + sum); out = bf16(o * exp(m - lse)). Causal when `causal`. With `lse_out`,
+// also the final lse per row.
 std::vector<double> online_attention(const AttentionSpec& spec, const AttentionInputs& in,
-                                     int64_t tile, bool causal) {
+                                     int64_t tile, bool causal,
+                                     std::vector<double>* lse_out = nullptr) {
   const int64_t S = spec.seqlen_kv, d = spec.d_head;
   const float scale = static_cast<float>(spec.scale);
   const float lowest = std::numeric_limits<float>::lowest();
@@ -64,6 +69,7 @@ std::vector<double> online_attention(const AttentionSpec& spec, const AttentionI
       for (int64_t c = 0; c < d; ++c) o[c] = o[c] + pv[c];
       lse = m + std::log(exp_f32(-m + lse) + sum);
     }
+    if (lse_out != nullptr) lse_out->push_back(lse);
     const float f = exp_f32(-lse + m);
     for (int64_t c = 0; c < d; ++c) out[spec.q_index(0, 0, i, c)] = bf(o[c] * f);
   }
@@ -117,6 +123,69 @@ TEST(OnlineSoftmaxBound, FlashNumericsWithinBothBoundsWithTheField) {
     const Worst w = run_cases(32, causal);
     EXPECT_LE(w.case_ratio, 1.0) << "causal=" << causal;
     EXPECT_LE(w.apriori_ratio, 1.0) << "causal=" << causal;
+  }
+}
+
+AttentionSpec flash_spec(int64_t S, bool causal) {
+  AttentionSpec spec;
+  spec.seqlen_q = spec.seqlen_kv = S;
+  spec.d_head = 16;
+  spec.scale = static_cast<double>(static_cast<float>(1 / std::sqrt(128.0)));
+  if (causal) spec.mask.kind = MaskKind::causal;
+  return spec;
+}
+
+// The kernel's lse (m + log of the running sum) within ErrorBound::lse of the exact lse on every
+// hard distribution; the same lse without the max (log of the sum alone, the kernel storing
+// l - m) over it on every row whose max is not ~0; the bound small (tight enough to matter).
+TEST(OnlineSoftmaxBound, LseWithinItsBoundAndWithoutTheMaxOutside) {
+  double worst = 0, largest_bound = 0;
+  int64_t rows = 0, caught = 0, exposing = 0;
+  for (bool causal : {false, true}) {
+    for (int64_t S : {96, 160}) {
+      for (Distribution dist : gate_distributions()) {
+        const AttentionSpec spec = flash_spec(S, causal);
+        const AttentionInputs in = generate_inputs(spec, dist, 3);
+        const OracleOutput ex = exact_attention(spec, in);
+        std::vector<double> lse;
+        online_attention(spec, in, 32, causal, &lse);
+        const ErrorBound ap = error_bound(flash_contract(32), spec, in, ex);
+        ASSERT_EQ(ap.lse.size(), lse.size());
+        for (size_t r = 0; r < lse.size(); ++r) {
+          ++rows;
+          ASSERT_TRUE(std::isfinite(ap.lse[r])) << distribution_name(dist) << " row " << r;
+          worst = std::max(worst, std::fabs(lse[r] - ex.lse[r]) / ap.lse[r]);
+          largest_bound = std::max(largest_bound, ap.lse[r]);
+          if (std::fabs(ex.row_max[r]) > 4 * ap.lse[r]) {
+            ++exposing;
+            const double no_max = lse[r] - ex.row_max[r];
+            caught += std::fabs(no_max - ex.lse[r]) > ap.lse[r] ? 1 : 0;
+          }
+        }
+      }
+    }
+  }
+  std::printf("lse: %lld rows, worst |err| / bound %.3g, largest bound %.3g\n",
+              static_cast<long long>(rows), worst, largest_bound);
+  EXPECT_LE(worst, 1.0);
+  EXPECT_GT(worst, 0.0);
+  EXPECT_GT(exposing, rows / 2);
+  EXPECT_EQ(caught, exposing);
+}
+
+// The fast oracle's lse within its own lse bound of the exact one; the bound far below fp32's.
+TEST(OnlineSoftmaxBound, FastOracleLseWithinItsBound) {
+  for (Distribution dist : gate_distributions()) {
+    const AttentionSpec spec = flash_spec(160, true);
+    const AttentionInputs in = generate_inputs(spec, dist, 5);
+    const OracleOutput ex = exact_attention(spec, in);
+    std::vector<double> bound, lse_bound;
+    const OracleOutput fast = fast_attention_with_bound(spec, in, bound, &lse_bound);
+    ASSERT_EQ(lse_bound.size(), ex.lse.size());
+    for (size_t r = 0; r < ex.lse.size(); ++r) {
+      EXPECT_LE(std::fabs(fast.lse[r] - ex.lse[r]), lse_bound[r]) << distribution_name(dist);
+      EXPECT_LT(lse_bound[r], 1e-9 * (1 + std::fabs(ex.lse[r]))) << distribution_name(dist);
+    }
   }
 }
 

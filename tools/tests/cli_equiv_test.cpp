@@ -241,7 +241,7 @@ TEST(CliReport, OneRowPerRewriteLink) {
 }
 
 // A kernel with masks beyond causal and GQA: one check row per mask its options offer, at a GQA
-// group of 2 and a window of a quarter of the sequence.
+// group of 2 and a window of a quarter of the sequence, in training mode (the lse checked).
 TEST(CliReport, ChecksEveryMaskAKernelOffers) {
   const CliResult r = run_cli(
       {"report", "--seqlen", "512", "--cases", "1", "--family", "flash_attention", "--json"});
@@ -253,6 +253,9 @@ TEST(CliReport, ChecksEveryMaskAKernelOffers) {
     const std::string mask = row.at("mask");
     masks.insert(mask);
     EXPECT_EQ(row.at("params").at("group"), 2) << row.dump();
+    // Training mode where offered: each row compares the stored log-sum-exp too.
+    EXPECT_EQ(row.at("options").at("training"), "true") << row.dump();
+    EXPECT_TRUE(row.at("cases").at(0).contains("lse_comparison")) << row.dump();
     if (mask == "window") {
       EXPECT_EQ(row.at("params").at("window"), 128) << row.dump();
     }
