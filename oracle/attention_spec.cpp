@@ -114,6 +114,21 @@ void AttentionSpec::validate() const {
     }
   }
 
+  if (!bias.empty()) {
+    if (static_cast<int64_t>(bias.size()) != seqlen_q * seqlen_kv) {
+      throw SpecError("bias", "expected [seqlen_q][seqlen_kv] = " + std::to_string(seqlen_q) +
+                                  " x " + std::to_string(seqlen_kv) + " values, got " +
+                                  std::to_string(bias.size()));
+    }
+    for (size_t x = 0; x < bias.size(); ++x) {
+      if (!std::isfinite(bias[x])) {
+        const auto kv = static_cast<size_t>(seqlen_kv);
+        throw SpecError("bias[" + std::to_string(x / kv) + "][" + std::to_string(x % kv) + "]",
+                        "must be finite");
+      }
+    }
+  }
+
   if (rope) {
     if (d_head % 2 != 0) {
       throw SpecError("rope", "needs an even d_head, got " + std::to_string(d_head));

@@ -49,6 +49,10 @@ struct AttentionSpec {
   double scale = 1.0;  // multiplies q.k; sinks are not scaled
   Mask mask;
   std::vector<double> sink;  // empty, or one logit per head: enters only the denominator
+  // Empty, or an additive logits bias [seqlen_q][seqlen_kv] shared by batch and heads (flash_fwd's
+  // logit_bias [1, 1, Sq, Sk]): s_ij = scale * q_i.k_j + bias_ij, not scaled; a masked key stays
+  // masked whatever its bias.
+  std::vector<double> bias;
   std::optional<Rope> rope;
   std::optional<BlockKv> block_kv;
   DType input_dtype = DType::fp32;  // q, k, v are exactly representable in it

@@ -358,6 +358,12 @@ CaseBound case_error_bound(const PrecisionContract& ct, const AttentionSpec& spe
                 a = round_to(DType::fp32, scaled(a, scale));
                 a_ref = round_to(DType::fp32, a_ref * scale);
               }
+              if (!spec.bias.empty()) {  // + the bias in bias_dtype, in fp32 (a rounding fixed)
+                const double bh =
+                    contract_bias(ct.bias_dtype, spec.bias[static_cast<size_t>(i * S + j)]);
+                a = round_to(DType::fp32, add(a, Iv{bh, bh}));
+                a_ref = round_to(DType::fp32, a_ref + bh);
+              }
               const Iv s = round_to(ct.score_dtype, a);
               const double s_ref = round_to(ct.score_dtype, a_ref);
               sc[static_cast<size_t>(j)] = s;

@@ -26,6 +26,8 @@ std::string_view perturbation_name(Perturbation p) {
       return "bf16_pv_accum";
     case Perturbation::zero_output:
       return "zero_output";
+    case Perturbation::drop_bias:
+      return "drop_bias";
   }
   return "?";
 }
@@ -105,7 +107,12 @@ std::vector<double> contract_reference(const PrecisionContract& ct, const Attent
           for (int64_t c = 0; c < d; ++c) {
             a = quantize(ct.qk_accum, a + q[c] * quantize(ct.k_dtype, k[c]));
           }
-          sc[t] = quantize(ct.score_dtype, ct.scale_folded_into_q ? a : a * scale);
+          float st = ct.scale_folded_into_q ? a : a * scale;
+          // The bias, loaded in bias_dtype, is added in fp32 to the scaled score (not scaled).
+          if (!spec.bias.empty() && pert != Perturbation::drop_bias) {
+            st += contract_bias(ct.bias_dtype, spec.bias[static_cast<size_t>(i * Skv + j)]);
+          }
+          sc[t] = quantize(ct.score_dtype, st);
         }
         const bool has_sink = !spec.sink.empty();
         const float sink =

@@ -4,11 +4,12 @@
 // ones do not).
 //
 // Structure (eager): per row, fp32 q'/k' (RoPE in fp32), rounded to q/k dtype (q' = q * scale
-// first when the scale is folded); scores accumulated in qk_accum, scaled in fp32 and stored in
-// score_dtype; max rounded to max_dtype; p = exp_f32(s - m) (the model's fp32 exp, < 1 ulp)
-// rounded to exp_dtype, then to p_dtype; l summed sequentially in sum_dtype; PV over kv_tile-key
-// tiles of the key index (fp32 partial per tile, partials accumulated in pv_accum); out = acc / l
-// (deferred) or P = p / l before PV; output rounded to out_dtype. Fully masked rows give 0.
+// first when the scale is folded); scores accumulated in qk_accum, scaled in fp32, plus the bias
+// (rounded to bias_dtype, added in fp32), stored in score_dtype; max rounded to max_dtype; p =
+// exp_f32(s - m) (the model's fp32 exp, < 1 ulp) rounded to exp_dtype, then to p_dtype; l summed
+// sequentially in sum_dtype; PV over kv_tile-key tiles of the key index (fp32 partial per tile,
+// partials accumulated in pv_accum); out = acc / l (deferred) or P = p / l before PV; output
+// rounded to out_dtype. Fully masked rows give 0.
 #pragma once
 
 #include <cstdint>
@@ -29,6 +30,8 @@ enum class Perturbation : uint8_t {
   no_renormalise,     // P never divided by l
   bf16_pv_accum,      // PV accumulated key by key in bf16 instead of fp32
   zero_output,        // all zeros (KernelBench's allclose blind spot)
+  drop_bias,          // the spec's logits bias is ignored (not in kAllPerturbations: a no-op
+                      // without a bias)
 };
 
 inline constexpr Perturbation kAllPerturbations[] = {

@@ -305,6 +305,7 @@ ErrorBound error_bound(const PrecisionContract& ct, const AttentionSpec& spec,
           const double dot_factor = folded ? 1.0 : std::fabs(scale);
           const double post_mul = folded ? 0.0 : 2 * kU32;
           const size_t n = keys.size();
+          const double* bias = spec.bias.empty() ? nullptr : spec.bias.data() + i * Skv;
           s.assign(n, 0);
           ds.assign(n, 0);
           bool overflow = false;
@@ -312,9 +313,16 @@ ErrorBound error_bound(const PrecisionContract& ct, const AttentionSpec& spec,
             const size_t at = qrow * sk + static_cast<size_t>(keys[t]);
             const double dot = products.dot[at], in_err = products.in_err[at],
                          mag = products.mag[at];
-            const double sj = folded ? dot : scale * dot;
+            double sj = folded ? dot : scale * dot;
             double e = dot_factor * (in_err + gd * mag + static_cast<double>(d) * eta_acc);
             e += post_mul * (std::fabs(sj) + e) + (post_mul > 0 ? kEta32 : 0);
+            if (bias != nullptr) {
+              // The bias: its rounding to bias_dtype, then the fp32 add of the sum.
+              const double bj = bias[keys[t]];
+              sj += bj;
+              e += bias_rounding_error(ct.bias_dtype, bj);
+              e += kU32 * (std::fabs(sj) + e) + kEta32;
+            }
             e += r_s.rel * (std::fabs(sj) + e) + r_s.abs;
             s[t] = sj;
             ds[t] = e;

@@ -2,7 +2,7 @@
 // precision, exponent range far beyond double), on the inputs exactly as given.
 //
 // Per row (b, h, i), with q' and k' the (optionally rotated) vectors:
-//   s_j = scale * (q' . k'_j) for every visible key j
+//   s_j = scale * (q' . k'_j) + bias_ij for every visible key j (bias_ij = 0 without a bias)
 //   m   = max(max_j s_j, sink_h)             (sink only when present)
 //   p_j = exp(s_j - m),  l = sum_j p_j + exp(sink_h - m)
 //   out = (sum_j p_j v_j) / l,  lse = m + log(l)
@@ -156,6 +156,8 @@ OracleOutput exact_attention(const AttentionSpec& spec, const AttentionInputs& i
           for (int64_t c = 0; c < d; ++c) dot += q[static_cast<size_t>(c)] * kd[c];
           Real& sj = s[static_cast<size_t>(j)];
           sj = scale * dot;
+          // The additive bias is not scaled (flash_fwd folds the scale into q, then adds it).
+          if (!spec.bias.empty()) sj += Real(spec.bias[static_cast<size_t>(i * Skv + j)]);
           if (sj > m) m = sj;
         }
         Real l = has_sink ? exp(Real(spec.sink[static_cast<size_t>(h)]) - m) : Real(0);

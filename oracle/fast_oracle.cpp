@@ -208,6 +208,17 @@ struct RowKeys {
   }
 };
 
+// Row i of the additive bias ([Sq][Skv], shared by batch and heads), or null without one.
+const double* bias_row(const AttentionSpec& spec, int64_t i) {
+  return spec.bias.empty() ? nullptr : &spec.bias[static_cast<size_t>(i * spec.seqlen_kv)];
+}
+
+// The score of key j: fl(fl(scale * q.k) + bias_j); the bias is not scaled.
+double score(double scale, const double* qk, const double* bias, size_t j) {
+  const double s = scale * qk[j];
+  return bias ? s + bias[j] : s;
+}
+
 // Runs the fast oracle; with `bound` non-null also fills the per-element bound.
 OracleOutput run(const AttentionSpec& spec, const AttentionInputs& in, std::vector<double>* bound,
                  std::vector<double>* lse_bound = nullptr) {
@@ -302,14 +313,15 @@ OracleOutput run(const AttentionSpec& spec, const AttentionInputs& in, std::vect
             const size_t ts = static_cast<size_t>(t);
             if (kind[ts] != RowKind::normal) continue;
             const double* sc = &scores[ts * sk];
+            const double* bias = bias_row(spec, i0 + t);
             double* p = &P[ts * sk];
             double mx = sink;
-            vis[ts].each([&](size_t j) { mx = std::max(mx, spec.scale * sc[j]); });
+            vis[ts].each([&](size_t j) { mx = std::max(mx, score(spec.scale, sc, bias, j)); });
             Sum2 sum;
             p_sink[ts] = has_sink ? std::exp(sink - mx) : 0.0;
             if (has_sink) sum.add(p_sink[ts]);
             vis[ts].each([&](size_t j) {
-              p[j] = std::exp(spec.scale * sc[j] - mx);
+              p[j] = std::exp(score(spec.scale, sc, bias, j) - mx);
               sum.add(p[j]);
             });
             m[ts] = mx;
@@ -353,12 +365,14 @@ OracleOutput run(const AttentionSpec& spec, const AttentionInputs& in, std::vect
             emax[ts] = 0;
             if (kind[ts] != RowKind::normal || !row_small[ts]) continue;
             const double* sc = &scores[ts * sk];
+            const double* bias = bias_row(spec, i0 + t);
             vis[ts].each([&](size_t j) {
-              const double s = spec.scale * sc[j];
-              // Score error: dgemm (gamma_d sum|q'k'|), RoPE, the scale product (u|s|) and
-              // underflow; then eps_j = log-relative error of p_j (subtraction, exp).
+              const double s = score(spec.scale, sc, bias, j);
+              // Score error: dgemm (gamma_d sum|q'k'|), RoPE, the scale product (u|scale q.k|),
+              // the bias add (u|s|; the bias itself is exact) and underflow; then eps_j =
+              // log-relative error of p_j (subtraction, exp).
               const double ds =
-                  2.0 * kU * std::fabs(s) +
+                  2.0 * kU * std::fabs(spec.scale * sc[j]) + (bias ? kU * std::fabs(s) : 0.0) +
                   std::fabs(spec.scale) * (T[ts * sk + j] * f_dk + static_cast<double>(d) * kTiny);
               const double e = ds + kU * std::fabs(s - m[ts]) + 2.0 * kU;
               emax[ts] = std::max(emax[ts], e);

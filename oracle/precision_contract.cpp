@@ -125,6 +125,7 @@ nlohmann::json PrecisionContract::to_json() const {
           {"q_rounded_before_scale", q_rounded_before_scale},
           {"qk_accum", n(qk_accum)},
           {"score_dtype", n(score_dtype)},
+          {"bias_dtype", n(bias_dtype)},
           {"max_dtype", n(max_dtype)},
           {"exp_dtype", n(exp_dtype)},
           {"p_dtype", n(p_dtype)},
@@ -145,6 +146,7 @@ void PrecisionContract::validate() const {
   check_float(v_dtype, "v_dtype");
   check_float(qk_accum, "qk_accum");
   check_float(score_dtype, "score_dtype");
+  check_float(bias_dtype, "bias_dtype");
   check_float(max_dtype, "max_dtype");
   check_float(exp_dtype, "exp_dtype");
   check_float(p_dtype, "p_dtype");
@@ -162,6 +164,16 @@ void PrecisionContract::validate() const {
     throw std::invalid_argument(
         "online_tile: needs norm deferred, pv_accum fp32 and norm_dtype fp32");
   }
+}
+
+float contract_bias(DType bias_dtype, double b) {
+  return quantize(bias_dtype, static_cast<float>(b));
+}
+
+double bias_rounding_error(DType bias_dtype, double b) {
+  if (static_cast<double>(contract_bias(bias_dtype, b)) == b) return 0.0;
+  return (unit_roundoff(bias_dtype) + 2 * unit_roundoff(DType::fp32)) * std::fabs(b) +
+         subnormal_half_spacing(bias_dtype) + subnormal_half_spacing(DType::fp32);
 }
 
 }  // namespace ncv::oracle

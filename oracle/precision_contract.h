@@ -32,12 +32,16 @@ struct PrecisionContract {
   bool q_rounded_before_scale = false;
   DType qk_accum = DType::fp32;     // QK^T accumulation (PSUM: fp32)
   DType score_dtype = DType::fp32;  // storage of the scaled scores
-  DType max_dtype = DType::fp32;    // the row max (a shift: only the exp argument sees it)
-  DType exp_dtype = DType::fp32;    // exp(s - m) output (expf in fp32, then rounded here)
-  DType p_dtype = DType::fp32;      // P as fed to the PV matmul
-  DType sum_dtype = DType::fp32;    // accumulation of the softmax denominator l
-  bool sum_of_rounded_p = false;    // l sums P as fed to PV (p_dtype) instead of the exp output
-  DType pv_accum = DType::fp32;     // accumulation of the PV product across key tiles
+  // The additive logits bias (AttentionSpec::bias): rounded from its fp32 value to bias_dtype (a
+  // kernel loads it in its kernel_dtype), then added in fp32 to the fp32 scaled score before the
+  // score is stored in score_dtype and before the masks.
+  DType bias_dtype = DType::fp32;
+  DType max_dtype = DType::fp32;  // the row max (a shift: only the exp argument sees it)
+  DType exp_dtype = DType::fp32;  // exp(s - m) output (expf in fp32, then rounded here)
+  DType p_dtype = DType::fp32;    // P as fed to the PV matmul
+  DType sum_dtype = DType::fp32;  // accumulation of the softmax denominator l
+  bool sum_of_rounded_p = false;  // l sums P as fed to PV (p_dtype) instead of the exp output
+  DType pv_accum = DType::fp32;   // accumulation of the PV product across key tiles
   Normalisation norm = Normalisation::deferred;
   // Deferred normalisation in a narrower dtype (a kernel_dtype of bf16): the PV result, l, its
   // reciprocal and the product are each rounded to norm_dtype (out = fl(fl(acc) * fl(1 / fl(l))),
@@ -87,5 +91,11 @@ double ulp_at(DType t, double x);
 bool represents(DType to, DType from);
 // Error of rounding a value of `from` to `to`: 0 if exact, else unit_roundoff(to).
 double conversion_roundoff(DType from, DType to);
+// The bias as a kernel honouring the contract adds it: fp32(b) rounded to bias_dtype.
+float contract_bias(DType bias_dtype, double b);
+// A bound on |contract_bias(bias_dtype, b) - b|: 0 when b is a value of bias_dtype, else the two
+// roundings (to fp32, then to bias_dtype): (u_bias + 2 u_32)|b| + eta_bias + eta_32
+// (ERROR_BOUNDS.md §4 "Bias").
+double bias_rounding_error(DType bias_dtype, double b);
 
 }  // namespace ncv::oracle

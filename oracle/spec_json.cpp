@@ -148,9 +148,10 @@ std::string double_to_decimal(double x) {
 
 SpecFile parse_spec_json(const json& doc) {
   require_object(doc, "<document>");
-  check_known(doc, "",
-              {"batch", "heads", "kv_heads", "seqlen_q", "seqlen_kv", "d_head", "scale", "mask",
-               "sink", "rope", "block_table", "input_dtype", "output_dtype", "q", "k", "v"});
+  check_known(
+      doc, "",
+      {"batch", "heads", "kv_heads", "seqlen_q", "seqlen_kv", "d_head", "scale", "mask", "sink",
+       "bias", "rope", "block_table", "input_dtype", "output_dtype", "q", "k", "v"});
   SpecFile f;
   AttentionSpec& s = f.spec;
   s.batch = get_int(require(doc, "", "batch"), "batch");
@@ -201,6 +202,10 @@ SpecFile parse_spec_json(const json& doc) {
   if (auto it = doc.find("sink"); it != doc.end()) {
     require_array(*it, "sink", s.heads);
     for (size_t h = 0; h < it->size(); ++h) s.sink.push_back(get_number((*it)[h], at("sink", h)));
+  }
+  if (auto it = doc.find("bias"); it != doc.end()) {  // [Sq][Skv], finite (validate below)
+    walk(*it, "bias", {s.seqlen_q, s.seqlen_kv}, 0,
+         [&](const json& x, const std::string& p) { s.bias.push_back(get_number(x, p)); });
   }
   if (auto it = doc.find("rope"); it != doc.end()) {
     const json& r = require_object(*it, "rope");
