@@ -25,6 +25,8 @@ int64_t extent(const AttentionSpec& s, Axis a, bool kv) {
       return kv ? s.seqlen_kv : s.seqlen_q;
     case Axis::dim:
       return s.d_head;
+    case Axis::kv_seq:
+      return s.seqlen_kv;
   }
   return 0;
 }
@@ -45,6 +47,8 @@ const char* axis_name(Axis a) {
       return "seq";
     case Axis::dim:
       return "dim";
+    case Axis::kv_seq:
+      return "kv_seq";
   }
   return "?";
 }
@@ -78,6 +82,10 @@ Strides strides_for(const TensorLayout& t, const std::vector<int64_t>& shape,
       throw std::invalid_argument("tensor '" + t.tensor + "' dimension " + std::to_string(x) +
                                   " (" + axis_name(a) + ") is " + std::to_string(shape[x]) +
                                   ", the spec needs " + std::to_string(extent(s, a, kv)));
+    }
+    if (a == Axis::kv_seq) {
+      throw std::invalid_argument("tensor '" + t.tensor +
+                                  "' lists kv_seq: only the bias is indexed by query and key");
     }
     if (!seen.insert(a).second) {
       throw std::invalid_argument("tensor '" + t.tensor + "' lists axis " + axis_name(a) +
@@ -136,6 +144,51 @@ void pack_one(const TensorLayout& t, const AttentionSpec& s, bool kv,
   }
 }
 
+// Copies spec.bias ([Sq][Skv]) into `dst`: axes seq and kv_seq, and batch or head axes of
+// extent 1 (broadcast).
+void pack_bias(const TensorLayout& t, const AttentionSpec& s, HostTensor& dst) {
+  if (s.bias.empty()) {
+    throw std::invalid_argument("kernel input '" + t.tensor + "' needs a bias; the spec has none");
+  }
+  if (dst.shape.size() != t.axes.size()) {
+    throw std::invalid_argument("tensor '" + t.tensor + "' has rank " +
+                                std::to_string(dst.shape.size()) + ", the layout lists " +
+                                std::to_string(t.axes.size()) + " axes");
+  }
+  int64_t stride = 1, seq = -1, kv_seq = -1;
+  for (size_t x = t.axes.size(); x-- > 0;) {
+    const Axis a = t.axes[x];
+    if (a != Axis::seq && a != Axis::kv_seq && a != Axis::batch && a != Axis::head) {
+      throw std::invalid_argument("tensor '" + t.tensor + "' lists " + axis_name(a) +
+                                  ": a bias has seq, kv_seq and size-1 batch or head axes");
+    }
+    const int64_t want = a == Axis::seq ? s.seqlen_q : a == Axis::kv_seq ? s.seqlen_kv : 1;
+    if (dst.shape[x] != want) {
+      throw std::invalid_argument("tensor '" + t.tensor + "' dimension " + std::to_string(x) +
+                                  " (" + axis_name(a) + ") is " + std::to_string(dst.shape[x]) +
+                                  ", the spec needs " + std::to_string(want));
+    }
+    int64_t& slot = a == Axis::seq ? seq : kv_seq;
+    if (a == Axis::seq || a == Axis::kv_seq) {
+      if (slot >= 0) {
+        throw std::invalid_argument("tensor '" + t.tensor + "' lists axis " + axis_name(a) +
+                                    " twice");
+      }
+      slot = stride;
+    }
+    stride *= dst.shape[x];
+  }
+  if (seq < 0 || kv_seq < 0) {
+    throw std::invalid_argument("tensor '" + t.tensor + "' needs both a seq and a kv_seq axis");
+  }
+  for (int64_t i = 0; i < s.seqlen_q; ++i) {
+    for (int64_t j = 0; j < s.seqlen_kv; ++j) {
+      dst.set(i * seq + j * kv_seq,
+              static_cast<float>(s.bias[static_cast<size_t>(i * s.seqlen_kv + j)]));
+    }
+  }
+}
+
 }  // namespace
 
 std::map<std::string, HostTensor> pack_inputs(const Layout& layout, const Program& program,
@@ -158,6 +211,14 @@ std::map<std::string, HostTensor> pack_inputs(const Layout& layout, const Progra
     HostTensor h(program.tensor(*id).dtype, concrete_shape(program, *id, params));
     pack_one(part.t, spec, part.kv, part.values, h);
     out[part.t.tensor] = std::move(h);
+  }
+  if (layout.bias) {
+    const auto id = program.find_tensor(layout.bias->tensor);
+    if (id && program.tensor(*id).kind == TensorKind::Input) {
+      HostTensor h(program.tensor(*id).dtype, concrete_shape(program, *id, params));
+      pack_bias(*layout.bias, spec, h);
+      out[layout.bias->tensor] = std::move(h);
+    }
   }
   // Inputs outside the attention problem (a dropout seed, ...): zeros, or the least value of a
   // declared range that excludes zero.

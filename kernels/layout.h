@@ -18,7 +18,9 @@ namespace ncv::kernels {
 
 // seq_tile and seq_part split the sequence into 128-row tiles, partition-major: a tensor with
 // both holds row t * 128 + p at seq_tile t, seq_part p (flash_fwd's lse [bs, h, 128, Sq / 128]).
-enum class Axis : uint8_t { batch, head, seq, dim, seq_tile, seq_part };
+// kv_seq is the key sequence of a tensor indexed by query and key (the logits bias, whose seq
+// axis is the query's).
+enum class Axis : uint8_t { batch, head, seq, dim, seq_tile, seq_part, kv_seq };
 inline constexpr int64_t kSeqPartRows = 128;  // rows per seq_tile (the SBUF partitions)
 const char* axis_name(Axis a);
 
@@ -33,6 +35,11 @@ struct Layout {
   // (flash_fwd in training mode): check compares it with the oracle's lse whenever the program
   // has an output of this name.
   std::optional<TensorLayout> lse;
+  // The additive logits bias [Sq][Skv] (AttentionSpec::bias) when the kernel takes one
+  // (flash_fwd's logit_bias [1, 1, Sq, Sk]): axes seq and kv_seq, plus batch or head axes of
+  // extent 1 (the bias is broadcast over them). pack_inputs fills it whenever the program has an
+  // input of this name.
+  std::optional<TensorLayout> bias;
 };
 
 // Kernel inputs for `spec` and `in`: every input tensor of `program` named by the layout, with
@@ -40,7 +47,8 @@ struct Layout {
 // converted to the tensor's dtype (exact when the inputs are representable in it, as oracle
 // inputs are); any other input of the program (one outside the attention problem, such as a
 // dropout seed) is zeros, or its declared range's least value when the range excludes zero.
-// Throws std::invalid_argument on a shape or name mismatch, naming the tensor.
+// The bias tensor (Layout::bias), when the program takes it, holds spec.bias, which must then be
+// present. Throws std::invalid_argument on a shape or name mismatch, naming the tensor.
 std::map<std::string, HostTensor> pack_inputs(const Layout& layout, const Program& program,
                                               const ParamValues& params,
                                               const oracle::AttentionSpec& spec,

@@ -62,6 +62,7 @@ nlohmann::json variant_json(const Variant& v) {
                  {"v", tensor(v.layout.v)},
                  {"out", tensor(v.layout.out)}};
   if (v.layout.lse) j["layout"]["lse"] = tensor(*v.layout.lse);
+  if (v.layout.bias) j["layout"]["bias"] = tensor(*v.layout.bias);
   return j;
 }
 
