@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "kernels/registry.h"
+#include "oracle/bias_values.h"
 #include "oracle/case_bound.h"
 #include "oracle/exact_oracle.h"
 #include "oracle/fast_oracle.h"
@@ -140,7 +141,9 @@ CheckResult check_kernel_with(const Variant& v, const Program& program, const Op
   res.pass = opts.cases > 0;
   for (int n = 0; n < opts.cases; ++n) {
     InputSet set = inputs(spec, n);
-    CaseResult c = check_inputs(v, program, options, params, spec, set.values, opts);
+    oracle::AttentionSpec case_spec = spec;
+    if (set.bias) case_spec.bias = std::move(*set.bias);
+    CaseResult c = check_inputs(v, program, options, params, case_spec, set.values, opts);
     c.distribution = std::move(set.label);
     c.seed = set.seed;
     // A case that fails on non-finite or uncertified elements, whose finite ratios are all
@@ -200,8 +203,11 @@ CheckResult check_kernel(const Variant& v, const Program& program, const Options
       [&](const oracle::AttentionSpec& spec, int n) {
         const oracle::Distribution dist = dists[static_cast<size_t>(n) % dists.size()];
         const uint64_t seed = opts.seed + static_cast<uint64_t>(n);
-        return InputSet{oracle::distribution_name(dist), seed,
-                        oracle::generate_inputs(spec, dist, seed)};
+        InputSet set{oracle::distribution_name(dist), seed,
+                     oracle::generate_inputs(spec, dist, seed), std::nullopt};
+        // A kernel that takes a bias gets a new one per case, from the case's seed.
+        if (!spec.bias.empty()) set.bias = oracle::generate_bias(spec, seed);
+        return set;
       },
       opts);
 }

@@ -112,6 +112,9 @@ struct InputSet {
   std::string label;
   uint64_t seed = 0;
   oracle::AttentionInputs values;
+  // The logits bias of this case, replacing the spec's (a kernel that takes one: its spec
+  // carries a bias of the right shape); nullopt keeps the spec's.
+  std::optional<std::vector<double>> bias;
 };
 // Case n's input set for a spec.
 using InputSource = std::function<InputSet(const oracle::AttentionSpec&, int n)>;

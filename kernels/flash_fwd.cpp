@@ -18,6 +18,7 @@
 //   k_i <= kd = (i*128 - j*L) // 512); the other (right) tiles get qk_psum = 0 and are masked.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -31,6 +32,11 @@ constexpr int64_t kP = 128;    // B_P_SIZE: q rows per tile, keys per PV matmul
 constexpr int64_t kF = 512;    // B_F_SIZE: keys per QK matmul (one PSUM bank of fp32)
 constexpr int64_t kT = 256;    // attn_core_tile_size: q tiles per re-materialisation pass
 constexpr int64_t kRt = 2048;  // REDUCTION_TILE = min(2048, L / 2)
+
+// A 512-key score tile against the causal diagonal: left of it (every key visible), on it (the
+// causal select), right of it (every key masked, no matmul). Without the causal mask every tile
+// is `left`.
+enum class TileKind : uint8_t { left, diagonal, right };
 
 // DMA queues: the source leaves them to the compiler; K, V, Q and the stores get one each.
 constexpr int kQueueK = 0, kQueueV = 1, kQueueQ = 2, kQueueOut = 3;
@@ -55,6 +61,10 @@ class FlashFwdBuilder {
     k_ = b_.input("k", cfg_.io_dtype, {bs, kvh, d_, S_});
     v_ = b_.input("v", cfg_.io_dtype, {bs, kvh, S_, d_});
     out_ = b_.output("o", cfg_.io_dtype, {bs, heads, S_, d_});
+    if (cfg_.logit_bias) {
+      // attention.py:298, 420-422: logit_bias [1, 1, Sq, Sk], broadcast over batch and heads.
+      bias_ = b_.input("logit_bias", cfg_.io_dtype, {Expr(1), Expr(1), S_, S_});
+    }
     if (cfg_.training) {
       // attention.py: lse [b, h, 128, n_tile_q] in lse_dtype or acc_type (acc_type here).
       lse_ = b_.output("lse", acc_, {bs, heads, Expr(kP), Expr::floordiv(S_, kP)});
@@ -90,7 +100,15 @@ class FlashFwdBuilder {
               b_.dma_copy(q_sbuf(), q_({one(batch_), one(q_head), all(), ds(i * kP, kP)}), kQueueQ);
               auto q_tile = b_.sbuf("q_tile", kd_, {d_, kP});
               b_.tensor_scalar(q_tile(), q_sbuf(), AluOp::multiply, Imm{cfg_.softmax_scale});
-              core(i, i1, j, q_tile(), k_tile, v_tile, o_buffer, l_buffer, m_buffer);
+              std::optional<TensorRef> bias_tile;
+              if (cfg_.logit_bias) {
+                // attention.py:478-483: the bias of q tile i and large tile j, in kernel_dtype.
+                bias_tile = b_.sbuf("logit_bias_tile", kd_, {kP, Expr(L)});
+                b_.dma_copy((*bias_tile)(),
+                            bias_({one(Expr(0)), one(Expr(0)), ds(i * kP, kP), ds(j * L, L)}),
+                            kQueueQ);
+              }
+              core(i, i1, j, q_tile(), k_tile, v_tile, o_buffer, l_buffer, m_buffer, bias_tile);
             });
           });
           // out = o * exp(m - l), rounded to kernel_dtype, stored.
@@ -135,25 +153,40 @@ class FlashFwdBuilder {
   // _flash_attention_core for q tile i (i1 within the pass) and large tile j.
   void core(Expr i, Expr i1, Expr j, Access q_tile, const TensorRef& k_tile,
             const TensorRef& v_tile, const TensorRef& o_buffer, const TensorRef& l_buffer,
-            const TensorRef& m_buffer) {
+            const TensorRef& m_buffer, const std::optional<TensorRef>& bias_tile) {
     const int64_t L = cfg_.seq_tile_size;
     const int64_t nk = L / kF;
     auto qk_res_buf = b_.sbuf("qk_res_buf", acc_, {kP, Expr(L)});
     auto max_local = b_.sbuf("max_local", acc_, {kP, Expr(nk)});
-    // One 512-key score tile: QK^T into PSUM (or 0 for a tile right of the diagonal), the copy
-    // to SBUF that affine_select needs (GpSimd cannot read PSUM), the masks, the tile max.
-    auto score_tile = [&](Expr ki, bool multiply) {
+    // One 512-key score tile of kind `kind`: QK^T into PSUM (or 0 for a tile right of the
+    // diagonal), to SBUF (a copy: affine_select cannot read PSUM, GpSimd; or, with the bias, the
+    // add that reads PSUM), the masks, the tile max.
+    auto score_tile = [&](Expr ki, TileKind kind) {
+      const bool multiply = kind != TileKind::right;
       Expr k_start = j * L + ki * kF;
-      // Distinct names: the builder wants one declaration per name.
-      auto qk_psum = b_.psum(multiply ? "qk_psum" : "qk_psum_zero", DType::fp32, {kP, Expr(kF)});
+      // Distinct names: the builder wants one declaration per name (the bias path has a loop
+      // for the left tiles and one for the diagonal tile).
+      const char* name = !multiply                                 ? "qk_psum_zero"
+                         : bias_tile && kind == TileKind::diagonal ? "qk_psum_diagonal"
+                                                                   : "qk_psum";
+      auto qk_psum = b_.psum(name, DType::fp32, {kP, Expr(kF)});
       if (multiply) {
         b_.matmul(qk_psum(), q_tile, k_tile({all(), ds(ki * kF, kF)}));
       } else {
         b_.memset(qk_psum(), 0.0f);
       }
       Access scores = qk_res_buf({all(), ds(ki * kF, kF)});
-      b_.tensor_copy(scores, qk_psum());
-      if (cfg_.causal) {
+      if (bias_tile && multiply) {
+        // attention.py:155-157, 164-166, 186-189: nl.add(qk_psum, logit_bias_tile[:, k_i
+        // slice], dtype=acc_type) on left and diagonal tiles (every tile without the causal
+        // mask); right tiles (attention.py:146-152) are masked whole, without the bias.
+        b_.tensor_tensor(scores, qk_psum(), (*bias_tile)({all(), ds(ki * kF, kF)}), AluOp::add);
+      } else {
+        b_.tensor_copy(scores, qk_psum());
+      }
+      // With the bias the source selects on diagonal and right tiles only (attention.py:158-161,
+      // 149-152); without it on every tile. On a left tile the causal select keeps everything.
+      if (cfg_.causal && !(bias_tile && kind == TileKind::left)) {
         // q_pos >= k_pos: (i*128 + p) - (k_start + f) >= 0
         b_.affine_select(scores, scores, i * kP - k_start, 1, {-1}, CmpOp::ge, kFp32Min);
         if (cfg_.sliding_window && multiply) {
@@ -167,10 +200,18 @@ class FlashFwdBuilder {
       // kd: the diagonal 512-key tile; tiles k_i <= kd need the matmul, the rest are masked.
       Expr kd = Expr::floordiv(i * kP - j * L, kF);
       Expr split = Expr::min(Expr(nk), kd + 1);
-      b_.affine_range("k_i", split, [&](Expr ki) { score_tile(ki, true); });
-      b_.affine_range("k_i", split, Expr(nk), 1, [&](Expr ki) { score_tile(ki, false); });
+      if (bias_tile) {
+        // The source treats left and diagonal tiles apart when it adds the bias: three ranges.
+        Expr left_end = Expr::min(Expr(nk), kd);
+        b_.affine_range("k_i", left_end, [&](Expr ki) { score_tile(ki, TileKind::left); });
+        b_.affine_range("k_i", left_end, split, 1,
+                        [&](Expr ki) { score_tile(ki, TileKind::diagonal); });
+      } else {
+        b_.affine_range("k_i", split, [&](Expr ki) { score_tile(ki, TileKind::diagonal); });
+      }
+      b_.affine_range("k_i", split, Expr(nk), 1, [&](Expr ki) { score_tile(ki, TileKind::right); });
     } else {
-      b_.affine_range("k_i", nk, [&](Expr ki) { score_tile(ki, true); });
+      b_.affine_range("k_i", nk, [&](Expr ki) { score_tile(ki, TileKind::left); });
     }
     auto max_ = b_.sbuf("max_", acc_, {kP, 1});
     b_.tensor_reduce(max_(), max_local(), AluOp::max);
@@ -238,7 +279,7 @@ class FlashFwdBuilder {
   FlashFwdConfig cfg_;
   DType kd_, acc_;
   Expr G_, S_, d_, w_, n_, T_, batch_;
-  TensorRef q_, k_, v_, out_, lse_;
+  TensorRef q_, k_, v_, out_, lse_, bias_;
 };
 
 }  // namespace

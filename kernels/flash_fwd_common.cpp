@@ -4,6 +4,7 @@
 #include <string>
 
 #include "kernels/families.h"
+#include "oracle/bias_values.h"
 
 namespace ncv::kernels {
 namespace {
@@ -42,6 +43,12 @@ std::vector<OptionSpec> flash_fwd_options() {
        {"false", "true"},
        "false",
        "FlashConfig.training: also store the log-sum-exp of every row to lse [bs, h, 128, S/128]"},
+      {"logit_bias",
+       {"false", "true"},
+       "false",
+       "logit_bias [1, 1, S, S] in the HBM dtype, loaded in kernel_dtype and added to the scores "
+       "(not scaled) before the masks; not with sliding_window=on (a source defect, see the "
+       "notes)"},
       {"dtype",
        {"fp32", "bf16"},
        "fp32",
@@ -56,6 +63,7 @@ FlashFwdConfig flash_fwd_config(const Options& o) {
   c.causal = c.sliding_window || option(o, "use_causal_mask") == "true";
   c.seq_tile_size = std::stoll(option(o, "seq_tile_size"));
   c.training = option(o, "training") == "true";
+  c.logit_bias = option(o, "logit_bias") == "true";
   c.io_dtype = option_dtype(o);  // q.dtype (o = nl.ndarray(..., dtype=q.dtype))
   const bool mixed = option(o, "mixed_precision") == "true";
   // attention.py: kernel_dtype = nl.bfloat16 if mixed_precision else q.dtype.
@@ -72,6 +80,12 @@ std::string flash_fwd_excluded(const Options& o) {
     return "dtype=bf16 needs mixed_precision=true: without it the source's acc_type is bf16, "
            "where nl.fp32.min rounds to -inf and a row the window masks out of a whole large "
            "tile gives exp(-inf + inf) = NaN (see the notes)";
+  }
+  const auto lb = o.find("logit_bias"), sw = o.find("sliding_window");
+  if (lb != o.end() && sw != o.end() && lb->second == "true" && sw->second == "on") {
+    return "logit_bias=true with sliding_window=on is a source defect: with the bias the window "
+           "select of left tiles reads `intermediate`, written only on the diagonal tile "
+           "(attention.py:155-172), and the diagonal tile never gets the window (see the notes)";
   }
   return "";
 }
@@ -94,6 +108,9 @@ oracle::AttentionSpec flash_fwd_spec(const Options& o, const ParamValues& params
     s.mask.kind = oracle::MaskKind::causal;
   }
   s.input_dtype = s.output_dtype = c.io_dtype;
+  // A spec carries the bias values; check draws them per case (oracle::generate_bias from the
+  // case's seed), this one (seed 0) serves every other consumer (equiv, properties, report).
+  if (c.logit_bias) s.bias = oracle::generate_bias(s, 0);
   return s;
 }
 
@@ -107,6 +124,8 @@ oracle::PrecisionContract flash_fwd_contract(const Options& o) {
   ct.q_rounded_before_scale = true;  // nl.load(q, dtype=kernel_dtype), then * scale
   ct.qk_accum = DType::fp32;         // PSUM
   ct.score_dtype = ct.max_dtype = c.acc_dtype;
+  // logit_bias_tile is kernel_dtype (attention.py:480), added in acc_type (attention.py:156).
+  ct.bias_dtype = c.kernel_dtype;
   ct.exp_dtype = DType::fp32;  // the row sum adds the activation's fp32 results
   ct.p_dtype = c.kernel_dtype;
   ct.sum_dtype = c.acc_dtype;
@@ -172,7 +191,18 @@ Variant flash_fwd_variant() {
       "t*128 + p); check compares it with the oracle's lse (natural log of the softmax "
       "denominator of the scaled scores). lse_dtype is not an option (acc_type, the source's "
       "default). Dropout is not modelled (its hardware RNG stream is undocumented: dropout_p = 0, "
-      "seed None, also in training mode); logit_bias and should_transpose_v are not modelled",
+      "seed None, also in training mode); should_transpose_v is not modelled",
+      "logit_bias=true: the input logit_bias [1, 1, S, S] in the HBM dtype (q.dtype here; the "
+      "source takes any), loaded per (q tile i, large tile j) as [128, L] in kernel_dtype "
+      "(attention.py:478-483, so rounded to bf16 under mixed precision) and added by nl.add in "
+      "acc_type to the scores read from PSUM, before the masks and not scaled (the scale is "
+      "folded into q). Causal: left 512-key tiles get the add only, the diagonal tile the add "
+      "and the causal select, right tiles the select of zeros only (attention.py:145-172), three "
+      "loop ranges of k_i here. The spec carries the bias; check draws it per case "
+      "(oracle::generate_bias). Not with sliding_window=on (Variant::excluded): the source's "
+      "bias path then applies the window on left tiles to `intermediate`, which only the "
+      "diagonal tile writes (a stale tile, the bias-added scores lost), and never applies the "
+      "window on the diagonal tile; modelled faithfully check would fail it",
       "PV accumulation group peeled (the first matmul overwrites pv_psum, as nl.zeros + += "
       "does); affine_select cannot read PSUM (GpSimd): the scores are copied to SBUF first and "
       "masked in place (a compiler copy in the source); the -1 * m bias is an explicit "
@@ -189,7 +219,8 @@ Variant flash_fwd_variant() {
                     {"k", {Axis::batch, Axis::head, Axis::dim, Axis::seq}},
                     {"v", {Axis::batch, Axis::head, Axis::seq, Axis::dim}},
                     {"o", {Axis::batch, Axis::head, Axis::seq, Axis::dim}},
-                    TensorLayout{"lse", {Axis::batch, Axis::head, Axis::seq_part, Axis::seq_tile}}};
+                    TensorLayout{"lse", {Axis::batch, Axis::head, Axis::seq_part, Axis::seq_tile}},
+                    TensorLayout{"logit_bias", {Axis::batch, Axis::head, Axis::seq, Axis::kv_seq}}};
   return v;
 }
 

@@ -24,6 +24,7 @@ struct FlashFwdConfig {
   bool sliding_window = false;  // the window is the symbolic param "window"
   int64_t seq_tile_size = 512;  // L, keys per large tile
   bool training = false;        // FlashConfig.training: also store the LSE (l_buffer) to `lse`
+  bool logit_bias = false;      // logit_bias [1, 1, S, S] is given: added to the scores
   // fp32(1/sqrt(128)): attention.py `softmax_scale or 1.0 / (d ** 0.5)` at d = 128.
   float softmax_scale = 0.08838834764831845f;
   DType io_dtype = DType::fp32;      // q, k, v and o in HBM
@@ -34,7 +35,8 @@ struct FlashFwdConfig {
 std::vector<OptionSpec> flash_fwd_options();
 FlashFwdConfig flash_fwd_config(const Options& o);
 Program build_flash_fwd(const Options& o);
-// Why a combination is not offered ("" if it is): dtype=bf16 without mixed precision.
+// Why a combination is not offered ("" if it is): dtype=bf16 without mixed precision, and
+// logit_bias with a sliding window.
 std::string flash_fwd_excluded(const Options& o);
 oracle::AttentionSpec flash_fwd_spec(const Options& o, const ParamValues& params);
 oracle::PrecisionContract flash_fwd_contract(const Options& o);

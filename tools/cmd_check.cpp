@@ -16,6 +16,7 @@
 #include "kernels/option_programs.h"
 #include "kernels/registry.h"
 #include "oracle/attention_spec.h"
+#include "oracle/bias_values.h"
 #include "properties/values.h"
 #include "tools/commands.h"
 #include "tools/kernel_source.h"
@@ -229,8 +230,11 @@ int run_check(const CheckCommandOptions& opts) {
       r = kernels::check_kernel_with(
           variant, src.program, src.options, src.params,
           [&](const oracle::AttentionSpec& spec, int) {
-            return kernels::InputSet{recipe->str(), recipe->seed,
-                                     props::make_values(spec, *recipe)};
+            kernels::InputSet set{recipe->str(), recipe->seed, props::make_values(spec, *recipe),
+                                  std::nullopt};
+            // The bias the property suite drew for this case (kernel_properties.cpp spec_of).
+            if (!spec.bias.empty()) set.bias = oracle::generate_bias(spec, recipe->seed);
+            return set;
           },
           co);
     } else {
