@@ -443,6 +443,30 @@ Program flash_lse_store_off_by_max(const Program& base) {
   return finish_edit(std::move(p));
 }
 
+// logit_bias read as [Sk, Sq]: the load of q tile i and large tile j reads the block at key rows
+// j*L.. and query columns i*128.. through a transposing view, so score (q, k) gets bias[k][q].
+Program flash_bias_transposed(const Program& base) {
+  Program p = base;
+  const StmtSite s = find_instruction(p, {.op = "dma_copy", .reads = "logit_bias"});
+  Access& a = access_to(p, s.instr().ins, "logit_bias");
+  if (!a.perm.empty()) throw std::logic_error("the logit_bias load is already transposed");
+  std::swap(a.dims[2], a.dims[3]);
+  a.perm = {0, 1, 3, 2};
+  return finish_edit(std::move(p));
+}
+
+// Causal: the diagonal 512-key tile copies the scores out of PSUM without adding the bias (the
+// left tiles still add it), as if the bias add were written for the left tiles only.
+Program flash_bias_dropped_on_diagonal(const Program& base) {
+  Program p = base;
+  const std::vector<StmtSite> adds = find_instructions(
+      p, {.op = "tensor_tensor", .writes = "qk_res_buf", .reads = "logit_bias_tile"});
+  if (adds.size() != 2) throw std::logic_error("expected the left and the diagonal bias adds");
+  const auto& add = instruction_as<TensorTensor>(adds[1]);  // program order: left, diagonal
+  adds[1].instr().ins = TensorCopy{add.dst, add.src0, add.engine};
+  return finish_edit(std::move(p));
+}
+
 const kernels::Options kCausal = {{"use_causal_mask", "true"}};
 
 std::vector<BugEntry> make_catalogue() {
@@ -634,6 +658,18 @@ std::vector<BugEntry> make_catalogue() {
        "flash_fwd",
        {{"training", "true"}},
        flash_lse_store_off_by_max},
+      {"flash_bias_transposed",
+       "flash_fwd reads logit_bias as [Sk, Sq]: the tile of q tile i and large tile j comes from "
+       "key rows j*L.. and query columns i*128.., so score (q, k) gets bias[k][q]",
+       "flash_fwd",
+       {{"logit_bias", "true"}},
+       flash_bias_transposed},
+      {"flash_bias_dropped_on_diagonal",
+       "flash_fwd with the causal mask copies the diagonal 512-key score tile out of PSUM without "
+       "adding logit_bias (the left tiles add it)",
+       "flash_fwd",
+       {{"use_causal_mask", "true"}, {"logit_bias", "true"}},
+       flash_bias_dropped_on_diagonal},
   };
 }
 

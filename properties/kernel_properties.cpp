@@ -9,6 +9,7 @@
 #include "kernels/check.h"
 #include "kernels/registry.h"
 #include "model/interp/interpreter.h"
+#include "oracle/bias_values.h"
 #include "properties/shrinking_choice.h"
 
 namespace ncv::props {
@@ -62,6 +63,9 @@ Outcome run_or_fail(const KernelUnderTest& k, const KernelCase& c,
 
 oracle::AttentionSpec spec_of(const KernelUnderTest& k, const KernelCase& c) {
   oracle::AttentionSpec s = k.variant->spec(c.options, c.params);
+  // A kernel that takes a logits bias gets one drawn from the case's value seed (as `ncverify
+  // check --values` replays it), not the spec's fixed seed-0 bias.
+  if (!s.bias.empty()) s.bias = oracle::generate_bias(s, c.values.seed);
   s.validate();
   return s;
 }
@@ -224,12 +228,20 @@ void prop_kv_permutation_invariant(const KernelUnderTest& k, const Budget& b) {
   oracle::AttentionInputs moved = in;
   moved.k = permute_keys(spec, in.k, perm);
   moved.v = permute_keys(spec, in.v, perm);
+  // The bias belongs to the keys: its columns move with them.
+  oracle::AttentionSpec moved_spec = spec;
+  for (int64_t i = 0; i < spec.seqlen_q && !spec.bias.empty(); ++i) {
+    for (int64_t j = 0; j < spec.seqlen_kv; ++j) {
+      moved_spec.bias[static_cast<size_t>(i * spec.seqlen_kv + j)] =
+          spec.bias[static_cast<size_t>(i * spec.seqlen_kv + perm[static_cast<size_t>(j)])];
+    }
+  }
   const Outcome a = run_or_fail(k, c, spec, in, "original");
-  const Outcome m = run_or_fail(k, c, spec, moved, "permuted");
+  const Outcome m = run_or_fail(k, c, moved_spec, moved, "permuted");
   const oracle::PrecisionContract ct = k.variant->contract(c.options);
   const kernels::OracleReference ra = kernels::oracle_reference(ct, spec, in, kExactOracleMaxMacs);
   const kernels::OracleReference rm =
-      kernels::oracle_reference(ct, spec, moved, kExactOracleMaxMacs);
+      kernels::oracle_reference(ct, moved_spec, moved, kExactOracleMaxMacs);
   for (size_t x = 0; x < a.out.size(); ++x) {
     const double tol = ra.bound.bound[x] + rm.bound.bound[x];
     if (!(std::fabs(a.out[x] - m.out[x]) <= tol)) {
@@ -261,7 +273,9 @@ void prop_inside_convex_hull(const KernelUnderTest& k, const Budget& b) {
 
 void prop_zero_q_gives_mean(const KernelUnderTest& k, const Budget& b) {
   const KernelCase c = *gen_case(k, b, {ValueKind::zero_q});
-  const oracle::AttentionSpec spec = spec_of(k, c);
+  oracle::AttentionSpec spec = spec_of(k, c);
+  // Scores = the bias when q = 0: only a zero bias leaves every visible key the same weight.
+  std::fill(spec.bias.begin(), spec.bias.end(), 0.0);
   const oracle::AttentionInputs in = make_values(spec, c.values);
   const Outcome o = run_or_fail(k, c, spec, in, "the");
   const kernels::OracleReference ref =
@@ -314,7 +328,9 @@ void prop_matches_predecessor(const KernelUnderTest& k, const Budget& b) {
   KernelUnderTest pk = registered_kernel(pred->name);
   KernelCase pc = c;
   pc.options = po;
-  const Outcome theirs = run_or_fail(pk, pc, pred->spec(po, c.params), in, "the predecessor's");
+  oracle::AttentionSpec pspec = pred->spec(po, c.params);
+  if (!pspec.bias.empty()) pspec.bias = spec.bias;  // the same case's bias
+  const Outcome theirs = run_or_fail(pk, pc, pspec, in, "the predecessor's");
   const kernels::OracleReference rm =
       kernels::oracle_reference(k.variant->contract(c.options), spec, in, kExactOracleMaxMacs);
   const kernels::OracleReference rp =

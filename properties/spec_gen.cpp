@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "oracle/bias_values.h"
 #include "properties/shrinking_choice.h"
 
 namespace ncv::props {
@@ -76,6 +77,10 @@ rc::Gen<oracle::AttentionSpec> gen_attention_spec() {
     s.input_dtype = *shrinking_choice<DType>({DType::fp32, DType::bf16, DType::fp16});
     s.mask = *gen_mask(s);
     if (*rc::gen::inRange(0, 3) == 2) s.block_kv = *gen_block_kv(s);
+    // One spec in three carries a logits bias (flash_fwd's logit_bias), drawn as check draws it.
+    if (*rc::gen::inRange(0, 3) == 2) {
+      s.bias = oracle::generate_bias(s, *rc::gen::inRange<uint64_t>(0, 1u << 20));
+    }
     s.validate();
     return s;
   });

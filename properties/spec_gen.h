@@ -20,7 +20,8 @@ rc::Gen<oracle::Mask> gen_mask(const oracle::AttentionSpec& shape);
 // blocks, the logical blocks in a random physical order.
 rc::Gen<oracle::BlockKv> gen_block_kv(const oracle::AttentionSpec& shape);
 // A whole spec: batch 1-2, kv_heads 1-2 with GQA group 1-3, seqlen_q and seqlen_kv 1-40
-// (independent), d_head 1-16, a mask, sometimes a block table, fp32/bf16/fp16 inputs.
+// (independent), d_head 1-16, a mask, sometimes a block table, sometimes a logits bias
+// (oracle::generate_bias), fp32/bf16/fp16 inputs.
 rc::Gen<oracle::AttentionSpec> gen_attention_spec();
 
 }  // namespace ncv::props

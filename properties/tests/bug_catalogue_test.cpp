@@ -96,6 +96,10 @@ const std::map<std::string, Demonstration>& demonstrations() {
       {"flash_lse_drops_max", {flash(512)}},
       // Training mode (the entry fixes it): every row's lse is off by its max.
       {"flash_lse_store_off_by_max", {flash(512)}},
+      // The generated bias is not symmetric: every row's bias moves (the entry fixes the option).
+      {"flash_bias_transposed", {flash(512)}},
+      // Causal with the bias: every q tile has a diagonal 512-key tile.
+      {"flash_bias_dropped_on_diagonal", {flash(512)}},
   };
   return d;
 }
