@@ -30,7 +30,6 @@ namespace {
 
 constexpr int64_t kP = 128;    // B_P_SIZE: q rows per tile, keys per PV matmul
 constexpr int64_t kF = 512;    // B_F_SIZE: keys per QK matmul (one PSUM bank of fp32)
-constexpr int64_t kT = 256;    // attn_core_tile_size: q tiles per re-materialisation pass
 constexpr int64_t kRt = 2048;  // REDUCTION_TILE = min(2048, L / 2)
 
 // A 512-key score tile against the causal diagonal: left of it (every key visible), on it (the
@@ -70,10 +69,13 @@ class FlashFwdBuilder {
       lse_ = b_.output("lse", acc_, {bs, heads, Expr(kP), Expr::floordiv(S_, kP)});
     }
 
-    n_ = Expr::floordiv(S_, kP);                       // n_tile_q
-    T_ = Expr::min(n_, Expr(kT));                      // attn_core_tile_size (capped by n_tile_q)
-    Expr n_remat = Expr::floordiv(n_ + (kT - 1), kT);  // ceil(n_tile_q / 256)
-    Expr n_large = Expr::floordiv(S_, L);              // num_large_k_tile
+    n_ = Expr::floordiv(S_, kP);  // n_tile_q
+    // attention.py:435-436: n_remat = div_ceil(n_tile_q, attn_core_tile_size), then the tile
+    // count capped by n_tile_q.
+    const int64_t core_tiles = cfg_.attn_core_tile_size;
+    Expr n_remat = Expr::floordiv(n_ + (core_tiles - 1), core_tiles);
+    T_ = Expr::min(n_, Expr(core_tiles));
+    Expr n_large = Expr::floordiv(S_, L);  // num_large_k_tile
     // Grid axis 1 (kv heads) as a loop: the IR grid is 1-D and Expr divides by constants only.
     b_.affine_range("head_id", kvh, [&](Expr head) {
       b_.affine_range("i_q_h", G_, [&](Expr qh) {

@@ -49,6 +49,12 @@ std::vector<OptionSpec> flash_fwd_options() {
        "logit_bias [1, 1, S, S] in the HBM dtype, loaded in kernel_dtype and added to the scores "
        "(not scaled) before the masks; not with sliding_window=on (a source defect, see the "
        "notes)"},
+      {"attn_core_tile_size",
+       {"256", "2"},
+       "256",
+       "FlashConfig.attn_core_tile_size: q tiles per re-materialisation pass (2: several passes "
+       "at the modelled lengths; only with dtype, mixed_precision and seq_tile_size at their "
+       "defaults)"},
       {"dtype",
        {"fp32", "bf16"},
        "fp32",
@@ -64,6 +70,7 @@ FlashFwdConfig flash_fwd_config(const Options& o) {
   c.seq_tile_size = std::stoll(option(o, "seq_tile_size"));
   c.training = option(o, "training") == "true";
   c.logit_bias = option(o, "logit_bias") == "true";
+  c.attn_core_tile_size = std::stoll(option(o, "attn_core_tile_size"));
   c.io_dtype = option_dtype(o);  // q.dtype (o = nl.ndarray(..., dtype=q.dtype))
   const bool mixed = option(o, "mixed_precision") == "true";
   // attention.py: kernel_dtype = nl.bfloat16 if mixed_precision else q.dtype.
@@ -86,6 +93,23 @@ std::string flash_fwd_excluded(const Options& o) {
     return "logit_bias=true with sliding_window=on is a source defect: with the bias the window "
            "select of left tiles reads `intermediate`, written only on the diagonal tile "
            "(attention.py:155-172), and the diagonal tile never gets the window (see the notes)";
+  }
+  // Each option value doubles the programs prove and the registry tests cover; the passes
+  // interact with the masks' tile guards and the lse store, not with the dtypes or L.
+  const auto core = o.find("attn_core_tile_size");
+  if (core != o.end() && core->second != "256") {
+    for (const auto& [name, fixed] : {std::pair<const char*, const char*>{"dtype", "fp32"},
+                                      {"mixed_precision", "true"},
+                                      {"seq_tile_size", "512"}}) {
+      const auto it = o.find(name);
+      if (it != o.end() && it->second != fixed) {
+        return std::string("attn_core_tile_size=") + core->second + " is modelled with " + name +
+               "=" + fixed +
+               " only (several re-materialisation passes are exercised with every "
+               "mask and training mode; each further combination would double the programs "
+               "prove and the registry tests cover)";
+      }
+    }
   }
   return "";
 }
@@ -208,8 +232,13 @@ Variant flash_fwd_variant() {
       "masked in place (a compiler copy in the source); the -1 * m bias is an explicit "
       "tensor_scalar; nc_transpose of a 128x128 tile runs on the Tensor engine",
       "seqlen <= 4096, group <= 8, kv_heads <= 2, bs <= 2: caps of the modelled domain, not of "
-      "the source; the re-materialisation loop (ceil(n_tile_q / 256) passes of at most 256 q "
-      "tiles) is modelled but runs once there (at most 32 q tiles)",
+      "the source",
+      "re-materialisation (attention.py:435-436, 442-511): ceil(n_tile_q / T) sequential passes "
+      "of T = min(n_tile_q, attn_core_tile_size) q tiles, each with its own o/m accumulators "
+      "and its own loads of every K and V tile; l_buffer (the lse) spans all passes. At the "
+      "source's default T = 256 the modelled lengths (<= 32 q tiles) run one pass; the option "
+      "value 2 runs ceil(n_tile_q / 2) passes (a shorter last pass when n_tile_q is odd), with "
+      "the other options' dtypes and L at their defaults (flash_fwd_excluded)",
   };
   v.build = build_flash_fwd;
   v.excluded = flash_fwd_excluded;

@@ -23,8 +23,11 @@ struct FlashFwdConfig {
   bool causal = false;          // use_causal_mask, forced on by a sliding window (as the source)
   bool sliding_window = false;  // the window is the symbolic param "window"
   int64_t seq_tile_size = 512;  // L, keys per large tile
-  bool training = false;        // FlashConfig.training: also store the LSE (l_buffer) to `lse`
-  bool logit_bias = false;      // logit_bias [1, 1, S, S] is given: added to the scores
+  // FlashConfig.attn_core_tile_size: q tiles per re-materialisation pass (o and m accumulators
+  // for that many tiles in SBUF; K and V re-loaded once per pass).
+  int64_t attn_core_tile_size = 256;
+  bool training = false;    // FlashConfig.training: also store the LSE (l_buffer) to `lse`
+  bool logit_bias = false;  // logit_bias [1, 1, S, S] is given: added to the scores
   // fp32(1/sqrt(128)): attention.py `softmax_scale or 1.0 / (d ** 0.5)` at d = 128.
   float softmax_scale = 0.08838834764831845f;
   DType io_dtype = DType::fp32;      // q, k, v and o in HBM

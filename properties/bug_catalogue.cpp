@@ -427,6 +427,17 @@ Program flash_lse_drops_max(const Program& base) {
   return finish_edit(std::move(p));
 }
 
+// Re-materialisation: the output store indexes its q tile by i1 (the tile within the pass)
+// instead of i0 * T + i1, so every pass after the first overwrites the first pass's rows and the
+// later rows are never written. Invisible with one pass (attn_core_tile_size 256 at the modelled
+// lengths).
+Program flash_remat_store_ignores_pass(const Program& base) {
+  Program p = base;
+  const StmtSite s = find_instruction(p, {.op = "dma_copy", .writes = "o"});
+  substitute(access_to(p, s.instr().ins, "o"), Expr::var("i0"), Expr(0));
+  return finish_edit(std::move(p));
+}
+
 // Training mode: after q tile i's output store, l_buffer[:, i] -= m_buffer[:, i1], so the lse
 // store writes log(sum) without the max (the l - m a kernel keeps relative to its running max);
 // o was already computed from the right l, so only the lse output is wrong.
@@ -670,6 +681,13 @@ std::vector<BugEntry> make_catalogue() {
        "flash_fwd",
        {{"use_causal_mask", "true"}, {"logit_bias", "true"}},
        flash_bias_dropped_on_diagonal},
+      {"flash_remat_store_ignores_pass",
+       "flash_fwd with two q tiles per re-materialisation pass stores each tile's output at its "
+       "index within the pass (i1) instead of i0 * T + i1: later passes overwrite the first "
+       "pass's rows and leave the rest unwritten",
+       "flash_fwd",
+       {{"attn_core_tile_size", "2"}},
+       flash_remat_store_ignores_pass},
   };
 }
 
