@@ -1,7 +1,8 @@
 // flash_fwd's logit_bias option: the bias [1, 1, S, S] is packed from the spec, loaded per
 // (q tile, large tile) in kernel_dtype and added to the scores before the masks; check passes at
-// several shapes, masks and HBM dtypes with a GQA group of 2 (a new bias per case), a kernel that
-// ignores the bias fails, and the bias is not offered with a sliding window (a source defect).
+// several shapes, masks and HBM dtypes with a GQA group of 2 (a new bias per case) and across
+// re-materialisation passes, a kernel that ignores the bias fails, and the bias is not offered
+// with a sliding window (a source defect).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -44,6 +45,19 @@ TEST(FlashFwdBias, PassesWithoutMixedPrecisionOverEveryDistribution) {
   co.cases = static_cast<int>(check_distributions().size());
   const CheckResult r = check_kernel(flash(), flash().build(o), o, flash_shape(512), co);
   EXPECT_TRUE(r.pass) << r.summary();
+}
+
+TEST(FlashFwdBias, PassesAcrossReMaterialisationPasses) {
+  // Two q tiles per pass: the bias tile of q tile i0 * T + i1 comes from rows of the whole
+  // sequence, not of the pass (seqlen 1024: four passes).
+  for (const char* causal : {"false", "true"}) {
+    const Options o = flash().resolve(
+        {{"logit_bias", "true"}, {"attn_core_tile_size", "2"}, {"use_causal_mask", causal}});
+    CheckOptions co;
+    co.cases = 1;
+    const CheckResult r = check_kernel(flash(), flash().build(o), o, flash_shape(1024), co);
+    EXPECT_TRUE(r.pass) << "causal=" << causal << "\n" << r.summary();
+  }
 }
 
 TEST(FlashFwdBias, PackInputsPlacesTheBiasAsOneOneSqSk) {
