@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "properties/program_edit.h"
@@ -454,6 +455,62 @@ Program flash_lse_store_off_by_max(const Program& base) {
   return finish_edit(std::move(p));
 }
 
+// ---- pipelined_attention (two KV sections merged through HBM, groups pipelined) --------------
+
+// write_back's merge scalar_tensor_tensor(prev_output, multiply, scaling_factor, add, mm2_sbuf)
+// without the multiply (source line 294): section 0's partial keeps the scale of its own max
+// when section 1 raises it. In the model the multiply is the tensor_scalar writing stt_product.
+Program pipelined_merge_rescale_missing(const Program& base) {
+  Program p = base;
+  // one per write_back of section 1: the steady state's and the epilogue's two
+  const auto sites = find_instructions(p, {.op = "tensor_scalar", .writes = "stt_product"});
+  if (sites.empty()) throw std::logic_error("no tensor_scalar writes stt_product");
+  for (const StmtSite& s : sites) {
+    auto& mul = instruction_as<TensorScalar>(s);
+    if (mul.op0 != AluOp::multiply) throw std::logic_error("stt_product is not a multiply");
+    s.instr().ins = TensorCopy{mul.dst, mul.src, mul.engine};
+  }
+  return finish_edit(std::move(p));
+}
+
+// running_sum = prev_running_sum + collect without the scaling_factor multiply (source line
+// 285): section 0's row sum keeps the scale of its own max.
+Program pipelined_sum_rescale_missing(const Program& base) {
+  Program p = base;
+  const auto sites = find_instructions(p, {.op = "tensor_scalar", .writes = "running_sum"});
+  if (sites.empty()) throw std::logic_error("no tensor_scalar writes running_sum");
+  for (const StmtSite& s : sites) {
+    auto& ts = instruction_as<TensorScalar>(s);
+    if (ts.op0 != AluOp::multiply || ts.op1 != AluOp::add ||
+        !std::holds_alternative<Access>(ts.operand1)) {
+      throw std::logic_error("running_sum is not prev * scaling_factor + collect");
+    }
+    s.instr().ins =
+        TensorTensor{ts.dst, ts.src, std::get<Access>(ts.operand1), AluOp::add, ts.engine};
+  }
+  return finish_edit(std::move(p));
+}
+
+// final_reduce_sum_b given one slot instead of num_free_tiles=(2,) (source line 158): in the
+// steady state exp(g + 1) writes its partial row sums over group g's before write_back(g) reads
+// them, so group g is normalised by group g + 1's sums.
+Program pipelined_sum_slot_shared(const Program& base) {
+  Program p = base;
+  int edited = 0;
+  // The activations writing the sums, then the tensor_reduce reading them: slot (g % 2) -> 0.
+  for (const InstrQuery& q :
+       {InstrQuery{.writes = "final_reduce_sum_b"}, InstrQuery{.reads = "final_reduce_sum_b"}}) {
+    for (const StmtSite& s : find_instructions(p, q)) {
+      for (Access* a : accesses_to(p, s.instr().ins, "final_reduce_sum_b")) {
+        a->dims.at(1).start = Expr(0);
+        ++edited;
+      }
+    }
+  }
+  if (edited == 0) throw std::logic_error("no access to final_reduce_sum_b");
+  return finish_edit(std::move(p));
+}
+
 const kernels::Options kCausal = {{"use_causal_mask", "true"}};
 
 std::vector<BugEntry> make_catalogue() {
@@ -652,6 +709,24 @@ std::vector<BugEntry> make_catalogue() {
        "flash_fwd",
        {{"attn_core_tile_size", "2"}},
        flash_remat_store_ignores_pass},
+      {"pipelined_merge_rescale_missing",
+       "pipelined_attention's merge adds section 0's partial output without multiplying it by "
+       "scaling_factor = exp(m0 - m1): wrong where section 1 raises the row max",
+       "pipelined_attention",
+       {},
+       pipelined_merge_rescale_missing},
+      {"pipelined_sum_rescale_missing",
+       "pipelined_attention's running_sum = prev_running_sum + collect without the scaling_factor "
+       "multiply: the denominator is wrong where section 1 raises the row max",
+       "pipelined_attention",
+       {},
+       pipelined_sum_rescale_missing},
+      {"pipelined_sum_slot_shared",
+       "pipelined_attention's final_reduce_sum_b single-slotted: exp(g + 1) overwrites group g's "
+       "partial row sums before write_back(g) reads them",
+       "pipelined_attention",
+       {},
+       pipelined_sum_slot_shared},
   };
 }
 
