@@ -195,6 +195,15 @@ const std::vector<oracle::Distribution>& check_distributions() {
   return oracle::gate_distributions();
 }
 
+std::vector<oracle::Distribution> heavy_check_distributions(const Variant& v, const Options& o) {
+  std::vector<oracle::Distribution> d = check_distributions();
+  if (v.contract(o).online_tile > 0) {
+    const auto it = std::find(d.begin(), d.end(), oracle::Distribution::rowmax_across_tiles);
+    if (it != d.end()) std::rotate(d.begin(), it, it + 1);
+  }
+  return d;
+}
+
 CheckResult check_kernel(const Variant& v, const Program& program, const Options& options,
                          const ParamValues& params, const CheckOptions& opts) {
   const auto& dists = opts.distributions.empty() ? check_distributions() : opts.distributions;

@@ -126,6 +126,11 @@ std::vector<oracle::PrecisionContract> family_contracts(const Variant& v, const 
 // The order the default check draws input distributions in: those that make scale, max and
 // masking bugs visible first, the hard distributions next, uniform [0, 1) last.
 const std::vector<oracle::Distribution>& check_distributions();
+// The order a heavy variant's few cases (heavy_check: often one) draw from: check_distributions()
+// with rowmax_across_tiles first when the contract has online tiles, since an online softmax goes
+// wrong where a later key tile raises the row max (a missing rescale), which the other leading
+// distributions rarely do; check_distributions() otherwise.
+std::vector<oracle::Distribution> heavy_check_distributions(const Variant& v, const Options& o);
 
 // check_kernel with opts.cases input sets from `inputs` instead of the seeded hard distributions
 // (`ncverify check --values` replays a property-suite case this way).

@@ -165,6 +165,8 @@ SweepResult check_sweep(const Variant& v, const std::vector<Options>& option_set
     }
     CheckOptions co = opts.check;
     co.cases = cases;
+    if (heavy_check(v) && co.distributions.empty())
+      co.distributions = heavy_check_distributions(v, o);
     const auto t0 = std::chrono::steady_clock::now();
     SweepRun run{o, shape, check_kernel(v, prog, o, shape.params, co), 0};
     run.seconds = seconds_since(t0);
@@ -189,7 +191,11 @@ SweepResult check_sweep(const Variant& v, const std::vector<Options>& option_set
     for (size_t i = 0; i < shapes.size() && !(stop && !res.pass); ++i) {
       const PlannedShape& shape = shapes[i];
       int cases = opts.cases_per_shape;
-      if (!ref.empty()) {
+      if (ref.empty() && heavy_check(v)) {
+        // A heavy variant's first shape: as many cases as its declared per-case cost fits in the
+        // set's share, at least one.
+        cases = std::clamp(static_cast<int>(set_share / v.check_case_seconds), 1, cases);
+      } else if (!ref.empty()) {
         // The smallest shape runs every distribution; a larger one as many as its predicted
         // time allows within an equal part of the set's budget left (one part kept for the
         // largest shape). A fixed role keeps at least one case (the most bug-exposing input);
@@ -200,7 +206,8 @@ SweepResult check_sweep(const Variant& v, const std::vector<Options>& option_set
             (set_share - seconds_since(set_start)) / static_cast<double>(shapes.size() - i + 1);
         const double fit = per > 0 ? std::floor(allowance / per) : cases;
         cases = static_cast<int>(std::clamp<double>(fit, 0, cases));
-        if (cases == 0 && shape.role == "widest") {
+        // (A heavy variant skips every later shape that does not fit: each costs minutes.)
+        if (cases == 0 && (shape.role == "widest" || heavy_check(v))) {
           res.skipped.push_back({options_text(option_sets[k]), shape, per});
           continue;
         }

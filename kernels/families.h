@@ -20,5 +20,8 @@ Variant naive_attention_variant();
 std::vector<Variant> attn_fwd_variants();
 // flash_fwd: the reference flash-attention forward kernel (online softmax, GQA, masks).
 Variant flash_fwd_variant();
+// pipelined_attention: software-pipelined flash attention at seqlen 16384, two KV sections merged
+// through HBM.
+Variant pipelined_attention_variant();
 
 }  // namespace ncv::kernels

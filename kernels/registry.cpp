@@ -12,6 +12,7 @@ const std::vector<Variant>& registry() {
     v.push_back(naive_attention_variant());
     for (Variant& a : attn_fwd_variants()) v.push_back(std::move(a));
     v.push_back(flash_fwd_variant());
+    v.push_back(pipelined_attention_variant());
     return v;
   }();
   return all;

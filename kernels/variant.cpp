@@ -1,9 +1,18 @@
 #include "kernels/variant.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 namespace ncv::kernels {
+
+std::string heavy_check_reason(const Variant& v) {
+  return v.name + ": one check case takes ~" +
+         std::to_string(static_cast<int64_t>(std::lround(v.check_case_seconds))) +
+         " s at its smallest shape (over " +
+         std::to_string(static_cast<int64_t>(kHeavyCheckCaseSeconds)) +
+         " s): run `ncverify check " + v.name + "` or its own test";
+}
 
 Options Variant::resolve(const Options& given) const {
   Options out;

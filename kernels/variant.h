@@ -61,12 +61,28 @@ struct Variant {
   // option_combinations() leaves it out.
   std::function<std::string(const Options&)> excluded;
 
+  // Measured wall time (2-core machine) of one `check` case at the smallest shape of the domain,
+  // set when the domain starts so large that running the interpreter there does not fit the
+  // registry-wide tests (pipelined_attention: seqlen 16384 only). Those tests and the default
+  // sweeps skip such a variant and say why (heavy_check_reason); its own test runs it. 0: cheap.
+  double check_case_seconds = 0;
+
   // Options with defaults filled in; throws std::invalid_argument naming an unknown option, a
   // value outside OptionSpec::values or an excluded combination (with its reason).
   Options resolve(const Options& given) const;
   // Whether option `option` exists and may take `value`.
   bool offers(const std::string& option, const std::string& value) const;
 };
+
+// Above this per-case cost a variant is too slow for the registry-wide tests and the default
+// sweeps: they skip it and say why.
+inline constexpr double kHeavyCheckCaseSeconds = 5.0;
+inline bool heavy_check(const Variant& v) {
+  return v.check_case_seconds > kHeavyCheckCaseSeconds;
+}
+// Why a heavy_check variant is skipped ("one check case takes ~N s at its smallest shape ..."),
+// for GTEST_SKIP and the command line's SKIP rows.
+std::string heavy_check_reason(const Variant& v);
 
 // Readers of a resolved option set; throw std::invalid_argument when the option is missing (or
 // the dtype option names no dtype).

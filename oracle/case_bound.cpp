@@ -259,6 +259,8 @@ CaseBound case_error_bound(const PrecisionContract& ct, const AttentionSpec& spe
   const double eta_exp = subnormal_half_spacing(ct.exp_dtype);
   const double eta_p = subnormal_half_spacing(ct.p_dtype);
   int64_t online_tiles = 0;
+  const double u_part = online ? conversion_roundoff(DType::fp32, ct.online_partial_dtype) : 0.0;
+  const double eta_part = u_part > 0 ? subnormal_half_spacing(ct.online_partial_dtype) : 0.0;
 
   ScoreBlock sb;
   std::vector<double> pc, pr, pref;                  // [rows][Skv] P as fed to PV
@@ -501,6 +503,18 @@ CaseBound case_error_bound(const PrecisionContract& ct, const AttentionSpec& spe
                 // An online softmax adds a rescaling multiply and an add per tile.
                 acc[x] = psum_interval(p.cv[x], p.ca[x], p.ra[x],
                                        std::max<int64_t>(terms, 0) + 2 * online_tiles);
+                if (u_part > 0) {
+                  // The running output rounded to online_partial_dtype before each of the T - 1
+                  // rescales: within u |partial| alpha + eta each, and |partial| alpha is at
+                  // most the whole sum of |p| |v| (ca + ra) with its accumulation error. Then
+                  // the merged numerator rounds to it (an interval rounds at its ends).
+                  const double rescales =
+                      static_cast<double>(std::max<int64_t>(online_tiles - 1, 0));
+                  const double w =
+                      rescales * (u_part * (p.ca[x] + p.ra[x]) * (1 + 0x1p-20) + eta_part);
+                  acc[x] = round_to(ct.online_partial_dtype,
+                                    round_to(DType::fp32, Iv{acc[x].lo - w, acc[x].hi + w}));
+                }
                 acc_ref[x] = round_to(DType::fp32, p.refv[x]);
               }
             }

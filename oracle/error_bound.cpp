@@ -222,6 +222,10 @@ ErrorBound error_bound(const PrecisionContract& ct, const AttentionSpec& spec,
   const double u_norm = unit_roundoff(ct.norm_dtype);
   const double div_rel = narrow_norm ? 4.01 * u_norm + 2 * kU32 : 2 * kU32;
   const double eta_norm = narrow_norm ? subnormal_half_spacing(ct.norm_dtype) : 0.0;
+  // Online softmax whose earlier tiles' partial output is rounded (online_partial_dtype) before
+  // the rescale: relative to that partial, which is at most the whole sum of p |v| (§4).
+  const Rounding r_part =
+      ct.online_tile > 0 ? rounding(DType::fp32, ct.online_partial_dtype) : Rounding{};
   const double norm_max = dtype_max_finite(ct.norm_dtype);
 
   std::vector<int64_t> keys;
@@ -434,12 +438,19 @@ ErrorBound error_bound(const PrecisionContract& ct, const AttentionSpec& spec,
             const double Ev = r_v.rel * Mv + (r_v.rel > 0 ? r_v.abs * (l + sink_wp) / den : 0);
             const double EP = p_nc * (1 + r_v.rel) * Mv;
             const double Eacc = g_pv * (1 + p_nc) * (1 + r_v.rel) * Mv;
-            const double A = std::fabs(oc) + E1 + Ev + EP + Eacc;
+            // The running output rounded to online_partial_dtype before each of the T - 1
+            // rescales (numerator only): |partial| * alpha <= sum over the earlier keys of
+            // p^ |v^| (1 + gamma_pv) <= that over all keys.
+            const double Epart = static_cast<double>(std::max<int64_t>(ot.tiles - 1, 0)) *
+                                 r_part.rel * (1 + p_nc) * (1 + r_v.rel) * (1 + g_pv) * Mv;
+            const double A = std::fabs(oc) + E1 + Ev + EP + Eacc + Epart;
             const double Esum = g_sum_rel * A;
             // Deferred division: fp32 divide or reciprocal-multiply (2 u32); in a narrower
             // norm_dtype four roundings (numerator, l, reciprocal, product) plus the fp32 ones.
             const double Ediv = deferred ? div_rel * (A + Esum) : 0.0;
-            const double V = A + Esum + Ediv;
+            // The merged numerator rounded to online_partial_dtype before the division.
+            const double Emerge = r_part.rel * (1 + div_rel) * (A + Esum);
+            const double V = A + Esum + Ediv + Emerge;
             const double Eout = r_o.rel * V;
             // Underflow: p values (absolute p_floor each, relative to l), fp32 products and
             // partial sums of PV and the division (eta32 each), P = p / l in p_dtype (before_pv),
@@ -454,6 +465,10 @@ ErrorBound error_bound(const PrecisionContract& ct, const AttentionSpec& spec,
             // Narrow normalisation: subnormal roundings of the numerator and the product (each
             // <= eta), and of the reciprocal (times |acc| <= sum |v|, as every p <= 1).
             if (narrow_norm) floor_abs += eta_norm * (2 + sabsc);
+            // The partials' and the merged numerator's subnormal roundings (alpha <= 1), in
+            // accumulator units.
+            floor_abs += static_cast<double>(std::max<int64_t>(ot.tiles, 1)) * r_part.abs *
+                         std::max(1.0, 1 / den);
             double bc = safety * (V - std::fabs(oc) + Eout) + floor_abs;
             if (rt.overflow || !std::isfinite(bc) || V * (1 + r_o.rel) > out_max ||
                 svc * (1 + p_nc) * (1 + g_pv) > acc_max ||

@@ -137,7 +137,8 @@ nlohmann::json PrecisionContract::to_json() const {
           {"out_dtype", n(out_dtype)},
           {"kv_tile", kv_tile},
           {"exp_ulps", exp_ulps},
-          {"online_tile", online_tile}};
+          {"online_tile", online_tile},
+          {"online_partial_dtype", n(online_partial_dtype)}};
 }
 
 void PrecisionContract::validate() const {
@@ -154,6 +155,7 @@ void PrecisionContract::validate() const {
   check_float(pv_accum, "pv_accum");
   check_float(out_dtype, "out_dtype");
   check_float(norm_dtype, "norm_dtype");
+  check_float(online_partial_dtype, "online_partial_dtype");
   if (kv_tile < 1) throw std::invalid_argument("kv_tile: must be >= 1");
   if (!(exp_ulps >= 0)) throw std::invalid_argument("exp_ulps: must be >= 0");
   if (online_tile < 0) throw std::invalid_argument("online_tile: must be >= 0 (0: two-pass)");
@@ -163,6 +165,9 @@ void PrecisionContract::validate() const {
       (norm != Normalisation::deferred || pv_accum != DType::fp32 || norm_dtype != DType::fp32)) {
     throw std::invalid_argument(
         "online_tile: needs norm deferred, pv_accum fp32 and norm_dtype fp32");
+  }
+  if (online_tile == 0 && online_partial_dtype != DType::fp32) {
+    throw std::invalid_argument("online_partial_dtype: needs online_tile > 0");
   }
 }
 

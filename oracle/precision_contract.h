@@ -58,6 +58,12 @@ struct PrecisionContract {
   // out = o * exp(m - lse). Its rescaling factors differ between o and the denominator, so
   // neither cancels (ERROR_BOUNDS.md §4 "Online softmax"). 0: every p uses the final row max.
   int64_t online_tile = 0;
+  // With online_tile: the running output is kept in this dtype between tiles. The partial of
+  // every tile but the last is rounded to it before its rescale, and the merged numerator (the
+  // rescaled partial plus the last tile's PV, added in fp32) is rounded to it before the fp32
+  // normalisation (pipelined_attention: section 0's partial goes through its bf16 output in HBM,
+  // the merge writes a bf16 tile). fp32: kept in fp32 (flash_fwd).
+  DType online_partial_dtype = DType::fp32;
 
   // Named contracts.
   static PrecisionContract all_fp32();

@@ -101,6 +101,7 @@ TEST(Registry, JsonDescribesDomainContractAndLayout) {
 // causal where offered.
 TEST(Registry, EveryVariantPassesCheckAtSeveralShapes) {
   for (const Variant& v : registry()) {
+    if (heavy_check(v)) continue;  // HeavyVariantsAreCheckedByTheirOwnTests
     const Program base = v.build(v.resolve({}));
     const Param* seq = base.find_param("seqlen");
     ASSERT_NE(seq, nullptr) << v.name;
@@ -138,6 +139,16 @@ TEST(Registry, EveryVariantPassesCheckAtSeveralShapes) {
       }
     }
   }
+}
+
+// The variants whose one check case is too slow for the loop above (Variant::
+// check_case_seconds): skipped there by name and reason, checked by their own tests.
+TEST(Registry, HeavyVariantsAreCheckedByTheirOwnTests) {
+  std::string skipped;
+  for (const Variant& v : registry()) {
+    if (heavy_check(v)) skipped += "\n" + heavy_check_reason(v);
+  }
+  if (!skipped.empty()) GTEST_SKIP() << "not in EveryVariantPassesCheckAtSeveralShapes:" << skipped;
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "oracle/exact_oracle.h"
 #include "oracle/fast_oracle.h"
 #include "oracle/input_distributions.h"
+#include "oracle/tests/worst_ratio.h"
 
 namespace ncv::oracle {
 namespace {
@@ -84,11 +85,6 @@ PrecisionContract flash_contract(int64_t online_tile) {
   return ct;
 }
 
-// Worst |got - exact| / bound over a set of cases, for the case bound and the a-priori bound.
-struct Worst {
-  double case_ratio = 0, apriori_ratio = 0;
-};
-
 Worst run_cases(int64_t contract_tile, bool causal) {
   Worst w;
   const int64_t tile = 32;
@@ -106,12 +102,7 @@ Worst run_cases(int64_t contract_tile, bool causal) {
         const PrecisionContract ct = flash_contract(contract_tile);
         const CaseBound cb = case_error_bound(ct, spec, in, ex.out);
         const ErrorBound ap = error_bound(ct, spec, in, ex);
-        for (size_t x = 0; x < got.size(); ++x) {
-          const double err = std::fabs(got[x] - ex.out[x]);
-          if (err == 0) continue;
-          w.case_ratio = std::max(w.case_ratio, err / cb.bound[x]);
-          w.apriori_ratio = std::max(w.apriori_ratio, err / ap.bound[x]);
-        }
+        fold_worst(got, ex.out, cb, ap, w);
       }
     }
   }

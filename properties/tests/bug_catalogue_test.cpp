@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <optional>
 #include <set>
@@ -31,6 +32,9 @@ struct Demonstration {
   int cases = 3;
   std::optional<CheckKind> error;
   bool nonfinite = false;
+  // The one distribution every case draws, instead of cycling the gate distributions (a heavy
+  // base affords one case; each bug shows under another input).
+  std::optional<oracle::Distribution> dist;
 };
 
 ParamValues sd(int64_t seqlen, int64_t d_head) {
@@ -41,6 +45,10 @@ ParamValues allocated(int64_t seqlen) {
 }
 ParamValues flash(int64_t seqlen, int64_t group = 1, int64_t kv_heads = 1) {
   return {{"bs", 1}, {"kv_heads", kv_heads}, {"group", group}, {"seqlen", seqlen}, {"d_head", 32}};
+}
+// pipelined_attention's only shape: one case costs ~55 s (a heavy variant).
+ParamValues pipelined() {
+  return {{"bs", 1}, {"seqlen", 16384}};
 }
 ParamValues flash_window(int64_t seqlen, int64_t window) {
   ParamValues p = flash(seqlen);
@@ -103,6 +111,17 @@ const std::map<std::string, Demonstration>& demonstrations() {
       // Two q tiles per pass (the entry fixes it): seqlen 512 runs two passes; rows 256..511
       // are never written, which the model reports before any comparison.
       {"flash_remat_store_ignores_pass", {flash(512), 1, CheckKind::output_not_written}},
+      // One case each. The rescale bugs need a row max that section 1 raises: rowmax_across_tiles
+      // puts it there for rows 64..127 of every group, ~128 above section 0's (peaked leaves them
+      // within the bound). The shared sum slot needs neighbouring groups with different row
+      // sums: peaked (rowmax_across_tiles repeats its pattern every 128 rows, so group g + 1's
+      // sums equal group g's up to noise and the bug passes it).
+      {"pipelined_merge_rescale_missing",
+       {pipelined(), 1, std::nullopt, false, oracle::Distribution::rowmax_across_tiles}},
+      {"pipelined_sum_rescale_missing",
+       {pipelined(), 1, std::nullopt, false, oracle::Distribution::rowmax_across_tiles}},
+      {"pipelined_sum_slot_shared",
+       {pipelined(), 1, std::nullopt, false, oracle::Distribution::peaked}},
   };
   return d;
 }
@@ -138,9 +157,11 @@ bool base_passes(const kernels::Variant& v, const Program& base, const kernels::
   for (const auto& [name, value] : options) key += " " + name + "=" + value;
   for (const auto& [name, value] : demo.params) key += " " + name + "=" + std::to_string(value);
   key += " cases=" + std::to_string(demo.cases);
+  if (demo.dist) key += std::string(" dist=") + oracle::distribution_name(*demo.dist);
   if (auto it = verdicts.find(key); it != verdicts.end()) return it->second;
   kernels::CheckOptions co;
   co.cases = demo.cases;
+  if (demo.dist) co.distributions = {*demo.dist};
   const kernels::CheckResult good = kernels::check_kernel(v, base, options, demo.params, co);
   EXPECT_TRUE(good.pass) << good.summary();
   return verdicts[key] = good.pass;
@@ -157,11 +178,18 @@ TEST_P(BugEntryTest, EditChangesTheBaseAndCheckCatchesIt) {
   ASSERT_NE(print_program(broken), print_program(base)) << "the edit changed nothing";
   // The broken kernel is a valid program: it prints and parses back to itself.
   EXPECT_EQ(parse_program(print_program(broken)), broken);
+  // A heavy base (kernels::heavy_check) costs about a minute per case: its base and broken
+  // checks run under ci/test --deep only.
+  if (kernels::heavy_check(v) && std::getenv("NCV_HEAVY_CHECKS") == nullptr) {
+    GTEST_SKIP() << kernels::heavy_check_reason(v)
+                 << "; NCV_HEAVY_CHECKS=1 (ci/test --deep) runs this entry's check";
+  }
 
   const Demonstration& demo = demonstrations().at(e.name);
   EXPECT_TRUE(base_passes(v, base, options, demo)) << e.base << " itself fails";
   kernels::CheckOptions co;
   co.cases = demo.cases;
+  if (demo.dist) co.distributions = {*demo.dist};
   const kernels::CheckResult bad = kernels::check_kernel(v, broken, options, demo.params, co);
   EXPECT_FALSE(bad.pass) << bad.summary();
 

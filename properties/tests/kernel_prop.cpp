@@ -7,7 +7,8 @@
 // the number of cases per property is set per kernel unless RC_PARAMS sets max_success. A case
 // of sd_attention_allocated (seqlen >= 1024, d_head 128) costs about a second, a case of the
 // others a few tens of milliseconds, and `ctest -L property` must stay under 5 minutes on 2
-// cores; `ci/test --deep` sets max_success=2000 for all.
+// cores; `ci/test --deep` sets max_success=2000 for all but the heavy kernels
+// (kernels::heavy_check), which run one case per property there and none by default.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
@@ -64,6 +65,15 @@ void check_kernel_property(const std::string& name,
   const char* env = std::getenv("RC_PARAMS");
   if (!(env && std::strstr(env, "max_success="))) params.maxSuccess = default_cases(name);
   const KernelUnderTest& k = kernel(name);
+  if (kernels::heavy_check(*k.variant)) {
+    // A case costs about a minute (pipelined_attention at seqlen 16384): skipped by default,
+    // one case per property under NCV_HEAVY_CHECKS=1 (ci/test --deep), whatever RC_PARAMS asks.
+    if (std::getenv("NCV_HEAVY_CHECKS") == nullptr) {
+      GTEST_SKIP() << kernels::heavy_check_reason(*k.variant)
+                   << "; NCV_HEAVY_CHECKS=1 (ci/test --deep) runs one case per property";
+    }
+    params.maxSuccess = 1;
+  }
   if (body == prop_matches_predecessor && k.variant->rewrites.empty()) {
     GTEST_SKIP() << name << " is an original kernel: it has no predecessor to compare with";
   }
@@ -120,6 +130,7 @@ NCV_KERNEL_PROPS(attn_fwd_v9)
 NCV_KERNEL_PROPS(attn_fwd_v10)
 NCV_KERNEL_PROPS(attn_fwd_v11)
 NCV_KERNEL_PROPS(flash_fwd)
+NCV_KERNEL_PROPS(pipelined_attention)
 
 }  // namespace
 }  // namespace ncv::props
