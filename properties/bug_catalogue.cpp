@@ -476,294 +476,295 @@ Program flash_bias_dropped_on_diagonal(const Program& base) {
   if (adds.size() != 2) throw std::logic_error("expected the left and the diagonal bias adds");
   const auto& add = instruction_as<TensorTensor>(adds[1]);  // program order: left, diagonal
   adds[1].instr().ins = TensorCopy{add.dst, add.src0, add.engine};
-  // ---- pipelined_attention (two KV sections merged through HBM, groups pipelined) --------------
+  return finish_edit(std::move(p));
+}
 
-  // write_back's merge scalar_tensor_tensor(prev_output, multiply, scaling_factor, add, mm2_sbuf)
-  // without the multiply (source line 294): section 0's partial keeps the scale of its own max
-  // when section 1 raises it. In the model the multiply is the tensor_scalar writing stt_product.
-  Program pipelined_merge_rescale_missing(const Program& base) {
-    Program p = base;
-    // one per write_back of section 1: the steady state's and the epilogue's two
-    const auto sites = find_instructions(p, {.op = "tensor_scalar", .writes = "stt_product"});
-    if (sites.empty()) throw std::logic_error("no tensor_scalar writes stt_product");
-    for (const StmtSite& s : sites) {
-      auto& mul = instruction_as<TensorScalar>(s);
-      if (mul.op0 != AluOp::multiply) throw std::logic_error("stt_product is not a multiply");
-      s.instr().ins = TensorCopy{mul.dst, mul.src, mul.engine};
-    }
-    return finish_edit(std::move(p));
+// ---- pipelined_attention (two KV sections merged through HBM, groups pipelined) --------------
+
+// write_back's merge scalar_tensor_tensor(prev_output, multiply, scaling_factor, add, mm2_sbuf)
+// without the multiply (source line 294): section 0's partial keeps the scale of its own max
+// when section 1 raises it. In the model the multiply is the tensor_scalar writing stt_product.
+Program pipelined_merge_rescale_missing(const Program& base) {
+  Program p = base;
+  // one per write_back of section 1: the steady state's and the epilogue's two
+  const auto sites = find_instructions(p, {.op = "tensor_scalar", .writes = "stt_product"});
+  if (sites.empty()) throw std::logic_error("no tensor_scalar writes stt_product");
+  for (const StmtSite& s : sites) {
+    auto& mul = instruction_as<TensorScalar>(s);
+    if (mul.op0 != AluOp::multiply) throw std::logic_error("stt_product is not a multiply");
+    s.instr().ins = TensorCopy{mul.dst, mul.src, mul.engine};
   }
+  return finish_edit(std::move(p));
+}
 
-  // running_sum = prev_running_sum + collect without the scaling_factor multiply (source line
-  // 285): section 0's row sum keeps the scale of its own max.
-  Program pipelined_sum_rescale_missing(const Program& base) {
-    Program p = base;
-    const auto sites = find_instructions(p, {.op = "tensor_scalar", .writes = "running_sum"});
-    if (sites.empty()) throw std::logic_error("no tensor_scalar writes running_sum");
-    for (const StmtSite& s : sites) {
-      auto& ts = instruction_as<TensorScalar>(s);
-      if (ts.op0 != AluOp::multiply || ts.op1 != AluOp::add ||
-          !std::holds_alternative<Access>(ts.operand1)) {
-        throw std::logic_error("running_sum is not prev * scaling_factor + collect");
+// running_sum = prev_running_sum + collect without the scaling_factor multiply (source line
+// 285): section 0's row sum keeps the scale of its own max.
+Program pipelined_sum_rescale_missing(const Program& base) {
+  Program p = base;
+  const auto sites = find_instructions(p, {.op = "tensor_scalar", .writes = "running_sum"});
+  if (sites.empty()) throw std::logic_error("no tensor_scalar writes running_sum");
+  for (const StmtSite& s : sites) {
+    auto& ts = instruction_as<TensorScalar>(s);
+    if (ts.op0 != AluOp::multiply || ts.op1 != AluOp::add ||
+        !std::holds_alternative<Access>(ts.operand1)) {
+      throw std::logic_error("running_sum is not prev * scaling_factor + collect");
+    }
+    s.instr().ins =
+        TensorTensor{ts.dst, ts.src, std::get<Access>(ts.operand1), AluOp::add, ts.engine};
+  }
+  return finish_edit(std::move(p));
+}
+
+// final_reduce_sum_b given one slot instead of num_free_tiles=(2,) (source line 158): in the
+// steady state exp(g + 1) writes its partial row sums over group g's before write_back(g) reads
+// them, so group g is normalised by group g + 1's sums.
+Program pipelined_sum_slot_shared(const Program& base) {
+  Program p = base;
+  int edited = 0;
+  // The activations writing the sums, then the tensor_reduce reading them: slot (g % 2) -> 0.
+  for (const InstrQuery& q :
+       {InstrQuery{.writes = "final_reduce_sum_b"}, InstrQuery{.reads = "final_reduce_sum_b"}}) {
+    for (const StmtSite& s : find_instructions(p, q)) {
+      for (Access* a : accesses_to(p, s.instr().ins, "final_reduce_sum_b")) {
+        a->dims.at(1).start = Expr(0);
+        ++edited;
       }
-      s.instr().ins =
-          TensorTensor{ts.dst, ts.src, std::get<Access>(ts.operand1), AluOp::add, ts.engine};
     }
-    return finish_edit(std::move(p));
   }
+  if (edited == 0) throw std::logic_error("no access to final_reduce_sum_b");
+  return finish_edit(std::move(p));
+}
 
-  // final_reduce_sum_b given one slot instead of num_free_tiles=(2,) (source line 158): in the
-  // steady state exp(g + 1) writes its partial row sums over group g's before write_back(g) reads
-  // them, so group g is normalised by group g + 1's sums.
-  Program pipelined_sum_slot_shared(const Program& base) {
-    Program p = base;
-    int edited = 0;
-    // The activations writing the sums, then the tensor_reduce reading them: slot (g % 2) -> 0.
-    for (const InstrQuery& q :
-         {InstrQuery{.writes = "final_reduce_sum_b"}, InstrQuery{.reads = "final_reduce_sum_b"}}) {
-      for (const StmtSite& s : find_instructions(p, q)) {
-        for (Access* a : accesses_to(p, s.instr().ins, "final_reduce_sum_b")) {
-          a->dims.at(1).start = Expr(0);
-          ++edited;
-        }
-      }
-    }
-    if (edited == 0) throw std::logic_error("no access to final_reduce_sum_b");
-    return finish_edit(std::move(p));
-  }
+const kernels::Options kCausal = {{"use_causal_mask", "true"}};
 
-  const kernels::Options kCausal = {{"use_causal_mask", "true"}};
-
-  std::vector<BugEntry> make_catalogue() {
-    return {
-        {"causal_mask_off_by_one",
-         "the causal affine_select on qk_res_buf keeps key f = p + 1: one future key leaks into "
-         "every row",
-         "sd_attention", kCausal,
-         [](const Program& b) { return shift_causal_mask(b, "qk_res_buf", +1); }},
-        {"causal_mask_excludes_diagonal",
-         "the causal affine_select on qk_res_buf also masks key f = p: no row sees its own key "
-         "(the first row sees nothing)",
-         "sd_attention_step1", kCausal,
-         [](const Program& b) { return shift_causal_mask(b, "qk_res_buf", -1); }},
-        {"causal_mask_fills_zero",
-         "the masking pass writes 0.0 instead of -9984 into masked scores, so future keys keep "
-         "weight exp(-max)",
-         "naive_attention", kCausal, mask_fills_zero},
-        {"last_k_tile_dropped",
-         "the PV accumulation loop over key tiles stops at seqlen // 128 - 1: the last key tile "
-         "never reaches the output",
-         "sd_attention_step5",
-         {},
-         [](const Program& b) { return drop_last_k_tile(b, "i_k_seq_tile", "attn_res_psum"); }},
-        {"seqlen_tail_ignored",
-         "every loop over ceil(seqlen / 128) tiles runs over seqlen // 128: the partial last tile "
-         "of queries and keys is ignored",
-         "naive_attention",
-         {},
-         ignore_seqlen_tail},
-        {"seqlen_tail_keys_dropped",
-         "the PV loop over key tiles runs to seqlen // 128 instead of ceil(seqlen / 128): the "
-         "partial last key tile is in the row sums but never reaches the output",
-         "naive_attention",
-         {},
-         [](const Program& b) { return ignore_tail_keys(b, "t7", "p7_out_psum"); }},
-        {"k_tile_uses_q_index",
-         "the QK^T matmul reads k_local at the q-tile index instead of the key-tile index: every "
-         "key tile is the diagonal one",
-         "sd_attention_step2",
-         {},
-         k_indexed_by_q_tile},
-        {"v_transposed",
-         "the V tile load into trans_v reads v[tile] with its axes swapped (legal only when "
-         "d_head = 128)",
-         "sd_attention",
-         {},
-         transpose_v_load},
-        {"max_subtraction_missing",
-         "the fused exp activation writing softmax_res has no bias = -rowmax: exp(s) overflows "
-         "for logits above ~88",
-         "sd_attention_step1",
-         {},
-         [](const Program& b) { return drop_max_subtraction(b, "softmax_res"); }},
-        {"scale_applied_twice",
-         "the exp activation gets scale=0.125 although Q was already multiplied by 0.125: "
-         "softmax(s / 64)",
-         "sd_attention",
-         {},
-         [](const Program& b) { return scale_exp_again(b, "exp_res"); }},
-        {"reciprocal_not_applied",
-         "the reciprocal of the row sum is replaced by a copy of the sum: the output is "
-         "multiplied by the sum instead of divided",
-         "sd_attention_step4",
-         {},
-         skip_reciprocal},
-        {"psum_accumulate_flag_wrong",
-         "the PV matmuls in the loop over key tiles overwrite attn_res_psum instead of "
-         "accumulating: only the last key tile remains",
-         "sd_attention_allocated",
-         {},
-         [](const Program& b) { return pv_overwrites(b, "i_pv", "attn_res_psum"); }},
-        {"psum_group_start_accumulates",
-         "the first PV matmul of the accumulation group accumulates onto attn_res_psum, which "
-         "nothing has zeroed",
-         "sd_attention",
-         {},
-         [](const Program& b) { return pv_group_starts_accumulating(b, "attn_res_psum"); }},
-        {"bf16_pv_accumulation",
-         "PV results leave PSUM per key tile and are added into a bf16 SBUF accumulator (in a "
-         "sequential loop), rounding the running sum to bf16 after every tile",
-         "sd_attention",
-         {{"mixed_precision", "false"}},
-         [](const Program& b) {
-           return accumulate_pv_in_sbuf(b, "attn_res_psum", DType::bf16, LoopKind::sequential);
-         }},
-        {"carried_dependency_in_affine_loop",
-         "PV results are added into an fp32 SBUF accumulator inside the affine loop over key "
-         "tiles: each iteration reads what the previous one wrote",
-         "sd_attention_step5",
-         {},
-         [](const Program& b) {
-           return accumulate_pv_in_sbuf(b, "attn_res_psum", DType::fp32, LoopKind::affine);
-         }},
-        {"stale_psum_read",
-         "the copy of local_tp_buf into trans_softmax_res moved above the loop of transposes "
-         "that fill it: it reads the PSUM bank before this iteration writes it",
-         "sd_attention_allocated",
-         {},
-         evict_before_transposes},
-        {"overlapping_explicit_placements",
-         "neg_max_res placed at qk_res_buf's byte offset: the row maxima overwrite score columns "
-         "that the exp still has to read",
-         "sd_attention_allocated",
-         {},
-         overlap_neg_max_with_scores},
-        {"scale_off_2pct",
-         "Q's load-time scaling into q_local multiplies by 0.1275 instead of 0.125: every logit is "
-         "2% too large (fp32 operands: with bf16 operands the a-priori bound of the q and k "
-         "roundings, 0.4% of every logit, is too loose to tell a 2% error apart)",
-         "sd_attention",
-         {{"mixed_precision", "false"}, {"dtype", "fp32"}},
-         scale_off_by_2pct},
-        {"mask_fill_leaks_large_logits",
-         "the causal affine_select on qk_res_buf fills masked scores with -30 instead of -9984: "
-         "harmless while the row max is near 0, dominant once the visible logits lie below -30",
-         "sd_attention", kCausal,
-         [](const Program& b) { return mask_fill_minus_30(b, "qk_res_buf"); }},
-        {"row_max_subset_tiles",
-         "the reduction of the per-tile maxima neg_max_res into neg_max_res_final reads only the "
-         "first key tile's column: exp overflows when a later tile's logits are ~89 higher",
-         "sd_attention_step1",
-         {},
-         [](const Program& b) {
-           return row_max_first_tile_only(b, "neg_max_res_final", "neg_max_res");
-         }},
-        {"last_out_tile_one_off",
-         "the output store of q tile i writes tile min(i, seqlen // 128 - 2): the last tile "
-         "overwrites the one before it and its own rows stay unwritten",
-         "sd_attention_step5",
-         {},
-         [](const Program& b) { return last_store_one_tile_early(b, "i_q_seq_tile"); }},
-        {"pipelined_exp_after_next_max",
-         "v10's steady state exponentiates q tile i + 1 after fused_qkmax_and_pv(i) has replaced "
-         "the row max with q tile i + 2's: exp(s - m) with another tile's max overflows or "
-         "underflows once the rows' maxima differ by ~88",
-         "attn_fwd_v10",
-         {},
-         pipelined_exp_after_next_max},
-        {"pipelined_sum_slot_off_by_one",
-         "v10's steady-state write_back(i) reads the partial row sums of slot (i + 1) % 2 instead "
-         "of i % 2: q tile i is divided by q tile i + 1's row sums",
-         "attn_fwd_v10",
-         {},
-         pipelined_sum_slot_off_by_one},
-        {"scratch_block_indices_swapped",
-         "v3's PV loop reads the P^T tile scores_t[i_tile_q, i_tile_kv] where the transposes "
-         "stored scores_t[i_tile_kv, i_tile_q]",
-         "attn_fwd_v3",
-         {},
-         scratch_block_indices_swapped},
-        {"reduction_skips_last_partition",
-         "the PV matmuls into attn_res_psum contract over partitions 0..126 of trans_v and "
-         "trans_softmax_res: key 127 of every key tile is in the row sum but not in the output",
-         "sd_attention",
-         {},
-         [](const Program& b) { return pv_skips_last_partition(b, "attn_res_psum"); }},
-        {"flash_rescale_missing",
-         "flash_fwd's alpha = exp(m_prev - m) reads the updated max twice (exp(m - m) = 1): o is "
-         "not rescaled when a later large tile raises the row max",
-         "flash_fwd",
-         {{"seq_tile_size", "512"}},
-         flash_rescale_missing},
-        {"flash_window_off_by_one",
-         "flash_fwd's sliding-window affine_select keeps k_pos > q_pos - w - 1: one key beyond the "
-         "window leaks into every row that has one",
-         "flash_fwd",
-         {{"sliding_window", "on"}},
-         flash_window_off_by_one},
-        {"flash_gqa_interleaved",
-         "flash_fwd's q load and output store use q head i_q_h * kv_heads + head_id (interleaved) "
-         "instead of head_id * group + i_q_h: q heads attend with another kv head",
-         "flash_fwd",
-         {},
-         flash_gqa_interleaved},
-        {"flash_skip_guard_strict",
-         "flash_fwd's causal tile guard i*128 >= j*L written as >: the q tile at the start of each "
-         "large tile skips it although it sees its keys",
-         "flash_fwd", kCausal, flash_skip_guard_strict},
-        {"flash_lse_drops_max",
-         "flash_fwd's log-sum-exp update stores log(exp(lse - m) + sum) without adding m: the "
-         "output is off by exp(m)",
-         "flash_fwd",
-         {},
-         flash_lse_drops_max},
-        {"flash_lse_store_off_by_max",
-         "flash_fwd in training mode stores lse = log(sum) without the running max (l_buffer "
-         "minus m_buffer after the output store): the output is right, only the lse is off by m",
-         "flash_fwd",
-         {{"training", "true"}},
-         flash_lse_store_off_by_max},
-        {"flash_bias_transposed",
-         "flash_fwd reads logit_bias as [Sk, Sq]: the tile of q tile i and large tile j comes from "
-         "key rows j*L.. and query columns i*128.., so score (q, k) gets bias[k][q]",
-         "flash_fwd",
-         {{"logit_bias", "true"}},
-         flash_bias_transposed},
-        {"flash_bias_dropped_on_diagonal",
-         "flash_fwd with the causal mask copies the diagonal 512-key score tile out of PSUM "
-         "without "
-         "adding logit_bias (the left tiles add it)",
-         "flash_fwd",
-         {{"use_causal_mask", "true"}, {"logit_bias", "true"}},
-         flash_bias_dropped_on_diagonal},
-        {"flash_remat_store_ignores_pass",
-         "flash_fwd with two q tiles per re-materialisation pass stores each tile's output at its "
-         "index within the pass (i1) instead of i0 * T + i1: later passes overwrite the first "
-         "pass's rows and leave the rest unwritten",
-         "flash_fwd",
-         {{"attn_core_tile_size", "2"}},
-         flash_remat_store_ignores_pass},
-        {"pipelined_merge_rescale_missing",
-         "pipelined_attention's merge adds section 0's partial output without multiplying it by "
-         "scaling_factor = exp(m0 - m1): wrong where section 1 raises the row max",
-         "pipelined_attention",
-         {},
-         pipelined_merge_rescale_missing},
-        {"pipelined_sum_rescale_missing",
-         "pipelined_attention's running_sum = prev_running_sum + collect without the "
-         "scaling_factor "
-         "multiply: the denominator is wrong where section 1 raises the row max",
-         "pipelined_attention",
-         {},
-         pipelined_sum_rescale_missing},
-        {"pipelined_sum_slot_shared",
-         "pipelined_attention's final_reduce_sum_b single-slotted: exp(g + 1) overwrites group g's "
-         "partial row sums before write_back(g) reads them",
-         "pipelined_attention",
-         {},
-         pipelined_sum_slot_shared},
-    };
-  }
+std::vector<BugEntry> make_catalogue() {
+  return {
+      {"causal_mask_off_by_one",
+       "the causal affine_select on qk_res_buf keeps key f = p + 1: one future key leaks into "
+       "every row",
+       "sd_attention", kCausal,
+       [](const Program& b) { return shift_causal_mask(b, "qk_res_buf", +1); }},
+      {"causal_mask_excludes_diagonal",
+       "the causal affine_select on qk_res_buf also masks key f = p: no row sees its own key "
+       "(the first row sees nothing)",
+       "sd_attention_step1", kCausal,
+       [](const Program& b) { return shift_causal_mask(b, "qk_res_buf", -1); }},
+      {"causal_mask_fills_zero",
+       "the masking pass writes 0.0 instead of -9984 into masked scores, so future keys keep "
+       "weight exp(-max)",
+       "naive_attention", kCausal, mask_fills_zero},
+      {"last_k_tile_dropped",
+       "the PV accumulation loop over key tiles stops at seqlen // 128 - 1: the last key tile "
+       "never reaches the output",
+       "sd_attention_step5",
+       {},
+       [](const Program& b) { return drop_last_k_tile(b, "i_k_seq_tile", "attn_res_psum"); }},
+      {"seqlen_tail_ignored",
+       "every loop over ceil(seqlen / 128) tiles runs over seqlen // 128: the partial last tile "
+       "of queries and keys is ignored",
+       "naive_attention",
+       {},
+       ignore_seqlen_tail},
+      {"seqlen_tail_keys_dropped",
+       "the PV loop over key tiles runs to seqlen // 128 instead of ceil(seqlen / 128): the "
+       "partial last key tile is in the row sums but never reaches the output",
+       "naive_attention",
+       {},
+       [](const Program& b) { return ignore_tail_keys(b, "t7", "p7_out_psum"); }},
+      {"k_tile_uses_q_index",
+       "the QK^T matmul reads k_local at the q-tile index instead of the key-tile index: every "
+       "key tile is the diagonal one",
+       "sd_attention_step2",
+       {},
+       k_indexed_by_q_tile},
+      {"v_transposed",
+       "the V tile load into trans_v reads v[tile] with its axes swapped (legal only when "
+       "d_head = 128)",
+       "sd_attention",
+       {},
+       transpose_v_load},
+      {"max_subtraction_missing",
+       "the fused exp activation writing softmax_res has no bias = -rowmax: exp(s) overflows "
+       "for logits above ~88",
+       "sd_attention_step1",
+       {},
+       [](const Program& b) { return drop_max_subtraction(b, "softmax_res"); }},
+      {"scale_applied_twice",
+       "the exp activation gets scale=0.125 although Q was already multiplied by 0.125: "
+       "softmax(s / 64)",
+       "sd_attention",
+       {},
+       [](const Program& b) { return scale_exp_again(b, "exp_res"); }},
+      {"reciprocal_not_applied",
+       "the reciprocal of the row sum is replaced by a copy of the sum: the output is "
+       "multiplied by the sum instead of divided",
+       "sd_attention_step4",
+       {},
+       skip_reciprocal},
+      {"psum_accumulate_flag_wrong",
+       "the PV matmuls in the loop over key tiles overwrite attn_res_psum instead of "
+       "accumulating: only the last key tile remains",
+       "sd_attention_allocated",
+       {},
+       [](const Program& b) { return pv_overwrites(b, "i_pv", "attn_res_psum"); }},
+      {"psum_group_start_accumulates",
+       "the first PV matmul of the accumulation group accumulates onto attn_res_psum, which "
+       "nothing has zeroed",
+       "sd_attention",
+       {},
+       [](const Program& b) { return pv_group_starts_accumulating(b, "attn_res_psum"); }},
+      {"bf16_pv_accumulation",
+       "PV results leave PSUM per key tile and are added into a bf16 SBUF accumulator (in a "
+       "sequential loop), rounding the running sum to bf16 after every tile",
+       "sd_attention",
+       {{"mixed_precision", "false"}},
+       [](const Program& b) {
+         return accumulate_pv_in_sbuf(b, "attn_res_psum", DType::bf16, LoopKind::sequential);
+       }},
+      {"carried_dependency_in_affine_loop",
+       "PV results are added into an fp32 SBUF accumulator inside the affine loop over key "
+       "tiles: each iteration reads what the previous one wrote",
+       "sd_attention_step5",
+       {},
+       [](const Program& b) {
+         return accumulate_pv_in_sbuf(b, "attn_res_psum", DType::fp32, LoopKind::affine);
+       }},
+      {"stale_psum_read",
+       "the copy of local_tp_buf into trans_softmax_res moved above the loop of transposes "
+       "that fill it: it reads the PSUM bank before this iteration writes it",
+       "sd_attention_allocated",
+       {},
+       evict_before_transposes},
+      {"overlapping_explicit_placements",
+       "neg_max_res placed at qk_res_buf's byte offset: the row maxima overwrite score columns "
+       "that the exp still has to read",
+       "sd_attention_allocated",
+       {},
+       overlap_neg_max_with_scores},
+      {"scale_off_2pct",
+       "Q's load-time scaling into q_local multiplies by 0.1275 instead of 0.125: every logit is "
+       "2% too large (fp32 operands: with bf16 operands the a-priori bound of the q and k "
+       "roundings, 0.4% of every logit, is too loose to tell a 2% error apart)",
+       "sd_attention",
+       {{"mixed_precision", "false"}, {"dtype", "fp32"}},
+       scale_off_by_2pct},
+      {"mask_fill_leaks_large_logits",
+       "the causal affine_select on qk_res_buf fills masked scores with -30 instead of -9984: "
+       "harmless while the row max is near 0, dominant once the visible logits lie below -30",
+       "sd_attention", kCausal,
+       [](const Program& b) { return mask_fill_minus_30(b, "qk_res_buf"); }},
+      {"row_max_subset_tiles",
+       "the reduction of the per-tile maxima neg_max_res into neg_max_res_final reads only the "
+       "first key tile's column: exp overflows when a later tile's logits are ~89 higher",
+       "sd_attention_step1",
+       {},
+       [](const Program& b) {
+         return row_max_first_tile_only(b, "neg_max_res_final", "neg_max_res");
+       }},
+      {"last_out_tile_one_off",
+       "the output store of q tile i writes tile min(i, seqlen // 128 - 2): the last tile "
+       "overwrites the one before it and its own rows stay unwritten",
+       "sd_attention_step5",
+       {},
+       [](const Program& b) { return last_store_one_tile_early(b, "i_q_seq_tile"); }},
+      {"pipelined_exp_after_next_max",
+       "v10's steady state exponentiates q tile i + 1 after fused_qkmax_and_pv(i) has replaced "
+       "the row max with q tile i + 2's: exp(s - m) with another tile's max overflows or "
+       "underflows once the rows' maxima differ by ~88",
+       "attn_fwd_v10",
+       {},
+       pipelined_exp_after_next_max},
+      {"pipelined_sum_slot_off_by_one",
+       "v10's steady-state write_back(i) reads the partial row sums of slot (i + 1) % 2 instead "
+       "of i % 2: q tile i is divided by q tile i + 1's row sums",
+       "attn_fwd_v10",
+       {},
+       pipelined_sum_slot_off_by_one},
+      {"scratch_block_indices_swapped",
+       "v3's PV loop reads the P^T tile scores_t[i_tile_q, i_tile_kv] where the transposes "
+       "stored scores_t[i_tile_kv, i_tile_q]",
+       "attn_fwd_v3",
+       {},
+       scratch_block_indices_swapped},
+      {"reduction_skips_last_partition",
+       "the PV matmuls into attn_res_psum contract over partitions 0..126 of trans_v and "
+       "trans_softmax_res: key 127 of every key tile is in the row sum but not in the output",
+       "sd_attention",
+       {},
+       [](const Program& b) { return pv_skips_last_partition(b, "attn_res_psum"); }},
+      {"flash_rescale_missing",
+       "flash_fwd's alpha = exp(m_prev - m) reads the updated max twice (exp(m - m) = 1): o is "
+       "not rescaled when a later large tile raises the row max",
+       "flash_fwd",
+       {{"seq_tile_size", "512"}},
+       flash_rescale_missing},
+      {"flash_window_off_by_one",
+       "flash_fwd's sliding-window affine_select keeps k_pos > q_pos - w - 1: one key beyond the "
+       "window leaks into every row that has one",
+       "flash_fwd",
+       {{"sliding_window", "on"}},
+       flash_window_off_by_one},
+      {"flash_gqa_interleaved",
+       "flash_fwd's q load and output store use q head i_q_h * kv_heads + head_id (interleaved) "
+       "instead of head_id * group + i_q_h: q heads attend with another kv head",
+       "flash_fwd",
+       {},
+       flash_gqa_interleaved},
+      {"flash_skip_guard_strict",
+       "flash_fwd's causal tile guard i*128 >= j*L written as >: the q tile at the start of each "
+       "large tile skips it although it sees its keys",
+       "flash_fwd", kCausal, flash_skip_guard_strict},
+      {"flash_lse_drops_max",
+       "flash_fwd's log-sum-exp update stores log(exp(lse - m) + sum) without adding m: the "
+       "output is off by exp(m)",
+       "flash_fwd",
+       {},
+       flash_lse_drops_max},
+      {"flash_lse_store_off_by_max",
+       "flash_fwd in training mode stores lse = log(sum) without the running max (l_buffer "
+       "minus m_buffer after the output store): the output is right, only the lse is off by m",
+       "flash_fwd",
+       {{"training", "true"}},
+       flash_lse_store_off_by_max},
+      {"flash_bias_transposed",
+       "flash_fwd reads logit_bias as [Sk, Sq]: the tile of q tile i and large tile j comes from "
+       "key rows j*L.. and query columns i*128.., so score (q, k) gets bias[k][q]",
+       "flash_fwd",
+       {{"logit_bias", "true"}},
+       flash_bias_transposed},
+      {"flash_bias_dropped_on_diagonal",
+       "flash_fwd with the causal mask copies the diagonal 512-key score tile out of PSUM without "
+       "adding logit_bias (the left tiles add it)",
+       "flash_fwd",
+       {{"use_causal_mask", "true"}, {"logit_bias", "true"}},
+       flash_bias_dropped_on_diagonal},
+      {"flash_remat_store_ignores_pass",
+       "flash_fwd with two q tiles per re-materialisation pass stores each tile's output at its "
+       "index within the pass (i1) instead of i0 * T + i1: later passes overwrite the first "
+       "pass's rows and leave the rest unwritten",
+       "flash_fwd",
+       {{"attn_core_tile_size", "2"}},
+       flash_remat_store_ignores_pass},
+      {"pipelined_merge_rescale_missing",
+       "pipelined_attention's merge adds section 0's partial output without multiplying it by "
+       "scaling_factor = exp(m0 - m1): wrong where section 1 raises the row max",
+       "pipelined_attention",
+       {},
+       pipelined_merge_rescale_missing},
+      {"pipelined_sum_rescale_missing",
+       "pipelined_attention's running_sum = prev_running_sum + collect without the scaling_factor "
+       "multiply: the denominator is wrong where section 1 raises the row max",
+       "pipelined_attention",
+       {},
+       pipelined_sum_rescale_missing},
+      {"pipelined_sum_slot_shared",
+       "pipelined_attention's final_reduce_sum_b single-slotted: exp(g + 1) overwrites group g's "
+       "partial row sums before write_back(g) reads them",
+       "pipelined_attention",
+       {},
+       pipelined_sum_slot_shared},
+  };
+}
 
 }  // namespace
 
