@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "kernels/families.h"
 #include "oracle/bias_values.h"
@@ -55,6 +57,12 @@ std::vector<OptionSpec> flash_fwd_options() {
        "FlashConfig.attn_core_tile_size: q tiles per re-materialisation pass (2: several passes "
        "at the modelled lengths; only with dtype, mixed_precision and seq_tile_size at their "
        "defaults)"},
+      {"softmax_scale",
+       {"1/sqrt(128)", "0.125"},
+       "1/sqrt(128)",
+       "the scale folded into q: fp32(1/sqrt(128)), the source's default 1/sqrt(d) at d = 128, "
+       "or 0.125 (a power of two: q * scale rounds once); 0.125 with the other options at their "
+       "defaults but the masks"},
       {"dtype",
        {"fp32", "bf16"},
        "fp32",
@@ -71,6 +79,9 @@ FlashFwdConfig flash_fwd_config(const Options& o) {
   c.training = option(o, "training") == "true";
   c.logit_bias = option(o, "logit_bias") == "true";
   c.attn_core_tile_size = std::stoll(option(o, "attn_core_tile_size"));
+  // attention.py:390: softmax_scale = softmax_scale or 1.0 / (d ** 0.5), multiplied into q
+  // (line 476) as an fp32 immediate.
+  c.softmax_scale = option(o, "softmax_scale") == "0.125" ? 0.125f : kFlashDefaultScale;
   c.io_dtype = option_dtype(o);  // q.dtype (o = nl.ndarray(..., dtype=q.dtype))
   const bool mixed = option(o, "mixed_precision") == "true";
   // attention.py: kernel_dtype = nl.bfloat16 if mixed_precision else q.dtype.
@@ -80,6 +91,18 @@ FlashFwdConfig flash_fwd_config(const Options& o) {
   c.acc_dtype = DType::fp32;
   return c;
 }
+
+namespace {
+
+const std::string& flash_fwd_default(const std::string& option) {
+  static const std::vector<OptionSpec> specs = flash_fwd_options();
+  for (const OptionSpec& spec : specs) {
+    if (spec.name == option) return spec.default_value;
+  }
+  throw std::logic_error("flash_fwd has no option " + option);
+}
+
+}  // namespace
 
 std::string flash_fwd_excluded(const Options& o) {
   const auto dt = o.find("dtype"), mp = o.find("mixed_precision");
@@ -94,20 +117,26 @@ std::string flash_fwd_excluded(const Options& o) {
            "select of left tiles reads `intermediate`, written only on the diagonal tile "
            "(attention.py:155-172), and the diagonal tile never gets the window (see the notes)";
   }
-  // Each option value doubles the programs prove and the registry tests cover; the passes
-  // interact with the masks' tile guards and the lse store, not with the dtypes or L.
-  const auto core = o.find("attn_core_tile_size");
-  if (core != o.end() && core->second != "256") {
-    for (const auto& [name, fixed] : {std::pair<const char*, const char*>{"dtype", "fp32"},
-                                      {"mixed_precision", "true"},
-                                      {"seq_tile_size", "512"}}) {
+  // Each option value doubles the programs prove and the registry tests cover, so the values
+  // that exercise one mechanism are offered with the options it does not interact with fixed:
+  // the passes interact with the masks' tile guards, the lse store and the bias tile index, not
+  // with the dtypes or L; the scale with the masks only (q * scale rounds once or twice).
+  using Fixed = std::vector<std::pair<std::string, std::string>>;
+  const Fixed dtypes = {{"dtype", "fp32"}, {"mixed_precision", "true"}, {"seq_tile_size", "512"}};
+  Fixed scale_fixed = dtypes;
+  scale_fixed.insert(
+      scale_fixed.end(),
+      {{"attn_core_tile_size", "256"}, {"training", "false"}, {"logit_bias", "false"}});
+  for (const auto& [option, fixed] : {std::pair<std::string, Fixed>{"attn_core_tile_size", dtypes},
+                                      {"softmax_scale", scale_fixed}}) {
+    const auto set = o.find(option);
+    if (set == o.end() || set->second == flash_fwd_default(option)) continue;
+    for (const auto& [name, value] : fixed) {
       const auto it = o.find(name);
-      if (it != o.end() && it->second != fixed) {
-        return std::string("attn_core_tile_size=") + core->second + " is modelled with " + name +
-               "=" + fixed +
-               " only (several re-materialisation passes are exercised with every "
-               "mask and training mode; each further combination would double the programs "
-               "prove and the registry tests cover)";
+      if (it != o.end() && it->second != value) {
+        return option + "=" + set->second + " is modelled with " + name + "=" + value +
+               " only (each further combination would double the programs prove and the "
+               "registry tests cover; see the notes)";
       }
     }
   }
@@ -188,10 +217,12 @@ Variant flash_fwd_variant() {
       "seq_tile_size (L) is an option, 512 by default (the source's default is 2048) so that "
       "seqlen 512, 1024 and 1536 are legal; seqlen must be a multiple of L (asserted by the "
       "source); Sq = Sk (the source allows Sq != Sk with top-left aligned masks)",
-      "softmax_scale fixed at fp32(1/sqrt(128)) = 0.0883883461 whatever d_head is (the source's "
-      "default 1/sqrt(d) at d = 128, the head size of its tests; d_head is symbolic here); the "
-      "spec uses the same fp32 value. q_tile = load(q, kernel_dtype) * scale rounds twice (not a "
-      "power of two): the contract's folded scale allows both roundings",
+      "softmax_scale (attention.py:390, folded into q at line 476) is an option, not a param: "
+      "fp32(1/sqrt(128)) = 0.0883883461 (the source's default 1/sqrt(d) at d = 128, the head "
+      "size of its tests; d_head is symbolic here, so the default is not recomputed per d) or "
+      "0.125, a power of two. The spec uses the same fp32 value. With 1/sqrt(128), q_tile = "
+      "load(q, kernel_dtype) * scale rounds twice; the contract's folded scale allows both "
+      "roundings. 0.125 is offered with the masks only, the other options at their defaults",
       "sliding_window=on stands for the source's sliding_window = w > 0 with w the symbolic "
       "param `window` (>= 1); it forces the causal mask as the source does. The oracle's window "
       "has the same meaning (k_pos > q_pos - w, k_pos <= q_pos)",

@@ -16,6 +16,8 @@ inline constexpr int64_t kFlashMaxBatch = 2;
 inline constexpr int64_t kFlashMaxKvHeads = 2;
 inline constexpr int64_t kFlashMaxGroup = 8;
 inline constexpr int64_t kFlashMaxSeqlen = 4096;
+// fp32(1/sqrt(128)): attention.py:390 `softmax_scale or 1.0 / (d ** 0.5)` at d = 128.
+inline constexpr float kFlashDefaultScale = 0.08838834764831845f;
 // nl.fp32.min, the source's mask fill and the initial running max / LSE.
 inline constexpr float kFp32Min = std::numeric_limits<float>::lowest();
 
@@ -28,8 +30,7 @@ struct FlashFwdConfig {
   int64_t attn_core_tile_size = 256;
   bool training = false;    // FlashConfig.training: also store the LSE (l_buffer) to `lse`
   bool logit_bias = false;  // logit_bias [1, 1, S, S] is given: added to the scores
-  // fp32(1/sqrt(128)): attention.py `softmax_scale or 1.0 / (d ** 0.5)` at d = 128.
-  float softmax_scale = 0.08838834764831845f;
+  float softmax_scale = kFlashDefaultScale;
   DType io_dtype = DType::fp32;      // q, k, v and o in HBM
   DType kernel_dtype = DType::bf16;  // bf16 with mixed precision, else io_dtype
   DType acc_dtype = DType::fp32;     // running max, o, LSE, scores
