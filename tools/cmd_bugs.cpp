@@ -173,8 +173,8 @@ int run_bugs(const BugsCommandOptions& opts) {
       continue;
     }
     if (kernels::heavy_check(*kernels::find_variant(bug.base))) {
-      // The property suite draws no shape of a heavy base's domain, and its baseline would cost
-      // minutes: listed, not counted (`bugs --gate --only NAME` checks the entry).
+      // The property suite runs dozens of cases per property and a case of a heavy base costs
+      // about a minute: listed, not counted (`bugs --gate --only NAME` checks the entry).
       heavy.push_back(bug.name);
       if (!opts.json) {
         std::printf("%-34s %-24s %-28s %s\n", bug.name.c_str(), bug.base.c_str(),
