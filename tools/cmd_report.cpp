@@ -69,7 +69,8 @@ ParamValues report_params(const Program& p, int64_t seqlen) {
 }
 
 // The masks a kernel's options offer, each a check row: none, causal (use_causal_mask), a sliding
-// window (sliding_window=on; its width is the `window` param); training mode where offered.
+// window (sliding_window=on; its width is the `window` param), a logits bias alone and with the
+// causal mask; training mode where offered.
 struct ReportMask {
   std::string label;
   kernels::Options given;
@@ -85,6 +86,19 @@ std::vector<ReportMask> report_masks(const kernels::Variant& v) {
     out.push_back({"causal", causal});
   }
   if (v.offers("sliding_window", "on")) out.push_back({"window", {{"sliding_window", "on"}}});
+  // An additive logits bias (flash_fwd logit_bias=true; check draws one per case), alone and
+  // with the causal mask, whose diagonal tile it shares with the select.
+  if (v.offers("logit_bias", "true")) {
+    std::vector<ReportMask> biased;
+    for (const ReportMask& m : out) {
+      if (m.label == "window") continue;  // a kernel may refuse bias with a window (flash_fwd)
+      ReportMask b = m;
+      b.label = m.label == "none" ? "bias" : m.label + "+bias";
+      b.given["logit_bias"] = "true";
+      biased.push_back(std::move(b));
+    }
+    out.insert(out.end(), biased.begin(), biased.end());
+  }
   // A kernel that can store its log-sum-exp (flash_fwd training=true) does, so that each row
   // checks the lse too (the output is computed the same way either way).
   if (v.offers("training", "true")) {

@@ -241,7 +241,8 @@ TEST(CliReport, OneRowPerRewriteLink) {
 }
 
 // A kernel with masks beyond causal and GQA: one check row per mask its options offer, at a GQA
-// group of 2 and a window of a quarter of the sequence, in training mode (the lse checked).
+// group of 2 and a window of a quarter of the sequence, a logits bias alone and with the causal
+// mask, in training mode (the lse checked).
 TEST(CliReport, ChecksEveryMaskAKernelOffers) {
   const CliResult r = run_cli(
       {"report", "--seqlen", "512", "--cases", "1", "--family", "flash_attention", "--json"});
@@ -265,8 +266,11 @@ TEST(CliReport, ChecksEveryMaskAKernelOffers) {
     if (mask == "window") {
       EXPECT_EQ(row.at("params").at("window"), 128) << row.dump();
     }
+    EXPECT_EQ(row.at("options").at("logit_bias"),
+              mask.find("bias") != std::string::npos ? "true" : "false")
+        << row.dump();
   }
-  EXPECT_EQ(masks, (std::set<std::string>{"none", "causal", "window"}));
+  EXPECT_EQ(masks, (std::set<std::string>{"none", "causal", "window", "bias", "causal+bias"}));
   EXPECT_TRUE(j.at("links").empty()) << "flash_fwd and pipelined_attention rewrite nothing";
 }
 
