@@ -18,11 +18,9 @@ std::vector<OptionSpec> attn_fwd_options() {
 }
 
 oracle::AttentionSpec attn_fwd_spec(AttnFwdVersion v, const Options& o, const ParamValues& params) {
-  const auto it = params.find("seqlen");
-  if (it == params.end()) throw std::invalid_argument("param 'seqlen' is not given");
   oracle::AttentionSpec s;
   s.batch = s.heads = s.kv_heads = 1;
-  s.seqlen_q = s.seqlen_kv = it->second;
+  s.seqlen_q = s.seqlen_kv = param_value(params, "seqlen");
   s.d_head = kAttnFwdDHead;
   s.scale = 1.0;  // the tutorial applies no softmax scale
   s.input_dtype = option_dtype(o);

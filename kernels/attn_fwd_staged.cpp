@@ -39,7 +39,6 @@ using V = AttnFwdVersion;
 
 // d_head, q rows per tile (also keys per transpose and PV matmul), keys per QK matmul
 constexpr int64_t kDh = kAttnFwdDHead, kRows = kAttnFwdQTile, kKeys = kAttnFwdKvTile;
-constexpr int64_t kBank = 2048;              // PSUM bank bytes per partition (trn1: 8 x 2 KiB)
 constexpr int64_t kPvPerQk = kKeys / kRows;  // PV matmuls per 512-key QK tile (fused_qkmax_and_pv)
 
 // Largest seqlen of the declared domain, where every option set fits trn1 (Registry test
@@ -143,7 +142,7 @@ class StagedBuilder {
   }
   BufferOptions psum_at(Expr bank) const {
     if (!placed_) return {};
-    return {.placement = Placement{Expr(0), bank * kBank}};
+    return {.placement = Placement{Expr(0), bank * psum_bank_bytes()}};
   }
 
   // In the source's declaration order (v8a declares sum_row_tiles and row_max_kv last; its

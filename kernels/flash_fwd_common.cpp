@@ -21,12 +21,6 @@ const std::string& option(const Options& o, const std::string& name) {
   return it->second;
 }
 
-int64_t need(const ParamValues& params, const std::string& name) {
-  const auto it = params.find(name);
-  if (it == params.end()) throw std::invalid_argument("param '" + name + "' is not given");
-  return it->second;
-}
-
 }  // namespace
 
 std::vector<OptionSpec> flash_fwd_options() {
@@ -146,17 +140,17 @@ std::string flash_fwd_excluded(const Options& o) {
 oracle::AttentionSpec flash_fwd_spec(const Options& o, const ParamValues& params) {
   const FlashFwdConfig c = flash_fwd_config(o);
   oracle::AttentionSpec s;
-  s.batch = need(params, "bs");
-  s.kv_heads = need(params, "kv_heads");
-  s.heads = s.kv_heads * need(params, "group");
-  s.seqlen_q = s.seqlen_kv = need(params, "seqlen");
-  s.d_head = need(params, "d_head");
+  s.batch = param_value(params, "bs");
+  s.kv_heads = param_value(params, "kv_heads");
+  s.heads = s.kv_heads * param_value(params, "group");
+  s.seqlen_q = s.seqlen_kv = param_value(params, "seqlen");
+  s.d_head = param_value(params, "d_head");
   s.scale = static_cast<double>(c.softmax_scale);  // the fp32 value the kernel multiplies by
   if (c.sliding_window) {
     // The source keeps k_pos > q_pos - w and k_pos <= q_pos; the oracle's sliding window of
     // `window` keeps j > i - window and j <= i (Sq = Sk): the same w.
     s.mask.kind = oracle::MaskKind::sliding_window;
-    s.mask.window = need(params, "window");
+    s.mask.window = param_value(params, "window");
   } else if (c.causal) {
     s.mask.kind = oracle::MaskKind::causal;
   }

@@ -3,6 +3,7 @@
 // from an `nl.shared_constant`.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "model/ir/builder.h"
@@ -20,5 +21,10 @@ void nc_transpose_unpinned(Builder& b, const std::string& psum_name, Access dst,
 // chip (memset 1.0, then an affine_select keeping the diagonal). The IR has no constant HBM
 // tensors; the values are the same, the 32 KiB load becomes a memset and a GpSimd select.
 void identity_on_chip(Builder& b, Access dst);
+
+// Bytes per partition of one PSUM bank, the unit of the direct-allocation kernels' explicit PSUM
+// placements (psum.mod_alloc / psum.alloc bank numbers): trn1's, from model/hw (hw_config.cpp
+// cites it), since those kernels' sources are written for it.
+int64_t psum_bank_bytes();
 
 }  // namespace ncv::kernels

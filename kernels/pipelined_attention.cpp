@@ -61,7 +61,6 @@ PipeSbufOffsets pipe_sbuf_offsets() {
 
 namespace {
 
-constexpr int64_t kBank = 2048;  // PSUM bank bytes per partition (trn1: 8 x 2 KiB)
 constexpr int64_t kTiles2k = kPipeSectionLen / 2048;  // num_2048_tiles_per_section
 constexpr int64_t kVTiles = kPipeSectionLen / 128;    // num_128_tiles_per_section
 constexpr int64_t kKTiles = kPipeSectionLen / 512;    // num_512_tiles_per_section
@@ -104,7 +103,7 @@ class PipelinedBuilder {
   TensorRef psum(const std::string& name, std::vector<Expr> shape, Expr bank) {
     const int n = declared_[name]++;
     return b_.psum(n == 0 ? name : name + "_" + std::to_string(n), DType::fp32, std::move(shape),
-                   {.placement = Placement{Expr(0), bank * kBank}});
+                   {.placement = Placement{Expr(0), bank * psum_bank_bytes()}});
   }
 
   // The buffers the source declares in the section loop's body (lines 119-193). They sit at the

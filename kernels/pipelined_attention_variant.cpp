@@ -13,17 +13,11 @@ const char* const kSource =
     "aws-neuron/nki-samples contributed/pipelined_attention.py flash_fwd "
     "@794d3370121890eab8545531d58ff22cee2a04fe";
 
-int64_t need(const ParamValues& params, const std::string& name) {
-  const auto it = params.find(name);
-  if (it == params.end()) throw std::invalid_argument("param '" + name + "' is not given");
-  return it->second;
-}
-
 oracle::AttentionSpec pipelined_spec(const Options& /*o*/, const ParamValues& params) {
   oracle::AttentionSpec s;
-  s.batch = need(params, "bs");
+  s.batch = param_value(params, "bs");
   s.heads = s.kv_heads = 1;
-  s.seqlen_q = s.seqlen_kv = need(params, "seqlen");
+  s.seqlen_q = s.seqlen_kv = param_value(params, "seqlen");
   s.d_head = kPipeDHead;
   s.scale = kPipeSoftmaxScale;  // the source's test; a power of two
   s.input_dtype = s.output_dtype = DType::bf16;

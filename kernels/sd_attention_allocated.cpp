@@ -27,8 +27,6 @@ namespace ncv::kernels {
 
 namespace {
 
-constexpr int64_t kBank = 2048;  // PSUM bank bytes per partition (trn1: 8 x 2 KiB)
-
 // DMA queues: the source leaves them to the compiler; as in every kernel here (and the NKI front
 // end's rules.py), each HBM tensor gets its own, numbered by first transfer.
 constexpr int kQueueV = 0, kQueueQ = 1, kQueueK = 2, kQueueOut = 3;
@@ -200,17 +198,17 @@ Program build_sd_attention_allocated(const Options& o) {
       auto sum_reciprocal = b.sbuf("sum_reciprocal", kernel_dt, {128, 1},
                                    {.bufs = 2, .placement = at(sum_recip_addr)});
       // attn_res_psum: ncc.psum.alloc(bank_map={(0,): 1, (1,): 5}).
-      auto attn_res_psum =
-          b.psum("attn_res_psum", DType::fp32, {d, 128}, {.placement = at((g * 4 + 1) * kBank)});
+      auto attn_res_psum = b.psum("attn_res_psum", DType::fp32, {d, 128},
+                                  {.placement = at((g * 4 + 1) * psum_bank_bytes())});
       // sum_local_tp_buf: ncc.psum.alloc(bank_map={(0,): 2, (1,): 7}).
-      auto sum_local_tp_buf =
-          b.psum("sum_local_tp_buf", DType::fp32, {128, d}, {.placement = at((g * 5 + 2) * kBank)});
+      auto sum_local_tp_buf = b.psum("sum_local_tp_buf", DType::fp32, {128, d},
+                                     {.placement = at((g * 5 + 2) * psum_bank_bytes())});
 
       // for i_k_seq_tile in affine_range(k_seq_n_tiles):
       b.affine_range("i_k", k_n, [&](Expr ik) {
         // qk_psum: mod_alloc(base_bank=0, num_bank_tiles=(2, 4)) -> bank g*4 + i_k % 4.
-        auto qk_psum =
-            b.psum("qk_psum", DType::fp32, {128, 512}, {.bufs = 4, .placement = at(g * 4 * kBank)});
+        auto qk_psum = b.psum("qk_psum", DType::fp32, {128, 512},
+                              {.bufs = 4, .placement = at(g * 4 * psum_bank_bytes())});
         // qk_psum[g, i_k] = nisa.nc_matmul(moving=k_local[i_k], stationary=q_local[qi])
         b.matmul(qk_psum(), q_local({all(), ds(qi, 1), all()}), k_local({all(), ds(ik, 1), all()}));
         // qk_res_buf[g, :, i_k*512 + if_qk] = nisa.tensor_scalar_reduce(data=qk_psum[g, i_k],
@@ -250,7 +248,7 @@ Program build_sd_attention_allocated(const Options& o) {
       b.affine_range("i_tp", Expr::floordiv(v_n, 4), [&](Expr it) {
         // local_tp_buf: mod_alloc(base_bank=0, num_bank_tiles=(2, 4)) -> bank g*4 + i % 4.
         auto local_tp_buf = b.psum("local_tp_buf", DType::fp32, {128, 512},
-                                   {.bufs = 4, .placement = at(g * 4 * kBank)});
+                                   {.bufs = 4, .placement = at(g * 4 * psum_bank_bytes())});
         // for i_offset in affine_range(4):
         b.affine_range("i_offset", 4, [&](Expr io) {
           // local_tp_buf[g, i, :, i_offset*128 + if_scores] = nisa.nc_matmul(

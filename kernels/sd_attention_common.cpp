@@ -16,21 +16,13 @@ DType pe_dtype(const Options& o) {
   return option_flag(o, "mixed_precision") ? DType::bf16 : DType::fp32;
 }
 
-namespace {
-int64_t need(const ParamValues& params, const std::string& name) {
-  const auto it = params.find(name);
-  if (it == params.end()) throw std::invalid_argument("param '" + name + "' is not given");
-  return it->second;
-}
-}  // namespace
-
 oracle::AttentionSpec sd_attention_spec(const Options& o, const ParamValues& params) {
   oracle::AttentionSpec s;
   const auto bs = params.find("bs");
   s.batch = bs == params.end() ? 1 : bs->second;
   s.heads = s.kv_heads = 1;
-  s.seqlen_q = s.seqlen_kv = need(params, "seqlen");
-  s.d_head = need(params, "d_head");
+  s.seqlen_q = s.seqlen_kv = param_value(params, "seqlen");
+  s.d_head = param_value(params, "d_head");
   s.scale = kSdSoftmaxScale;
   if (option_flag(o, "use_causal_mask")) s.mask.kind = oracle::MaskKind::causal;
   s.input_dtype = s.output_dtype = option_dtype(o);

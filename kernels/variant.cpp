@@ -66,4 +66,10 @@ DType option_dtype(const Options& o) {
   return *dt;
 }
 
+int64_t param_value(const ParamValues& params, const std::string& name) {
+  const auto it = params.find(name);
+  if (it == params.end()) throw std::invalid_argument("param '" + name + "' is not given");
+  return it->second;
+}
+
 }  // namespace ncv::kernels

@@ -88,5 +88,8 @@ std::string heavy_check_reason(const Variant& v);
 // the dtype option names no dtype).
 bool option_flag(const Options& o, const std::string& name);  // "true" / "false"
 DType option_dtype(const Options& o);                         // the "dtype" option
+// The value of param `name` (what a spec() reads); throws std::invalid_argument naming it when
+// it is not given.
+int64_t param_value(const ParamValues& params, const std::string& name);
 
 }  // namespace ncv::kernels
