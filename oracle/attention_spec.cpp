@@ -98,6 +98,9 @@ void AttentionSpec::validate() const {
     case MaskKind::position_ids:
       check_positions(mask.pos, "mask.pos", batch, seqlen_q);
       break;
+    case MaskKind::kv_cache:
+      validate_cache_ranges();
+      break;
     default:
       throw SpecError("mask.kind", "unknown mask kind");
   }
@@ -170,6 +173,28 @@ void AttentionSpec::validate() const {
   }
 }
 
+void AttentionSpec::validate_cache_ranges() const {
+  if (seqlen_q > seqlen_kv) {
+    throw SpecError("seqlen_q", "a kv_cache mask needs seqlen_q (" + std::to_string(seqlen_q) +
+                                    ") active keys within seqlen_kv (" + std::to_string(seqlen_kv) +
+                                    ")");
+  }
+  const int64_t cached = seqlen_kv - seqlen_q;
+  for (const auto* field : {&mask.cache_begin, &mask.cache_end}) {
+    const std::string path = field == &mask.cache_begin ? "mask.cache_begin" : "mask.cache_end";
+    check_positions(*field, path, batch, seqlen_q);
+    for (int64_t b = 0; b < batch; ++b) {
+      for (int64_t i = 0; i < seqlen_q; ++i) {
+        const int64_t v = (*field)[static_cast<size_t>(b * seqlen_q + i)];
+        if (v < 0 || v > cached) {
+          throw SpecError(idx(path, b, i), std::to_string(v) + " not in [0, cached keys = " +
+                                               std::to_string(cached) + "]");
+        }
+      }
+    }
+  }
+}
+
 bool AttentionSpec::visible(int64_t b, int64_t i, int64_t j) const {
   // Bottom-right alignment: the last query sees the last key.
   const int64_t diag = i + seqlen_kv - seqlen_q;
@@ -184,6 +209,13 @@ bool AttentionSpec::visible(int64_t b, int64_t i, int64_t j) const {
       return mask.allowed[static_cast<size_t>(i * seqlen_kv + j)] != 0;
     case MaskKind::position_ids:
       return j < mask.pos[static_cast<size_t>(b * seqlen_q + i)] + 1;
+    case MaskKind::kv_cache: {
+      const int64_t cached = seqlen_kv - seqlen_q;
+      if (j >= cached) return j - cached <= i;
+      const auto at = static_cast<size_t>(b * seqlen_q + i);
+      const int64_t begin = mask.cache_begin[at], end = mask.cache_end[at];
+      return begin <= end ? j >= begin && j < end : j >= begin || j < end;
+    }
   }
   return false;
 }
@@ -224,6 +256,7 @@ std::optional<std::pair<int64_t, int64_t>> AttentionSpec::visible_range(int64_t 
     case MaskKind::position_ids:
       return clamp(0, mask.pos[static_cast<size_t>(b * seqlen_q + i)] + 1);
     case MaskKind::explicit_mask:
+    case MaskKind::kv_cache:  // cached range and active keys need not be contiguous
       break;
   }
   return std::nullopt;

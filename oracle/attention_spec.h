@@ -14,13 +14,28 @@
 
 namespace ncv::oracle {
 
-enum class MaskKind : uint8_t { none, causal, sliding_window, explicit_mask, position_ids };
+enum class MaskKind : uint8_t {
+  none,
+  causal,
+  sliding_window,
+  explicit_mask,
+  position_ids,
+  kv_cache
+};
 
 struct Mask {
   MaskKind kind = MaskKind::none;
   int64_t window = 0;            // sliding_window
   std::vector<uint8_t> allowed;  // explicit_mask: [seqlen_q][seqlen_kv], shared by batch/heads
   std::vector<int64_t> pos;      // position_ids: [batch][seqlen_q]
+  // kv_cache, decoding against a KV cache (nki-library attention_tkg): the last seqlen_q keys are
+  // the active tokens, causal among themselves (active key seqlen_kv - seqlen_q + a is visible to
+  // query i iff a <= i); the C = seqlen_kv - seqlen_q cached keys before them are visible to query
+  // i of batch b iff they lie in [cache_begin, cache_end) of (b, i), or, when cache_begin >
+  // cache_end (a sliding window wrapping around a circular cache), in [cache_begin, C) or
+  // [0, cache_end). Both are [batch][seqlen_q] with values in [0, C]. Cached keys outside the
+  // range are stale entries the kernel must not read into the result.
+  std::vector<int64_t> cache_begin, cache_end;
 };
 
 // Rotary position embedding applied to q and k before the scores (rotate-half convention:
@@ -60,6 +75,8 @@ struct AttentionSpec {
 
   // Throws SpecError naming the JSON path of the offending field ("mask.window", "heads", ...).
   void validate() const;
+  // The kv_cache mask's ranges (part of validate()).
+  void validate_cache_ranges() const;
   // Key j visible to query i of batch b (the mask only; sinks are always present).
   bool visible(int64_t b, int64_t i, int64_t j) const;
   // The visible keys of query i of batch b, ascending, into `out` (cleared first).

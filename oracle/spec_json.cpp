@@ -193,10 +193,17 @@ SpecFile parse_spec_json(const json& doc) {
       check_known(m, "mask", {"kind", "pos"});
       s.mask.kind = MaskKind::position_ids;
       s.mask.pos = int_table(require(m, "mask", "pos"), "mask.pos", s.batch, s.seqlen_q);
+    } else if (k == "kv_cache") {
+      check_known(m, "mask", {"kind", "cache_begin", "cache_end"});
+      s.mask.kind = MaskKind::kv_cache;
+      s.mask.cache_begin =
+          int_table(require(m, "mask", "cache_begin"), "mask.cache_begin", s.batch, s.seqlen_q);
+      s.mask.cache_end =
+          int_table(require(m, "mask", "cache_end"), "mask.cache_end", s.batch, s.seqlen_q);
     } else {
-      throw SpecError("mask.kind",
-                      "unknown mask kind \"" + k +
-                          "\" (known: none, causal, sliding_window, explicit, position_ids)");
+      throw SpecError("mask.kind", "unknown mask kind \"" + k +
+                                       "\" (known: none, causal, sliding_window, explicit, "
+                                       "position_ids, kv_cache)");
     }
   }
   if (auto it = doc.find("sink"); it != doc.end()) {

@@ -12,7 +12,11 @@ rc::Gen<oracle::Mask> gen_mask(const oracle::AttentionSpec& shape) {
     oracle::Mask m;
     m.kind = *shrinking_choice<oracle::MaskKind>(
         {oracle::MaskKind::none, oracle::MaskKind::causal, oracle::MaskKind::sliding_window,
-         oracle::MaskKind::explicit_mask, oracle::MaskKind::position_ids});
+         oracle::MaskKind::explicit_mask, oracle::MaskKind::position_ids,
+         oracle::MaskKind::kv_cache});
+    if (m.kind == oracle::MaskKind::kv_cache && shape.seqlen_q > shape.seqlen_kv) {
+      m.kind = oracle::MaskKind::causal;  // needs the active queries among the keys
+    }
     switch (m.kind) {
       case oracle::MaskKind::none:
       case oracle::MaskKind::causal:
@@ -36,6 +40,14 @@ rc::Gen<oracle::Mask> gen_mask(const oracle::AttentionSpec& shape) {
             static_cast<size_t>(shape.batch * shape.seqlen_q),
             rc::gen::inRange<int64_t>(-1, shape.seqlen_kv + 1));
         break;
+      case oracle::MaskKind::kv_cache: {
+        // Any begin and end in [0, C]: empty ranges, whole caches and wrapped windows.
+        const auto n = static_cast<size_t>(shape.batch * shape.seqlen_q);
+        const auto edge = rc::gen::inRange<int64_t>(0, shape.seqlen_kv - shape.seqlen_q + 1);
+        m.cache_begin = *rc::gen::container<std::vector<int64_t>>(n, edge);
+        m.cache_end = *rc::gen::container<std::vector<int64_t>>(n, edge);
+        break;
+      }
     }
     return m;
   });

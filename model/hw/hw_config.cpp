@@ -54,6 +54,9 @@ HwConfig make_trn2() {
   c.scalar_ghz = 1.2;
   c.gpsimd_ghz = 1.2;
   c.scalar_tensor_copy = true;  // ARCH3: ScalarE bit-accurate copies on v3+
+  // ARCH3, ISA-NEW nc_transpose: v3+ TensorE transpose mode is bit-accurate (16-bit PSUM output
+  // for 16-bit input).
+  c.tensor_transpose_bit_exact = true;
   return c;
 }
 

@@ -39,7 +39,10 @@ struct HwConfig {
   int64_t matmul_max_n = 0;
   // A matmul destination may span PSUM banks (N beyond one bank of fp32); else it lies in one.
   bool matmul_dst_spans_banks = false;
-  int64_t tensor_transpose_max = 0;   // Tensor engine transpose up to [L, L]
+  int64_t tensor_transpose_max = 0;  // Tensor engine transpose up to [L, L]
+  // The Tensor engine transposes in "transpose mode": bits moved unchanged (NaN/Inf stay in
+  // place, -0 stays -0); else as an identity matmul (v2), where an Inf or NaN spreads.
+  bool tensor_transpose_bit_exact = false;
   int64_t vector_transpose_max = 0;   // Vector engine transpose up to [L, L]
   int64_t free_max_sbuf_elems = 0;    // Vector/Scalar elements per partition of an SBUF operand
   int64_t free_max_psum_elems = 0;    // ... of a PSUM operand

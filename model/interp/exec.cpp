@@ -144,7 +144,10 @@ void Interpreter::exec(int core, const Transpose& i) {
   }
   if (i.engine == Engine::Tensor) check_psum_bank(dst, "transpose destination");
   if (opts_.compute_values) {
-    if (i.engine == Engine::Tensor) {
+    // From NeuronCore-v3 on, the Tensor engine's transpose mode moves bits like the Vector
+    // engine's transpose (model/hw/hw_config.h tensor_transpose_bit_exact); only v2 multiplies
+    // by the identity.
+    if (i.engine == Engine::Tensor && !hw_.tensor_transpose_bit_exact) {
       if (opts_.observer) opts_.observer->transpose_tensor(dst.view, src.view);
       exec_transpose_tensor(opts_.mode, dst.view, src.view);
     } else {

@@ -48,7 +48,8 @@ void exec_matmul(ExecMode mode, const View& dst, const View& stationary, const V
 
 // Tensor engine transpose: dst[F, P] = src[P, F] computed as a matmul of src (stationary) with
 // the P x P identity (moving), so -0 becomes +0 and a NaN/Inf spreads along its output row,
-// as on NeuronCore-v2 (ARCH3: the v2 transpose is not bit-accurate for NaN/Inf).
+// as on NeuronCore-v2 (ARCH3: the v2 transpose is not bit-accurate for NaN/Inf). From v3 on the
+// interpreter uses exec_transpose_vector's bit movement for it instead (transpose mode).
 void exec_transpose_tensor(ExecMode mode, const View& dst, const View& src);
 // Vector engine transpose (<= 32x32): exact bit movement (same dtype).
 void exec_transpose_vector(ExecMode mode, const View& dst, const View& src);

@@ -203,6 +203,34 @@ TEST(SpecVisible, RangeMatchesVisibleForContiguousMasks) {
   EXPECT_FALSE(s.visible_range(0, 0).has_value());
 }
 
+TEST(SpecVisible, KvCacheRangesAndCausalActiveTail) {
+  AttentionSpec s;
+  s.batch = 2;
+  s.seqlen_q = 2;    // two active tokens: keys 8 and 9
+  s.seqlen_kv = 10;  // eight cached keys 0..7
+  s.mask.kind = MaskKind::kv_cache;
+  // Batch 0: cached [0, 3) for both queries (stale keys 3..7). Batch 1: a window wrapping the
+  // circular cache, [6, 8) and [0, 2) for query 0; an empty range for query 1.
+  s.mask.cache_begin = {0, 0, 6, 4};
+  s.mask.cache_end = {3, 3, 2, 4};
+  ASSERT_NO_THROW(s.validate());
+  auto keys = [&](int64_t b, int64_t i) {
+    std::vector<int64_t> out;
+    s.visible_keys(b, i, out);
+    return out;
+  };
+  EXPECT_EQ(keys(0, 0), (std::vector<int64_t>{0, 1, 2, 8}));
+  EXPECT_EQ(keys(0, 1), (std::vector<int64_t>{0, 1, 2, 8, 9}));
+  EXPECT_EQ(keys(1, 0), (std::vector<int64_t>{0, 1, 6, 7, 8}));
+  EXPECT_EQ(keys(1, 1), (std::vector<int64_t>{8, 9}));
+  EXPECT_FALSE(s.visible_range(0, 0).has_value());
+  s.mask.cache_end[1] = 9;  // beyond the cached keys
+  EXPECT_THROW(s.validate(), SpecError);
+  s.mask.cache_end[1] = 3;
+  s.seqlen_q = 11;
+  EXPECT_THROW(s.validate(), SpecError);
+}
+
 TEST(SpecIndex, GqaAndPagedCache) {
   AttentionSpec s = base();
   EXPECT_EQ(s.group_size(), 2);

@@ -373,6 +373,23 @@ RC_GTEST_PROP(InstrTranspose, TensorEngineIsAnIdentityMatmul, ()) {
   check_case(c, {stored(c, dst, want)});
 }
 
+RC_GTEST_PROP(InstrTranspose, TensorEngineMovesBitsFromNeuronCoreV3, ()) {
+  // Transpose mode (trn2, trn3): NaN and Inf stay where they are and -0 stays -0, unlike the
+  // identity matmul above; raw bits include NaN payloads and infinities.
+  const DType t = pick_dtype(kFloatDTypes);
+  const int64_t P = pick_size(1, 128);
+  const std::vector<int64_t> free = pick_free_shape(128, 2);
+  const int64_t F = elements(free);
+  const HwConfig* hw = *rc::gen::element(&hw_config_trn2(), &hw_config_trn3()).as("generation");
+  InstrCase c("transpose_mode_case", hw);
+  const Placed src = loaded_operand(c, Memory::SBUF, t, P, free, reads(Memory::SBUF, t),
+                                    pick_value_mix({ValueMix::hard, ValueMix::raw_bits}));
+  const Placed dst = target(c, Memory::PSUM, t, F, {P});
+  c.b().transpose(c.at(dst.buf, dst.view), c.at(src.buf, src.view), Engine::Tensor);
+  const Expected want = expect::transpose_vector(c.initial(src.buf, src.view));
+  check_case(c, {stored(c, dst, want)});
+}
+
 RC_GTEST_PROP(InstrTranspose, VectorEngineMovesBitsIn32x32Blocks, ()) {
   const DType t = pick_dtype(kAllDTypesList);
   const int64_t P = pick_size(1, 32);
