@@ -8,6 +8,7 @@
 
 #include "kernels/check.h"
 #include "kernels/registry.h"
+#include "model/hw/hw_config.h"
 #include "model/interp/interpreter.h"
 #include "oracle/bias_values.h"
 #include "properties/shrinking_choice.h"
@@ -31,8 +32,10 @@ struct Outcome {
 Outcome run_case(const KernelUnderTest& k, const KernelCase& c, const oracle::AttentionSpec& spec,
                  const oracle::AttentionInputs& in) {
   const Program& p = k.program(c.options);
+  RunOptions ro;
+  ro.hw = find_hw_config(kernels::default_generation(*k.variant));  // the kernel's own
   RunResult r =
-      run_program(p, c.params, kernels::pack_inputs(k.variant->layout, p, c.params, spec, in));
+      run_program(p, c.params, kernels::pack_inputs(k.variant->layout, p, c.params, spec, in), ro);
   Outcome o;
   if (r.error) {
     o.error = *r.error;
@@ -177,6 +180,7 @@ void prop_matches_oracle(const KernelUnderTest& k, const Budget& b) {
   const oracle::AttentionInputs in = make_values(spec, c.values);
   kernels::CheckOptions opts;
   opts.exact_oracle_max_macs = kExactOracleMaxMacs;
+  opts.run.hw = find_hw_config(kernels::default_generation(*k.variant));  // the kernel's own
   const kernels::CaseResult r =
       kernels::check_inputs(*k.variant, k.program(c.options), c.options, c.params, spec, in, opts);
   if (r.run_error) fail(k, c, "model error: " + r.run_error->message);
