@@ -62,12 +62,21 @@ struct Counts {
 
 using ClassCounts = std::map<solver::ObligationClass, Counts>;
 
-// What prove runs: each (generation, program) pair in generation order, and the pairs left out
-// because the program's kernel does not run on that generation.
+// What prove runs: each (generation, program) pair in generation order, and the (kernel,
+// generation) pairs left out because the kernel does not run there (one entry per kernel, not
+// per option program).
 struct ProveJobs {
   std::vector<std::pair<const HwConfig*, const kernels::LabelledProgram*>> run;
-  std::vector<std::pair<std::string, SkippedGeneration>> skipped;  // program label, why
-  size_t generations = 0;
+  std::vector<std::pair<std::string, SkippedGeneration>> skipped;  // kernel name, why
+  size_t generations = 0;    // named by --gen, skipped ones included
+  size_t skipped_pairs = 0;  // (program, generation) pairs not proved
+  void skip(const std::string& kernel, const SkippedGeneration& s) {
+    ++skipped_pairs;
+    for (const auto& [k, t] : skipped) {
+      if (k == kernel && t.gen == s.gen) return;
+    }
+    skipped.emplace_back(kernel, s);
+  }
 };
 
 ProveJobs prove_jobs(const ProveCommandOptions& opts,
@@ -81,9 +90,9 @@ ProveJobs prove_jobs(const ProveCommandOptions& opts,
       for (const kernels::LabelledProgram& lp : programs) jobs.run.emplace_back(hw, &lp);
     }
     for (const SkippedGeneration& s : plan.skipped) {
-      for (const kernels::LabelledProgram& lp : programs) jobs.skipped.emplace_back(lp.label, s);
+      for (size_t k = 0; k < programs.size(); ++k) jobs.skip(v ? v->name : opts.target, s);
     }
-    jobs.generations = plan.run.size();
+    jobs.generations = plan.run.size() + plan.skipped.size();
     return jobs;
   }
   if (opts.gen.empty()) {
@@ -101,7 +110,7 @@ ProveJobs prove_jobs(const ProveCommandOptions& opts,
       if (why.empty()) {
         jobs.run.emplace_back(hw, &lp);
       } else {
-        jobs.skipped.emplace_back(lp.label, SkippedGeneration{hw->name, why});
+        jobs.skip(lp.variant->name, SkippedGeneration{hw->name, why});
       }
     }
   }
@@ -167,7 +176,7 @@ int run_prove(const ProveCommandOptions& opts) {
   if (opts.json) {
     nlohmann::json skipped = nlohmann::json::array();
     for (const auto& [label, skip] : jobs.skipped) {
-      skipped.push_back({{"program", label}, {"gen", skip.gen}, {"reason", skip.reason}});
+      skipped.push_back({{"kernel", label}, {"gen", skip.gen}, {"reason", skip.reason}});
     }
     nlohmann::json j{{"programs", jprograms},
                      {"skipped", skipped},
@@ -186,7 +195,7 @@ int run_prove(const ProveCommandOptions& opts) {
               << " generation(s)"
               << (jobs.skipped.empty()
                       ? ""
-                      : " less " + std::to_string(jobs.skipped.size()) + " skipped pair(s)")
+                      : " less " + std::to_string(jobs.skipped_pairs) + " skipped pair(s)")
               << ", " << seconds(s) << ":\n";
     for (solver::ObligationClass c : solver::kObligationClasses) {
       std::cout << "  " << solver::obligation_class_name(c) << ": " << total[c].str() << "\n";
