@@ -52,23 +52,28 @@ Program swap_kernel() {
   return b.finish();
 }
 
-// Only core 0 sends (a loop with trip count 1 - program_id), so core 1 is one instruction
-// ahead: it stores `recv` in the very step core 0 writes it. With `zero_first`, core 1 has
-// zeroed its `recv` before; without, its store may read bytes nobody wrote yet.
+// Only core 0 publishes its tile through shared HBM (a loop with trip count 1 - program_id), so
+// core 1 is one instruction ahead: it reads `shared` in the very step core 0 writes it. (A
+// transfer into the peer's SBUF could not race so: it is a rendezvous, model/interp/README.md.)
+// With `zero_first`, both cores have zeroed `shared` before; without, core 1 may read bytes
+// nobody wrote yet.
 Program racy_kernel(bool zero_first) {
   Builder b("racy");
   b.grid(2);
   Expr pid = Builder::program_id();
   auto x = b.input("x", DType::fp32, {256, 16});
   auto y = b.output("y", DType::fp32, {256, 16});
+  auto shared = b.scratch("shared", DType::fp32, {128, 16});
   auto mine = b.sbuf("mine", DType::fp32, {128, 16});
   auto recv = b.sbuf("recv", DType::fp32, {128, 16});
   b.dma_copy(mine(), x({ds(pid * 128, 128), all()}));
-  if (zero_first) b.memset(recv(), 0.0f);
-  b.sequential_range("only_core0", 1 - pid,
-                     [&](Expr) { b.dma_copy(on_core(recv(), 1 - pid), mine()); });
-  // Core 0's own recv: its own copy of mine, so core 0's half is always defined.
-  b.sequential_range("only_core0_own", 1 - pid, [&](Expr) { b.tensor_copy(recv(), mine()); });
+  if (zero_first) {
+    auto zeros = b.sbuf("zeros", DType::fp32, {128, 16});
+    b.memset(zeros(), 0.0f);
+    b.dma_copy(shared(), zeros());  // both cores, the same bytes
+  }
+  b.sequential_range("only_core0", 1 - pid, [&](Expr) { b.dma_copy(shared(), mine()); });
+  b.dma_copy(recv(), shared());
   b.dma_copy(y({ds(pid * 128, 128), all()}), recv());
   return b.finish();
 }
