@@ -41,9 +41,40 @@ Access fold_blocks(const TensorRef& cache, const TensorRef& table_sb, const Bloc
 void load_block_table(Builder& b, const TensorRef& table, const TensorRef& table_sb,
                       const BlockKvTile& t) {
   check_tile(t);
-  b.affine_range("table_fold", t.folds, [&](Expr f) {
-    const Access src = table({ds(t.batch_start, t.batches), ds((t.fold_start + f) * P, P)});
-    b.dma_copy(table_sb({all(), ds(f * t.batches, t.batches)}), transposed(src));
+  if (t.resize == 1) {
+    // attention_tkg.py 3429–3465: table columns of the tile's folds, partition-major.
+    b.affine_range("table_fold", t.folds, [&](Expr f) {
+      const Access src = table({ds(t.batch_start, t.batches), ds((t.fold_start + f) * P, P)});
+      b.dma_copy(table_sb({all(), ds(f * t.batches, t.batches)}), transposed(src));
+    });
+    return;
+  }
+  // attention_tkg.py 3466–3545 (rf > 1, batches <= 128: one batch chunk): the tile's original
+  // entries with batches on partitions, each entry e expanded to the rf sub-blocks e·rf + r in
+  // fp32, then one PE transpose per fold into the [128, batches] columns (uint32 again).
+  const int64_t rf = t.resize;
+  const Expr orig = Expr::floordiv(t.folds * P, rf);  // original blocks of this tile
+  b.sequential_range("table_resize_scope", 1, [&](Expr) {
+    auto pre = b.sbuf("active_blk_pre_reshape", DType::uint32, {t.batches, orig, Expr(1)});
+    b.dma_copy(pre(), table({ds(t.batch_start, t.batches),
+                             ds(Expr::floordiv(t.fold_start * P, rf), orig)}));
+    auto arange = b.sbuf("reshape_arange", DType::uint32, {t.batches, Expr(1), Expr(rf)});
+    b.iota(arange(), Expr(0), 0, {0, 1});
+    // scalar_tensor_tensor(data = pre broadcast over r, op0 = multiply by rf, op1 = add arange
+    // broadcast over the blocks) into fp32 (line 3515): the IR has no scalar_tensor_tensor;
+    // the same fp32 arithmetic in two exact steps (values < 2^24).
+    auto expanded = b.sbuf("active_blk_reshaped", DType::fp32, {t.batches, orig, Expr(rf)});
+    b.tensor_scalar(expanded(), broadcast(pre(), 2, Expr(rf)), AluOp::multiply,
+                    Imm{static_cast<float>(rf)}, false, std::nullopt, Imm{0.0f}, false,
+                    Engine::Vector);
+    b.tensor_tensor(expanded(), expanded(), broadcast(arange(), 1, orig), AluOp::add,
+                    Engine::Vector);
+    b.affine_range("table_fold", t.folds, [&](Expr f) {
+      auto tp = b.psum("active_blk_transposed", DType::fp32, {Expr(P), t.batches});
+      // Fold f's 128 sub-blocks: original blocks f·128/rf .. (f + 1)·128/rf − 1, all r.
+      b.transpose(tp(), expanded({all(), ds(f * (P / rf), P / rf), all()}), Engine::Tensor);
+      b.tensor_copy(table_sb({all(), ds(f * t.batches, t.batches)}), tp(), Engine::Vector);
+    });
   });
 }
 
@@ -71,7 +102,7 @@ void load_block_k(Builder& b, const TensorRef& k_cache, const TensorRef& table_s
         const Expr j = jj + g * grp;
         auto tp = b.psum("k_tp_g" + std::to_string(g), load_dtype, {d, P});
         b.transpose(tp(), k_loaded({all(), ds(j * d, d)}), Engine::Tensor);
-        b.tensor_copy(sub(k_sb, 1, (f * bl + j) * P, Expr(P)), tp(),
+        b.tensor_copy(sub(k_sb, 1, f * bl + j, Expr(1)), tp(),
                       g % 2 == 0 ? Engine::Vector : Engine::Scalar);
       });
     }
@@ -83,34 +114,66 @@ void load_block_v(Builder& b, const TensorRef& v_cache, const TensorRef& table_s
   check_tile(t);
   const int64_t bl = t.block_len;
   b.affine_range("v_fold", t.folds, [&](Expr f) {
-    b.dma_copy(sub(v_sb, 1, f * t.d_head * bl, t.d_head * bl),
-               fold_blocks(v_cache, table_sb, t, f, batch));
+    b.dma_copy(sub(v_sb, 1, f * bl, Expr(bl)), fold_blocks(v_cache, table_sb, t, f, batch));
   });
 }
+
+namespace {
+
+// The last s_active slots of the tile in the block layout (attention_tkg.py 1803–1812): they
+// cover nb = ceil(s_a / bl) blocks, the partitions 128 − nb .. 127 of the last fold; the first of
+// them holds active tokens from row extra = nb·bl − s_a on, the others whole blocks. `place`
+// gets (first partition, rows, first row, first active token, tokens per partition) for the
+// partial block (one call) and each whole block after it (a loop over them: the source copies
+// them with one access pattern of two free dims; an IR access has one dim per tensor dim, and the
+// active tokens are one).
+template <typename F>
+void each_active_block(Builder& b, const BlockKvTile& t, Expr s_active, const std::string& name,
+                       F&& place) {
+  const int64_t bl = t.block_len;
+  const Expr nb = Expr::floordiv(s_active + (bl - 1), bl);
+  const Expr extra = nb * bl - s_active;
+  const Expr last_fold_tile = (t.folds - 1) * bl;  // tile of row 0 of the last fold
+  // Partial (or, when extra = 0, whole) first block: partition 128 − nb, rows extra .. bl − 1,
+  // active tokens 0 .. bl − extra − 1.
+  place(Expr(P) - nb, last_fold_tile + extra, Expr(bl) - extra, Expr(0));
+  // Whole blocks: partition 128 − nb + 1 + k, rows 0 .. bl − 1, tokens bl − extra + k·bl ...
+  b.affine_range(name, nb - 1, [&](Expr k) {
+    place(Expr(P) - nb + 1 + k, last_fold_tile, Expr(bl), Expr(bl) - extra + k * bl);
+  });
+}
+
+}  // namespace
 
 void place_block_k_active(Builder& b, const BlockKvTile& t, const Access& k_sb,
                           const TensorRef& k_active_sb, Expr global_batch, Expr s_active) {
   check_tile(t);
-  const Expr n = t.folds * t.block_len;
-  // Columns (n − s_a + a)·128 + 127: partition 127's rows bl − s_a.. of the last fold.
-  b.tensor_copy(sub(k_sb, 1, (n - s_active) * P + (P - 1), s_active, P),
-                k_active_sb({all(), ds(global_batch * s_active, s_active)}));
+  each_active_block(b, t, s_active, "k_active_blk", [&](Expr p, Expr t0, Expr rows, Expr a0) {
+    b.tensor_copy(sub(sub(k_sb, 1, t0, rows), 2, p, Expr(1)),
+                  k_active_sb({all(), one(global_batch), ds(a0, rows)}));
+  });
 }
 
 void place_block_v_active(Builder& b, const BlockKvTile& t, const Access& v_sb,
                           const TensorRef& v_active, Expr global_batch, Expr s_active) {
   check_tile(t);
-  const Expr n = t.folds * t.block_len;
-  b.dma_copy(
-      sub(sub(v_sb, 0, Expr(P - 1), Expr(1)), 1, (n - s_active) * t.d_head, s_active * t.d_head),
-      v_active({one(global_batch), all(), all(), all()}));
+  each_active_block(b, t, s_active, "v_active_blk", [&](Expr p, Expr t0, Expr rows, Expr a0) {
+    b.dma_copy(sub(sub(v_sb, 0, p, Expr(1)), 1, t0, rows),
+               v_active({one(global_batch), all(), ds(a0, rows), all()}));
+  });
 }
 
 void load_block_active_mask(Builder& b, const BlockKvTile& t, const TensorRef& mask_out,
                             const TensorRef& active_mask, Expr tiles, Expr s_active) {
   check_tile(t);
-  b.dma_copy(mask_out({ds(P - 1, 1), ds(tiles - s_active, s_active), all(), all(), all()}),
-             active_mask({all(), ds(t.batch_start, t.batches), all(), all()}));
+  // gen_mask_tkg.py 684–743: one DMA per active key k at (p, f) of slot tile_slots − s_a + k.
+  b.affine_range("active_key", s_active, [&](Expr k) {
+    const Expr q = Expr(P * t.block_len) - s_active + k;  // position within the last fold
+    const Expr p = Expr::floordiv(q, t.block_len);
+    const Expr f = tiles - t.block_len + Expr::mod(q, t.block_len);
+    b.dma_copy(mask_out({ds(p, 1), ds(f, 1), all(), all(), all()}),
+               active_mask({one(k), ds(t.batch_start, t.batches), all(), all()}));
+  });
 }
 
 }  // namespace ncv::kernels::tkg

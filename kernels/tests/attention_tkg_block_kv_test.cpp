@@ -24,11 +24,13 @@ namespace {
 constexpr int64_t P = kSlotPartitions;
 
 struct LoadCase {
-  int64_t batches = 2, block_len = 8, folds = 2, d = 16, s_active = 3;
+  // block_len is the table's; the kernel works with block_len / resize (folds count those).
+  int64_t batches = 2, block_len = 8, resize = 1, folds = 2, d = 16, s_active = 3;
   // The tile: batches [batch_start, batch_start + tile_batches), folds [fold_start, + tile_folds).
   int64_t batch_start = 0, tile_batches = 2, fold_start = 0, tile_folds = 2;
   DType kv = DType::bf16;
-  int64_t slots() const { return folds * P * block_len; }
+  int64_t bl_r() const { return block_len / resize; }
+  int64_t slots() const { return folds * P * bl_r(); }
   int64_t per_batch() const { return slots() / block_len; }
   int64_t num_blocks() const { return (batches + 1) * per_batch(); }
 };
@@ -40,38 +42,40 @@ struct LoadRun {
 
 LoadRun run_loads(const LoadCase& c) {
   Builder b("attention_tkg_block_kv_test");
-  const int64_t nblk = c.num_blocks(), bl = c.block_len, d = c.d;
+  const int64_t nblk = c.num_blocks(), bl = c.bl_r(), rf = c.resize, d = c.d;
   const int64_t n = c.tile_folds * bl;
   auto table = b.input("table", DType::uint32, {c.batches, c.per_batch()}, ValueRange{0, nblk - 1});
-  auto k_cache = b.input("k_cache", c.kv, {nblk, bl, d});
-  auto v_cache = b.input("v_cache", c.kv, {nblk, bl, d});
-  auto k_active = b.input("k_active", c.kv, {d, c.batches * c.s_active});
+  // The cache [num_blocks, block_len, d] read as [num_blocks·rf, block_len / rf, d].
+  auto k_cache = b.input("k_cache", c.kv, {nblk * rf, bl, d});
+  auto v_cache = b.input("v_cache", c.kv, {nblk * rf, bl, d});
+  auto k_active = b.input("k_active", c.kv, {d, c.batches, c.s_active});
   auto v_active = b.input("v_active", c.kv, {c.batches, 1, c.s_active, d});
-  auto k_out = b.output("k_out", c.kv, {c.tile_batches, d, n * P});
-  auto v_out = b.output("v_out", c.kv, {c.tile_batches, P, n * d});
+  auto k_out = b.output("k_out", c.kv, {c.tile_batches, d, n, P});
+  auto v_out = b.output("v_out", c.kv, {c.tile_batches, P, n, d});
   BlockKvTile t;
   t.block_len = bl;
+  t.resize = rf;
   t.d_head = Expr(d);
   t.folds = Expr(c.tile_folds);
   t.fold_start = Expr(c.fold_start);
   t.batches = Expr(c.tile_batches);
   t.batch_start = Expr(c.batch_start);
-  t.max_blocks = nblk;
+  t.max_blocks = nblk * rf;
   auto table_sb =
       b.sbuf("active_blocks_sb", DType::uint32, {P, Expr(c.tile_folds * c.tile_batches)});
   load_block_table(b, table, table_sb, t);
-  auto k_active_sb = b.sbuf("k_active_sb", c.kv, {d, c.batches * c.s_active});
+  auto k_active_sb = b.sbuf("k_active_sb", c.kv, {d, c.batches, c.s_active});
   b.dma_copy(k_active_sb(), k_active());
   const DType load = c.kv == DType::fp8_e4m3 ? DType::bf16 : c.kv;
   b.affine_range("i_b", Expr(c.tile_batches), [&](Expr bi) {
-    auto k_sb = b.sbuf("k_sb", c.kv, {d, n * P});
+    auto k_sb = b.sbuf("k_sb", c.kv, {d, n, P});
     load_block_k(b, k_cache, table_sb, t, bi, k_sb(), load);
     place_block_k_active(b, t, k_sb(), k_active_sb, bi + c.batch_start, Expr(c.s_active));
-    b.dma_copy(k_out({one(bi), all(), all()}), k_sb());
-    auto v_sb = b.sbuf("v_sb", c.kv, {P, n * d});
+    b.dma_copy(k_out({one(bi), all(), all(), all()}), k_sb());
+    auto v_sb = b.sbuf("v_sb", c.kv, {P, n, d});
     load_block_v(b, v_cache, table_sb, t, bi, v_sb());
     place_block_v_active(b, t, v_sb(), v_active, bi + c.batch_start, Expr(c.s_active));
-    b.dma_copy(v_out({one(bi), all(), all()}), v_sb());
+    b.dma_copy(v_out({one(bi), all(), all(), all()}), v_sb());
   });
   Program p = b.finish();
 
@@ -94,9 +98,9 @@ LoadRun run_loads(const LoadCase& c) {
                                    : tag * static_cast<float>(1 + (rng() % 15)));
     }
   };
-  r.k_cache = HostTensor(c.kv, {nblk, bl, d});
+  r.k_cache = HostTensor(c.kv, {nblk * rf, bl, d});
   r.v_cache = r.k_cache;
-  r.k_active = HostTensor(c.kv, {d, c.batches * c.s_active});
+  r.k_active = HostTensor(c.kv, {d, c.batches, c.s_active});
   r.v_active = HostTensor(c.kv, {c.batches, 1, c.s_active, d});
   fill(r.k_cache, 1.0f);
   fill(r.v_cache, 2.0f);
@@ -118,7 +122,8 @@ LoadRun run_loads(const LoadCase& c) {
 
 // Elements of k_out / v_out that differ (bits) from what the layout names.
 int64_t mismatches(const LoadCase& c, const LoadRun& r) {
-  const int64_t bl = c.block_len, d = c.d, n = c.tile_folds * bl;
+  // Slots follow the resized layout; a slot's table entry and row follow the table's blocks.
+  const int64_t bl = c.bl_r(), tbl = c.block_len, d = c.d, n = c.tile_folds * bl;
   const int64_t base = c.fold_start * P * bl;
   const int64_t first_active = base + n * P - c.s_active;  // the tile's last s_active slots
   int64_t bad = 0;
@@ -134,9 +139,9 @@ int64_t mismatches(const LoadCase& c, const LoadRun& r) {
             want_k = r.k_active.bits(e * c.batches * c.s_active + gb * c.s_active + a);
             want_v = r.v_active.bits((gb * c.s_active + a) * d + e);
           } else {
-            const int64_t blk = r.table[static_cast<size_t>(gb * c.per_batch() + slot / bl)];
-            want_k = r.k_cache.bits((blk * bl + slot % bl) * d + e);
-            want_v = r.v_cache.bits((blk * bl + slot % bl) * d + e);
+            const int64_t blk = r.table[static_cast<size_t>(gb * c.per_batch() + slot / tbl)];
+            want_k = r.k_cache.bits((blk * tbl + slot % tbl) * d + e);
+            want_v = r.v_cache.bits((blk * tbl + slot % tbl) * d + e);
           }
           if (r.k_out.bits((tb * d + e) * n * P + t * P + p) != want_k) ++bad;
           if (r.v_out.bits((tb * P + p) * n * d + t * d + e) != want_v) ++bad;
@@ -167,6 +172,31 @@ TEST(AttentionTkgBlockKv, Fp8CacheThroughBf16Transposes) {
   LoadCase c;
   c.kv = DType::fp8_e4m3;
   c.s_active = 1;
+  EXPECT_EQ(mismatches(c, run_loads(c)), 0);
+}
+
+TEST(AttentionTkgBlockKv, ResizedBlocksWithActiveTokensOverThreeBlocks) {
+  // Table blocks of 8 rows cut into rf = 4 sub-blocks of 2 (a 256-slot cache has 32 blocks per
+  // batch, fewer than 128): the table is expanded on chip; 5 active tokens span 3 sub-blocks.
+  LoadCase c;
+  c.block_len = 8;
+  c.resize = 4;
+  c.folds = 1;
+  c.tile_folds = 1;
+  c.s_active = 5;
+  c.batches = 3;
+  c.tile_batches = 3;
+  EXPECT_EQ(mismatches(c, run_loads(c)), 0);
+}
+
+TEST(AttentionTkgBlockKv, ResizedSecondFoldOfTwo) {
+  LoadCase c;
+  c.block_len = 16;
+  c.resize = 2;
+  c.folds = 2;
+  c.fold_start = 1;
+  c.tile_folds = 1;
+  c.s_active = 8;
   EXPECT_EQ(mismatches(c, run_loads(c)), 0);
 }
 
