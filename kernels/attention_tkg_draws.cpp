@@ -1,9 +1,12 @@
 #include "kernels/attention_tkg_draws.h"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 #include <stdexcept>
 #include <string>
+
+#include "kernels/gen_mask_tkg_swa.h"
 
 namespace ncv::kernels::tkg {
 
@@ -144,6 +147,113 @@ std::vector<double> stale_active_rows(const oracle::AttentionSpec& spec,
     }
   }
   return physical;
+}
+
+void set_block_kv(oracle::AttentionSpec& spec, int64_t block_len, uint64_t seed) {
+  std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull + 0xB10Cull);
+  spec.block_kv = draw_block_table(spec, block_len, kBlockCacheSlots / block_len, rng);
+}
+
+void draw_window_and_table(oracle::AttentionSpec& spec, uint64_t seed) {
+  std::mt19937_64 rng(seed * 0xD1B54A32D192ED03ull + 0x5A7Eull);
+  const bool block = spec.block_kv.has_value();
+  if (spec.mask.kind == oracle::MaskKind::kv_cache && spec.mask.window > 0) {
+    const int64_t S = spec.seqlen_kv;
+    const auto u = [&](int64_t n) {
+      return static_cast<int64_t>(rng() % static_cast<uint64_t>(n));
+    };
+    int64_t w = 0;
+    switch (seed % 6) {
+      case 0:
+        w = 128;  // the source's SWA tests: 128, 256, 512 (test_attention_tkg.py 831–856)
+        break;
+      case 1:
+        w = 256;
+        break;
+      case 2:
+        w = 512;
+        break;
+      case 3:
+        w = 1 + u(16);  // a few keys: most of the cache stale
+        break;
+      case 4:
+        w = S + 1 + u(S);  // beyond the cache: every cached slot (flat: start wraps past end)
+        break;
+      default:
+        w = 1 + u(S);
+    }
+    std::vector<int64_t> base(static_cast<size_t>(spec.batch));
+    for (int64_t b = 0; b < spec.batch; ++b) {
+      base[static_cast<size_t>(b)] = spec.mask.cache_end[static_cast<size_t>(b * spec.seqlen_q)];
+    }
+    set_swa_mask(spec, base, w, block);
+    spec.mask.window = w;
+  }
+  if (block) set_block_kv(spec, spec.block_kv->block_size, rng());
+}
+
+namespace {
+
+HostTensor input_tensor(const Program& p, const ParamValues& params, const std::string& name,
+                        int64_t elements) {
+  const auto id = p.find_tensor(name);
+  if (!id || p.tensor(*id).kind != TensorKind::Input) {
+    throw std::invalid_argument("kernel " + p.name + " has no input tensor '" + name + "'");
+  }
+  HostTensor h(p.tensor(*id).dtype, concrete_shape(p, *id, params));
+  if (h.num_elements() != elements) {
+    throw std::invalid_argument("attention_tkg: input '" + name + "' has " +
+                                std::to_string(h.num_elements()) + " elements, the spec needs " +
+                                std::to_string(elements));
+  }
+  return h;
+}
+
+}  // namespace
+
+void pack_block_cache(const Program& p, const ParamValues& params,
+                      const oracle::AttentionSpec& spec, const oracle::AttentionInputs& in,
+                      std::map<std::string, HostTensor>& packed) {
+  if (!spec.block_kv) throw std::invalid_argument("attention_tkg: the spec has no block table");
+  const struct {
+    const char* name;
+    const std::vector<double>& values;
+  } caches[] = {{"k_prior", in.k}, {"v_prior", in.v}};
+  for (const auto& c : caches) {
+    HostTensor h = input_tensor(p, params, c.name, spec.kv_elements());
+    const std::vector<double> stale = stale_active_rows(spec, c.values);
+    for (int64_t e = 0; e < h.num_elements(); ++e) {
+      h.set(e, static_cast<float>(stale[static_cast<size_t>(e)]));
+    }
+    packed[c.name] = std::move(h);
+  }
+  const auto& table = spec.block_kv->table;
+  HostTensor t = input_tensor(p, params, "active_blocks_table", static_cast<int64_t>(table.size()));
+  for (size_t e = 0; e < table.size(); ++e) {
+    t.set(static_cast<int64_t>(e), static_cast<float>(table[e]));
+  }
+  packed["active_blocks_table"] = std::move(t);
+}
+
+void pack_window_positions(const Program& p, const ParamValues& params,
+                           const oracle::AttentionSpec& spec,
+                           std::map<std::string, HostTensor>& packed) {
+  const SwaPositions w = swa_inputs_of(spec);
+  const auto n = static_cast<int64_t>(w.end.size());
+  HostTensor end = input_tensor(p, params, "rope_pos_ids", n);
+  HostTensor start = input_tensor(p, params, "start_pos_ids", n);
+  for (int64_t k = 0; k < n; ++k) {
+    end.set(k, static_cast<float>(w.end[static_cast<size_t>(k)]));
+    start.set(k, static_cast<float>(w.start[static_cast<size_t>(k)]));
+  }
+  packed["rope_pos_ids"] = std::move(end);
+  packed["start_pos_ids"] = std::move(start);
+}
+
+int64_t block_mask_row_slot(int64_t row, int64_t tile_slots, int64_t block_len) {
+  const int64_t region = row / tile_slots, r = row % tile_slots;
+  return region * tile_slots + slot_of(SlotLayout::block, block_len, tile_slots / kSlotPartitions,
+                                       0, r % kSlotPartitions, r / kSlotPartitions);
 }
 
 }  // namespace ncv::kernels::tkg

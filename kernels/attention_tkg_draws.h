@@ -11,6 +11,9 @@
 #include <utility>
 #include <vector>
 
+#include "model/interp/host_tensor.h"
+#include "model/interp/interpreter.h"
+#include "model/ir/program.h"
 #include "oracle/attention_spec.h"
 
 namespace ncv::kernels::tkg {
@@ -58,5 +61,41 @@ oracle::BlockKv draw_block_table(const oracle::AttentionSpec& spec, int64_t bloc
 // v_active, and a kernel that reads them from the cache instead sees different values.
 std::vector<double> stale_active_rows(const oracle::AttentionSpec& spec,
                                       std::vector<double> physical);
+
+// The physical cache of attention_tkg's block-KV programs holds this many slots
+// (num_blocks = kBlockCacheSlots / block_len) whatever the shape: the IR's indirect offsets have a
+// build-time declared range, which the solver must prove inside the cache, so the cache cannot
+// grow with the params; the domain requires bs · seqlen <= kBlockCacheSlots (a distinct block for
+// every batch's block).
+inline constexpr int64_t kBlockCacheSlots = 32768;
+
+// spec.block_kv for the block length of the source's table (block_size = block_len, num_blocks =
+// kBlockCacheSlots / block_len), drawn by draw_block_table from `seed` for spec's mask.
+void set_block_kv(oracle::AttentionSpec& spec, int64_t block_len, uint64_t seed);
+
+// Per-case draws (Variant::draw_case, after the positions): a spec whose kv_cache mask records a
+// sliding window (mask.window > 0) gets a window length drawn from `seed` — the source's test
+// windows 128, 256, 512, a short one, one beyond the cache, or uniform in [1, S] — and its ranges
+// rebuilt around the case's base positions (cache_end of each batch's first query); a block-KV
+// spec then gets a new table.
+void draw_window_and_table(oracle::AttentionSpec& spec, uint64_t seed);
+
+// Layout::pack_extra parts for block KV and SWA (attention_tkg_variant.cpp):
+// - the paged cache: "k_prior" / "v_prior" (declared [num_blocks·rf, block_len / rf, d], the same
+//   bytes as the spec's [num_blocks][1][block_len][d]) from stale_active_rows, and
+//   "active_blocks_table" [B, S / block_len] uint32 = spec.block_kv->table;
+// - the window: "rope_pos_ids" and "start_pos_ids" [1, B, s_a] fp32 = swa_inputs_of(spec).
+void pack_block_cache(const Program& p, const ParamValues& params,
+                      const oracle::AttentionSpec& spec, const oracle::AttentionInputs& in,
+                      std::map<std::string, HostTensor>& packed);
+void pack_window_positions(const Program& p, const ParamValues& params,
+                           const oracle::AttentionSpec& spec,
+                           std::map<std::string, HostTensor>& packed);
+
+// The slot of row R of the HBM mask [S, B, H, s_a] under the block layout: the kernel loads the
+// rows of each s_prior tile of `tile_slots` slots as tile-local row t·128 + p into (p, t)
+// (attention_tkg.py 1449–1455), and (p, t) holds slot fold·128·bl + p·bl + j (t = fold·bl + j)
+// of the tile; bl is the (resized) block length.
+int64_t block_mask_row_slot(int64_t row, int64_t tile_slots, int64_t block_len);
 
 }  // namespace ncv::kernels::tkg

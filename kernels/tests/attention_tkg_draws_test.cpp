@@ -137,5 +137,49 @@ TEST(AttentionTkgDraws, StaleActiveRowsNegatesOnlyActiveRows) {
   }
 }
 
+TEST(AttentionTkgDraws, PerCaseWindowsAndTablesAreValidAndVaried) {
+  std::set<int64_t> windows;
+  bool wrapped = false;
+  for (bool block : {false, true}) {
+    for (uint64_t seed = 0; seed < 12; ++seed) {
+      oracle::AttentionSpec s = decode_spec(2, 3, 4096);
+      set_swa_mask(s, {1000, 7}, 128, block);
+      s.mask.window = 128;
+      if (block) set_block_kv(s, 16, 99);
+      // the positions a check case drew (Variant::draw_case runs the positions first)
+      s.mask.cache_end = {int64_t(seed * 300), int64_t(seed * 300), int64_t(seed * 300), 5, 5, 5};
+      draw_window_and_table(s, seed);
+      ASSERT_NO_THROW(s.validate()) << seed;
+      windows.insert(s.mask.window);
+      EXPECT_EQ(s.block_kv.has_value(), block);
+      if (block) {
+        EXPECT_EQ(s.block_kv->num_blocks, kBlockCacheSlots / 16);
+      }
+      for (size_t q = 0; q < s.mask.cache_begin.size(); ++q) {
+        wrapped |= s.mask.cache_begin[q] > s.mask.cache_end[q];
+        if (block) {
+          EXPECT_LE(s.mask.cache_begin[q], s.mask.cache_end[q]);
+        }
+      }
+    }
+  }
+  EXPECT_TRUE(wrapped);
+  EXPECT_GE(windows.size(), 6u);
+}
+
+TEST(AttentionTkgDraws, BlockMaskRowsAreTheTilesSlots) {
+  // Two tiles of 2048 slots with blocks of 8: rows t·128 + p of each tile hold slot
+  // fold·1024 + p·8 + j; every slot once.
+  std::set<int64_t> seen;
+  for (int64_t r = 0; r < 4096; ++r) {
+    const int64_t slot = block_mask_row_slot(r, 2048, 8);
+    EXPECT_EQ(slot / 2048, r / 2048);
+    seen.insert(slot);
+  }
+  EXPECT_EQ(seen.size(), 4096u);
+  EXPECT_EQ(block_mask_row_slot(1 * 128 + 5, 2048, 8), 5 * 8 + 1);
+  EXPECT_EQ(block_mask_row_slot(2048 + 9 * 128 + 2, 2048, 8), 2048 + 1024 + 2 * 8 + 1);
+}
+
 }  // namespace
 }  // namespace ncv::kernels::tkg
