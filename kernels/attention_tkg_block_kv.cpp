@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "kernels/gen_mask_tkg_swa.h"
 
@@ -19,6 +20,12 @@ Access sub(Access a, size_t dim, Expr start, Expr size, int64_t step = 1) {
   a.dims[dim].size = size;
   a.dims[dim].step = step;
   return a;
+}
+
+// A PSUM tile's options: bank `bank` when the tile asks for explicit banks.
+BufferOptions psum_at(const BlockKvTile& t, Expr bank) {
+  if (t.psum_bank_bytes <= 0) return {};
+  return {.placement = Placement{Expr(0), bank * t.psum_bank_bytes}};
 }
 
 void check_tile(const BlockKvTile& t) {
@@ -42,44 +49,61 @@ void load_block_table(Builder& b, const TensorRef& table, const TensorRef& table
                       const BlockKvTile& t) {
   check_tile(t);
   if (t.resize == 1) {
-    // attention_tkg.py 3429–3465: table columns of the tile's folds, partition-major.
-    b.affine_range("table_fold", t.folds, [&](Expr f) {
-      const Access src = table({ds(t.batch_start, t.batches), ds((t.fold_start + f) * P, P)});
-      b.dma_copy(table_sb({all(), ds(f * t.batches, t.batches)}), transposed(src));
-    });
+    // attention_tkg.py 3429–3465: one DMA of the tile's table columns, partition-major: the
+    // table [B, S / bl] declared [B, S / (128 bl), 128] (the same bytes), viewed
+    // [128 (p), folds, batches] (perm 2, 1, 0) into table_sb's columns f · batches + b.
+    Access src = table({ds(t.batch_start, t.batches), ds(t.fold_start, t.folds), all()});
+    src.perm = {2, 1, 0};
+    b.dma_copy(table_sb(), src);
     return;
   }
   // attention_tkg.py 3466–3545 (rf > 1, batches <= 128: one batch chunk): the tile's original
   // entries with batches on partitions, each entry e expanded to the rf sub-blocks e·rf + r in
-  // fp32, then one PE transpose per fold into the [128, batches] columns (uint32 again).
+  // fp32, then one PE transpose per fold into table_sb [128, folds, batches] (uint32 again).
   const int64_t rf = t.resize;
   const Expr orig = Expr::floordiv(t.folds * P, rf);  // original blocks of this tile
   b.sequential_range("table_resize_scope", 1, [&](Expr) {
-    auto pre = b.sbuf("active_blk_pre_reshape", DType::uint32, {t.batches, orig, Expr(1)});
+    auto pre =
+        b.sbuf("active_blk_pre_reshape" + t.suffix, DType::uint32, {t.batches, orig, Expr(1)});
     b.dma_copy(pre(), table({ds(t.batch_start, t.batches),
                              ds(Expr::floordiv(t.fold_start * P, rf), orig)}));
-    auto arange = b.sbuf("reshape_arange", DType::uint32, {t.batches, Expr(1), Expr(rf)});
+    auto arange =
+        b.sbuf("reshape_arange" + t.suffix, DType::uint32, {t.batches, Expr(1), Expr(rf)});
     b.iota(arange(), Expr(0), 0, {0, 1});
     // scalar_tensor_tensor(data = pre broadcast over r, op0 = multiply by rf, op1 = add arange
     // broadcast over the blocks) into fp32 (line 3515): the IR has no scalar_tensor_tensor;
     // the same fp32 arithmetic in two exact steps (values < 2^24).
-    auto expanded = b.sbuf("active_blk_reshaped", DType::fp32, {t.batches, orig, Expr(rf)});
+    auto expanded =
+        b.sbuf("active_blk_reshaped" + t.suffix, DType::fp32, {t.batches, orig, Expr(rf)});
     b.tensor_scalar(expanded(), broadcast(pre(), 2, Expr(rf)), AluOp::multiply,
                     Imm{static_cast<float>(rf)}, false, std::nullopt, Imm{0.0f}, false,
                     Engine::Vector);
     b.tensor_tensor(expanded(), expanded(), broadcast(arange(), 1, orig), AluOp::add,
                     Engine::Vector);
     b.affine_range("table_fold", t.folds, [&](Expr f) {
-      auto tp = b.psum("active_blk_transposed", DType::fp32, {Expr(P), t.batches});
+      auto tp = b.psum("active_blk_transposed" + t.suffix, DType::fp32, {Expr(P), t.batches},
+                       psum_at(t, Expr::mod(f, 8)));
       // Fold f's 128 sub-blocks: original blocks f·128/rf .. (f + 1)·128/rf − 1, all r.
       b.transpose(tp(), expanded({all(), ds(f * (P / rf), P / rf), all()}), Engine::Tensor);
-      b.tensor_copy(table_sb({all(), ds(f * t.batches, t.batches)}), tp(), Engine::Vector);
+      b.tensor_copy(table_sb({all(), one(f), all()}), tp(), Engine::Vector);
     });
   });
 }
 
+std::vector<Expr> block_table_sb_shape(const BlockKvTile& t) {
+  if (t.resize == 1) return {Expr(P), t.folds * t.batches};
+  return {Expr(P), t.folds, t.batches};
+}
+
+std::vector<Expr> block_table_shape(const BlockKvTile& t, Expr batches, Expr seqlen,
+                                    int64_t table_block_len) {
+  if (t.resize == 1) return {batches, Expr::floordiv(seqlen, P * table_block_len), Expr(P)};
+  return {batches, Expr::floordiv(seqlen, table_block_len)};
+}
+
 Access block_column(const TensorRef& table_sb, const BlockKvTile& t, Expr fold, Expr batch) {
-  return table_sb({all(), ds(fold * t.batches + batch, 1)});
+  if (t.resize == 1) return table_sb({all(), ds(fold * t.batches + batch, 1)});
+  return table_sb({all(), one(fold), one(batch)});
 }
 
 void load_block_k(Builder& b, const TensorRef& k_cache, const TensorRef& table_sb,
@@ -87,25 +111,23 @@ void load_block_k(Builder& b, const TensorRef& k_cache, const TensorRef& table_s
   check_tile(t);
   const int64_t bl = t.block_len;
   const Expr d = t.d_head;
-  // transpose_grp_size = min(8, bl) (line 1686); bl > 8 must be a multiple of 8 (1689–1695).
-  const int64_t grp = std::min<int64_t>(8, bl);
-  if (bl % grp != 0) {
+  // The source requires a block length above 8 to be a multiple of 8 (lines 1686–1695).
+  if (bl > 8 && bl % 8 != 0) {
     throw std::invalid_argument("block KV: a block length above 8 must be a multiple of 8");
   }
   b.affine_range("k_fold", t.folds, [&](Expr f) {
-    auto k_loaded = b.sbuf("k_loaded", load_dtype, {P, d * bl});
+    auto k_loaded = b.sbuf("k_loaded" + t.suffix, load_dtype, {P, d * bl});
     b.dma_copy(k_loaded(), fold_blocks(k_cache, table_sb, t, f, batch));
-    // Groups of 8 rows: even groups copy on the Vector engine, odd ones on the Scalar engine
-    // (1712–1717); the group index is static (bl is), the row within a group a loop.
-    for (int64_t g = 0; g < bl / grp; ++g) {
-      b.affine_range("k_row", Expr(grp), [&](Expr jj) {
-        const Expr j = jj + g * grp;
-        auto tp = b.psum("k_tp_g" + std::to_string(g), load_dtype, {d, P});
-        b.transpose(tp(), k_loaded({all(), ds(j * d, d)}), Engine::Tensor);
-        b.tensor_copy(sub(k_sb, 1, f * bl + j, Expr(1)), tp(),
-                      g % 2 == 0 ? Engine::Vector : Engine::Scalar);
-      });
-    }
+    // Per block row j a transpose into PSUM bank j % 8 (per_batch_interleave_degree 8 with batch
+    // interleave 1, lines 1700–1707) and a copy into the row's k_sb tile. The source copies
+    // groups of 8 rows alternately on the Vector and Scalar engines (1712–1717); here every copy
+    // is on the Vector engine (the same values): one copy instruction over all rows keeps the
+    // writes of k_sb in the form the initialization prover covers.
+    b.affine_range("k_row", Expr(bl), [&](Expr j) {
+      auto tp = b.psum("k_tp" + t.suffix, load_dtype, {d, P}, psum_at(t, Expr::mod(j, 8)));
+      b.transpose(tp(), k_loaded({all(), ds(j * d, d)}), Engine::Tensor);
+      b.tensor_copy(sub(sub(k_sb, 1, f, Expr(1)), 2, j, Expr(1)), tp(), Engine::Vector);
+    });
   });
 }
 
@@ -123,7 +145,7 @@ namespace {
 // The last s_active slots of the tile in the block layout (attention_tkg.py 1803–1812): they
 // cover nb = ceil(s_a / bl) blocks, the partitions 128 − nb .. 127 of the last fold; the first of
 // them holds active tokens from row extra = nb·bl − s_a on, the others whole blocks. `place`
-// gets (first partition, rows, first row, first active token, tokens per partition) for the
+// gets (partition, first row within the last fold, rows, first active token) for the
 // partial block (one call) and each whole block after it (a loop over them: the source copies
 // them with one access pattern of two free dims; an IR access has one dim per tensor dim, and the
 // active tokens are one).
@@ -133,13 +155,12 @@ void each_active_block(Builder& b, const BlockKvTile& t, Expr s_active, const st
   const int64_t bl = t.block_len;
   const Expr nb = Expr::floordiv(s_active + (bl - 1), bl);
   const Expr extra = nb * bl - s_active;
-  const Expr last_fold_tile = (t.folds - 1) * bl;  // tile of row 0 of the last fold
   // Partial (or, when extra = 0, whole) first block: partition 128 − nb, rows extra .. bl − 1,
   // active tokens 0 .. bl − extra − 1.
-  place(Expr(P) - nb, last_fold_tile + extra, Expr(bl) - extra, Expr(0));
+  place(Expr(P) - nb, extra, Expr(bl) - extra, Expr(0));
   // Whole blocks: partition 128 − nb + 1 + k, rows 0 .. bl − 1, tokens bl − extra + k·bl ...
   b.affine_range(name, nb - 1, [&](Expr k) {
-    place(Expr(P) - nb + 1 + k, last_fold_tile, Expr(bl), Expr(bl) - extra + k * bl);
+    place(Expr(P) - nb + 1 + k, Expr(0), Expr(bl), Expr(bl) - extra + k * bl);
   });
 }
 
@@ -148,8 +169,9 @@ void each_active_block(Builder& b, const BlockKvTile& t, Expr s_active, const st
 void place_block_k_active(Builder& b, const BlockKvTile& t, const Access& k_sb,
                           const TensorRef& k_active_sb, Expr global_batch, Expr s_active) {
   check_tile(t);
-  each_active_block(b, t, s_active, "k_active_blk", [&](Expr p, Expr t0, Expr rows, Expr a0) {
-    b.tensor_copy(sub(sub(k_sb, 1, t0, rows), 2, p, Expr(1)),
+  // k_sb [d, folds, bl, 128]: the last fold, rows r0.., partition p
+  each_active_block(b, t, s_active, "k_active_blk", [&](Expr p, Expr r0, Expr rows, Expr a0) {
+    b.tensor_copy(sub(sub(sub(k_sb, 1, t.folds - 1, Expr(1)), 2, r0, rows), 3, p, Expr(1)),
                   k_active_sb({all(), one(global_batch), ds(a0, rows)}));
   });
 }
@@ -157,7 +179,9 @@ void place_block_k_active(Builder& b, const BlockKvTile& t, const Access& k_sb,
 void place_block_v_active(Builder& b, const BlockKvTile& t, const Access& v_sb,
                           const TensorRef& v_active, Expr global_batch, Expr s_active) {
   check_tile(t);
-  each_active_block(b, t, s_active, "v_active_blk", [&](Expr p, Expr t0, Expr rows, Expr a0) {
+  // v_sb [128, n, d]: partition p, tiles (folds − 1)·bl + r0..
+  each_active_block(b, t, s_active, "v_active_blk", [&](Expr p, Expr r0, Expr rows, Expr a0) {
+    const Expr t0 = (t.folds - 1) * t.block_len + r0;
     b.dma_copy(sub(sub(v_sb, 0, p, Expr(1)), 1, t0, rows),
                v_active({one(global_batch), all(), ds(a0, rows), all()}));
   });

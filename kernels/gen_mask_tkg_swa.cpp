@@ -46,8 +46,8 @@ void emit_slot_iota(Builder& b, const Access& dst, const SlotIota& s) {
     case SlotLayout::flat_strided: {
       // pattern [[1, n]], channel_multiplier n (see the header for the exact decomposition).
       b.iota(dst, s.base, 0, iota_steps(dst, 1));
-      auto part = b.sbuf("iota_partition", DType::fp32, {kSlotPartitions, 1});
-      auto stride = b.sbuf("iota_stride", DType::fp32, {kSlotPartitions, 1});
+      auto part = b.sbuf("iota_partition" + s.suffix, DType::fp32, {kSlotPartitions, 1});
+      auto stride = b.sbuf("iota_stride" + s.suffix, DType::fp32, {kSlotPartitions, 1});
       b.iota(part(), Expr(0), 1, {0});
       b.iota(stride(), s.tiles, 0, {0});
       b.tensor_tensor(part(), part(), stride(), AluOp::multiply, Engine::Vector);
@@ -78,9 +78,9 @@ void emit_swa_mask(Builder& b, const SwaMask& m) {
   b.affine_range("swa_b", m.batches, [&](Expr bi) {
     // Three fp32 scratch tiles per batch (gen_mask_tkg.py 470–488: fp32 because tensor_scalar
     // arithmetic needs it).
-    auto ge = b.sbuf(SwaMask::kGeTile, DType::fp32, {kSlotPartitions, n, 1});
-    auto lt = b.sbuf("swa_lt", DType::fp32, {kSlotPartitions, n, 1});
-    auto scratch = b.sbuf("swa_scratch", DType::fp32, {kSlotPartitions, n, 1});
+    auto ge = b.sbuf(SwaMask::kGeTile + m.suffix, DType::fp32, {kSlotPartitions, n, 1});
+    auto lt = b.sbuf("swa_lt" + m.suffix, DType::fp32, {kSlotPartitions, n, 1});
+    auto scratch = b.sbuf("swa_scratch" + m.suffix, DType::fp32, {kSlotPartitions, n, 1});
     const Access wrap_flag = lt({all(), ds(0, 1), all()});
     b.affine_range("swa_i", m.s_active, [&](Expr i) {
       const Access start = col(m.start, bi, i), end = col(m.pos, bi, i);

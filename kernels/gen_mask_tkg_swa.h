@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "model/ir/builder.h"
 
@@ -30,6 +31,7 @@ struct SlotIota {
   int64_t block_len = 0;  // block layout: the block length (static: a build option)
   Expr tiles;             // n: tiles of this s_prior tile (block: a multiple of block_len)
   Expr base;              // iota_base = s_prior shard · s_prior per shard + FA tile offset
+  std::string suffix;     // appended to the names of the buffers it declares (one per FA tile)
 };
 
 // dst [128, n] or [128, n, 1] (fp32: the positions' dtype in the source's tests) = slot_of(...)
@@ -53,8 +55,9 @@ struct SwaMask {
   Access pos;          // [128, batches, s_active] fp32 window ends (exclusive)
   Access start;        // [128, batches, s_active] fp32 window starts (inclusive)
   Expr tiles, batches, heads, s_active;
-  // The catalogue's "window start dropped" bug edits the greater_equal this emits (is_ge); the
-  // name of the ge scratch tile lets the edit find it.
+  std::string suffix;  // appended to the scratch tiles' names (one call per FA tile)
+  // The scratch tile the greater_equal writes ("swa_ge" + suffix): the catalogue's "window start
+  // dropped" edit finds the comparison by it.
   static constexpr const char* kGeTile = "swa_ge";
 };
 void emit_swa_mask(Builder& b, const SwaMask& m);

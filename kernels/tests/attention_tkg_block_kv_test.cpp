@@ -44,34 +44,35 @@ LoadRun run_loads(const LoadCase& c) {
   Builder b("attention_tkg_block_kv_test");
   const int64_t nblk = c.num_blocks(), bl = c.bl_r(), rf = c.resize, d = c.d;
   const int64_t n = c.tile_folds * bl;
-  auto table = b.input("table", DType::uint32, {c.batches, c.per_batch()}, ValueRange{0, nblk - 1});
+  BlockKvTile t;
+  t.block_len = bl;
+  t.resize = rf;
   // The cache [num_blocks, block_len, d] read as [num_blocks·rf, block_len / rf, d].
   auto k_cache = b.input("k_cache", c.kv, {nblk * rf, bl, d});
   auto v_cache = b.input("v_cache", c.kv, {nblk * rf, bl, d});
   auto k_active = b.input("k_active", c.kv, {d, c.batches, c.s_active});
   auto v_active = b.input("v_active", c.kv, {c.batches, 1, c.s_active, d});
-  auto k_out = b.output("k_out", c.kv, {c.tile_batches, d, n, P});
+  auto k_out = b.output("k_out", c.kv, {c.tile_batches, d, c.tile_folds, bl, P});
   auto v_out = b.output("v_out", c.kv, {c.tile_batches, P, n, d});
-  BlockKvTile t;
-  t.block_len = bl;
-  t.resize = rf;
   t.d_head = Expr(d);
   t.folds = Expr(c.tile_folds);
   t.fold_start = Expr(c.fold_start);
   t.batches = Expr(c.tile_batches);
   t.batch_start = Expr(c.batch_start);
   t.max_blocks = nblk * rf;
-  auto table_sb =
-      b.sbuf("active_blocks_sb", DType::uint32, {P, Expr(c.tile_folds * c.tile_batches)});
+  auto table = b.input("table", DType::uint32,
+                       block_table_shape(t, Expr(c.batches), Expr(c.slots()), c.block_len),
+                       ValueRange{0, nblk - 1});
+  auto table_sb = b.sbuf("active_blocks_sb", DType::uint32, block_table_sb_shape(t));
   load_block_table(b, table, table_sb, t);
   auto k_active_sb = b.sbuf("k_active_sb", c.kv, {d, c.batches, c.s_active});
   b.dma_copy(k_active_sb(), k_active());
   const DType load = c.kv == DType::fp8_e4m3 ? DType::bf16 : c.kv;
   b.affine_range("i_b", Expr(c.tile_batches), [&](Expr bi) {
-    auto k_sb = b.sbuf("k_sb", c.kv, {d, n, P});
+    auto k_sb = b.sbuf("k_sb", c.kv, {d, c.tile_folds, bl, P});
     load_block_k(b, k_cache, table_sb, t, bi, k_sb(), load);
     place_block_k_active(b, t, k_sb(), k_active_sb, bi + c.batch_start, Expr(c.s_active));
-    b.dma_copy(k_out({one(bi), all(), all(), all()}), k_sb());
+    b.dma_copy(k_out({one(bi), all(), all(), all(), all()}), k_sb());
     auto v_sb = b.sbuf("v_sb", c.kv, {P, n, d});
     load_block_v(b, v_cache, table_sb, t, bi, v_sb());
     place_block_v_active(b, t, v_sb(), v_active, bi + c.batch_start, Expr(c.s_active));
@@ -85,7 +86,7 @@ LoadRun run_loads(const LoadCase& c) {
   std::vector<int64_t> perm(static_cast<size_t>(nblk));
   for (int64_t i = 0; i < nblk; ++i) perm[static_cast<size_t>(i)] = i;
   std::shuffle(perm.begin(), perm.end(), rng);
-  HostTensor tab(DType::uint32, {c.batches, c.per_batch()});
+  HostTensor tab(DType::uint32, concrete_shape(p, *p.find_tensor("table"), {}));
   for (int64_t e = 0; e < tab.num_elements(); ++e) {
     r.table.push_back(perm[static_cast<size_t>(e)]);
     tab.set(e, static_cast<float>(r.table.back()));
