@@ -141,7 +141,8 @@ CheckResult check_kernel_with(const Variant& v, const Program& program, const Op
   res.pass = opts.cases > 0;
   for (int n = 0; n < opts.cases; ++n) {
     InputSet set = inputs(spec, n);
-    oracle::AttentionSpec case_spec = spec;
+    oracle::AttentionSpec case_spec = set.spec ? std::move(*set.spec) : spec;
+    if (set.spec) case_spec.validate();
     if (set.bias) case_spec.bias = std::move(*set.bias);
     CaseResult c = check_inputs(v, program, options, params, case_spec, set.values, opts);
     c.distribution = std::move(set.label);
@@ -195,6 +196,15 @@ const std::vector<oracle::Distribution>& check_distributions() {
   return oracle::gate_distributions();
 }
 
+std::vector<oracle::Distribution> check_distributions(const oracle::AttentionSpec& spec) {
+  std::vector<oracle::Distribution> d = check_distributions();
+  if (spec.mask.kind == oracle::MaskKind::kv_cache) {
+    const auto it = std::find(d.begin(), d.end(), oracle::Distribution::stale_cache);
+    if (it != d.end()) std::rotate(d.begin(), it, it + 1);
+  }
+  return d;
+}
+
 std::vector<oracle::Distribution> heavy_check_distributions(const Variant& v, const Options& o) {
   std::vector<oracle::Distribution> d = check_distributions();
   if (v.contract(o).online_tile > 0) {
@@ -206,14 +216,23 @@ std::vector<oracle::Distribution> heavy_check_distributions(const Variant& v, co
 
 CheckResult check_kernel(const Variant& v, const Program& program, const Options& options,
                          const ParamValues& params, const CheckOptions& opts) {
-  const auto& dists = opts.distributions.empty() ? check_distributions() : opts.distributions;
+  const oracle::AttentionSpec base = v.spec(options, params);
+  const auto dists = opts.distributions.empty() ? check_distributions(base) : opts.distributions;
   return check_kernel_with(
       v, program, options, params,
       [&](const oracle::AttentionSpec& spec, int n) {
         const oracle::Distribution dist = dists[static_cast<size_t>(n) % dists.size()];
         const uint64_t seed = opts.seed + static_cast<uint64_t>(n);
-        InputSet set{oracle::distribution_name(dist), seed,
-                     oracle::generate_inputs(spec, dist, seed), std::nullopt};
+        // A variant with per-case problem values (cache positions, sinks) draws them from the
+        // case's seed, before the inputs that may depend on them.
+        std::optional<oracle::AttentionSpec> drawn;
+        if (v.draw_case) {
+          drawn = spec;
+          v.draw_case(*drawn, seed);
+        }
+        const oracle::AttentionSpec& cs = drawn ? *drawn : spec;
+        InputSet set{oracle::distribution_name(dist), seed, oracle::generate_inputs(cs, dist, seed),
+                     std::nullopt, std::move(drawn)};
         // A kernel that takes a bias gets a new one per case, from the case's seed.
         if (!spec.bias.empty()) set.bias = oracle::generate_bias(spec, seed);
         return set;

@@ -115,6 +115,9 @@ struct InputSet {
   // The logits bias of this case, replacing the spec's (a kernel that takes one: its spec
   // carries a bias of the right shape); nullopt keeps the spec's.
   std::optional<std::vector<double>> bias;
+  // The case's own problem (Variant::draw_case: positions, sinks), replacing the spec; applied
+  // before `bias`. nullopt keeps the spec.
+  std::optional<oracle::AttentionSpec> spec;
 };
 // Case n's input set for a spec.
 using InputSource = std::function<InputSet(const oracle::AttentionSpec&, int n)>;
@@ -126,6 +129,10 @@ std::vector<oracle::PrecisionContract> family_contracts(const Variant& v, const 
 // The order the default check draws input distributions in: those that make scale, max and
 // masking bugs visible first, the hard distributions next, uniform [0, 1) last.
 const std::vector<oracle::Distribution>& check_distributions();
+// The order for one problem: check_distributions() with stale_cache first for a kv_cache mask
+// (a decode kernel that reads stale cache entries fails on it, while the other leading
+// distributions may leave such a read within the bound).
+std::vector<oracle::Distribution> check_distributions(const oracle::AttentionSpec& spec);
 // The order a heavy variant's few cases (heavy_check: often one) draw from: check_distributions()
 // with rowmax_across_tiles first when the contract has online tiles, since an online softmax goes
 // wrong where a later key tile raises the row max (a missing rescale), which the other leading

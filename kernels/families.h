@@ -23,5 +23,8 @@ Variant flash_fwd_variant();
 // pipelined_attention: software-pipelined flash attention at seqlen 16384, two KV sections merged
 // through HBM.
 Variant pipelined_attention_variant();
+// attention_tkg: nki-library's decode attention against a KV cache (LNC2 splits, masks from HBM
+// or positions, sinks, fp8 KV, flash attention over s_prior tiles).
+Variant attention_tkg_variant();
 
 }  // namespace ncv::kernels

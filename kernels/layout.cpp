@@ -220,6 +220,7 @@ std::map<std::string, HostTensor> pack_inputs(const Layout& layout, const Progra
       out[layout.bias->tensor] = std::move(h);
     }
   }
+  if (layout.pack_extra) layout.pack_extra(program, params, spec, in, out);
   // Inputs outside the attention problem (a dropout seed, ...): zeros, or the least value of a
   // declared range that excludes zero.
   for (const Tensor& t : program.tensors) {

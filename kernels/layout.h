@@ -4,6 +4,7 @@
 // dimensions is; spec axes a tensor does not list must have extent 1.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -40,6 +41,14 @@ struct Layout {
   // extent 1 (the bias is broadcast over them). pack_inputs fills it whenever the program has an
   // input of this name.
   std::optional<TensorLayout> bias;
+  // The kernel's inputs that are not an axis permutation of the spec's q, k and v (a decode
+  // kernel's active-token tensors, a mask or positions derived from the spec, sinks): pack_inputs
+  // calls it after packing q, k, v and the bias, with those tensors in `packed`; it adds the
+  // other inputs and may overwrite elements of packed ones (cache slots the kernel must not read
+  // get adversarial values). Throws std::invalid_argument on a mismatch. Unset: none.
+  std::function<void(const Program&, const ParamValues&, const oracle::AttentionSpec&,
+                     const oracle::AttentionInputs&, std::map<std::string, HostTensor>& packed)>
+      pack_extra;
 };
 
 // Kernel inputs for `spec` and `in`: every input tensor of `program` named by the layout, with
@@ -48,7 +57,8 @@ struct Layout {
 // inputs are); any other input of the program (one outside the attention problem, such as a
 // dropout seed) is zeros, or its declared range's least value when the range excludes zero.
 // The bias tensor (Layout::bias), when the program takes it, holds spec.bias, which must then be
-// present. Throws std::invalid_argument on a shape or name mismatch, naming the tensor.
+// present. Layout::pack_extra, when set, then adds the kernel-specific inputs. Throws
+// std::invalid_argument on a shape or name mismatch, naming the tensor.
 std::map<std::string, HostTensor> pack_inputs(const Layout& layout, const Program& program,
                                               const ParamValues& params,
                                               const oracle::AttentionSpec& spec,

@@ -13,6 +13,7 @@ const std::vector<Variant>& registry() {
     for (Variant& a : attn_fwd_variants()) v.push_back(std::move(a));
     v.push_back(flash_fwd_variant());
     v.push_back(pipelined_attention_variant());
+    v.push_back(attention_tkg_variant());
     return v;
   }();
   return all;

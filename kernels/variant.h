@@ -60,6 +60,11 @@ struct Variant {
   // precision). Unset: every combination is offered. resolve() rejects such a combination and
   // option_combinations() leaves it out.
   std::function<std::string(const Options&)> excluded;
+  // Per-case problem values the spec leaves to each check case (a decode kernel's cache
+  // positions and sinks): check draws them from the case's seed before drawing the inputs, the
+  // property suite from a drawn seed. Deterministic in (spec, seed); keeps every shape. Unset:
+  // the spec's values serve every case.
+  std::function<void(oracle::AttentionSpec&, uint64_t seed)> draw_case;
 
   // Measured wall time (2-core machine) of one `check` case at the smallest shape of the domain,
   // set when the domain starts so large that running the interpreter there does not fit the

@@ -249,4 +249,49 @@ void make_signed(const AttentionSpec& s, std::mt19937_64& rng, AttentionInputs& 
   }
 }
 
+void make_stale_cache(const AttentionSpec& s, std::mt19937_64& rng, AttentionInputs& in) {
+  // A key is stale when no query of its batch sees it: under a kv_cache mask the cached slots
+  // outside every query's range (the entries past a decode position, still in HBM), under other
+  // masks any key all queries mask. Scaled logits: visible keys noise with std ~1 around 0,
+  // stale key j at 64 + 2 (j mod 16) (distinct, far above), from q_i[0] = A and
+  // k_j[0] = logit / (A scale); stale values +-(32 + 4 (j mod 8)) with alternating signs,
+  // visible values N(0, 1). A kernel that lets any stale key into a row (a position off by one,
+  // a stale score left in a tile) returns that key's value there.
+  const DType t = s.input_dtype;
+  const int64_t d = s.d_head;
+  const double as = std::fabs(s.scale);
+  const double A = sign_of(s.scale) * pow2_near(std::sqrt(64.0 / as));
+  const double sigma = noise_sigma(s, d - 1, 1.0);
+  const int64_t cached = s.mask.kind == MaskKind::kv_cache ? s.seqlen_kv - s.seqlen_q : s.seqlen_kv;
+  std::vector<uint8_t> stale(static_cast<size_t>(s.batch * s.seqlen_kv), 0);
+  for (int64_t b = 0; b < s.batch; ++b) {
+    for (int64_t j = 0; j < cached; ++j) {
+      bool seen = false;
+      for (int64_t i = 0; i < s.seqlen_q && !seen; ++i) seen = s.visible(b, i, j);
+      stale[size_t(b * s.seqlen_kv + j)] = seen ? 0 : 1;
+    }
+  }
+  each_q_row(s, in, [&](int64_t, int64_t, int64_t, double* row) {
+    row[0] = to_input(t, A);
+    row_noise(row, 1, d, t, sigma, rng);
+  });
+  each_k_row(s, in, [&](int64_t b, int64_t, int64_t j, double* row) {
+    const bool st = stale[size_t(b * s.seqlen_kv + j)] != 0;
+    row[0] = st ? to_input(t, (64.0 + 2.0 * double(j % 16)) / (A * as)) : 0.0;
+    row_noise(row, 1, d, t, sigma, rng);
+  });
+  std::normal_distribution<double> N(0.0, 1.0);
+  for (int64_t b = 0; b < s.batch; ++b) {
+    for (int64_t g = 0; g < s.kv_heads; ++g) {
+      for (int64_t j = 0; j < s.seqlen_kv; ++j) {
+        double* row = &in.v[size_t(s.kv_index(b, g, j, 0))];
+        const bool st = stale[size_t(b * s.seqlen_kv + j)] != 0;
+        for (int64_t c = 0; c < d; ++c) {
+          row[c] = to_input(t, st ? (c % 2 ? -1.0 : 1.0) * (32.0 + 4.0 * double(j % 8)) : N(rng));
+        }
+      }
+    }
+  }
+}
+
 }  // namespace ncv::oracle::detail

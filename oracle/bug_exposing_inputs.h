@@ -16,6 +16,10 @@ void make_masked_dominant(const AttentionSpec& s, std::mt19937_64& rng, Attentio
 // rowmax_target_tile() (input_distributions.h).
 int64_t rowmax_target(const AttentionSpec& s, int64_t b, int64_t i);
 
+// Stale entries dominate: keys no query of their batch sees (a decode kernel's cache slots past
+// its position) get logits far above the visible ones and large distinct values.
+void make_stale_cache(const AttentionSpec& s, std::mt19937_64& rng, AttentionInputs& in);
+
 void make_signed(const AttentionSpec& s, std::mt19937_64& rng, AttentionInputs& in);
 
 }  // namespace ncv::oracle::detail

@@ -440,13 +440,16 @@ CaseBound case_error_bound(const PrecisionContract& ct, const AttentionSpec& spe
             int64_t l_terms = nvis;
             if (has_sink) {
               const Iv arg = round_to(DType::fp32, Iv{sink - m.hi, sink - m.lo});
-              const Iv e = exp_interval(arg, ct.exp_ulps, ct.exp_dtype);
-              const double e_ref =
-                  quantize(ct.exp_dtype, exp_f32(static_cast<float>(sink - m_ref)));
-              const Iv summand = ct.sum_of_rounded_p ? round_to(ct.p_dtype, e) : e;
+              // The sink's term: rounded like the keys' (exp_dtype, then p_dtype when l sums the
+              // rounded P), or kept in fp32 (sink_term_fp32).
+              const DType sink_dt = ct.sink_term_fp32 ? DType::fp32 : ct.exp_dtype;
+              const bool sink_p = ct.sum_of_rounded_p && !ct.sink_term_fp32;
+              const Iv e = exp_interval(arg, ct.exp_ulps, sink_dt);
+              const double e_ref = quantize(sink_dt, exp_f32(static_cast<float>(sink - m_ref)));
+              const Iv summand = sink_p ? round_to(ct.p_dtype, e) : e;
               l_lo += summand.lo;
               l_hi += summand.hi;
-              l_ref += ct.sum_of_rounded_p ? round_to(ct.p_dtype, e_ref) : e_ref;
+              l_ref += sink_p ? round_to(ct.p_dtype, e_ref) : e_ref;
               ++l_terms;
             }
             const double wl = gamma_n(l_terms, u_sum) * l_hi +

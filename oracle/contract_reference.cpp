@@ -131,8 +131,12 @@ std::vector<double> contract_reference(const PrecisionContract& ct, const Attent
           l = quantize(ct.sum_dtype, l + (ct.sum_of_rounded_p ? pt[t] : ph[t]));
         }
         if (has_sink) {
-          const float ps = quantize(ct.exp_dtype, exp_f32(sink - m));
-          l = quantize(ct.sum_dtype, l + (ct.sum_of_rounded_p ? quantize(ct.p_dtype, ps) : ps));
+          if (ct.sink_term_fp32) {
+            l = quantize(ct.sum_dtype, l + exp_f32(sink - m));
+          } else {
+            const float ps = quantize(ct.exp_dtype, exp_f32(sink - m));
+            l = quantize(ct.sum_dtype, l + (ct.sum_of_rounded_p ? quantize(ct.p_dtype, ps) : ps));
+          }
         }
         const bool deferred = ct.norm == Normalisation::deferred;
         const bool renorm = pert != Perturbation::no_renormalise;

@@ -17,7 +17,8 @@ const std::vector<Distribution>& all_distributions() {
       Distribution::v_offset,        Distribution::bit_patterns,
       Distribution::tiny_and_zero,   Distribution::peaked,
       Distribution::overflow_logits, Distribution::rowmax_across_tiles,
-      Distribution::masked_dominant, Distribution::signed_values};
+      Distribution::masked_dominant, Distribution::signed_values,
+      Distribution::stale_cache};
   return all;
 }
 
@@ -29,7 +30,8 @@ const std::vector<Distribution>& gate_distributions() {
       Distribution::uniform,         Distribution::normal,
       Distribution::constant_keys,   Distribution::spike,
       Distribution::v_offset,        Distribution::bit_patterns,
-      Distribution::tiny_and_zero,   Distribution::uniform_positive};
+      Distribution::tiny_and_zero,   Distribution::stale_cache,
+      Distribution::uniform_positive};
   return gate;
 }
 
@@ -67,6 +69,8 @@ const char* distribution_name(Distribution d) {
       return "masked_dominant";
     case Distribution::signed_values:
       return "signed_values";
+    case Distribution::stale_cache:
+      return "stale_cache";
   }
   return "?";
 }
@@ -166,6 +170,9 @@ AttentionInputs generate_inputs(const AttentionSpec& s, Distribution d, uint64_t
       break;
     case Distribution::signed_values:
       detail::make_signed(s, rng, in);
+      break;
+    case Distribution::stale_cache:
+      detail::make_stale_cache(s, rng, in);
       break;
   }
   const int64_t d_head = s.d_head, rows = s.kv_elements() / d_head;

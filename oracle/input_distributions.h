@@ -35,6 +35,9 @@ enum class Distribution : uint8_t {
                         // key with all logits <= -40, which breaks a row max initialised at 0)
   signed_values,        // N(mu_c, 0.5^2) with per-column means mu_c of both signs, |mu_c| in
                         // [0.5, 1.5): sign errors and cancellation show
+  stale_cache,          // keys no query of their batch sees (kv_cache: cached slots outside
+                        // every query's range) have logits >= 64 above the visible ones and
+                        // large distinct values: reading one stale entry dominates the row
 };
 
 // The NeuronCore partition count: the key tile of every registered kernel, and the tile that
@@ -46,7 +49,9 @@ inline constexpr int64_t kKeyTile = 128;
 const std::vector<Distribution>& all_distributions();
 // The order the default check uses at every shape: the bug-exposing distributions first (peaked,
 // overflow_logits, large_logits, rowmax_across_tiles, masked_dominant, signed_values), then the
-// other hard ones, uniform_positive (the samples' own near-uniform inputs) last.
+// other hard ones, stale_cache (which matters for kv_cache masks only: check moves it first for
+// those, kernels::check_distributions(spec)), uniform_positive (the samples' own near-uniform
+// inputs) last.
 const std::vector<Distribution>& gate_distributions();
 const char* distribution_name(Distribution d);
 

@@ -131,6 +131,7 @@ nlohmann::json PrecisionContract::to_json() const {
           {"p_dtype", n(p_dtype)},
           {"sum_dtype", n(sum_dtype)},
           {"sum_of_rounded_p", sum_of_rounded_p},
+          {"sink_term_fp32", sink_term_fp32},
           {"pv_accum", n(pv_accum)},
           {"norm", norm == Normalisation::deferred ? "deferred" : "before_pv"},
           {"norm_dtype", n(norm_dtype)},

@@ -41,7 +41,11 @@ struct PrecisionContract {
   DType p_dtype = DType::fp32;    // P as fed to the PV matmul
   DType sum_dtype = DType::fp32;  // accumulation of the softmax denominator l
   bool sum_of_rounded_p = false;  // l sums P as fed to PV (p_dtype) instead of the exp output
-  DType pv_accum = DType::fp32;   // accumulation of the PV product across key tiles
+  // The sink's term exp(sink - m) of the denominator: false, rounded like the keys' terms
+  // (exp_dtype, then p_dtype with sum_of_rounded_p); true, added in fp32 unrounded (a kernel
+  // that computes it into its fp32 row-sum buffer, attention_tkg; ERROR_BOUNDS.md §4 "Sinks").
+  bool sink_term_fp32 = false;
+  DType pv_accum = DType::fp32;  // accumulation of the PV product across key tiles
   Normalisation norm = Normalisation::deferred;
   // Deferred normalisation in a narrower dtype (a kernel_dtype of bf16): the PV result, l, its
   // reciprocal and the product are each rounded to norm_dtype (out = fl(fl(acc) * fl(1 / fl(l))),

@@ -4,6 +4,7 @@
 // kernel's structure makes the edit throw instead of planting a different bug.
 #include "properties/bug_catalogue.h"
 
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -535,6 +536,70 @@ Program pipelined_sum_slot_shared(const Program& base) {
   return finish_edit(std::move(p));
 }
 
+// ---- attention_tkg (decode attention against a KV cache) --------------------------------------
+
+// The instructions of every FA tile's copy of a per-tile buffer (gen_mask's buffers carry the
+// tile's suffix "_fa0", "_fa1").
+std::vector<StmtSite> per_tile(Program& p, InstrQuery q) {
+  std::vector<StmtSite> out;
+  const std::string base = q.writes.empty() ? q.reads : q.writes;
+  for (const char* suffix : {"_fa0", "_fa1"}) {
+    (q.writes.empty() ? q.reads : q.writes) = base + suffix;
+    for (const StmtSite& s : find_instructions(p, q)) out.push_back(s);
+  }
+  if (out.empty()) throw std::logic_error("no " + q.op + " on " + base + "_fa*");
+  return out;
+}
+
+// gen_mask_tkg's standard compare `iota < pos[b, 0]` (gen_mask_tkg.py line 411) made `<=`: the
+// stale cache slot at the position becomes visible to every query of the batch.
+Program tkg_position_off_by_one(const Program& base) {
+  Program p = base;
+  for (const StmtSite& s : per_tile(p, {.op = "tensor_scalar", .writes = "cur_mask"})) {
+    auto& ts = instruction_as<TensorScalar>(s);
+    if (ts.op0 != AluOp::is_lt) throw std::logic_error("cur_mask is not iota < pos");
+    ts.op0 = AluOp::is_le;
+  }
+  return finish_edit(std::move(p));
+}
+
+// gen_mask_tkg compares with the last active token's position pos[b, s_a - 1] instead of the
+// first's (gen_mask_tkg.py line 405: `pos_ids[:, b * s_a]`): the stale slots [P_b, P_b + s_a - 1)
+// past the cache's end become visible.
+Program tkg_stale_cache_read(const Program& base) {
+  Program p = base;
+  for (const StmtSite& s : per_tile(p, {.op = "tensor_scalar", .writes = "cur_mask"})) {
+    auto& ts = instruction_as<TensorScalar>(s);
+    auto* pos = std::get_if<Access>(&ts.operand0);
+    if (pos == nullptr || pos->dims.size() != 3) throw std::logic_error("no position column");
+    pos->dims[2].start = pos->dims[2].start + Expr::var("s_active") - Expr(1);
+  }
+  return finish_edit(std::move(p));
+}
+
+// should_prep_sink forced False (attention_tkg.py line 2088): the sink enters neither the max
+// nor the denominator. In the model the sink load becomes a memset of -inf (exp(-inf - m) = 0,
+// max(m, -inf) = m), the same effect without restructuring the reduction buffers.
+Program tkg_sink_ignored(const Program& base) {
+  Program p = base;
+  const StmtSite s = find_instruction(p, {.op = "dma_copy", .writes = "sink_sb"});
+  const auto& load = instruction_as<DmaCopy>(s);
+  s.instr().ins = Memset{load.dst, Imm{-std::numeric_limits<float>::infinity()}, std::nullopt};
+  return finish_edit(std::move(p));
+}
+
+// LNC2 batch split: the K and V cache loads index batch i_b instead of global_batch_offset + i_b
+// (attention_tkg.py lines 1741, 2753): core 1 attends its queries to core 0's caches.
+Program tkg_kv_batch_offset_dropped(const Program& base) {
+  Program p = base;
+  const Expr pid = Expr::var(kProgramIdParam);
+  for (const char* cache : {"k_prior", "v_prior"}) {
+    const StmtSite s = find_instruction(p, {.op = "dma_copy", .reads = cache});
+    substitute(access_to(p, s.instr().ins, cache), pid, Expr(0));
+  }
+  return finish_edit(std::move(p));
+}
+
 const kernels::Options kCausal = {{"use_causal_mask", "true"}};
 
 std::vector<BugEntry> make_catalogue() {
@@ -763,6 +828,30 @@ std::vector<BugEntry> make_catalogue() {
        "pipelined_attention",
        {},
        pipelined_sum_slot_shared},
+      {"tkg_position_off_by_one",
+       "attention_tkg's generated mask keeps slot <= pos[b, 0] instead of slot < pos[b, 0]: the "
+       "stale cache slot at each batch's position is read",
+       "attention_tkg",
+       {{"mask", "pos_id"}},
+       tkg_position_off_by_one},
+      {"tkg_stale_cache_read",
+       "attention_tkg's generated mask compares with the last active token's position "
+       "pos[b, s_a - 1] instead of pos[b, 0]: s_a - 1 stale cache slots past the position are read",
+       "attention_tkg",
+       {{"mask", "pos_id"}},
+       tkg_stale_cache_read},
+      {"tkg_sink_ignored",
+       "attention_tkg's sink enters neither the row max nor the denominator (should_prep_sink "
+       "false; modelled as the sink load replaced by -inf)",
+       "attention_tkg",
+       {{"sink", "on"}},
+       tkg_sink_ignored},
+      {"tkg_kv_batch_offset_dropped",
+       "attention_tkg split over the batch (LNC2): the K and V cache loads read batch i_b instead "
+       "of global_batch_offset + i_b, so core 1 uses core 0's caches",
+       "attention_tkg",
+       {{"lnc", "2-batch"}},
+       tkg_kv_batch_offset_dropped},
   };
 }
 

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "kernels/check.h"
+#include "kernels/check_generation.h"
 #include "kernels/registry.h"
 #include "model/interp/interpreter.h"
 #include "oracle/bias_values.h"
@@ -31,8 +32,10 @@ struct Outcome {
 Outcome run_case(const KernelUnderTest& k, const KernelCase& c, const oracle::AttentionSpec& spec,
                  const oracle::AttentionInputs& in) {
   const Program& p = k.program(c.options);
+  RunOptions ro;
+  ro.hw = &kernels::check_generation(*k.variant);
   RunResult r =
-      run_program(p, c.params, kernels::pack_inputs(k.variant->layout, p, c.params, spec, in));
+      run_program(p, c.params, kernels::pack_inputs(k.variant->layout, p, c.params, spec, in), ro);
   Outcome o;
   if (r.error) {
     o.error = *r.error;
@@ -63,6 +66,9 @@ Outcome run_or_fail(const KernelUnderTest& k, const KernelCase& c,
 
 oracle::AttentionSpec spec_of(const KernelUnderTest& k, const KernelCase& c) {
   oracle::AttentionSpec s = k.variant->spec(c.options, c.params);
+  // Per-case problem values (a decode kernel's positions and sinks) from the value seed, as
+  // `ncverify check --values` replays them.
+  if (k.variant->draw_case) k.variant->draw_case(s, c.values.seed);
   // A kernel that takes a logits bias gets one drawn from the case's value seed (as `ncverify
   // check --values` replays it), not the spec's fixed seed-0 bias.
   if (!s.bias.empty()) s.bias = oracle::generate_bias(s, c.values.seed);
@@ -177,6 +183,7 @@ void prop_matches_oracle(const KernelUnderTest& k, const Budget& b) {
   const oracle::AttentionInputs in = make_values(spec, c.values);
   kernels::CheckOptions opts;
   opts.exact_oracle_max_macs = kExactOracleMaxMacs;
+  opts.run.hw = &kernels::check_generation(*k.variant);
   const kernels::CaseResult r =
       kernels::check_inputs(*k.variant, k.program(c.options), c.options, c.params, spec, in, opts);
   if (r.run_error) fail(k, c, "model error: " + r.run_error->message);
@@ -261,6 +268,11 @@ void prop_inside_convex_hull(const KernelUnderTest& k, const Budget& b) {
   const kernels::OracleReference ref =
       kernels::oracle_reference(k.variant->contract(c.options), spec, in, kExactOracleMaxMacs);
   for_each_visible_column(spec, in.v, [&](size_t x, double, double lo, double hi, int64_t) {
+    // A sink's share of the weight goes to no value: the hull then includes 0.
+    if (!spec.sink.empty()) {
+      lo = std::min(lo, 0.0);
+      hi = std::max(hi, 0.0);
+    }
     const double tol = ref.bound.bound[x];
     if (!(o.out[x] >= lo - tol && o.out[x] <= hi + tol)) {
       fail(k, c,
@@ -281,12 +293,17 @@ void prop_zero_q_gives_mean(const KernelUnderTest& k, const Budget& b) {
   const kernels::OracleReference ref =
       kernels::oracle_reference(k.variant->contract(c.options), spec, in, kExactOracleMaxMacs);
   for_each_visible_column(spec, in.v, [&](size_t x, double sum, double, double, int64_t n) {
-    const double mean = n == 0 ? 0.0 : sum / static_cast<double>(n);
+    // Every visible score is 0; a sink s_h adds exp(s_h) to the denominator only.
+    const int64_t h = static_cast<int64_t>(x) / spec.d_head / spec.seqlen_q % spec.heads;
+    const double sink_weight = spec.sink.empty() ? 0.0 : std::exp(spec.sink[size_t(h)]);
+    const double denom = static_cast<double>(n) + sink_weight;
+    const double mean = denom == 0 ? 0.0 : sum / denom;
     const double tol = ref.bound.bound[x];
     if (!(std::fabs(o.out[x] - mean) <= tol)) {
       fail(k, c,
            "with q = 0, " + at(spec, x) + " = " + std::to_string(o.out[x]) +
-               " but the mean of its " + std::to_string(n) + " visible V rows is " +
+               " but the mean of its " + std::to_string(n) + " visible V rows" +
+               (sink_weight > 0 ? " (with the sink's weight)" : "") + " is " +
                std::to_string(mean) + " (bound " + std::to_string(tol) + ")");
     }
   });
@@ -329,7 +346,8 @@ void prop_matches_predecessor(const KernelUnderTest& k, const Budget& b) {
   KernelCase pc = c;
   pc.options = po;
   oracle::AttentionSpec pspec = pred->spec(po, c.params);
-  if (!pspec.bias.empty()) pspec.bias = spec.bias;  // the same case's bias
+  if (pred->draw_case) pred->draw_case(pspec, c.values.seed);  // the same case's positions
+  if (!pspec.bias.empty()) pspec.bias = spec.bias;             // the same case's bias
   const Outcome theirs = run_or_fail(pk, pc, pspec, in, "the predecessor's");
   const kernels::OracleReference rm =
       kernels::oracle_reference(k.variant->contract(c.options), spec, in, kExactOracleMaxMacs);

@@ -229,10 +229,17 @@ int run_check(const CheckCommandOptions& opts) {
       co.cases = 1;  // one property-suite input set
       r = kernels::check_kernel_with(
           variant, src.program, src.options, src.params,
-          [&](const oracle::AttentionSpec& spec, int) {
+          [&](const oracle::AttentionSpec& base, int) {
+            // The positions / sinks and the bias the property suite drew for this case
+            // (kernel_properties.cpp spec_of), from the recipe's seed.
+            std::optional<oracle::AttentionSpec> drawn;
+            if (variant.draw_case) {
+              drawn = base;
+              variant.draw_case(*drawn, recipe->seed);
+            }
+            const oracle::AttentionSpec& spec = drawn ? *drawn : base;
             kernels::InputSet set{recipe->str(), recipe->seed, props::make_values(spec, *recipe),
-                                  std::nullopt};
-            // The bias the property suite drew for this case (kernel_properties.cpp spec_of).
+                                  std::nullopt, drawn};
             if (!spec.bias.empty()) set.bias = oracle::generate_bias(spec, recipe->seed);
             return set;
           },

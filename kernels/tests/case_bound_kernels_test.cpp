@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/check.h"
+#include "kernels/check_generation.h"
 #include "kernels/check_sweep.h"
 #include "kernels/option_programs.h"
 #include "kernels/registry.h"
@@ -45,6 +46,9 @@ std::vector<Target> targets() {
       // The sweep's three small shapes (the several-tiles one is left to the command line).
       std::vector<PlannedShape> shapes = planned_shapes(t.program, {});
       if (shapes.size() > 3) shapes.resize(3);
+      // A domain whose relations exclude every planned shape (attention_tkg's batch split needs
+      // bs * q_head * s_active >= 129, which no planned role reaches) has nothing to run here.
+      if (shapes.empty()) continue;
       t.shapes = std::move(shapes);
       const oracle::PrecisionContract ct = v.contract(lp.options);
       t.contract = ct.name;
@@ -79,6 +83,7 @@ TEST(CaseBoundOnKernels, NoCorrectKernelExceedsItAndItIsTight) {
     co.seed = static_cast<uint64_t>(n) + 1;
     co.distributions = {dists[(round / t.shapes.size()) % dists.size()]};
     co.exact_oracle_max_macs = 1e5;
+    co.run.hw = &check_generation(*t.variant);  // trn2 for a kernel that needs NeuronCore-v3
     const CheckResult r = check_kernel(*t.variant, t.program, t.options, shape.params, co);
     const CaseResult& c = r.cases.front();
     if (!c.pass) {

@@ -184,16 +184,44 @@ void Interpreter::walk() {
     enter_scope(c, 0);
     next[c] = advance(c);
   }
+  // A core-to-core transfer (an access naming another core: nki.isa.sendrecv) is a rendezvous:
+  // the core waits until every core it names has reached the same statement, as sendrecv
+  // blocks until its peer posts the matching transfer. Otherwise the cores step together, so a
+  // statement one core skips (a loop whose trip count is 0 there: the source's `if prg_id == 0`)
+  // delays only that core's next transfer, never lands a transfer in a buffer the peer has not
+  // entered yet.
+  auto waits = [&](int c) {
+    const Instruction& ins = next[c]->ins;
+    for (const auto& list : {written_accesses(ins), read_accesses(ins)}) {
+      for (const Access* a : list) {
+        if (!a->core) continue;
+        const int64_t peer = eval(*a->core, m_.cores[c].env);
+        if (peer >= 0 && peer < m_.grid && peer != c && next[peer] != next[c]) return true;
+      }
+    }
+    return false;
+  };
+  std::vector<bool> blocked(m_.grid, false);
   for (;;) {
-    bool any = false;
+    bool any = false, ran = false;
+    for (int c = 0; c < m_.grid; ++c) blocked[c] = next[c] != nullptr && waits(c);
     for (int c = 0; c < m_.grid; ++c) {
       if (!next[c]) continue;
       any = true;
+      if (blocked[c]) continue;
+      ran = true;
       execute(c, *next[c]);
     }
     if (!any) break;
+    if (!ran) {
+      current_core_ = 0;
+      fail(CheckKind::well_formed,
+           "every running core waits at a core-to-core transfer its peer never reaches (core 0 at "
+           "instruction #" +
+               std::to_string(next[0] ? next[0]->id : 0) + ")");
+    }
     for (int c = 0; c < m_.grid; ++c) {
-      if (next[c]) next[c] = advance(c);
+      if (next[c] && !blocked[c]) next[c] = advance(c);
     }
   }
 }

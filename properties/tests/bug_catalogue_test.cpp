@@ -15,6 +15,7 @@
 #include <string>
 
 #include "kernels/check.h"
+#include "kernels/check_generation.h"
 #include "kernels/registry.h"
 #include "model/ir/printer.h"
 #include "model/nkir/parse.h"
@@ -49,6 +50,10 @@ ParamValues flash(int64_t seqlen, int64_t group = 1, int64_t kv_heads = 1) {
 // pipelined_attention's only shape: one case costs ~55 s (a heavy variant).
 ParamValues pipelined() {
   return {{"bs", 1}, {"seqlen", 16384}};
+}
+ParamValues tkg(int64_t bs, int64_t q_head, int64_t s_active, int64_t seqlen) {
+  return {
+      {"bs", bs}, {"q_head", q_head}, {"s_active", s_active}, {"seqlen", seqlen}, {"d_head", 16}};
 }
 ParamValues flash_window(int64_t seqlen, int64_t window) {
   ParamValues p = flash(seqlen);
@@ -122,6 +127,15 @@ const std::map<std::string, Demonstration>& demonstrations() {
        {pipelined(), 1, std::nullopt, false, oracle::Distribution::rowmax_across_tiles}},
       {"pipelined_sum_slot_shared",
        {pipelined(), 1, std::nullopt, false, oracle::Distribution::peaked}},
+      // attention_tkg (on trn2, kernels::check_generation): check's first case of a kv_cache
+      // spec draws stale_cache, whose stale cache slots dominate any row that reads one; seed 1
+      // puts batch 0's position at 0 (every cached slot stale).
+      {"tkg_position_off_by_one", {tkg(2, 2, 3, 512), 1}},
+      {"tkg_stale_cache_read", {tkg(2, 2, 3, 512), 1}},
+      // One head's sink is 60 (Variant::draw_case): it dominates that head's rows.
+      {"tkg_sink_ignored", {tkg(2, 2, 3, 512), 1}},
+      // bs * q_head * s_active = 160 > 128 with bs even: the source's batch split.
+      {"tkg_kv_batch_offset_dropped", {tkg(4, 8, 5, 640), 1}},
   };
   return d;
 }
@@ -161,6 +175,7 @@ bool base_passes(const kernels::Variant& v, const Program& base, const kernels::
   if (auto it = verdicts.find(key); it != verdicts.end()) return it->second;
   kernels::CheckOptions co;
   co.cases = demo.cases;
+  co.run.hw = &kernels::check_generation(v);
   if (demo.dist) co.distributions = {*demo.dist};
   const kernels::CheckResult good = kernels::check_kernel(v, base, options, demo.params, co);
   EXPECT_TRUE(good.pass) << good.summary();
@@ -189,6 +204,7 @@ TEST_P(BugEntryTest, EditChangesTheBaseAndCheckCatchesIt) {
   EXPECT_TRUE(base_passes(v, base, options, demo)) << e.base << " itself fails";
   kernels::CheckOptions co;
   co.cases = demo.cases;
+  co.run.hw = &kernels::check_generation(v);
   if (demo.dist) co.distributions = {*demo.dist};
   const kernels::CheckResult bad = kernels::check_kernel(v, broken, options, demo.params, co);
   EXPECT_FALSE(bad.pass) << bad.summary();

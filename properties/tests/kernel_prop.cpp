@@ -37,6 +37,9 @@ int default_cases(const std::string& name) {
   if (name.rfind("attn_fwd_v", 0) == 0 && name != "attn_fwd_v1" && name != "attn_fwd_v2") return 5;
   // seqlen >= 512 (its large tile) and up to 8 heads: a case costs up to a few seconds.
   if (name == "flash_fwd") return 20;
+  // attention_tkg: up to 128 heads x 8 tokens per batch, and its flash-attention option runs at
+  // seqlen 16384 or 32768 (the only shapes it has).
+  if (name == "attention_tkg") return 10;
   return 40;
 }
 
@@ -131,6 +134,7 @@ NCV_KERNEL_PROPS(attn_fwd_v10)
 NCV_KERNEL_PROPS(attn_fwd_v11)
 NCV_KERNEL_PROPS(flash_fwd)
 NCV_KERNEL_PROPS(pipelined_attention)
+NCV_KERNEL_PROPS(attention_tkg)
 
 }  // namespace
 }  // namespace ncv::props

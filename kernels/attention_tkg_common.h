@@ -1,0 +1,59 @@
+// What the attention_tkg builder (attention_tkg.cpp), its mask generation (gen_mask_tkg.cpp), its
+// registry entry (attention_tkg_variant.cpp) and its tests share: the build-time options, the
+// configuration they imply and the fixed sizes of the source.
+//
+// Source: aws-neuron/nki-library @d2ad3a579498d1888aa8740af97fd325dd5f2740,
+// src/nkilib_src/nkilib/core/attention/attention_tkg.py (+ attention_tkg_utils.py,
+// gen_mask_tkg.py) and the test wrapper attn_tkg_wrapper in
+// test/integration/nkilib/core/attention/test_attention_tkg.py (lines 93-220).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/variant.h"
+#include "model/ir/builder.h"
+
+namespace ncv::kernels {
+
+// _FA_TILE_SIZE (attention_tkg_utils.py line 24): the s_prior tile of the flash-attention path
+// and the per-core length above which it is used.
+inline constexpr int64_t kTkgFaTile = 8192;
+// The modelled FA domain: exactly two 8192-slot tiles per core (see the notes: with three or
+// more tiles the source's correction factor is exp(-inf + inf) = NaN for rows whose first two
+// tiles are fully masked).
+inline constexpr int64_t kTkgFaTilesPerCore = 2;
+// Largest per-core s_prior without FA: the row-sum PSUM tile [bqh, n] fp32 holds n = s_prior / 128
+// <= 512 columns in one 2 KiB bank (_tile_sum_reduction, line 2569).
+inline constexpr int64_t kTkgMaxNoFaSprior = 65536;
+// _BATCH_TILE_SBUF_BUDGET = 16 MiB (utils line 30): uses_batch_tiling splits the batch when
+// 8 * bs * H * s_a * tile_s_prior exceeds it; the modelled domain keeps one batch tile.
+inline constexpr int64_t kTkgBatchTileBudget = int64_t{16} << 20;
+// MM1's PSUM group: 4 key tiles of [128, H*s_a] fp32 fit one bank for every H*s_a <= 128 (the
+// source's group is min(32, 512 // (H*s_a)) tiles, line 1901; the IR divides by constants only).
+inline constexpr int64_t kTkgMm1GroupTiles = 4;
+
+enum class TkgLnc : uint8_t { one, sprior, batch };
+enum class TkgMask : uint8_t { hbm, pos_id };
+
+struct TkgConfig {
+  TkgLnc lnc = TkgLnc::one;
+  bool strided_mm1 = true;  // AttnTKGConfig.strided_mm1 (default True)
+  TkgMask mask = TkgMask::hbm;
+  bool sink = false;
+  DType kv_dtype = DType::bf16;  // k_prior, v_prior, k_active, v_active
+  bool fa = false;               // enable_fa_s_prior_tiling with s_prior per core > 8192
+  DType io_dtype = DType::bf16;  // q and out (the test's dtype)
+  int n_programs() const { return lnc == TkgLnc::one ? 1 : 2; }
+  int sprior_programs() const { return lnc == TkgLnc::sprior ? 2 : 1; }
+  int batch_programs() const { return lnc == TkgLnc::batch ? 2 : 1; }
+};
+
+std::vector<OptionSpec> attention_tkg_options();
+TkgConfig attention_tkg_config(const Options& o);
+// Why a combination is not offered ("" when it is).
+std::string attention_tkg_excluded(const Options& o);
+Program build_attention_tkg(const Options& o);
+
+}  // namespace ncv::kernels
