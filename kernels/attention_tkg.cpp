@@ -292,6 +292,64 @@ class TkgBuilder {
   // The batch whose cache rows batch i_b of this core reads (global_batch_offset + i_b).
   Expr cache_batch(Expr ib) const { return gbo_ + ib; }
 
+  // The K of batch i_b of this core for the tile into k_sb (the extension point of the block-KV
+  // load): k_prior[b, 0, :, slots] (lines 1731-1752), in slot order either way (a flat copy),
+  // then, on the last core's last tile, the active keys into the last s_a slots.
+  void load_k(const TensorRef& k_sb, Expr ib) {
+    if (c_.block()) {
+      // Block KV, the PE transpose path (lines 1666-1729; bf16 loads for an fp8 cache), then
+      // the active keys into the last blocks of the last fold (lines 1799-1887)
+      tkg::load_block_k(b_, k_prior_, table_sb_, block_tile(), ib, k_sb(),
+                        c_.kv_dtype == DType::fp8_e4m3 ? DType::bf16 : c_.kv_dtype);
+      if (last_) {
+        guarded("insert_k_active", last_core_trips(), [&] {
+          tkg::place_block_k_active(b_, block_tile(), k_sb(), k_active_sb_, gbo_ + ib, sa_);
+        });
+      }
+      return;
+    }
+    // k_prior[b, 0, :, slots] (lines 1731-1752): in slot order either way (a flat copy)
+    b_.dma_copy(k_sb(), k_prior_({one(cache_batch(ib)), one(0), all(), ds(tile0_, n_), all()}));
+    if (last_) {
+      // k_sb[:, tile_s - s_a:] = k_active of this batch, ScalarE (lines 1890-1897)
+      guarded("insert_k_active", last_core_trips(), [&] {
+        const Access dst = c_.strided_mm1 ? k_sb({all(), one(127), ds(n_ - sa_, sa_)})
+                                          : k_sb({all(), one(n_ - 1), ds(Expr(128) - sa_, sa_)});
+        b_.tensor_copy(dst, k_active_sb_({all(), one(gbo_ + ib), all()}), Engine::Scalar);
+      });
+    }
+  }
+
+  // The V of batch i_b of this core for the tile into v_sb [128, n, d] (the extension point of
+  // the block-KV load), then the active values on the last core's last tile.
+  void load_v(const TensorRef& v_sb, Expr ib) {
+    if (c_.block()) {
+      // Block KV: one indirect DMA per fold (lines 2705-2748), then the active values into the
+      // last blocks of the last fold (lines 2783-2873)
+      tkg::load_block_v(b_, v_prior_, table_sb_, block_tile(), ib, v_sb());
+      if (last_) {
+        guarded("insert_v_active", last_core_trips(), [&] {
+          tkg::place_block_v_active(b_, block_tile(), v_sb(), v_active_, gbo_ + ib, sa_);
+        });
+      }
+      return;
+    }
+    // Strided: rows p * n .. p * n + n - 1 to partition p (slot order, a flat copy);
+    // non-strided: row t * 128 + p to partition p, column t (lines 2749-2779).
+    Access src = v_prior_({one(cache_batch(ib)), one(0), ds(tile0_, n_), all(), all()});
+    if (!c_.strided_mm1) src.perm = {3, 2, 4, 0, 1};
+    b_.dma_copy(v_sb(), src);
+    if (last_) {
+      guarded("insert_v_active", last_core_trips(), [&] {
+        // strided: slots n * 128 - s_a + a are partition 127, columns n - s_a + a (s_a <= n);
+        // non-strided: partitions 128 - s_a + a of the last column (lines 2874-2934)
+        const Access dst = c_.strided_mm1 ? v_sb({ds(127, 1), ds(n_ - sa_, sa_), all()})
+                                          : v_sb({ds(Expr(128) - sa_, sa_), one(n_ - 1), all()});
+        b_.dma_copy(dst, v_active_({one(gbo_ + ib), one(0), all(), all()}));
+      });
+    }
+  }
+
   // _compute_qk_matmul (lines 1576-2058), flat cache, tp_k_prior=False
   void qk_matmul() {
     // The batch loop (Python range, unrolled by the tracer, sections interleaved): sequential,
@@ -305,27 +363,7 @@ class TkgBuilder {
                   : c_.block()
                       ? b_.sbuf(nm("k_sb"), c_.kv_dtype, {d_, Expr::floordiv(n_, blr), blr, 128})
                       : b_.sbuf(nm("k_sb"), c_.kv_dtype, {d_, n_, 128});
-      if (c_.block()) {
-        // Block KV, PE transpose path (lines 1666-1729): bf16 loads for an fp8 cache
-        tkg::load_block_k(b_, k_prior_, table_sb_, block_tile(), ib, k_sb(),
-                          c_.kv_dtype == DType::fp8_e4m3 ? DType::bf16 : c_.kv_dtype);
-      } else {
-        // k_prior[b, 0, :, slots] (lines 1731-1752): in slot order either way (a flat copy)
-        b_.dma_copy(k_sb(), k_prior_({one(cache_batch(ib)), one(0), all(), ds(tile0_, n_), all()}));
-      }
-      if (last_ && c_.block()) {
-        // the active keys into the last blocks of the last fold (lines 1799-1887)
-        guarded("insert_k_active", last_core_trips(), [&] {
-          tkg::place_block_k_active(b_, block_tile(), k_sb(), k_active_sb_, gbo_ + ib, sa_);
-        });
-      } else if (last_) {
-        // k_sb[:, tile_s - s_a:] = k_active of this batch, ScalarE (lines 1890-1897)
-        guarded("insert_k_active", last_core_trips(), [&] {
-          const Access dst = c_.strided_mm1 ? k_sb({all(), one(127), ds(n_ - sa_, sa_)})
-                                            : k_sb({all(), one(n_ - 1), ds(Expr(128) - sa_, sa_)});
-          b_.tensor_copy(dst, k_active_sb_({all(), one(gbo_ + ib), all()}), Engine::Scalar);
-        });
-      }
+      load_k(k_sb, ib);
       // MM1 in PSUM groups of kTkgMm1GroupTiles key tiles at bank g % 8 (lines 1899-2011)
       const Expr groups = Expr::floordiv(n_ + (kTkgMm1GroupTiles - 1), kTkgMm1GroupTiles);
       b_.affine_range("i_mm1_grp", groups, [&](Expr g) {
@@ -464,30 +502,7 @@ class TkgBuilder {
     exp_v_ = b_.sbuf(nm("exp_v"), DType::fp32, {d_, bs_nc_, hs_});
     b_.sequential_range("i_b_pv", bs_nc_, [&](Expr ib) {
       auto v_sb = b_.sbuf(nm("v_sb"), c_.kv_dtype, {128, n_, d_});
-      // Strided: rows p * n .. p * n + n - 1 to partition p (slot order, a flat copy);
-      // non-strided: row t * 128 + p to partition p, column t (lines 2749-2779).
-      if (c_.block()) {
-        // Block KV: one indirect DMA per fold (lines 2705-2748)
-        tkg::load_block_v(b_, v_prior_, table_sb_, block_tile(), ib, v_sb());
-      } else {
-        Access src = v_prior_({one(cache_batch(ib)), one(0), ds(tile0_, n_), all(), all()});
-        if (!c_.strided_mm1) src.perm = {3, 2, 4, 0, 1};
-        b_.dma_copy(v_sb(), src);
-      }
-      if (last_ && c_.block()) {
-        // the active values into the last blocks of the last fold (lines 2783-2873)
-        guarded("insert_v_active", last_core_trips(), [&] {
-          tkg::place_block_v_active(b_, block_tile(), v_sb(), v_active_, gbo_ + ib, sa_);
-        });
-      } else if (last_) {
-        guarded("insert_v_active", last_core_trips(), [&] {
-          // strided: slots n * 128 - s_a + a are partition 127, columns n - s_a + a (s_a <= n);
-          // non-strided: partitions 128 - s_a + a of the last column (lines 2874-2934)
-          const Access dst = c_.strided_mm1 ? v_sb({ds(127, 1), ds(n_ - sa_, sa_), all()})
-                                            : v_sb({ds(Expr(128) - sa_, sa_), one(n_ - 1), all()});
-          b_.dma_copy(dst, v_active_({one(gbo_ + ib), one(0), all(), all()}));
-        });
-      }
+      load_v(v_sb, ib);
       auto ev = psum("exp_v_psum", DType::fp32, {d_, hs_}, Expr(0));
       auto step = [&](Expr t, bool acc) {
         b_.matmul(ev(), v_sb({all(), one(t), all()}), qk_io_({all(), one(t), one(ib), all()}), acc);

@@ -24,9 +24,12 @@ inline constexpr int64_t kTkgFaTile = 8192;
 // more tiles the source's correction factor is exp(-inf + inf) = NaN for rows whose first two
 // tiles are fully masked).
 inline constexpr int64_t kTkgFaTilesPerCore = 2;
-// Largest per-core s_prior without FA: the row-sum PSUM tile [bqh, n] fp32 holds n = s_prior / 128
-// <= 512 columns in one 2 KiB bank (_tile_sum_reduction, line 2569).
-inline constexpr int64_t kTkgMaxNoFaSprior = 65536;
+// Largest per-core s_prior without FA in the declared domain: 32768, where every shape the
+// relations allow fits trn2's SBUF (k_sb is 2 s_prior bytes per partition next to 7 n * bqh
+// bytes of scores; `ncverify frontier` finds each shape's own limit beyond it). The source's own
+// limit is 65536: the row-sum PSUM tile [bqh, n] fp32 holds n = s_prior / 128 <= 512 columns in
+// one 2 KiB bank (_tile_sum_reduction, line 2569).
+inline constexpr int64_t kTkgMaxNoFaSprior = 32768;
 // _BATCH_TILE_SBUF_BUDGET = 16 MiB (utils line 30): uses_batch_tiling splits the batch when
 // 8 * bs * H * s_a * tile_s_prior exceeds it; the modelled domain keeps one batch tile.
 inline constexpr int64_t kTkgBatchTileBudget = int64_t{16} << 20;
