@@ -68,6 +68,11 @@ class TkgBuilder {
     if (c_.fa) {
       const int64_t s = kTkgFaTile * kTkgFaTilesPerCore * ns;
       s_ = b_.param("seqlen", s, s, s);
+    } else if (c_.block()) {
+      // Block KV: a core's s_prior is a whole number of folds of 128 blocks of the kernel's
+      // block length (see block_relations)
+      const int64_t fold = 128 * c_.kernel_block_len() * ns;
+      s_ = b_.param("seqlen", fold, kTkgMaxNoFaSprior * ns, fold);
     } else {
       s_ = b_.param("seqlen", 128 * ns, kTkgMaxNoFaSprior * ns, 128 * ns);
     }
@@ -106,12 +111,13 @@ class TkgBuilder {
   // Block KV: the resized block length bl_r = gcd(block_len, s_prior per core / 128) of
   // resize_cache_block_len_for_attention_tkg_kernel (utils lines 240-329; with FA, also gcd with
   // 64 and the last tile / 128, which the two 8192-slot tiles leave at 64: rf = 1 there) is what
-  // the build assumed: 128 * bl_r divides the per-core s_prior and, for rf > 1, 2 * bl_r does
-  // not divide s_prior / 128 per core. The physical cache holds tkg::kBlockCacheSlots slots
-  // (attention_tkg_draws.h): every batch's blocks distinct needs bs * seqlen within it.
+  // the build assumed: 128 * bl_r divides the per-core s_prior (the seqlen param's step) and, for
+  // rf > 1, 2 * bl_r does not divide s_prior / 128 per core. The physical cache holds
+  // tkg::kBlockCacheSlots slots (attention_tkg_draws.h): every batch's blocks distinct needs bs *
+  // seqlen within it.
   void block_relations() {
     const int64_t ns = c_.sprior_programs(), blr = c_.kernel_block_len();
-    b_.require(RelationKind::Divides, Expr(128 * blr * ns), s_);
+    // 128 * bl_r divides the per-core s_prior: the seqlen param's multiple_of (declare_params)
     if (c_.block_resize > 1) {
       b_.require(RelationKind::NE, Expr::mod(Expr::floordiv(s_, 128 * ns), 2 * blr), Expr(0));
     }
