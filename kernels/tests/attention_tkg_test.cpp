@@ -4,9 +4,7 @@
 // and planted defects of the source's kind fail check.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <functional>
-#include <iostream>
 #include <set>
 #include <string>
 
@@ -48,7 +46,6 @@ TEST(AttentionTkg, DefaultPassesAtSmallAndMiddleShapes) {
   for (const ParamValues& pv : {shape(2, 2, 3, 384, 64), shape(3, 4, 5, 2048, 128)}) {
     const CheckResult r = check_tkg({}, pv, 2);
     EXPECT_TRUE(r.pass) << r.summary();
-    if (std::getenv("TKG_DEBUG")) std::cout << r.summary();
   }
 }
 
