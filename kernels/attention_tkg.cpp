@@ -16,7 +16,9 @@
 #include <map>
 #include <string>
 
+#include "kernels/attention_tkg_block_kv.h"
 #include "kernels/attention_tkg_common.h"
+#include "kernels/attention_tkg_draws.h"
 #include "kernels/gen_mask_tkg.h"
 #include "kernels/nki_lowering.h"
 
@@ -66,6 +68,11 @@ class TkgBuilder {
     if (c_.fa) {
       const int64_t s = kTkgFaTile * kTkgFaTilesPerCore * ns;
       s_ = b_.param("seqlen", s, s, s);
+    } else if (c_.block()) {
+      // Block KV: a core's s_prior is a whole number of folds of 128 blocks of the kernel's
+      // block length (see block_relations)
+      const int64_t fold = 128 * c_.kernel_block_len() * ns;
+      s_ = b_.param("seqlen", fold, kTkgMaxNoFaSprior * ns, fold);
     } else {
       s_ = b_.param("seqlen", 128 * ns, kTkgMaxNoFaSprior * ns, 128 * ns);
     }
@@ -98,6 +105,39 @@ class TkgBuilder {
     // uses_batch_tiling (utils lines 142-171): one batch tile while 8 * bs_nc * H * s_a *
     // tile_s_prior <= 16 MiB.
     if (!c_.fa) b_.require(RelationKind::LE, bqs_ * tile_s_ * 8, Expr(kTkgBatchTileBudget));
+    if (c_.block()) block_relations();
+  }
+
+  // Block KV: the resized block length bl_r = gcd(block_len, s_prior per core / 128) of
+  // resize_cache_block_len_for_attention_tkg_kernel (utils lines 240-329; with FA, also gcd with
+  // 64 and the last tile / 128, which the two 8192-slot tiles leave at 64: rf = 1 there) is what
+  // the build assumed: 128 * bl_r divides the per-core s_prior (the seqlen param's step) and, for
+  // rf > 1, 2 * bl_r does not divide s_prior / 128 per core. The physical cache holds
+  // tkg::kBlockCacheSlots slots (attention_tkg_draws.h): every batch's blocks distinct needs bs *
+  // seqlen within it.
+  void block_relations() {
+    const int64_t ns = c_.sprior_programs(), blr = c_.kernel_block_len();
+    // 128 * bl_r divides the per-core s_prior: the seqlen param's multiple_of (declare_params)
+    if (c_.block_resize > 1) {
+      b_.require(RelationKind::NE, Expr::mod(Expr::floordiv(s_, 128 * ns), 2 * blr), Expr(0));
+    }
+    b_.require(RelationKind::LE, bs_ * s_, Expr(tkg::kBlockCacheSlots));
+  }
+
+  // The block-KV geometry of the current FA tile (attention_tkg_block_kv.h).
+  tkg::BlockKvTile block_tile() const {
+    tkg::BlockKvTile t;
+    t.block_len = c_.kernel_block_len();
+    t.resize = c_.block_resize;
+    t.d_head = d_;
+    t.folds = Expr::floordiv(n_, t.block_len);
+    t.fold_start = Expr::floordiv(tile0_, t.block_len);  // tile0_ counts 128-slot tiles
+    t.batches = bs_nc_;
+    t.batch_start = gbo_;
+    t.max_blocks = tkg::kBlockCacheSlots / c_.block_len * c_.block_resize;
+    t.suffix = "_fa" + std::to_string(f_);
+    t.psum_bank_bytes = psum_bank_bytes();
+    return t;
   }
 
   void declare_hbm() {
@@ -111,8 +151,24 @@ class TkgBuilder {
     // k_prior [B, 1, d, S] (tp_k_prior=False) and v_prior [B, 1, S, d], with the slot axis split
     // into (tile, partition) factors (the same bytes): the non-strided V load reads it
     // partition-major. full_sprior = curr_sprior = s_prior.
-    k_prior_ = b_.input("k_prior", kv, {bs_, 1, d_, tiles, 128});
-    v_prior_ = b_.input("v_prior", kv, {bs_, 1, tiles, 128, d_});
+    if (c_.block()) {
+      // Block KV (lines 867-972): k_prior / v_prior [num_blocks, block_len, d] read as
+      // [num_blocks * rf, block_len / rf, d] (the same bytes, utils line 322), num_blocks fixed
+      // (tkg::kBlockCacheSlots / block_len); active_blocks_table [B, S / block_len] uint32.
+      const int64_t blocks = tkg::kBlockCacheSlots / c_.block_len;
+      const std::vector<Expr> cache{Expr(blocks * c_.block_resize), Expr(c_.kernel_block_len()),
+                                    d_};
+      k_prior_ = b_.input("k_prior", kv, cache);
+      v_prior_ = b_.input("v_prior", kv, cache);
+      tkg::BlockKvTile shape_of;
+      shape_of.resize = c_.block_resize;
+      table_ = b_.input("active_blocks_table", DType::uint32,
+                        tkg::block_table_shape(shape_of, bs_, s_, c_.block_len),
+                        ValueRange{0, blocks - 1});
+    } else {
+      k_prior_ = b_.input("k_prior", kv, {bs_, 1, d_, tiles, 128});
+      v_prior_ = b_.input("v_prior", kv, {bs_, 1, tiles, 128, d_});
+    }
     if (c_.mask == TkgMask::hbm) {
       // mask [S, B, H, s_a] uint8, key-slot major (1 = keep)
       mask_ = b_.input("mask", DType::uint8, {tiles, 128, bs_, h_, sa_}, ValueRange{0, 1});
@@ -121,6 +177,8 @@ class TkgBuilder {
       // in the tests) with a leading unit dim the partition broadcast steps over.
       mask_ = b_.input("mask", DType::uint8, {sa_, bs_, h_, sa_}, ValueRange{0, 1});
       pos_ = b_.input("rope_pos_ids", DType::fp32, {1, bs_, sa_});
+      // SWA: start_pos_ids [B, s_a] (inclusive window starts), the same leading unit dim
+      if (c_.swa) start_ = b_.input("start_pos_ids", DType::fp32, {1, bs_, sa_});
     }
     if (c_.sink) sink_ = b_.input("sink", DType::fp32, {h_, 1});
     out_ = b_.output("out", io, {bs_, h_, d_, sa_});  // [B, H, d, s_a]
@@ -141,6 +199,10 @@ class TkgBuilder {
   void load_position_ids() {
     pos_sb_ = b_.sbuf("pos_ids_sb", DType::fp32, {128, bs_nc_, sa_});
     b_.dma_copy(pos_sb_(), broadcast(pos_({all(), ds(gbo_, bs_nc_), all()}), 0, Expr(128)));
+    if (c_.swa) {  // start_pos_sb the same way (lines 1392-1411)
+      start_sb_ = b_.sbuf("start_pos_sb", DType::fp32, {128, bs_nc_, sa_});
+      b_.dma_copy(start_sb_(), broadcast(start_({all(), ds(gbo_, bs_nc_), all()}), 0, Expr(128)));
+    }
   }
 
   // A PSUM tile at bank `bank` (the source's explicit addresses: not auto-allocated under the
@@ -179,6 +241,12 @@ class TkgBuilder {
     prep_sink_ = c_.sink && ((sync_per_tile_ && f == 0) || (!sync_per_tile_ && last_));
     red_len_ = 1 + (c_.sprior_programs() > 1 && !c_.fa ? 1 : 0) + (prep_sink_ ? 1 : 0);
     sink_idx_ = red_len_ - 1;
+    if (c_.block()) {
+      // _load_active_blocks (lines 3378-3545): this tile's table columns, [128, folds * bs]
+      const tkg::BlockKvTile t = block_tile();
+      table_sb_ = b_.sbuf(nm("active_blocks_sb"), DType::uint32, tkg::block_table_sb_shape(t));
+      tkg::load_block_table(b_, table_, table_sb_, t);
+    }
     allocate_qk_buffers();
     load_mask();
     qk_matmul();
@@ -216,6 +284,8 @@ class TkgBuilder {
     a.s_active = sa_;
     a.iota_base = tile0_ * 128;
     a.strided_mm1 = c_.strided_mm1;
+    if (c_.block()) a.block_len = c_.kernel_block_len();
+    if (c_.swa) a.start_pos = start_sb_();
     a.name_suffix = "_fa" + std::to_string(f_);
     if (last_) {  // load_active_mask: last NC, last FA tile (line 1473)
       a.active_mask = mask_;
@@ -232,6 +302,18 @@ class TkgBuilder {
   // load): k_prior[b, 0, :, slots] (lines 1731-1752), in slot order either way (a flat copy),
   // then, on the last core's last tile, the active keys into the last s_a slots.
   void load_k(const TensorRef& k_sb, Expr ib) {
+    if (c_.block()) {
+      // Block KV, the PE transpose path (lines 1666-1729; bf16 loads for an fp8 cache), then
+      // the active keys into the last blocks of the last fold (lines 1799-1887)
+      tkg::load_block_k(b_, k_prior_, table_sb_, block_tile(), ib, k_sb(),
+                        c_.kv_dtype == DType::fp8_e4m3 ? DType::bf16 : c_.kv_dtype);
+      if (last_) {
+        guarded("insert_k_active", last_core_trips(), [&] {
+          tkg::place_block_k_active(b_, block_tile(), k_sb(), k_active_sb_, gbo_ + ib, sa_);
+        });
+      }
+      return;
+    }
     // k_prior[b, 0, :, slots] (lines 1731-1752): in slot order either way (a flat copy)
     b_.dma_copy(k_sb(), k_prior_({one(cache_batch(ib)), one(0), all(), ds(tile0_, n_), all()}));
     if (last_) {
@@ -247,6 +329,17 @@ class TkgBuilder {
   // The V of batch i_b of this core for the tile into v_sb [128, n, d] (the extension point of
   // the block-KV load), then the active values on the last core's last tile.
   void load_v(const TensorRef& v_sb, Expr ib) {
+    if (c_.block()) {
+      // Block KV: one indirect DMA per fold (lines 2705-2748), then the active values into the
+      // last blocks of the last fold (lines 2783-2873)
+      tkg::load_block_v(b_, v_prior_, table_sb_, block_tile(), ib, v_sb());
+      if (last_) {
+        guarded("insert_v_active", last_core_trips(), [&] {
+          tkg::place_block_v_active(b_, block_tile(), v_sb(), v_active_, gbo_ + ib, sa_);
+        });
+      }
+      return;
+    }
     // Strided: rows p * n .. p * n + n - 1 to partition p (slot order, a flat copy);
     // non-strided: row t * 128 + p to partition p, column t (lines 2749-2779).
     Access src = v_prior_({one(cache_batch(ib)), one(0), ds(tile0_, n_), all(), all()});
@@ -270,8 +363,12 @@ class TkgBuilder {
     b_.sequential_range("i_b_mm1", bs_nc_, [&](Expr ib) {
       // k_sb [d, tile_s]: its columns are slots; declared with the column split as the matmul
       // tiles read it (strided: [d, 128, n]; else [d, n, 128]).
+      // Block KV: [d, folds, bl, 128] (the tiles split by fold, attention_tkg_block_kv.h).
+      const int64_t blr = c_.kernel_block_len();
       auto k_sb = c_.strided_mm1 ? b_.sbuf(nm("k_sb"), c_.kv_dtype, {d_, 128, n_})
-                                 : b_.sbuf(nm("k_sb"), c_.kv_dtype, {d_, n_, 128});
+                  : c_.block()
+                      ? b_.sbuf(nm("k_sb"), c_.kv_dtype, {d_, Expr::floordiv(n_, blr), blr, 128})
+                      : b_.sbuf(nm("k_sb"), c_.kv_dtype, {d_, n_, 128});
       load_k(k_sb, ib);
       // MM1 in PSUM groups of kTkgMm1GroupTiles key tiles at bank g % 8 (lines 1899-2011)
       const Expr groups = Expr::floordiv(n_ + (kTkgMm1GroupTiles - 1), kTkgMm1GroupTiles);
@@ -281,7 +378,10 @@ class TkgBuilder {
         b_.affine_range("i_mm1", cnt, [&](Expr m) {
           const Expr t = g * kTkgMm1GroupTiles + m;
           const Access k_tile =
-              c_.strided_mm1 ? k_sb({all(), all(), one(t)}) : k_sb({all(), one(t), all()});
+              c_.strided_mm1 ? k_sb({all(), all(), one(t)})
+              : c_.block()
+                  ? k_sb({all(), one(Expr::floordiv(t, blr)), one(Expr::mod(t, blr)), all()})
+                  : k_sb({all(), one(t), all()});
           b_.matmul(qk_psum({all(), one(m), all()}), k_tile, q_sb_({all(), one(gbo_ + ib), all()}));
         });
         b_.tensor_copy_predicated(
@@ -543,8 +643,8 @@ class TkgBuilder {
   Builder b_;
   std::map<std::string, int> psum_count_, sbuf_count_;
   Expr bs_, h_, sa_, s_, d_, pid_, s_nc_, bs_nc_, sprior_id_, bs_id_, gbo_, hs_, bqs_, tile_s_, n_;
-  TensorRef q_, k_active_, v_active_, k_prior_, v_prior_, mask_, pos_, sink_, out_;
-  TensorRef q_sb_, k_active_sb_, one_vec_, pos_sb_;
+  TensorRef q_, k_active_, v_active_, k_prior_, v_prior_, mask_, pos_, start_, table_, sink_, out_;
+  TensorRef q_sb_, k_active_sb_, one_vec_, pos_sb_, start_sb_, table_sb_;
   TensorRef qk_, qk_io_, mask_sb_, qk_max_, qk_max_buf_, exp_sum_, exp_sum_recip_, exp_v_;
   TensorRef fa_running_max_, fa_running_sum_, fa_corr_, fa_running_out_;
   int f_ = 0;

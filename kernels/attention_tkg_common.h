@@ -48,6 +48,14 @@ struct TkgConfig {
   DType kv_dtype = DType::bf16;  // k_prior, v_prior, k_active, v_active
   bool fa = false;               // enable_fa_s_prior_tiling with s_prior per core > 8192
   DType io_dtype = DType::bf16;  // q and out (the test's dtype)
+  // Block KV (AttnTKGConfig.block_len > 0): the table's block length, and the resize factor rf of
+  // resize_cache_block_len_for_attention_tkg_kernel (attention_tkg_utils.py 240-329): the kernel
+  // reads sub-blocks of block_len / rf rows. 0: a flat cache.
+  int64_t block_len = 0;
+  int64_t block_resize = 1;
+  bool swa = false;  // sliding window: start_pos_ids [B, s_a] (gen_mask_tkg's SWA path)
+  bool block() const { return block_len > 0; }
+  int64_t kernel_block_len() const { return block_len / block_resize; }
   int n_programs() const { return lnc == TkgLnc::one ? 1 : 2; }
   int sprior_programs() const { return lnc == TkgLnc::sprior ? 2 : 1; }
   int batch_programs() const { return lnc == TkgLnc::batch ? 2 : 1; }

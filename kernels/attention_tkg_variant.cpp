@@ -7,6 +7,7 @@
 #include <string>
 
 #include "kernels/attention_tkg_common.h"
+#include "kernels/attention_tkg_draws.h"
 #include "kernels/families.h"
 #include "oracle/input_distributions.h"
 
@@ -85,14 +86,21 @@ void pack_tkg(const Program& p, const ParamValues& params, const oracle::Attenti
   }
   packed["k_active"] = std::move(ka);
   packed["v_active"] = std::move(va);
-  // k_prior [B, 1, d, S] and v_prior [B, 1, S, d] (as packed by the layout): active slots
-  HostTensor& kp = packed_tensor(packed, "k_prior");
-  HostTensor& vp = packed_tensor(packed, "v_prior");
-  for (int64_t b = 0; b < B; ++b) {
-    for (int64_t j = C; j < S; ++j) {
-      for (int64_t c = 0; c < d; ++c) {
-        kp.set((b * d + c) * S + j, kStaleActiveKey);
-        vp.set((b * S + j) * d + c, kStaleActiveValue);
+  const bool block = s.block_kv.has_value();
+  if (block) {
+    // the paged cache (the layout leaves it to pack_extra) with its active rows negated, and
+    // the block table
+    tkg::pack_block_cache(p, params, s, in, packed);
+  } else {
+    // k_prior [B, 1, d, S] and v_prior [B, 1, S, d] (as packed by the layout): active slots
+    HostTensor& kp = packed_tensor(packed, "k_prior");
+    HostTensor& vp = packed_tensor(packed, "v_prior");
+    for (int64_t b = 0; b < B; ++b) {
+      for (int64_t j = C; j < S; ++j) {
+        for (int64_t c = 0; c < d; ++c) {
+          kp.set((b * d + c) * S + j, kStaleActiveKey);
+          vp.set((b * S + j) * d + c, kStaleActiveValue);
+        }
       }
     }
   }
@@ -100,11 +108,21 @@ void pack_tkg(const Program& p, const ParamValues& params, const oracle::Attenti
   HostTensor mask = new_input(p, params, "mask");
   if (!pos_id) {
     expect_elements(mask, S * B * H * A, "mask");
-    for (int64_t j = 0; j < S; ++j)
+    // Row r holds slot r, except under block KV: the kernel loads tile-local row t * 128 + p
+    // into (p, t), which holds the block layout's slot (lines 1449-1455; the torch reference
+    // writes the mask in that shuffled order).
+    int64_t tile_slots = 0, block_len = 0;
+    if (block) {
+      tile_slots = 128 * concrete_shape(p, *p.find_tensor("mask_sb"), params).at(1);
+      block_len = concrete_shape(p, *p.find_tensor("k_prior"), params).at(1);
+    }
+    for (int64_t r = 0; r < S; ++r) {
+      const int64_t j = block ? tkg::block_mask_row_slot(r, tile_slots, block_len) : r;
       for (int64_t b = 0; b < B; ++b)
         for (int64_t h = 0; h < H; ++h)
           for (int64_t i = 0; i < A; ++i)
-            mask.set(((j * B + b) * H + h) * A + i, s.visible(b, i, j) ? 1.0f : 0.0f);
+            mask.set(((r * B + b) * H + h) * A + i, s.visible(b, i, j) ? 1.0f : 0.0f);
+    }
   } else {
     expect_elements(mask, A * B * H * A, "mask");
     for (int64_t a = 0; a < A; ++a)
@@ -112,14 +130,19 @@ void pack_tkg(const Program& p, const ParamValues& params, const oracle::Attenti
         for (int64_t h = 0; h < H; ++h)
           for (int64_t i = 0; i < A; ++i)
             mask.set(((a * B + b) * H + h) * A + i, s.visible(b, i, C + a) ? 1.0f : 0.0f);
-    HostTensor pos = new_input(p, params, "rope_pos_ids");
-    expect_elements(pos, B * A, "rope_pos_ids");
-    for (int64_t b = 0; b < B; ++b) {
-      for (int64_t i = 0; i < A; ++i) {
-        pos.set(b * A + i, static_cast<float>(s.mask.cache_end[size_t(b * A)] + i));
+    if (p.find_tensor("start_pos_ids")) {
+      // SWA: the window ends and starts of every query (attention_tkg_draws.h swa_inputs_of)
+      tkg::pack_window_positions(p, params, s, packed);
+    } else {
+      HostTensor pos = new_input(p, params, "rope_pos_ids");
+      expect_elements(pos, B * A, "rope_pos_ids");
+      for (int64_t b = 0; b < B; ++b) {
+        for (int64_t i = 0; i < A; ++i) {
+          pos.set(b * A + i, static_cast<float>(s.mask.cache_end[size_t(b * A)] + i));
+        }
       }
+      packed["rope_pos_ids"] = std::move(pos);
     }
-    packed["rope_pos_ids"] = std::move(pos);
   }
   packed["mask"] = std::move(mask);
   if (p.find_tensor("sink")) {
@@ -178,6 +201,8 @@ void draw_tkg_case(oracle::AttentionSpec& s, uint64_t seed) {
     for (double& x : s.sink) x = static_cast<double>(static_cast<float>(U(rng)));
     s.sink[size_t(rng() % s.sink.size())] = 60.0;
   }
+  // SWA windows around these positions, then a block table for the mask (attention_tkg_draws.h)
+  tkg::draw_window_and_table(s, seed);
 }
 
 oracle::AttentionSpec tkg_spec(const Options& o, const ParamValues& params) {
@@ -200,6 +225,13 @@ oracle::AttentionSpec tkg_spec(const Options& o, const ParamValues& params) {
     s.sink.assign(size_t(s.heads), 0.0);
     for (int64_t h = 0; h < s.heads; ++h) s.sink[size_t(h)] = 0.25 * double(h % 8);
   }
+  if (c.swa) {
+    // build_swa_positions (test utils 127-156) at the test positions with the tests' first
+    // window, 128; mask.window records it (check draws another per case).
+    tkg::set_swa_mask(s, pos, 128, c.block());
+    s.mask.window = 128;
+  }
+  if (c.block()) tkg::set_block_kv(s, c.block_len, 0);
   s.input_dtype = c.kv_dtype == DType::fp8_e4m3 ? DType::fp8_e4m3 : c.io_dtype;
   s.output_dtype = c.io_dtype;
   return s;
@@ -262,6 +294,24 @@ std::vector<OptionSpec> attention_tkg_options() {
        "off: one tile of the whole per-core s_prior (enable_fa_s_prior_tiling=False, or per-core "
        "s_prior <= 8192); on: flash attention over two 8192-slot tiles per core (per-core "
        "s_prior = 16384)"},
+      {"block_len",
+       {"0", "16", "32"},
+       "0",
+       "AttnTKGConfig.block_len: 0 = flat cache; else a paged cache k_prior / v_prior "
+       "[num_blocks, block_len, d] read through active_blocks_table [B, S / block_len] uint32 "
+       "(requires strided_mm1=false)"},
+      {"block_resize",
+       {"1", "4"},
+       "1",
+       "block KV: the factor rf by which the source cuts every block when a core's s_prior / 128 "
+       "is not a multiple of block_len (resize_cache_block_len_for_attention_tkg_kernel: "
+       "block_len / rf = gcd(block_len, s_prior per core / 128)); the domain holds the seqlens "
+       "that give this rf"},
+      {"swa",
+       {"off", "on"},
+       "off",
+       "sliding window: start_pos_ids [B, s_a] and per-query positions; gen_mask_tkg keeps slots "
+       "[start, pos), wrapping around a flat (circular) cache (requires mask=pos_id)"},
   };
 }
 
@@ -274,6 +324,9 @@ TkgConfig attention_tkg_config(const Options& o) {
   c.sink = option(o, "sink") == "on";
   c.kv_dtype = option(o, "kv_dtype") == "fp8_e4m3" ? DType::fp8_e4m3 : DType::bf16;
   c.fa = option(o, "s_prior_tiling") == "on";
+  c.block_len = std::stoll(option(o, "block_len"));
+  c.block_resize = std::stoll(option(o, "block_resize"));
+  c.swa = option(o, "swa") == "on";
   return c;
 }
 
@@ -286,10 +339,27 @@ std::string attention_tkg_excluded(const Options& o) {
     const auto it = o.find(name);
     return it != o.end() && it->second == value;
   };
-  if (!is("lnc", "1") && is("strided_mm1", "false")) {
+  const TkgConfig c = attention_tkg_config(o);
+  // What the source refuses or decides itself.
+  if (c.block() && c.strided_mm1) {
+    return "block KV requires strided_mm1=false (attention_tkg.py lines 867-972; the source's "
+           "test filter marks it invalid)";
+  }
+  if (!c.block() && c.block_resize != 1) return "block_resize applies to block KV only";
+  if (c.block_resize > 1 && c.fa) {
+    return "with s_prior tiling the source's resize keeps the block length (gcd with the 64-tile "
+           "FA tile, attention_tkg_utils.py 291-305): block_resize is 1";
+  }
+  if (c.swa && c.mask != TkgMask::pos_id) {
+    return "a sliding window needs the in-kernel mask: swa=on requires mask=pos_id "
+           "(test_attention_tkg.py line 832: SWA requires use_pos_id=True)";
+  }
+  // The test budget (see above).
+  if (!is("lnc", "1") && is("strided_mm1", "false") && !c.block()) {
     return "lnc=" + o.at("lnc") +
-           " is modelled with strided_mm1=true only (the split does not touch the slot layout; "
-           "each further combination doubles the programs prove and the registry tests cover)";
+           " is modelled with strided_mm1=true only for a flat cache (the split does not touch "
+           "the slot layout; each further combination doubles the programs prove and the "
+           "registry tests cover)";
   }
   if (is("kv_dtype", "fp8_e4m3") &&
       (!is("lnc", "1") || is("mask", "pos_id") || is("s_prior_tiling", "on"))) {
@@ -299,6 +369,17 @@ std::string attention_tkg_excluded(const Options& o) {
   if (is("s_prior_tiling", "on") && is("lnc", "2-batch")) {
     return "s_prior_tiling=on is modelled with lnc=1 and lnc=2-sprior only (the batch split "
            "does not touch the FA statistics; the s_prior split defers their exchange)";
+  }
+  if ((c.block() || c.swa) && c.sink) {
+    return "block KV and sliding windows are modelled with sink=off (the sink enters the "
+           "softmax statistics, which neither touches)";
+  }
+  if (c.block_len == 32 && (c.block_resize != 1 || c.lnc != TkgLnc::one || c.mask != TkgMask::hbm ||
+                            c.fa || c.kv_dtype != DType::bf16 || c.swa)) {
+    return "block_len=32 (the same code as 16 with another constant) is modelled with the other "
+           "options at their defaults";
+  }
+  if (false) {
   }
   return "";
 }
@@ -324,6 +405,49 @@ Variant attention_tkg_variant() {
   // test/utils/common_dataclasses.py line 398); here each run is another schedule of the cores.
   v.determinism_runs = 10;
   v.notes = {
+      "block KV (block_len > 0, attention_tkg_block_kv.h): k_prior / v_prior are the physical "
+      "cache [num_blocks, block_len, d] with num_blocks = 32768 / block_len whatever the shape "
+      "(the IR's indirect offsets have a build-time declared range, which the solver proves "
+      "inside the cache: a cache sized by the params could not be), declared as "
+      "[num_blocks * rf, block_len / rf, d] (the same bytes); the domain requires bs * seqlen <= "
+      "32768 (a physical block for every batch's block); active_blocks_table [B, S / block_len] "
+      "uint32 with entries in [0, num_blocks)",
+      "block KV, K: the source's PE transpose path (indirect DMA of a fold's 128 blocks, a "
+      "Tensor-engine transpose per block row, copies alternating Vector/Scalar per group of 8, "
+      "lines 1666-1729) for every d and dtype; the source takes an indirect dma_transpose instead "
+      "when d = 128, the K dtype has 2 bytes and the kernel's block length is >= 8 (lines 821, "
+      "943, 1639-1664), which moves the same values (the IR's indirect offsets select view rows, "
+      "not the block axis a DMA transpose puts last); the [128, bl * d] load tile is one rotating "
+      "buffer per fold (the source keeps one per fold of the batch: a little less SBUF here)",
+      "block KV, table: with rf = 1 one DMA per fold of the table's columns (the source: one DMA "
+      "of a [128, folds, bs] view; an IR view cannot split one tensor dim in two); with rf > 1 "
+      "the source's path: the rows on partitions, e * rf + r in fp32 (its scalar_tensor_tensor "
+      "as a tensor_scalar and a tensor_tensor, exact below 2^24), a PE transpose per fold into "
+      "uint32 columns; block_resize is the source's rf = block_len / gcd(block_len, s_prior per "
+      "core / 128) and the domain holds exactly the seqlens that give it (with s_prior_tiling rf "
+      "is 1); rf = 2 (the same code path as 4) is not offered, to bound the per-combination "
+      "tests; rf = 4 also covers active tokens spanning several sub-blocks. Also for that "
+      "budget, block KV and sliding windows are offered with sink=off, block_len=32 with the "
+      "other options at their defaults, and block KV with lnc=2-sprior / 2-batch (the flat "
+      "non-strided layout is lnc=1 only)",
+      "block KV, check: the table is drawn per case (attention_tkg_draws.h draw_block_table): "
+      "every block holding a visible or active slot of its batch is its own physical block "
+      "(shuffled), every other entry points at a block another batch uses (the source's test "
+      "sets them to 0, a block of batch 0), the other physical blocks stay unused; the active "
+      "rows of the physical cache hold the negated keys and values (the kernel must take them "
+      "from k_active / v_active); the HBM mask's rows follow the block layout (row t * 128 + p "
+      "of an s_prior tile is slot fold * 128 * bl + p * bl + j, t = fold * bl + j, lines "
+      "1449-1455)",
+      "sliding window (swa=on, requires mask=pos_id): start_pos_ids [B, s_a]; the spec's "
+      "kv_cache range of each query is its window [start, pos) over the cached slots, wrapping "
+      "around a flat (circular) cache (start = (pos - W + 1) mod S) and linear for block caches "
+      "(max(0, pos - W + 1)), as build_swa_positions (test utils lines 127-156); check draws W "
+      "per case (128, 256, 512, 1-16, beyond S, uniform in [1, S]) around the drawn base "
+      "positions (pos = P_b + i); the kernel's positions are the ranges clamped into "
+      "[0, S - s_a] (the same cached slots: the source's positions may pass the cached length, "
+      "which only touches the active slots the active mask overwrites); the per-head copies of "
+      "each query's mask run on the Scalar engine (the source alternates Scalar and Vector by "
+      "the parity of b + h + i, trace-time loops)",
       "models the test wrapper attn_tkg_wrapper (test_attention_tkg.py lines 93-220) with "
       "qk_in_sb=True (required unless fuse_rope, attention_tkg.py lines 325-328): q [d, B*H*s_a] "
       "and k_active [d, B*s_a] are HBM inputs DMA-loaded into SBUF; declared with the flat "
@@ -384,8 +508,8 @@ Variant attention_tkg_variant() {
       "engine of sendrecv are not modelled (allocation and timing only)",
       "refused (not options): fuse_rope (sin arguments beyond +-pi after the fp32 range "
       "reduction, and an uninitialised read in _modulo, lines 3207-3229), k_out / k_out_in_sb "
-      "(only with fuse_rope), fp8 e5m2 (the source refuses it), block KV tables and sliding "
-      "windows (not yet modelled), DBG tensors, trn1 (dma_transpose and sendrecv need "
+      "(only with fuse_rope), fp8 e5m2 (the source refuses it), DBG tensors, trn1 (dma_transpose "
+      "and sendrecv need "
       "NeuronCore-v3: run with --gen trn2 or trn3)",
       "inputs: q bf16; kv_dtype=fp8_e4m3 makes every K/V tensor fp8_e4m3 (the spec's input dtype "
       "is then fp8_e4m3 and q holds fp8-representable values packed exactly as bf16; the source's "

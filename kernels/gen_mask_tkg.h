@@ -5,7 +5,8 @@
 // p), from the positions broadcast to every partition: prior slot j is visible to every query of
 // batch b iff j < pos[b, 0] (the standard path, lines 380-423); the active tail comes from the
 // HBM active mask [s_a, B, H, s_a] (lines 600-681). Sliding windows and block KV are extension
-// points (the SWA comparison replaces the standard path; the block iota replaces the flat one).
+// points (the SWA comparison replaces the standard path; the block iota replaces the flat one:
+// gen_mask_tkg_swa.h).
 #pragma once
 
 #include <optional>
@@ -22,6 +23,13 @@ struct GenMaskTkgArgs {
   // sprior_prg_id * s_prior_per_shard + s_prior_offset (_generate_iota_tensor line 325)
   Expr iota_base;
   bool strided_mm1 = true;
+  // Block KV: the kernel's (resized) block length, the block iota (lines 326-348) and the block
+  // placement of the active mask (684-743) replacing the flat ones (gen_mask_tkg_swa.h,
+  // attention_tkg_block_kv.h); 0: a flat cache.
+  int64_t block_len = 0;
+  // Sliding window (start_pos given, lines 417-540): [128, bs, s_a] fp32 window starts, the
+  // window ends being pos_ids[b, i] (per query); replaces the standard path.
+  std::optional<Access> start_pos;
   std::string name_suffix;  // appended to the buffers' names (one call per FA tile)
   // The HBM active mask [s_a, B, H, s_a] and the first global batch of this tile; loaded only
   // where `active_trips` is 1 (the last core's last FA tile), 0 elsewhere.

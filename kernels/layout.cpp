@@ -128,7 +128,7 @@ Strides strides_for(const TensorLayout& t, const std::vector<int64_t>& shape,
 // Copies spec tensor `src` ([B][H][S][d] order, k/v logical order) into `dst` per the layout.
 void pack_one(const TensorLayout& t, const AttentionSpec& s, bool kv,
               const std::vector<double>& src, HostTensor& dst) {
-  if (s.block_kv) throw std::invalid_argument("paged KV specs have no dense layout");
+  if (kv && s.block_kv) throw std::invalid_argument("paged KV specs have no dense layout");
   const Strides st = strides_for(t, dst.shape, s, kv);
   const int64_t H = kv ? s.kv_heads : s.heads, S = kv ? s.seqlen_kv : s.seqlen_q;
   for (int64_t b = 0; b < s.batch; ++b) {
@@ -203,6 +203,8 @@ std::map<std::string, HostTensor> pack_inputs(const Layout& layout, const Progra
     bool kv;
   } parts[] = {{layout.q, in.q, false}, {layout.k, in.k, true}, {layout.v, in.v, true}};
   for (const auto& part : parts) {
+    // A paged cache has no dense layout: a kernel that takes one packs it in pack_extra.
+    if (part.kv && spec.block_kv && layout.pack_extra) continue;
     const auto id = program.find_tensor(part.t.tensor);
     if (!id || program.tensor(*id).kind != TensorKind::Input) {
       throw std::invalid_argument("kernel " + program.name + " has no input tensor '" +

@@ -45,7 +45,8 @@ struct Layout {
   // kernel's active-token tensors, a mask or positions derived from the spec, sinks): pack_inputs
   // calls it after packing q, k, v and the bias, with those tensors in `packed`; it adds the
   // other inputs and may overwrite elements of packed ones (cache slots the kernel must not read
-  // get adversarial values). Throws std::invalid_argument on a mismatch. Unset: none.
+  // get adversarial values). With a paged (block_kv) spec, pack_inputs leaves k and v to it.
+  // Throws std::invalid_argument on a mismatch. Unset: none.
   std::function<void(const Program&, const ParamValues&, const oracle::AttentionSpec&,
                      const oracle::AttentionInputs&, std::map<std::string, HostTensor>& packed)>
       pack_extra;

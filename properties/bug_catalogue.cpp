@@ -5,6 +5,7 @@
 #include "properties/bug_catalogue.h"
 
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -600,6 +601,39 @@ Program tkg_kv_batch_offset_dropped(const Program& base) {
   return finish_edit(std::move(p));
 }
 
+// The block table's SBUF layout [folds, bs] read as [bs, folds] (attention_tkg.py line 1632:
+// batch_pos = i_fold_rel * bs + i_b written i_b * num_folds + i_fold_rel): planted on the table
+// load's side (the same mismatch): the DMA fills the [128, folds * bs] table in the [bs, folds]
+// order (its HBM view permuted (2, 0, 1) instead of (2, 1, 0)) while the K and V loads read
+// column fold * bs + i_b. With two or more batches and folds, a batch's fold gathers the blocks
+// of another batch or fold.
+Program tkg_block_table_wrong_stride(const Program& base) {
+  Program p = base;
+  const StmtSite s = find_instruction(
+      p, {.op = "dma_copy", .writes = "active_blocks_sb", .reads = "active_blocks_table"});
+  Access& src = access_to(p, s.instr().ins, "active_blocks_table");
+  if (src.perm != std::vector<int>{2, 1, 0}) {
+    throw std::logic_error("the block table load is not the [128, folds, bs] view");
+  }
+  src.perm = {2, 0, 1};
+  return finish_edit(std::move(p));
+}
+
+// gen_mask_tkg's SWA comparison `iota >= start` (gen_mask_tkg.py line 497) made `>`: the first
+// slot of every window is dropped.
+Program tkg_swa_window_start_dropped(const Program& base) {
+  Program p = base;
+  int edited = 0;
+  for (const StmtSite& s : per_tile(p, {.op = "tensor_scalar", .writes = "swa_ge"})) {
+    auto& ts = instruction_as<TensorScalar>(s);
+    if (ts.op0 != AluOp::is_ge) continue;  // the other tensor_scalar scales by is_wrap
+    ts.op0 = AluOp::is_gt;
+    ++edited;
+  }
+  if (edited == 0) throw std::logic_error("no swa_ge >= start comparison");
+  return finish_edit(std::move(p));
+}
+
 const kernels::Options kCausal = {{"use_causal_mask", "true"}};
 
 std::vector<BugEntry> make_catalogue() {
@@ -852,6 +886,18 @@ std::vector<BugEntry> make_catalogue() {
        "attention_tkg",
        {{"lnc", "2-batch"}},
        tkg_kv_batch_offset_dropped},
+      {"tkg_block_table_wrong_stride",
+       "attention_tkg's block table lands in SBUF in [bs, folds] order while the K and V loads "
+       "read it as [folds, bs] (column fold * bs + i_b): batches gather each other's blocks",
+       "attention_tkg",
+       {{"block_len", "16"}, {"strided_mm1", "false"}},
+       tkg_block_table_wrong_stride},
+      {"tkg_swa_window_start_dropped",
+       "attention_tkg's sliding-window mask compares iota > start instead of iota >= start: the "
+       "first slot of every window is dropped",
+       "attention_tkg",
+       {{"mask", "pos_id"}, {"swa", "on"}},
+       tkg_swa_window_start_dropped},
   };
 }
 

@@ -136,6 +136,12 @@ const std::map<std::string, Demonstration>& demonstrations() {
       {"tkg_sink_ignored", {tkg(2, 2, 3, 512), 1}},
       // bs * q_head * s_active = 160 > 128 with bs even: the source's batch split.
       {"tkg_kv_batch_offset_dropped", {tkg(4, 8, 5, 640), 1}},
+      // Two batches and two folds of 128 blocks of 16 (the edit changes nothing with one of
+      // either); over 3 cases some batch sees a fold whose blocks the edit swaps.
+      {"tkg_block_table_wrong_stride", {tkg(2, 1, 3, 4096), 3}},
+      // Case 3 (seed 3) draws a window of 1 + u(16) slots: dropping its first slot removes a
+      // large part of the row's weight (draw_window_and_table).
+      {"tkg_swa_window_start_dropped", {tkg(2, 2, 3, 512), 3}},
   };
   return d;
 }
