@@ -23,5 +23,11 @@ Variant flash_fwd_variant();
 // pipelined_attention: software-pipelined flash attention at seqlen 16384, two KV sections merged
 // through HBM.
 Variant pipelined_attention_variant();
+// attention_cte (family prefill_attention): nki-library's prefill attention, heads folded into
+// the batch, software-pipelined q groups, KV sections merged through HBM above 10240 keys.
+Variant attention_cte_variant();
+// attention_cte_multi_section: the same kernel above 10240 keys (8192-key sections merged through
+// HBM); heavy (one check case ~30 s).
+Variant attention_cte_multi_section_variant();
 
 }  // namespace ncv::kernels

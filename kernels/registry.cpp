@@ -13,6 +13,8 @@ const std::vector<Variant>& registry() {
     for (Variant& a : attn_fwd_variants()) v.push_back(std::move(a));
     v.push_back(flash_fwd_variant());
     v.push_back(pipelined_attention_variant());
+    v.push_back(attention_cte_variant());
+    v.push_back(attention_cte_multi_section_variant());
     return v;
   }();
   return all;

@@ -50,6 +50,10 @@ ParamValues flash(int64_t seqlen, int64_t group = 1, int64_t kv_heads = 1) {
 ParamValues pipelined() {
   return {{"bs", 1}, {"seqlen", 16384}};
 }
+// attention_cte: bs_kv kv rows of `group` q rows each, d_head 32.
+ParamValues cte(int64_t seqlen, int64_t bs_kv = 1, int64_t group = 1) {
+  return {{"bs_kv", bs_kv}, {"group", group}, {"seqlen", seqlen}, {"d_head", 32}};
+}
 ParamValues flash_window(int64_t seqlen, int64_t window) {
   ParamValues p = flash(seqlen);
   p["window"] = window;
@@ -122,6 +126,19 @@ const std::map<std::string, Demonstration>& demonstrations() {
        {pipelined(), 1, std::nullopt, false, oracle::Distribution::rowmax_across_tiles}},
       {"pipelined_sum_slot_shared",
        {pipelined(), 1, std::nullopt, false, oracle::Distribution::peaked}},
+      // Two kv rows of two q rows: q rows 1 and 2 read the other kv row.
+      {"cte_gqa_mapping_modulo", {cte(512, 2, 2), 1}},
+      {"cte_causal_diagonal_shifted", {cte(512), 1}},
+      // The sinks (18.5, 1.25, ...) are far from negligible against these rows' logits.
+      {"cte_sink_ignored", {cte(512, 1, 2), 1}},
+      // A window of 200 keys: the extra key q - 200 is visible in every row from 200 on.
+      {"cte_swa_window_off_by_one",
+       {[] {
+          ParamValues p = cte(512);
+          p["window"] = 200;
+          return p;
+        }(),
+        3}},
   };
   return d;
 }

@@ -37,6 +37,8 @@ int default_cases(const std::string& name) {
   if (name.rfind("attn_fwd_v", 0) == 0 && name != "attn_fwd_v1" && name != "attn_fwd_v2") return 5;
   // seqlen >= 512 (its large tile) and up to 8 heads: a case costs up to a few seconds.
   if (name == "flash_fwd") return 20;
+  // seqlen 512 or 1024 (multiples of 512) with up to 4 rows: up to a few seconds a case.
+  if (name == "attention_cte") return 10;
   return 40;
 }
 
@@ -131,6 +133,8 @@ NCV_KERNEL_PROPS(attn_fwd_v10)
 NCV_KERNEL_PROPS(attn_fwd_v11)
 NCV_KERNEL_PROPS(flash_fwd)
 NCV_KERNEL_PROPS(pipelined_attention)
+NCV_KERNEL_PROPS(attention_cte)
+NCV_KERNEL_PROPS(attention_cte_multi_section)
 
 }  // namespace
 }  // namespace ncv::props
