@@ -141,7 +141,9 @@ class CteBuilder {
     const Expr cols = nk + (c_.sink ? 1 : 0);  // + one sink column (lines 1310, 1327)
     k_sb_ = take("k_sb", DType::bf16, {d_, nk, Expr(kCteKTile)}, 32);
     v_sb_ = take("v_sb", DType::bf16, {kP, nv, d_});
-    q_sb_ = take("q_sb", DType::bf16, {d_, two, Expr(kP * c_.q_groups_per_load())}, 32);
+    // [d, 128 * qpl] x 2 slots (block g // qpl at slot (g // qpl) % 2): column (g % (2 qpl)) * 128
+    // holds group g, so declared [d, 2 qpl, 128] and indexed g % (2 qpl) (the same bytes).
+    q_sb_ = take("q_sb", DType::bf16, {d_, Expr(2 * c_.q_groups_per_load()), Expr(kP)}, 32);
     correction_ = take("flash_attn_correction_factor", DType::fp32, {kP, two, one});
     partial_max_ = take("mm1_partial_max", DType::fp32, {kP, two, cols}, 4);
     section_max_ = take("mm1_section_max", DType::fp32, {kP, two, one});
@@ -158,12 +160,14 @@ class CteBuilder {
     exp_sb_ = take("exp_sb", DType::bf16, {kP, nl, Expr(kCteLargeTile)});  // num_free_tiles [1, nl]
     copy_sb_ = take("mm1_copy_sb", DType::fp32, {kP, two, Expr(kCteKTile)});
     select_sb_ = take("mm1_affine_select_output", DType::fp32, {kP, two, Expr(kCteKTile)});
-    exp_tp_sb_ =
-        take("exp_tp_sb", DType::bf16, {kP, two, nl, Expr(kKPerLarge), Expr(kCteKTile)}, 32);
+    // [128, 4 x 128] per (group slot, large tile, k tile): declared [128, 2, nl, 16, 128] (the
+    // same bytes), V tile t of the large tile at [.., t, :].
+    exp_tp_sb_ = take("exp_tp_sb", DType::bf16, {kP, two, nl, Expr(kVPerLarge), Expr(kP)}, 32);
     // The fp32 input's Q load buffer (_load_q_tile's local allocator at sbuf_addr, line 1667):
     // after the section buffers (the no-tp_k K and V loads allocate nothing).
     if (c_.io_dtype == DType::fp32) {
-      q_load_ = take("q_load_buffer", DType::fp32, {d_, Expr(kP * c_.q_groups_per_load())}, 32);
+      q_load_ =
+          take("q_load_buffer", DType::fp32, {d_, Expr(c_.q_groups_per_load()), Expr(kP)}, 32);
     }
     // scalar_tensor_tensor's fp32 product (multi-section merge, see the notes): not in the
     // source's allocation, placed after its end.
@@ -277,41 +281,37 @@ class CteBuilder {
 
   // ---- stages ---------------------------------------------------------------------------------
 
-  // _load_q_impl (lines 2058-2088): every num_q_grps_per_load groups, one DMA transpose of
-  // min(Sq - g*128, 128*qpl) rows [rows, d] into q_sb[g // qpl] as [d, rows]; an fp32 q goes
-  // through an fp32 buffer and a tensor_copy to bf16 (lines 1652-1677).
+  // _load_q_impl (lines 2058-2088): every num_q_grps_per_load (qpl) groups the source loads qpl
+  // groups at once, one DMA transpose of [128 * qpl rows, d] into q_sb[g // qpl] as [d, rows]
+  // (an fp32 q through an fp32 buffer and a tensor_copy to bf16, lines 1652-1677). Here each
+  // group's 128 rows are one DMA transpose into the same columns (the same bytes at the same
+  // addresses, qpl times as many DMAs; see the notes), so that the solver sees every group's
+  // slot written. Seqlen is a multiple of 512, so every load is whole.
   void load_q(Expr g) {
     const int64_t qpl = c_.q_groups_per_load();
-    Expr trips = Expr(1) - Expr::min(Expr(1), Expr::mod(g, qpl));
-    if (c_.causal && !sec_->first) {
-      // _has_any_compute_causal(g, off, ac, qpl): the block's last row reaches the section.
-      trips = Expr::min(trips, positive(g * kP + kP * qpl - sec_->off));
-    }
-    when(trips, [&] {
-      Expr rows = Expr::min(S_ - g * kP, Expr(kP * qpl));
-      Access src = q_({one(batch_), ds(g * kP, rows), all()});
-      src.perm = {0, 2, 1};  // [1, d, rows]: the DMA transpose
-      Access dst = q_sb_({all(), one(Expr::mod(Expr::floordiv(g, qpl), 2)), ds(0, rows)});
+    when(group_has_compute(g, *sec_), [&] {
+      Access src = q_({one(batch_), ds(g * kP, kP), all()});
+      src.perm = {0, 2, 1};  // [1, d, 128]: the DMA transpose
+      Access dst = q_group(g);
       if (c_.io_dtype == DType::bf16) {
         b_.dma_copy(dst, src, kQueueQ);
       } else {
-        b_.dma_copy(q_load_({all(), ds(0, rows)}), src, kQueueQ);
-        b_.tensor_copy(dst, q_load_({all(), ds(0, rows)}));
+        Access buf = q_load_({all(), one(Expr::mod(g, qpl)), all()});
+        b_.dma_copy(buf, src, kQueueQ);
+        b_.tensor_copy(dst, buf);
       }
     });
   }
 
   Access q_group(Expr g) const {
-    const int64_t qpl = c_.q_groups_per_load();
-    return q_sb_(
-        {all(), one(Expr::mod(Expr::floordiv(g, qpl), 2)), ds(Expr::mod(g, qpl) * kP, kP)});
+    return q_sb_({all(), one(Expr::mod(g, 2 * c_.q_groups_per_load())), all()});
   }
 
   // One 512-key tile t of group g (_qk_and_max_large_tile_impl, lines 2600-2760): the matmul,
   // then on a diagonal tile (masked) the PSUM copy, the causal affine_select and with a window
   // the second one, and tensor_scalar_reduce (x scale, row max into the partial max column t).
-  void qk_tile(Expr g, Expr t, bool masked) {
-    Expr lt = Expr::floordiv(t, kKPerLarge), kt = Expr::mod(t, kKPerLarge);
+  void qk_tile(Expr g, Expr lt, Expr kt, bool masked) {
+    Expr t = lt * kKPerLarge + kt;  // the K tile in the section
     Expr k_start = sec_->off + t * kCteKTile;
     auto mm1 = psum("mm1_psum", {Expr(kP), Expr(kCteKTile)}, kt);
     b_.matmul(mm1(), q_group(g), k_sb_({all(), one(t), all()}));
@@ -341,17 +341,22 @@ class CteBuilder {
   // (line 2686).
   void qk_large_tile(Expr g, Expr lt) {
     auto [lo, hi] = tile_range(g, *sec_, kCteKTile, sec_->k_tiles);
-    Expr first = Expr::max(lo, lt * kKPerLarge);
-    Expr end = Expr::max(first, Expr::min(hi, lt * kKPerLarge + kKPerLarge));
+    // the K tiles of lt as kt in [first, end) of 0..3 (nested loops: the solver's write patterns)
+    Expr base = lt * kKPerLarge;
+    Expr first = clamp(lo - base, Expr(0), Expr(kKPerLarge));
+    Expr end = Expr::max(first, clamp(hi - base, Expr(0), Expr(kKPerLarge)));
+    auto tiles = [&](Expr a, Expr b, bool masked) {
+      b_.sequential_range("k_in_large", a, b, 1, [&](Expr kt) { qk_tile(g, lt, kt, masked); });
+    };
     if (!c_.causal) {
-      b_.sequential_range("k_tile", first, end, 1, [&](Expr t) { qk_tile(g, t, false); });
+      tiles(first, end, false);
     } else if (c_.sliding_window) {
-      b_.sequential_range("k_tile", first, end, 1, [&](Expr t) { qk_tile(g, t, true); });
+      tiles(first, end, true);
     } else {
       // The diagonal tile: (g*128 - off) // 512; tiles before it are fully visible.
-      Expr diag = clamp(Expr::floordiv(g * kP - sec_->off, kCteKTile), first, end);
-      b_.sequential_range("k_tile", first, diag, 1, [&](Expr t) { qk_tile(g, t, false); });
-      b_.sequential_range("k_tile", diag, end, 1, [&](Expr t) { qk_tile(g, t, true); });
+      Expr diag = clamp(Expr::floordiv(g * kP - sec_->off, kCteKTile) - base, first, end);
+      tiles(first, diag, false);
+      tiles(diag, end, true);
     }
   }
 
@@ -390,26 +395,33 @@ class CteBuilder {
   // sum into partial sum column t, then P^T: the source's SBUF-to-SBUF dma_transpose of the four
   // [128 q, 128 keys] blocks into exp_tp_sb [128 keys, 4 x 128 q] is modelled as four
   // Tensor-engine transposes into PSUM (bit-exact on NeuronCore-v3) and one copy (notes).
+  void exp_tile(Expr g, Expr lt, Expr kt) {
+    Access p = exp_sb_({all(), one(lt), ds(kt * kCteKTile, kCteKTile)});
+    b_.activation(p, mm1_masked_({all(), one(slot(g)), one(lt), ds(kt * kCteKTile, kCteKTile)}),
+                  {.func = ActFunc::exp,
+                   .scale = Imm{1.0f},
+                   .bias = col(running_max_, g),
+                   .reduce_cmd = ReduceCmd::reset_reduce,
+                   .reduce_res = partial_sum_({all(), one(slot(g)), one(lt * kKPerLarge + kt)})});
+    auto tp = psum("exp_tp_psum", {Expr(kP), Expr(kCteKTile)}, kt);
+    b_.sequential_range("tp_block", kVPerK, [&](Expr j) {
+      b_.transpose(tp({all(), ds(j * kP, kP)}),
+                   exp_sb_({all(), one(lt), ds(kt * kCteKTile + j * kP, kP)}), Engine::Tensor);
+    });
+    b_.tensor_copy(exp_tp_sb_({all(), one(slot(g)), one(lt), ds(kt * kVPerK, kVPerK), all()}),
+                   tp());
+  }
+
   void exp(Expr g) {
     when(group_has_compute(g, *sec_), [&] {
       Access psums = at_slot(partial_sum_, g);
       b_.memset(psums, 0.0f);
       auto [lo, hi] = tile_range(g, *sec_, kCteKTile, sec_->k_tiles);
-      b_.sequential_range("exp_tile", lo, hi, 1, [&](Expr t) {
-        Expr lt = Expr::floordiv(t, kKPerLarge), kt = Expr::mod(t, kKPerLarge);
-        Access p = exp_sb_({all(), one(lt), ds(kt * kCteKTile, kCteKTile)});
-        b_.activation(p, mm1_masked_({all(), one(slot(g)), one(lt), ds(kt * kCteKTile, kCteKTile)}),
-                      {.func = ActFunc::exp,
-                       .scale = Imm{1.0f},
-                       .bias = col(running_max_, g),
-                       .reduce_cmd = ReduceCmd::reset_reduce,
-                       .reduce_res = partial_sum_({all(), one(slot(g)), one(t)})});
-        auto tp = psum("exp_tp_psum", {Expr(kP), Expr(kCteKTile)}, kt);
-        b_.sequential_range("tp_block", kVPerK, [&](Expr j) {
-          b_.transpose(tp({all(), ds(j * kP, kP)}),
-                       exp_sb_({all(), one(lt), ds(kt * kCteKTile + j * kP, kP)}), Engine::Tensor);
-        });
-        b_.tensor_copy(exp_tp_sb_({all(), one(slot(g)), one(lt), one(kt), all()}), tp());
+      b_.sequential_range("large_tile", sec_->large_tiles, [&](Expr lt) {
+        Expr base = lt * kKPerLarge;
+        Expr first = clamp(lo - base, Expr(0), Expr(kKPerLarge));
+        Expr end = Expr::max(first, clamp(hi - base, Expr(0), Expr(kKPerLarge)));
+        b_.sequential_range("k_in_large", first, end, 1, [&](Expr kt) { exp_tile(g, lt, kt); });
       });
       if (c_.sink && sec_->first) {
         // exp(sink - m) into the last partial-sum column (lines 2302-2309)
@@ -430,9 +442,7 @@ class CteBuilder {
     when(positive(end - first), [&] {
       auto mm2 = psum("mm2_psum", {Expr(kP), d_}, Expr::mod(lt, 4) + 4);
       auto step = [&](Expr t, bool accumulate) {
-        Access p_t = exp_tp_sb_({all(), one(slot(g)), one(lt),
-                                 one(Expr::mod(Expr::floordiv(t, kVPerK), kKPerLarge)),
-                                 ds(Expr::mod(t, kVPerK) * kP, kP)});
+        Access p_t = exp_tp_sb_({all(), one(slot(g)), one(lt), one(t - lt * kVPerLarge), all()});
         b_.matmul(mm2(), p_t, v_sb_({all(), one(t), all()}), accumulate);
       };
       step(first, false);

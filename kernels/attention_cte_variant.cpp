@@ -81,11 +81,17 @@ std::string attention_cte_excluded(const Options& o) {
     if (v.empty() || v == def) continue;
     if (!away.empty()) {
       return name + std::string("=") + v + " is offered with " + away.substr(0, away.find('=')) +
-             " at its default only: sink, dtype, lnc and scale are modelled one at a "
-             "time away from their defaults, each with every mask (each further combination "
-             "would double the programs prove and the registry tests cover)";
+             " at its default only: sink, dtype, lnc and scale are modelled one at a time away "
+             "from their defaults (each further combination would double the programs prove and "
+             "the registry tests cover)";
     }
     away = std::string(name) + "=" + v;
+  }
+  if (!away.empty() && (get("causal_mask") == "false" || get("sliding_window") == "on")) {
+    return away +
+           " is offered with the default mask (causal_mask=true, sliding_window=off) "
+           "only: each program costs `prove` about a minute, so the options that do not "
+           "touch the masks are proved with one of them";
   }
   return "";
 }
@@ -184,10 +190,16 @@ std::vector<std::string> common_notes() {
       "(HwConfig::tensor_transpose_bit_exact) and for the finite non-negative bf16 values of P "
       "anywhere. The IR's on-chip DMA keeps the partition dim first, so a DMA with a permuted "
       "view cannot express it",
-      "Q load (tp_q=True): one DMA transpose of min(Sq - g*128, 128*qpl) rows [rows, d] into "
-      "q_sb[g // qpl] every qpl = 8 (bf16) or 4 (fp32) groups (lines 1647-1677), a DmaCopy with "
-      "a permuted HBM view; an fp32 q lands in an fp32 buffer and a tensor_copy rounds it to "
-      "bf16. K (tp_k=False, [bs_kv, d, Sk]) and V ([bs_kv, Sk, d]) by plain DMAs casting to bf16",
+      "Q load (tp_q=True): the source issues one DMA transpose of min(Sq - g*128, 128*qpl) rows "
+      "into q_sb[g // qpl] every qpl = 8 (bf16) or 4 (fp32) groups (lines 1647-1677, 2058-2088); "
+      "here every group's 128 rows are one DMA transpose (a DmaCopy with a permuted HBM view) "
+      "into the same q_sb columns: the same bytes at the same addresses, qpl times as many DMAs "
+      "(timing differs), and a write pattern `prove`'s initialization class can follow (slot g "
+      "% 2qpl of q_sb declared [d, 2qpl, 128]; the source's [d, 128 qpl] x 2). Groups without "
+      "compute in a later causal section are not loaded (the source loads whole blocks whose "
+      "last row reaches the section; the groups it loads beyond are never read). An fp32 q "
+      "lands in the source's fp32 buffer and a tensor_copy rounds it to bf16. K (tp_k=False, "
+      "[bs_kv, d, Sk]) and V ([bs_kv, Sk, d]) by plain DMAs casting to bf16",
       "sink (sink=on): the source's dma_copy of sink[b, 0] into partition 0 and "
       "stream_shuffle_broadcast to every partition (lines 632-635) are one DMA reading the HBM "
       "element with partition step 0 (the IR has no stream shuffle): the same values. The sink "
@@ -205,9 +217,10 @@ std::vector<std::string> common_notes() {
       "scale: 1.0 (the source's default) or 0.125, multiplied into the masked fp32 scores by "
       "tensor_scalar_reduce; masked scores are fp32.min (not -inf) and stay finite after the "
       "scale",
-      "sink, dtype=fp32, lnc=2 and scale=0.125 are offered one at a time away "
-      "from their defaults, each with every mask (Variant::excluded): each further combination "
-      "doubles the programs prove and the registry tests cover",
+      "sink, dtype=fp32, lnc=2 and scale=0.125 are offered one at a time away from their "
+      "defaults and with the default mask (causal, no window) only (Variant::excluded): each "
+      "program costs `prove` about a minute and the registry-wide solver tests prove every "
+      "program, so the options that do not touch the masks are proved with one of them",
       "refused (not options): context parallelism (cp_offset, global_cp_deg: a runtime offset "
       "and range_select), sequence packing (bound_min / bound_max: range_select with per-query "
       "bounds), prefix caching (k_prior, v_prior, prior_used_len: a runtime length), "
@@ -267,7 +280,30 @@ Variant make_variant(bool multi_section) {
         "Above 10240 keys see attention_cte_multi_section");
   }
   v.build = [multi_section](const Options& o) { return build_attention_cte(o, multi_section); };
-  v.excluded = attention_cte_excluded;
+  if (multi_section) {
+    v.excluded = [](const Options& o) {
+      if (std::string why = attention_cte_excluded(o); !why.empty()) return why;
+      for (const auto& [name, def] : kSolo) {
+        const auto it = o.find(name);
+        if (it != o.end() && it->second != def) {
+          return std::string(name) + "=" + it->second +
+                 " is not offered by the multi-section variant: one check case costs ~30 s "
+                 "and each program about a minute of `prove`, so it offers the causal and the "
+                 "unmasked kernel (the other options take the same code in every section; "
+                 "attention_cte covers them)";
+        }
+      }
+      const auto sw = o.find("sliding_window");
+      if (sw != o.end() && sw->second == "on") {
+        return std::string(
+            "sliding_window=on is not offered by the multi-section variant (see sink, dtype, "
+            "lnc and scale): attention_cte covers the window at up to 8192 keys");
+      }
+      return std::string();
+    };
+  } else {
+    v.excluded = attention_cte_excluded;
+  }
   v.contract = [multi_section](const Options& o) { return cte_contract(o, multi_section); };
   v.spec = cte_spec;
   // q [bs, Sq, d], k [bs_kv, d, Sk], v [bs_kv, Sk, d], out [bs, Sq, d]; the rows are the spec's

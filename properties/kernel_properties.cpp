@@ -261,6 +261,11 @@ void prop_inside_convex_hull(const KernelUnderTest& k, const Budget& b) {
   const kernels::OracleReference ref =
       kernels::oracle_reference(k.variant->contract(c.options), spec, in, kExactOracleMaxMacs);
   for_each_visible_column(spec, in.v, [&](size_t x, double, double lo, double hi, int64_t) {
+    // A sink is one more softmax term whose value row is 0: the hull includes 0.
+    if (!spec.sink.empty()) {
+      lo = std::fmin(lo, 0.0);
+      hi = std::fmax(hi, 0.0);
+    }
     const double tol = ref.bound.bound[x];
     if (!(o.out[x] >= lo - tol && o.out[x] <= hi + tol)) {
       fail(k, c,
@@ -281,7 +286,11 @@ void prop_zero_q_gives_mean(const KernelUnderTest& k, const Budget& b) {
   const kernels::OracleReference ref =
       kernels::oracle_reference(k.variant->contract(c.options), spec, in, kExactOracleMaxMacs);
   for_each_visible_column(spec, in.v, [&](size_t x, double sum, double, double, int64_t n) {
-    const double mean = n == 0 ? 0.0 : sum / static_cast<double>(n);
+    // With a sink s (value row 0) the n zero scores share the denominator n + exp(s).
+    const int64_t h = static_cast<int64_t>(x) / (spec.seqlen_q * spec.d_head) % spec.heads;
+    const double den = static_cast<double>(n) +
+                       (spec.sink.empty() ? 0.0 : std::exp(spec.sink[static_cast<size_t>(h)]));
+    const double mean = den == 0 ? 0.0 : sum / den;
     const double tol = ref.bound.bound[x];
     if (!(std::fabs(o.out[x] - mean) <= tol)) {
       fail(k, c,

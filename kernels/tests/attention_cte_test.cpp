@@ -75,8 +75,12 @@ TEST(AttentionCte, RefusesWhatTheSourceAssertsOrTheModelLeavesOut) {
   EXPECT_THROW(v.resolve({{"sliding_window", "on"}, {"causal_mask", "false"}}),
                std::invalid_argument);
   EXPECT_THROW(v.resolve({{"sliding_window", "on"}, {"scale", "0.125"}}), std::invalid_argument);
-  // one solo option away from its default at a time
+  // one solo option away from its default at a time, with the default mask
   EXPECT_THROW(v.resolve({{"sink", "on"}, {"lnc", "2"}}), std::invalid_argument);
+  EXPECT_THROW(v.resolve({{"sink", "on"}, {"causal_mask", "false"}}), std::invalid_argument);
+  const Variant& multi = *find_variant("attention_cte_multi_section");
+  EXPECT_NO_THROW(multi.resolve({{"causal_mask", "false"}}));
+  EXPECT_THROW(multi.resolve({{"sink", "on"}}), std::invalid_argument);
   // W <= 128 takes range_select: below the window param's lower bound
   const Program p = v.build(v.resolve({{"sliding_window", "on"}}));
   const Param* w = p.find_param("window");
@@ -108,6 +112,8 @@ TEST(AttentionCte, SbufOffsetsFollowTheSourcesAllocator) {
   EXPECT_EQ(offset("flash_attn_correction_factor"), 1600 + 2 * 2048);
   EXPECT_EQ(offset("mm1_masked") - offset("mm2_sb"), 2 * 64 * 4);
   EXPECT_EQ(offset("exp_tp_sb") % 32, 0);
+  // right after mm1_affine_select_output's two fp32 [128, 512] slots, aligned to 32
+  EXPECT_EQ(offset("exp_tp_sb"), (offset("mm1_affine_select_output") + 2 * 512 * 4 + 31) / 32 * 32);
 }
 
 TEST(AttentionCte, CausalAndNoMaskPassAtSeveralSeqlens) {
@@ -116,7 +122,7 @@ TEST(AttentionCte, CausalAndNoMaskPassAtSeveralSeqlens) {
   for (const char* causal : {"true", "false"}) {
     expect_pass({{"causal_mask", causal}}, shape(512, 32));
     expect_pass({{"causal_mask", causal}}, shape(1536, 64), 1);
-    expect_pass({{"causal_mask", causal}}, shape(2560, 128), 1);
+    expect_pass({{"causal_mask", causal}}, shape(2560, 64), 1);
   }
 }
 
@@ -131,22 +137,18 @@ TEST(AttentionCte, SlidingWindowsPass) {
 
 TEST(AttentionCte, SinksGqaAndLnc2Pass) {
   expect_pass({{"sink", "on"}}, shape(512, 32, 1, 2));
-  expect_pass({{"sink", "on"}, {"causal_mask", "false"}}, shape(1024, 64, 2, 1), 1);
-  expect_pass({{"sink", "on"}, {"sliding_window", "on"}}, [] {
-    ParamValues p = shape(1024, 32, 1, 1);
-    p["window"] = 300;
-    return p;
-  }());
+  expect_pass({{"sink", "on"}}, shape(1536, 64, 2, 1), 1);
   expect_pass({}, shape(512, 32, 2, 2));  // GQA: two kv rows of two q rows
+  expect_pass({{"causal_mask", "false"}}, shape(1024, 64, 2, 2), 1);
   expect_pass({{"lnc", "2"}}, shape(512, 32, 2, 2));
-  expect_pass({{"lnc", "2"}, {"causal_mask", "false"}}, shape(1024, 64, 2, 1), 1);
+  expect_pass({{"lnc", "2"}}, shape(1536, 64, 2, 1), 1);
 }
 
 TEST(AttentionCte, Fp32InputsAndScalePass) {
   expect_pass({{"dtype", "fp32"}}, shape(512, 32));
-  expect_pass({{"dtype", "fp32"}, {"causal_mask", "false"}}, shape(1536, 64), 1);
+  expect_pass({{"dtype", "fp32"}}, shape(1536, 64), 1);
   expect_pass({{"scale", "0.125"}}, shape(512, 64));
-  expect_pass({{"scale", "0.125"}, {"causal_mask", "false"}}, shape(1024, 128), 1);
+  expect_pass({{"scale", "0.125"}}, shape(1024, 128), 1);
 }
 
 // Sections of 8192 keys merged through the output in HBM: two sections (10752 keys) and three
