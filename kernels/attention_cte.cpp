@@ -77,7 +77,8 @@ class CteBuilder {
     d_ = b_.param("d_head", 1, 128);  // 0 < d <= 128 (line 421)
     if (c_.sliding_window) {
       // W <= 128 takes the range_select path (line 976): refused (attention_cte_excluded).
-      w_ = b_.param("window", kCteSwaRangeSelectMax + 1, kCteMaxMultiSeqlen);
+      w_ = b_.param("window", kCteSwaRangeSelectMax + 1,
+                    c_.multi_section ? kCteMaxMultiSeqlen : kCteMaxSingleSeqlen);
     }
     Expr bs = kvb_n_ * group_;
     q_ = b_.input("q", c_.io_dtype, {bs, S_, d_});      // tp_q=True: [bs, Sq, d]
