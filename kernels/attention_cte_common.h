@@ -27,11 +27,9 @@ inline constexpr float kCteFp32Min = std::numeric_limits<float>::lowest();
 // Domain caps of the model (not of the source, which allows bs <= 512 and seqlen <= 131072).
 inline constexpr int64_t kCteMaxKvBatch = 2;  // bs_kv
 inline constexpr int64_t kCteMaxGroup = 2;    // q rows per kv row (GQA)
-// Single section: the source runs one section up to Sk = 10240 (its flash-attention threshold),
-// but from 8704 keys (five 2048-key large tiles) the buffers exceed trn1's SBUF (180224 B per
-// partition at d = 128): capped at 8192 so that the registry's domain-maximum test (run on trn1)
-// holds; trn2 and trn3 fit 10240. Multi-section buffers (8192-key sections) fit every generation.
-inline constexpr int64_t kCteMaxSingleSeqlen = 8192;
+// Single section: Sk <= 10240 (the source's flash-attention threshold); from 8704 keys the
+// buffers exceed trn1's SBUF (the kernel runs on trn2 and trn3 only: Variant::generations).
+inline constexpr int64_t kCteMaxSingleSeqlen = kCteFaThreshold;
 // Multi-section: from 10752 (the first multiple of 512 above the threshold) to 16896 (three
 // sections, the last of 512 keys).
 inline constexpr int64_t kCteMinMultiSeqlen = kCteFaThreshold + kCteKTile;

@@ -243,6 +243,12 @@ Variant make_variant(bool multi_section) {
       "static causal / sliding-window masks, scaled fp32 scores, bf16 P with fp32 row sums, P^T, "
       "PV per 2048-key tile), optional sink logits, LNC2 batch split";
   v.options = attention_cte_options();
+  // dma_transpose (every P transpose) and range_select exist on NeuronCore-v3+ only; the source's
+  // tests run on trn2 and trn3 (research28 §0).
+  v.generations = {"trn2", "trn3"};
+  v.generations_reason =
+      "the source transposes P with an SBUF-to-SBUF dma_transpose and masks with range_select, "
+      "both NeuronCore-v3+ (its tests target trn2 and trn3)";
   v.notes = common_notes();
   if (multi_section) {
     v.notes.insert(
@@ -273,11 +279,10 @@ Variant make_variant(bool multi_section) {
     v.check_case_seconds = 31;
   } else {
     v.notes.push_back(
-        "seqlen <= 8192 (one section). The source runs one section up to 10240 keys "
-        "(_FLASH_ATTENTION_THRESHOLD, line 1041), but from 8704 keys (five large tiles) its "
-        "buffers need 195744 B per partition at d = 128, more than trn1's 180224 (the registry's "
-        "domain-maximum test runs on trn1; trn2 and trn3 fit 10240): 8704..10240 is left out. "
-        "Above 10240 keys see attention_cte_multi_section");
+        "seqlen <= 10240: one section (_FLASH_ATTENTION_THRESHOLD, line 1041). The buffers need "
+        "195744 B per partition from 8704 keys at d = 128 (five 2048-key large tiles), which "
+        "trn2 (212984) and trn3 (245752) fit and trn1 (180224) would not. Above 10240 keys see "
+        "attention_cte_multi_section");
   }
   v.build = [multi_section](const Options& o) { return build_attention_cte(o, multi_section); };
   if (multi_section) {

@@ -102,8 +102,12 @@ CaseResult check_inputs(const Variant& v, const Program& program, const Options&
                         const ParamValues& params, const oracle::AttentionSpec& spec,
                         const oracle::AttentionInputs& in, const CheckOptions& opts) {
   CaseResult c;
-  const RunResult run =
-      run_program(program, params, pack_inputs(v.layout, program, params, spec, in), opts.run);
+  const DeterminismResult runs =
+      run_schedules(program, params, pack_inputs(v.layout, program, params, spec, in), opts.run,
+                    std::max(opts.determinism_runs, 1));
+  const RunResult& run = runs.first;
+  c.nondeterministic = runs.mismatch;
+  c.determinism_runs = runs.runs;
   if (run.error) {
     c.run_error = *run.error;
     return c;
@@ -123,7 +127,7 @@ CaseResult check_inputs(const Variant& v, const Program& program, const Options&
         oracle::compare(spec, got, ref.out, apriori, spec.output_dtype).max_normalized;
   }
   c.fa_ratio = fa_ratio(got, ref.out.out, ref.reference);
-  c.pass = c.comparison.pass && (!c.lse || c.lse->pass);
+  c.pass = c.comparison.pass && (!c.lse || c.lse->pass) && !c.nondeterministic;
   return c;
 }
 
@@ -221,6 +225,13 @@ CheckResult check_kernel(const Variant& v, const Program& program, const Options
       opts);
 }
 
+std::string CaseResult::verdict_line() const {
+  std::string s = run_error ? "model error: " + run_error->message : comparison.one_line();
+  if (nondeterministic)
+    s += (s.empty() ? "" : "; ") + ("nondeterministic: " + nondeterministic->message);
+  return s;
+}
+
 std::string CheckResult::summary() const {
   std::string s;
   for (const CaseResult& c : cases) {
@@ -229,7 +240,7 @@ std::string CheckResult::summary() const {
                   static_cast<unsigned long long>(c.seed), c.distribution.c_str(),
                   c.exact_oracle ? "exact " : "fast  ");
     s += head;
-    s += c.run_error ? "model error: " + c.run_error->message : c.comparison.one_line();
+    s += c.verdict_line();
     s += c.pass ? "\n" : "  FAIL\n";
     if (c.lse) s += "    lse " + c.lse->one_line() + "\n";
   }
@@ -256,6 +267,23 @@ nlohmann::json CheckResult::to_json() const {
     e["seed"] = c.seed;
     e["oracle"] = c.exact_oracle ? "exact" : "fast";
     e["pass"] = c.pass;
+    if (c.determinism_runs > 1 || c.nondeterministic) {
+      nlohmann::json d{{"runs", c.determinism_runs}, {"identical", !c.nondeterministic}};
+      if (const auto& m = c.nondeterministic) {
+        d["run"] = m->run;
+        d["schedule_seed"] = m->run;
+        d["message"] = m->message;
+        if (!m->output.empty()) {
+          d["output"] = m->output;
+          d["element"] = m->element;
+          d["index"] = m->index;
+          d["value_run0"] = m->value0;
+          d["value"] = m->value;
+          d["differing_elements"] = m->differing;
+        }
+      }
+      e["determinism"] = d;
+    }
     if (c.run_error) {
       e["model_error"] = c.run_error->message;
     } else {

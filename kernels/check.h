@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernels/variant.h"
+#include "model/interp/determinism.h"
 #include "model/interp/dynamic_error.h"
 #include "oracle/comparison.h"
 #include "oracle/input_distributions.h"
@@ -24,6 +25,10 @@ struct CheckOptions {
   // first).
   std::vector<oracle::Distribution> distributions;
   RunOptions run;  // hw generation, budgets
+  // Runs per case under schedule seeds 0..N-1 (model/interp/determinism.h: the SPMD cores'
+  // order within each lockstep step), compared byte for byte; a difference fails the case. 0 or
+  // 1: one run (schedule seed 0).
+  int determinism_runs = 0;
   // Problems with at most this many multiply-adds use the exact oracle; larger ones the fast
   // oracle, whose own bound is added to the kernel's.
   double exact_oracle_max_macs = 4e6;
@@ -45,6 +50,11 @@ struct CaseResult {
   uint64_t seed = 0;
   bool exact_oracle = false;              // false: fast oracle (+ its bound)
   std::optional<DynamicError> run_error;  // the model refused the run (verdict: fail)
+  // CheckOptions::determinism_runs > 1: the first run whose outputs (or dynamic-check failure)
+  // differ from run 0's; such a case fails whatever its comparison says (the comparison is of
+  // run 0).
+  std::optional<ScheduleMismatch> nondeterministic;
+  int determinism_runs = 1;  // runs made (stops at the first mismatch)
   // Against the case bound (min of the a-priori and the case bound, oracle/case_bound.h); valid
   // when run_error is empty.
   oracle::Comparison comparison;
@@ -59,6 +69,9 @@ struct CaseResult {
   // the reference computed in the kernel's own precision (<= 1: FlashAttention's test passes).
   double fa_ratio = 0;
   bool pass = false;
+
+  // "model error: ...", "nondeterministic: ..." or the comparison's line.
+  std::string verdict_line() const;
 };
 
 struct CheckResult {

@@ -299,10 +299,7 @@ std::string SweepResult::summary() const {
     s += line;
     if (failed > 0) {
       for (const CaseResult& c : r.result.cases) {
-        if (!c.pass)
-          s += "      " + case_recipe(c) + ": " +
-               (c.run_error ? "model error: " + c.run_error->message : c.comparison.one_line()) +
-               "\n";
+        if (!c.pass) s += "      " + case_recipe(c) + ": " + c.verdict_line() + "\n";
       }
     }
   }

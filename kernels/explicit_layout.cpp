@@ -73,6 +73,11 @@ Variant explicit_layout_variant(const Variant& contract_from, const Program& pro
   Variant v = contract_from;
   v.name = program.name;
   v.layout = layout;
+  // Only the contract is lent: where the contract's kernel runs and how often its cases are
+  // rerun are facts about that kernel, not about this program.
+  v.generations.clear();
+  v.generations_reason.clear();
+  v.determinism_runs = 0;
   v.spec = [program, layout, scale, causal](const Options&, const ParamValues& params) {
     const auto shapes = concrete_shapes(program, params);
     auto shape_of = [&](const std::string& name) {

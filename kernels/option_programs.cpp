@@ -43,6 +43,7 @@ std::vector<LabelledProgram> option_programs(const Variant& v, const Options& fi
     for (const auto& [name, value] : lp.options)
       lp.label.append(" ").append(name).append("=").append(value);
     lp.program = v.build(lp.options);
+    lp.variant = &v;
     out.push_back(std::move(lp));
   }
   return out;

@@ -16,6 +16,9 @@ struct LabelledProgram {
   std::string label;  // "sd_attention use_causal_mask=true ..." (options in name order)
   Options options;    // complete (Variant::resolve)
   Program program;
+  // The registered kernel it belongs to (its generations, kernels::generation_refusal); null
+  // for a program of no registered kernel (a .nkir file).
+  const Variant* variant = nullptr;
 };
 
 // Every combination of v's option values, the first option varying slowest, each as given (not

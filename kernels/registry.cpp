@@ -1,6 +1,9 @@
 #include "kernels/registry.h"
 
+#include <algorithm>
+
 #include "kernels/families.h"
+#include "model/hw/hw_config.h"
 #include "model/ir/expr.h"
 
 namespace ncv::kernels {
@@ -54,6 +57,15 @@ nlohmann::json variant_json(const Variant& v) {
   for (const Relation& r : p.relations) rel.push_back(r.str());
   j["relations"] = rel;
   j["notes"] = v.notes;
+  // Every generation it runs on (all of them when unrestricted), and why when restricted.
+  nlohmann::json gens = nlohmann::json::array();
+  for (std::string_view g : hw_config_names()) {
+    if (supports_generation(v, g)) gens.push_back(std::string(g));
+  }
+  j["generations"] = gens;
+  j["generations_restricted"] = !v.generations.empty();
+  if (!v.generations_reason.empty()) j["generations_reason"] = v.generations_reason;
+  j["determinism_runs"] = std::max(v.determinism_runs, 1);
   j["contract"] = v.contract(defaults).to_json();
   auto tensor = [](const TensorLayout& t) {
     nlohmann::json axes = nlohmann::json::array();

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "model/hw/hw_config.h"
+
 namespace ncv::kernels {
 
 std::string heavy_check_reason(const Variant& v) {
@@ -12,6 +14,32 @@ std::string heavy_check_reason(const Variant& v) {
          " s at its smallest shape (over " +
          std::to_string(static_cast<int64_t>(kHeavyCheckCaseSeconds)) +
          " s): run `ncverify check " + v.name + "` or its own test";
+}
+
+bool supports_generation(const Variant& v, std::string_view gen) {
+  return v.generations.empty() ||
+         std::find(v.generations.begin(), v.generations.end(), gen) != v.generations.end();
+}
+
+std::string generations_text(const Variant& v) {
+  std::string s;
+  if (v.generations.empty()) {
+    for (std::string_view g : hw_config_names()) s += (s.empty() ? "" : ", ") + std::string(g);
+  } else {
+    for (const std::string& g : v.generations) s += (s.empty() ? "" : ", ") + g;
+  }
+  return s;
+}
+
+std::string generation_refusal(const Variant& v, std::string_view gen) {
+  if (supports_generation(v, gen)) return "";
+  return v.name + " runs on " + generations_text(v) + " only" +
+         (v.generations_reason.empty() ? "" : ": " + v.generations_reason);
+}
+
+std::string default_generation(const Variant& v, std::string_view fallback) {
+  if (supports_generation(v, fallback)) return std::string(fallback);
+  return v.generations.front();
 }
 
 Options Variant::resolve(const Options& given) const {

@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kernels/layout.h"
@@ -67,6 +68,20 @@ struct Variant {
   // sweeps skip such a variant and say why (heavy_check_reason); its own test runs it. 0: cheap.
   double check_case_seconds = 0;
 
+  // The hardware generations (HwConfig names: trn1, trn2, trn3) the kernel runs on, the first
+  // being the one a command uses when --gen is not given and trn1 is not among them. Empty:
+  // every generation. A kernel whose source needs what some generation lacks (attention_tkg:
+  // dma_transpose and sendrecv exist on NeuronCore-v3+ only) lists the others; every command
+  // refuses `--gen` naming another generation (exit 2, with generations_reason) and a command
+  // over all generations (`--gen all`) skips the others and says why.
+  std::vector<std::string> generations;
+  // Why the kernel is restricted to `generations` (shown after "runs on trn2, trn3 only: ").
+  std::string generations_reason;
+  // How many runs each `check` case makes under schedule seeds 0..N-1 (model/interp/
+  // determinism.h), compared byte for byte, when --determinism-runs is not given; 0 or 1: one
+  // run. attention_tkg sets 10, as nki-library's tests run it (TKG_INFERENCE_ARGS).
+  int determinism_runs = 0;
+
   // Options with defaults filled in; throws std::invalid_argument naming an unknown option, a
   // value outside OptionSpec::values or an excluded combination (with its reason).
   Options resolve(const Options& given) const;
@@ -83,6 +98,17 @@ inline bool heavy_check(const Variant& v) {
 // Why a heavy_check variant is skipped ("one check case takes ~N s at its smallest shape ..."),
 // for GTEST_SKIP and the command line's SKIP rows.
 std::string heavy_check_reason(const Variant& v);
+
+// Whether v runs on generation `gen` (an HwConfig name).
+bool supports_generation(const Variant& v, std::string_view gen);
+// "trn2, trn3": the generations v runs on (every HwConfig name when it is not restricted).
+std::string generations_text(const Variant& v);
+// Why v does not run on `gen`: "attention_tkg runs on trn2, trn3 only: <generations_reason>"
+// ("" when it does).
+std::string generation_refusal(const Variant& v, std::string_view gen);
+// The generation a command uses when --gen is not given: `fallback` when v runs on it, else v's
+// first generation.
+std::string default_generation(const Variant& v, std::string_view fallback = "trn1");
 
 // Readers of a resolved option set; throw std::invalid_argument when the option is missing (or
 // the dtype option names no dtype).

@@ -5,6 +5,8 @@
 #include <cstdlib>
 
 #include "kernels/layout.h"
+#include "kernels/variant.h"
+#include "model/hw/hw_config.h"
 #include "model/interp/interpreter.h"
 #include "oracle/fast_oracle.h"
 #include "oracle/input_distributions.h"
@@ -42,8 +44,10 @@ BaselineVerdict allclose_baseline(const KernelUnderTest& k) {
   for (int n = 0; n < kInputs; ++n) {
     const oracle::AttentionInputs in =
         oracle::generate_inputs(spec, oracle::Distribution::uniform_positive, 1000 + n);
+    RunOptions ro;
+    ro.hw = find_hw_config(kernels::default_generation(*k.variant));  // the kernel's own
     const RunResult run = run_program(
-        program, v.shape, kernels::pack_inputs(k.variant->layout, program, v.shape, spec, in));
+        program, v.shape, kernels::pack_inputs(k.variant->layout, program, v.shape, spec, in), ro);
     if (run.error) {
       v.caught = v.by_model_check = true;
       v.detail = "model error on input " + std::to_string(n + 1) + ": " + run.error->message;

@@ -8,6 +8,7 @@
 
 #include "kernels/check.h"
 #include "kernels/registry.h"
+#include "model/hw/hw_config.h"
 #include "model/interp/interpreter.h"
 #include "oracle/bias_values.h"
 #include "properties/shrinking_choice.h"
@@ -28,11 +29,15 @@ struct Outcome {
   std::map<std::string, HostTensor> raw;
 };
 
+// `schedule_seed`: the SPMD cores' order within each lockstep step (RunOptions::schedule_seed).
 Outcome run_case(const KernelUnderTest& k, const KernelCase& c, const oracle::AttentionSpec& spec,
-                 const oracle::AttentionInputs& in) {
+                 const oracle::AttentionInputs& in, uint64_t schedule_seed = 0) {
   const Program& p = k.program(c.options);
+  RunOptions ro;
+  ro.schedule_seed = schedule_seed;
+  ro.hw = find_hw_config(kernels::default_generation(*k.variant));  // the kernel's own
   RunResult r =
-      run_program(p, c.params, kernels::pack_inputs(k.variant->layout, p, c.params, spec, in));
+      run_program(p, c.params, kernels::pack_inputs(k.variant->layout, p, c.params, spec, in), ro);
   Outcome o;
   if (r.error) {
     o.error = *r.error;
@@ -55,8 +60,8 @@ thread_local std::optional<KernelCase> t_last_failure;
 // The run, or a failure naming the model's dynamic error.
 Outcome run_or_fail(const KernelUnderTest& k, const KernelCase& c,
                     const oracle::AttentionSpec& spec, const oracle::AttentionInputs& in,
-                    const char* which) {
-  Outcome o = run_case(k, c, spec, in);
+                    const char* which, uint64_t schedule_seed = 0) {
+  Outcome o = run_case(k, c, spec, in, schedule_seed);
   if (o.error) fail(k, c, std::string(which) + " run: " + o.error->message);
   return o;
 }
@@ -183,6 +188,7 @@ void prop_matches_oracle(const KernelUnderTest& k, const Budget& b) {
   const oracle::AttentionInputs in = make_values(spec, c.values);
   kernels::CheckOptions opts;
   opts.exact_oracle_max_macs = kExactOracleMaxMacs;
+  opts.run.hw = find_hw_config(kernels::default_generation(*k.variant));  // the kernel's own
   const kernels::CaseResult r =
       kernels::check_inputs(*k.variant, k.program(c.options), c.options, c.params, spec, in, opts);
   if (r.run_error) fail(k, c, "model error: " + r.run_error->message);
@@ -315,14 +321,17 @@ void prop_deterministic(const KernelUnderTest& k, const Budget& b) {
   const KernelCase c = *gen_case(k, small);
   const oracle::AttentionSpec spec = spec_of(k, c);
   const oracle::AttentionInputs in = make_values(spec, c.values);
+  // Run n under schedule seed n (model/interp/determinism.h): the same schedule again would
+  // be identical by construction; another order of the SPMD cores within a step is what
+  // hardware may do.
   const Outcome first = run_or_fail(k, c, spec, in, "first");
   for (int n = 1; n < 10; ++n) {
-    const Outcome again = run_or_fail(k, c, spec, in, "repeated");
+    const Outcome again = run_or_fail(k, c, spec, in, "repeated", static_cast<uint64_t>(n));
     for (const auto& [name, t] : first.raw) {
       if (again.raw.at(name).bytes != t.bytes) {
         fail(k, c,
-             "run " + std::to_string(n + 1) + " of 10 gave other bits in output '" + name +
-                 "' than run 1");
+             "run " + std::to_string(n + 1) + " of 10 (schedule seed " + std::to_string(n) +
+                 ") gave other bits in output '" + name + "' than run 1");
       }
     }
   }

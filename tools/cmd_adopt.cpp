@@ -37,6 +37,7 @@
 #include "solver/prove.h"
 #include "tools/commands.h"
 #include "tools/equiv_sides.h"
+#include "tools/generations.h"
 #include "tools/progress.h"
 
 namespace ncv::cli {
@@ -55,7 +56,7 @@ const char* const kLatencyNote =
 
 struct AdoptCommandOptions {
   EquivFlags sides;
-  std::string gen = "trn1";
+  std::string gen;  // "": trn1, or the first generation both kernels run on
   int cases = 6;
   uint64_t seed = 1;
   unsigned timeout_ms = 10'000;
@@ -77,13 +78,6 @@ std::string pct(double v) {
 
 nlohmann::json finite_or_text(double v) {
   return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(v > 0 ? "inf" : "-inf");
-}
-
-std::vector<const HwConfig*> generations(const std::string& gen) {
-  if (gen != "all") return {&hw_config_for(gen)};
-  std::vector<const HwConfig*> out;
-  for (std::string_view name : hw_config_names()) out.push_back(find_hw_config(name));
-  return out;
 }
 
 // The options of `v` among `o` (the original's combination), defaults filled in.
@@ -166,6 +160,7 @@ struct Gate {
   const AdoptCommandOptions& opts;
   equiv::EquivRequest req;
   std::vector<const HwConfig*> gens;
+  std::vector<SkippedGeneration> skipped_gens;  // --gen all: where a kernel does not run
   const kernels::Variant* rewrite_variant = nullptr;
   std::vector<Plan> plans;
   std::vector<CheckRun> checks;
@@ -525,6 +520,10 @@ nlohmann::json gate_json(const Gate& g) {
   }
   nlohmann::json gens = nlohmann::json::array();
   for (const HwConfig* hw : g.gens) gens.push_back(hw->name);
+  nlohmann::json skipped = nlohmann::json::array();
+  for (const SkippedGeneration& s : g.skipped_gens) {
+    skipped.push_back({{"gen", s.gen}, {"reason", s.reason}});
+  }
   nlohmann::json not_proved = nlohmann::json::array();
   for (const auto* list : {&g.prove.refutations, &g.prove.unknowns}) {
     for (const std::string& d : *list) {
@@ -563,6 +562,7 @@ nlohmann::json gate_json(const Gate& g) {
             {"refuted", g.prove.refuted},
             {"programs", g.prove.programs},
             {"gens", gens},
+            {"skipped", skipped},
             {"not_proved", not_proved}}},
           {"equiv", g.equiv->to_json()},
           {"latency", latency},
@@ -577,6 +577,9 @@ void print_text(const Gate& g) {
   std::cout << "adopt " << g.req.original.label << " -> " << g.req.rewrite.label << "   (require "
             << equiv::level_name(g.equiv->required) << "; check and equiv on " << value_gen
             << ", prove and latency on " << gen_names << ")\n";
+  for (const SkippedGeneration& s : g.skipped_gens) {
+    std::cout << skip_line(g.req.rewrite.label, s) << "\n";
+  }
   // (a)
   size_t shapes = 0, failing = 0;
   for (const CheckRun& c : g.checks) {
@@ -632,7 +635,9 @@ int run_adopt(const AdoptCommandOptions& opts) {
                      ": a .nkir file or an NKI kernel needs --like KERNEL (the layout, spec and "
                      "contract its check runs under)");
   }
-  g.gens = generations(opts.gen);
+  GenerationPlan plan = generations_for({g.req.original.variant, g.rewrite_variant}, opts.gen, "");
+  g.gens = std::move(plan.run);
+  g.skipped_gens = std::move(plan.skipped);
   g.req.cases = opts.cases;
   g.req.seed = opts.seed;
   g.req.run.hw = g.gens.front();
@@ -670,9 +675,9 @@ void register_adopt(CLI::App& app, Action& action) {
       "latency against the original; verdict adopt, reject or unknown");
   opts->sides.add_options(cmd);
   cmd->add_option("--gen", opts->gen,
-                  "Generation(s) of prove and latency: trn1, trn2, trn3 or all (check and equiv "
-                  "run on the first)")
-      ->capture_default_str();
+                  "Generation(s) of prove and latency: trn1, trn2, trn3 or all (those both kernels "
+                  "run on; check and equiv run on the first); default trn1, or the first both "
+                  "run on");
   cmd->add_option("--cases", opts->cases,
                   "Seeded input sets per shape for check (cycling the hard distributions) and "
                   "equiv")

@@ -19,6 +19,7 @@
 #include "model/timing/profile.h"
 #include "tools/bench_bounds.h"
 #include "tools/commands.h"
+#include "tools/generations.h"
 #include "tools/kernel_source.h"
 #include "tools/memory_table.h"
 #include "tools/output_file.h"
@@ -28,7 +29,8 @@ namespace ncv::cli {
 namespace {
 
 struct BenchCommandOptions {
-  std::string target, gen = "trn1", trace_file, seqlens;
+  // gen "": trn1, or the kernel's first generation when it does not run on trn1.
+  std::string target, gen, trace_file, seqlens;
   std::vector<std::string> params;
   bool json = false;
   bool force = false;
@@ -149,11 +151,14 @@ double percent(const MemoryPeak& m) {
              : 0.0;
 }
 
-int run_bench(const BenchCommandOptions& opts) {
-  const HwConfig& hw = hw_config_for(opts.gen);
+int run_bench(const BenchCommandOptions& given) {
+  BenchCommandOptions opts = given;
+  if (!opts.gen.empty()) hw_config_for(opts.gen);  // an unknown name first
+  const KernelSource src = load_kernel_source(opts.target, opts.params, "", opts.nki);
+  const HwConfig& hw = generation_for(src.variant, opts.gen);
+  opts.gen = hw.name;
   const CostTable* costs = find_cost_table(opts.gen);
   if (costs == nullptr) throw UsageError("--gen: no cost table for '" + opts.gen + "'");
-  const KernelSource src = load_kernel_source(opts.target, opts.params, "", opts.nki);
   if (!opts.trace_file.empty()) refuse_existing_output(opts.trace_file, opts.force, "--trace");
   if (opts.force && opts.trace_file.empty()) throw UsageError("--force applies to --trace only");
   std::vector<BenchRow> rows;
@@ -220,8 +225,9 @@ void register_bench(CLI::App& app, Action& action) {
                   "NAME=INTEGER param, or NAME=VALUE option of a registered kernel; repeat")
       ->expected(1)
       ->take_all();
-  cmd->add_option("--gen", opts->gen, "Hardware generation: trn1, trn2 or trn3")
-      ->capture_default_str();
+  cmd->add_option("--gen", opts->gen,
+                  "Hardware generation: trn1, trn2 or trn3 (default trn1, or the kernel's first "
+                  "generation when it does not run on trn1)");
   cmd->add_option("--seqlens", opts->seqlens, "Comma-separated seqlen values, one row each");
   cmd->add_option("--trace", opts->trace_file,
                   "Write a Chrome/Perfetto trace JSON of the schedule to this file (a new file "

@@ -18,6 +18,7 @@
 #include "properties/bug_catalogue.h"
 #include "properties/suite_runner.h"
 #include "tools/commands.h"
+#include "tools/generations.h"
 #include "tools/progress.h"
 
 namespace ncv::cli {
@@ -51,6 +52,10 @@ GateRow gate_row(const std::string& name, const kernels::Variant& v, const kerne
   so.budget_s = budget_s;
   so.check.stop_on_failure = true;
   so.check.exact_oracle_max_macs = 1e5;  // as `ncverify check` sweeps
+  // As `ncverify check` without --gen and --determinism-runs: the kernel's own generation and
+  // runs per case.
+  so.check.run.hw = &generation_for(&v, "");
+  so.check.determinism_runs = v.determinism_runs;
   const kernels::SweepResult r = kernels::check_sweep(v, option_sets, build, {}, so);
   GateRow row{name, v.name, !r.pass, "", r.seconds, r.cases()};
   for (const kernels::SweepRun& run : r.runs) {

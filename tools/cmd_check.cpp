@@ -6,6 +6,7 @@
 // `options` line) are its options; without the line they are --param's, and the output says so.
 // Exit 0 when every case passes, 1 otherwise, 2 on bad usage.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -19,6 +20,7 @@
 #include "oracle/bias_values.h"
 #include "properties/values.h"
 #include "tools/commands.h"
+#include "tools/generations.h"
 #include "tools/kernel_source.h"
 #include "tools/progress.h"
 #include "workloads/workload.h"
@@ -28,7 +30,12 @@ namespace ncv::cli {
 namespace {
 
 struct CheckCommandOptions {
-  std::string target, like, gen = "trn1", values, layout, contract;
+  // gen "": trn1, or the kernel's first generation when it does not run on trn1 (run_check
+  // replaces it with the generation used).
+  std::string target, like, gen, values, layout, contract;
+  // Runs per case under schedule seeds 0..N-1 (model/interp/determinism.h); -1: the kernel's
+  // Variant::determinism_runs (run_check replaces it with the number used).
+  int determinism_runs = -1;
   double scale = 1.0;
   bool causal = false;
   std::vector<std::string> params;
@@ -73,10 +80,24 @@ std::string replay_line(const CheckCommandOptions& opts, const KernelSource& src
   if (src.rebuild) {
     for (const auto& [k, v] : options) s += " --param " + k + "=" + v;
   }
-  if (opts.gen != "trn1") s += " --gen " + opts.gen;
+  if (opts.gen != kDefaultGeneration) s += " --gen " + opts.gen;
+  if (opts.determinism_runs > 1)
+    s += " --determinism-runs " + std::to_string(opts.determinism_runs);
   return s + " " +
          (c.distribution.find(':') == std::string::npos ? kernels::case_recipe(c)
                                                         : "--values " + c.distribution);
+}
+
+// The header's note on the generation and the determinism runs ("" when trn1 and one run).
+std::string run_note(const CheckCommandOptions& opts) {
+  std::string s;
+  if (opts.gen != kDefaultGeneration) s += "on " + opts.gen;
+  if (opts.determinism_runs > 1) {
+    s += std::string(s.empty() ? "" : ", ") + "each case run " +
+         std::to_string(opts.determinism_runs) + " times under schedule seeds 0.." +
+         std::to_string(opts.determinism_runs - 1) + " and compared byte for byte";
+  }
+  return s;
 }
 
 void print_worst(const CheckCommandOptions& opts, const KernelSource& src,
@@ -88,7 +109,11 @@ void print_worst(const CheckCommandOptions& opts, const KernelSource& src,
             << (c.run_error ? c.run_error->message
                             : "max|err|/bound " + format_ratio(c.comparison.max_normalized))
             << ")\n  replay: " << replay_line(opts, src, options, params, c) << "\n";
-  if (!c.run_error && !c.pass) std::cout << "  " << c.comparison.first_failure_line() << "\n";
+  if (c.nondeterministic)
+    std::cout << "  nondeterministic: " << c.nondeterministic->message << "\n";
+  if (!c.run_error && !c.pass && (!c.nondeterministic || !c.comparison.pass)) {
+    std::cout << "  " << c.comparison.first_failure_line() << "\n";
+  }
 }
 
 int run_sweep(const CheckCommandOptions& opts, const KernelSource& src,
@@ -124,6 +149,8 @@ int run_sweep(const CheckCommandOptions& opts, const KernelSource& src,
   if (opts.json) {
     nlohmann::json j = r.to_json();
     j["source"] = src.label;
+    j["gen"] = opts.gen;
+    j["determinism_runs"] = std::max(opts.determinism_runs, 1);
     if (!opts.like.empty()) j["like"] = opts.like;
     if (wr && wc)
       j["worst_case_replay"] = replay_line(opts, src, wr->options, wr->shape.params, *wc);
@@ -133,6 +160,7 @@ int run_sweep(const CheckCommandOptions& opts, const KernelSource& src,
               << option_sets.size() << " option set(s), shapes chosen from the domain"
               << (src.params.empty() ? "" : " with " + format_params(src.params) + " pinned")
               << ", " << opts.cases << " cases per shape, budget " << opts.budget_s << " s\n";
+    if (const std::string note = run_note(opts); !note.empty()) std::cout << note << "\n";
     if (const std::string note = options_origin_note(src); !note.empty()) {
       std::cout << note << "\n";
     }
@@ -143,7 +171,8 @@ int run_sweep(const CheckCommandOptions& opts, const KernelSource& src,
   return r.pass ? kExitOk : kExitVerificationFailure;
 }
 
-int run_check(const CheckCommandOptions& opts) {
+int run_check(const CheckCommandOptions& given) {
+  CheckCommandOptions opts = given;
   const bool explicit_layout = !opts.layout.empty() || !opts.contract.empty();
   if (explicit_layout && !opts.like.empty()) {
     throw UsageError(
@@ -180,7 +209,10 @@ int run_check(const CheckCommandOptions& opts) {
   kernels::CheckOptions co;
   co.cases = opts.cases;
   co.seed = opts.seed;
-  co.run.hw = &hw_config_for(opts.gen);
+  co.run.hw = &generation_for(&variant, opts.gen);
+  opts.gen = co.run.hw->name;
+  if (opts.determinism_runs < 0) opts.determinism_runs = variant.determinism_runs;
+  co.determinism_runs = opts.determinism_runs;
   co.apriori = opts.apriori;
   opts.limits.apply(co.run);
   co.run.record_trace = false;
@@ -245,6 +277,8 @@ int run_check(const CheckCommandOptions& opts) {
     if (opts.json) {
       nlohmann::json j = r.to_json();
       j["source"] = src.label;
+      j["gen"] = opts.gen;
+      j["determinism_runs"] = std::max(opts.determinism_runs, 1);
       if (!opts.like.empty()) j["like"] = opts.like;
       if (src.options_from != OptionsFrom::arguments) {
         // Whether the options (and so the spec and contract) are the ones the file was built for.
@@ -261,6 +295,7 @@ int run_check(const CheckCommandOptions& opts) {
     } else {
       std::cout << "check " << src.label << (opts.like.empty() ? "" : " like " + opts.like) << " "
                 << format_params(src.params) << "\n";
+      if (const std::string note = run_note(opts); !note.empty()) std::cout << note << "\n";
       if (const std::string note = options_origin_note(src); !note.empty()) {
         std::cout << note << "\n";
       }
@@ -324,8 +359,14 @@ void register_check(CLI::App& app, Action& action) {
   cmd->add_option("--values", opts->values,
                   "Replay one property-suite input set instead, e.g. normal:s=-3:seed=17 "
                   "(the `replay:` line of a failing property)");
-  cmd->add_option("--gen", opts->gen, "Hardware generation: trn1, trn2 or trn3")
-      ->capture_default_str();
+  cmd->add_option("--gen", opts->gen,
+                  "Hardware generation: trn1, trn2 or trn3 (default trn1, or the kernel's first "
+                  "generation when it does not run on trn1)");
+  cmd->add_option("--determinism-runs", opts->determinism_runs,
+                  "Run each case N times under schedule seeds 0..N-1 (the SPMD cores' order "
+                  "within each lockstep step) and require byte-identical outputs (default: the "
+                  "kernel's own, 10 for attention_tkg as nki-library runs it, else 1)")
+      ->check(CLI::Range(1, 1000));
   opts->limits.add_options(cmd);
   cmd->add_flag("--apriori", opts->apriori,
                 "Also compute the a-priori error bound and report its ratio (apriori_ratio)");

@@ -14,6 +14,7 @@
 #include "kernels/registry.h"
 #include "tools/commands.h"
 #include "tools/equiv_sides.h"
+#include "tools/generations.h"
 #include "tools/progress.h"
 
 namespace ncv::cli {
@@ -22,7 +23,7 @@ namespace {
 
 struct EquivCommandOptions {
   EquivFlags sides;
-  std::string gen = "trn1";
+  std::string gen;  // "": trn1, or the first generation both kernels run on
   int cases = 4;
   uint64_t seed = 1;
   bool json = false;
@@ -33,7 +34,7 @@ int run_equiv_command(const EquivCommandOptions& opts) {
   equiv::EquivRequest req = opts.sides.request();
   req.cases = opts.cases;
   req.seed = opts.seed;
-  req.run.hw = &hw_config_for(opts.gen);
+  req.run.hw = &generation_for({req.original.variant, req.rewrite.variant}, opts.gen);
   opts.limits.apply(req.run);
   const equiv::EquivResult r = run_equiv_or_usage(req);
   if (opts.json) {
@@ -55,8 +56,9 @@ void register_equiv(CLI::App& app, Action& action) {
       ->check(CLI::Range(1, 10000))
       ->capture_default_str();
   add_seed_option(cmd, opts->seed, "Seed of the first input set");
-  cmd->add_option("--gen", opts->gen, "Hardware generation: trn1, trn2 or trn3")
-      ->capture_default_str();
+  cmd->add_option("--gen", opts->gen,
+                  "Hardware generation: trn1, trn2 or trn3 (default trn1, or the first generation "
+                  "both kernels run on)");
   opts->limits.add_options(cmd);
   cmd->add_flag("--json", opts->json, "Print one JSON object instead of text");
   cmd->callback([opts, &action] { action = [opts] { return run_equiv_command(*opts); }; });

@@ -18,6 +18,7 @@
 #include "solver/frontier.h"
 #include "tools/cli_common.h"
 #include "tools/commands.h"
+#include "tools/generations.h"
 #include "tools/kernel_source.h"
 #include "tools/memory_table.h"
 #include "tools/solver_programs.h"
@@ -119,14 +120,17 @@ int run_frontier(const FrontierCommandOptions& opts) {
   } else {
     split_assignments(kernels::find_variant(opts.target), opts.assignments, options, given);
   }
-  std::vector<const HwConfig*> gens;
-  if (opts.gen == "all") {
-    for (std::string_view name : hw_config_names()) gens.push_back(find_hw_config(name));
-  } else {
-    gens.push_back(&hw_config_for(opts.gen));
-  }
   const std::vector<kernels::LabelledProgram> programs = solver_programs(
       opts.target, options, traced ? opts.assignments : std::vector<std::string>{}, opts.nki);
+  // The generations the kernel runs on: one it does not run on is refused, `all` skips those.
+  const GenerationPlan plan =
+      generations_for(programs.empty() ? nullptr : programs.front().variant, opts.gen, "");
+  const std::vector<const HwConfig*>& gens = plan.run;
+  nlohmann::json skipped = nlohmann::json::array();
+  for (const SkippedGeneration& s : plan.skipped) {
+    if (!opts.json) std::cout << skip_line(opts.target, s) << "\n";
+    skipped.push_back({{"gen", s.gen}, {"reason", s.reason}});
+  }
   bool decided = true;
   nlohmann::json rows = nlohmann::json::array();
   for (const kernels::LabelledProgram& lp : programs) {
@@ -186,7 +190,9 @@ int run_frontier(const FrontierCommandOptions& opts) {
     }
   }
   if (opts.json)
-    std::cout << nlohmann::json{{"frontiers", rows}, {"decided", decided}}.dump(2) << "\n";
+    std::cout
+        << nlohmann::json{{"frontiers", rows}, {"skipped", skipped}, {"decided", decided}}.dump(2)
+        << "\n";
   return decided ? kExitOk : kExitVerificationFailure;
 }
 
@@ -211,7 +217,9 @@ void register_frontier(CLI::App& app, Action& action) {
                   "maximum is an error: the frontier covers the whole domain)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30))
       ->capture_default_str();
-  cmd->add_option("--gen", opts->gen, "trn1, trn2, trn3 or all")->capture_default_str();
+  cmd->add_option("--gen", opts->gen,
+                  "trn1, trn2, trn3 or all (the generations the kernel runs on)")
+      ->capture_default_str();
   cmd->add_option("--timeout-ms", opts->timeout_ms,
                   "Z3 time limit per query; beyond it the frontier is unknown")
       ->check(CLI::Range(1u, 3'600'000u))

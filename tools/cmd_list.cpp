@@ -44,6 +44,21 @@ int run_list(bool json) {
       std::cout << vals << " (default " << o["default"].get<std::string>() << ");";
     }
     std::cout << "\n  contract (defaults): " << v["contract"]["name"].get<std::string>() << "\n";
+    std::string gens;
+    for (const auto& g : v["generations"])
+      gens += (gens.empty() ? "" : ", ") + g.get<std::string>();
+    std::cout << "  generations: " << gens;
+    if (v["generations_restricted"].get<bool>()) {
+      std::cout << " only"
+                << (v.contains("generations_reason")
+                        ? ": " + v["generations_reason"].get<std::string>()
+                        : std::string());
+    }
+    std::cout << "\n";
+    if (v["determinism_runs"].get<int>() > 1) {
+      std::cout << "  determinism: each check case runs " << v["determinism_runs"].get<int>()
+                << " times under different schedules, compared byte for byte\n";
+    }
     for (const auto& n : v["notes"]) std::cout << "  note: " << n.get<std::string>() << "\n";
     std::cout << "\n";
   }

@@ -17,6 +17,7 @@
 #include "solver/prove.h"
 #include "tools/cli_common.h"
 #include "tools/commands.h"
+#include "tools/generations.h"
 #include "tools/progress.h"
 #include "tools/solver_programs.h"
 
@@ -27,7 +28,7 @@ namespace {
 struct ProveCommandOptions {
   std::string target;
   bool all = false;
-  std::string gen = "trn1";
+  std::string gen;  // "": trn1, or the kernel's first generation when it does not run on trn1
   unsigned timeout_ms = 10'000;
   bool json = false;
   std::vector<std::string> params;
@@ -61,11 +62,60 @@ struct Counts {
 
 using ClassCounts = std::map<solver::ObligationClass, Counts>;
 
-std::vector<const HwConfig*> generations(const std::string& gen) {
-  if (gen != "all") return {&hw_config_for(gen)};
-  std::vector<const HwConfig*> out;
-  for (std::string_view name : hw_config_names()) out.push_back(find_hw_config(name));
-  return out;
+// What prove runs: each (generation, program) pair in generation order, and the (kernel,
+// generation) pairs left out because the kernel does not run there (one entry per kernel, not
+// per option program).
+struct ProveJobs {
+  std::vector<std::pair<const HwConfig*, const kernels::LabelledProgram*>> run;
+  std::vector<std::pair<std::string, SkippedGeneration>> skipped;  // kernel name, why
+  size_t generations = 0;    // named by --gen, skipped ones included
+  size_t skipped_pairs = 0;  // (program, generation) pairs not proved
+  void skip(const std::string& kernel, const SkippedGeneration& s) {
+    ++skipped_pairs;
+    for (const auto& [k, t] : skipped) {
+      if (k == kernel && t.gen == s.gen) return;
+    }
+    skipped.emplace_back(kernel, s);
+  }
+};
+
+ProveJobs prove_jobs(const ProveCommandOptions& opts,
+                     const std::vector<kernels::LabelledProgram>& programs) {
+  ProveJobs jobs;
+  if (!opts.all) {
+    // One kernel: a --gen it does not run on is refused, --gen all skips those.
+    const kernels::Variant* v = programs.empty() ? nullptr : programs.front().variant;
+    const GenerationPlan plan = generations_for(v, opts.gen, "");
+    for (const HwConfig* hw : plan.run) {
+      for (const kernels::LabelledProgram& lp : programs) jobs.run.emplace_back(hw, &lp);
+    }
+    for (const SkippedGeneration& s : plan.skipped) {
+      for (size_t k = 0; k < programs.size(); ++k) jobs.skip(v ? v->name : opts.target, s);
+    }
+    jobs.generations = plan.run.size() + plan.skipped.size();
+    return jobs;
+  }
+  if (opts.gen.empty()) {
+    // --all without --gen: each kernel on its default generation.
+    for (const kernels::LabelledProgram& lp : programs) {
+      jobs.run.emplace_back(&generation_for(lp.variant, ""), &lp);
+    }
+    jobs.generations = 1;
+    return jobs;
+  }
+  const std::vector<const HwConfig*> gens = named_generations(opts.gen, kDefaultGeneration);
+  for (const HwConfig* hw : gens) {
+    for (const kernels::LabelledProgram& lp : programs) {
+      const std::string why = lp.variant ? kernels::generation_refusal(*lp.variant, hw->name) : "";
+      if (why.empty()) {
+        jobs.run.emplace_back(hw, &lp);
+      } else {
+        jobs.skip(lp.variant->name, SkippedGeneration{hw->name, why});
+      }
+    }
+  }
+  jobs.generations = gens.size();
+  return jobs;
 }
 
 std::string seconds(double s) {
@@ -78,51 +128,58 @@ int run_prove(const ProveCommandOptions& opts) {
   if (opts.all == !opts.target.empty()) {
     throw UsageError("prove needs exactly one of KERNEL, FILE.nkir or --all");
   }
-  const std::vector<const HwConfig*> gens = generations(opts.gen);
   const std::vector<kernels::LabelledProgram> programs =
       opts.all ? all_solver_programs() : solver_programs(opts.target, {}, opts.params, opts.nki);
+  const ProveJobs jobs = prove_jobs(opts, programs);
   ClassCounts total;
   nlohmann::json jprograms = nlohmann::json::array();
   const auto t0 = std::chrono::steady_clock::now();
-  Progress progress("prove", "programs", static_cast<int64_t>(gens.size() * programs.size()));
+  Progress progress("prove", "programs", static_cast<int64_t>(jobs.run.size()));
   int64_t done = 0;
-  for (const HwConfig* hw : gens) {
+  for (const auto& [label, skip] : jobs.skipped) {
+    if (!opts.json) std::cout << skip_line(label, skip) << "\n";
+  }
+  for (const auto& [hw, lpp] : jobs.run) {
+    const kernels::LabelledProgram& lp = *lpp;
     solver::ProveOptions po;
     po.timeout_ms = opts.timeout_ms;
     po.hw = hw;
-    for (const kernels::LabelledProgram& lp : programs) {
-      const auto t = std::chrono::steady_clock::now();
-      const std::vector<solver::Obligation> obligations = solver::prove_program(lp.program, po);
-      progress.update(++done, lp.label + " on " + hw->name);
-      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-      ClassCounts counts;
-      nlohmann::json failures = nlohmann::json::array();
-      for (const solver::Obligation& o : obligations) {
-        counts[o.cls].add(o);
-        total[o.cls].add(o);
-        if (o.verdict != solver::Verdict::proved) failures.push_back(o.describe());
-      }
-      if (opts.json) {
-        nlohmann::json j{{"program", lp.label}, {"gen", hw->name}, {"seconds", s}};
-        for (solver::ObligationClass c : solver::kObligationClasses) {
-          j[std::string(solver::obligation_class_name(c))] = counts[c].json();
-        }
-        j["not_proved"] = failures;
-        jprograms.push_back(std::move(j));
-        continue;
-      }
-      std::cout << "prove " << lp.label << " (" << hw->name << ", " << seconds(s) << ")\n";
-      for (solver::ObligationClass c : solver::kObligationClasses) {
-        std::cout << "  " << solver::obligation_class_name(c) << ": " << counts[c].str() << "\n";
-      }
-      for (const auto& f : failures) std::cout << "    " << f.get<std::string>() << "\n";
+    const auto t = std::chrono::steady_clock::now();
+    const std::vector<solver::Obligation> obligations = solver::prove_program(lp.program, po);
+    progress.update(++done, lp.label + " on " + hw->name);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+    ClassCounts counts;
+    nlohmann::json failures = nlohmann::json::array();
+    for (const solver::Obligation& o : obligations) {
+      counts[o.cls].add(o);
+      total[o.cls].add(o);
+      if (o.verdict != solver::Verdict::proved) failures.push_back(o.describe());
     }
+    if (opts.json) {
+      nlohmann::json j{{"program", lp.label}, {"gen", hw->name}, {"seconds", s}};
+      for (solver::ObligationClass c : solver::kObligationClasses) {
+        j[std::string(solver::obligation_class_name(c))] = counts[c].json();
+      }
+      j["not_proved"] = failures;
+      jprograms.push_back(std::move(j));
+      continue;
+    }
+    std::cout << "prove " << lp.label << " (" << hw->name << ", " << seconds(s) << ")\n";
+    for (solver::ObligationClass c : solver::kObligationClasses) {
+      std::cout << "  " << solver::obligation_class_name(c) << ": " << counts[c].str() << "\n";
+    }
+    for (const auto& f : failures) std::cout << "    " << f.get<std::string>() << "\n";
   }
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   bool pass = true;
   for (const auto& [c, n] : total) pass = pass && n.all_proved();
   if (opts.json) {
+    nlohmann::json skipped = nlohmann::json::array();
+    for (const auto& [label, skip] : jobs.skipped) {
+      skipped.push_back({{"kernel", label}, {"gen", skip.gen}, {"reason", skip.reason}});
+    }
     nlohmann::json j{{"programs", jprograms},
+                     {"skipped", skipped},
                      {"pass", pass},
                      {"seconds", s},
                      {"coverage", solver::kProveCoverage}};
@@ -134,8 +191,12 @@ int run_prove(const ProveCommandOptions& opts) {
     }
     std::cout << j.dump(2) << "\n";
   } else {
-    std::cout << "total over " << programs.size() << " program(s) x " << gens.size()
-              << " generation(s), " << seconds(s) << ":\n";
+    std::cout << "total over " << programs.size() << " program(s) x " << jobs.generations
+              << " generation(s)"
+              << (jobs.skipped.empty()
+                      ? ""
+                      : " less " + std::to_string(jobs.skipped_pairs) + " skipped pair(s)")
+              << ", " << seconds(s) << ":\n";
     for (solver::ObligationClass c : solver::kObligationClasses) {
       std::cout << "  " << solver::obligation_class_name(c) << ": " << total[c].str() << "\n";
     }
@@ -168,8 +229,9 @@ void register_prove(CLI::App& app, Action& action) {
       ->take_all();
   opts->nki.add_options(cmd);
   cmd->add_flag("--all", opts->all, "Every registered kernel, every option combination");
-  cmd->add_option("--gen", opts->gen, "Generation whose rules and capacity apply (or all)")
-      ->capture_default_str();
+  cmd->add_option("--gen", opts->gen,
+                  "Generation whose rules and capacity apply, or all (default trn1, or the "
+                  "kernel's first generation when it does not run on trn1; --all: each kernel's)");
   cmd->add_option("--timeout-ms", opts->timeout_ms,
                   "Z3 time limit per obligation; beyond it the verdict is unknown")
       ->check(CLI::Range(1u, 3'600'000u))

@@ -7,8 +7,12 @@
 // shapes, the level reached and whether it matches the registry's claim (a declared interface
 // change is CHANGED, not a contradiction: equiv/link_status.h). Then every kernel's Z3
 // obligations (bounds, ISA rules, allocation) over its whole domain for every option combination
-// on trn1, with its trn1 capacity frontier in seqlen at d_head 64 (default options). Exit 0 when
-// all pass, no link contradicts its claim and everything is proved, 1 otherwise.
+// on trn1, with its trn1 capacity frontier in seqlen at d_head 64 (default options). A kernel
+// that does not run on trn1 (kernels::Variant::generations) gets all of this on its first
+// generation, and its rows say which. A kernel that declares determinism runs has each check case
+// run under schedule seeds 0 and 1 (every pair of cores in both orders at every step; `ncverify
+// check` runs the kernel's full count). Exit 0 when all pass, no link contradicts its claim and
+// everything is proved, 1 otherwise.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
@@ -26,10 +30,24 @@
 #include "solver/frontier.h"
 #include "solver/prove.h"
 #include "tools/commands.h"
+#include "tools/generations.h"
 
 namespace ncv::cli {
 
 namespace {
+
+// The generation a kernel's rows run on: trn1, or its first when it does not run on trn1.
+const HwConfig& report_generation(const kernels::Variant& v) {
+  return *find_hw_config(kernels::default_generation(v, kDefaultGeneration));
+}
+
+// A note under a kernel's row when it runs elsewhere than trn1 ("" otherwise).
+void print_generation_note(const kernels::Variant& v, const HwConfig& hw) {
+  if (hw.name != kDefaultGeneration) {
+    std::printf("  on %s: %s\n", hw.name.c_str(),
+                kernels::generation_refusal(v, kDefaultGeneration).c_str());
+  }
+}
 
 struct ReportOptions {
   int cases = 2;
@@ -109,7 +127,7 @@ std::vector<ReportMask> report_masks(const kernels::Variant& v) {
 
 // The trn1 frontier in seqlen of the kernel's default-option program at d_head 64, other params
 // at their least value: "6656" or "-" when the kernel has no seqlen.
-std::string default_frontier(const kernels::Variant& v, nlohmann::json& row) {
+std::string default_frontier(const kernels::Variant& v, const HwConfig& hw, nlohmann::json& row) {
   const Program p = v.build(v.resolve({}));
   const Param* seqlen = p.find_param("seqlen");
   if (seqlen == nullptr) return "-";
@@ -117,13 +135,14 @@ std::string default_frontier(const kernels::Variant& v, nlohmann::json& row) {
   q.fixed = report_params(p, seqlen->lo);
   q.fixed.erase("seqlen");
   q.search_hi = std::max<int64_t>(65536, seqlen->hi);
+  q.hw = &hw;
   const solver::FrontierResult f = solver::capacity_frontier(p, q);
   using Status = solver::FrontierResult::Status;
   std::string text = f.status == Status::unknown        ? "unknown"
                      : f.status == Status::fits_nowhere ? "none"
                      : f.first_failing                  ? std::to_string(f.largest_fitting)
                                                         : ">=" + std::to_string(f.searched_hi);
-  row["frontier_trn1_seqlen"] = text;
+  row["frontier_" + hw.name + "_seqlen"] = text;
   return text;
 }
 
@@ -137,11 +156,14 @@ bool report_proofs(const ReportOptions& opts, nlohmann::json& out) {
   bool all = true;
   for (const kernels::Variant* vp : reported(opts)) {
     const kernels::Variant& v = *vp;
+    const HwConfig& hw = report_generation(v);
     const auto t0 = std::chrono::steady_clock::now();
     const std::vector<kernels::LabelledProgram> programs = kernels::option_programs(v);
     int n = 0, proved = 0, cex = 0;
+    solver::ProveOptions po;
+    po.hw = &hw;
     for (const kernels::LabelledProgram& lp : programs) {
-      for (const solver::Obligation& o : solver::prove_program(lp.program)) {
+      for (const solver::Obligation& o : solver::prove_program(lp.program, po)) {
         ++n;
         proved += o.verdict == solver::Verdict::proved;
         cex += o.verdict == solver::Verdict::counterexample;
@@ -155,20 +177,22 @@ bool report_proofs(const ReportOptions& opts, nlohmann::json& out) {
     nlohmann::json row{{"kernel", v.name},      {"programs", programs.size()},
                        {"obligations", n},      {"proved", proved},
                        {"counterexample", cex}, {"unknown", n - proved - cex},
-                       {"seconds", s}};
-    const std::string frontier = default_frontier(v, row);
+                       {"seconds", s},          {"gen", hw.name}};
+    const std::string frontier = default_frontier(v, hw, row);
     out.push_back(row);
     if (!json) {
       std::printf("%-24s %8zu %12d %8d %8d %8d %9.2f %10s\n", v.name.c_str(), programs.size(), n,
                   proved, cex, n - proved - cex, s, frontier.c_str());
+      print_generation_note(v, hw);
     }
   }
   if (!json) {
     std::printf(
         "\n%s: Z3 obligations (well-formedness, index bounds, ISA rules, SBUF/PSUM allocation) for "
         "every param "
-        "in each kernel's domain and every option combination, trn1; frontier = largest seqlen "
-        "fitting trn1 at d_head 64 where allowed, default options\n",
+        "in each kernel's domain and every option combination, trn1 (or the kernel's first "
+        "generation, noted under its row); frontier = largest seqlen fitting that generation at "
+        "d_head 64 where allowed, default options\n",
         all ? "PROVED" : "NOT PROVED");
   }
   return all;
@@ -215,6 +239,8 @@ bool report_links(const ReportOptions& opts, nlohmann::json& out) {
       req.rewrite = equiv::EquivSide{v.name, &v, std::nullopt};
       req.options = pred->resolve(given);
       req.run.record_trace = false;
+      req.run.hw = &generation_for({pred, &v}, "");
+      row["gen"] = req.run.hw->name;
       const auto t0 = std::chrono::steady_clock::now();
       const equiv::EquivResult r = equiv::run_equiv(req);
       const double ms =
@@ -279,6 +305,7 @@ int run_report(const ReportOptions& opts) {
   }
   for (const kernels::Variant* vp : reported(opts)) {
     const kernels::Variant& v = *vp;
+    const HwConfig& hw = report_generation(v);
     for (const ReportMask& mask : report_masks(v)) {
       const kernels::Options o = v.resolve(mask.given);
       const Program p = v.build(o);
@@ -289,6 +316,9 @@ int run_report(const ReportOptions& opts) {
       co.cases = kernels::heavy_check(v) ? 1 : opts.cases;
       if (kernels::heavy_check(v)) co.distributions = kernels::heavy_check_distributions(v, o);
       co.run.record_trace = false;
+      co.run.hw = &hw;
+      // Seeds 0 and 1: every pair of cores in both orders at every step.
+      co.determinism_runs = std::min(v.determinism_runs, 2);
       const auto t0 = std::chrono::steady_clock::now();
       const kernels::CheckResult r = kernels::check_kernel(v, p, o, params, co);
       const double ms =
@@ -298,6 +328,7 @@ int run_report(const ReportOptions& opts) {
       row["rewrites"] = v.rewrites;
       row["mask"] = mask.label;
       row["ms"] = ms;
+      row["gen"] = hw.name;
       rows.push_back(row);
       if (!opts.json) {
         std::string shape;
@@ -308,6 +339,7 @@ int run_report(const ReportOptions& opts) {
                     v.rewrites.empty() ? "-" : v.rewrites.c_str(), mask.label.c_str(),
                     shape.c_str(), r.contract.name.c_str(), r.worst_normalized,
                     r.pass ? "PASS" : "FAIL", ms);
+        print_generation_note(v, hw);
         if (!r.pass) std::cout << r.summary();
       }
     }

@@ -8,6 +8,7 @@
 #include "model/interp/interpreter.h"
 #include "model/ir/builder.h"
 #include "tools/commands.h"
+#include "tools/generations.h"
 #include "tools/kernel_source.h"
 #include "tools/output_summary.h"
 
@@ -19,7 +20,7 @@ struct RunCommandOptions {
   std::string file;
   std::vector<std::string> params;
   uint64_t seed = 0;
-  std::string gen = "trn1";
+  std::string gen;  // "": trn1, or the kernel's first generation when it does not run on trn1
   bool json = false;
   bool reference = false;
   RunLimits limits;
@@ -82,9 +83,12 @@ void print_json(const RunCommandOptions& opts, const Program& program, const Par
   std::cout << j.dump(2) << "\n";
 }
 
-int run_run(const RunCommandOptions& opts) {
-  const HwConfig& hw = hw_config_for(opts.gen);
+int run_run(const RunCommandOptions& given) {
+  RunCommandOptions opts = given;
+  if (!opts.gen.empty()) hw_config_for(opts.gen);  // an unknown name first
   const KernelSource src = load_kernel_source(opts.file, opts.params, "", opts.nki);
+  const HwConfig& hw = generation_for(src.variant, opts.gen);
+  opts.gen = hw.name;
   const Program& program = src.program;
   const ParamValues& params = src.params;
 
@@ -135,8 +139,9 @@ void register_run(CLI::App& app, Action& action) {
       ->expected(1)
       ->take_all();
   add_seed_option(cmd, opts->seed, "Seed of the random inputs");
-  cmd->add_option("--gen", opts->gen, "Hardware generation: trn1, trn2 or trn3")
-      ->capture_default_str();
+  cmd->add_option("--gen", opts->gen,
+                  "Hardware generation: trn1, trn2 or trn3 (default trn1, or the kernel's first "
+                  "generation when it does not run on trn1)");
   opts->limits.add_options(cmd);
   opts->nki.add_options(cmd);
   cmd->add_flag("--json", opts->json, "Print one JSON object instead of text");

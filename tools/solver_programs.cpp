@@ -37,7 +37,7 @@ std::vector<kernels::LabelledProgram> solver_programs(
   // A .nkir file or a bug-catalogue entry; throws UsageError for anything else.
   KernelSource src = load_kernel_source(target, traced_assignments, "", nki);
   std::vector<kernels::LabelledProgram> out;
-  out.push_back({src.label, src.options, std::move(src.program)});
+  out.push_back({src.label, src.options, std::move(src.program), src.variant});
   return out;
 }
 

@@ -15,6 +15,7 @@
 #include "kernels/check_sweep.h"
 #include "kernels/option_programs.h"
 #include "kernels/registry.h"
+#include "model/hw/hw_config.h"
 
 namespace ncv::kernels {
 namespace {
@@ -79,6 +80,7 @@ TEST(CaseBoundOnKernels, NoCorrectKernelExceedsItAndItIsTight) {
     co.seed = static_cast<uint64_t>(n) + 1;
     co.distributions = {dists[(round / t.shapes.size()) % dists.size()]};
     co.exact_oracle_max_macs = 1e5;
+    co.run.hw = find_hw_config(default_generation(*t.variant));  // the kernel's own generation
     const CheckResult r = check_kernel(*t.variant, t.program, t.options, shape.params, co);
     const CaseResult& c = r.cases.front();
     if (!c.pass) {

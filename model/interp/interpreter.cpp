@@ -184,9 +184,13 @@ void Interpreter::walk() {
     enter_scope(c, 0);
     next[c] = advance(c);
   }
-  for (;;) {
+  // The cores' order within each step (RunOptions::schedule_seed); scope entries and exits
+  // between steps touch only the core's own buffers, so they keep core order.
+  std::vector<int> order;
+  for (uint64_t step = 0;; ++step) {
     bool any = false;
-    for (int c = 0; c < m_.grid; ++c) {
+    schedule_order(opts_.schedule_seed, step, static_cast<int>(m_.grid), order);
+    for (int c : order) {
       if (!next[c]) continue;
       any = true;
       execute(c, *next[c]);

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "model/hw/hw_config.h"
 #include "model/interp/dynamic_error.h"
@@ -46,7 +47,21 @@ struct RunOptions {
   int64_t max_steps = kDefaultMaxSteps;
   // Told about every value-computing step (value runs only; not owned). equiv/ builds terms.
   ValueObserver* observer = nullptr;
+  // The order in which the SPMD cores execute their instances within one lockstep step. The
+  // lockstep itself (every core's step-k instance before any step-k+1 instance) is the model's
+  // synchronisation and stays; the order inside a step is not fixed on hardware, where the
+  // cores run concurrently. 0: core order 0, 1, ..., grid-1; 1: the reverse at every step (so
+  // seeds 0 and 1 put every pair of cores in both orders at every step); s >= 2: a permutation
+  // per step drawn from s and the step number (schedule_order). A program in which no core
+  // touches bytes another core writes in the same step gives the same result for every seed;
+  // one that does is racy (determinism.h compares runs under seeds 0..N-1).
+  uint64_t schedule_seed = 0;
 };
+
+// The order of the `grid` cores within lockstep step `step` under RunOptions::schedule_seed
+// `seed`, written into `order` (resized to grid): a permutation of 0..grid-1, the same for the
+// same arguments.
+void schedule_order(uint64_t seed, uint64_t step, int grid, std::vector<int>& order);
 
 struct RunResult {
   std::map<std::string, HostTensor> outputs;  // kernel outputs by name

@@ -2,10 +2,40 @@
 // instance (Interpreter::walk runs the cores in lockstep), with the step budget, buffer
 // lifetimes and placements checked on scope entry, and affine-loop iteration serials for the
 // carried-dependency check.
+#include <algorithm>
+
 #include "model/interp/interp.h"
 
 namespace ncv {
 inline namespace interp {
+
+namespace {
+
+// splitmix64: a well-mixed 64-bit hash of the seed and the step, for the per-step permutation.
+uint64_t mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+void schedule_order(uint64_t seed, uint64_t step, int grid, std::vector<int>& order) {
+  order.resize(static_cast<size_t>(grid));
+  for (int c = 0; c < grid; ++c) order[static_cast<size_t>(c)] = c;
+  if (seed == 0 || grid < 2) return;
+  if (seed == 1) {
+    std::reverse(order.begin(), order.end());
+    return;
+  }
+  // Fisher-Yates driven by a hash chain seeded from (seed, step).
+  uint64_t h = mix(seed ^ mix(step));
+  for (int i = grid - 1; i > 0; --i) {
+    h = mix(h);
+    std::swap(order[static_cast<size_t>(i)], order[h % static_cast<uint64_t>(i + 1)]);
+  }
+}
 
 void Interpreter::count_step() {
   if (++steps_ > opts_.max_steps) {

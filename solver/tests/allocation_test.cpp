@@ -9,6 +9,7 @@
 
 #include "kernels/option_programs.h"
 #include "kernels/registry.h"
+#include "model/hw/hw_config.h"
 #include "model/ir/builder.h"
 #include "solver/frontier.h"
 #include "solver/tests/fermat_placement.h"
@@ -35,7 +36,8 @@ TEST(Allocation, EveryRegisteredKernelIsProvedForTrn1) {
   for (const kernels::Variant& v : kernels::registry()) {
     for (const LabelledProgram& lp : option_programs(v)) {
       ++programs;
-      const auto all = prove_allocation(lp.program);
+      const auto all =
+          prove_allocation(lp.program, {.hw = find_hw_config(kernels::default_generation(v))});
       EXPECT_GE(count_rule(all, "SBUF capacity"), 1u) << lp.label;
       EXPECT_GE(count_rule(all, "PSUM capacity"), 1u) << lp.label;
       overlaps += count_rule(all, "placements disjoint");

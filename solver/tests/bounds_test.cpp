@@ -7,6 +7,7 @@
 
 #include "kernels/option_programs.h"
 #include "kernels/registry.h"
+#include "model/hw/hw_config.h"
 #include "model/ir/builder.h"
 #include "solver/tests/obligation_helpers.h"
 
@@ -39,7 +40,8 @@ TEST(Bounds, EveryRegisteredKernelIsProvedForItsWholeDomain) {
   for (const kernels::Variant& v : kernels::registry()) {
     for (const LabelledProgram& lp : option_programs(v)) {
       ++programs;
-      const auto all = prove_bounds(lp.program);
+      const auto all =
+          prove_bounds(lp.program, {.hw = find_hw_config(kernels::default_generation(v))});
       EXPECT_FALSE(all.empty()) << lp.label;
       for (const BoundsObligation& o : not_proved(all)) {
         ADD_FAILURE() << lp.label << ": " << o.describe();

@@ -10,6 +10,7 @@
 
 #include "kernels/option_programs.h"
 #include "kernels/registry.h"
+#include "model/hw/hw_config.h"
 #include "model/ir/builder.h"
 #include "solver/tests/obligation_helpers.h"
 
@@ -80,7 +81,8 @@ TEST(Initialization, EveryRegisteredKernelIsProvedForItsWholeDomain) {
   for (const kernels::Variant& v : kernels::registry()) {
     for (const kernels::LabelledProgram& lp : kernels::option_programs(v)) {
       ++programs;
-      const auto all = prove_initialization(lp.program);
+      const auto all =
+          prove_initialization(lp.program, {.hw = find_hw_config(kernels::default_generation(v))});
       EXPECT_FALSE(all.empty()) << lp.label;
       for (const Obligation& o : not_proved(all)) ADD_FAILURE() << lp.label << ": " << o.describe();
     }

@@ -12,6 +12,7 @@
 
 #include "kernels/option_programs.h"
 #include "kernels/registry.h"
+#include "model/hw/hw_config.h"
 #include "model/ir/builder.h"
 #include "solver/tests/obligation_helpers.h"
 
@@ -66,7 +67,8 @@ TEST(IsaRules, EveryRegisteredKernelIsProvedOnTrn1) {
   for (const kernels::Variant& v : kernels::registry()) {
     for (const LabelledProgram& lp : option_programs(v)) {
       ++programs;
-      const auto all = prove_isa_rules(lp.program);
+      const auto all =
+          prove_isa_rules(lp.program, {.hw = find_hw_config(kernels::default_generation(v))});
       obligations += all.size();
       EXPECT_FALSE(all.empty()) << lp.label;
       for (const Obligation& o : not_proved(all)) ADD_FAILURE() << lp.label << ": " << o.describe();

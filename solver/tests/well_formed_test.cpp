@@ -13,6 +13,7 @@
 
 #include "kernels/option_programs.h"
 #include "kernels/registry.h"
+#include "model/hw/hw_config.h"
 #include "model/ir/builder.h"
 #include "solver/prove.h"
 #include "solver/tests/obligation_helpers.h"
@@ -57,7 +58,8 @@ void expect_single_counterexample(const Program& p, const std::string& rule,
 TEST(WellFormed, EveryRegisteredKernelIsProved) {
   for (const kernels::Variant& v : kernels::registry()) {
     for (const kernels::LabelledProgram& lp : kernels::option_programs(v)) {
-      const auto all = prove_well_formed(lp.program);
+      const auto all =
+          prove_well_formed(lp.program, {.hw = find_hw_config(kernels::default_generation(v))});
       EXPECT_FALSE(all.empty()) << lp.label;
       for (const Obligation& o : not_proved(all)) ADD_FAILURE() << lp.label << ": " << o.describe();
     }

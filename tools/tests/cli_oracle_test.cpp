@@ -133,6 +133,22 @@ TEST(CliOracle, FullyMaskedRow) {
   EXPECT_EQ(out["lse"][0][0][0], "-inf");
 }
 
+TEST(CliOracle, KvCacheMaskHidesStaleEntriesAndKeepsTheActiveTailCausal) {
+  json spec = example_spec();  // one cached key (0), two active tokens (keys 1 and 2)
+  spec["mask"] = {{"kind", "kv_cache"}, {"cache_begin", {{0, 0}}}, {"cache_end", {{0, 1}}}};
+  spec.erase("sink");
+  const CliResult r = run_spec(spec);
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  const json out = json::parse(r.out);
+  // Query 0 sees only its own key (1): the cached key is stale for it, key 2 is in its future.
+  EXPECT_EQ(std::stod(out["out"][0][0][0][0].get<std::string>()), 3.0);
+  EXPECT_EQ(std::stod(out["out"][0][0][0][1].get<std::string>()), 4.0);
+  spec["mask"]["cache_end"] = {{0, 2}};  // beyond the one cached key
+  const CliResult bad = run_spec(spec);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("mask.cache_end[0][1]"), std::string::npos) << bad.err;
+}
+
 TEST(CliOracle, PagedCacheRopeAndExplicitMask) {
   json spec = example_spec();
   spec["mask"] = {{"kind", "explicit"}, {"allowed", {{true, false, true}, {false, true, true}}}};

@@ -247,5 +247,45 @@ TEST(ChromeTrace, SlicesNameTheirLoopIndices) {
   EXPECT_EQ(with_loop_arg, 2);
 }
 
+// A grid-2 program run through the interpreter and the scheduler: one Perfetto process per core
+// ("core 0", "core 1"), each with its own engine and DMA-queue tracks and its own slices.
+TEST(ChromeTrace, EachSpmdCoreIsOneProcessWithItsOwnEngineTracks) {
+  const Program p = nested_loops();
+  RunOptions trace_only;
+  trace_only.compute_values = false;
+  const RunResult r = run_program(p, {}, {}, trace_only);
+  ASSERT_FALSE(r.error) << r.error->message;
+  const Schedule s = schedule_trace(p, r.trace, cost_table_trn1());
+  std::ostringstream out;
+  write_chrome_trace(out, p, r.trace, s);
+  std::map<int, std::string> processes;
+  std::istringstream in(out.str());
+  for (std::string line; std::getline(in, line);) {
+    if (field(line, "name") == "\"process_name\"") {
+      processes[std::stoi(field(line, "pid"))] = string_field(line, "name", true);
+    }
+  }
+  EXPECT_EQ(processes, (std::map<int, std::string>{{0, "core 0"}, {1, "core 1"}}));
+  const Printed pr = print(p, r.trace, s);
+  for (int core = 0; core < 2; ++core) {
+    std::vector<std::string> tracks;
+    for (const auto& [track, name] : pr.thread_names) {
+      if (track.first == core) tracks.push_back(name);
+    }
+    // The memsets and the copy on compute engines, the store on a DMA queue.
+    EXPECT_GE(tracks.size(), 2u) << "core " << core;
+    const std::string prefix = "core" + std::to_string(core) + " ";
+    bool dma = false;
+    for (const std::string& t : tracks) {
+      EXPECT_EQ(t.rfind(prefix, 0), 0u) << t;
+      dma = dma || t.find("dma q") != std::string::npos;
+    }
+    EXPECT_TRUE(dma) << "core " << core;
+    size_t slices = 0;
+    for (const auto& [track, list] : pr.slices) slices += track.first == core ? list.size() : 0;
+    EXPECT_EQ(slices, 10u) << "core " << core;  // body memset, 2 x (3 memsets + copy), store
+  }
+}
+
 }  // namespace
 }  // namespace ncv
