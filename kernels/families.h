@@ -26,5 +26,11 @@ Variant pipelined_attention_variant();
 // attention_tkg: nki-library's decode attention against a KV cache (LNC2 splits, masks from HBM
 // or positions, sinks, fp8 KV, flash attention over s_prior tiles).
 Variant attention_tkg_variant();
+// attention_cte (family prefill_attention): nki-library's prefill attention, heads folded into
+// the batch, software-pipelined q groups, KV sections merged through HBM above 10240 keys.
+Variant attention_cte_variant();
+// attention_cte_multi_section: the same kernel above 10240 keys (8192-key sections merged through
+// HBM); heavy (one check case ~30 s).
+Variant attention_cte_multi_section_variant();
 
 }  // namespace ncv::kernels

@@ -189,6 +189,43 @@ void pack_bias(const TensorLayout& t, const AttentionSpec& s, HostTensor& dst) {
   }
 }
 
+// Copies spec.sink ([H]) into `dst`: a head axis and batch axes of extent 1.
+void pack_sink(const TensorLayout& t, const AttentionSpec& s, HostTensor& dst) {
+  if (s.sink.empty()) {
+    throw std::invalid_argument("kernel input '" + t.tensor + "' needs sinks; the spec has none");
+  }
+  if (dst.shape.size() != t.axes.size()) {
+    throw std::invalid_argument("tensor '" + t.tensor + "' has rank " +
+                                std::to_string(dst.shape.size()) + ", the layout lists " +
+                                std::to_string(t.axes.size()) + " axes");
+  }
+  int64_t stride = 1, head = -1;
+  for (size_t x = t.axes.size(); x-- > 0;) {
+    const Axis a = t.axes[x];
+    if (a != Axis::head && a != Axis::batch) {
+      throw std::invalid_argument("tensor '" + t.tensor + "' lists " + axis_name(a) +
+                                  ": sinks have a head axis and size-1 batch axes");
+    }
+    const int64_t want = a == Axis::head ? s.heads : 1;
+    if (dst.shape[x] != want) {
+      throw std::invalid_argument("tensor '" + t.tensor + "' dimension " + std::to_string(x) +
+                                  " (" + axis_name(a) + ") is " + std::to_string(dst.shape[x]) +
+                                  ", the spec needs " + std::to_string(want));
+    }
+    if (a == Axis::head) {
+      if (head >= 0) {
+        throw std::invalid_argument("tensor '" + t.tensor + "' lists axis head twice");
+      }
+      head = stride;
+    }
+    stride *= dst.shape[x];
+  }
+  if (head < 0) throw std::invalid_argument("tensor '" + t.tensor + "' needs a head axis");
+  for (int64_t h = 0; h < s.heads; ++h) {
+    dst.set(h * head, static_cast<float>(s.sink[static_cast<size_t>(h)]));
+  }
+}
+
 }  // namespace
 
 std::map<std::string, HostTensor> pack_inputs(const Layout& layout, const Program& program,
@@ -223,6 +260,14 @@ std::map<std::string, HostTensor> pack_inputs(const Layout& layout, const Progra
     }
   }
   if (layout.pack_extra) layout.pack_extra(program, params, spec, in, out);
+  if (layout.sink) {
+    const auto id = program.find_tensor(layout.sink->tensor);
+    if (id && program.tensor(*id).kind == TensorKind::Input) {
+      HostTensor h(program.tensor(*id).dtype, concrete_shape(program, *id, params));
+      pack_sink(*layout.sink, spec, h);
+      out[layout.sink->tensor] = std::move(h);
+    }
+  }
   // Inputs outside the attention problem (a dropout seed, ...): zeros, or the least value of a
   // declared range that excludes zero.
   for (const Tensor& t : program.tensors) {

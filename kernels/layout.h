@@ -50,6 +50,11 @@ struct Layout {
   std::function<void(const Program&, const ParamValues&, const oracle::AttentionSpec&,
                      const oracle::AttentionInputs&, std::map<std::string, HostTensor>& packed)>
       pack_extra;
+  // The sink logits (AttentionSpec::sink, one per head) when the kernel takes them
+  // (attention_cte's sink [bs, 1] with the heads folded into its rows): a head axis plus batch
+  // axes of extent 1 (broadcast). pack_inputs fills it whenever the program has an input of this
+  // name; the spec must then carry sinks.
+  std::optional<TensorLayout> sink;
 };
 
 // Kernel inputs for `spec` and `in`: every input tensor of `program` named by the layout, with

@@ -17,6 +17,8 @@ const std::vector<Variant>& registry() {
     v.push_back(flash_fwd_variant());
     v.push_back(pipelined_attention_variant());
     v.push_back(attention_tkg_variant());
+    v.push_back(attention_cte_variant());
+    v.push_back(attention_cte_multi_section_variant());
     return v;
   }();
   return all;

@@ -18,6 +18,9 @@ namespace ncv::props {
 
 namespace {
 
+// The partial-max column's value when nothing writes the sink there: its memset (fp32.min).
+constexpr float kSinkDroppedMax = std::numeric_limits<float>::lowest();
+
 // ---- Causal masking -------------------------------------------------------------------------
 
 // Moves the causal predicate `offset + p - f >= 0` of the score tile's affine_select by `shift`:
@@ -634,6 +637,74 @@ Program tkg_swa_window_start_dropped(const Program& base) {
   return finish_edit(std::move(p));
 }
 
+// ---- attention_cte (nki-library prefill: rows folded, GQA by kv row, static masks) -----------
+
+// _q_to_kv_batch_id as batch_id % bs_kv instead of batch_id // (bs // bs_kv) (source line 1551):
+// the K and V loads of q row b = kv_batch * group + q_in_group read kv row b % bs_kv. With
+// bs_kv <= 2 (the modelled cap) that is (b mod 2) * (bs_kv - 1): exact for bs_kv 1 and 2.
+Program cte_gqa_mapping_modulo(const Program& base) {
+  Program p = base;
+  const Expr kvb = Expr::var("kv_batch");
+  const Expr row = kvb * Expr::var("group") + Expr::var("q_in_group");
+  const Expr modulo = Expr::mod(row, 2) * (Expr::var("bs_kv") - Expr(1));
+  for (const char* t : {"k", "v"}) {
+    const StmtSite s = find_instruction(p, {.op = "dma_copy", .reads = t});
+    substitute(access_to(p, s.instr().ins, t), kvb, modulo);
+  }
+  return finish_edit(std::move(p));
+}
+
+// The causal affine_select's offset g*128 - k_start written g*128 - k_start - 1 (source line
+// 2694): the diagonal key is masked too, and the first row of a diagonal tile sees nothing.
+Program cte_causal_diagonal_shifted(const Program& base) {
+  Program p = base;
+  int edited = 0;
+  for (const StmtSite& s :
+       find_instructions(p, {.op = "affine_select", .writes = "mm1_affine_select_output"})) {
+    auto& sel = instruction_as<AffineSelect>(s);
+    if (sel.channel_multiplier != 1) continue;  // the window's select has -1
+    sel.offset = sel.offset - Expr(1);
+    ++edited;
+  }
+  if (edited == 0)
+    throw std::logic_error("no causal affine_select writes mm1_affine_select_output");
+  return finish_edit(std::move(p));
+}
+
+// The sink neither in the row max nor in the row sum (source lines 2133, 2307): the copy of
+// sink_sb into the partial maxima and its exp into the partial sums are dropped, so the columns
+// keep their memset values (fp32.min, 0).
+Program cte_sink_ignored(const Program& base) {
+  Program p = base;
+  // one update_max and one exp per call site of the software pipeline
+  const auto copies = find_instructions(p, {.op = "tensor_copy", .reads = "sink_sb"});
+  const auto exps = find_instructions(p, {.op = "activation", .reads = "sink_sb"});
+  if (copies.empty() || exps.empty()) throw std::logic_error("no sink copy or sink exp");
+  for (const StmtSite& s : copies) {
+    s.instr().ins = Memset{instruction_as<TensorCopy>(s).dst, Imm{kSinkDroppedMax}, {}};
+  }
+  for (const StmtSite& s : exps) {
+    s.instr().ins = Memset{instruction_as<Activation>(s).dst, Imm{0.0f}, {}};
+  }
+  return finish_edit(std::move(p));
+}
+
+// The window's affine_select offset k_start + W - 1 - g*128 written with W (source lines 1155,
+// 1167, 2704): keys q - W .. q, one key more than the window.
+Program cte_swa_window_off_by_one(const Program& base) {
+  Program p = base;
+  int edited = 0;
+  for (const StmtSite& s :
+       find_instructions(p, {.op = "affine_select", .writes = "mm1_affine_select_output"})) {
+    auto& sel = instruction_as<AffineSelect>(s);
+    if (sel.channel_multiplier != -1) continue;  // the causal select has +1
+    sel.offset = sel.offset + Expr(1);
+    ++edited;
+  }
+  if (edited == 0) throw std::logic_error("no sliding-window affine_select");
+  return finish_edit(std::move(p));
+}
+
 const kernels::Options kCausal = {{"use_causal_mask", "true"}};
 
 std::vector<BugEntry> make_catalogue() {
@@ -898,6 +969,30 @@ std::vector<BugEntry> make_catalogue() {
        "attention_tkg",
        {{"mask", "pos_id"}, {"swa", "on"}},
        tkg_swa_window_start_dropped},
+      {"cte_gqa_mapping_modulo",
+       "attention_cte maps q row b to kv row b % bs_kv instead of b // (bs / bs_kv): with two "
+       "kv rows of two q rows each, q row 1 reads kv row 1 and q row 2 kv row 0",
+       "attention_cte",
+       {},
+       cte_gqa_mapping_modulo},
+      {"cte_causal_diagonal_shifted",
+       "attention_cte's causal affine_select keeps k_pos <= q_pos - 1: no row sees its own key "
+       "and the first row of every group sees nothing in its diagonal tile",
+       "attention_cte",
+       {},
+       cte_causal_diagonal_shifted},
+      {"cte_sink_ignored",
+       "attention_cte drops the sink from the row max and the row sum (the copy of sink_sb and "
+       "its exp become memsets of the columns' initial values)",
+       "attention_cte",
+       {{"sink", "on"}},
+       cte_sink_ignored},
+      {"cte_swa_window_off_by_one",
+       "attention_cte's sliding-window affine_select keeps k_pos >= q_pos - W: one key beyond "
+       "the window",
+       "attention_cte",
+       {{"sliding_window", "on"}},
+       cte_swa_window_off_by_one},
   };
 }
 

@@ -173,9 +173,15 @@ void for_each_visible_column(const oracle::AttentionSpec& s, const std::vector<d
   }
 }
 
+// The causal option's name: NKI samples' use_causal_mask, nki-library's causal_mask.
+constexpr const char* kCausalOptions[] = {"use_causal_mask", "causal_mask"};
+
 bool causal_fixed(const KernelUnderTest& k) {
-  auto it = k.fixed.find("use_causal_mask");
-  return it != k.fixed.end() && it->second == "true";
+  for (const char* name : kCausalOptions) {
+    auto it = k.fixed.find(name);
+    if (it != k.fixed.end() && it->second == "true") return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -228,7 +234,9 @@ void prop_kv_permutation_invariant(const KernelUnderTest& k, const Budget& b) {
   if (causal_fixed(k)) RC_SUCCEED("causal kernel: key order matters");
   // Unmasked cases where the kernel has a mask option; kernels without one have no mask.
   kernels::Options unmasked;
-  if (k.variant->offers("use_causal_mask", "false")) unmasked["use_causal_mask"] = "false";
+  for (const char* name : kCausalOptions) {
+    if (k.variant->offers(name, "false")) unmasked[name] = "false";
+  }
   const KernelCase c = *gen_case(k, b, {}, unmasked);
   const oracle::AttentionSpec spec = spec_of(k, c);
   if (spec.mask.kind != oracle::MaskKind::none) RC_SUCCEED("masked: key order matters");

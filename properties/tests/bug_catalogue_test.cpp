@@ -55,6 +55,10 @@ ParamValues tkg(int64_t bs, int64_t q_head, int64_t s_active, int64_t seqlen) {
   return {
       {"bs", bs}, {"q_head", q_head}, {"s_active", s_active}, {"seqlen", seqlen}, {"d_head", 16}};
 }
+// attention_cte: bs_kv kv rows of `group` q rows each, d_head 32.
+ParamValues cte(int64_t seqlen, int64_t bs_kv = 1, int64_t group = 1) {
+  return {{"bs_kv", bs_kv}, {"group", group}, {"seqlen", seqlen}, {"d_head", 32}};
+}
 ParamValues flash_window(int64_t seqlen, int64_t window) {
   ParamValues p = flash(seqlen);
   p["window"] = window;
@@ -142,6 +146,19 @@ const std::map<std::string, Demonstration>& demonstrations() {
       // Case 3 (seed 3) draws a window of 1 + u(16) slots: dropping its first slot removes a
       // large part of the row's weight (draw_window_and_table).
       {"tkg_swa_window_start_dropped", {tkg(2, 2, 3, 512), 3}},
+      // Two kv rows of two q rows: q rows 1 and 2 read the other kv row.
+      {"cte_gqa_mapping_modulo", {cte(512, 2, 2), 1}},
+      {"cte_causal_diagonal_shifted", {cte(512), 1}},
+      // The sinks (18.5, 1.25, ...) are far from negligible against these rows' logits.
+      {"cte_sink_ignored", {cte(512, 1, 2), 1}},
+      // A window of 200 keys: the extra key q - 200 is visible in every row from 200 on.
+      {"cte_swa_window_off_by_one",
+       {[] {
+          ParamValues p = cte(512);
+          p["window"] = 200;
+          return p;
+        }(),
+        3}},
   };
   return d;
 }

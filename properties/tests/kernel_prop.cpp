@@ -40,6 +40,8 @@ int default_cases(const std::string& name) {
   // attention_tkg: up to 128 heads x 8 tokens per batch, and its flash-attention option runs at
   // seqlen 16384 or 32768 (the only shapes it has).
   if (name == "attention_tkg") return 3;
+  // seqlen 512 or 1024 (multiples of 512) with up to 4 rows: up to a few seconds a case.
+  if (name == "attention_cte") return 10;
   return 40;
 }
 
@@ -135,6 +137,8 @@ NCV_KERNEL_PROPS(attn_fwd_v11)
 NCV_KERNEL_PROPS(flash_fwd)
 NCV_KERNEL_PROPS(pipelined_attention)
 NCV_KERNEL_PROPS(attention_tkg)
+NCV_KERNEL_PROPS(attention_cte)
+NCV_KERNEL_PROPS(attention_cte_multi_section)
 
 }  // namespace
 }  // namespace ncv::props

@@ -1,5 +1,7 @@
 // `ncverify frontier`: the largest seqlen that fits, per generation, exit codes and bad usage.
+#include <map>
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "tools/tests/cli_test_support.h"
 
@@ -48,6 +50,26 @@ TEST(CliFrontier, RegisteredKernelWithFixedOptionsAndDHead) {
   EXPECT_GE(f.at("largest_fitting").get<int64_t>(), 4096);
   ASSERT_TRUE(f.contains("first_failing"));
   EXPECT_EQ(f.at("first_failing").get<int64_t>(), f.at("largest_fitting").get<int64_t>() + 128);
+}
+
+// nki-library's attention_cte in one KV section at d = 128: 18 bytes per key plus ~17 KiB per
+// partition, growing in steps of a 2048-key large tile (research28 §2.5): trn2 stops at 10240
+// (the source's single-section limit), trn3 at 12288; trn1 is skipped (NeuronCore-v3 only).
+TEST(CliFrontier, AttentionCteLargestSeqlenPerGeneration) {
+  const CliResult r =
+      run_cli({"frontier", "attention_cte", "--param", "d_head=128", "--param", "causal_mask=true",
+               "--param", "sliding_window=off", "--param", "sink=off", "--param", "dtype=bf16",
+               "--param", "lnc=1", "--param", "scale=1.0", "--gen", "all", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.at("frontiers").size(), 2u) << r.out;
+  std::map<std::string, int64_t> largest;
+  for (const auto& f : j.at("frontiers")) {
+    largest[f.at("gen").get<std::string>()] = f.at("largest_fitting").get<int64_t>();
+  }
+  EXPECT_EQ(largest.count("trn1"), 0u) << r.out;
+  EXPECT_EQ(largest["trn2"], 10240) << r.out;
+  EXPECT_EQ(largest["trn3"], 12288) << r.out;
 }
 
 // At the first seqlen that does not fit, the JSON names what fills SBUF: the live buffers,
