@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -97,13 +98,24 @@ std::vector<ReportMask> report_masks(const kernels::Variant& v) {
   std::vector<ReportMask> out;
   kernels::Options none;
   if (v.offers("sliding_window", "off")) none["sliding_window"] = "off";
-  out.push_back({"none", none});
-  if (v.offers("use_causal_mask", "true")) {
+  // attention_cte's causal_mask defaults to true: its "none" row turns it off.
+  if (v.offers("causal_mask", "false")) none["causal_mask"] = "false";
+  // A decode kernel's mask is its KV cache's (stale slots hidden, active tokens causal).
+  out.push_back({v.offers("swa", "off") ? "cache" : "none", none});
+  for (const char* option : {"use_causal_mask", "causal_mask"}) {
+    if (!v.offers(option, "true")) continue;
     kernels::Options causal = none;
-    causal["use_causal_mask"] = "true";
+    causal[option] = "true";
     out.push_back({"causal", causal});
   }
   if (v.offers("sliding_window", "on")) out.push_back({"window", {{"sliding_window", "on"}}});
+  // attention_tkg's sliding window needs the in-kernel mask; its sink and paged cache get rows
+  // of their own (sinks: the extra softmax term; paged: the block-table loads).
+  if (v.offers("swa", "on")) out.push_back({"window", {{"swa", "on"}, {"mask", "pos_id"}}});
+  if (v.offers("sink", "on")) out.push_back({"sink", {{"sink", "on"}}});
+  if (v.offers("block_len", "16")) {
+    out.push_back({"paged", {{"block_len", "16"}, {"strided_mm1", "false"}}});
+  }
   // An additive logits bias (flash_fwd logit_bias=true; check draws one per case), alone and
   // with the causal mask, whose diagonal tile it shares with the select.
   if (v.offers("logit_bias", "true")) {
@@ -122,6 +134,16 @@ std::vector<ReportMask> report_masks(const kernels::Variant& v) {
   if (v.offers("training", "true")) {
     for (ReportMask& m : out) m.given["training"] = "true";
   }
+  // Rows whose combination the variant does not offer (Variant::excluded: the multi-section
+  // attention_cte has no window) are left out.
+  std::erase_if(out, [&](const ReportMask& m) {
+    try {
+      v.resolve(m.given);
+      return false;
+    } catch (const std::invalid_argument&) {
+      return true;
+    }
+  });
   return out;
 }
 

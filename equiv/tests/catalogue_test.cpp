@@ -7,6 +7,7 @@
 
 #include "equiv/equiv.h"
 #include "kernels/registry.h"
+#include "model/hw/hw_config.h"
 #include "properties/bug_catalogue.h"
 
 namespace ncv::equiv {
@@ -24,6 +25,25 @@ TEST(BugCatalogue, EveryEntryFailsTheGateWithEvidence) {
     req.rewrite = {bug.name, base, bug.edit(base->build(options))};
     req.options = options;
     req.cases = 4;
+    // The base's own generation (attention_tkg and attention_cte need NeuronCore-v3).
+    req.run.hw = find_hw_config(kernels::default_generation(*base));
+    // The decode and prefill kernels: the shapes their demonstrations use
+    // (properties/tests/bug_catalogue_test.cpp), where each entry shows.
+    if (bug.base == "attention_tkg") {
+      req.params = {{"bs", 2}, {"q_head", 2}, {"s_active", 3}, {"seqlen", 512}, {"d_head", 16}};
+      if (bug.name == "tkg_kv_batch_offset_dropped") {
+        req.params = {{"bs", 4}, {"q_head", 8}, {"s_active", 5}, {"seqlen", 640}, {"d_head", 16}};
+      }
+      if (bug.name == "tkg_block_table_wrong_stride") {
+        req.params = {{"bs", 2}, {"q_head", 1}, {"s_active", 3}, {"seqlen", 4096}, {"d_head", 16}};
+      }
+    }
+    if (bug.base == "attention_cte") {
+      req.params = {{"bs_kv", 1}, {"group", 1}, {"seqlen", 512}, {"d_head", 32}};
+      if (bug.name == "cte_gqa_mapping_modulo") req.params["bs_kv"] = req.params["group"] = 2;
+      if (bug.name == "cte_sink_ignored") req.params["group"] = 2;
+      if (bug.name == "cte_swa_window_off_by_one") req.params["window"] = 200;
+    }
     // sd_attention_allocated starts at seqlen 1024, d_head 128: one shape keeps the test short
     // (its entries are caught there; `ncverify equiv` runs the full shape set).
     if (bug.base == "sd_attention_allocated") req.params = {{"bs", 1}, {"seqlen", 1024}};
