@@ -220,6 +220,8 @@ std::vector<oracle::Distribution> heavy_check_distributions(const Variant& v, co
 
 CheckResult check_kernel(const Variant& v, const Program& program, const Options& options,
                          const ParamValues& params, const CheckOptions& opts) {
+  // Params outside the domain are the caller's InputError before the spec reads them.
+  check_params(program, params);
   const oracle::AttentionSpec base = v.spec(options, params);
   const auto dists = opts.distributions.empty() ? check_distributions(base) : opts.distributions;
   return check_kernel_with(
