@@ -23,12 +23,15 @@
 // other files in DIR are left alone, and a DIR that is not a directory is refused (exit 2).
 // Exit 0 when all checks pass, no link contradicts its claim and everything is proved, 1
 // otherwise (the sweeps inform and never fail the report), 2 on bad usage or an unwritable DIR.
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <stdexcept>
@@ -488,6 +491,11 @@ void prepare_html_dir(const std::string& dir) {
   }
   fs::create_directories(fs::path(dir) / "traces", ec);
   if (ec) throw UsageError("--html " + dir + ": cannot create " + dir + "/traces: " + ec.message());
+  // Writable now, not only after the whole report has run: a file of our own, removed again.
+  const fs::path probe = fs::path(dir) / "traces" / (".ncverify-probe-" + std::to_string(getpid()));
+  const bool written = static_cast<bool>(std::ofstream(probe) << "probe\n");
+  fs::remove(probe, ec);
+  if (!written) throw UsageError("--html " + dir + ": cannot write into " + dir + "/traces");
 }
 
 // The [html] sections: per kernel the latency sweep and the footprint on each generation it runs
