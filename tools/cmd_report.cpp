@@ -266,6 +266,7 @@ bool report_proofs(Report& rep, nlohmann::json& out) {
                        {"seconds", s},
                        {"gen", hw.name}};
     // The report generation's frontier first (the table's cell), then with --html the others.
+    const auto f0 = std::chrono::steady_clock::now();
     const FrontierEntry own = frontier_entry(v, hw.name, timeout_ms);
     row["frontier_" + hw.name + "_seqlen"] = own.text;
     nlohmann::json frontiers = nlohmann::json::array({own.json});
@@ -276,6 +277,8 @@ bool report_proofs(Report& rep, nlohmann::json& out) {
       }
     }
     row["frontiers"] = frontiers;
+    row["frontier_seconds"] =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - f0).count();
     out.push_back(row);
     rep.step("prove " + v.name);
     if (!json) {
@@ -503,6 +506,7 @@ void prepare_html_dir(const std::string& dir) {
 void collect_html(Report& rep, nlohmann::json& latency, nlohmann::json& footprint,
                   nlohmann::json& timelines) {
   const ReportOptions& opts = rep.opts;
+  const auto t0 = std::chrono::steady_clock::now();
   SweepLimits limits;
   limits.max_seqlen = opts.sweep_max_seqlen;
   int64_t points = 0, skipped = 0;
@@ -549,10 +553,11 @@ void collect_html(Report& rep, nlohmann::json& latency, nlohmann::json& footprin
     std::printf(
         "\nhtml: latency over seqlen (default options, up to %lld) for %zu kernel x generation "
         "pairs: %lld points, %lld skipped (reasons in report.json); footprint series %zu; "
-        "timelines %zu\n",
+        "timelines %zu; %.1f s\n",
         static_cast<long long>(opts.sweep_max_seqlen), latency.size(),
         static_cast<long long>(points), static_cast<long long>(skipped), footprint.size(),
-        timelines.size());
+        timelines.size(),
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
 }
 
