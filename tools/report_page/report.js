@@ -306,7 +306,8 @@
     const table = document.getElementById('verdict-table');
     table.setAttribute('data-visible-rows', String(shown));
     document.getElementById('row-count').textContent =
-        'showing ' + shown + ' of ' + tableRows.length + ' rows';
+        'showing ' + shown + ' of ' + tableRows.length + ' rows' +
+        (shown === 0 && tableRows.length > 0 ? ': no row matches the filter' : '');
     if (family !== '') openFamily(family);
     if (fromControls) {
       const p = new URLSearchParams();
@@ -603,10 +604,14 @@
         280, build, { 'data-kernel': kernel, 'data-generations': gens });
   }
 
-  const TRACK_COLORS = { PE: '#4e79a7', ACT: '#f28e2b', DVE: '#59a14f', POOL: '#b07aa1',
-    SP: '#9c755f' };
-  const trackColor = (name, i) => TRACK_COLORS[name] ||
-      (/^DMA/.test(name) ? '#76b7b2' : PALETTE[i % PALETTE.length]);
+  // One colour per engine kind whatever the track is called ("PE", "core0 tensor", "DMA q1").
+  const TRACK_COLORS = [[/dma/i, '#76b7b2'], [/tensor|\bpe\b/i, '#4e79a7'],
+    [/vector|\bdve\b/i, '#59a14f'], [/scalar|\bact\b/i, '#f28e2b'],
+    [/gpsimd|pool/i, '#b07aa1'], [/sync|\bsp\b/i, '#9c755f']];
+  function trackColor(name, i) {
+    const hit = TRACK_COLORS.find(([re]) => re.test(name));
+    return hit ? hit[1] : PALETTE[i % PALETTE.length];
+  }
 
   // Busy intervals per engine and DMA queue as floating horizontal bars.
   function timelineChart(t) {
@@ -695,7 +700,8 @@
         'SBUF and PSUM, per generation' }));
     table.appendChild(el('thead', {}, el('tr', {}, el('th', { text: 'generation' }),
         el('th', { text: 'status' }), el('th', { text: 'largest fitting seqlen' }),
-        el('th', { text: 'searched up to' }), el('th', { text: 'reason' }))));
+        el('th', { text: 'first failing' }), el('th', { text: 'searched up to' }),
+        el('th', { text: 'what does not fit, or why no answer' }))));
     const body = el('tbody', {});
     for (const f of rows) {
       const status = f.status ? FRONTIER_TEXT[f.status] || f.status : f.text;
@@ -703,6 +709,8 @@
           el('td', { class: 'status', text: status }),
           el('td', { class: 'num', text: isNumber(f.largest_fitting) ?
             String(f.largest_fitting) : DASH }),
+          el('td', { class: 'num', text: isNumber(f.first_failing) ? String(f.first_failing) :
+            DASH }),
           el('td', { class: 'num', text: isNumber(f.searched_hi) ? String(f.searched_hi) : DASH }),
           el('td', { text: f.reason || '' })));
     }
