@@ -401,10 +401,14 @@
     return { display: true, text: text };
   }
 
-  // Log-axis labels at 1, 2 and 5 times a power of ten only (the others stay grid lines).
-  function logTick(v) {
-    const mantissa = v / Math.pow(10, Math.floor(Math.log10(v)));
-    return [1, 2, 5].some((m) => Math.abs(mantissa - m) < 1e-9) ? fmt(v) : '';
+  // Log-axis labels at 1, 2 and 5 times a power of ten, only at powers of ten when the axis
+  // spans more than two decades (the other ticks stay grid lines).
+  function logTick(v, index, ticks) {
+    const lo = ticks[0].value;
+    const hi = ticks[ticks.length - 1].value;
+    const marks = hi / lo > 300 ? [1] : [1, 2, 5];
+    const mantissa = v / Math.pow(10, Math.floor(Math.log10(v) + 1e-9));
+    return marks.some((m) => Math.abs(mantissa - m) < 1e-6) ? fmt(v) : '';
   }
 
   // A log2 seqlen axis: ticks at the powers of two the data spans.
@@ -497,7 +501,7 @@
           scales: {
             x: { beginAtZero: true, title: axisTitle('speed-up (' + TIMES + ')'),
               grid: { color: (c) => (c.tick && c.tick.value === 1 ? '#555' : '#e3e3e3') } },
-            y: { ticks: { font: { size: 11 } } },
+            y: { title: axisTitle('rewrite vs predecessor'), ticks: { font: { size: 11 } } },
           },
         },
       };
@@ -724,7 +728,8 @@
     const pred = predecessorOf.get(kernel);
     const summary = el('summary', {}, el('span', { class: 'kernel', text: kernel }),
         el('span', { class: 'meta', text: (pred ? ' rewrites ' + pred + ' \u00b7 ' : ' ') +
-          own.length + ' check(s)' + (failing ? ', ' + failing + ' failing' : '') }));
+          own.length + ' check(s)' }),
+        failing ? el('span', { class: 'badge fail', text: failing + ' FAIL' }) : null);
     const details = el('details', { class: 'kernel-section', id: 'kernel-' + slug(kernel),
       'data-kernel': kernel }, summary);
     details.appendChild(frontierTable(kernel));
