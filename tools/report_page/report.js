@@ -434,9 +434,12 @@
 
   // Latency against seqlen, one line per (kernel, generation), the rewrite chain in order.
   function latencyChart(family) {
-    const series = latency.filter((s) => familyOf(s) === family &&
-        Array.isArray(s.points) && s.points.length > 0);
-    if (series.length === 0) return noData('latency', 'No latency series for this family.');
+    const all = latency.filter((s) => familyOf(s) === family);
+    const series = all.filter((s) => Array.isArray(s.points) && s.points.length > 0);
+    if (series.length === 0) {
+      return el('div', {}, noData('latency', 'No latency series for this family.'),
+          skippedNote(all, 'latency'));
+    }
     const kernels = kernelsOf.get(family);
     series.sort((a, b) => {
       const pa = chainPosition(a.kernel);
@@ -473,8 +476,24 @@
         },
       };
     };
-    return chartBox('chart-latency-' + slug(family), 'latency', 320, build,
-        { 'data-family': family });
+    return el('div', {}, chartBox('chart-latency-' + slug(family), 'latency', 320, build,
+        { 'data-family': family }), skippedNote(all, 'latency'));
+  }
+
+  // The seqlens a sweep left out and why (series[].skipped: [{seqlen, reason}]).
+  function skippedNote(series, what) {
+    const lines = [];
+    for (const s of series) {
+      for (const k of Array.isArray(s.skipped) ? s.skipped : []) {
+        lines.push(s.kernel + ' \u00b7 ' + s.gen + ' \u00b7 seqlen=' + k.seqlen + ': ' + k.reason);
+      }
+    }
+    if (lines.length === 0) return null;
+    const list = el('ul', { class: 'skipped', 'data-skipped': what });
+    for (const line of lines.slice(0, 10)) list.appendChild(el('li', { text: line }));
+    if (lines.length > 10) list.appendChild(el('li', { text: 'and ' + (lines.length - 10) +
+        ' more (report.json)' }));
+    return el('div', { class: 'meta' }, 'Not in the ' + what + ' chart:', list);
   }
 
   // Each rewrite's speed-up over its predecessor at the report shape, from the check rows.
@@ -649,7 +668,8 @@
           layout: { padding: { right: 18 } },  // room for the last time label
           plugins: Object.assign(title('Engine timeline: busy intervals per engine and DMA queue',
               paramsText(t.params) + ' on ' + t.gen + ', modelled latency ' + fmt(t.latency_us) +
-                  ' ' + MICRO), {
+                  ' ' + MICRO + (isNumber(t.merge_gap_us) && t.merge_gap_us > 0 ?
+                '; gaps under ' + fmt(t.merge_gap_us) + ' ' + MICRO + ' merged' : '')), {
             legend: { display: false },
             tooltip: { callbacks: { label: (c) => c.raw.y + ': ' + fmt(c.raw.x[0]) + ' to ' +
                 fmt(c.raw.x[1]) + ' ' + MICRO } },
@@ -740,6 +760,8 @@
     if (psum) grid.appendChild(psum);
     if (!sbuf && !psum) grid.appendChild(noData('footprint', 'No footprint series.'));
     details.appendChild(grid);
+    const skipped = skippedNote(footprint.filter((s) => s.kernel === kernel), 'footprint');
+    if (skipped) details.appendChild(skipped);
     const own_timelines = timelines.filter((t) => t.kernel === kernel);
     for (const t of own_timelines) {
       details.appendChild(timelineChart(t));

@@ -260,6 +260,10 @@ TEST(ReportPageBrowser, FixtureDrawsEveryChartAndRowWithoutAnError) {
   EXPECT_EQ(elements(r.dom, "table class=\"frontier\"").size(), report.at("proofs").size());
   EXPECT_NE(r.dom.find("&lt;/script&gt;&lt;b&gt;markup in data stays text"), std::string::npos);
   EXPECT_EQ(r.dom.find("<b>markup"), std::string::npos);
+  // Seqlens a sweep skipped are listed with their reason.
+  EXPECT_NE(r.dom.find("attention_tkg \u00b7 trn3 \u00b7 seqlen=16384: model error"),
+            std::string::npos);
+  EXPECT_EQ(elements(r.dom, "ul class=\"skipped\"").size(), 2u);
   // The Perfetto trace link, relative to the page.
   EXPECT_NE(r.dom.find("<a href=\"traces/attention_tkg-trn2.json\">"), std::string::npos);
 
