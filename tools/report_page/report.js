@@ -141,8 +141,12 @@
   }
 
   function speedupText(r) {
-    if (!isNumber(r.speedup)) return DASH;
     const pred = r.predecessor || r.rewrites || 'predecessor';
+    if (!isNumber(r.speedup)) {
+      // A predecessor without a latency at this shape: say so rather than a bare dash.
+      return r.predecessor_latency_error ? 'no latency of ' + pred + ': ' +
+          r.predecessor_latency_error : DASH;
+    }
     return r.speedup.toFixed(2) + TIMES + ' vs ' + pred + ' (' +
         fmt(r.predecessor_latency_us) + ' ' + MICRO + ')';
   }
@@ -533,14 +537,14 @@
   // overflow bin (> 1: the case failed) drawn in red.
   function errorHistogram() {
     const values = [];
-    let runErrors = 0;
+    let notFinite = 0;
     for (const r of checks) {
       let list = r.normalized_errors;
       // Reports made before the field existed: the case bound ratios.
       if (!Array.isArray(list)) list = (r.cases || []).map((c) => c.case_bound_ratio);
       for (const v of list) {
         const x = ratio(v);
-        if (x === null) runErrors++;
+        if (x === null) notFinite++;
         else values.push(x);
       }
     }
@@ -558,9 +562,10 @@
           backgroundColor: colors }] },
         options: {
           plugins: Object.assign(title('Normalized error of every checked case',
-              values.length + ' cases' + (runErrors ? ', ' + runErrors +
-                  ' run error(s) not counted' : '') + '; normalized error = max |error| / ' +
-                  'bound, a case passes at <= 1'), { legend: { display: false } }),
+              values.length + ' cases' + (notFinite ? ' (not counted: ' + notFinite +
+                  ' without a finite ratio, a run error or a non-finite output)' : '') +
+                  '; normalized error = max |error| / bound, a case passes at <= 1'),
+          { legend: { display: false } }),
           scales: {
             x: { title: axisTitle('normalized error (observed / bound)') },
             y: { beginAtZero: true, ticks: { precision: 0 }, title: axisTitle('cases') },
@@ -577,6 +582,10 @@
         s.points.length > 0);
     if (series.length === 0) return null;
     const key = memory.toLowerCase() + '_bytes';
+    // Buffers a kernel places itself are not in the allocator's peak: the footprint is both.
+    const explicitKey = memory.toLowerCase() + '_explicit_bytes';
+    const bytes = (p) => p[key] + (isNumber(p[explicitKey]) ? p[explicitKey] : 0);
+    const anyExplicit = series.some((s) => s.points.some((p) => p[explicitKey] > 0));
     const capKey = memory.toLowerCase() + '_capacity_bytes';
     const unit = series[0].unit || 'bytes';
     const perPartition = /per partition/.test(unit);
@@ -587,7 +596,7 @@
       for (const s of series) {
         const color = PALETTE[Math.max(0, generations.indexOf(s.gen)) % PALETTE.length];
         const data = s.points.filter((p) => isNumber(p[key]))
-          .map((p) => ({ x: p.seqlen, y: p[key] / 1024 }));
+          .map((p) => ({ x: p.seqlen, y: bytes(p) / 1024 }));
         for (const p of data) xs.push(p.x);
         datasets.push({ label: memory + ' ' + s.gen, data: data, borderColor: color,
           backgroundColor: color, borderWidth: 2, pointRadius: 2.5 });
@@ -612,7 +621,8 @@
         data: { datasets: datasets },
         options: {
           plugins: Object.assign(title(memory + ' footprint vs seqlen',
-              'peak allocation; dashed = capacity'), { legend: lineLegend('bottom') }),
+              (anyExplicit ? 'allocator peak + explicitly placed buffers' : 'peak allocation') +
+                  '; dashed = capacity'), { legend: lineLegend('bottom') }),
           scales: {
             x: seqlenAxis(xs.length ? xs : [1]),
             // grace: the capacity line stays clear of the chart's top edge.
@@ -640,6 +650,10 @@
   function timelineChart(t) {
     const tracks = Array.isArray(t.tracks) ? t.tracks : [];
     const intervals = Array.isArray(t.intervals) ? t.intervals : [];
+    if (t.error || tracks.length === 0) {
+      return noData('timeline', 'No timeline on ' + t.gen + ': ' + (t.error || 'no engine track') +
+          '.');
+    }
     const id = 'chart-timeline-' + slug(t.kernel) + '-' + slug(t.gen);
     const build = () => {
       const perTrack = tracks.map(() => []);
@@ -765,7 +779,7 @@
     const own_timelines = timelines.filter((t) => t.kernel === kernel);
     for (const t of own_timelines) {
       details.appendChild(timelineChart(t));
-      details.appendChild(traceLink(t));
+      if (t.trace_file) details.appendChild(traceLink(t));
     }
     if (own_timelines.length === 0) details.appendChild(noData('timeline', 'No timeline.'));
     return details;
