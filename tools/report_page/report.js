@@ -117,9 +117,11 @@
     return s === '' ? 'defaults' : s;
   }
 
-  // Tableau 10: distinguishable, readable on white.
+  // Tableau 10, then darker shades of it: distinguishable, readable on white (a rewrite chain
+  // can have a dozen kernels).
   const PALETTE = ['#4e79a7', '#f28e2b', '#e15759', '#76b7b2', '#59a14f', '#edc948', '#b07aa1',
-    '#ff9da7', '#9c755f', '#bab0ac'];
+    '#ff9da7', '#9c755f', '#bab0ac', '#2c4a6e', '#a35a12', '#9b2c2e', '#3f7f7a', '#2f6b28',
+    '#a08a1c', '#6e4266', '#b8626f', '#5e4535', '#6f6963'];
   const DASHES = [[], [7, 4], [2, 3], [10, 3, 2, 3]];
   const genDash = (gen) => DASHES[Math.max(0, generations.indexOf(gen)) % DASHES.length];
   const VERDICT_TEXT = { pass: 'PASS', fail: 'FAIL', unknown: 'UNKNOWN' };
@@ -271,7 +273,7 @@
       tr.appendChild(el('td', { class: 'num', text: isNumber(r.ms) ? r.ms.toFixed(0) : DASH }));
       body.appendChild(tr);
       const replay = Array.isArray(r.replay) ? r.replay : [];
-      const entry = { tr: tr, family: familyOf(r), verdict: v.verdict, replay: null };
+      const entry = { tr: tr, row: r, family: familyOf(r), verdict: v.verdict, replay: null };
       if (replay.length) {
         const cell = el('td', { colspan: 10 }, el('span', { class: 'meta',
           text: 'replay (one line per failing case):' }));
@@ -480,8 +482,12 @@
         },
       };
     };
-    return el('div', {}, chartBox('chart-latency-' + slug(family), 'latency', 320, build,
-        { 'data-family': family }), skippedNote(all, 'latency'));
+    // A long rewrite chain (a dozen kernels on three generations) needs the full width and room
+    // for its legend, or the plot is squeezed flat.
+    const wide = series.length > 8;
+    const height = 300 + 20 * Math.ceil(series.length / (wide ? 5 : 3));
+    return el('div', { class: wide ? 'wide' : null }, chartBox('chart-latency-' + slug(family),
+        'latency', height, build, { 'data-family': family }), skippedNote(all, 'latency'));
   }
 
   // The seqlens a sweep left out and why (series[].skipped: [{seqlen, reason}]).
@@ -756,14 +762,30 @@
     return table;
   }
 
+  // Badges for the verdicts of a set of table rows: FAIL and UNKNOWN counts, else PASS.
+  function verdictBadges(keep) {
+    const counts = { pass: 0, fail: 0, unknown: 0 };
+    for (const e of tableRows) {
+      if (keep(e.row)) counts[e.verdict]++;
+    }
+    const out = el('span', {});
+    if (counts.fail) out.appendChild(el('span', { class: 'badge fail', text: counts.fail + ' FAIL' }));
+    if (counts.unknown) {
+      out.appendChild(el('span', { class: 'badge unknown', text: counts.unknown + ' UNKNOWN' }));
+    }
+    if (!counts.fail && !counts.unknown && counts.pass) {
+      out.appendChild(el('span', { class: 'badge pass', text: 'PASS' }));
+    }
+    return out;
+  }
+
   function kernelSection(family, kernel) {
     const own = checks.filter((r) => r.kernel === kernel);
-    const failing = own.filter((r) => !r.pass).length;
     const pred = predecessorOf.get(kernel);
     const summary = el('summary', {}, el('span', { class: 'kernel', text: kernel }),
         el('span', { class: 'meta', text: (pred ? ' rewrites ' + pred + ' \u00b7 ' : ' ') +
           own.length + ' check(s)' }),
-        failing ? el('span', { class: 'badge fail', text: failing + ' FAIL' }) : null);
+        verdictBadges((r) => r.kernel === kernel && familyOf(r) === family));
     const details = el('details', { class: 'kernel-section', id: 'kernel-' + slug(kernel),
       'data-kernel': kernel }, summary);
     details.appendChild(frontierTable(kernel));
@@ -789,13 +811,11 @@
 
   function familySection(family) {
     const rows = checks.filter((r) => familyOf(r) === family);
-    const failing = rows.filter((r) => !r.pass).length;
     const kernels = kernelsOf.get(family);
     const summary = el('summary', {}, el('h2', { text: family }),
         el('span', { class: 'meta', text: kernels.length + ' kernel(s), ' + rows.length +
           ' check(s)' }),
-        failing ? el('span', { class: 'badge fail', text: failing + ' FAIL' }) :
-          el('span', { class: 'badge pass', text: 'PASS' }));
+        verdictBadges((r) => familyOf(r) === family));
     const details = el('details', { class: 'family-section', id: 'family-' + slug(family),
       'data-family': family }, summary);
     details.appendChild(el('div', { class: 'chart-grid' }, latencyChart(family),
