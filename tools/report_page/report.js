@@ -418,9 +418,16 @@
   }
 
   // A log2 seqlen axis: ticks at the powers of two the data spans.
-  function seqlenAxis(values) {
+  // The seqlen range of a chart; a single seqlen (a kernel whose domain is one shape) gets an
+  // octave either side so its point is not drawn on the axis's edge.
+  function seqlenRange(values) {
     const lo = Math.min(...values);
     const hi = Math.max(...values);
+    return lo === hi ? { lo: lo / 2, hi: hi * 2 } : { lo: lo, hi: hi };
+  }
+
+  function seqlenAxis(values) {
+    const { lo, hi } = seqlenRange(values);
     const ticks = [];
     for (let p = Math.pow(2, Math.floor(Math.log2(lo))); p <= hi * 1.0001; p *= 2) {
       if (p >= lo / 1.0001) ticks.push(p);
@@ -588,9 +595,10 @@
         s.points.length > 0);
     if (series.length === 0) return null;
     const key = memory.toLowerCase() + '_bytes';
-    // Buffers a kernel places itself are not in the allocator's peak: the footprint is both.
+    // Buffers a kernel places itself are not in the allocator's peak. Their bytes are a sum over
+    // the buffers, which may share addresses (PSUM banks reused), so they are a line of their
+    // own, not added to the peak.
     const explicitKey = memory.toLowerCase() + '_explicit_bytes';
-    const bytes = (p) => p[key] + (isNumber(p[explicitKey]) ? p[explicitKey] : 0);
     const anyExplicit = series.some((s) => s.points.some((p) => p[explicitKey] > 0));
     const capKey = memory.toLowerCase() + '_capacity_bytes';
     const unit = series[0].unit || 'bytes';
@@ -602,17 +610,25 @@
       for (const s of series) {
         const color = PALETTE[Math.max(0, generations.indexOf(s.gen)) % PALETTE.length];
         const data = s.points.filter((p) => isNumber(p[key]))
-          .map((p) => ({ x: p.seqlen, y: bytes(p) / 1024 }));
+          .map((p) => ({ x: p.seqlen, y: p[key] / 1024 }));
         for (const p of data) xs.push(p.x);
-        datasets.push({ label: memory + ' ' + s.gen, data: data, borderColor: color,
-          backgroundColor: color, borderWidth: 2, pointRadius: 2.5 });
+        const radius = data.length === 1 ? 4 : 2.5;
+        datasets.push({ label: s.gen + (anyExplicit ? ' allocator peak' : ' peak'),
+          data: data, borderColor: color, backgroundColor: color, borderWidth: 2,
+          pointRadius: radius });
+        if (anyExplicit) {
+          datasets.push({ label: s.gen + ' explicitly placed (sum)',
+            data: s.points.filter((p) => isNumber(p[explicitKey]))
+              .map((p) => ({ x: p.seqlen, y: p[explicitKey] / 1024 })),
+            borderColor: color, backgroundColor: color, borderDash: [2, 3], borderWidth: 2,
+            pointRadius: radius, pointStyle: 'rectRot' });
+        }
         if (isNumber(s[capKey])) {
           if (!capacities.has(s[capKey])) capacities.set(s[capKey], []);
           capacities.get(s[capKey]).push(s.gen);
         }
       }
-      const lo = Math.min(...xs);
-      const hi = Math.max(...xs);
+      const { lo, hi } = seqlenRange(xs.length ? xs : [1]);
       for (const [cap, gens] of capacities) {
         // In the generation's colour; grey when generations share it.
         const color = gens.length === 1 ?
@@ -627,8 +643,9 @@
         data: { datasets: datasets },
         options: {
           plugins: Object.assign(title(memory + ' footprint vs seqlen',
-              (anyExplicit ? 'allocator peak + explicitly placed buffers' : 'peak allocation') +
-                  '; dashed = capacity'), { legend: lineLegend('bottom') }),
+              anyExplicit ? 'dotted = buffers placed by the kernel, summed (may overlap); ' +
+                  'dashed = capacity' :
+                'peak allocation; dashed = capacity'), { legend: lineLegend('bottom') }),
           scales: {
             x: seqlenAxis(xs.length ? xs : [1]),
             // grace: the capacity line stays clear of the chart's top edge.
@@ -639,8 +656,11 @@
       };
     };
     const gens = series.map((s) => s.gen).join('-');
+    // Room for the legend: a line per three entries (peaks, explicit sums, capacities).
+    const entries = series.length * (anyExplicit ? 3 : 2);
     return chartBox('chart-' + memory.toLowerCase() + '-' + slug(kernel), memory.toLowerCase(),
-        280, build, { 'data-kernel': kernel, 'data-generations': gens });
+        250 + 18 * Math.ceil(entries / 3), build, { 'data-kernel': kernel,
+          'data-generations': gens });
   }
 
   // One colour per engine kind whatever the track is called ("PE", "core0 tensor", "DMA q1").
@@ -873,6 +893,8 @@
   Chart.defaults.responsive = true;
   Chart.defaults.maintainAspectRatio = false;
   Chart.defaults.font.size = 12;
+  // Points on the edge of the plot area (the largest seqlen, the slowest kernel) drawn whole.
+  Chart.defaults.datasets.line.clip = 6;
 
   buildHeader();
   buildTable();
