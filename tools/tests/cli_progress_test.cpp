@@ -127,6 +127,15 @@ TEST(CliProgress, ATerminalGetsOneUpdatingLineWithCountAndElapsedTime) {
       << describe(r);
 }
 
+TEST(CliProgress, AShortCommandStaysQuietOnATerminalToo) {
+  // Nothing before the first delay (two seconds by default; 20 here, so a loaded machine does
+  // not make the one case look long).
+  const CliResult r = run_on_terminal(kTinyCheck, {{"NCVERIFY_PROGRESS_EVERY_S", "20"}});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.err.find("PASS"), std::string::npos) << describe(r);
+  EXPECT_EQ(r.err.find("ncverify check:"), std::string::npos) << describe(r);
+}
+
 TEST(CliProgress, StandardOutputOnTheTerminalNeverRunsIntoTheLine) {
   // prove prints a block per generation while the line is up.
   const CliResult dump = run_cli({"dump", "sd_attention"});
