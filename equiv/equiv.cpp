@@ -599,13 +599,19 @@ EquivResult run_equiv(const EquivRequest& req) {
   // Option sets are independent: one worker per core (each has its own term store).
   r.outcomes.resize(combos.size());
   std::vector<std::exception_ptr> errors(combos.size());
-  std::atomic<size_t> next{0};
+  std::atomic<size_t> next{0}, finished{0};
+  if (req.on_option_set) req.on_option_set(0, combos.size(), "");
   auto work = [&] {
     for (size_t i; (i = next++) < combos.size();) {
       try {
         r.outcomes[i] = check_options(req, combos[i]);
       } catch (...) {
         errors[i] = std::current_exception();
+      }
+      if (req.on_option_set) {
+        std::string label;
+        for (const auto& [k, v] : combos[i]) label += (label.empty() ? "" : " ") + k + "=" + v;
+        req.on_option_set(++finished, combos.size(), label);
       }
     }
   };

@@ -278,7 +278,12 @@ int run_check(const CheckCommandOptions& given) {
           co);
     } else {
       Progress progress("check", "cases", co.cases);
-      co.on_case = [&progress](int done) { progress.update(done); };
+      const std::string shape = src.label + " " + format_params(src.params);
+      progress.start(shape);
+      co.on_case = [&progress, &shape](int done) {
+        progress.update(done);
+        progress.start(shape);
+      };
       r = kernels::check_kernel(variant, src.program, src.options, src.params, co);
     }
     if (opts.json) {
