@@ -78,7 +78,8 @@ InputCase make_case(const EquivSide& original, const kernels::Options& options,
     c.spec = original.variant->spec(options, params);
     c.values = oracle::generate_inputs(*c.spec, d, c.seed);
     c.label = oracle::distribution_name(d);
-    c.inputs = kernels::pack_inputs(original.variant->layout, program, params, *c.spec, *c.values);
+    c.inputs = kernels::pack_inputs(original.variant->layout_for(options), program, params, *c.spec,
+                                    *c.values);
     return c;
   }
   c.inputs = random_inputs(program, params, c.seed);
@@ -444,9 +445,11 @@ void run_cases(ShapeWork& w, const ParamValues& params, const Terms* terms, int 
     const kernels::Options ro_opts = req.rewrite.options_for(w.options);
     const auto bo = kernels::oracle_reference(vo.contract(w.options), *c.spec, *c.values, 0);
     const auto br = kernels::oracle_reference(vr.contract(ro_opts), *c.spec, *c.values, 0);
-    const std::vector<double> ya = kernels::unpack_output(vo.layout, *c.spec, a.outputs);
+    const std::vector<double> ya =
+        kernels::unpack_output(vo.layout_for(w.options), *c.spec, a.outputs);
     const std::vector<double> yb = kernels::unpack_output(
-        req.rewrite.registered() ? vr.layout : vo.layout, *c.spec, b.outputs);
+        req.rewrite.registered() ? vr.layout_for(ro_opts) : vo.layout_for(w.options), *c.spec,
+        b.outputs);
     for (size_t x = 0; x < ya.size(); ++x) {
       const double bound = bo.bound.bound[x] + br.bound.bound[x];
       const bool both_nan = std::isnan(ya[x]) && std::isnan(yb[x]);

@@ -56,7 +56,9 @@ std::optional<kernels::Variant> explicit_variant(const CheckCommandOptions& opts
   if (opts.layout.empty()) return std::nullopt;
   kernels::Layout layout;
   if (const kernels::Variant* named = kernels::find_variant(opts.layout)) {
-    layout = named->layout;
+    // The contract's kernel lends the layout of the options the target has (a layout can follow
+    // an option: Variant::adapt_layout); another kernel lends its default one.
+    layout = named == src.variant ? named->layout_for(src.options) : named->layout;
   } else {
     try {
       layout = kernels::parse_layout(opts.layout);

@@ -81,6 +81,24 @@ TEST(Registry, EveryOptionSetBuildsAndRoundTripsThroughText) {
   }
 }
 
+// The options line of a dumped program (`ncverify dump`) reads back every value a kernel offers,
+// `lnc=2-sprior` and `scale=1/sqrt(128)` included (model/nkir/NKIR.md, the options line).
+TEST(Registry, EveryOptionValueRoundTripsThroughTheOptionsLine) {
+  Program empty;
+  empty.name = "k";
+  for (const Variant& v : registry()) {
+    for (const OptionSpec& spec : v.options) {
+      for (const std::string& value : spec.values) {
+        Program p = empty;
+        p.build_options = {{spec.name, value}};
+        const Program back = parse_program(print_program(p), v.name + ".nkir");
+        EXPECT_EQ(back.build_options, p.build_options)
+            << v.name << " " << spec.name << "=" << value;
+      }
+    }
+  }
+}
+
 TEST(Registry, ResolveRejectsUnknownOptionsAndValues) {
   const Variant& v = *find_variant("sd_attention");
   EXPECT_EQ(v.resolve({}).at("use_causal_mask"), "false");

@@ -146,6 +146,9 @@ const std::map<std::string, Demonstration>& demonstrations() {
       // Case 3 (seed 3) draws a window of 1 + u(16) slots: dropping its first slot removes a
       // large part of the row's weight (draw_window_and_table).
       {"tkg_swa_window_start_dropped", {tkg(2, 2, 3, 512), 3}},
+      // The batch split (bs * q_head * s_active = 160 > 128, bs even) with the output in SBUF:
+      // the wrapper's copy of it reads the other core's half, never written there.
+      {"tkg_out_in_sb_halves_not_swapped", {tkg(4, 8, 5, 640), 1, CheckKind::uninitialized_read}},
       // Two kv rows of two q rows: q rows 1 and 2 read the other kv row.
       {"cte_gqa_mapping_modulo", {cte(512, 2, 2), 1}},
       {"cte_causal_diagonal_shifted", {cte(512), 1}},
