@@ -206,8 +206,13 @@ struct MonomialBounds::Impl {
 
   // e as one opaque atom with its interval.
   Bounds atom(const Expr& e) {
-    auto [it, fresh] = atom_of.emplace(e.node(), static_cast<uint32_t>(atoms.size()));
-    if (fresh) atoms.push_back(interval_of(e));
+    auto it = atom_of.find(e.node());
+    if (it == atom_of.end()) {
+      const Interval range = interval_of(e);  // may throw: then nothing is recorded
+      keep.push_back(e);
+      atoms.push_back(range);
+      it = atom_of.emplace(e.node(), static_cast<uint32_t>(atoms.size() - 1)).first;
+    }
     const Poly p{{Monomial{it->second}, make(1, 1)}};
     return {p, p, true};
   }
@@ -225,6 +230,7 @@ struct MonomialBounds::Impl {
   Bounds bounds(const Expr& e) {
     if (auto it = cache.find(e.node()); it != cache.end()) return it->second;
     Bounds b = compute(e);
+    keep.push_back(e);
     cache.emplace(e.node(), b);
     return b;
   }
@@ -343,6 +349,9 @@ struct MonomialBounds::Impl {
   IntervalBounds ranges;
   std::unordered_map<SymbolId, int64_t> multiple;  // multiple_of of each param
   std::vector<Interval> atoms;
+  // The caches are keyed by node; `keep` holds each node alive so that no other expression can
+  // take its address while it is cached.
+  std::vector<Expr> keep;
   std::unordered_map<const ExprNode*, uint32_t> atom_of;
   std::unordered_map<const ExprNode*, Bounds> cache;
   std::vector<std::pair<Monomial, Rat>> relation_bounds;  // monomial <= bound
