@@ -249,7 +249,7 @@ Program exchange(int64_t drop, const Expr& sender_trips) {
   return b.finish();
 }
 
-TEST(Initialization, APeerCoresWriteIntoThisCoresBufferCoversTheRead) {
+TEST(Initialization, APeerCoresWriteIntoThisCoresBufferIsProvedToCoverTheRead) {
   const auto all = prove_initialization(exchange(0, Expr(1)));
   // The send reads mine; the store reads recv, which only the peer writes.
   ASSERT_EQ(all.size(), 2u) << describe_all(all);
