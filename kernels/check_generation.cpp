@@ -6,7 +6,7 @@ const HwConfig& check_generation(const Variant& v) {
   return *find_hw_config(default_generation(v));
 }
 
-bool in_registry_prove_tests(const Variant& v) {
+bool in_registry_isa_and_frontier_tests(const Variant& v) {
   return v.family != "decode_attention";
 }
 

@@ -10,11 +10,13 @@ namespace ncv::kernels {
 
 const HwConfig& check_generation(const Variant& v);
 
-// Whether the registry-wide solver tests (solver/tests) prove v's option programs. Not
-// attention_tkg: its 32 option programs take ~260 s to prove on the 2-core machine (beyond the
-// default ctest budget), and the initialization class does not model the core-to-core writes of
-// its LNC2 exchanges (those reads are unknown, not failed). `ncverify prove attention_tkg --gen
-// trn2` proves it on demand (kernels/README.md).
-bool in_registry_prove_tests(const Variant& v);
+// Whether the registry-wide ISA-rules proof and capacity-frontier cross-check (solver/tests) cover
+// v; the well-formedness, bounds, allocation and initialization ones cover every variant. Not
+// attention_tkg: its 66 option programs hold ~33,000 ISA-rule obligations, which add ~15 s to
+// that test on the 2-core machine (18.3 s with it, 3.7 s without, 2026-11-26), beyond the default
+// ctest budget; and its flash-attention options fix seqlen at 16384 or 32768, beyond the frontier
+// cross-check's brute-force limit of 16384. `ncverify prove attention_tkg --gen trn2` proves
+// every class for it on demand (~24 s, kernels/README.md).
+bool in_registry_isa_and_frontier_tests(const Variant& v);
 
 }  // namespace ncv::kernels
