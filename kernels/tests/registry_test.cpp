@@ -10,7 +10,6 @@
 #include <set>
 
 #include "kernels/check.h"
-#include "kernels/check_generation.h"
 #include "kernels/option_programs.h"
 #include "model/hw/hw_config.h"
 #include "model/ir/printer.h"
@@ -202,7 +201,6 @@ TEST(Registry, EveryOptionSetFitsAtItsDomainMaximum) {
                                      [&](const Relation& r) { return r.holds(env); });
       if (!legal) continue;
       RunOptions ro;
-      ro.hw = &check_generation(v);
       ro.compute_values = false;
       ro.record_trace = false;
       ro.hw = find_hw_config(default_generation(v));

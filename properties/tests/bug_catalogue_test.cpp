@@ -15,7 +15,6 @@
 #include <string>
 
 #include "kernels/check.h"
-#include "kernels/check_generation.h"
 #include "kernels/registry.h"
 #include "model/ir/printer.h"
 #include "model/nkir/parse.h"
@@ -131,7 +130,7 @@ const std::map<std::string, Demonstration>& demonstrations() {
        {pipelined(), 1, std::nullopt, false, oracle::Distribution::rowmax_across_tiles}},
       {"pipelined_sum_slot_shared",
        {pipelined(), 1, std::nullopt, false, oracle::Distribution::peaked}},
-      // attention_tkg (on trn2, kernels::check_generation): check's first case of a kv_cache
+      // attention_tkg (on trn2, its default generation): check's first case of a kv_cache
       // spec draws stale_cache, whose stale cache slots dominate any row that reads one; seed 1
       // puts batch 0's position at 0 (every cached slot stale).
       {"tkg_position_off_by_one", {tkg(2, 2, 3, 512), 1}},
@@ -201,7 +200,7 @@ bool base_passes(const kernels::Variant& v, const Program& base, const kernels::
   if (auto it = verdicts.find(key); it != verdicts.end()) return it->second;
   kernels::CheckOptions co;
   co.cases = demo.cases;
-  co.run.hw = &kernels::check_generation(v);
+  co.run.hw = find_hw_config(kernels::default_generation(v));
   if (demo.dist) co.distributions = {*demo.dist};
   const kernels::CheckResult good = kernels::check_kernel(v, base, options, demo.params, co);
   EXPECT_TRUE(good.pass) << good.summary();
@@ -230,7 +229,7 @@ TEST_P(BugEntryTest, EditChangesTheBaseAndCheckCatchesIt) {
   EXPECT_TRUE(base_passes(v, base, options, demo)) << e.base << " itself fails";
   kernels::CheckOptions co;
   co.cases = demo.cases;
-  co.run.hw = &kernels::check_generation(v);
+  co.run.hw = find_hw_config(kernels::default_generation(v));
   if (demo.dist) co.distributions = {*demo.dist};
   const kernels::CheckResult bad = kernels::check_kernel(v, broken, options, demo.params, co);
   EXPECT_FALSE(bad.pass) << bad.summary();

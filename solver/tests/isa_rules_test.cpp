@@ -10,7 +10,7 @@
 #include <chrono>
 #include <map>
 
-#include "kernels/check_generation.h"
+#include "kernels/registry_proof_scope.h"
 #include "kernels/option_programs.h"
 #include "kernels/registry.h"
 #include "model/hw/hw_config.h"
@@ -66,7 +66,7 @@ TEST(IsaRules, EveryRegisteredKernelIsProvedOnTrn1) {
   const auto t0 = std::chrono::steady_clock::now();
   size_t programs = 0, obligations = 0;
   for (const kernels::Variant& v : kernels::registry()) {
-    if (!kernels::in_registry_isa_and_frontier_tests(v)) continue;  // kernels/check_generation.h
+    if (!kernels::in_registry_isa_and_frontier_tests(v)) continue;  // kernels/registry_proof_scope.h
     for (const LabelledProgram& lp : option_programs(v)) {
       ++programs;
       const auto all =

@@ -1,14 +1,10 @@
-// The NeuronCore generation the registry-wide tests, the property suite and the bug catalogue run
-// a variant on when they do not sweep generations: its default (Variant::generations' first when
-// it does not run on trn1, else trn1), as a HwConfig.
+// Which variants the registry-wide solver tests leave out of their costliest classes. (The
+// generation those tests run a variant on is its default: find_hw_config(default_generation(v)).)
 #pragma once
 
 #include "kernels/variant.h"
-#include "model/hw/hw_config.h"
 
 namespace ncv::kernels {
-
-const HwConfig& check_generation(const Variant& v);
 
 // Whether the registry-wide ISA-rules proof and capacity-frontier cross-check (solver/tests) cover
 // v; the well-formedness, bounds, allocation and initialization ones cover every variant. Not

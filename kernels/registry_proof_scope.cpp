@@ -1,10 +1,6 @@
-#include "kernels/check_generation.h"
+#include "kernels/registry_proof_scope.h"
 
 namespace ncv::kernels {
-
-const HwConfig& check_generation(const Variant& v) {
-  return *find_hw_config(default_generation(v));
-}
 
 bool in_registry_isa_and_frontier_tests(const Variant& v) {
   return v.family != "decode_attention";
