@@ -7,7 +7,6 @@
 #include <optional>
 
 #include "kernels/check.h"
-#include "kernels/registry_proof_scope.h"
 #include "kernels/registry.h"
 #include "model/hw/hw_config.h"
 #include "model/interp/interpreter.h"
