@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
   const oracle::AttentionSpec spec = v.spec(o, params);
   const oracle::AttentionInputs in =
       oracle::generate_inputs(spec, oracle::Distribution::uniform, 1);
-  const auto inputs = kernels::pack_inputs(v.layout, p, params, spec, in);
+  const auto inputs = kernels::pack_inputs(v.layout_for(o), p, params, spec, in);
   RunOptions ro;
   ro.record_trace = false;
   bool ok = true;

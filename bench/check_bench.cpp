@@ -81,7 +81,7 @@ Pieces measure(const Shape& s, int cases, bool& ok) {
     oracle::AttentionInputs in;
     t.generate += seconds([&] { in = oracle::generate_inputs(spec, dist, seed); });
     std::map<std::string, HostTensor> packed;
-    t.pack += seconds([&] { packed = kernels::pack_inputs(v.layout, p, params, spec, in); });
+    t.pack += seconds([&] { packed = kernels::pack_inputs(v.layout_for(o), p, params, spec, in); });
     RunResult run;
     t.interp += seconds([&] { run = run_program(p, params, packed, co.run); });
     if (run.error) {
@@ -89,7 +89,7 @@ Pieces measure(const Shape& s, int cases, bool& ok) {
       return t;
     }
     std::vector<double> got;
-    t.unpack += seconds([&] { got = kernels::unpack_output(v.layout, spec, run.outputs); });
+    t.unpack += seconds([&] { got = kernels::unpack_output(v.layout_for(o), spec, run.outputs); });
     oracle::OracleOutput fast;
     const double attention_s = seconds([&] { fast = oracle::fast_attention(spec, in); });
     t.fast += attention_s;

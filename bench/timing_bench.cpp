@@ -136,8 +136,9 @@ int main(int argc, char** argv) {
   const Program p = v.build(o);
   const ParamValues params = {{"seqlen", 4096}, {"d_head", 64}};
   const oracle::AttentionSpec spec = v.spec(o, params);
-  const auto inputs = kernels::pack_inputs(
-      v.layout, p, params, spec, oracle::generate_inputs(spec, oracle::Distribution::uniform, 1));
+  const auto inputs =
+      kernels::pack_inputs(v.layout_for(o), p, params, spec,
+                           oracle::generate_inputs(spec, oracle::Distribution::uniform, 1));
   RunOptions ro;
   ro.record_trace = false;
   double best = 1e300;

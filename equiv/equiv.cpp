@@ -78,7 +78,8 @@ InputCase make_case(const EquivSide& original, const kernels::Options& options,
     c.spec = original.variant->spec(options, params);
     c.values = oracle::generate_inputs(*c.spec, d, c.seed);
     c.label = oracle::distribution_name(d);
-    c.inputs = kernels::pack_inputs(original.variant->layout, program, params, *c.spec, *c.values);
+    c.inputs = kernels::pack_inputs(original.variant->layout_for(options), program, params, *c.spec,
+                                    *c.values);
     return c;
   }
   c.inputs = random_inputs(program, params, c.seed);
@@ -444,9 +445,11 @@ void run_cases(ShapeWork& w, const ParamValues& params, const Terms* terms, int 
     const kernels::Options ro_opts = req.rewrite.options_for(w.options);
     const auto bo = kernels::oracle_reference(vo.contract(w.options), *c.spec, *c.values, 0);
     const auto br = kernels::oracle_reference(vr.contract(ro_opts), *c.spec, *c.values, 0);
-    const std::vector<double> ya = kernels::unpack_output(vo.layout, *c.spec, a.outputs);
+    const std::vector<double> ya =
+        kernels::unpack_output(vo.layout_for(w.options), *c.spec, a.outputs);
     const std::vector<double> yb = kernels::unpack_output(
-        req.rewrite.registered() ? vr.layout : vo.layout, *c.spec, b.outputs);
+        req.rewrite.registered() ? vr.layout_for(ro_opts) : vo.layout_for(w.options), *c.spec,
+        b.outputs);
     for (size_t x = 0; x < ya.size(); ++x) {
       const double bound = bo.bound.bound[x] + br.bound.bound[x];
       const bool both_nan = std::isnan(ya[x]) && std::isnan(yb[x]);
@@ -599,13 +602,19 @@ EquivResult run_equiv(const EquivRequest& req) {
   // Option sets are independent: one worker per core (each has its own term store).
   r.outcomes.resize(combos.size());
   std::vector<std::exception_ptr> errors(combos.size());
-  std::atomic<size_t> next{0};
+  std::atomic<size_t> next{0}, finished{0};
+  if (req.on_option_set) req.on_option_set(0, combos.size(), "");
   auto work = [&] {
     for (size_t i; (i = next++) < combos.size();) {
       try {
         r.outcomes[i] = check_options(req, combos[i]);
       } catch (...) {
         errors[i] = std::current_exception();
+      }
+      if (req.on_option_set) {
+        std::string label;
+        for (const auto& [k, v] : combos[i]) label += (label.empty() ? "" : " ") + k + "=" + v;
+        req.on_option_set(++finished, combos.size(), label);
       }
     }
   };

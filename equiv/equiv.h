@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -64,6 +65,10 @@ struct EquivRequest {
   // unknown there (the concrete cases still run).
   int64_t term_budget_mib = 1024;
   RunOptions run;
+  // Called once before the option sets run (0 done, options "") and as each one finishes: how
+  // many are done of how many, and which one (the command line's progress line). Option sets
+  // run on worker threads: it must be thread-safe.
+  std::function<void(size_t done, size_t total, const std::string& options)> on_option_set;
 };
 
 // A concrete input on which the two programs' outputs differ, found by running both on the

@@ -50,6 +50,7 @@ class TkgBuilder {
       }
       if (c_.fa) fa_finalize_and_store();
     });
+    wrapper_epilogue();
     return b_.finish();
   }
 
@@ -181,15 +182,30 @@ class TkgBuilder {
       if (c_.swa) start_ = b_.input("start_pos_ids", DType::fp32, {1, bs_, sa_});
     }
     if (c_.sink) sink_ = b_.input("sink", DType::fp32, {h_, 1});
-    out_ = b_.output("out", io, {bs_, h_, d_, sa_});  // [B, H, d, s_a]
+    if (c_.out_in_sb) {
+      // The wrapper's attn_out_hbm: the SBUF output's shape [d, B*H*s_a] (test lines 204-208),
+      // declared with the flat column split into its (batch, head, query) factors.
+      out_ = b_.output("out", io, {d_, bs_, h_, sa_});
+    } else {
+      out_ = b_.output("out", io, {bs_, h_, d_, sa_});  // [B, H, d, s_a]
+    }
   }
 
-  // attn_tkg_wrapper: q_input, k_active_input SBUF copies (test lines 128-150).
+  // attn_tkg_wrapper: the SBUF output (out_in_sb, test lines 130-135: allocated first), then the
+  // q_input, k_active_input SBUF copies (test lines 144-150).
   void wrapper_prologue() {
+    if (c_.out_in_sb) out_sb_ = b_.sbuf("out_sb", c_.io_dtype, {d_, bs_, hs_});
     q_sb_ = b_.sbuf("q_input", c_.io_dtype, {d_, bs_, hs_});
     k_active_sb_ = b_.sbuf("k_active_input", c_.kv_dtype, {d_, bs_, sa_});
     b_.dma_copy(q_sb_(), q_());
     b_.dma_copy(k_active_sb_(), k_active_());
+  }
+
+  // attn_tkg_wrapper after the kernel (out_in_sb, test lines 204-208): the SBUF output DMAed to
+  // HBM as it is. Every core runs the wrapper: under LNC2 both cores hold the full output (see
+  // gather_and_store) and store the same bytes.
+  void wrapper_epilogue() {
+    if (c_.out_in_sb) b_.dma_copy(out_(), out_sb_());
   }
 
   // _load_position_ids / _load_and_broadcast_pos_ids (lines 1372-1411): this core's rows of
@@ -536,8 +552,13 @@ class TkgBuilder {
       if (c_.sprior_programs() > 1) {
         auto recv = b_.sbuf(nm("res_recv"), DType::fp32, {d_, bs_nc_, hs_});
         b_.dma_copy(on_core(recv(), Expr(1) - pid_), res());
-        guarded("nc0_add", first_core_trips(),
+        // only NC0 adds, unless out_in_sb: then both cores hold the result (lines 3012-3014)
+        guarded("nc0_add", c_.out_in_sb ? Expr(1) : first_core_trips(),
                 [&] { b_.tensor_tensor(res(), res(), recv(), AluOp::add); });
+      }
+      if (c_.out_in_sb) {
+        store_to_sbuf(res);
+        return;
       }
       guarded("nc0_store", first_core_trips(), [&] {
         Access dst = out_({ds(gbo_, bs_nc_), all(), all(), all()});
@@ -545,6 +566,17 @@ class TkgBuilder {
         b_.dma_copy(dst, res());
       });
     });
+  }
+
+  // out_in_sb (lines 3017-3033): the result, rounded to io, into this core's batch columns of the
+  // SBUF output; with the batch split, one sendrecv swaps the halves so that both cores hold the
+  // full output. The source's sendrecv names, on each core, the half it receives (the peer's
+  // batches, dst_bs_offset); here the sender writes into the peer's buffer, so the destination
+  // is the sender's own batch columns there.
+  void store_to_sbuf(const TensorRef& res) {
+    const Access mine = out_sb_({all(), ds(gbo_, bs_nc_), all()});
+    b_.tensor_copy(mine, res());
+    if (c_.batch_programs() > 1) b_.dma_copy(on_core(mine, Expr(1) - pid_), mine);
   }
 
   // ---------------------------------------------------------------------------------------
@@ -644,7 +676,7 @@ class TkgBuilder {
   std::map<std::string, int> psum_count_, sbuf_count_;
   Expr bs_, h_, sa_, s_, d_, pid_, s_nc_, bs_nc_, sprior_id_, bs_id_, gbo_, hs_, bqs_, tile_s_, n_;
   TensorRef q_, k_active_, v_active_, k_prior_, v_prior_, mask_, pos_, start_, table_, sink_, out_;
-  TensorRef q_sb_, k_active_sb_, one_vec_, pos_sb_, start_sb_, table_sb_;
+  TensorRef out_sb_, q_sb_, k_active_sb_, one_vec_, pos_sb_, start_sb_, table_sb_;
   TensorRef qk_, qk_io_, mask_sb_, qk_max_, qk_max_buf_, exp_sum_, exp_sum_recip_, exp_v_;
   TensorRef fa_running_max_, fa_running_sum_, fa_corr_, fa_running_out_;
   int f_ = 0;

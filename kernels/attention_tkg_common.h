@@ -54,6 +54,9 @@ struct TkgConfig {
   int64_t block_len = 0;
   int64_t block_resize = 1;
   bool swa = false;  // sliding window: start_pos_ids [B, s_a] (gen_mask_tkg's SWA path)
+  // AttnTKGConfig.out_in_sb: the kernel leaves the output in an SBUF tensor [d, B*H*s_a] (io)
+  // that the test wrapper DMAs to HBM as it is (test_attention_tkg.py lines 130-135, 204-208).
+  bool out_in_sb = false;
   bool block() const { return block_len > 0; }
   int64_t kernel_block_len() const { return block_len / block_resize; }
   int n_programs() const { return lnc == TkgLnc::one ? 1 : 2; }

@@ -312,6 +312,12 @@ std::vector<OptionSpec> attention_tkg_options() {
        "off",
        "sliding window: start_pos_ids [B, s_a] and per-query positions; gen_mask_tkg keeps slots "
        "[start, pos), wrapping around a flat (circular) cache (requires mask=pos_id)"},
+      {"out_in_sb",
+       {"false", "true"},
+       "false",
+       "AttnTKGConfig.out_in_sb: false = the kernel stores out [B, H, d, s_a] to HBM; true = it "
+       "leaves out [d, B*H*s_a] in SBUF (under LNC2 on both cores) and the test wrapper DMAs it "
+       "to an HBM tensor of that shape"},
   };
 }
 
@@ -327,6 +333,7 @@ TkgConfig attention_tkg_config(const Options& o) {
   c.block_len = std::stoll(option(o, "block_len"));
   c.block_resize = std::stoll(option(o, "block_resize"));
   c.swa = option(o, "swa") == "on";
+  c.out_in_sb = option(o, "out_in_sb") == "true";
   return c;
 }
 
@@ -379,7 +386,11 @@ std::string attention_tkg_excluded(const Options& o) {
     return "block_len=32 (the same code as 16 with another constant) is modelled with the other "
            "options at their defaults";
   }
-  if (false) {
+  if (c.out_in_sb && (!c.strided_mm1 || c.mask != TkgMask::hbm || c.sink ||
+                      c.kv_dtype != DType::bf16 || c.fa || c.block() || c.swa)) {
+    return "out_in_sb=true is modelled with lnc=1, 2-sprior and 2-batch and the other options at "
+           "their defaults (it changes the store only: the copy into SBUF and the LNC2 exchange "
+           "of _gather_and_store_output, lines 3012-3033)";
   }
   return "";
 }
@@ -448,6 +459,16 @@ Variant attention_tkg_variant() {
       "which only touches the active slots the active mask overwrites); the per-head copies of "
       "each query's mask run on the Scalar engine (the source alternates Scalar and Vector by "
       "the parity of b + h + i, trace-time loops)",
+      "out_in_sb=true (AttnTKGConfig.out_in_sb): the wrapper allocates out [d, B*H*s_a] (io) in "
+      "SBUF before the q / k_active copies (test_attention_tkg.py lines 130-135, shape lines "
+      "266-270); the kernel rounds its result into its batches' columns there with a "
+      "tensor_copy (attention_tkg.py lines 3017-3022); with lnc=2-sprior both cores add the "
+      "exchanged partial output (lines 3012-3014: not only NC0), with lnc=2-batch one sendrecv "
+      "swaps the batch halves (lines 3023-3033), so every core holds the whole output; the "
+      "wrapper then DMAs it to HBM as it is (lines 204-208; the source names it attn_out_hbm, "
+      "here 'out'), each core the same bytes; the layout's out follows the option "
+      "(Variant::adapt_layout: axes d, batch, head, query). Offered with the other options at "
+      "their defaults (every lnc), to bound the per-combination tests",
       "models the test wrapper attn_tkg_wrapper (test_attention_tkg.py lines 93-220) with "
       "qk_in_sb=True (required unless fuse_rope, attention_tkg.py lines 325-328): q [d, B*H*s_a] "
       "and k_active [d, B*s_a] are HBM inputs DMA-loaded into SBUF; declared with the flat "
@@ -527,6 +548,12 @@ Variant attention_tkg_variant() {
              {"v_prior", {Axis::batch, Axis::head, Axis::seq_tile, Axis::seq_part, Axis::dim}},
              {"out", {Axis::batch, Axis::head, Axis::dim, Axis::seq}}};
   v.layout.pack_extra = pack_tkg;
+  // out_in_sb: the wrapper's HBM copy of the SBUF output is [d, B*H*s_a] (test line 266-270)
+  v.adapt_layout = [](const Options& o, Layout& l) {
+    if (attention_tkg_config(o).out_in_sb) {
+      l.out = {"out", {Axis::dim, Axis::batch, Axis::head, Axis::seq}};
+    }
+  };
   return v;
 }
 

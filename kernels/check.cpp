@@ -102,8 +102,9 @@ CaseResult check_inputs(const Variant& v, const Program& program, const Options&
                         const ParamValues& params, const oracle::AttentionSpec& spec,
                         const oracle::AttentionInputs& in, const CheckOptions& opts) {
   CaseResult c;
+  const Layout layout = v.layout_for(options);
   const DeterminismResult runs =
-      run_schedules(program, params, pack_inputs(v.layout, program, params, spec, in), opts.run,
+      run_schedules(program, params, pack_inputs(layout, program, params, spec, in), opts.run,
                     std::max(opts.determinism_runs, 1));
   const RunResult& run = runs.first;
   c.nondeterministic = runs.mismatch;
@@ -112,8 +113,8 @@ CaseResult check_inputs(const Variant& v, const Program& program, const Options&
     c.run_error = *run.error;
     return c;
   }
-  const std::vector<double> got = unpack_output(v.layout, spec, run.outputs);
-  const std::optional<LseOutput> lse = unpack_lse(v.layout, spec, run.outputs);
+  const std::vector<double> got = unpack_output(layout, spec, run.outputs);
+  const std::optional<LseOutput> lse = unpack_lse(layout, spec, run.outputs);
   const OracleReference ref =
       oracle_reference(v.contract(options), spec, in, opts.exact_oracle_max_macs, opts.also_accept,
                        opts.apriori, lse.has_value());

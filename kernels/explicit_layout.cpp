@@ -73,6 +73,7 @@ Variant explicit_layout_variant(const Variant& contract_from, const Program& pro
   Variant v = contract_from;
   v.name = program.name;
   v.layout = layout;
+  v.adapt_layout = nullptr;  // the layout is the one given, whatever the options
   // Only the contract is lent: where the contract's kernel runs and how often its cases are
   // rerun are facts about that kernel, not about this program.
   v.generations.clear();

@@ -72,6 +72,12 @@ Options Variant::resolve(const Options& given) const {
   return out;
 }
 
+Layout Variant::layout_for(const Options& o) const {
+  Layout l = layout;
+  if (adapt_layout) adapt_layout(o, l);
+  return l;
+}
+
 bool Variant::offers(const std::string& option, const std::string& value) const {
   for (const OptionSpec& o : options) {
     if (o.name == option)

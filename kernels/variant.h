@@ -54,8 +54,14 @@ struct Variant {
   // The attention problem the kernel solves for these options and params (shapes, scale, mask,
   // dtypes). Throws std::invalid_argument when a param the spec needs is missing.
   std::function<oracle::AttentionSpec(const Options&, const ParamValues&)> spec;
-  // Which HBM tensor holds q, k, v and the output, with which axis order.
+  // Which HBM tensor holds q, k, v and the output, with which axis order, for the default
+  // options; read it through layout_for(options).
   Layout layout;
+  // For a kernel whose options change an HBM tensor's layout (attention_tkg's out_in_sb: the
+  // test wrapper stores the output [d, B*H*s_a] as the kernel left it in SBUF, not
+  // [B, H, d, s_a]): adjusts `layout` for a resolved option set. Unset: `layout` serves every
+  // option set.
+  std::function<void(const Options&, Layout&)> adapt_layout;
   // Why a complete combination of option values is not offered ("" when it is), for
   // combinations the source cannot run faithfully (flash_fwd: bf16 inputs without mixed
   // precision). Unset: every combination is offered. resolve() rejects such a combination and
@@ -92,6 +98,9 @@ struct Variant {
   Options resolve(const Options& given) const;
   // Whether option `option` exists and may take `value`.
   bool offers(const std::string& option, const std::string& value) const;
+  // The layout of the program built with resolved options `o`: `layout`, adjusted by
+  // adapt_layout when set. Every packing of inputs and unpacking of outputs goes through it.
+  Layout layout_for(const Options& o) const;
 };
 
 // Above this per-case cost a variant is too slow for the registry-wide tests and the default

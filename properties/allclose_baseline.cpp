@@ -46,14 +46,15 @@ BaselineVerdict allclose_baseline(const KernelUnderTest& k) {
         oracle::generate_inputs(spec, oracle::Distribution::uniform_positive, 1000 + n);
     RunOptions ro;
     ro.hw = find_hw_config(kernels::default_generation(*k.variant));  // the kernel's own
-    const RunResult run = run_program(
-        program, v.shape, kernels::pack_inputs(k.variant->layout, program, v.shape, spec, in), ro);
+    const kernels::Layout layout = k.variant->layout_for(options);
+    const RunResult run =
+        run_program(program, v.shape, kernels::pack_inputs(layout, program, v.shape, spec, in), ro);
     if (run.error) {
       v.caught = v.by_model_check = true;
       v.detail = "model error on input " + std::to_string(n + 1) + ": " + run.error->message;
       return v;
     }
-    const std::vector<double> got = kernels::unpack_output(k.variant->layout, spec, run.outputs);
+    const std::vector<double> got = kernels::unpack_output(layout, spec, run.outputs);
     const oracle::OracleOutput ref = oracle::fast_attention(spec, in);
     double worst = 0;
     bool close = true;

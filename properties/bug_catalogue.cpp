@@ -637,6 +637,23 @@ Program tkg_swa_window_start_dropped(const Program& base) {
   return finish_edit(std::move(p));
 }
 
+// out_in_sb under the LNC2 batch split without the sendrecv that swaps the halves of the SBUF
+// output (attention_tkg.py lines 3023-3033; the HBM store needs no exchange, each core storing
+// its own batches): each core holds only its own batches' columns, and the test wrapper's copy
+// of the whole SBUF output to HBM reads the peer's columns unwritten.
+Program tkg_out_in_sb_halves_not_swapped(const Program& base) {
+  Program p = base;
+  int removed = 0;
+  for (const StmtSite& s : find_instructions(p, {.op = "dma_copy", .writes = "out_sb"})) {
+    if (!instruction_as<DmaCopy>(s).dst.core) continue;  // the tensor_copy's local columns
+    s.body->erase(s.body->begin() + static_cast<std::ptrdiff_t>(s.index));
+    ++removed;
+    break;  // the sites after it are stale
+  }
+  if (removed == 0) throw std::logic_error("no cross-core dma_copy into out_sb");
+  return finish_edit(std::move(p));
+}
+
 // ---- attention_cte (nki-library prefill: rows folded, GQA by kv row, static masks) -----------
 
 // _q_to_kv_batch_id as batch_id % bs_kv instead of batch_id // (bs // bs_kv) (source line 1551):
@@ -969,6 +986,13 @@ std::vector<BugEntry> make_catalogue() {
        "attention_tkg",
        {{"mask", "pos_id"}, {"swa", "on"}},
        tkg_swa_window_start_dropped},
+      {"tkg_out_in_sb_halves_not_swapped",
+       "attention_tkg with out_in_sb split over the batch (LNC2): the sendrecv that swaps the "
+       "halves of the SBUF output is missing, so each core holds only its own batches and the "
+       "wrapper's copy of the whole output to HBM reads the other half unwritten",
+       "attention_tkg",
+       {{"lnc", "2-batch"}, {"out_in_sb", "true"}},
+       tkg_out_in_sb_halves_not_swapped},
       {"cte_gqa_mapping_modulo",
        "attention_cte maps q row b to kv row b % bs_kv instead of b // (bs / bs_kv): with two "
        "kv rows of two q rows each, q row 1 reads kv row 1 and q row 2 kv row 0",

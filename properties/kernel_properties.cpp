@@ -7,7 +7,6 @@
 #include <optional>
 
 #include "kernels/check.h"
-#include "kernels/check_generation.h"
 #include "kernels/registry.h"
 #include "model/hw/hw_config.h"
 #include "model/interp/interpreter.h"
@@ -37,14 +36,14 @@ Outcome run_case(const KernelUnderTest& k, const KernelCase& c, const oracle::At
   RunOptions ro;
   ro.schedule_seed = schedule_seed;
   ro.hw = find_hw_config(kernels::default_generation(*k.variant));  // the kernel's own
-  RunResult r =
-      run_program(p, c.params, kernels::pack_inputs(k.variant->layout, p, c.params, spec, in), ro);
+  const kernels::Layout layout = k.variant->layout_for(c.options);
+  RunResult r = run_program(p, c.params, kernels::pack_inputs(layout, p, c.params, spec, in), ro);
   Outcome o;
   if (r.error) {
     o.error = *r.error;
     return o;
   }
-  o.out = kernels::unpack_output(k.variant->layout, spec, r.outputs);
+  o.out = kernels::unpack_output(layout, spec, r.outputs);
   o.raw = std::move(r.outputs);
   return o;
 }

@@ -4,6 +4,8 @@
 #include <stdexcept>
 
 #include "model/isa/rules.h"
+#include "solver/expr_interval.h"
+#include "solver/monomial_bound.h"
 #include "solver/program_solver.h"
 
 namespace ncv::solver {
@@ -242,8 +244,43 @@ class AllocationProver {
     return all;
   }
 
+  // Ranges of the params, the program id (0 where only core 0 is checked) and the loops of `r`
+  // over the params' box, for the monomial fast path; nullopt when a loop may run no iteration
+  // (its range would be empty: Z3 decides).
+  std::optional<IntervalBounds> ranges(const CapacityRule& r) const {
+    IntervalBounds b;
+    for (const Param& prm : p_.params) b.bind(intern_symbol(prm.name), {prm.lo, prm.hi});
+    const Interval grid = b.of(p_.grid);
+    const Int128 last_core = std::min<Int128>(grid.hi, 64) - 1;
+    if (last_core < 0) return std::nullopt;
+    b.bind(intern_symbol(kProgramIdParam), {0, r.core_zero ? Int128(0) : last_core});
+    for (const Loop* l : r.loops) {
+      const Interval start = b.of(l->start), stop = b.of(l->stop);
+      if (!start.within_int64() || !stop.within_int64() || stop.hi - 1 < start.lo) {
+        return std::nullopt;
+      }
+      b.forget();
+      b.bind(intern_symbol(l->var), {start.lo, stop.hi - 1});
+    }
+    return b;
+  }
+
+  // Every bound of r holds by the monomial fast path (solver/monomial_bound.h).
+  bool holds_by_monomials(const CapacityRule& r) const {
+    std::optional<IntervalBounds> b = ranges(r);
+    if (!b) return false;
+    MonomialBounds m(p_, std::move(*b));
+    return std::all_of(r.bounds.begin(), r.bounds.end(),
+                       [&](const CapacityBound& cb) { return m.proves_le(cb.lhs, cb.rhs); });
+  }
+
   void capacity(const CapacityRule& r) {
     Obligation o = base(r.rule, r.subject, r.tensor);
+    if (holds_by_monomials(r)) {
+      o.verdict = Verdict::proved;
+      out_.push_back(std::move(o));
+      return;
+    }
     z_.enter_loops(r.loops);
     z3::expr assumed = dims_positive();
     if (r.core_zero) assumed = assumed && z_.term(Expr::var(kProgramIdParam)) == 0;

@@ -2,6 +2,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 
@@ -68,7 +69,9 @@ struct Cover {
 
 class InitializationProver {
  public:
-  InitializationProver(const Program& p, const ProveOptions& o) : p_(p), z_(p, o) {}
+  InitializationProver(const Program& p, const ProveOptions& o) : p_(p), z_(p, o) {
+    for (const Param& prm : p.params) param_symbols_.insert(intern_symbol(prm.name));
+  }
 
   std::vector<Obligation> run() {
     for_each_stmt(p_, [&](const std::vector<const Loop*>& loops, const Stmt& s) {
@@ -196,6 +199,53 @@ class InitializationProver {
     z_.leave_loops();
   }
 
+  // The core that wrote the reading core's buffer through `w`, a write into another core's
+  // buffer (nki.isa.sendrecv: Access::core), and when that write is ordered like one of the
+  // reader's own. The interpreter makes such a transfer a rendezvous (Interpreter::walk in
+  // model/interp/interpreter.cpp): a core executes it only while every core it names has reached
+  // the same statement, and then both execute it in the same step. When the reader's execution of
+  // the statement names the writer back (a pairwise exchange: `paired`) and no loop around it
+  // depends on the program id, both cores run the statement at the same sequence of iterations and
+  // the n-th execution of one meets the n-th of the other: the writer's write at iteration I lands
+  // while the reader executes the statement at I, before anything the reader runs after that. So
+  // the write counts in the reader's program order exactly as one of its own, with the writer's
+  // program id in its indices. The writer is solved from the core it names, `c = ±program_id +
+  // rest` (rest over params), as `program_id = ±(c - rest)`: the only core naming c there.
+  struct PeerWriter {
+    z3::expr writer;   // the writer's program id
+    z3::expr on_grid;  // it is a core of the grid
+    z3::expr paired;   // the reader's execution names the writer
+  };
+  std::optional<PeerWriter> peer_writer(const WriteSite& w, std::string& why) {
+    const SymbolId pid = intern_symbol(kProgramIdParam);
+    for (const Loop* l : w.loops) {
+      if (l->start.mentions(pid) || l->stop.mentions(pid)) {
+        why = "it writes another core's buffer inside loop '" + l->var +
+              "', whose iterations depend on the program id, so the rendezvous need not pair the "
+              "same iterations of the two cores";
+        return std::nullopt;
+      }
+    }
+    const Expr& core = *w.access->core;
+    for (SymbolId s : core.symbols()) {
+      if (s != pid && !param_symbols_.contains(s)) {
+        why = "the core it writes depends on loop variable '" + symbol_name(s) + "'";
+        return std::nullopt;
+      }
+    }
+    const std::optional<AffineIn> f = affine_in(core, pid);
+    if (!f || (f->coeff != 1 && f->coeff != -1)) {
+      why =
+          "the core it writes is not program_id or -program_id plus params, so the writing "
+          "core is not solved";
+      return std::nullopt;
+    }
+    const z3::expr reader = z_.symbols().at(pid);
+    // coeff is +1 or -1, its own inverse.
+    const z3::expr writer = (reader - z_.term(f->rest)) * z_.ctx().int_val(f->coeff);
+    return PeerWriter{writer, writer >= 0 && writer < z_.term(p_.grid), z_.term(core) == writer};
+  }
+
   // The write `w` writes element `element` of the read at the loops `read_loops` before it: its
   // loops [0, k) at the read's iterations, and (earlier_iteration) loop k at an earlier one. The
   // write's other loop variables are solved from its indices. Nullopt, with the reason, when a
@@ -205,16 +255,21 @@ class InitializationProver {
                              std::string& why) {
     z3::context& ctx = z_.ctx();
     const Access& wa = *w.access;
-    if (wa.core) {
-      why = "it writes the buffer of another core";
-      return std::nullopt;
-    }
     if (wa.indirect) {
       why = "the rows it writes are chosen by offsets read at run time";
       return std::nullopt;
     }
     SymbolTerms sym = z_.symbols();
     for (size_t i = k; i < read_loops.size(); ++i) sym.erase(intern_symbol(read_loops[i]->var));
+    z3::expr exact = ctx.bool_val(true);
+    std::optional<PeerWriter> peer;
+    if (wa.core) {
+      peer = peer_writer(w, why);
+      if (!peer) return std::nullopt;
+      // The write's indices are the writing core's: its program id is the writer's.
+      sym.insert_or_assign(intern_symbol(kProgramIdParam), peer->writer);
+      exact = !peer->on_grid || peer->paired;
+    }
     const auto bound = [&](const Expr& e) {
       for (SymbolId s : e.symbols()) {
         if (!sym.contains(s)) return false;
@@ -229,7 +284,6 @@ class InitializationProver {
     };
     const std::vector<const Loop*> free(w.loops.begin() + static_cast<std::ptrdiff_t>(k),
                                         w.loops.end());
-    z3::expr exact = ctx.bool_val(true);
     std::vector<bool> solved(free.size(), false);
     for (bool progress = true; progress;) {
       progress = false;
@@ -289,7 +343,7 @@ class InitializationProver {
         return std::nullopt;
       }
     }
-    z3::expr covers = ctx.bool_val(true);
+    z3::expr covers = peer ? peer->on_grid && peer->paired : ctx.bool_val(true);
     for (const Loop* l : free) {
       const z3::expr v = sym.at(intern_symbol(l->var));
       const z3::expr start = to_z3(ctx, l->start, sym), stop = to_z3(ctx, l->stop, sym);
@@ -310,6 +364,7 @@ class InitializationProver {
 
   const Program& p_;
   ProgramSolver z_;
+  std::set<SymbolId> param_symbols_;
   std::map<TensorId, std::vector<WriteSite>> writes_;
   std::string text_;
   std::vector<Obligation> out_;

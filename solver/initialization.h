@@ -12,7 +12,9 @@
 // ever under-approximates what is written, so "proved" is sound. A counterexample is reported
 // only when that solution is the one iteration that could write the element (the write's tiles
 // do not overlap) and every write of the buffer was modelled; otherwise the verdict is unknown
-// with the reason.
+// with the reason. A write into another core's buffer (sendrecv) counts on the core it names like
+// one of that core's own writes when it is a pairwise exchange outside program-id-dependent loops:
+// the interpreter's rendezvous then pairs the two cores' executions iteration by iteration.
 #pragma once
 
 #include <vector>

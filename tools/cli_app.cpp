@@ -15,6 +15,7 @@
 #include "tools/commands.h"
 #include "tools/input_file.h"
 #include "tools/output_file.h"
+#include "tools/progress.h"
 
 namespace ncv::cli {
 
@@ -58,8 +59,13 @@ int run_ncverify(int argc, char** argv) {
       "Exit codes: 0 pass, 1 verification failure, 2 usage or input error.",
       "ncverify"};
   app.require_subcommand(1);
-  app.fallthrough();  // --max-input-mib may follow the subcommand too
+  app.fallthrough();  // --max-input-mib and --quiet may follow the subcommand too
   add_input_limit_option(app);
+  bool quiet = false;
+  app.add_flag("--quiet,-q", quiet,
+               "No progress lines on standard error (shown only when it is a terminal, for "
+               "commands running past two seconds; NCVERIFY_PROGRESS=always|never|auto)");
+  set_progress_quiet(false);  // a fresh app starts talking (the CLI fuzz target runs many)
   Action action;
   for (Registrar add : kCommands) add(app, action);
 
@@ -85,7 +91,11 @@ int run_ncverify(int argc, char** argv) {
     std::cerr << "ncverify: no subcommand selected (see ncverify --help)\n";
     return kExitUsage;
   }
-  int code = run_action(action);
+  set_progress_quiet(quiet);
+  int code = run_action([&action] {
+    check_progress_environment();
+    return action();
+  });
   // Whatever the verdict, output that did not reach standard output is an error of its own.
   try {
     finish_standard_output();

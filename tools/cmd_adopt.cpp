@@ -653,6 +653,7 @@ int run_adopt(const AdoptCommandOptions& opts) {
   Progress progress("adopt", "steps", total);
   run_checks(g, progress, done);
   run_proofs(g, programs, progress, done);
+  progress.start("equiv");
   g.equiv = run_equiv_or_usage(g.req);
   progress.update(++done, "equiv");
   run_latency(g, progress, done);

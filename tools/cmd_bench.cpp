@@ -23,6 +23,7 @@
 #include "tools/kernel_source.h"
 #include "tools/memory_table.h"
 #include "tools/output_file.h"
+#include "tools/progress.h"
 
 namespace ncv::cli {
 
@@ -172,10 +173,14 @@ int run_bench(const BenchCommandOptions& given) {
       throw UsageError("--param seqlen and --seqlens both set seqlen; give one of them");
     }
     if (!opts.trace_file.empty()) throw UsageError("--trace takes one run; drop --seqlens");
-    for (int64_t len : parse_seqlens(opts.seqlens)) {
+    const std::vector<int64_t> lens = parse_seqlens(opts.seqlens);
+    Progress progress("bench", "seqlens", static_cast<int64_t>(lens.size()));
+    for (int64_t len : lens) {
       ParamValues params = src.params;
       params["seqlen"] = len;
+      progress.start("seqlen=" + std::to_string(len));
       rows.push_back(bench_once(src, params, hw, *costs, opts, false));
+      progress.update(static_cast<int64_t>(rows.size()), "seqlen=" + std::to_string(len));
     }
   }
   if (opts.json) {

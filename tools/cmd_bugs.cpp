@@ -4,6 +4,7 @@
 // inputs at one shape), ending with `properties caught X/N; baseline caught Y/N`. Exit 0 when the
 // property suite catches every entry, 1 otherwise.
 #include <CLI/CLI.hpp>
+#include <cstdarg>
 #include <cstdio>
 #include <functional>
 #include <iostream>
@@ -31,6 +32,21 @@ struct BugsCommandOptions {
   double budget_s = 30;
   std::vector<std::string> only;
 };
+
+// printf-style text through std::cout, not stdio: a progress line on the terminal
+// (tools/progress.h) is erased before text written through std::cout reaches it.
+[[gnu::format(printf, 1, 2)]] void out(const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  va_list again;
+  va_copy(again, args);
+  const int n = std::vsnprintf(nullptr, 0, format, args);
+  va_end(args);
+  std::string text(n > 0 ? static_cast<size_t>(n) : 0, '\0');
+  if (n > 0) std::vsnprintf(text.data(), text.size() + 1, format, again);
+  va_end(again);
+  std::cout << text;
+}
 
 // One row of the gate table: the default check (the shape sweep, every open option set) of a
 // kernel, stopped at its first failing case.
@@ -80,9 +96,10 @@ GateRow gate_row(const std::string& name, const kernels::Variant& v, const kerne
 // check. Exit 0 when every entry is caught and no correct kernel fails.
 int run_gate(const BugsCommandOptions& opts) {
   std::vector<GateRow> bugs, kernels_rows;
-  Progress progress(
-      "bugs --gate", "kernels",
-      static_cast<int64_t>(props::bug_catalogue().size() + kernels::registry().size()));
+  Progress progress("bugs --gate", "kernels",
+                    static_cast<int64_t>(opts.only.empty() ? props::bug_catalogue().size() +
+                                                                 kernels::registry().size()
+                                                           : opts.only.size()));
   int n = 0;
   for (const props::BugEntry& bug : props::bug_catalogue()) {
     if (!opts.only.empty() &&
@@ -90,6 +107,7 @@ int run_gate(const BugsCommandOptions& opts) {
       continue;
     }
     const kernels::Variant& base = *kernels::find_variant(bug.base);
+    progress.start(bug.name);
     bugs.push_back(gate_row(
         bug.name, base, bug.options,
         [&](const kernels::Options& o) { return bug.edit(base.build(o)); }, opts.budget_s));
@@ -97,6 +115,7 @@ int run_gate(const BugsCommandOptions& opts) {
   }
   if (opts.only.empty()) {
     for (const kernels::Variant& v : kernels::registry()) {
+      progress.start(v.name);
       kernels_rows.push_back(gate_row(
           v.name, v, {}, [&](const kernels::Options& o) { return v.build(o); }, opts.budget_s));
       progress.update(++n, v.name);
@@ -134,21 +153,20 @@ int run_gate(const BugsCommandOptions& opts) {
                      .dump(2)
               << "\n";
   } else {
-    std::printf("%-34s %-24s %-8s %7s %6s  %s\n", "catalogue entry", "base kernel", "check",
-                "time s", "cases", "first failing case (replay with ncverify check ENTRY ...)");
+    out("%-34s %-24s %-8s %7s %6s  %s\n", "catalogue entry", "base kernel", "check", "time s",
+        "cases", "first failing case (replay with ncverify check ENTRY ...)");
     for (const GateRow& r : bugs) {
-      std::printf("%-34s %-24s %-8s %7.2f %6d  %s\n", r.name.c_str(), r.base.c_str(),
-                  r.failed ? "caught" : "MISSED", r.seconds, r.cases, r.where.c_str());
+      out("%-34s %-24s %-8s %7.2f %6d  %s\n", r.name.c_str(), r.base.c_str(),
+          r.failed ? "caught" : "MISSED", r.seconds, r.cases, r.where.c_str());
     }
     if (!kernels_rows.empty()) {
-      std::printf("\n%-34s %-8s %7s %6s\n", "correct kernel", "check", "time s", "cases");
+      out("\n%-34s %-8s %7s %6s\n", "correct kernel", "check", "time s", "cases");
       for (const GateRow& r : kernels_rows) {
-        std::printf("%-34s %-8s %7.2f %6d  %s\n", r.name.c_str(), r.failed ? "FAILED" : "pass",
-                    r.seconds, r.cases, r.where.c_str());
+        out("%-34s %-8s %7.2f %6d  %s\n", r.name.c_str(), r.failed ? "FAILED" : "pass", r.seconds,
+            r.cases, r.where.c_str());
       }
     }
-    std::printf(
-        "default check caught %d/%zu catalogue entries in %.1f s; correct kernels failed "
+    out("default check caught %d/%zu catalogue entries in %.1f s; correct kernels failed "
         "%d/%zu (%.1f s); budget %.0f s per kernel\n",
         caught, bugs.size(), bug_s, false_failures, kernels_rows.size(), kernel_s, opts.budget_s);
   }
@@ -164,10 +182,11 @@ int run_bugs(const BugsCommandOptions& opts) {
   const props::SuiteParams params = props::default_suite_params();
   nlohmann::json rows = nlohmann::json::array();
   int n = 0, by_props = 0, by_baseline = 0;
+  int64_t visited = 0;             // entries run or listed as heavy (the progress count)
   std::vector<std::string> heavy;  // entries on heavy bases, not run
   if (!opts.json) {
-    std::printf("%-34s %-24s %-28s %s\n", "bug", "base kernel", "property suite",
-                "baseline allclose(atol=1e-2)");
+    out("%-34s %-24s %-28s %s\n", "bug", "base kernel", "property suite",
+        "baseline allclose(atol=1e-2)");
   }
   Progress progress(
       "bugs", "catalogue entries",
@@ -181,17 +200,19 @@ int run_bugs(const BugsCommandOptions& opts) {
       // The property suite runs dozens of cases per property and a case of a heavy base costs
       // about a minute: listed, not counted (`bugs --gate --only NAME` checks the entry).
       heavy.push_back(bug.name);
+      progress.update(++visited, bug.name);
       if (!opts.json) {
-        std::printf("%-34s %-24s %-28s %s\n", bug.name.c_str(), bug.base.c_str(),
-                    "not run (heavy base)", "not run");
+        out("%-34s %-24s %-28s %s\n", bug.name.c_str(), bug.base.c_str(), "not run (heavy base)",
+            "not run");
       }
       continue;
     }
+    progress.start(bug.name);
     const props::KernelUnderTest k = props::broken_kernel(bug);
     const props::SuiteVerdict suite = props::run_property_suite(k, params);
     const props::BaselineVerdict base = props::allclose_baseline(k);
     ++n;
-    progress.update(n, bug.name);
+    progress.update(++visited, bug.name);
     by_props += suite.caught;
     by_baseline += base.caught;
     const std::string suite_cell = suite.caught    ? "caught (" + suite.property + ")"
@@ -213,8 +234,8 @@ int run_bugs(const BugsCommandOptions& opts) {
                       {"baseline_detail", base.detail},
                       {"baseline_shape", base.shape}});
     } else {
-      std::printf("%-34s %-24s %-28s %s\n", bug.name.c_str(), bug.base.c_str(), suite_cell.c_str(),
-                  base_cell.c_str());
+      out("%-34s %-24s %-28s %s\n", bug.name.c_str(), bug.base.c_str(), suite_cell.c_str(),
+          base_cell.c_str());
     }
   }
   if (opts.json) {
@@ -228,10 +249,9 @@ int run_bugs(const BugsCommandOptions& opts) {
                      .dump(2)
               << "\n";
   } else {
-    std::printf("properties caught %d/%d; baseline caught %d/%d\n", by_props, n, by_baseline, n);
+    out("properties caught %d/%d; baseline caught %d/%d\n", by_props, n, by_baseline, n);
     if (!heavy.empty()) {
-      std::printf(
-          "%zu entries on heavy kernels not run (one check case costs most of a minute): "
+      out("%zu entries on heavy kernels not run (one check case costs most of a minute): "
           "`ncverify bugs --gate --only NAME` checks them\n",
           heavy.size());
     }

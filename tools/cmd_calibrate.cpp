@@ -21,6 +21,7 @@
 #include "tools/calibration_targets.h"
 #include "tools/commands.h"
 #include "tools/input_file.h"
+#include "tools/progress.h"
 #include "workloads/workload.h"
 
 namespace ncv::cli {
@@ -193,7 +194,8 @@ void attach_counters(const std::string& file, const nlohmann::json& doc, std::ve
   }
 }
 
-std::vector<Point> load_points(const std::string& dir, const RunLimits& limits) {
+std::vector<Point> load_points(const std::string& dir, const RunLimits& limits,
+                               Progress& progress) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw UsageError("--data: '" + dir + "' is not a directory");
@@ -218,9 +220,13 @@ std::vector<Point> load_points(const std::string& dir, const RunLimits& limits) 
     if (steps == nullptr || !steps->is_array()) bad_field(file, "steps", "an array");
     if (generation != "trn1") continue;  // only trn1 is fitted
     const size_t first = points.size();
+    progress.set_total(static_cast<int64_t>(points.size() + steps->size()) + 1);
     for (size_t i = 0; i < steps->size(); ++i) {
+      const std::string where = f.filename().string() + " steps[" + std::to_string(i) + "]";
+      progress.start(where);
       points.push_back(
           load_step(file, doc, (*steps)[i], "steps[" + std::to_string(i) + "]", limits));
+      progress.update(static_cast<int64_t>(points.size()), where);
     }
     attach_counters(file, doc, points, first);
   }
@@ -273,11 +279,16 @@ void print_table(const char* title, const std::vector<Point>& pts, const std::ve
 }
 
 int run_calibrate(const CalibrateOptions& opts) {
-  const std::vector<Point> pts = load_points(opts.data, opts.limits);
+  // Steps: each point (a trace-only run of its kernel; the total grows file by file), then the
+  // fit, which reruns them under trial constants and takes most of the time.
+  Progress progress("calibrate", "steps", 0);
+  const std::vector<Point> pts = load_points(opts.data, opts.limits, progress);
   const CostTable& committed = cost_table_trn1();
+  progress.start("predicting with the committed constants, fitting new ones");
   const std::vector<double> before = predict(pts, committed);
   const CostTable fitted = fit_constants(pts, committed);
   const std::vector<double> after = predict(pts, fitted);
+  progress.update(static_cast<int64_t>(pts.size()) + 1, "fit");
   if (opts.json) {
     nlohmann::json j;
     j["points"] = nlohmann::json::array();

@@ -56,7 +56,9 @@ std::optional<kernels::Variant> explicit_variant(const CheckCommandOptions& opts
   if (opts.layout.empty()) return std::nullopt;
   kernels::Layout layout;
   if (const kernels::Variant* named = kernels::find_variant(opts.layout)) {
-    layout = named->layout;
+    // The contract's kernel lends the layout of the options the target has (a layout can follow
+    // an option: Variant::adapt_layout); another kernel lends its default one.
+    layout = named == src.variant ? named->layout_for(src.options) : named->layout;
   } else {
     try {
       layout = kernels::parse_layout(opts.layout);
@@ -278,7 +280,12 @@ int run_check(const CheckCommandOptions& given) {
           co);
     } else {
       Progress progress("check", "cases", co.cases);
-      co.on_case = [&progress](int done) { progress.update(done); };
+      const std::string shape = src.label + " " + format_params(src.params);
+      progress.start(shape);
+      co.on_case = [&progress, &shape](int done) {
+        progress.update(done);
+        progress.start(shape);
+      };
       r = kernels::check_kernel(variant, src.program, src.options, src.params, co);
     }
     if (opts.json) {

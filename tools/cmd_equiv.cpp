@@ -36,6 +36,12 @@ int run_equiv_command(const EquivCommandOptions& opts) {
   req.seed = opts.seed;
   req.run.hw = &generation_for({req.original.variant, req.rewrite.variant}, opts.gen);
   opts.limits.apply(req.run);
+  // The option sets run in parallel; each reports as it finishes.
+  Progress progress("equiv", "option sets", 0);
+  req.on_option_set = [&progress](size_t done, size_t total, const std::string& options) {
+    progress.set_total(static_cast<int64_t>(total));
+    progress.update(static_cast<int64_t>(done), options);
+  };
   const equiv::EquivResult r = run_equiv_or_usage(req);
   if (opts.json) {
     std::cout << r.to_json().dump(2) << "\n";

@@ -21,6 +21,7 @@
 #include "tools/generations.h"
 #include "tools/kernel_source.h"
 #include "tools/memory_table.h"
+#include "tools/progress.h"
 #include "tools/solver_programs.h"
 
 namespace ncv::cli {
@@ -133,6 +134,9 @@ int run_frontier(const FrontierCommandOptions& opts) {
   }
   bool decided = true;
   nlohmann::json rows = nlohmann::json::array();
+  // One search per option program and generation (each a binary search of Z3 queries).
+  Progress progress("frontier", "searches", static_cast<int64_t>(programs.size() * gens.size()));
+  int64_t searched = 0;
   for (const kernels::LabelledProgram& lp : programs) {
     solver::FrontierQuery q;
     q.param = opts.vary;
@@ -152,7 +156,9 @@ int run_frontier(const FrontierCommandOptions& opts) {
     for (const HwConfig* hw : gens) {
       q.hw = hw;
       const auto t = std::chrono::steady_clock::now();
+      progress.start(lp.label + " on " + hw->name);
       const solver::FrontierResult r = solver::capacity_frontier(lp.program, q);
+      progress.update(++searched, lp.label + " on " + hw->name);
       const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
       decided = decided && r.status != solver::FrontierResult::Status::unknown;
       const std::optional<MemoryPeaks> peaks = peaks_at_first_failing(lp.program, *hw, q, r);

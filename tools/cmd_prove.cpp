@@ -145,6 +145,7 @@ int run_prove(const ProveCommandOptions& opts) {
     po.timeout_ms = opts.timeout_ms;
     po.hw = hw;
     const auto t = std::chrono::steady_clock::now();
+    progress.start(lp.label + " on " + hw->name);
     const std::vector<solver::Obligation> obligations = solver::prove_program(lp.program, po);
     progress.update(++done, lp.label + " on " + hw->name);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();

@@ -31,7 +31,8 @@ TEST(BugCatalogue, EveryEntryFailsTheGateWithEvidence) {
     // (properties/tests/bug_catalogue_test.cpp), where each entry shows.
     if (bug.base == "attention_tkg") {
       req.params = {{"bs", 2}, {"q_head", 2}, {"s_active", 3}, {"seqlen", 512}, {"d_head", 16}};
-      if (bug.name == "tkg_kv_batch_offset_dropped") {
+      if (bug.name == "tkg_kv_batch_offset_dropped" ||
+          bug.name == "tkg_out_in_sb_halves_not_swapped") {
         req.params = {{"bs", 4}, {"q_head", 8}, {"s_active", 5}, {"seqlen", 640}, {"d_head", 16}};
       }
       if (bug.name == "tkg_block_table_wrong_stride") {

@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "kernels/check.h"
-#include "kernels/check_generation.h"
 #include "kernels/check_sweep.h"
 #include "kernels/option_programs.h"
 #include "kernels/registry.h"

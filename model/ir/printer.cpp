@@ -1,6 +1,7 @@
 // The .nkir printer (the parser is model/nkir/parser.cpp; the grammar is model/nkir/NKIR.md).
 #include "model/ir/printer.h"
 
+#include <algorithm>
 #include <bit>
 #include <charconv>
 #include <cmath>
@@ -204,8 +205,8 @@ void print_tensor_decl(std::string& out, const Tensor& t) {
   }
 }
 
-// A `source` file name as a double-quoted string: `\\`, `\"` and `\xHH` for control bytes, so
-// that any name prints on one line and reads back byte for byte.
+// A `source` file name or an option value as a double-quoted string: `\\`, `\"` and `\xHH` for
+// control bytes, so that any name prints on one line and reads back byte for byte.
 std::string quoted(std::string_view s) {
   std::string out = "\"";
   for (char c : s) {
@@ -222,6 +223,36 @@ std::string quoted(std::string_view s) {
     }
   }
   return out + "\"";
+}
+
+// Whether an option value prints bare: one identifier or an optionally negative decimal (digits,
+// an optional fraction and exponent), the forms the parser reads unquoted (NKIR.md, options-stmt).
+// Every other value (`2-sprior`, `1/sqrt(128)`, the empty string) prints quoted.
+bool bare_option_value(std::string_view v) {
+  auto ident_start = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+  };
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  if (!v.empty() && ident_start(v[0])) {
+    return std::all_of(v.begin(), v.end(), [&](char c) { return ident_start(c) || digit(c); });
+  }
+  size_t i = v.starts_with('-') ? 1 : 0;
+  auto digits = [&] {
+    const size_t from = i;
+    while (i < v.size() && digit(v[i])) ++i;
+    return i > from;
+  };
+  if (!digits()) return false;
+  if (i < v.size() && v[i] == '.') {
+    ++i;
+    if (!digits()) return false;
+  }
+  if (i < v.size() && (v[i] == 'e' || v[i] == 'E')) {
+    ++i;
+    if (i < v.size() && (v[i] == '+' || v[i] == '-')) ++i;
+    if (!digits()) return false;
+  }
+  return i == v.size();
 }
 
 void print_body(std::string& out, const Program& p, const std::vector<Stmt>& body, int indent) {
@@ -275,7 +306,9 @@ std::string print_program(const Program& p) {
   out += '\n';
   if (!p.build_options.empty()) {
     out += "options";
-    for (const auto& [name, value] : p.build_options) out += " " + name + "=" + value;
+    for (const auto& [name, value] : p.build_options) {
+      out += " " + name + "=" + (bare_option_value(value) ? value : quoted(value));
+    }
     out += '\n';
   }
   if (!p.source_file.value.empty()) out += "source " + quoted(p.source_file.value) + "\n";

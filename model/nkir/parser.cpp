@@ -214,11 +214,14 @@ void Parser::parse_options() {
     std::string n(name.text);
     if (build_options_.count(n)) fail(name, "an option not already given");
     expect("=", "after option " + n);
-    const char* value_what = "option value (an identifier or a decimal number)";
+    const char* value_what =
+        "option value (an identifier, a decimal number or a double-quoted string)";
     std::string value;
     if (accept("-")) value = "-";
-    const Token& v = peek();
-    if (value.empty() && v.kind == TokKind::Ident) {
+    const Token v = peek();
+    if (value.empty() && v.kind == TokKind::String) {
+      value = decode_string(v, "the option value");
+    } else if (value.empty() && v.kind == TokKind::Ident) {
       value = std::string(v.text);
     } else if (v.kind == TokKind::Number && is_decimal(v.text)) {
       value += std::string(v.text);
@@ -226,6 +229,17 @@ void Parser::parse_options() {
       fail(v, value_what);
     }
     next();
+    // A bare value that runs on into more characters (`lnc=2-sprior`): the rest belongs to it,
+    // and the printer would have quoted it; say so.
+    const Token& after = peek();
+    if (after.kind != TokKind::Newline && after.kind != TokKind::End && after.line == v.line &&
+        after.column == v.column + static_cast<int>(v.text.size())) {
+      fail_at({after.line, after.column},
+              "expected option NAME=VALUE or end of line, got " + after.describe() +
+                  " (a value that is not one identifier or decimal number is written in double "
+                  "quotes: " +
+                  n + "=\"...\")");
+    }
     build_options_[n] = std::move(value);
   } while (peek().kind == TokKind::Ident);
   if (peek().kind != TokKind::Newline && peek().kind != TokKind::End) {
@@ -239,7 +253,14 @@ void Parser::parse_source() {
   Token t = peek();
   if (t.kind != TokKind::String) fail(t, what);
   next();
-  std::string name;
+  std::string name = decode_string(t, "the file name");
+  if (name.empty()) fail(t, "a non-empty file name");
+  source_file_ = std::move(name);
+  expect_end_of_statement();
+}
+
+std::string Parser::decode_string(const Token& t, const char* where) const {
+  std::string out;
   const std::string_view raw = t.text.substr(1, t.text.size() - 2);
   auto hex = [](char c) {
     if (c >= '0' && c <= '9') return c - '0';
@@ -249,26 +270,24 @@ void Parser::parse_source() {
   };
   for (size_t i = 0; i < raw.size(); ++i) {
     if (raw[i] != '\\') {
-      name += raw[i];
+      out += raw[i];
       continue;
     }
     // The escapes the printer writes: \\, \" and \xHH (two hex digits).
     const Pos at{t.line, t.column + 1 + static_cast<int>(i)};
     char e = i + 1 < raw.size() ? raw[i + 1] : '\0';
     if (e == '\\' || e == '"') {
-      name += e;
+      out += e;
       i += 1;
     } else if (e == 'x' && i + 3 < raw.size() && hex(raw[i + 2]) >= 0 && hex(raw[i + 3]) >= 0) {
-      name += static_cast<char>(hex(raw[i + 2]) * 16 + hex(raw[i + 3]));
+      out += static_cast<char>(hex(raw[i + 2]) * 16 + hex(raw[i + 3]));
       i += 3;
     } else {
-      fail_at(at, "expected an escape (\\\\, \\\" or \\xHH) in the file name, got '" +
+      fail_at(at, "expected an escape (\\\\, \\\" or \\xHH) in " + std::string(where) + ", got '" +
                       std::string(raw.substr(i, 2)) + "'");
     }
   }
-  if (name.empty()) fail(t, "a non-empty file name");
-  source_file_ = std::move(name);
-  expect_end_of_statement();
+  return out;
 }
 
 uint32_t Parser::parse_line_annotation() {

@@ -101,8 +101,11 @@ class Parser {
 
   // Statements (parser.cpp).
   void parse_statement();
-  void parse_options();              // the `options` line after the kernel line
-  void parse_source();               // the `source "FILE"` line after the kernel and options lines
+  void parse_options();  // the `options` line after the kernel line
+  void parse_source();   // the `source "FILE"` line after the kernel and options lines
+  // The bytes of a String token: its escapes \\, \" and \xHH decoded; a bad escape is an error
+  // naming `where` ("the file name").
+  std::string decode_string(const Token& t, const char* where) const;
   uint32_t parse_line_annotation();  // `@line N` at the end of an instruction
   void set_source_lines(std::vector<Stmt>& body) const;
   void parse_param();

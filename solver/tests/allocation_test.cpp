@@ -7,7 +7,6 @@
 
 #include <gtest/gtest.h>
 
-#include "kernels/check_generation.h"
 #include "kernels/option_programs.h"
 #include "kernels/registry.h"
 #include "model/hw/hw_config.h"
@@ -35,7 +34,6 @@ const int64_t kTrn1Sbuf = hw_config_trn1().sbuf_usable_bytes_per_partition();
 TEST(Allocation, EveryRegisteredKernelIsProvedForTrn1) {
   size_t programs = 0, overlaps = 0;
   for (const kernels::Variant& v : kernels::registry()) {
-    if (!kernels::in_registry_prove_tests(v)) continue;  // kernels/check_generation.h
     for (const LabelledProgram& lp : option_programs(v)) {
       ++programs;
       const auto all =

@@ -5,9 +5,9 @@
 
 #include <gtest/gtest.h>
 
-#include "kernels/check_generation.h"
 #include "kernels/option_programs.h"
 #include "kernels/registry.h"
+#include "kernels/registry_proof_scope.h"
 #include "model/ir/builder.h"
 #include "solver/allocation.h"
 #include "solver/tests/fermat_placement.h"
@@ -75,7 +75,8 @@ void cross_check(const std::string& label, const Program& p, const HwConfig& hw,
 TEST(Frontier, AgreesWithBruteForceForEveryKernelOptionAndGeneration) {
   int compared = 0;
   for (const kernels::Variant& v : kernels::registry()) {
-    if (!kernels::in_registry_prove_tests(v)) continue;  // kernels/check_generation.h
+    if (!kernels::in_registry_isa_and_frontier_tests(v))
+      continue;  // kernels/registry_proof_scope.h
     for (const LabelledProgram& lp : option_programs(v)) {
       for (const HwConfig* hw : {&hw_config_trn1(), &hw_config_trn2(), &hw_config_trn3()}) {
         if (!kernels::supports_generation(v, hw->name)) continue;  // does not run there

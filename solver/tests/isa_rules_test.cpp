@@ -10,9 +10,9 @@
 #include <chrono>
 #include <map>
 
-#include "kernels/check_generation.h"
 #include "kernels/option_programs.h"
 #include "kernels/registry.h"
+#include "kernels/registry_proof_scope.h"
 #include "model/hw/hw_config.h"
 #include "model/ir/builder.h"
 #include "solver/tests/obligation_helpers.h"
@@ -66,7 +66,8 @@ TEST(IsaRules, EveryRegisteredKernelIsProvedOnTrn1) {
   const auto t0 = std::chrono::steady_clock::now();
   size_t programs = 0, obligations = 0;
   for (const kernels::Variant& v : kernels::registry()) {
-    if (!kernels::in_registry_prove_tests(v)) continue;  // kernels/check_generation.h
+    if (!kernels::in_registry_isa_and_frontier_tests(v))
+      continue;  // kernels/registry_proof_scope.h
     for (const LabelledProgram& lp : option_programs(v)) {
       ++programs;
       const auto all =

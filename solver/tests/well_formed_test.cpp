@@ -11,7 +11,6 @@
 #include <limits>
 #include <stdexcept>
 
-#include "kernels/check_generation.h"
 #include "kernels/option_programs.h"
 #include "kernels/registry.h"
 #include "model/hw/hw_config.h"
@@ -58,7 +57,6 @@ void expect_single_counterexample(const Program& p, const std::string& rule,
 
 TEST(WellFormed, EveryRegisteredKernelIsProved) {
   for (const kernels::Variant& v : kernels::registry()) {
-    if (!kernels::in_registry_prove_tests(v)) continue;  // kernels/check_generation.h
     for (const kernels::LabelledProgram& lp : kernels::option_programs(v)) {
       const auto all =
           prove_well_formed(lp.program, {.hw = find_hw_config(kernels::default_generation(v))});

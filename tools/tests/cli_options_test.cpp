@@ -111,6 +111,26 @@ TEST(CliOptionsLine, AnOptionTheLikeKernelDoesNotOfferIsExitTwo) {
   EXPECT_EQ(lent.exit_code, 0) << describe(lent);
 }
 
+// Values that are not one identifier or number are written quoted (`lnc="2-sprior"`) and read
+// back; written bare, the file is refused at the value with line and column (exit 2).
+TEST(CliOptionsLine, ValuesWithOtherCharactersRoundTripQuoted) {
+  const CliResult d = run_cli({"dump", "attention_tkg", "--param", "lnc=2-sprior"});
+  ASSERT_EQ(d.exit_code, 0) << describe(d);
+  const size_t at = d.out.find(" lnc=\"2-sprior\" ");
+  ASSERT_NE(at, std::string::npos) << d.out.substr(0, 300);
+  const std::string file = write_temp("tkg_sprior.nkir", d.out).string();
+  const CliResult again = run_cli({"dump", file});
+  ASSERT_EQ(again.exit_code, 0) << describe(again);
+  EXPECT_EQ(again.out, d.out);
+  std::string bare = d.out;
+  bare.replace(at, 16, " lnc=2-sprior ");
+  const std::string bare_file = write_temp("tkg_sprior_bare.nkir", bare).string();
+  const size_t column = at + 7 - bare.find("options");  // the '-' after "lnc=2", 1-based
+  expect_usage_error(run_cli({"dump", bare_file}),
+                     {bare_file + ":2:" + std::to_string(column) + ": expected option NAME=VALUE",
+                      "written in double quotes: lnc=\"...\""});
+}
+
 // A file without the line (written before it existed, or by hand) is checked as before, with
 // --param's options, and the output says they are unchecked.
 TEST(CliOptionsLine, AFileWithoutTheLineTakesParamOptionsUnchecked) {

@@ -246,9 +246,12 @@ TEST(Hostile, AnOracleSpecTooLargeToEvaluateIsRefusedBeforeAllocating) {
 // --- 5. Long but legal work runs, and says how far it is -------------------------------------
 
 TEST(Hostile, LongJobsReportProgressOnStandardErrorOnly) {
-  // Every update is printed when the interval is 0 (normally: after 2 s, every 2 s).
+  // Every update is printed when the interval is 0 (normally: after 2 s, every 2 s), and
+  // NCVERIFY_PROGRESS=always prints although standard error is a file here (by default progress
+  // shows only on a terminal: tools/tests/cli_progress_test.cpp).
   const CliResult check = run_shell(
-      "NCVERIFY_PROGRESS_EVERY_S=0 $N check sd_attention --param seqlen=128 --param "
+      "NCVERIFY_PROGRESS=always NCVERIFY_PROGRESS_EVERY_S=0 $N check sd_attention --param "
+      "seqlen=128 --param "
       "d_head=16 --cases 5 --json > " +
       shell_quote((temp_dir() / "check.json").string()));
   EXPECT_EQ(check.exit_code, 0) << describe(check);
@@ -259,7 +262,8 @@ TEST(Hostile, LongJobsReportProgressOnStandardErrorOnly) {
   EXPECT_EQ(read_file(temp_dir() / "check.json").front(), '{');
   // The default sweep plans its shapes as it goes: the closing line counts every shape it ran.
   const CliResult sweep = run_shell(
-      "NCVERIFY_PROGRESS_EVERY_S=0 $N check sd_attention --param d_head=16 --param "
+      "NCVERIFY_PROGRESS=always NCVERIFY_PROGRESS_EVERY_S=0 $N check sd_attention --param "
+      "d_head=16 --param "
       "use_causal_mask=false --param mixed_precision=true --param dtype=fp32 --budget-s 2");
   EXPECT_EQ(sweep.exit_code, 0) << describe(sweep);
   const size_t closing = sweep.err.rfind("ncverify check: ");
@@ -271,7 +275,8 @@ TEST(Hostile, LongJobsReportProgressOnStandardErrorOnly) {
       << describe(sweep);
   EXPECT_EQ(done, total) << describe(sweep);
   EXPECT_GT(total, 0) << describe(sweep);
-  const CliResult prove = run_shell("NCVERIFY_PROGRESS_EVERY_S=0 $N prove sd_attention --gen all");
+  const CliResult prove = run_shell(
+      "NCVERIFY_PROGRESS=always NCVERIFY_PROGRESS_EVERY_S=0 $N prove sd_attention --gen all");
   EXPECT_EQ(prove.exit_code, 0) << describe(prove);
   EXPECT_NE(prove.err.find("ncverify prove: 3/"), std::string::npos) << describe(prove);
   // Without the variable, a short job stays quiet.

@@ -599,6 +599,25 @@ TEST(TextFormTest, BuildOptionsLineRoundTrips) {
   EXPECT_TRUE(parse_program(spaced) == p) << print_program(parse_program(spaced));
 }
 
+// Values that are not one identifier or decimal (the registry's `lnc=2-sprior`,
+// `scale=1/sqrt(128)`, an empty value, quotes, backslashes, control and non-ASCII bytes) print
+// quoted and read back byte for byte; identifiers and decimals stay bare.
+TEST(TextFormTest, BuildOptionValuesOfAnyCharactersRoundTrip) {
+  Program p = tiled_matmul_program();
+  p.build_options = {{"lnc", "2-sprior"},   {"scale", "1/sqrt(128)"},
+                     {"empty", ""},         {"quote", "a \"b\" \\c"},
+                     {"ctl", "x\ty\x01"},   {"utf8", "\xc3\xa9"},
+                     {"dtype", "fp8_e4m3"}, {"eps", "1e-05"},
+                     {"neg", "-0.5"},       {"dash", "-"},
+                     {"lead", "2e"},        {"hash", "#x"}};
+  const std::string text = expect_round_trip(p);
+  EXPECT_NE(text.find("options ctl=\"x\\x09y\\x01\" dash=\"-\" dtype=fp8_e4m3 empty=\"\" "
+                      "eps=1e-05 hash=\"#x\" lead=\"2e\" lnc=\"2-sprior\" neg=-0.5 "
+                      "quote=\"a \\\"b\\\" \\\\c\" scale=\"1/sqrt(128)\" utf8=\"\xc3\xa9\"\n"),
+            std::string::npos)
+      << text;
+}
+
 TEST(TextFormTest, BuildOptionsLineErrors) {
   expect_error("kernel k\noptions\n", 2, 8, "expected option NAME=VALUE, got end of line");
   expect_error("kernel k\noptions dtype\n", 2, 14,
@@ -608,10 +627,23 @@ TEST(TextFormTest, BuildOptionsLineErrors) {
   for (const char* bad : {"0x10", "12ab", "1.5e", "-b"}) {
     SCOPED_TRACE(bad);
     expect_error(std::string("kernel k\noptions scale=") + bad + "\n", 2, bad[0] == '-' ? 16 : 15,
-                 "expected option value (an identifier or a decimal number)");
+                 "expected option value (an identifier, a decimal number or a double-quoted "
+                 "string)");
   }
   expect_error("kernel k\noptions a=b, c=d\n", 2, 12,
                "expected option NAME=VALUE or end of line, got ','");
+  // A value that needs quotes written bare: the error says to quote it.
+  expect_error("kernel k\noptions lnc=2-sprior\n", 2, 14,
+               "got '-' (a value that is not one identifier or decimal number is written in "
+               "double quotes: lnc=\"...\")");
+  expect_error("kernel k\noptions scale=1/sqrt(128)\n", 2, 16, "got '/' (a value that is not");
+  expect_error("kernel k\noptions lnc=\"2-sprior\"x\n", 2, 23, "got 'x' (a value that is not");
+  expect_error("kernel k\noptions lnc=\"2-sprior\n", 2, 13,
+               "expected option value (an identifier, a decimal number or a double-quoted "
+               "string)");
+  expect_error("kernel k\noptions lnc=\"a\\qb\"\n", 2, 15,
+               "expected an escape (\\\\, \\\" or \\xHH) in the option value, got '\\q'");
+  expect_error("kernel k\noptions lnc=-\"x\"\n", 2, 14, "expected option value");
   expect_error(std::string(kHeader) + "options a=b\n", 5, 1,
                "expected the options line directly after the kernel line, not later, got "
                "'options'");
