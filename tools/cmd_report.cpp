@@ -1,26 +1,42 @@
-// `ncverify report [--cases N] [--seqlen N] [--family F]... [--json]`: the main job (ci/report).
-// Every registered kernel, with its default options and each mask its options offer (none,
-// causal, a sliding window), is checked against the oracle at one shape (seqlen clamped into its
-// domain, d_head 64 where allowed, one batch entry, a GQA group of 2 where the kernel has one, a
-// window of a quarter of the sequence); one row per check. Then one row per rewrite link (a variant
-// with `rewrites` set) and the same option sets: `equiv` against its predecessor at equiv's checked
+// `ncverify report [--cases N] [--seqlen N] [--family F]... [--kernel K]... [--json] [--html DIR]`:
+// the main job (ci/report). Every registered kernel, with its default options and each mask its
+// options offer (none, causal, a sliding window), is checked against the oracle at one shape
+// (seqlen clamped into its domain, d_head 64 where allowed, one batch entry, a GQA group of 2 where
+// the kernel has one, a window of a quarter of the sequence); one row per check, with the kernel's
+// modelled latency at that shape and options on the row's generation (a trace-only run on the
+// timing model, as `ncverify bench`: tools/report_latency.h), for a rewrite its predecessor's
+// latency and the speed-up, each case's normalized error and, per failing case, the `ncverify
+// check` line that replays it (tools/report_rows.h). Then one row per rewrite link (a variant with
+// `rewrites` set) and the same option sets: `equiv` against its predecessor at equiv's checked
 // shapes, the level reached and whether it matches the registry's claim (a declared interface
-// change is CHANGED, not a contradiction: equiv/link_status.h). Then every kernel's Z3
-// obligations (bounds, ISA rules, allocation) over its whole domain for every option combination
-// on trn1, with its trn1 capacity frontier in seqlen at d_head 64 (default options). A kernel
-// that does not run on trn1 (kernels::Variant::generations) gets all of this on its first
-// generation, and its rows say which. A kernel that declares determinism runs has each check case
-// run under schedule seeds 0 and 1 (every pair of cores in both orders at every step; `ncverify
-// check` runs the kernel's full count). Exit 0 when all pass, no link contradicts its claim and
-// everything is proved, 1 otherwise.
+// change is CHANGED, not a contradiction: equiv/link_status.h), and the latencies at the report
+// shape. Then every kernel's Z3 obligations (bounds, ISA rules, allocation) over its whole domain
+// for every option combination on trn1, with its trn1 capacity frontier in seqlen at d_head 64
+// (default options). A kernel that does not run on trn1 (kernels::Variant::generations) gets all
+// of this on its first generation, and its rows say which. A kernel that declares determinism
+// runs has each check case run under schedule seeds 0 and 1 (every pair of cores in both orders
+// at every step; `ncverify check` runs the kernel's full count).
+// --html DIR also collects, per kernel and generation it runs on, the latency over a seqlen sweep
+// and the SBUF/PSUM footprint over its domain (tools/report_sweeps.h), the capacity frontier on
+// every generation, and one engine timeline with its Perfetto trace (tools/report_timeline.h),
+// and writes DIR/report.json, DIR/traces/KERNEL-GEN.json and DIR/index.html (tools/report_html.h);
+// other files in DIR are left alone, and a DIR that is not a directory is refused (exit 2).
+// Exit 0 when all checks pass, no link contradicts its claim and everything is proved, 1
+// otherwise (the sweeps inform and never fail the report), 2 on bad usage or an unwritable DIR.
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "equiv/equiv.h"
@@ -28,14 +44,22 @@
 #include "kernels/check.h"
 #include "kernels/option_programs.h"
 #include "kernels/registry.h"
-#include "solver/frontier.h"
 #include "solver/prove.h"
 #include "tools/commands.h"
 #include "tools/generations.h"
+#include "tools/output_file.h"
+#include "tools/progress.h"
+#include "tools/report_html.h"
+#include "tools/report_latency.h"
+#include "tools/report_rows.h"
+#include "tools/report_sweeps.h"
+#include "tools/report_timeline.h"
 
 namespace ncv::cli {
 
 namespace {
+
+namespace fs = std::filesystem;
 
 // The generation a kernel's rows run on: trn1, or its first when it does not run on trn1.
 const HwConfig& report_generation(const kernels::Variant& v) {
@@ -55,36 +79,23 @@ struct ReportOptions {
   int64_t seqlen = 1024;
   bool json = false;
   std::vector<std::string> families;  // empty: every family
+  std::vector<std::string> kernels;   // empty: every kernel (of those families)
+  std::string html;                   // --html DIR ("": no page)
+  int64_t sweep_max_seqlen = 8192;
+  double frontier_timeout_s = 10;
 };
 
-// The registered kernels the report covers: those of the listed families, or all.
+// The registered kernels the report covers: those of the listed families (or all) that are
+// among the listed kernels (or all), in registry order.
 std::vector<const kernels::Variant*> reported(const ReportOptions& opts) {
+  const auto listed = [](const std::vector<std::string>& list, const std::string& name) {
+    return list.empty() || std::find(list.begin(), list.end(), name) != list.end();
+  };
   std::vector<const kernels::Variant*> out;
   for (const kernels::Variant& v : kernels::registry()) {
-    if (opts.families.empty() ||
-        std::find(opts.families.begin(), opts.families.end(), v.family) != opts.families.end()) {
-      out.push_back(&v);
-    }
+    if (listed(opts.families, v.family) && listed(opts.kernels, v.name)) out.push_back(&v);
   }
   return out;
-}
-
-// The report shape: every param at its smallest legal value, seqlen near `seqlen`, d_head 64, a
-// GQA group of 2 (q heads per kv head) where the kernel has one, a sliding window of a quarter
-// of the sequence.
-ParamValues report_params(const Program& p, int64_t seqlen) {
-  ParamValues pv;
-  for (const Param& prm : p.params) {
-    const int64_t m = prm.multiple_of;
-    int64_t want = prm.name == "seqlen"   ? seqlen
-                   : prm.name == "d_head" ? 64
-                   : prm.name == "group"  ? 2
-                   : prm.name == "window" ? std::max<int64_t>(1, seqlen / 4)
-                                          : prm.lo;
-    want = std::clamp(want, prm.lo, prm.hi);
-    pv[prm.name] = std::max((prm.lo + m - 1) / m * m, want / m * m);
-  }
-  return pv;
 }
 
 // The masks a kernel's options offer, each a check row: none, causal (use_causal_mask), a sliding
@@ -147,30 +158,79 @@ std::vector<ReportMask> report_masks(const kernels::Variant& v) {
   return out;
 }
 
-// The trn1 frontier in seqlen of the kernel's default-option program at d_head 64, other params
-// at their least value: "6656" or "-" when the kernel has no seqlen.
-std::string default_frontier(const kernels::Variant& v, const HwConfig& hw, nlohmann::json& row) {
-  const Program p = v.build(v.resolve({}));
-  const Param* seqlen = p.find_param("seqlen");
-  if (seqlen == nullptr) return "-";
-  solver::FrontierQuery q;
-  q.fixed = report_params(p, seqlen->lo);
-  q.fixed.erase("seqlen");
-  q.search_hi = std::max<int64_t>(65536, seqlen->hi);
-  q.hw = &hw;
-  const solver::FrontierResult f = solver::capacity_frontier(p, q);
-  using Status = solver::FrontierResult::Status;
-  std::string text = f.status == Status::unknown        ? "unknown"
-                     : f.status == Status::fits_nowhere ? "none"
-                     : f.first_failing                  ? std::to_string(f.largest_fitting)
-                                                        : ">=" + std::to_string(f.searched_hi);
-  row["frontier_" + hw.name + "_seqlen"] = text;
-  return text;
+// One report run: the options, the latencies computed so far and the progress line.
+struct Report {
+  Report(const ReportOptions& o, int64_t total) : opts(o), progress("report", "steps", total) {}
+  const ReportOptions& opts;
+  LatencyCache latency;
+  Progress progress;
+  int64_t done = 0;
+  void step(const std::string& what) { progress.update(++done, what); }
+};
+
+bool html(const ReportOptions& opts) {
+  return !opts.html.empty();
 }
 
-// Proves every option program of every kernel on trn1; returns whether all was proved.
-bool report_proofs(const ReportOptions& opts, nlohmann::json& out) {
+// The option requests of a rewrite's link rows: none, and the causal mask when both offer it.
+std::vector<kernels::Options> link_option_sets(const kernels::Variant& v,
+                                               const kernels::Variant* pred) {
+  std::vector<kernels::Options> out{{}};
+  if (v.offers("use_causal_mask", "true") && pred && pred->offers("use_causal_mask", "true")) {
+    out.push_back({{"use_causal_mask", "true"}});
+  }
+  return out;
+}
+
+// Steps of the progress line: check rows, link rows, proof rows and, with --html, per kernel its
+// sweeps on each generation and its timeline.
+int64_t planned_steps(const ReportOptions& opts) {
+  int64_t n = 0;
+  for (const kernels::Variant* v : reported(opts)) {
+    n += static_cast<int64_t>(report_masks(*v).size()) + 1;
+    if (!v->rewrites.empty()) {
+      n += static_cast<int64_t>(link_option_sets(*v, kernels::find_variant(v->rewrites)).size());
+    }
+    if (html(opts)) {
+      for (std::string_view gen : hw_config_names()) {
+        n += kernels::supports_generation(*v, gen) ? 1 : 0;
+      }
+      n += 1;
+    }
+  }
+  return n;
+}
+
+std::string shape_text(const ParamValues& params) {
+  std::string shape;
+  for (const auto& [name, value] : params) {
+    shape += (shape.empty() ? "" : " ") + name + "=" + std::to_string(value);
+  }
+  return shape;
+}
+
+// "152.3 us", or "-" without a number.
+std::string latency_text(const Latency& l) {
+  if (!l.us) return "-";
+  char s[32];
+  std::snprintf(s, sizeof s, "%.1f us", *l.us);
+  return s;
+}
+
+// Lines under a row whose latency (or its predecessor's) is missing: why.
+void print_latency_notes(const Latency& own, const PredecessorLatency& pred) {
+  if (!own.us) std::printf("  no latency: %s\n", own.error.c_str());
+  if (!pred.name.empty() && !pred.latency.us) {
+    std::printf("  no latency of %s: %s\n", pred.name.c_str(), pred.latency.error.c_str());
+  }
+}
+
+// Proves every option program of every kernel on its report generation, with the capacity
+// frontier there (with --html: on every generation); returns whether all was proved.
+bool report_proofs(Report& rep, nlohmann::json& out) {
+  const ReportOptions& opts = rep.opts;
   const bool json = opts.json;
+  const auto timeout_ms = static_cast<unsigned>(opts.frontier_timeout_s * 1000);
   if (!json) {
     std::printf("\n%-24s %8s %12s %8s %8s %8s %9s %10s\n", "kernel", "programs", "obligations",
                 "proved", "counter", "unknown", "seconds", "frontier");
@@ -196,26 +256,45 @@ bool report_proofs(const ReportOptions& opts, nlohmann::json& out) {
     }
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     all = all && proved == n;
-    nlohmann::json row{{"kernel", v.name},      {"programs", programs.size()},
-                       {"obligations", n},      {"proved", proved},
-                       {"counterexample", cex}, {"unknown", n - proved - cex},
-                       {"seconds", s},          {"gen", hw.name}};
-    const std::string frontier = default_frontier(v, hw, row);
+    nlohmann::json row{{"kernel", v.name},
+                       {"family", v.family},
+                       {"programs", programs.size()},
+                       {"obligations", n},
+                       {"proved", proved},
+                       {"counterexample", cex},
+                       {"unknown", n - proved - cex},
+                       {"seconds", s},
+                       {"gen", hw.name}};
+    // The report generation's frontier first (the table's cell), then with --html the others.
+    const auto f0 = std::chrono::steady_clock::now();
+    const FrontierEntry own = frontier_entry(v, hw.name, timeout_ms);
+    row["frontier_" + hw.name + "_seqlen"] = own.text;
+    nlohmann::json frontiers = nlohmann::json::array({own.json});
+    if (html(opts)) {
+      for (std::string_view gen : hw_config_names()) {
+        if (gen != hw.name)
+          frontiers.push_back(frontier_entry(v, std::string(gen), timeout_ms).json);
+      }
+    }
+    row["frontiers"] = frontiers;
+    row["frontier_seconds"] =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - f0).count();
     out.push_back(row);
+    rep.step("prove " + v.name);
     if (!json) {
       std::printf("%-24s %8zu %12d %8d %8d %8d %9.2f %10s\n", v.name.c_str(), programs.size(), n,
-                  proved, cex, n - proved - cex, s, frontier.c_str());
+                  proved, cex, n - proved - cex, s, own.text.c_str());
       print_generation_note(v, hw);
     }
   }
   if (!json) {
     std::printf(
         "\n%s: Z3 obligations (well-formedness, index bounds, ISA rules, SBUF/PSUM allocation) for "
-        "every param "
-        "in each kernel's domain and every option combination, trn1 (or the kernel's first "
-        "generation, noted under its row); frontier = largest seqlen fitting that generation at "
-        "d_head 64 where allowed, default options\n",
-        all ? "PROVED" : "NOT PROVED");
+        "every param in each kernel's domain and every option combination, trn1 (or the kernel's "
+        "first generation, noted under its row); frontier = largest seqlen fitting that "
+        "generation at d_head 64 where allowed, default options (unknown: Z3 gave no answer "
+        "within %.0f s per query)\n",
+        all ? "PROVED" : "NOT PROVED", opts.frontier_timeout_s);
   }
   return all;
 }
@@ -225,44 +304,48 @@ bool report_proofs(const ReportOptions& opts, nlohmann::json& out) {
 // (terms at the report's seqlen would cost minutes). A row fails only when it contradicts the
 // registry: bit-exact claimed and not proved, or the contract level not holding (a rewrite that
 // claims changed numerics and is bit-exact at these options is consistent: the claim covers
-// every option). Returns whether no row fails.
-bool report_links(const ReportOptions& opts, nlohmann::json& out) {
+// every option). Beside it the latencies at the report shape of the option set. Returns whether
+// no row fails.
+bool report_links(Report& rep, nlohmann::json& out) {
+  const ReportOptions& opts = rep.opts;
   if (!opts.json) {
-    std::printf("\n%-24s %-22s %-6s %-18s %-17s %-9s %-9s %-5s %8s\n", "rewrite", "of", "mask",
-                "claim", "level", "bit-exact", "contract", "match", "time");
+    std::printf("\n%-24s %-19s %-6s %-16s %-17s %-9s %-8s %-7s %10s %7s %8s\n", "rewrite", "of",
+                "mask", "claim", "level", "bit-exact", "contract", "match", "latency", "vs pred",
+                "time");
   }
   bool all = true, any_refuted = false;
   for (const kernels::Variant* vp : reported(opts)) {
     const kernels::Variant& v = *vp;
     if (v.rewrites.empty()) continue;
     const kernels::Variant* pred = kernels::find_variant(v.rewrites);
-    for (bool causal : {false, true}) {
-      if (causal && !(v.offers("use_causal_mask", "true") && pred &&
-                      pred->offers("use_causal_mask", "true"))) {
-        continue;
-      }
+    for (const kernels::Options& given : link_option_sets(v, pred)) {
+      const bool causal = !given.empty();
       const std::string claim = v.same_numerics_as_predecessor ? "bit-exact" : "changes numerics";
-      nlohmann::json row{{"kernel", v.name}, {"rewrites", v.rewrites}, {"claim", claim}};
+      nlohmann::json row{
+          {"kernel", v.name}, {"family", v.family}, {"rewrites", v.rewrites}, {"claim", claim}};
+      rep.step("equiv " + v.name + (causal ? " causal" : ""));
       if (pred == nullptr) {
         // A registry whose link names no variant contradicts itself.
         all = false;
-        row["error"] = "no registered variant " + v.rewrites;
+        const std::string error = "no registered variant " + v.rewrites;
+        row["error"] = error;
         row["pass"] = false;
+        add_latency_fields(row, Latency{std::nullopt, error},
+                           PredecessorLatency{v.rewrites, Latency{std::nullopt, error}});
         out.push_back(row);
         if (!opts.json) {
-          std::printf("%-24s %-22s  no such variant  FAIL\n", v.name.c_str(), v.rewrites.c_str());
+          std::printf("%-24s %-19s  no such variant  FAIL\n", v.name.c_str(), v.rewrites.c_str());
         }
         continue;
       }
-      kernels::Options given;
-      if (causal) given["use_causal_mask"] = "true";
       equiv::EquivRequest req;
       req.original = equiv::EquivSide{pred->name, pred, std::nullopt};
       req.rewrite = equiv::EquivSide{v.name, &v, std::nullopt};
       req.options = pred->resolve(given);
       req.run.record_trace = false;
       req.run.hw = &generation_for({pred, &v}, "");
-      row["gen"] = req.run.hw->name;
+      const HwConfig& hw = *req.run.hw;
+      row["gen"] = hw.name;
       const auto t0 = std::chrono::steady_clock::now();
       const equiv::EquivResult r = equiv::run_equiv(req);
       const double ms =
@@ -289,12 +372,21 @@ bool report_links(const ReportOptions& opts, nlohmann::json& out) {
       row["status"] = status;
       row["ms"] = ms;
       row["equiv"] = r.to_json();
+      // The latencies at the report shape of this option set (the check rows' shape).
+      const kernels::Options vo = v.resolve(given);
+      const ParamValues params = report_params(v.build(vo), opts.seqlen);
+      const Latency& own = rep.latency.get(v, vo, params, hw);
+      const PredecessorLatency before = predecessor_latency(v, given, params, hw, rep.latency);
+      row["latency_params"] = params;
+      add_latency_fields(row, own, before);
       out.push_back(row);
       if (!opts.json) {
-        std::printf("%-24s %-22s %-6s %-18s %-17s %-9s %-9s %-5s %5.0f ms\n", v.name.c_str(),
-                    v.rewrites.c_str(), causal ? "causal" : "none", claim.c_str(),
+        std::printf("%-24s %-19s %-6s %-16s %-17s %-9s %-8s %-7s %10s %7s %5.0f ms\n",
+                    v.name.c_str(), v.rewrites.c_str(), causal ? "causal" : "none", claim.c_str(),
                     judged.level.c_str(), equiv::verdict_name(o.bit_exact),
-                    contract ? "holds" : "no", status, ms);
+                    contract ? "holds" : "no", status, latency_text(own).c_str(),
+                    speedup_text(own, before).c_str(), ms);
+        print_latency_notes(own, before);
         if (changed) {
           std::printf("  declared: %s\n  equiv:    %s\n", v.interface_change.c_str(),
                       o.interface_error.c_str());
@@ -310,7 +402,8 @@ bool report_links(const ReportOptions& opts, nlohmann::json& out) {
         "shapes, default options and the causal mask; FAIL = the claim contradicted (interfaces "
         "differ or a counterexample), CHANGED = the interfaces differ as the rewrite declares "
         "(nothing to compare), UNKNOWN = bit-exact claimed and not proved, or the contract level "
-        "not established, without a contradiction)\n",
+        "not established, without a contradiction); latency at the check rows' shape, vs pred = "
+        "predecessor latency / this latency\n",
         all           ? "PASS"
         : any_refuted ? "FAIL"
                       : "UNKNOWN");
@@ -318,73 +411,221 @@ bool report_links(const ReportOptions& opts, nlohmann::json& out) {
   return all;
 }
 
-int run_report(const ReportOptions& opts) {
-  nlohmann::json rows = nlohmann::json::array();
+// The check rows; returns whether every check passed.
+bool report_checks(Report& rep, nlohmann::json& rows) {
+  const ReportOptions& opts = rep.opts;
   bool all_pass = true;
   if (!opts.json) {
-    std::printf("%-24s %-22s %-6s %-30s %-22s %10s  %-4s %11s\n", "kernel", "rewrites", "mask",
-                "shape", "contract", "worst", "", "time");
+    std::printf("%-20s %-18s %-11s %-12s %6s  %-4s %9s %7s %6s  %s\n", "kernel", "rewrites", "mask",
+                "contract", "worst", "", "latency", "vs pred", "time", "shape");
   }
   for (const kernels::Variant* vp : reported(opts)) {
     const kernels::Variant& v = *vp;
     const HwConfig& hw = report_generation(v);
-    for (const ReportMask& mask : report_masks(v)) {
-      const kernels::Options o = v.resolve(mask.given);
-      const Program p = v.build(o);
-      const ParamValues params = report_params(p, opts.seqlen);
-      kernels::CheckOptions co;
+    const std::vector<ReportMask> masks = report_masks(v);
+    for (const ReportMask& mask : masks) {
+      CheckRowRequest req;
+      req.target = v.name;
+      req.variant = &v;
+      req.given = mask.given;
+      req.options = v.resolve(mask.given);
+      const Program p = v.build(req.options);
+      req.program = &p;
+      req.params = report_params(p, opts.seqlen);
+      req.mask = mask.label;
+      kernels::CheckOptions& co = req.check;
       // A heavy variant (one case costs most of a minute: kernels::heavy_check) runs its most
       // bug-exposing case only; its own test and `ncverify check` run more.
       co.cases = kernels::heavy_check(v) ? 1 : opts.cases;
-      if (kernels::heavy_check(v)) co.distributions = kernels::heavy_check_distributions(v, o);
+      if (kernels::heavy_check(v))
+        co.distributions = kernels::heavy_check_distributions(v, req.options);
       co.run.record_trace = false;
       co.run.hw = &hw;
       // Seeds 0 and 1: every pair of cores in both orders at every step.
       co.determinism_runs = std::min(v.determinism_runs, 2);
-      const auto t0 = std::chrono::steady_clock::now();
-      const kernels::CheckResult r = kernels::check_kernel(v, p, o, params, co);
-      const double ms =
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      const CheckRow row = run_check_row(req, rep.latency);
+      const kernels::CheckResult& r = row.result;
       all_pass = all_pass && r.pass;
-      nlohmann::json row = r.to_json();
-      row["rewrites"] = v.rewrites;
-      row["mask"] = mask.label;
-      row["ms"] = ms;
-      row["gen"] = hw.name;
-      rows.push_back(row);
+      rows.push_back(row.json);
+      rep.step("check " + v.name + " " + mask.label);
       if (!opts.json) {
-        std::string shape;
-        for (const auto& [name, value] : params) {
-          shape += (shape.empty() ? "" : " ") + name + "=" + std::to_string(value);
-        }
-        std::printf("%-24s %-22s %-6s %-30s %-22s %10.3g  %-4s %8.0f ms\n", v.name.c_str(),
+        // The contract column names a borrowed contract; "=" is the kernel's own.
+        const std::string contract = r.contract.name == v.name ? "=" : r.contract.name;
+        std::printf("%-20s %-18s %-11s %-12s %6.3g  %-4s %9s %7s %5.1fs  %s\n", v.name.c_str(),
                     v.rewrites.empty() ? "-" : v.rewrites.c_str(), mask.label.c_str(),
-                    shape.c_str(), r.contract.name.c_str(), r.worst_normalized,
-                    r.pass ? "PASS" : "FAIL", ms);
-        print_generation_note(v, hw);
-        if (!r.pass) std::cout << r.summary();
+                    contract.c_str(), r.worst_normalized, r.pass ? "PASS" : "FAIL",
+                    latency_text(row.latency).c_str(),
+                    speedup_text(row.latency, row.predecessor).c_str(), row.ms / 1000,
+                    shape_text(req.params).c_str());
+        // Once per kernel: why it runs elsewhere than trn1.
+        if (&mask == &masks.front()) print_generation_note(v, hw);
+        print_latency_notes(row.latency, row.predecessor);
+        if (!r.pass) {
+          std::cout << r.summary();
+          for (const auto& line : row.json.at("replay")) {
+            std::cout << "  replay: " << line.get<std::string>() << "\n";
+          }
+        }
       }
     }
   }
   if (!opts.json) {
     std::printf(
         "\n%s: every registered kernel vs the oracle under its precision contract (%d "
-        "seeded cases each, 1 for kernels whose one case costs over %.0f s; worst = max |err| / "
-        "bound, pass <= 1)\n",
+        "seeded cases each, 1 for kernels whose one case costs over %.0f s; contract = the "
+        "precision contract checked against, = the kernel's own; worst = max |err| / "
+        "bound, pass <= 1); latency = modelled on the row's generation at its shape and options "
+        "(trace-only run on the timing model, as `ncverify bench`), vs pred = the predecessor's "
+        "latency there / this one (>1: the rewrite is faster)\n",
         all_pass ? "PASS" : "FAIL", opts.cases, kernels::kHeavyCheckCaseSeconds);
   }
+  return all_pass;
+}
+
+// --html DIR: refuses a path that exists and is not a directory, creates DIR and DIR/traces.
+// Called before any work, so a refusal costs nothing.
+void prepare_html_dir(const std::string& dir) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(dir, ec);
+  if (fs::exists(st) && !fs::is_directory(st)) {
+    throw UsageError("--html " + dir +
+                     ": exists and is not a directory (the report writes index.html, report.json "
+                     "and traces/ into a directory; give a new or an existing directory)");
+  }
+  fs::create_directories(fs::path(dir) / "traces", ec);
+  if (ec) throw UsageError("--html " + dir + ": cannot create " + dir + "/traces: " + ec.message());
+  // Writable now, not only after the whole report has run: a file of our own, removed again.
+  const fs::path probe = fs::path(dir) / "traces" / (".ncverify-probe-" + std::to_string(getpid()));
+  const bool written = static_cast<bool>(std::ofstream(probe) << "probe\n");
+  fs::remove(probe, ec);
+  if (!written) throw UsageError("--html " + dir + ": cannot write into " + dir + "/traces");
+}
+
+// The [html] sections: per kernel the latency sweep and the footprint on each generation it runs
+// on, and its timeline (default options, report shape and generation) with its trace file.
+void collect_html(Report& rep, nlohmann::json& latency, nlohmann::json& footprint,
+                  nlohmann::json& timelines) {
+  const ReportOptions& opts = rep.opts;
+  const auto t0 = std::chrono::steady_clock::now();
+  SweepLimits limits;
+  limits.max_seqlen = opts.sweep_max_seqlen;
+  int64_t points = 0, skipped = 0;
+  for (const kernels::Variant* vp : reported(opts)) {
+    const kernels::Variant& v = *vp;
+    for (std::string_view name : hw_config_names()) {
+      if (!kernels::supports_generation(v, name)) continue;
+      const HwConfig& hw = *find_hw_config(name);
+      nlohmann::json l = latency_series(v, hw, limits, rep.latency);
+      if (!l.is_null()) {
+        points += static_cast<int64_t>(l["points"].size());
+        skipped += static_cast<int64_t>(l["skipped"].size());
+        latency.push_back(std::move(l));
+      }
+      nlohmann::json f = footprint_series(v, hw);
+      if (!f.is_null()) footprint.push_back(std::move(f));
+      rep.step("sweep " + v.name + " on " + hw.name);
+    }
+    const HwConfig& hw = report_generation(v);
+    const kernels::Options o = v.resolve({});
+    const Program p = v.build(o);
+    const ParamValues params = report_params(p, opts.seqlen);
+    const std::string file = "traces/" + v.name + "-" + hw.name + ".json";
+    const TimedRun run = timed_run(p, params, hw);
+    nlohmann::json t{{"family", v.family},
+                     {"kernel", v.name},
+                     {"gen", hw.name},
+                     {"params", params},
+                     {"options", o}};
+    if (run.ok()) {
+      t.update(timeline_json(p, run, fs::path(opts.html) / file));
+      t["trace_file"] = file;
+    } else {
+      t["latency_us"] = nullptr;
+      t["error"] = run.error;
+      t["tracks"] = nlohmann::json::array();
+      t["intervals"] = nlohmann::json::array();
+      t["trace_file"] = nullptr;
+    }
+    timelines.push_back(std::move(t));
+    rep.step("timeline " + v.name);
+  }
+  if (!opts.json) {
+    std::printf(
+        "\nhtml: latency over seqlen (default options, up to %lld) for %zu kernel x generation "
+        "pairs: %lld points, %lld skipped (reasons in report.json); footprint series %zu; "
+        "timelines %zu; %.1f s\n",
+        static_cast<long long>(opts.sweep_max_seqlen), latency.size(),
+        static_cast<long long>(points), static_cast<long long>(skipped), footprint.size(),
+        timelines.size(),
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+}
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char s[32];
+  std::strftime(s, sizeof s, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return s;
+}
+
+// How the report was made, as a command line (options at their defaults left out).
+std::string command_line(const ReportOptions& opts) {
+  const ReportOptions defaults;
+  std::string s = "ncverify report";
+  if (opts.cases != defaults.cases) s += " --cases " + std::to_string(opts.cases);
+  if (opts.seqlen != defaults.seqlen) s += " --seqlen " + std::to_string(opts.seqlen);
+  for (const std::string& f : opts.families) s += " --family " + f;
+  for (const std::string& k : opts.kernels) s += " --kernel " + k;
+  if (opts.json) s += " --json";
+  if (html(opts)) s += " --html " + opts.html;
+  if (opts.sweep_max_seqlen != defaults.sweep_max_seqlen) {
+    s += " --sweep-max-seqlen " + std::to_string(opts.sweep_max_seqlen);
+  }
+  if (opts.frontier_timeout_s != defaults.frontier_timeout_s) {
+    char t[32];
+    std::snprintf(t, sizeof t, "%g", opts.frontier_timeout_s);
+    s += " --frontier-timeout-s " + std::string(t);
+  }
+  return s;
+}
+
+int run_report(const ReportOptions& opts) {
+  if (reported(opts).empty()) {
+    throw UsageError("report: no registered kernel is both in a --family and a --kernel given");
+  }
+  if (html(opts)) prepare_html_dir(opts.html);
+  Report rep(opts, planned_steps(opts));
+  nlohmann::json report{{"generated", utc_now()}, {"command", command_line(opts)}};
+  nlohmann::json rows = nlohmann::json::array();
+  const bool all_pass = report_checks(rep, rows);
   nlohmann::json links = nlohmann::json::array();
-  const bool links_ok = report_links(opts, links);
+  const bool links_ok = report_links(rep, links);
   nlohmann::json proofs = nlohmann::json::array();
-  const bool proved = report_proofs(opts, proofs);
+  const bool proved = report_proofs(rep, proofs);
   const bool pass = all_pass && links_ok && proved;
-  if (opts.json) {
-    std::cout << nlohmann::json{{"checks", rows},
-                                {"links", links},
-                                {"proofs", proofs},
-                                {"pass", pass}}
-                     .dump(2)
-              << "\n";
+  report["pass"] = pass;
+  report["checks"] = rows;
+  report["links"] = links;
+  report["proofs"] = proofs;
+  if (html(opts)) {
+    nlohmann::json latency = nlohmann::json::array(), footprint = nlohmann::json::array(),
+                   timelines = nlohmann::json::array();
+    collect_html(rep, latency, footprint, timelines);
+    report["latency"] = latency;
+    report["footprint"] = footprint;
+    report["timelines"] = timelines;
+  }
+  rep.progress.finish(rep.done);
+  if (opts.json) std::cout << report.dump(2) << "\n";
+  if (html(opts)) {
+    const fs::path dir(opts.html);
+    write_output_file((dir / "report.json").string(), report.dump(1) + "\n", true, "--html");
+    write_html_report(report, dir);
+    const std::string line = "page: " + (dir / "index.html").string() + "\n";
+    // Standard output carries the JSON object alone with --json.
+    std::fputs(line.c_str(), opts.json ? stderr : stdout);
   }
   return pass ? kExitOk : kExitVerificationFailure;
 }
@@ -410,6 +651,24 @@ void register_report(CLI::App& app, Action& action) {
         }
         return "no registered kernel has family '" + f + "'";
       });
+  cmd->add_option("--kernel", opts->kernels,
+                  "Only this registered kernel (repeatable; with --family: those of the family)")
+      ->check([](const std::string& k) {
+        return kernels::find_variant(k) ? std::string()
+                                        : "no registered kernel is called '" + k + "'";
+      });
+  cmd->add_option("--html", opts->html,
+                  "Also write DIR/index.html, DIR/report.json and DIR/traces/ (latency and "
+                  "footprint over seqlen, frontiers on every generation, engine timelines); "
+                  "other files in DIR are kept");
+  cmd->add_option("--sweep-max-seqlen", opts->sweep_max_seqlen,
+                  "With --html: the largest seqlen of the latency sweep")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
+      ->capture_default_str();
+  cmd->add_option("--frontier-timeout-s", opts->frontier_timeout_s,
+                  "Per Z3 query of a capacity frontier search (no answer in time: unknown)")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->capture_default_str();
   cmd->callback([opts, &action] { action = [opts] { return run_report(*opts); }; });
 }
 
