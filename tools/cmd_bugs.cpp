@@ -4,7 +4,6 @@
 // inputs at one shape), ending with `properties caught X/N; baseline caught Y/N`. Exit 0 when the
 // property suite catches every entry, 1 otherwise.
 #include <CLI/CLI.hpp>
-#include <cstdarg>
 #include <cstdio>
 #include <functional>
 #include <iostream>
@@ -32,21 +31,6 @@ struct BugsCommandOptions {
   double budget_s = 30;
   std::vector<std::string> only;
 };
-
-// printf-style text through std::cout, not stdio: a progress line on the terminal
-// (tools/progress.h) is erased before text written through std::cout reaches it.
-[[gnu::format(printf, 1, 2)]] void out(const char* format, ...) {
-  va_list args;
-  va_start(args, format);
-  va_list again;
-  va_copy(again, args);
-  const int n = std::vsnprintf(nullptr, 0, format, args);
-  va_end(args);
-  std::string text(n > 0 ? static_cast<size_t>(n) : 0, '\0');
-  if (n > 0) std::vsnprintf(text.data(), text.size() + 1, format, again);
-  va_end(again);
-  std::cout << text;
-}
 
 // One row of the gate table: the default check (the shape sweep, every open option set) of a
 // kernel, stopped at its first failing case.
@@ -153,20 +137,21 @@ int run_gate(const BugsCommandOptions& opts) {
                      .dump(2)
               << "\n";
   } else {
-    out("%-34s %-24s %-8s %7s %6s  %s\n", "catalogue entry", "base kernel", "check", "time s",
-        "cases", "first failing case (replay with ncverify check ENTRY ...)");
+    print_stdout("%-34s %-24s %-8s %7s %6s  %s\n", "catalogue entry", "base kernel", "check",
+                 "time s", "cases", "first failing case (replay with ncverify check ENTRY ...)");
     for (const GateRow& r : bugs) {
-      out("%-34s %-24s %-8s %7.2f %6d  %s\n", r.name.c_str(), r.base.c_str(),
-          r.failed ? "caught" : "MISSED", r.seconds, r.cases, r.where.c_str());
+      print_stdout("%-34s %-24s %-8s %7.2f %6d  %s\n", r.name.c_str(), r.base.c_str(),
+                   r.failed ? "caught" : "MISSED", r.seconds, r.cases, r.where.c_str());
     }
     if (!kernels_rows.empty()) {
-      out("\n%-34s %-8s %7s %6s\n", "correct kernel", "check", "time s", "cases");
+      print_stdout("\n%-34s %-8s %7s %6s\n", "correct kernel", "check", "time s", "cases");
       for (const GateRow& r : kernels_rows) {
-        out("%-34s %-8s %7.2f %6d  %s\n", r.name.c_str(), r.failed ? "FAILED" : "pass", r.seconds,
-            r.cases, r.where.c_str());
+        print_stdout("%-34s %-8s %7.2f %6d  %s\n", r.name.c_str(), r.failed ? "FAILED" : "pass",
+                     r.seconds, r.cases, r.where.c_str());
       }
     }
-    out("default check caught %d/%zu catalogue entries in %.1f s; correct kernels failed "
+    print_stdout(
+        "default check caught %d/%zu catalogue entries in %.1f s; correct kernels failed "
         "%d/%zu (%.1f s); budget %.0f s per kernel\n",
         caught, bugs.size(), bug_s, false_failures, kernels_rows.size(), kernel_s, opts.budget_s);
   }
@@ -185,8 +170,8 @@ int run_bugs(const BugsCommandOptions& opts) {
   int64_t visited = 0;             // entries run or listed as heavy (the progress count)
   std::vector<std::string> heavy;  // entries on heavy bases, not run
   if (!opts.json) {
-    out("%-34s %-24s %-28s %s\n", "bug", "base kernel", "property suite",
-        "baseline allclose(atol=1e-2)");
+    print_stdout("%-34s %-24s %-28s %s\n", "bug", "base kernel", "property suite",
+                 "baseline allclose(atol=1e-2)");
   }
   Progress progress(
       "bugs", "catalogue entries",
@@ -202,8 +187,8 @@ int run_bugs(const BugsCommandOptions& opts) {
       heavy.push_back(bug.name);
       progress.update(++visited, bug.name);
       if (!opts.json) {
-        out("%-34s %-24s %-28s %s\n", bug.name.c_str(), bug.base.c_str(), "not run (heavy base)",
-            "not run");
+        print_stdout("%-34s %-24s %-28s %s\n", bug.name.c_str(), bug.base.c_str(),
+                     "not run (heavy base)", "not run");
       }
       continue;
     }
@@ -234,8 +219,8 @@ int run_bugs(const BugsCommandOptions& opts) {
                       {"baseline_detail", base.detail},
                       {"baseline_shape", base.shape}});
     } else {
-      out("%-34s %-24s %-28s %s\n", bug.name.c_str(), bug.base.c_str(), suite_cell.c_str(),
-          base_cell.c_str());
+      print_stdout("%-34s %-24s %-28s %s\n", bug.name.c_str(), bug.base.c_str(), suite_cell.c_str(),
+                   base_cell.c_str());
     }
   }
   if (opts.json) {
@@ -249,9 +234,10 @@ int run_bugs(const BugsCommandOptions& opts) {
                      .dump(2)
               << "\n";
   } else {
-    out("properties caught %d/%d; baseline caught %d/%d\n", by_props, n, by_baseline, n);
+    print_stdout("properties caught %d/%d; baseline caught %d/%d\n", by_props, n, by_baseline, n);
     if (!heavy.empty()) {
-      out("%zu entries on heavy kernels not run (one check case costs most of a minute): "
+      print_stdout(
+          "%zu entries on heavy kernels not run (one check case costs most of a minute): "
           "`ncverify bugs --gate --only NAME` checks them\n",
           heavy.size());
     }

@@ -69,8 +69,8 @@ const HwConfig& report_generation(const kernels::Variant& v) {
 // A note under a kernel's row when it runs elsewhere than trn1 ("" otherwise).
 void print_generation_note(const kernels::Variant& v, const HwConfig& hw) {
   if (hw.name != kDefaultGeneration) {
-    std::printf("  on %s: %s\n", hw.name.c_str(),
-                kernels::generation_refusal(v, kDefaultGeneration).c_str());
+    print_stdout("  on %s: %s\n", hw.name.c_str(),
+                 kernels::generation_refusal(v, kDefaultGeneration).c_str());
   }
 }
 
@@ -219,9 +219,9 @@ std::string latency_text(const Latency& l) {
 
 // Lines under a row whose latency (or its predecessor's) is missing: why.
 void print_latency_notes(const Latency& own, const PredecessorLatency& pred) {
-  if (!own.us) std::printf("  no latency: %s\n", own.error.c_str());
+  if (!own.us) print_stdout("  no latency: %s\n", own.error.c_str());
   if (!pred.name.empty() && !pred.latency.us) {
-    std::printf("  no latency of %s: %s\n", pred.name.c_str(), pred.latency.error.c_str());
+    print_stdout("  no latency of %s: %s\n", pred.name.c_str(), pred.latency.error.c_str());
   }
 }
 
@@ -232,8 +232,8 @@ bool report_proofs(Report& rep, nlohmann::json& out) {
   const bool json = opts.json;
   const auto timeout_ms = static_cast<unsigned>(opts.frontier_timeout_s * 1000);
   if (!json) {
-    std::printf("\n%-24s %8s %12s %8s %8s %8s %9s %10s\n", "kernel", "programs", "obligations",
-                "proved", "counter", "unknown", "seconds", "frontier");
+    print_stdout("\n%-24s %8s %12s %8s %8s %8s %9s %10s\n", "kernel", "programs", "obligations",
+                 "proved", "counter", "unknown", "seconds", "frontier");
   }
   bool all = true;
   for (const kernels::Variant* vp : reported(opts)) {
@@ -282,13 +282,13 @@ bool report_proofs(Report& rep, nlohmann::json& out) {
     out.push_back(row);
     rep.step("prove " + v.name);
     if (!json) {
-      std::printf("%-24s %8zu %12d %8d %8d %8d %9.2f %10s\n", v.name.c_str(), programs.size(), n,
-                  proved, cex, n - proved - cex, s, own.text.c_str());
+      print_stdout("%-24s %8zu %12d %8d %8d %8d %9.2f %10s\n", v.name.c_str(), programs.size(), n,
+                   proved, cex, n - proved - cex, s, own.text.c_str());
       print_generation_note(v, hw);
     }
   }
   if (!json) {
-    std::printf(
+    print_stdout(
         "\n%s: Z3 obligations (well-formedness, index bounds, ISA rules, SBUF/PSUM allocation) for "
         "every param in each kernel's domain and every option combination, trn1 (or the kernel's "
         "first generation, noted under its row); frontier = largest seqlen fitting that "
@@ -309,9 +309,9 @@ bool report_proofs(Report& rep, nlohmann::json& out) {
 bool report_links(Report& rep, nlohmann::json& out) {
   const ReportOptions& opts = rep.opts;
   if (!opts.json) {
-    std::printf("\n%-24s %-19s %-6s %-16s %-17s %-9s %-8s %-7s %10s %7s %8s\n", "rewrite", "of",
-                "mask", "claim", "level", "bit-exact", "contract", "match", "latency", "vs pred",
-                "time");
+    print_stdout("\n%-24s %-19s %-6s %-16s %-17s %-9s %-8s %-7s %10s %7s %8s\n", "rewrite", "of",
+                 "mask", "claim", "level", "bit-exact", "contract", "match", "latency", "vs pred",
+                 "time");
   }
   bool all = true, any_refuted = false;
   for (const kernels::Variant* vp : reported(opts)) {
@@ -334,7 +334,7 @@ bool report_links(Report& rep, nlohmann::json& out) {
                            PredecessorLatency{v.rewrites, Latency{std::nullopt, error}});
         out.push_back(row);
         if (!opts.json) {
-          std::printf("%-24s %-19s  no such variant  FAIL\n", v.name.c_str(), v.rewrites.c_str());
+          print_stdout("%-24s %-19s  no such variant  FAIL\n", v.name.c_str(), v.rewrites.c_str());
         }
         continue;
       }
@@ -381,15 +381,15 @@ bool report_links(Report& rep, nlohmann::json& out) {
       add_latency_fields(row, own, before);
       out.push_back(row);
       if (!opts.json) {
-        std::printf("%-24s %-19s %-6s %-16s %-17s %-9s %-8s %-7s %10s %7s %5.0f ms\n",
-                    v.name.c_str(), v.rewrites.c_str(), causal ? "causal" : "none", claim.c_str(),
-                    judged.level.c_str(), equiv::verdict_name(o.bit_exact),
-                    contract ? "holds" : "no", status, latency_text(own).c_str(),
-                    speedup_text(own, before).c_str(), ms);
+        print_stdout("%-24s %-19s %-6s %-16s %-17s %-9s %-8s %-7s %10s %7s %5.0f ms\n",
+                     v.name.c_str(), v.rewrites.c_str(), causal ? "causal" : "none", claim.c_str(),
+                     judged.level.c_str(), equiv::verdict_name(o.bit_exact),
+                     contract ? "holds" : "no", status, latency_text(own).c_str(),
+                     speedup_text(own, before).c_str(), ms);
         print_latency_notes(own, before);
         if (changed) {
-          std::printf("  declared: %s\n  equiv:    %s\n", v.interface_change.c_str(),
-                      o.interface_error.c_str());
+          print_stdout("  declared: %s\n  equiv:    %s\n", v.interface_change.c_str(),
+                       o.interface_error.c_str());
         } else if (!pass) {
           std::cout << r.text();
         }
@@ -397,7 +397,7 @@ bool report_links(Report& rep, nlohmann::json& out) {
     }
   }
   if (!opts.json) {
-    std::printf(
+    print_stdout(
         "\n%s: every rewrite link vs its predecessor (`ncverify equiv`, bounded: equiv's checked "
         "shapes, default options and the causal mask; FAIL = the claim contradicted (interfaces "
         "differ or a counterexample), CHANGED = the interfaces differ as the rewrite declares "
@@ -416,8 +416,8 @@ bool report_checks(Report& rep, nlohmann::json& rows) {
   const ReportOptions& opts = rep.opts;
   bool all_pass = true;
   if (!opts.json) {
-    std::printf("%-20s %-18s %-11s %-12s %6s  %-4s %9s %7s %6s  %s\n", "kernel", "rewrites", "mask",
-                "contract", "worst", "", "latency", "vs pred", "time", "shape");
+    print_stdout("%-20s %-18s %-11s %-12s %6s  %-4s %9s %7s %6s  %s\n", "kernel", "rewrites",
+                 "mask", "contract", "worst", "", "latency", "vs pred", "time", "shape");
   }
   for (const kernels::Variant* vp : reported(opts)) {
     const kernels::Variant& v = *vp;
@@ -451,12 +451,12 @@ bool report_checks(Report& rep, nlohmann::json& rows) {
       if (!opts.json) {
         // The contract column names a borrowed contract; "=" is the kernel's own.
         const std::string contract = r.contract.name == v.name ? "=" : r.contract.name;
-        std::printf("%-20s %-18s %-11s %-12s %6.3g  %-4s %9s %7s %5.1fs  %s\n", v.name.c_str(),
-                    v.rewrites.empty() ? "-" : v.rewrites.c_str(), mask.label.c_str(),
-                    contract.c_str(), r.worst_normalized, r.pass ? "PASS" : "FAIL",
-                    latency_text(row.latency).c_str(),
-                    speedup_text(row.latency, row.predecessor).c_str(), row.ms / 1000,
-                    shape_text(req.params).c_str());
+        print_stdout("%-20s %-18s %-11s %-12s %6.3g  %-4s %9s %7s %5.1fs  %s\n", v.name.c_str(),
+                     v.rewrites.empty() ? "-" : v.rewrites.c_str(), mask.label.c_str(),
+                     contract.c_str(), r.worst_normalized, r.pass ? "PASS" : "FAIL",
+                     latency_text(row.latency).c_str(),
+                     speedup_text(row.latency, row.predecessor).c_str(), row.ms / 1000,
+                     shape_text(req.params).c_str());
         // Once per kernel: why it runs elsewhere than trn1.
         if (&mask == &masks.front()) print_generation_note(v, hw);
         print_latency_notes(row.latency, row.predecessor);
@@ -470,7 +470,7 @@ bool report_checks(Report& rep, nlohmann::json& rows) {
     }
   }
   if (!opts.json) {
-    std::printf(
+    print_stdout(
         "\n%s: every registered kernel vs the oracle under its precision contract (%d "
         "seeded cases each, 1 for kernels whose one case costs over %.0f s; contract = the "
         "precision contract checked against, = the kernel's own; worst = max |err| / "
@@ -550,7 +550,7 @@ void collect_html(Report& rep, nlohmann::json& latency, nlohmann::json& footprin
     rep.step("timeline " + v.name);
   }
   if (!opts.json) {
-    std::printf(
+    print_stdout(
         "\nhtml: latency over seqlen (default options, up to %lld) for %zu kernel x generation "
         "pairs: %lld points, %lld skipped (reasons in report.json); footprint series %zu; "
         "timelines %zu; %.1f s\n",

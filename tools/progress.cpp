@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -269,6 +270,19 @@ void Progress::finish(int64_t done) {
   if (style_ == Style::silent) return;
   const std::lock_guard<std::mutex> lock(g_mutex);
   done_ = done;
+}
+
+void print_stdout(const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  va_list again;
+  va_copy(again, args);
+  const int n = std::vsnprintf(nullptr, 0, format, args);
+  va_end(args);
+  std::string text(n > 0 ? static_cast<size_t>(n) : 0, '\0');
+  if (n > 0) std::vsnprintf(text.data(), text.size() + 1, format, again);
+  va_end(again);
+  std::cout << text;
 }
 
 }  // namespace ncv::cli

@@ -69,4 +69,9 @@ class Progress {
   std::thread ticker_;
 };
 
+// printf-style text on standard output through std::cout rather than stdio, so that a progress
+// line on the terminal is erased before the text reaches it (commands that print tables while a
+// Progress is alive use this instead of std::printf).
+[[gnu::format(printf, 1, 2)]] void print_stdout(const char* format, ...);
+
 }  // namespace ncv::cli
