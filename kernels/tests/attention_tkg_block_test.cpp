@@ -11,21 +11,15 @@
 #include "kernels/attention_tkg_draws.h"
 #include "kernels/check.h"
 #include "kernels/registry.h"
+#include "kernels/tests/attention_tkg_test_support.h"
 #include "model/hw/hw_config.h"
 #include "oracle/input_distributions.h"
 
 namespace ncv::kernels {
 namespace {
 
-const Variant& tkg() {
-  const Variant* v = find_variant("attention_tkg");
-  EXPECT_NE(v, nullptr);
-  return *v;
-}
-
-ParamValues shape(int64_t bs, int64_t h, int64_t sa, int64_t s, int64_t d) {
-  return {{"bs", bs}, {"q_head", h}, {"s_active", sa}, {"seqlen", s}, {"d_head", d}};
-}
+using tkg_test::shape;
+using tkg_test::tkg;
 
 CheckResult check_tkg(const Options& given, const ParamValues& pv, int cases, uint64_t seed = 1) {
   const Options o = tkg().resolve(given);

@@ -9,6 +9,7 @@
 
 #include "kernels/check.h"
 #include "kernels/registry.h"
+#include "kernels/tests/attention_tkg_test_support.h"
 #include "model/hw/hw_config.h"
 #include "model/ir/printer.h"
 #include "model/nkir/parse.h"
@@ -16,15 +17,8 @@
 namespace ncv::kernels {
 namespace {
 
-const Variant& tkg() {
-  const Variant* v = find_variant("attention_tkg");
-  EXPECT_NE(v, nullptr);
-  return *v;
-}
-
-ParamValues shape(int64_t bs, int64_t h, int64_t sa, int64_t s, int64_t d) {
-  return {{"bs", bs}, {"q_head", h}, {"s_active", sa}, {"seqlen", s}, {"d_head", d}};
-}
+using tkg_test::shape;
+using tkg_test::tkg;
 
 // Small shapes of each split (the strided layout needs 128 * s_active slots per core): the batch
 // split needs 129 <= bs * q_head * s_active with bs even.

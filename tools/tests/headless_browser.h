@@ -16,22 +16,14 @@
 #include <string>
 #include <vector>
 
+#include "tools/tests/cli_test_support.h"
+
 namespace ncv::browser_test {
 
 namespace fs = std::filesystem;
 
-inline std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-inline std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using cli_test::read_file;
+using cli_test::shell_quote;
 
 // The browser: $NCV_CHROMIUM when set, else the first of Debian's `chromium` and the usual other
 // names on PATH; "" when there is none.
