@@ -1,6 +1,6 @@
 // attention_tkg's paged (block) KV cache (aws-neuron/nki-library d2ad3a5,
-// src/nkilib_src/nkilib/core/attention/attention_tkg.py; /work/notes/research28.md §1.2–§1.4,
-// §1.7): the block table load into SBUF, the K and V loads through it, and the active tokens'
+// src/nkilib_src/nkilib/core/attention/attention_tkg.py):
+// the block table load into SBUF, the K and V loads through it, and the active tokens'
 // placement into the last blocks.
 //
 // Geometry: the S slots of a batch are folds of 128·bl slots; partition p of fold f holds

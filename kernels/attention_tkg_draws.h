@@ -3,7 +3,7 @@
 // cache, block tables shaped like the nki-library test's, and the physical cache the kernel
 // reads (aws-neuron/nki-library d2ad3a5, test/integration/nkilib/core/attention/
 // test_attention_tkg_utils.py build_swa_positions 127–156, gen_deterministic_active_block_table
-// 89–97; /work/notes/research28.md §1.9, §1.10).
+// 89–97).
 #pragma once
 
 #include <cstdint>

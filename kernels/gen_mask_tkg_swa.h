@@ -1,6 +1,6 @@
 // nki-library gen_mask_tkg's slot indices for every KV-cache layout and its sliding-window (SWA)
 // prior mask (aws-neuron/nki-library d2ad3a5, src/nkilib_src/nkilib/core/attention/
-// gen_mask_tkg.py; /work/notes/research28.md §1.4, §1.9). attention_tkg lays the key slots of an
+// gen_mask_tkg.py). attention_tkg lays the key slots of an
 // s_prior tile on partitions p < 128 and tiles t < n; which slot sits at (p, t) depends on the
 // cache layout, and the mask must agree with the K/V loads on it.
 #pragma once

@@ -20,7 +20,8 @@
 // and the SBUF/PSUM footprint over its domain (tools/report_sweeps.h), the capacity frontier on
 // every generation, and one engine timeline with its Perfetto trace (tools/report_timeline.h),
 // and writes DIR/report.json, DIR/traces/KERNEL-GEN.json and DIR/index.html (tools/report_html.h);
-// other files in DIR are left alone, and a DIR that is not a directory is refused (exit 2).
+// other files in DIR are left alone; a DIR that is not a directory, or (without --force) one
+// already holding index.html, report.json or one of those traces, is refused (exit 2).
 // Exit 0 when all checks pass, no link contradicts its claim and everything is proved, 1
 // otherwise (the sweeps inform and never fail the report), 2 on bad usage or an unwritable DIR.
 #include <unistd.h>
@@ -81,6 +82,7 @@ struct ReportOptions {
   std::vector<std::string> families;  // empty: every family
   std::vector<std::string> kernels;   // empty: every kernel (of those families)
   std::string html;                   // --html DIR ("": no page)
+  bool force = false;                 // --force: replace the files an earlier report wrote
   int64_t sweep_max_seqlen = 8192;
   double frontier_timeout_s = 10;
 };
@@ -482,9 +484,27 @@ bool report_checks(Report& rep, nlohmann::json& rows) {
   return all_pass;
 }
 
-// --html DIR: refuses a path that exists and is not a directory, creates DIR and DIR/traces.
-// Called before any work, so a refusal costs nothing.
-void prepare_html_dir(const std::string& dir) {
+// The trace file of a kernel's timeline, relative to DIR.
+std::string trace_file(const kernels::Variant& v) {
+  return "traces/" + v.name + "-" + report_generation(v).name + ".json";
+}
+
+// --html DIR: refuses a path that exists and is not a directory, and (without --force) a DIR
+// already holding a file the report would write; creates DIR and DIR/traces. Called before any
+// work, so a refusal costs nothing.
+void prepare_html_dir(const ReportOptions& opts) {
+  const std::string& dir = opts.html;
+  if (!opts.force) {
+    std::vector<std::string> ours{"index.html", "report.json"};
+    for (const kernels::Variant* v : reported(opts)) ours.push_back(trace_file(*v));
+    for (const std::string& name : ours) {
+      std::error_code ec;
+      if (fs::exists(fs::path(dir) / name, ec)) {
+        throw UsageError("--html " + dir + ": " + (fs::path(dir) / name).string() +
+                         " exists (an earlier report's?); --force replaces it");
+      }
+    }
+  }
   std::error_code ec;
   const fs::file_status st = fs::status(dir, ec);
   if (fs::exists(st) && !fs::is_directory(st)) {
@@ -529,7 +549,7 @@ void collect_html(Report& rep, nlohmann::json& latency, nlohmann::json& footprin
     const kernels::Options o = v.resolve({});
     const Program p = v.build(o);
     const ParamValues params = report_params(p, opts.seqlen);
-    const std::string file = "traces/" + v.name + "-" + hw.name + ".json";
+    const std::string file = trace_file(v);
     const TimedRun run = timed_run(p, params, hw);
     nlohmann::json t{{"family", v.family},
                      {"kernel", v.name},
@@ -595,7 +615,7 @@ int run_report(const ReportOptions& opts) {
   if (reported(opts).empty()) {
     throw UsageError("report: no registered kernel is both in a --family and a --kernel given");
   }
-  if (html(opts)) prepare_html_dir(opts.html);
+  if (html(opts)) prepare_html_dir(opts);
   Report rep(opts, planned_steps(opts));
   nlohmann::json report{{"generated", utc_now()}, {"command", command_line(opts)}};
   nlohmann::json rows = nlohmann::json::array();
@@ -660,7 +680,10 @@ void register_report(CLI::App& app, Action& action) {
   cmd->add_option("--html", opts->html,
                   "Also write DIR/index.html, DIR/report.json and DIR/traces/ (latency and "
                   "footprint over seqlen, frontiers on every generation, engine timelines); "
-                  "other files in DIR are kept");
+                  "other files in DIR are kept; those it writes must not exist without --force");
+  cmd->add_flag("--force", opts->force,
+                "With --html: replace index.html, report.json and trace files an earlier report "
+                "wrote in DIR");
   cmd->add_option("--sweep-max-seqlen", opts->sweep_max_seqlen,
                   "With --html: the largest seqlen of the latency sweep")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))

@@ -3,7 +3,7 @@
 // modelled latency on the row's generation (tools/report_latency.h), for a rewrite its
 // predecessor's latency at the same options and shape and the speed-up, the normalized error of
 // every case, and for each failing case the `ncverify check` command line that reproduces it.
-// The JSON fields are the contract with the HTML page (/work/notes/report-schema29.md CheckRow).
+// The JSON fields are the contract with the HTML page (tools/report_page/README.md).
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -1,7 +1,8 @@
-// The per-kernel sections `ncverify report --html` adds to the report (the [html] sections of
-// /work/notes/report-schema29.md): the modelled latency against seqlen on each generation the
-// kernel runs on, the SBUF/PSUM footprint against seqlen with the capacities, and the capacity
-// frontier per generation (also used, for the report generation alone, by the proof rows).
+// The per-kernel sections `ncverify report --html` adds to the report (the sections only
+// --html collects, tools/report_page/README.md "The object the page reads"): the modelled latency
+// against seqlen on each generation the kernel runs on, the SBUF/PSUM footprint against seqlen with
+// the capacities, and the capacity frontier per generation (also used, for the report generation
+// alone, by the proof rows).
 #pragma once
 
 #include <cstdint>

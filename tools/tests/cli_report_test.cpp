@@ -1,5 +1,5 @@
 // `ncverify report --html DIR` end to end on one kernel family at small shapes: every section of
-// the report's JSON (/work/notes/report-schema29.md) is filled, the trace files are Perfetto
+// the report's JSON (tools/report_page/README.md) is filled, the trace files are Perfetto
 // JSON, other files in DIR survive, and a DIR that is a regular file is refused before any work.
 #include <gtest/gtest.h>
 
@@ -98,6 +98,24 @@ TEST(CliReport, HtmlRefusesARegularFileBeforeAnyWork) {
   EXPECT_NE(r.err.find("is not a directory"), std::string::npos) << r.err;
   EXPECT_TRUE(r.out.empty()) << r.out;
   EXPECT_EQ(read_file(file), "mine\n");
+}
+
+// A DIR already holding a file the report writes (index.html, report.json, a trace) is refused
+// before any work unless --force; the refusal names the file and leaves it as it was.
+TEST(CliReport, HtmlNeverReplacesAnEarlierFileWithoutForce) {
+  const fs::path dir = temp_dir() / "report_html_existing";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "traces");
+  for (const char* name : {"index.html", "report.json", "traces/naive_attention-trn1.json"}) {
+    const fs::path mine = dir / name;
+    std::ofstream(mine) << "mine\n";
+    const CliResult r = run_cli({"report", "--family", "naive_attention", "--html", dir.string()});
+    EXPECT_EQ(r.exit_code, 2) << name << ": " << r.err;
+    EXPECT_NE(r.err.find(mine.string() + " exists"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("--force"), std::string::npos) << r.err;
+    EXPECT_EQ(read_file(mine), "mine\n");
+    fs::remove(mine);
+  }
 }
 
 }  // namespace
