@@ -17,6 +17,7 @@
 
 #include "kernels/layout.h"
 #include "kernels/registry.h"
+#include "oracle/blas_threads.h"
 #include "oracle/fast_oracle.h"
 #include "oracle/input_distributions.h"
 
@@ -82,8 +83,9 @@ int main(int argc, char** argv) {
               static_cast<long long>(d), reps);
   std::printf("  interpreter sd_attention (values, no trace): %8.3f s  %6.2f GFLOP/s%s\n", t_interp,
               flops / t_interp * 1e-9, ok ? "" : "  (RUN FAILED)");
-  std::printf("  OpenBLAS sgemm, the two matmuls:             %8.3f s  %6.2f GFLOP/s\n", t_blas,
-              flops / t_blas * 1e-9);
+  std::printf(
+      "  OpenBLAS sgemm, the two matmuls:             %8.3f s  %6.2f GFLOP/s  (kernels: %s)\n",
+      t_blas, flops / t_blas * 1e-9, ncv::oracle::blas_core_name().c_str());
   std::printf("  fast oracle (double, dgemm):                 %8.3f s\n", t_fast);
   std::printf("summary: interpreter / OpenBLAS FLOP rate = %.1f%% (target >= 25%%): %s\n",
               100.0 * t_blas / t_interp, t_blas / t_interp >= 0.25 ? "met" : "NOT met");

@@ -21,6 +21,7 @@
 
 #include "model/interp/interpreter.h"
 #include "model/ir/builder.h"
+#include "oracle/blas_threads.h"
 
 namespace {
 
@@ -225,8 +226,9 @@ void print_summary(const std::map<std::string, double>& rates,
               rate_text(rates, "BM_InterpreterMatmul", 1e9, "GFLOP/s").c_str());
   std::printf("  naive C++ triple loop   %s\n",
               rate_text(rates, "BM_NaiveLoopMatmul", 1e9, "GFLOP/s").c_str());
-  std::printf("  OpenBLAS sgemm, 1 thr   %s\n",
-              rate_text(rates, "BM_OpenBlasSgemm1Thread", 1e9, "GFLOP/s").c_str());
+  std::printf("  OpenBLAS sgemm, 1 thr   %s  (kernels: %s)\n",
+              rate_text(rates, "BM_OpenBlasSgemm1Thread", 1e9, "GFLOP/s").c_str(),
+              ncv::oracle::blas_core_name().c_str());
   auto interp = rates.find("BM_InterpreterMatmul");
   auto blas = rates.find("BM_OpenBlasSgemm1Thread");
   if (interp != rates.end() && blas != rates.end() && blas->second > 0) {
