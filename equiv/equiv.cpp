@@ -20,6 +20,7 @@
 #include "equiv/term_eval.h"
 #include "equiv/term_executor.h"
 #include "kernels/check.h"
+#include "kernels/exercised.h"
 #include "kernels/layout.h"
 #include "oracle/input_distributions.h"
 
@@ -627,6 +628,8 @@ EquivResult run_equiv(const EquivRequest& req) {
   for (const std::exception_ptr& e : errors) {
     if (e) std::rethrow_exception(e);
   }
+  kernels::note_exercised(r.original);
+  kernels::note_exercised(r.rewrite);
   r.scope =
       "bounded: the checked shapes listed per option set, every input value (bit-exact, real); "
       "tested cases only (numeric); statements about the IR programs (scope ir_model)";

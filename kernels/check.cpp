@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "kernels/exercised.h"
 #include "kernels/registry.h"
 #include "oracle/bias_values.h"
 #include "oracle/case_bound.h"
@@ -101,6 +102,7 @@ double fa_ratio(const std::vector<double>& got, const std::vector<double>& exact
 CaseResult check_inputs(const Variant& v, const Program& program, const Options& options,
                         const ParamValues& params, const oracle::AttentionSpec& spec,
                         const oracle::AttentionInputs& in, const CheckOptions& opts) {
+  note_exercised(program.name);
   CaseResult c;
   const Layout layout = v.layout_for(options);
   const DeterminismResult runs =

@@ -1020,10 +1020,23 @@ std::vector<BugEntry> make_catalogue() {
   };
 }
 
+// Each entry's program carries the entry's name (not its base kernel's): what `dump` prints, what a
+// check result names, and what the default tier's coverage guard counts (kernels/exercised.h).
+std::vector<BugEntry> named_programs(std::vector<BugEntry> entries) {
+  for (BugEntry& e : entries) {
+    e.edit = [name = e.name, edit = std::move(e.edit)](const Program& base) {
+      Program p = edit(base);
+      p.name = name;
+      return p;
+    };
+  }
+  return entries;
+}
+
 }  // namespace
 
 const std::vector<BugEntry>& bug_catalogue() {
-  static const std::vector<BugEntry> entries = make_catalogue();
+  static const std::vector<BugEntry> entries = named_programs(make_catalogue());
   return entries;
 }
 
