@@ -314,9 +314,41 @@ TEST(CliBench, ADynamicCheckFailureExitsOneAsInRun) {
   EXPECT_EQ(run_cli({"bench", oob, "--param", "N=512"}).exit_code, 0);
 }
 
+// Default tier (DeepCliCalibrate below runs all the data, about 90 s): from another working
+// directory, calibrate's default data folder is the repository's calibration/latencies/, and one
+// of its files, the SD Autocomp chain with the profile counters of steps 0 and 1, loads with one
+// row per measured point and its target rows.
+TEST(CliCalibrate, RepositoryDataFromAnyWorkingDirectory) {
+  const CliResult help = run_cli({"calibrate", "--help"}, fs::temp_directory_path());
+  ASSERT_EQ(help.exit_code, 0) << describe(help);
+  EXPECT_NE(help.out.find("--data TEXT=" + fs::path(NCV_CALIBRATION_DIR).string()),
+            std::string::npos)
+      << help.out;
+  const fs::path dir = temp_dir() / "calibration_sd";
+  fs::create_directories(dir);
+  const char* file = "trn1-sd-attention-autocomp.json";
+  fs::copy_file(fs::path(NCV_CALIBRATION_DIR) / file, dir / file,
+                fs::copy_options::overwrite_existing);
+  const CliResult r =
+      run_cli({"calibrate", "--data", dir.string(), "--json"}, fs::temp_directory_path());
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  const nlohmann::json o = nlohmann::json::parse(r.out);
+  std::ifstream in(dir / file);
+  const nlohmann::json doc = nlohmann::json::parse(in);
+  size_t rows = 0;
+  for (const auto& p : o.at("points")) rows += p.at("file") == file ? 1 : 0;
+  EXPECT_EQ(rows, doc.at("steps").size());
+  const nlohmann::json& t = o.at("targets");
+  std::map<std::string, int> counters;
+  for (const auto& row : t.at("counters").at("rows")) ++counters[row.at("counter")];
+  EXPECT_EQ(counters["vector_engine_instruction_count"], 2);
+  ASSERT_EQ(t.at("chain_ratios").size(), 1u);
+  EXPECT_NEAR(t.at("chain_ratios")[0].at("measured").get<double>(), 558.0 / 385.0, 1e-9);
+}
+
 // Without --data, calibrate reads the repository's calibration/latencies/ from any working
 // directory, and every file there loads: one row per measured point of each file.
-TEST(CliCalibrate, DefaultDataIsFoundFromAnyWorkingDirectory) {
+TEST(DeepCliCalibrate, DefaultDataIsFoundFromAnyWorkingDirectory) {
   const CliResult r = run_cli({"calibrate", "--json"}, fs::temp_directory_path());
   ASSERT_EQ(r.exit_code, 0) << describe(r);
   const nlohmann::json o = nlohmann::json::parse(r.out);

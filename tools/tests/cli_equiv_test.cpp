@@ -242,10 +242,10 @@ TEST(CliReport, OneRowPerRewriteLink) {
 
 // A kernel with masks beyond causal and GQA: one check row per mask its options offer, at a GQA
 // group of 2 and a window of a quarter of the sequence, a logits bias alone and with the causal
-// mask, in training mode (the lse checked).
-TEST(CliReport, ChecksEveryMaskAKernelOffers) {
-  const CliResult r = run_cli(
-      {"report", "--seqlen", "512", "--cases", "1", "--family", "flash_attention", "--json"});
+// mask, in training mode (the lse checked). `report_args` selects the kernels; a
+// pipelined_attention row is one case at seqlen 16384.
+void expect_a_row_per_mask(const std::vector<std::string>& report_args) {
+  const CliResult r = run_cli(report_args);
   const auto j = nlohmann::json::parse(r.out);
   std::set<std::string> masks;
   for (const auto& row : j.at("checks")) {
@@ -272,6 +272,17 @@ TEST(CliReport, ChecksEveryMaskAKernelOffers) {
   }
   EXPECT_EQ(masks, (std::set<std::string>{"none", "causal", "window", "bias", "causal+bias"}));
   EXPECT_TRUE(j.at("links").empty()) << "flash_fwd and pipelined_attention rewrite nothing";
+}
+
+TEST(CliReport, ChecksEveryMaskAKernelOffers) {
+  expect_a_row_per_mask(
+      {"report", "--seqlen", "512", "--cases", "1", "--kernel", "flash_fwd", "--json"});
+}
+
+// The whole family, with pipelined_attention's row (a minute of check).
+TEST(DeepCliReport, ChecksEveryMaskOfTheFamily) {
+  expect_a_row_per_mask(
+      {"report", "--seqlen", "512", "--cases", "1", "--family", "flash_attention", "--json"});
 }
 
 TEST(CliReport, UnknownFamilyExitsTwoNamingIt) {
