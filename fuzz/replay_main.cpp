@@ -3,11 +3,14 @@
 // ctest replays the seed corpus and every regression with the same oracles the fuzzer uses. A
 // failing oracle aborts (fuzz_check.h), which fails the test. A folder after `--optional` may be
 // missing or empty; every other folder must hold at least one input, so a corpus that went
-// missing does not pass as "nothing failed".
+// missing does not pass as "nothing failed". `--every N` (before the folders) replays the 1st,
+// (N+1)th, ... input of each required folder in name order (a seed corpus too slow to replay
+// whole in the default test tier); an optional folder (the regressions) is always replayed whole.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -37,18 +40,33 @@ std::vector<fs::path> inputs_of(const fs::path& p) {
 int main(int argc, char** argv) {
   if (LLVMFuzzerInitialize) LLVMFuzzerInitialize(&argc, &argv);
   bool optional = false;
-  size_t total = 0;
+  size_t total = 0, every = 1;
   for (int a = 1; a < argc; ++a) {
     const std::string arg = argv[a];
     if (arg == "--optional") {
       optional = true;
       continue;
     }
-    const std::vector<fs::path> files = inputs_of(arg);
+    if (arg == "--every") {
+      const long n = a + 1 < argc ? std::strtol(argv[a + 1], nullptr, 10) : 0;
+      if (n < 1) {
+        std::fprintf(stderr, "replay: --every takes a positive count\n");
+        return 2;
+      }
+      every = static_cast<size_t>(n);
+      ++a;
+      continue;
+    }
+    std::vector<fs::path> files = inputs_of(arg);
     if (files.empty() && !optional) {
       std::fprintf(stderr, "replay: %s holds no inputs (a missing or empty seed corpus)\n",
                    arg.c_str());
       return 2;
+    }
+    if (!optional && every > 1) {
+      std::vector<fs::path> sampled;
+      for (size_t i = 0; i < files.size(); i += every) sampled.push_back(files[i]);
+      files = std::move(sampled);
     }
     for (const fs::path& f : files) {
       std::ifstream in(f, std::ios::binary);
