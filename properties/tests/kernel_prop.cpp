@@ -7,11 +7,12 @@
 // the number of cases per property is set per kernel unless RC_PARAMS sets max_success. A case
 // of sd_attention_allocated (seqlen >= 1024, d_head 128) costs about a second, a case of the
 // others a few tens of milliseconds, and `ctest -L property` must stay under 5 minutes on 2
-// cores; `ci/test --deep` sets max_success=2000 for all but the heavy kernels
-// (kernels::heavy_check), which run one case per property there and none by default.
+// cores; `ci/test --deep` multiplies them (NCV_PROPERTY_DEPTH) for all but the heavy kernels
+// (kernels::heavy_check), whose properties are deep-tier tests of one case each.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
@@ -67,18 +68,22 @@ void check_kernel_property(const std::string& name,
   meta.id = std::string(info->test_suite_name()) + "/" + info->name();
   meta.description = info->name();
   rc::detail::TestParams params = rc::detail::configuration().testParams;
+  // NCV_PROPERTY_DEPTH=N (ci/test --deep sets 10): N times each kernel's default cases, over
+  // RC_PARAMS' max_success (which the deep tier raises for the cheap instruction and oracle
+  // properties). Without it, RC_PARAMS' max_success when given, else the default cases.
   const char* env = std::getenv("RC_PARAMS");
-  if (!(env && std::strstr(env, "max_success="))) params.maxSuccess = default_cases(name);
-  const KernelUnderTest& k = kernel(name);
-  if (kernels::heavy_check(*k.variant)) {
-    // A case costs about a minute (pipelined_attention at seqlen 16384): skipped by default,
-    // one case per property under NCV_HEAVY_CHECKS=1 (ci/test --deep), whatever RC_PARAMS asks.
-    if (std::getenv("NCV_HEAVY_CHECKS") == nullptr) {
-      GTEST_SKIP() << kernels::heavy_check_reason(*k.variant)
-                   << "; NCV_HEAVY_CHECKS=1 (ci/test --deep) runs one case per property";
-    }
-    params.maxSuccess = 1;
+  const char* depth_env = std::getenv("NCV_PROPERTY_DEPTH");
+  const int depth = depth_env ? std::max(1, std::atoi(depth_env)) : 0;
+  if (depth > 0) {
+    params.maxSuccess = depth * default_cases(name);
+  } else if (!(env && std::strstr(env, "max_success="))) {
+    params.maxSuccess = default_cases(name);
   }
+  const KernelUnderTest& k = kernel(name);
+  // A heavy kernel's case costs about a minute (pipelined_attention at seqlen 16384): its
+  // properties are deep-tier tests (NCV_DEEP_KERNEL_PROPS) of one case each, whatever RC_PARAMS
+  // asks.
+  if (kernels::heavy_check(*k.variant)) params.maxSuccess = 1;
   if (body == prop_matches_predecessor && k.variant->rewrites.empty()) {
     GTEST_SKIP() << name << " is an original kernel: it has no predecessor to compare with";
   }
@@ -99,19 +104,24 @@ void check_kernel_property(const std::string& name,
   }
 }
 
-#define NCV_KERNEL_PROP(Kernel, Name, body) \
-  TEST(Kernel, Name) {                      \
-    check_kernel_property(#Kernel, body);   \
+#define NCV_KERNEL_PROP(Suite, Kernel, Name, body) \
+  TEST(Suite, Name) {                              \
+    check_kernel_property(#Kernel, body);          \
   }
 
-#define NCV_KERNEL_PROPS(Kernel)                                                 \
-  NCV_KERNEL_PROP(Kernel, MatchesOracle, prop_matches_oracle)                    \
-  NCV_KERNEL_PROP(Kernel, VScalingIsExact, prop_v_scaling_is_exact)              \
-  NCV_KERNEL_PROP(Kernel, KvPermutationInvariant, prop_kv_permutation_invariant) \
-  NCV_KERNEL_PROP(Kernel, InsideConvexHull, prop_inside_convex_hull)             \
-  NCV_KERNEL_PROP(Kernel, ZeroQGivesMean, prop_zero_q_gives_mean)                \
-  NCV_KERNEL_PROP(Kernel, Deterministic, prop_deterministic)                     \
-  NCV_KERNEL_PROP(Kernel, MatchesPredecessor, prop_matches_predecessor)
+#define NCV_KERNEL_PROPS_IN(Suite, Kernel)                                              \
+  NCV_KERNEL_PROP(Suite, Kernel, MatchesOracle, prop_matches_oracle)                    \
+  NCV_KERNEL_PROP(Suite, Kernel, VScalingIsExact, prop_v_scaling_is_exact)              \
+  NCV_KERNEL_PROP(Suite, Kernel, KvPermutationInvariant, prop_kv_permutation_invariant) \
+  NCV_KERNEL_PROP(Suite, Kernel, InsideConvexHull, prop_inside_convex_hull)             \
+  NCV_KERNEL_PROP(Suite, Kernel, ZeroQGivesMean, prop_zero_q_gives_mean)                \
+  NCV_KERNEL_PROP(Suite, Kernel, Deterministic, prop_deterministic)                     \
+  NCV_KERNEL_PROP(Suite, Kernel, MatchesPredecessor, prop_matches_predecessor)
+
+// The default tier: suites named after the kernel.
+#define NCV_KERNEL_PROPS(Kernel) NCV_KERNEL_PROPS_IN(Kernel, Kernel)
+// The deep tier (heavy kernels): suites Deep_<kernel>.
+#define NCV_DEEP_KERNEL_PROPS(Kernel) NCV_KERNEL_PROPS_IN(Deep_##Kernel, Kernel)
 
 NCV_KERNEL_PROPS(naive_attention)
 NCV_KERNEL_PROPS(sd_attention)
@@ -135,9 +145,10 @@ NCV_KERNEL_PROPS(attn_fwd_v9)
 NCV_KERNEL_PROPS(attn_fwd_v10)
 NCV_KERNEL_PROPS(attn_fwd_v11)
 NCV_KERNEL_PROPS(flash_fwd)
-NCV_KERNEL_PROPS(pipelined_attention)
+NCV_DEEP_KERNEL_PROPS(pipelined_attention)
 NCV_KERNEL_PROPS(attention_tkg)
 NCV_KERNEL_PROPS(attention_cte)
+NCV_DEEP_KERNEL_PROPS(attention_cte_multi_section)
 NCV_KERNEL_PROPS(attention_cte_multi_section)
 
 }  // namespace
