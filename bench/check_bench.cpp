@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/check.h"
+#include "check/check.h"
 #include "kernels/layout.h"
 #include "kernels/registry.h"
 #include "oracle/case_bound.h"

@@ -14,12 +14,12 @@
 #include <thread>
 #include <unordered_map>
 
+#include "check/check.h"
 #include "equiv/frontier.h"
 #include "equiv/real_form.h"
 #include "equiv/shapes.h"
 #include "equiv/term_eval.h"
 #include "equiv/term_executor.h"
-#include "kernels/check.h"
 #include "kernels/exercised.h"
 #include "kernels/layout.h"
 #include "oracle/input_distributions.h"

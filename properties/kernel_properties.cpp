@@ -6,7 +6,7 @@
 #include <cstring>
 #include <optional>
 
-#include "kernels/check.h"
+#include "check/check.h"
 #include "kernels/registry.h"
 #include "model/hw/hw_config.h"
 #include "model/interp/interpreter.h"

@@ -27,9 +27,9 @@
 #include <optional>
 #include <sstream>
 
+#include "check/check.h"
 #include "equiv/equiv.h"
 #include "equiv/shapes.h"
-#include "kernels/check.h"
 #include "kernels/option_programs.h"
 #include "model/timing/cost_table.h"
 #include "model/timing/timing.h"

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/check_sweep.h"
+#include "check/check_sweep.h"
 #include "kernels/option_programs.h"
 #include "kernels/registry.h"
 #include "properties/allclose_baseline.h"

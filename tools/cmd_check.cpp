@@ -11,9 +11,9 @@
 #include <memory>
 #include <optional>
 
-#include "kernels/check.h"
-#include "kernels/check_sweep.h"
-#include "kernels/explicit_layout.h"
+#include "check/check.h"
+#include "check/check_sweep.h"
+#include "check/explicit_layout.h"
 #include "kernels/option_programs.h"
 #include "kernels/registry.h"
 #include "oracle/attention_spec.h"

@@ -40,9 +40,9 @@
 #include <system_error>
 #include <vector>
 
+#include "check/check.h"
 #include "equiv/equiv.h"
 #include "equiv/link_status.h"
-#include "kernels/check.h"
 #include "kernels/option_programs.h"
 #include "kernels/registry.h"
 #include "solver/prove.h"

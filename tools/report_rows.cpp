@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <stdexcept>
 
-#include "kernels/check_sweep.h"
+#include "check/check_sweep.h"
 #include "kernels/registry.h"
 
 namespace ncv::cli {

@@ -1,5 +1,5 @@
 // One check row of `ncverify report`: the check of a kernel at one shape and option set
-// (kernels/check.h), and beside its verdict what a reader needs to act on it: the kernel's
+// (check/check.h), and beside its verdict what a reader needs to act on it: the kernel's
 // modelled latency on the row's generation (tools/report_latency.h), for a rewrite its
 // predecessor's latency at the same options and shape and the speed-up, the normalized error of
 // every case, and for each failing case the `ncverify check` command line that reproduces it.
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/check.h"
+#include "check/check.h"
 #include "kernels/variant.h"
 #include "model/hw/hw_config.h"
 #include "tools/report_latency.h"

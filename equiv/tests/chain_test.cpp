@@ -1,7 +1,8 @@
 // The Autocomp chain under equiv: each of sd_attention_step1..5 against its predecessor, for every
-// option combination, gets the verdict the model's semantics imply (kernels/sd_attention.cpp's
-// notes): bit-exact exactly where the two programs round alike, otherwise a refuted bit-exact
-// claim with a replayed counterexample, a real-arithmetic proof and a numerics diff.
+// option combination, gets the verdict the model's semantics imply
+// (kernels/sd_attention/sd_attention.cpp's notes): bit-exact exactly where the two programs round
+// alike, otherwise a refuted bit-exact claim with a replayed counterexample, a real-arithmetic
+// proof and a numerics diff.
 #include <gtest/gtest.h>
 
 #include "equiv/equiv.h"

@@ -4,7 +4,7 @@
 
 #include <regex>
 
-#include "kernels/check.h"
+#include "check/check.h"
 #include "kernels/registry.h"
 #include "model/hw/hw_config.h"
 #include "model/ir/printer.h"

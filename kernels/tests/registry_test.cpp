@@ -9,7 +9,7 @@
 #include <functional>
 #include <set>
 
-#include "kernels/check.h"
+#include "check/check.h"
 #include "kernels/option_programs.h"
 #include "model/hw/hw_config.h"
 #include "model/ir/printer.h"

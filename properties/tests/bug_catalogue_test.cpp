@@ -14,7 +14,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "kernels/check.h"
+#include "check/check.h"
 #include "kernels/registry.h"
 #include "model/ir/printer.h"
 #include "model/nkir/parse.h"

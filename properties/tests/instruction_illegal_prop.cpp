@@ -12,7 +12,7 @@
 
 #include <functional>
 
-#include "kernels/check.h"
+#include "check/check.h"
 #include "kernels/registry.h"
 #include "properties/instruction_check.h"
 #include "properties/instruction_gen.h"
