@@ -18,7 +18,8 @@ inline namespace timing {
 // element-wise (transposing) DMA at "much lower DMA bandwidth compared to nl.load" (PERF), at
 // most the 90% of the plain rate that trn2's DMA transpose reaches (ARCH3: 0.9 x 17 B/ns) and at
 // least the ~4 B/ns per engine below which the SD tutorial's Q/K transposing loads could not
-// hide behind its compute (reference/timing-evidence.md section 8, an inference).
+// hide behind its compute (an inference from the step 0 -> 1 latencies of
+// calibration/latencies/trn1-sd-attention-autocomp.json, Autocomp's measured chain).
 namespace {
 // The trn1 band (calibration_band); update with the constants.
 constexpr int kTrn1BandPoints = 28;
