@@ -149,7 +149,6 @@ NCV_DEEP_KERNEL_PROPS(pipelined_attention)
 NCV_KERNEL_PROPS(attention_tkg)
 NCV_KERNEL_PROPS(attention_cte)
 NCV_DEEP_KERNEL_PROPS(attention_cte_multi_section)
-NCV_KERNEL_PROPS(attention_cte_multi_section)
 
 }  // namespace
 }  // namespace ncv::props

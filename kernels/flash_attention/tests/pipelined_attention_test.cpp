@@ -223,15 +223,9 @@ TEST(PipelinedAttention, SectionOneLoadsTheOutputAfterSectionZeroStoredIt) {
   EXPECT_GE(stored_end.size(), static_cast<size_t>(kPipeGroups));
 }
 
-// The only shape the source runs at, one case: the row max in section 1 for half the rows. The
-// default ctest runs this same case through `ncverify report` (CliReport.ChecksEveryMaskAKernel
-// Offers asserts that its row passes), so here it runs under NCV_HEAVY_CHECKS=1 (ci/test --deep)
-// only: about a minute of the default run saved.
-TEST(PipelinedAttention, PassesCheckAtSeqlen16384) {
-  if (std::getenv("NCV_HEAVY_CHECKS") == nullptr) {
-    GTEST_SKIP() << "runs by default as CliReport.ChecksEveryMaskAKernelOffers' pipelined row; "
-                    "NCV_HEAVY_CHECKS=1 (ci/test --deep) runs it here too";
-  }
+// The only shape the source runs at, one case: the row max in section 1 for half the rows (a
+// minute: the deep tier).
+TEST(DeepPipelinedAttention, PassesCheckAtSeqlen16384) {
   const Variant& v = pipelined();
   const Options o = v.resolve({});
   CheckOptions co;

@@ -1,7 +1,8 @@
 // attention_cte (nki-library prefill attention): the registry entry, the source's allocation
 // offsets, `check` on trn2 at small, middle and large single-section shapes per option family
 // (causal, no mask, sliding window, sink, GQA, LNC2, fp32 inputs, scale 0.125), the refusals, and
-// the multi-section path (8192-key sections merged through HBM) under NCV_HEAVY_CHECKS=1.
+// the multi-section path (8192-key sections merged through HBM) in the deep tier
+// (DeepAttentionCte).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -152,14 +153,11 @@ TEST(AttentionCte, Fp32InputsAndScalePass) {
 }
 
 // Sections of 8192 keys merged through the output in HBM: two sections (10752 keys) and three
-// (the cap, 24576). A case at 10752 costs tens of seconds: NCV_HEAVY_CHECKS=1 only.
-TEST(AttentionCte, MultiSectionPasses) {
+// (the cap, 24576). A case at 10752 costs tens of seconds: the deep tier.
+TEST(DeepAttentionCte, MultiSectionPasses) {
   const Variant* multi = find_variant("attention_cte_multi_section");
   ASSERT_NE(multi, nullptr);
   EXPECT_TRUE(heavy_check(*multi));
-  if (std::getenv("NCV_HEAVY_CHECKS") == nullptr) {
-    GTEST_SKIP() << heavy_check_reason(*multi) << "; NCV_HEAVY_CHECKS=1 (ci/test --deep) runs it";
-  }
   for (const char* causal : {"true", "false"}) {
     const Options o = multi->resolve({{"causal_mask", causal}});
     CheckOptions co;
