@@ -15,6 +15,7 @@
 #include <string>
 
 #include "kernels/check.h"
+#include "kernels/option_programs.h"
 #include "kernels/registry.h"
 #include "model/ir/printer.h"
 #include "model/nkir/parse.h"
@@ -263,6 +264,30 @@ std::vector<std::string> entry_names() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Catalogue, BugEntryTest, testing::ValuesIn(entry_names()),
+                         [](const testing::TestParamInfo<std::string>& param) {
+                           return param.param;
+                         });
+
+// `ncverify check ENTRY` and `bugs --gate` sweep every option set the entry leaves open: the edit
+// must find its pattern in each of them (an entry pins the options where its pattern exists).
+class BugEntryOptionSets : public testing::TestWithParam<std::string> {};
+
+TEST_P(BugEntryOptionSets, EditAppliesAtEveryOptionSetTheCheckEnumerates) {
+  const BugEntry& e = *find_bug(GetParam());
+  const kernels::Variant& v = base_variant(e);
+  for (const kernels::Options& o : kernels::resolved_combinations(v, e.options)) {
+    std::string label;
+    for (const auto& [name, value] : o) label += name + "=" + value + " ";
+    const Program base = v.build(o);
+    try {
+      EXPECT_NE(print_program(e.edit(base)), print_program(base)) << label << "changed nothing";
+    } catch (const std::logic_error& err) {
+      ADD_FAILURE() << "at " << label << ": " << err.what();
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Catalogue, BugEntryOptionSets, testing::ValuesIn(entry_names()),
                          [](const testing::TestParamInfo<std::string>& param) {
                            return param.param;
                          });

@@ -1,0 +1,49 @@
+// `ncverify check K --budget-s B` as a user runs it (default tier): the plain default check of
+// every registered kernel whose case is cheap passes (exit 0) within a 2 s budget, and `check
+// ENTRY` catches one catalogue entry per base family (exit 1) within 5 s; each keeps the promise
+// on its own accounting (cli_budget_support.h). The heavy kernels and every catalogue entry run
+// in the deep tier (cli_budget_deep_test.cpp); the planner's handling of a heavy kernel is
+// checked in this tier on a fake clock (kernels/tests/check_plan_test.cpp).
+#include "tools/tests/cli_budget_support.h"
+
+namespace ncv::cli_test {
+namespace {
+
+class KernelBudget : public testing::TestWithParam<std::string> {};
+
+TEST_P(KernelBudget, DefaultCheckPassesWithinTheBudget) {
+  checked_within_budget(GetParam(), 2, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Registry, KernelBudget, testing::ValuesIn(registered_kernels(false)),
+                         safe_name);
+
+class EntryBudget : public testing::TestWithParam<std::string> {};
+
+TEST_P(EntryBudget, DefaultCheckCatchesTheEntryWithinTheBudget) {
+  const nlohmann::json j = checked_within_budget(GetParam(), 5, 1);
+  if (j.is_object()) {
+    EXPECT_FALSE(j.at("pass").get<bool>());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Catalogue, EntryBudget, testing::ValuesIn(catalogue_entries(false)),
+                         safe_name);
+
+// Every registered kernel is in one of the two tiers, and the default slice has an entry of every
+// base family that is not heavy.
+TEST(BudgetTiers, EveryKernelAndEveryFamilysEntryIsCheckedInSomeTier) {
+  EXPECT_EQ(registered_kernels(false).size() + registered_kernels(true).size(),
+            kernels::registry().size());
+  EXPECT_FALSE(registered_kernels(false).empty());
+  std::set<std::string> families;
+  for (const props::BugEntry& e : props::bug_catalogue()) {
+    const kernels::Variant& base = *kernels::find_variant(e.base);
+    if (!kernels::heavy_check(base)) families.insert(base.family);
+  }
+  EXPECT_EQ(catalogue_entries(false).size(), families.size());
+  EXPECT_EQ(catalogue_entries(true).size(), props::bug_catalogue().size());
+}
+
+}  // namespace
+}  // namespace ncv::cli_test
