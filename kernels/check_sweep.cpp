@@ -181,17 +181,6 @@ void merge_case(CheckResult& into, CheckResult&& one) {
   into.median_fa_ratio = median_of(fr);
 }
 
-// The distance between two shapes: how far apart their params are, in doublings.
-double shape_distance(const ParamValues& a, const ParamValues& b) {
-  double d = 0;
-  for (const auto& [name, x] : a) {
-    const auto it = b.find(name);
-    if (it == b.end() || x <= 0 || it->second <= 0) continue;
-    d += std::fabs(std::log2(static_cast<double>(it->second) / static_cast<double>(x)));
-  }
-  return d;
-}
-
 std::string seconds_text(double s) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3g s", s);
@@ -268,38 +257,59 @@ class Sweep {
 
   // One case's predicted time for set k at `params`: measured at this shape (this set's cases,
   // else the median over the other sets' at the same shape: option sets of one kernel cost alike
-  // at one shape, which an extrapolation from another shape tells less well); else from this
-  // set's nearest measured shape (predicted_seconds), else the median of that over the other
-  // sets; else, for a heavy variant, its declared cost at the domain's smallest shape; else
-  // unknown (0).
+  // at one shape); else a line through this set's measured shapes (all sets' when it has none):
+  // time = fixed + rate * work, work as predicted_seconds grows it (quadratic in tiled params,
+  // linear in untiled ones), the fixed part half the cheapest shape's case (drawing and packing
+  // inputs, the oracle's setup: what does not grow), the rate from the measured shape with the
+  // most work (the best anchor for the larger shapes still to come), and never less than a
+  // measured shape with no more work. Else, for a heavy variant, its declared cost at the
+  // domain's smallest shape; else unknown (0). A shape's time is the mean of its cases, leaving
+  // out the sweep's first case when the shape has others (it carries one-time costs).
   double predict(size_t k, const ParamValues& params) const {
     const Program& prog = *sets_state_[k].program;
-    std::map<size_t, std::vector<double>> here;  // per set, its cases' times at `params`
-    std::map<size_t, const Measure*> nearest;    // per set, its nearest measured shape
-    for (const Measure& m : measures_) {
-      if (m.params == params) here[m.set].push_back(m.per_case);
-      const Measure*& n = nearest[m.set];
-      if (!n || shape_distance(m.params, params) < shape_distance(n->params, params)) n = &m;
-    }
-    auto mean = [](const std::vector<double>& x) {
-      double t = 0;
-      for (double y : x) t += y;
-      return t / static_cast<double>(x.size());
+    struct Shape {
+      size_t set = 0;
+      const ParamValues* params = nullptr;
+      double sum = 0, first = 0;
+      int n = 0;
+      double mean() const { return n > 0 ? sum / n : first; }
     };
-    if (const auto it = here.find(k); it != here.end()) return mean(it->second);
-    if (!here.empty()) {
-      std::vector<double> others;
-      for (const auto& [set, times] : here) others.push_back(mean(times));
-      return median_of(others);
+    std::map<std::pair<size_t, ParamValues>, Shape> shapes;
+    for (size_t i = 0; i < measures_.size(); ++i) {
+      const Measure& m = measures_[i];
+      Shape& sh = shapes[{m.set, m.params}];
+      sh.set = m.set;
+      sh.params = &m.params;
+      if (i == 0) {
+        sh.first = m.per_case;
+      } else {
+        sh.sum += m.per_case;
+        ++sh.n;
+      }
     }
-    auto extrapolated = [&](const Measure& m) {
-      return predicted_seconds(prog, m.params, params, m.per_case);
-    };
-    if (const auto it = nearest.find(k); it != nearest.end()) return extrapolated(*it->second);
-    if (!nearest.empty()) {
-      std::vector<double> others;
-      for (const auto& [set, m] : nearest) others.push_back(extrapolated(*m));
-      return median_of(others);
+    std::vector<double> same_shape_elsewhere;
+    std::vector<const Shape*> own, all;
+    for (const auto& [key, sh] : shapes) {
+      if (*sh.params == params && sh.set == k) return sh.mean();
+      if (*sh.params == params) same_shape_elsewhere.push_back(sh.mean());
+      (sh.set == k ? own : all).push_back(&sh);
+    }
+    if (!same_shape_elsewhere.empty()) return median_of(same_shape_elsewhere);
+    const std::vector<const Shape*>& fit = own.empty() ? all : own;
+    if (!fit.empty()) {
+      const ParamValues& ref = *fit.front()->params;
+      auto work = [&](const ParamValues& p) { return predicted_seconds(prog, ref, p, 1.0); };
+      double cheapest = std::numeric_limits<double>::infinity(), floor = 0;
+      const Shape* big = fit.front();
+      const double w = work(params);
+      for (const Shape* sh : fit) {
+        cheapest = std::min(cheapest, sh->mean());
+        if (work(*sh->params) > work(*big->params)) big = sh;
+        if (work(*sh->params) <= w) floor = std::max(floor, sh->mean());
+      }
+      const double fixed = 0.5 * cheapest;
+      const double rate = std::max(0.0, big->mean() - fixed) / work(*big->params);
+      return std::max(floor, fixed + rate * w);
     }
     if (heavy_check(v_)) {
       const std::vector<PlannedShape> smallest = planned_shapes(prog, {});
@@ -348,8 +358,10 @@ class Sweep {
   }
 
   // Runs up to `cases` cases of a new run, each only while its predicted time fits what is left
-  // of `budget` (the first case of the sweep always runs). Returns the run's index.
-  size_t start_run(size_t k, const PlannedShape& shape, int cases, double budget) {
+  // of `budget` (the first case of the sweep always runs); the first case's prediction is
+  // `first_predicted` when given (>= 0), else predict(). Returns the run's index.
+  size_t start_run(size_t k, const PlannedShape& shape, int cases, double budget,
+                   double first_predicted = -1) {
     if (opts_.on_shape) {
       opts_.on_shape(
           static_cast<int>(res_.runs.size()), res_.planned,
@@ -360,8 +372,9 @@ class Sweep {
     const size_t i = res_.runs.size() - 1;
     for (int c = 0; c < cases && !stopped(); ++c) {
       if (cases_run_ > 0) {
-        const double per =
-            c == 0 ? predict(k, shape.params) : res_.runs[i].seconds / static_cast<double>(c);
+        const double per = c > 0                  ? res_.runs[i].seconds / static_cast<double>(c)
+                           : first_predicted >= 0 ? first_predicted
+                                                  : predict(k, shape.params);
         const double l = left(budget);
         if (l <= 0 || per > l) break;
       }
@@ -477,7 +490,10 @@ class Sweep {
         auto big = largest_within(*sets_state_[k].program, last, per_case, cases, l);
         if (!big) break;
         ++res_.planned;
-        const size_t i = start_run(k, *big, cases, set_start + share);
+        // (predicted from `last`'s own time, as largest_within chose it)
+        const double per =
+            predicted_seconds(*sets_state_[k].program, last.params, big->params, per_case);
+        const size_t i = start_run(k, *big, cases, set_start + share, per);
         if (res_.runs[i].result.cases.empty()) {
           res_.runs.pop_back();
           run_set_.pop_back();
