@@ -321,12 +321,14 @@ class Sweep {
     return 0;
   }
 
-  // The input distribution of case n of run `run` (as check_kernel cycles them), its first
-  // cases_per_shape rotated by the run's index: a run of one case (the first pass) draws another
-  // bug-exposing input than the run before it, and a run topped up to cases_per_shape still has
-  // the same inputs as check_kernel would give it.
+  // The input distribution of case n of a run (as check_kernel cycles them), its first
+  // cases_per_shape rotated by `offset`, the number of earlier runs at the same role: the first
+  // option set's run at each role starts with the most bug-exposing input for the problem
+  // (stale_cache for a KV cache), and the one-case runs of the first pass at the other option
+  // sets draw the other bug-exposing inputs in turn; a run topped up to cases_per_shape has the
+  // same inputs as check_kernel would give it.
   oracle::Distribution distribution(const Options& o, const ParamValues& params, int n,
-                                    size_t run) const {
+                                    size_t offset) const {
     std::vector<oracle::Distribution> d = opts_.check.distributions;
     if (d.empty()) {
       d = heavy_check(v_) ? heavy_check_distributions(v_, o)
@@ -334,7 +336,7 @@ class Sweep {
     }
     const size_t cycle = std::min<size_t>(std::max(opts_.cases_per_shape, 1), d.size());
     const auto i = static_cast<size_t>(n);
-    return d[(i < cycle ? (i + run) % cycle : i) % d.size()];
+    return d[(i < cycle ? (i + offset) % cycle : i) % d.size()];
   }
 
   // Runs case n of `run` (its next one) and records its time.
@@ -343,8 +345,12 @@ class Sweep {
     CheckOptions co = opts_.check;
     co.cases = 1;
     co.seed = opts_.check.seed + static_cast<uint64_t>(n);
-    co.distributions = {
-        distribution(run.options, run.shape.params, n, static_cast<size_t>(&run - &res_.runs[0]))};
+    size_t offset = 0;
+    for (const SweepRun& r : res_.runs) {
+      if (&r == &run) break;
+      offset += r.shape.role == run.shape.role ? 1 : 0;
+    }
+    co.distributions = {distribution(run.options, run.shape.params, n, offset)};
     co.on_case = nullptr;
     const double t0 = clock_();
     CheckResult one = run_case_(*sets_state_[k].program, run.options, run.shape.params, co);
