@@ -307,9 +307,13 @@ class Sweep {
         if (work(*sh->params) > work(*big->params)) big = sh;
         if (work(*sh->params) <= w) floor = std::max(floor, sh->mean());
       }
-      const double fixed = 0.5 * cheapest;
-      const double rate = std::max(0.0, big->mean() - fixed) / work(*big->params);
-      return std::max(floor, fixed + rate * w);
+      // Up to the anchor's work the line interpolates; beyond it the whole anchor time scales
+      // with the work (a fixed part that small shapes cannot tell from the rate would otherwise
+      // predict a large shape at the cost of a small one).
+      const double fixed = 0.5 * cheapest, big_work = work(*big->params);
+      const double rate = std::max(0.0, big->mean() - fixed) / big_work;
+      const double line = w <= big_work ? fixed + rate * w : big->mean() * w / big_work;
+      return std::max(floor, line);
     }
     if (heavy_check(v_)) {
       const std::vector<PlannedShape> smallest = planned_shapes(prog, {});

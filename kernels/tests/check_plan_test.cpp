@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <stdexcept>
 
 #include "kernels/check_sweep.h"
 #include "kernels/option_programs.h"
@@ -262,6 +263,32 @@ TEST(CheckPlan, RolesThatBreakARelationMoveToTheNearestLegalShape) {
       EXPECT_GE(sm.at("bs") * sm.at("q_head") * sm.at("s_active"), 129) << label;
     }
   }
+}
+
+// An option set whose program cannot be built (a catalogue entry whose edit does not find its
+// pattern there) is an error naming that option set, raised when the sweep reaches it; the option
+// sets before it ran.
+TEST(CheckPlan, AnOptionSetThatDoesNotBuildIsAnErrorNamingIt) {
+  const Variant& v = *find_variant("sd_attention");
+  const std::vector<Options> sets = resolved_combinations(v);
+  FakeRun f;
+  f.cost = [](const ParamValues&) { return 0.01; };
+  SweepOptions o;
+  o.budget_s = 100;
+  f.install(o);
+  const auto build = [&](const Options& opts) {
+    if (opts.at("use_causal_mask") == "true") throw std::logic_error("no causal select to edit");
+    return v.build(opts);
+  };
+  try {
+    check_sweep(v, sets, build, {}, o);
+    FAIL() << "expected OptionSetError";
+  } catch (const OptionSetError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("use_causal_mask=true"), std::string::npos) << what;
+    EXPECT_NE(what.find("no causal select to edit"), std::string::npos) << what;
+  }
+  EXPECT_FALSE(f.starts.empty()) << "the option sets before it ran";
 }
 
 }  // namespace

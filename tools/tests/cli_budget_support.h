@@ -57,18 +57,16 @@ inline std::vector<std::string> registered_kernels(bool heavy) {
   return out;
 }
 
-// One catalogue entry per base family (the catalogue's sections: the first of each), heavy bases
-// left out; or (all = true) every entry.
-inline std::vector<std::string> catalogue_entries(bool all) {
+// Every catalogue entry.
+inline std::vector<std::string> catalogue_entries() {
   std::vector<std::string> out;
-  std::set<std::string> families;
-  for (const props::BugEntry& e : props::bug_catalogue()) {
-    const kernels::Variant& base = *kernels::find_variant(e.base);
-    if (all || (!kernels::heavy_check(base) && families.insert(base.family).second)) {
-      out.push_back(e.name);
-    }
-  }
+  for (const props::BugEntry& e : props::bug_catalogue()) out.push_back(e.name);
   return out;
+}
+
+// The base family of a catalogue entry (the catalogue's sections).
+inline std::string entry_family(const std::string& entry) {
+  return kernels::find_variant(props::find_bug(entry)->base)->family;
 }
 
 }  // namespace ncv::cli_test
