@@ -127,14 +127,15 @@ double predicted_seconds(const Program& p, const ParamValues& from, const ParamV
 }
 
 std::optional<PlannedShape> largest_within(const Program& p, const PlannedShape& from,
-                                           double seconds_per_case, int cases, double seconds) {
+                                           double seconds_per_case, int cases, double seconds,
+                                           const ParamValues& pinned) {
   std::optional<PlannedShape> best;
   // Candidates: the tiled params scaled together by k/8 of their maximum (k = 8 down to 1).
   for (int k = 8; k >= 1 && !best; --k) {
     PlannedShape s{from.params, "largest within budget"};
     bool any = false;
     for (const Param& prm : p.params) {
-      if (!tiled(prm) || from.params.count(prm.name) == 0) continue;
+      if (!tiled(prm) || from.params.count(prm.name) == 0 || pinned.count(prm.name)) continue;
       const int64_t v = on_grid_below(prm, prm.hi * k / 8);
       if (v > from.params.at(prm.name)) {
         s.params[prm.name] = v;
@@ -497,7 +498,7 @@ class Sweep {
       double per_case = from->seconds / static_cast<double>(from->result.cases.size());
       for (int step = 0; step < 3 && !stopped(); ++step) {
         const double l = share - (clock_() - set_start);
-        auto big = largest_within(*sets_state_[k].program, last, per_case, cases, l);
+        auto big = largest_within(*sets_state_[k].program, last, per_case, cases, l, pinned_);
         if (!big) break;
         ++res_.planned;
         // (predicted from `last`'s own time, as largest_within chose it)

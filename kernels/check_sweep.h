@@ -42,10 +42,11 @@ double predicted_seconds(const Program& p, const ParamValues& from, const ParamV
                          double seconds_per_case);
 
 // The largest shape above `from` (the widest shape: tiled params grown together, others as in
-// `from`) whose predicted time (predicted_seconds) fits `seconds`. nullopt when nothing larger
-// fits or no param is tiled.
+// `from`, params in `pinned` never) whose predicted time (predicted_seconds) fits `seconds`.
+// nullopt when nothing larger fits or no unpinned param is tiled.
 std::optional<PlannedShape> largest_within(const Program& p, const PlannedShape& from,
-                                           double seconds_per_case, int cases, double seconds);
+                                           double seconds_per_case, int cases, double seconds,
+                                           const ParamValues& pinned = {});
 
 struct SweepOptions {
   double budget_s = 30;     // wall time for the whole sweep (every option set)

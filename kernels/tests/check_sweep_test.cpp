@@ -62,6 +62,8 @@ TEST(CheckSweep, LargestShapeFollowsThePredictedTime) {
   ASSERT_TRUE(mid.has_value());
   EXPECT_EQ(mid->params.at("seqlen"), 2048);
   EXPECT_FALSE(largest_within(p, from, 0.01, 4, 0.01).has_value());
+  // A pinned param never grows (`check --param seqlen=128` stays at 128).
+  EXPECT_FALSE(largest_within(p, from, 0.01, 4, 100.0, {{"seqlen", 128}}).has_value());
 }
 
 TEST(CheckSweep, PredictedTimeIsQuadraticInTiledAndLinearInUntiledParams) {
@@ -79,6 +81,7 @@ TEST(CheckSweep, WidestShapeRunsWithinBudgetAndIsReportedSkippedBeyondIt) {
   const Variant& v = *find_variant("sd_attention");
   SweepOptions o;
   o.cases_per_shape = 1;
+  o.check.exact_oracle_max_macs = 1e5;  // as `ncverify check` sweeps (the fast oracle beyond)
   auto widest_ran = [](const SweepResult& r) {
     return std::any_of(r.runs.begin(), r.runs.end(),
                        [](const SweepRun& run) { return run.shape.role == "widest"; });
@@ -87,6 +90,7 @@ TEST(CheckSweep, WidestShapeRunsWithinBudgetAndIsReportedSkippedBeyondIt) {
   const SweepResult roomy = check_sweep(v, {v.resolve({})}, v.build, {{"seqlen", 128}}, o);
   EXPECT_TRUE(roomy.pass);
   EXPECT_TRUE(widest_ran(roomy));
+  for (const SweepRun& r : roomy.runs) EXPECT_EQ(r.shape.params.at("seqlen"), 128) << "pinned";
   EXPECT_TRUE(roomy.skipped.empty());
   EXPECT_TRUE(roomy.to_json().at("skipped").empty());
 
