@@ -1,6 +1,6 @@
 // `ncverify check K --budget-s B` (deep tier, label deep): the heavy kernels (one case costs most
 // of a minute: a 2 s budget runs exactly one case, and the run says so) and every catalogue
-// entry, each caught within 10 s (a heavy base's entry within six of its declared cases). Their
+// entry, each caught within 10 s (a heavy base's entry within twenty of its declared cases). Their
 // default-tier siblings: cli_budget_test.cpp (the cheap kernels, one entry per base family) and
 // kernels/tests/check_plan_test.cpp (a heavy kernel on a fake clock).
 #include "tools/tests/cli_budget_support.h"
@@ -22,13 +22,14 @@ INSTANTIATE_TEST_SUITE_P(Registry, HeavyKernelBudget, testing::ValuesIn(register
 
 class EveryEntryBudget : public testing::TestWithParam<std::string> {};
 
-// A heavy base's budget has room for its first inputs at the declared per-case cost (a 10 s
-// budget runs exactly one case there, and pipelined_sum_slot_shared shows under `peaked`, the
-// second input after `rowmax_across_tiles`): six declared cases, so that a case up to ~2.5 times
-// slower than declared (a loaded machine) still leaves room for the second input.
+// A heavy base's budget has room for its first inputs (a 10 s budget runs exactly one case there,
+// and pipelined_sum_slot_shared shows under `peaked`, the second input after
+// `rowmax_across_tiles`): twenty declared cases, so that the second input still runs when a case
+// is five times slower than declared (296 s for a declared 55 s, measured on the shared 2-core
+// machine while other jobs ran; six declared cases were not enough there).
 TEST_P(EveryEntryBudget, DefaultCheckCatchesTheEntryWithinTheBudget) {
   const kernels::Variant& base = *kernels::find_variant(props::find_bug(GetParam())->base);
-  const double budget = kernels::heavy_check(base) ? 6 * base.check_case_seconds : 10;
+  const double budget = kernels::heavy_check(base) ? 20 * base.check_case_seconds : 10;
   const nlohmann::json j = checked_within_budget(GetParam(), budget, 1);
   if (j.is_object()) {
     EXPECT_FALSE(j.at("pass").get<bool>());
