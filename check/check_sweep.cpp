@@ -5,9 +5,13 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <map>
+#include <set>
 #include <stdexcept>
 
+#include "check/check_plan.h"
 #include "model/interp/interpreter.h"
+#include "model/ir/domain_search.h"
 
 namespace ncv::kernels {
 
@@ -72,31 +76,37 @@ std::vector<PlannedShape> planned_shapes(const Program& p, const ParamValues& pi
   using Pick = std::function<int64_t(const Param&)>;
   // Untiled params (batch, head dim) stay small where the tiled ones grow, and take their largest
   // value once, at one tile: a batch of 64 at eight tiles would cost more than it finds.
-  const std::vector<std::pair<std::string, Pick>> roles = {
-      {"smallest", [](const Param& x) { return x.lo; }},
-      {"one tile + one step",
-       [](const Param& x) {
-         return tiled(x) ? on_grid_below(x, x.lo + x.multiple_of) : on_grid_below(x, x.lo + 1);
-       }},
-      {"non-power-of-two",
-       [](const Param& x) {
-         if (!tiled(x)) return non_power_of_two(x);
-         const int64_t v = on_grid_below(x, 3 * x.multiple_of);
-         return is_power_of_two(v) ? non_power_of_two(x) : v;
-       }},
-      {"several tiles",
-       [](const Param& x) {
-         return tiled(x) ? on_grid_below(x, 8 * x.multiple_of) : on_grid_below(x, x.lo + 1);
-       }},
-      {"widest", [](const Param& x) { return tiled(x) ? x.lo : x.hi; }},
+  const std::vector<Pick> picks = {
+      [](const Param& x) { return x.lo; },
+      [](const Param& x) {
+        return tiled(x) ? on_grid_below(x, x.lo + x.multiple_of) : on_grid_below(x, x.lo + 1);
+      },
+      [](const Param& x) {
+        if (!tiled(x)) return non_power_of_two(x);
+        const int64_t v = on_grid_below(x, 3 * x.multiple_of);
+        return is_power_of_two(v) ? non_power_of_two(x) : v;
+      },
+      [](const Param& x) {
+        return tiled(x) ? on_grid_below(x, 8 * x.multiple_of) : on_grid_below(x, x.lo + 1);
+      },
+      [](const Param& x) { return tiled(x) ? x.lo : x.hi; },
   };
+  std::set<std::string> fixed;
+  for (const auto& [name, value] : pinned) fixed.insert(name);
   std::vector<PlannedShape> out;
-  for (const auto& [role, pick] : roles) {
-    PlannedShape s{pinned, role};
+  for (size_t r = 0; r < picks.size(); ++r) {
+    PlannedShape s{pinned, sweep_roles()[r]};
     for (const Param& prm : p.params) {
-      if (!pinned.count(prm.name)) s.params[prm.name] = pick(prm);
+      if (!pinned.count(prm.name)) s.params[prm.name] = picks[r](prm);
     }
-    if (!legal(p, s.params)) continue;
+    if (!legal(p, s.params)) {
+      // Picked one param at a time, the role can break a relation between params: the nearest
+      // legal shape instead (pinned params kept).
+      const auto near = nearest_in_domain(p.params, p.relations, s.params, fixed);
+      if (!near) continue;
+      for (const auto& [name, value] : *near) s.params[name] = value;
+      if (!legal(p, s.params)) continue;
+    }
     const bool seen = std::any_of(out.begin(), out.end(),
                                   [&](const PlannedShape& o) { return o.params == s.params; });
     if (!seen) out.push_back(std::move(s));
@@ -117,14 +127,15 @@ double predicted_seconds(const Program& p, const ParamValues& from, const ParamV
 }
 
 std::optional<PlannedShape> largest_within(const Program& p, const PlannedShape& from,
-                                           double seconds_per_case, int cases, double seconds) {
+                                           double seconds_per_case, int cases, double seconds,
+                                           const ParamValues& pinned) {
   std::optional<PlannedShape> best;
   // Candidates: the tiled params scaled together by k/8 of their maximum (k = 8 down to 1).
   for (int k = 8; k >= 1 && !best; --k) {
     PlannedShape s{from.params, "largest within budget"};
     bool any = false;
     for (const Param& prm : p.params) {
-      if (!tiled(prm) || from.params.count(prm.name) == 0) continue;
+      if (!tiled(prm) || from.params.count(prm.name) == 0 || pinned.count(prm.name)) continue;
       const int64_t v = on_grid_below(prm, prm.hi * k / 8);
       if (v > from.params.at(prm.name)) {
         s.params[prm.name] = v;
@@ -139,111 +150,396 @@ std::optional<PlannedShape> largest_within(const Program& p, const PlannedShape&
   return best;
 }
 
+namespace {
+
+// The median as check.cpp computes it (the upper one of an even count).
+double median_of(std::vector<double> x) {
+  if (x.empty()) return 0;
+  const size_t mid = x.size() / 2;
+  std::nth_element(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(mid), x.end());
+  return x[mid];
+}
+
+// Folds a one-case result into a run's result: the cases in order, the verdict, the worst ratio
+// and the medians as check_kernel computes them over all the cases.
+void merge_case(CheckResult& into, CheckResult&& one) {
+  if (into.cases.empty()) {
+    into = std::move(one);
+    return;
+  }
+  into.pass = into.pass && one.pass;
+  into.worst_normalized = std::fmax(into.worst_normalized, one.worst_normalized);
+  for (CaseResult& c : one.cases) into.cases.push_back(std::move(c));
+  std::vector<double> cr, ar, fr;
+  for (const CaseResult& c : into.cases) {
+    if (c.run_error) continue;
+    cr.push_back(c.comparison.max_normalized);
+    if (!std::isnan(c.apriori_normalized)) ar.push_back(c.apriori_normalized);
+    fr.push_back(c.fa_ratio);
+  }
+  into.median_case_ratio = median_of(cr);
+  into.median_apriori_ratio = ar.empty() ? std::nan("") : median_of(ar);
+  into.median_fa_ratio = median_of(fr);
+}
+
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g s", s);
+  return buf;
+}
+
+// One sweep: the plan, what has been built, measured and run.
+class Sweep {
+ public:
+  Sweep(const Variant& v, const std::vector<Options>& sets,
+        const std::function<Program(const Options&)>& build, const ParamValues& pinned,
+        const SweepOptions& opts)
+      : v_(v), sets_(sets), build_(build), pinned_(pinned), opts_(opts), sets_state_(sets.size()) {
+    if (opts_.clock) {
+      clock_ = opts_.clock;
+    } else {
+      const auto start = std::chrono::steady_clock::now();
+      clock_ = [start] { return seconds_since(start); };
+    }
+    run_case_ = opts_.run_case ? opts_.run_case
+                               : [this](const Program& prog, const Options& o,
+                                        const ParamValues& params, const CheckOptions& co) {
+                                   return check_kernel(v_, prog, o, params, co);
+                                 };
+    res_.budget_s = opts_.budget_s;
+  }
+
+  SweepResult run() {
+    const std::vector<PlanItem> order = plan_order(sets_);
+    res_.planned = static_cast<int>(order.size());
+    first_pass(order);
+    top_up();
+    grow();
+    if (res_.runs.empty()) {
+      if (no_shape_everywhere_) {
+        throw std::invalid_argument("no shape of the declared domain satisfies the pinned params " +
+                                    params_text(pinned_));
+      }
+      res_.note = "no case ran";
+    }
+    res_.pass = !res_.runs.empty() && !failed_;
+    res_.seconds = clock_();
+    return std::move(res_);
+  }
+
+ private:
+  struct SetState {
+    bool built = false;
+    std::optional<Program> program;
+    std::vector<PlannedShape> shapes;
+  };
+  struct Measure {
+    size_t set;
+    ParamValues params;
+    double per_case;
+  };
+
+  // Builds option set k's program and its shapes once.
+  SetState& state(size_t k) {
+    SetState& s = sets_state_[k];
+    if (s.built) return s;
+    s.built = true;
+    try {
+      s.program = build_(sets_[k]);
+    } catch (const std::exception& e) {
+      throw OptionSetError(options_text(sets_[k]), e.what());
+    }
+    s.shapes = planned_shapes(*s.program, pinned_);
+    return s;
+  }
+
+  bool stopped() const { return opts_.check.stop_on_failure && failed_; }
+  double left(double budget) const { return budget - clock_(); }
+
+  // One case's predicted time for set k at `params`: measured at this shape (this set's cases,
+  // else the median over the other sets' at the same shape: option sets of one kernel cost alike
+  // at one shape); else a line through this set's measured shapes (all sets' when it has none):
+  // time = fixed + rate * work, work as predicted_seconds grows it (quadratic in tiled params,
+  // linear in untiled ones), the fixed part half the cheapest shape's case (drawing and packing
+  // inputs, the oracle's setup: what does not grow), the rate from the measured shape with the
+  // most work (the best anchor for the larger shapes still to come), and never less than a
+  // measured shape with no more work. Else, for a heavy variant, its declared cost at the
+  // domain's smallest shape; else unknown (0). A shape's time is the mean of its cases, leaving
+  // out the sweep's first case when the shape has others (it carries one-time costs).
+  double predict(size_t k, const ParamValues& params) const {
+    const Program& prog = *sets_state_[k].program;
+    struct Shape {
+      size_t set = 0;
+      const ParamValues* params = nullptr;
+      double sum = 0, first = 0;
+      int n = 0;
+      double mean() const { return n > 0 ? sum / n : first; }
+    };
+    std::map<std::pair<size_t, ParamValues>, Shape> shapes;
+    for (size_t i = 0; i < measures_.size(); ++i) {
+      const Measure& m = measures_[i];
+      Shape& sh = shapes[{m.set, m.params}];
+      sh.set = m.set;
+      sh.params = &m.params;
+      if (i == 0) {
+        sh.first = m.per_case;
+      } else {
+        sh.sum += m.per_case;
+        ++sh.n;
+      }
+    }
+    std::vector<double> same_shape_elsewhere;
+    std::vector<const Shape*> own, all;
+    for (const auto& [key, sh] : shapes) {
+      if (*sh.params == params && sh.set == k) return sh.mean();
+      if (*sh.params == params) same_shape_elsewhere.push_back(sh.mean());
+      (sh.set == k ? own : all).push_back(&sh);
+    }
+    if (!same_shape_elsewhere.empty()) return median_of(same_shape_elsewhere);
+    const std::vector<const Shape*>& fit = own.empty() ? all : own;
+    if (!fit.empty()) {
+      const ParamValues& ref = *fit.front()->params;
+      auto work = [&](const ParamValues& p) { return predicted_seconds(prog, ref, p, 1.0); };
+      double cheapest = std::numeric_limits<double>::infinity(), floor = 0;
+      const Shape* big = fit.front();
+      const double w = work(params);
+      for (const Shape* sh : fit) {
+        cheapest = std::min(cheapest, sh->mean());
+        if (work(*sh->params) > work(*big->params)) big = sh;
+        if (work(*sh->params) <= w) floor = std::max(floor, sh->mean());
+      }
+      // Up to the anchor's work the line interpolates; beyond it the whole anchor time scales
+      // with the work (a fixed part that small shapes cannot tell from the rate would otherwise
+      // predict a large shape at the cost of a small one).
+      const double fixed = 0.5 * cheapest, big_work = work(*big->params);
+      const double rate = std::max(0.0, big->mean() - fixed) / big_work;
+      const double line = w <= big_work ? fixed + rate * w : big->mean() * w / big_work;
+      return std::max(floor, line);
+    }
+    if (heavy_check(v_)) {
+      const std::vector<PlannedShape> smallest = planned_shapes(prog, {});
+      if (!smallest.empty()) {
+        return predicted_seconds(prog, smallest.front().params, params, v_.check_case_seconds);
+      }
+      return v_.check_case_seconds;
+    }
+    return 0;
+  }
+
+  // The input distribution of case n of a run (as check_kernel cycles them), its first
+  // cases_per_shape rotated by `offset`, the number of earlier runs at the same role: the first
+  // option set's run at each role starts with the most bug-exposing input for the problem
+  // (stale_cache for a KV cache), and the one-case runs of the first pass at the other option
+  // sets draw the other bug-exposing inputs in turn; a run topped up to cases_per_shape has the
+  // same inputs as check_kernel would give it.
+  oracle::Distribution distribution(const Options& o, const ParamValues& params, int n,
+                                    size_t offset) const {
+    std::vector<oracle::Distribution> d = opts_.check.distributions;
+    if (d.empty()) {
+      d = heavy_check(v_) ? heavy_check_distributions(v_, o)
+                          : check_distributions(v_.spec(o, params));
+    }
+    const size_t cycle = std::min<size_t>(std::max(opts_.cases_per_shape, 1), d.size());
+    const auto i = static_cast<size_t>(n);
+    return d[(i < cycle ? (i + offset) % cycle : i) % d.size()];
+  }
+
+  // Runs case n of `run` (its next one) and records its time.
+  void run_one_case(SweepRun& run, size_t k) {
+    const int n = static_cast<int>(run.result.cases.size());
+    CheckOptions co = opts_.check;
+    co.cases = 1;
+    co.seed = opts_.check.seed + static_cast<uint64_t>(n);
+    size_t offset = 0;
+    for (const SweepRun& r : res_.runs) {
+      if (&r == &run) break;
+      offset += r.shape.role == run.shape.role ? 1 : 0;
+    }
+    co.distributions = {distribution(run.options, run.shape.params, n, offset)};
+    co.on_case = nullptr;
+    const double t0 = clock_();
+    CheckResult one = run_case_(*sets_state_[k].program, run.options, run.shape.params, co);
+    const double s = clock_() - t0;
+    run.seconds += s;
+    res_.max_case_s = std::max(res_.max_case_s, s);
+    ++cases_run_;
+    failed_ = failed_ || !one.pass;
+    merge_case(run.result, std::move(one));
+    measures_.push_back({k, run.shape.params, s});
+  }
+
+  // Runs up to `cases` cases of a new run, each only while its predicted time fits what is left
+  // of `budget` (the first case of the sweep always runs); the first case's prediction is
+  // `first_predicted` when given (>= 0), else predict(). Returns the run's index.
+  size_t start_run(size_t k, const PlannedShape& shape, int cases, double budget,
+                   double first_predicted = -1) {
+    if (opts_.on_shape) {
+      opts_.on_shape(
+          static_cast<int>(res_.runs.size()), res_.planned,
+          options_text(sets_[k]) + " " + params_text(shape.params) + " (" + shape.role + ")");
+    }
+    res_.runs.push_back({sets_[k], shape, CheckResult{}, 0});
+    run_set_.push_back(k);
+    const size_t i = res_.runs.size() - 1;
+    for (int c = 0; c < cases && !stopped(); ++c) {
+      if (cases_run_ > 0) {
+        const double per = c > 0                  ? res_.runs[i].seconds / static_cast<double>(c)
+                           : first_predicted >= 0 ? first_predicted
+                                                  : predict(k, shape.params);
+        const double l = left(budget);
+        if (l <= 0 || per > l) break;
+      }
+      run_one_case(res_.runs[i], k);
+    }
+    return i;
+  }
+
+  void skip(size_t k, const PlannedShape& shape, double predicted, std::string reason) {
+    res_.skipped.push_back({options_text(sets_[k]), shape, predicted,
+                            std::max(0.0, left(opts_.budget_s)), std::move(reason)});
+  }
+
+  // One case per item in the plan's order (every case for the first item).
+  void first_pass(const std::vector<PlanItem>& order) {
+    for (const PlanItem& it : order) {
+      const std::string& role = sweep_roles()[it.role];
+      if (stopped()) {
+        skip(it.set, {{}, role}, -1, "stopped at the first failing case");
+        continue;
+      }
+      if (cases_run_ > 0 && left(opts_.budget_s) <= 0) {
+        // Not built for this (the budget is spent); a built set lists the role's shape, or
+        // nothing when the role repeats an earlier role's shape.
+        PlannedShape shape{{}, role};
+        if (sets_state_[it.set].built) {
+          const auto& shapes = sets_state_[it.set].shapes;
+          const auto s = std::find_if(shapes.begin(), shapes.end(),
+                                      [&](const PlannedShape& x) { return x.role == role; });
+          if (s == shapes.end()) continue;
+          shape = *s;
+        }
+        skip(it.set, shape, -1, "budget");
+        continue;
+      }
+      SetState& st = state(it.set);
+      if (st.shapes.empty()) {
+        if (it.role == 0)
+          skip(it.set, {pinned_, role}, -1, "no legal shape with the pinned params");
+        continue;
+      }
+      no_shape_everywhere_ = false;
+      const auto shape = std::find_if(st.shapes.begin(), st.shapes.end(),
+                                      [&](const PlannedShape& s) { return s.role == role; });
+      if (shape == st.shapes.end()) continue;  // the same shape as an earlier role
+      const double per = predict(it.set, shape->params);
+      if (cases_run_ > 0 && per > left(opts_.budget_s)) {
+        skip(it.set, *shape, per, "budget");
+        continue;
+      }
+      const bool first = cases_run_ == 0;
+      // The first item runs every distribution (within half the budget: the rest is for breadth),
+      // the others their most bug-exposing input; top_up adds the rest later.
+      const size_t i = start_run(it.set, *shape, first ? opts_.cases_per_shape : 1,
+                                 first ? 0.5 * opts_.budget_s : opts_.budget_s);
+      if (first && clock_() > opts_.budget_s) {
+        // The first case runs whatever the budget: a check that ran nothing could not say PASS.
+        res_.note =
+            (per > opts_.budget_s
+                 ? "one case of the first shape is predicted " + seconds_text(per) + ", over"
+                 : "one case took " + seconds_text(res_.max_case_s) + ", over") +
+            " the budget of " + seconds_text(opts_.budget_s) +
+            ": ran exactly one case (the most bug-exposing input at the " + shape->role + " shape)";
+      }
+      if (res_.runs[i].result.cases.empty()) {  // its one case no longer fitted
+        res_.runs.pop_back();
+        run_set_.pop_back();
+        skip(it.set, *shape, per, "budget");
+      }
+    }
+  }
+
+  // More cases per run, in the runs' order, while 80% of the budget lasts (the rest is for the
+  // larger shapes).
+  void top_up() {
+    const double budget = 0.8 * opts_.budget_s;
+    for (size_t i = 0; i < res_.runs.size() && !stopped(); ++i) {
+      SweepRun& run = res_.runs[i];
+      while (static_cast<int>(run.result.cases.size()) < opts_.cases_per_shape && !stopped()) {
+        const double per = run.seconds / static_cast<double>(run.result.cases.size());
+        const double l = left(budget);
+        if (l <= 0 || per > l) break;
+        run_one_case(run, run_set_[i]);
+      }
+    }
+  }
+
+  // Larger shapes with what is left: per option set that ran (in the plan's order) an equal share,
+  // the tiled params grown from its widest (else smallest) shape as far as the predicted time
+  // fits, predicted again from each run's own time, up to three steps.
+  void grow() {
+    std::vector<size_t> sets;
+    for (size_t k : run_set_) {
+      if (std::find(sets.begin(), sets.end(), k) == sets.end()) sets.push_back(k);
+    }
+    const int cases = std::max(2, opts_.cases_per_shape / 2);
+    for (size_t n = 0; n < sets.size() && !stopped(); ++n) {
+      const size_t k = sets[n];
+      const double share = left(opts_.budget_s) / static_cast<double>(sets.size() - n);
+      if (share <= 0) break;
+      const double set_start = clock_();
+      // The set's widest run, else its first.
+      const SweepRun* from = nullptr;
+      for (size_t i = 0; i < res_.runs.size(); ++i) {
+        if (run_set_[i] != k || res_.runs[i].result.cases.empty()) continue;
+        if (!from || res_.runs[i].shape.role == "widest") from = &res_.runs[i];
+      }
+      if (!from) continue;
+      PlannedShape last = from->shape;
+      double per_case = from->seconds / static_cast<double>(from->result.cases.size());
+      for (int step = 0; step < 3 && !stopped(); ++step) {
+        const double l = share - (clock_() - set_start);
+        auto big = largest_within(*sets_state_[k].program, last, per_case, cases, l, pinned_);
+        if (!big) break;
+        ++res_.planned;
+        // (predicted from `last`'s own time, as largest_within chose it)
+        const double per =
+            predicted_seconds(*sets_state_[k].program, last.params, big->params, per_case);
+        const size_t i = start_run(k, *big, cases, set_start + share, per);
+        if (res_.runs[i].result.cases.empty()) {
+          res_.runs.pop_back();
+          run_set_.pop_back();
+          break;
+        }
+        per_case = res_.runs[i].seconds / static_cast<double>(res_.runs[i].result.cases.size());
+        last = *big;
+      }
+    }
+  }
+
+  const Variant& v_;
+  const std::vector<Options>& sets_;
+  const std::function<Program(const Options&)>& build_;
+  const ParamValues& pinned_;
+  const SweepOptions& opts_;
+  std::function<double()> clock_;
+  std::function<CheckResult(const Program&, const Options&, const ParamValues&,
+                            const CheckOptions&)>
+      run_case_;
+  std::vector<SetState> sets_state_;
+  std::vector<Measure> measures_;
+  std::vector<size_t> run_set_;  // per run, its option set
+  SweepResult res_;
+  int cases_run_ = 0;
+  bool failed_ = false;
+  bool no_shape_everywhere_ = true;
+};
+
+}  // namespace
+
 SweepResult check_sweep(const Variant& v, const std::vector<Options>& option_sets,
                         const std::function<Program(const Options&)>& build,
                         const ParamValues& pinned, const SweepOptions& opts) {
-  const auto start = std::chrono::steady_clock::now();
-  SweepResult res;
-  res.budget_s = opts.budget_s;
-  res.pass = true;
-  int done = 0, planned = 0;
-  std::vector<std::pair<Program, std::vector<PlannedShape>>> plans;
-  for (const Options& o : option_sets) {
-    Program prog = build(o);
-    std::vector<PlannedShape> shapes = planned_shapes(prog, pinned);
-    if (shapes.empty()) {
-      throw std::invalid_argument("no shape of the declared domain satisfies the pinned params " +
-                                  params_text(pinned));
-    }
-    planned += static_cast<int>(shapes.size());
-    plans.emplace_back(std::move(prog), std::move(shapes));
-  }
-  auto run_one = [&](const Options& o, const Program& prog, const PlannedShape& shape, int cases) {
-    if (opts.on_shape) {
-      opts.on_shape(done, planned,
-                    options_text(o) + " " + params_text(shape.params) + " (" + shape.role + ")");
-    }
-    CheckOptions co = opts.check;
-    co.cases = cases;
-    if (heavy_check(v) && co.distributions.empty())
-      co.distributions = heavy_check_distributions(v, o);
-    const auto t0 = std::chrono::steady_clock::now();
-    SweepRun run{o, shape, check_kernel(v, prog, o, shape.params, co), 0};
-    run.seconds = seconds_since(t0);
-    res.pass = res.pass && run.result.pass;
-    res.runs.push_back(std::move(run));
-    ++done;
-    return res.runs.back().seconds;
-  };
-  // The fixed shapes of every option set first (the bug-finding ones), then the largest shapes
-  // with what is left of the budget, shared equally by the option sets.
-  std::vector<double> per_case(plans.size(), 0);
-  std::vector<PlannedShape> last(plans.size());
-  const bool stop = opts.check.stop_on_failure;
-  for (size_t k = 0; k < plans.size() && !(stop && !res.pass); ++k) {
-    const std::vector<PlannedShape>& shapes = plans[k].second;
-    const auto set_start = std::chrono::steady_clock::now();
-    const double set_share =
-        (opts.budget_s - seconds_since(start)) / static_cast<double>(plans.size() - k);
-    // Predictions come from the last shape this option set ran (the nearest in size).
-    ParamValues ref;
-    double ref_per_case = 0;
-    for (size_t i = 0; i < shapes.size() && !(stop && !res.pass); ++i) {
-      const PlannedShape& shape = shapes[i];
-      int cases = opts.cases_per_shape;
-      if (ref.empty() && heavy_check(v)) {
-        // A heavy variant's first shape: as many cases as its declared per-case cost fits in the
-        // set's share, at least one.
-        cases = std::clamp(static_cast<int>(set_share / v.check_case_seconds), 1, cases);
-      } else if (!ref.empty()) {
-        // The smallest shape runs every distribution; a larger one as many as its predicted
-        // time allows within an equal part of the set's budget left (one part kept for the
-        // largest shape). A fixed role keeps at least one case (the most bug-exposing input);
-        // the widest shape (untiled params at their largest: a batch of 64 costs more than it
-        // finds) is skipped and listed when not even one case fits.
-        const double per = predicted_seconds(plans[k].first, ref, shape.params, ref_per_case);
-        const double allowance =
-            (set_share - seconds_since(set_start)) / static_cast<double>(shapes.size() - i + 1);
-        const double fit = per > 0 ? std::floor(allowance / per) : cases;
-        cases = static_cast<int>(std::clamp<double>(fit, 0, cases));
-        // (A heavy variant skips every later shape that does not fit: each costs minutes.)
-        if (cases == 0 && (shape.role == "widest" || heavy_check(v))) {
-          res.skipped.push_back({options_text(option_sets[k]), shape, per});
-          continue;
-        }
-        cases = std::max(cases, 1);
-      }
-      const double s = run_one(option_sets[k], plans[k].first, shape, cases);
-      ref = shape.params;
-      ref_per_case = s / cases;
-      // The largest shape grows the tiled params of the widest shape (untiled ones at their
-      // largest), predicted from its time.
-      if (shape.role == "widest" || last[k].params.empty()) {
-        per_case[k] = ref_per_case;
-        last[k] = shape;
-      }
-    }
-  }
-  for (size_t k = 0; k < plans.size() && !(stop && !res.pass); ++k) {
-    const auto set_start = std::chrono::steady_clock::now();
-    const double share =
-        (opts.budget_s - seconds_since(start)) / static_cast<double>(plans.size() - k);
-    const int cases = std::max(2, opts.cases_per_shape / 2);
-    // A prediction from a small shape overestimates (fixed costs grow slower than the work): once
-    // the largest predicted shape has run, predict again from its own time while budget is left.
-    for (int grow = 0; grow < 3 && share > 0; ++grow) {
-      const double left = share - seconds_since(set_start);
-      auto big = largest_within(plans[k].first, last[k], per_case[k], cases, left);
-      if (!big) break;
-      ++planned;
-      const double s = run_one(option_sets[k], plans[k].first, *big, cases);
-      if (stop && !res.pass) break;
-      per_case[k] = s / cases;
-      last[k] = *big;
-    }
-  }
-  res.seconds = seconds_since(start);
-  return res;
+  return Sweep(v, option_sets, build, pinned, opts).run();
 }
 
 int SweepResult::cases() const {
@@ -288,7 +584,7 @@ std::string case_recipe(const CaseResult& c) {
 
 std::string SweepResult::summary() const {
   std::string s;
-  char line[256];
+  char line[512];
   for (const SweepRun& r : runs) {
     int failed = 0;
     for (const CaseResult& c : r.result.cases) failed += c.pass ? 0 : 1;
@@ -303,15 +599,37 @@ std::string SweepResult::summary() const {
       }
     }
   }
+  // The skipped items, one line per option set and reason (in the order they were passed over):
+  // an option set skipped whole is one line, not five.
+  std::vector<std::pair<std::string, std::string>> groups;  // (options, reason)
   for (const SkippedShape& k : skipped) {
-    std::snprintf(line, sizeof line,
-                  "  SKIP %-44s %-28s %-22s one case predicted %.3g s > budget left\n",
-                  k.options.c_str(), params_text(k.shape.params).c_str(), k.shape.role.c_str(),
-                  k.predicted_s);
-    s += line;
+    const std::pair<std::string, std::string> g{k.options, k.reason};
+    if (std::find(groups.begin(), groups.end(), g) == groups.end()) groups.push_back(g);
   }
-  std::snprintf(line, sizeof line, "%zu shapes x option sets, %d cases, %.1f s (budget %.0f s)\n",
-                runs.size(), cases(), seconds, budget_s);
+  for (const auto& [options, reason] : groups) {
+    std::string roles;
+    double predicted = -1, left = std::numeric_limits<double>::infinity();
+    for (const SkippedShape& k : skipped) {
+      if (k.options != options || k.reason != reason) continue;
+      roles += (roles.empty() ? "" : ", ") + k.shape.role +
+               (k.shape.params.empty() ? "" : " " + params_text(k.shape.params));
+      predicted = std::max(predicted, k.predicted_s);
+      left = std::min(left, k.left_s);
+    }
+    std::string why = reason;
+    if (why == "budget") {
+      why = predicted < 0 ? "budget: spent"
+                          : "budget: one case predicted up to " + seconds_text(predicted) + ", " +
+                                seconds_text(left) + " left";
+    }
+    std::snprintf(line, sizeof line, "  SKIP %-44s ", options.empty() ? "-" : options.c_str());
+    s += line + roles + " (" + why + ")\n";
+  }
+  if (!note.empty()) s += "  note: " + note + "\n";
+  std::snprintf(line, sizeof line,
+                "%zu shapes x option sets run, %zu skipped, %d cases, %.1f s (budget %.0f s, "
+                "longest case %.2f s)\n",
+                runs.size(), skipped.size(), cases(), seconds, budget_s, max_case_s);
   return s + line;
 }
 
@@ -320,7 +638,10 @@ nlohmann::json SweepResult::to_json() const {
   j["pass"] = pass;
   j["seconds"] = seconds;
   j["budget_s"] = budget_s;
+  j["max_case_s"] = max_case_s;
+  j["planned"] = planned;
   j["cases"] = cases();
+  if (!note.empty()) j["note"] = note;
   nlohmann::json rs = nlohmann::json::array();
   for (const SweepRun& r : runs) {
     nlohmann::json e = r.result.to_json();
@@ -334,7 +655,9 @@ nlohmann::json SweepResult::to_json() const {
     sk.push_back({{"options", k.options},
                   {"params", k.shape.params},
                   {"role", k.shape.role},
-                  {"predicted_s", k.predicted_s}});
+                  {"predicted_s", k.predicted_s >= 0 ? nlohmann::json(k.predicted_s) : nullptr},
+                  {"left_s", k.left_s},
+                  {"reason", k.reason}});
   }
   j["skipped"] = std::move(sk);
   return j;

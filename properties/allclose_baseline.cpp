@@ -3,11 +3,13 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <stdexcept>
 
 #include "kernels/layout.h"
 #include "kernels/variant.h"
 #include "model/hw/hw_config.h"
 #include "model/interp/interpreter.h"
+#include "model/ir/domain_search.h"
 #include "oracle/fast_oracle.h"
 #include "oracle/input_distributions.h"
 
@@ -27,10 +29,23 @@ int64_t nearest_legal(const Param& p, int64_t want) {
 }  // namespace
 
 ParamValues baseline_shape(const KernelUnderTest& k, const kernels::Options& options) {
+  const Program& program = k.program(options);
   ParamValues shape;
-  for (const Param& p : k.program(options).params) {
+  for (const Param& p : program.params) {
     const int64_t want = p.name == "seqlen" ? 512 : p.name == "d_head" ? 64 : p.lo;
     shape[p.name] = nearest_legal(p, want);
+  }
+  // Each param picked alone can break a relation between them (attention_tkg's LNC2 batch split
+  // needs 129 <= bs * q_head * s_active): the nearest shape where every relation holds.
+  if (!in_domain(program.params, program.relations, shape)) {
+    const auto legal = nearest_in_domain(program.params, program.relations, shape);
+    if (!legal) {
+      std::string near;
+      for (const auto& [name, value] : shape) near += " " + name + "=" + std::to_string(value);
+      throw std::invalid_argument(k.name + ": no shape of the declared domain near" + near +
+                                  " satisfies its relations");
+    }
+    shape = *legal;
   }
   return shape;
 }

@@ -954,13 +954,15 @@ std::vector<BugEntry> make_catalogue() {
        "attention_tkg's generated mask keeps slot <= pos[b, 0] instead of slot < pos[b, 0]: the "
        "stale cache slot at each batch's position is read",
        "attention_tkg",
-       {{"mask", "pos_id"}},
+       // swa=on generates the mask by the sliding-window rule instead (gen_mask_tkg_swa.h):
+       // the standard compare this entry edits exists with swa=off only.
+       {{"mask", "pos_id"}, {"swa", "off"}},
        tkg_position_off_by_one},
       {"tkg_stale_cache_read",
        "attention_tkg's generated mask compares with the last active token's position "
        "pos[b, s_a - 1] instead of pos[b, 0]: s_a - 1 stale cache slots past the position are read",
        "attention_tkg",
-       {{"mask", "pos_id"}},
+       {{"mask", "pos_id"}, {"swa", "off"}},  // the standard compare (as above)
        tkg_stale_cache_read},
       {"tkg_sink_ignored",
        "attention_tkg's sink enters neither the row max nor the denominator (should_prep_sink "
@@ -972,13 +974,18 @@ std::vector<BugEntry> make_catalogue() {
        "attention_tkg split over the batch (LNC2): the K and V cache loads read batch i_b instead "
        "of global_batch_offset + i_b, so core 1 uses core 0's caches",
        "attention_tkg",
-       {{"lnc", "2-batch"}},
+       // block KV (block_len > 0) gathers the caches through the block table, whose entries
+       // already name each batch's blocks: the flat cache loads this entry edits exist with
+       // block_len=0 only.
+       {{"lnc", "2-batch"}, {"block_len", "0"}},
        tkg_kv_batch_offset_dropped},
       {"tkg_block_table_wrong_stride",
        "attention_tkg's block table lands in SBUF in [bs, folds] order while the K and V loads "
        "read it as [folds, bs] (column fold * bs + i_b): batches gather each other's blocks",
        "attention_tkg",
-       {{"block_len", "16"}, {"strided_mm1", "false"}},
+       // block_resize=4 loads the table by another path (rows on partitions, a PE transpose per
+       // fold): the one [128, folds, bs] DMA this entry edits exists with block_resize=1 only.
+       {{"block_len", "16"}, {"strided_mm1", "false"}, {"block_resize", "1"}},
        tkg_block_table_wrong_stride},
       {"tkg_swa_window_start_dropped",
        "attention_tkg's sliding-window mask compares iota > start instead of iota >= start: the "
@@ -1003,7 +1010,7 @@ std::vector<BugEntry> make_catalogue() {
        "attention_cte's causal affine_select keeps k_pos <= q_pos - 1: no row sees its own key "
        "and the first row of every group sees nothing in its diagonal tile",
        "attention_cte",
-       {},
+       {{"causal_mask", "true"}},  // the causal select exists with the causal mask only
        cte_causal_diagonal_shifted},
       {"cte_sink_ignored",
        "attention_cte drops the sink from the row max and the row sum (the copy of sink_sb and "

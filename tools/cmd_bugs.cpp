@@ -8,6 +8,7 @@
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -40,14 +41,13 @@ struct GateRow {
   std::string where;  // the first failing run: options, shape, distribution and seed
   double seconds = 0;
   int cases = 0;
+  std::string error;  // the check could not run (an option set's program failed to build)
 };
 
 GateRow gate_row(const std::string& name, const kernels::Variant& v, const kernels::Options& pinned,
                  const std::function<Program(const kernels::Options&)>& build, double budget_s) {
-  std::vector<kernels::Options> option_sets;
-  for (const kernels::LabelledProgram& lp : kernels::option_programs(v, pinned)) {
-    option_sets.push_back(lp.options);
-  }
+  // (the sweep builds each option set's program when it reaches it)
+  const std::vector<kernels::Options> option_sets = kernels::resolved_combinations(v, pinned);
   kernels::SweepOptions so;
   so.budget_s = budget_s;
   so.check.stop_on_failure = true;
@@ -56,7 +56,15 @@ GateRow gate_row(const std::string& name, const kernels::Variant& v, const kerne
   // runs per case.
   so.check.run.hw = &generation_for(&v, "");
   so.check.determinism_runs = v.determinism_runs;
-  const kernels::SweepResult r = kernels::check_sweep(v, option_sets, build, {}, so);
+  kernels::SweepResult r;
+  try {
+    r = kernels::check_sweep(v, option_sets, build, {}, so);
+  } catch (const std::invalid_argument& e) {
+    // (a catalogue entry whose edit does not apply at some option set): this row, not the table
+    GateRow row{name, v.name, false, "", 0, 0};
+    row.error = e.what();
+    return row;
+  }
   GateRow row{name, v.name, !r.pass, "", r.seconds, r.cases()};
   for (const kernels::SweepRun& run : r.runs) {
     if (run.result.pass) continue;
@@ -112,7 +120,7 @@ int run_gate(const BugsCommandOptions& opts) {
     bug_s += r.seconds;
   }
   for (const GateRow& r : kernels_rows) {
-    false_failures += r.failed ? 1 : 0;
+    false_failures += r.failed || !r.error.empty() ? 1 : 0;
     kernel_s += r.seconds;
   }
   if (opts.json) {
@@ -123,6 +131,7 @@ int run_gate(const BugsCommandOptions& opts) {
                      {"base", r.base},
                      {"failed", r.failed},
                      {"first_failure", r.where},
+                     {"error", r.error},
                      {"seconds", r.seconds},
                      {"cases", r.cases}});
       }
@@ -141,13 +150,19 @@ int run_gate(const BugsCommandOptions& opts) {
                  "time s", "cases", "first failing case (replay with ncverify check ENTRY ...)");
     for (const GateRow& r : bugs) {
       print_stdout("%-34s %-24s %-8s %7.2f %6d  %s\n", r.name.c_str(), r.base.c_str(),
-                   r.failed ? "caught" : "MISSED", r.seconds, r.cases, r.where.c_str());
+                   r.failed           ? "caught"
+                   : !r.error.empty() ? "ERROR"
+                                      : "MISSED",
+                   r.seconds, r.cases, (r.error.empty() ? r.where : r.error).c_str());
     }
     if (!kernels_rows.empty()) {
       print_stdout("\n%-34s %-8s %7s %6s\n", "correct kernel", "check", "time s", "cases");
       for (const GateRow& r : kernels_rows) {
-        print_stdout("%-34s %-8s %7.2f %6d  %s\n", r.name.c_str(), r.failed ? "FAILED" : "pass",
-                     r.seconds, r.cases, r.where.c_str());
+        print_stdout("%-34s %-8s %7.2f %6d  %s\n", r.name.c_str(),
+                     r.failed           ? "FAILED"
+                     : !r.error.empty() ? "ERROR"
+                                        : "pass",
+                     r.seconds, r.cases, (r.error.empty() ? r.where : r.error).c_str());
       }
     }
     print_stdout(

@@ -62,6 +62,8 @@ TEST(CheckSweep, LargestShapeFollowsThePredictedTime) {
   ASSERT_TRUE(mid.has_value());
   EXPECT_EQ(mid->params.at("seqlen"), 2048);
   EXPECT_FALSE(largest_within(p, from, 0.01, 4, 0.01).has_value());
+  // A pinned param never grows (`check --param seqlen=128` stays at 128).
+  EXPECT_FALSE(largest_within(p, from, 0.01, 4, 100.0, {{"seqlen", 128}}).has_value());
 }
 
 TEST(CheckSweep, PredictedTimeIsQuadraticInTiledAndLinearInUntiledParams) {
@@ -73,12 +75,13 @@ TEST(CheckSweep, PredictedTimeIsQuadraticInTiledAndLinearInUntiledParams) {
   EXPECT_DOUBLE_EQ(predicted_seconds(p, {{"seqlen", 128}}, {{"seqlen", 128}}, 0.5), 0.5);
 }
 
-// The widest shape runs when the budget allows it and is reported as skipped, not passed, when
-// its predicted time does not fit.
+// The widest shape runs when the budget allows it; under a budget of 0 exactly one case runs and
+// every other shape is reported as skipped (with its params and the reason), never as passed.
 TEST(CheckSweep, WidestShapeRunsWithinBudgetAndIsReportedSkippedBeyondIt) {
   const Variant& v = *find_variant("sd_attention");
   SweepOptions o;
   o.cases_per_shape = 1;
+  o.check.exact_oracle_max_macs = 1e5;  // as `ncverify check` sweeps (the fast oracle beyond)
   auto widest_ran = [](const SweepResult& r) {
     return std::any_of(r.runs.begin(), r.runs.end(),
                        [](const SweepRun& run) { return run.shape.role == "widest"; });
@@ -87,17 +90,23 @@ TEST(CheckSweep, WidestShapeRunsWithinBudgetAndIsReportedSkippedBeyondIt) {
   const SweepResult roomy = check_sweep(v, {v.resolve({})}, v.build, {{"seqlen", 128}}, o);
   EXPECT_TRUE(roomy.pass);
   EXPECT_TRUE(widest_ran(roomy));
+  for (const SweepRun& r : roomy.runs) EXPECT_EQ(r.shape.params.at("seqlen"), 128) << "pinned";
   EXPECT_TRUE(roomy.skipped.empty());
   EXPECT_TRUE(roomy.to_json().at("skipped").empty());
 
   o.budget_s = 0;
   const SweepResult tight = check_sweep(v, {v.resolve({})}, v.build, {{"seqlen", 128}}, o);
   EXPECT_FALSE(widest_ran(tight));
-  ASSERT_EQ(tight.skipped.size(), 1u);
-  EXPECT_EQ(tight.skipped[0].shape.role, "widest");
-  EXPECT_EQ(tight.skipped[0].shape.params.at("d_head"), 128);
-  EXPECT_EQ(tight.to_json().at("skipped").size(), 1u);
+  EXPECT_EQ(tight.cases(), 1);
+  // seqlen pinned: d_head 1 (run), 2, 3 and 128 (several tiles repeats d_head 2).
+  ASSERT_EQ(tight.skipped.size(), 3u) << tight.summary();
+  const auto widest = std::find_if(tight.skipped.begin(), tight.skipped.end(),
+                                   [](const SkippedShape& k) { return k.shape.role == "widest"; });
+  ASSERT_NE(widest, tight.skipped.end());
+  EXPECT_EQ(widest->reason, "budget");
+  EXPECT_EQ(tight.to_json().at("skipped").size(), 3u);
   EXPECT_NE(tight.summary().find("SKIP"), std::string::npos);
+  EXPECT_NE(tight.note.find("ran exactly one case"), std::string::npos) << tight.note;
 }
 
 }  // namespace

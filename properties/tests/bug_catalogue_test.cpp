@@ -15,6 +15,7 @@
 #include <string>
 
 #include "check/check.h"
+#include "kernels/option_programs.h"
 #include "kernels/registry.h"
 #include "model/ir/printer.h"
 #include "model/nkir/parse.h"
@@ -268,6 +269,34 @@ INSTANTIATE_TEST_SUITE_P(Catalogue, BugEntryTest, testing::ValuesIn(entry_names(
 // Heavy bases: the deep tier (their default-tier sibling judges each entry more cheaply,
 // README.md "Tests").
 INSTANTIATE_TEST_SUITE_P(Deep, BugEntryTest, testing::ValuesIn(entry_names(true)), param_name);
+
+// `ncverify check ENTRY` and `bugs --gate` sweep every option set the entry leaves open: the edit
+// must find its pattern in each of them (an entry pins the options where its pattern exists).
+class BugEntryOptionSets : public testing::TestWithParam<std::string> {};
+
+TEST_P(BugEntryOptionSets, EditAppliesAtEveryOptionSetTheCheckEnumerates) {
+  const BugEntry& e = *find_bug(GetParam());
+  const kernels::Variant& v = base_variant(e);
+  for (const kernels::Options& o : kernels::resolved_combinations(v, e.options)) {
+    std::string label;
+    for (const auto& [name, value] : o) label += name + "=" + value + " ";
+    const Program base = v.build(o);
+    try {
+      EXPECT_NE(print_program(e.edit(base)), print_program(base)) << label << "changed nothing";
+    } catch (const std::logic_error& err) {
+      ADD_FAILURE() << "at " << label << ": " << err.what();
+    }
+  }
+}
+
+std::vector<std::string> all_entry_names() {
+  std::vector<std::string> names;
+  for (const BugEntry& e : bug_catalogue()) names.push_back(e.name);
+  return names;
+}
+
+INSTANTIATE_TEST_SUITE_P(Catalogue, BugEntryOptionSets, testing::ValuesIn(all_entry_names()),
+                         param_name);
 
 // The carried-dependency entry is wrong only in its promise: the same program with the key-tile
 // loop declared sequential computes the right values.

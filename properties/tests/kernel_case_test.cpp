@@ -7,8 +7,10 @@
 
 #include <cmath>
 
+#include "model/ir/domain_search.h"
 #include "model/numerics/dtype.h"
 #include "oracle/precision_contract.h"
+#include "properties/allclose_baseline.h"
 #include "properties/shrinking_choice.h"
 
 namespace ncv::props {
@@ -136,6 +138,40 @@ TEST(MakeValues, HardKindsContainWhatTheyPromise) {
   const auto e4 = make_values(s, {ValueKind::fp8_e4m3_bits, 0, 1});
   for (double x : e4.v) {
     EXPECT_EQ(static_cast<double>(quantize(DType::fp8_e4m3fn, static_cast<float>(x))), x);
+  }
+}
+
+// Params drawn one at a time can break a relation of the domain (attention_tkg split over the
+// batch: 129 <= bs * q_head * s_active): every drawn case is still inside the domain, and the
+// draws are not discarded (a discard-only generator gives up on such option sets).
+TEST(GenCase, EveryDrawnShapeSatisfiesTheDomainsRelations) {
+  const KernelUnderTest k = broken_kernel(*find_bug("tkg_kv_batch_offset_dropped"));
+  rc::detail::TestParams params;
+  params.seed = 11;
+  params.maxSuccess = 40;
+  rc::detail::TestMetadata meta;
+  int drawn = 0;
+  const auto r = rc::detail::checkTestable(
+      [&] {
+        const KernelCase c = *gen_case(k);
+        const Program& p = k.program(c.options);
+        RC_ASSERT(in_domain(p.params, p.relations, c.params));
+        RC_ASSERT(c.params.at("bs") * c.params.at("q_head") * c.params.at("s_active") >= 129);
+        ++drawn;
+      },
+      meta, params);
+  EXPECT_TRUE(r.template is<rc::detail::SuccessResult>());
+  EXPECT_EQ(drawn, 40);
+}
+
+// The allclose baseline's one shape is inside the domain of every catalogue entry's base with
+// the entry's options (`ncverify bugs` ran it at an illegal shape and exited 2).
+TEST(BaselineShape, IsInTheDomainForEveryCatalogueEntry) {
+  for (const BugEntry& e : bug_catalogue()) {
+    const KernelUnderTest k = broken_kernel(e);
+    const kernels::Options o = k.variant->resolve(k.fixed);
+    const Program& p = k.program(o);
+    EXPECT_TRUE(in_domain(p.params, p.relations, baseline_shape(k, o))) << e.name;
   }
 }
 

@@ -26,17 +26,35 @@ std::vector<std::string> replay_args(const std::string& out) {
   return args;
 }
 
+// The lines of `out` that start with `prefix` (after the indent).
+std::string lines_starting(const std::string& out, const std::string& prefix) {
+  std::string s;
+  size_t at = 0;
+  while (at < out.size()) {
+    size_t end = out.find('\n', at);
+    if (end == std::string::npos) end = out.size();
+    const std::string line = out.substr(at, end - at);
+    if (line.find_first_not_of(' ') != std::string::npos &&
+        line.compare(line.find_first_not_of(' '), prefix.size(), prefix) == 0) {
+      s += line + "\n";
+    }
+    at = end + 1;
+  }
+  return s;
+}
+
 TEST(CliGate, CheckWithoutShapeParamsSweepsTheDomainAndListsWhatItRan) {
-  CliResult r =
-      run_cli({"check", "sd_attention_step2", "--param", "use_causal_mask=true", "--param",
-               "dtype=bf16", "--param", "mixed_precision=true", "--cases", "2", "--budget-s", "0"});
+  CliResult r = run_cli({"check", "sd_attention_step2", "--param", "use_causal_mask=true",
+                         "--param", "dtype=bf16", "--param", "mixed_precision=true", "--cases", "2",
+                         "--budget-s", "10"});
   EXPECT_EQ(r.exit_code, 0) << describe(r);
+  const std::string ran = lines_starting(r.out, "PASS");
   for (const char* role :
        {"smallest", "one tile + one step", "non-power-of-two", "several tiles"}) {
-    EXPECT_NE(r.out.find(role), std::string::npos) << role << "\n" << r.out;
+    EXPECT_NE(ran.find(role), std::string::npos) << role << "\n" << r.out;
   }
-  EXPECT_NE(r.out.find("seqlen=128"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("seqlen=1024"), std::string::npos) << r.out;
+  EXPECT_NE(ran.find("seqlen=128"), std::string::npos) << r.out;
+  EXPECT_NE(ran.find("seqlen=1024"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("worst case:"), std::string::npos) << r.out;
   // The replay line re-runs exactly the worst case: one case, same verdict.
   const std::vector<std::string> again = replay_args(r.out);
@@ -44,6 +62,39 @@ TEST(CliGate, CheckWithoutShapeParamsSweepsTheDomainAndListsWhatItRan) {
   CliResult one = run_cli(again);
   EXPECT_EQ(one.exit_code, 0) << describe(one);
   EXPECT_NE(one.out.find("1 cases"), std::string::npos) << one.out;
+}
+
+// A budget shorter than one case: exactly one case runs (the most bug-exposing input at the
+// smallest shape), the other planned shapes are listed as SKIP with the reason, never as passed,
+// and the verdict says how much it covers.
+TEST(CliGate, ABudgetOfZeroRunsOneCaseAndListsTheRestAsSkipped) {
+  CliResult r =
+      run_cli({"check", "sd_attention_step2", "--param", "use_causal_mask=true", "--param",
+               "dtype=bf16", "--param", "mixed_precision=true", "--budget-s", "0"});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  const std::string ran = lines_starting(r.out, "PASS");
+  EXPECT_NE(ran.find("smallest"), std::string::npos) << r.out;
+  EXPECT_NE(ran.find(" 1 cases"), std::string::npos) << r.out;
+  EXPECT_EQ(ran.find("several tiles"), std::string::npos) << r.out;
+  const std::string skipped = lines_starting(r.out, "SKIP");
+  for (const char* role : {"one tile + one step", "non-power-of-two", "several tiles", "widest"}) {
+    EXPECT_NE(skipped.find(role), std::string::npos) << role << "\n" << r.out;
+  }
+  EXPECT_NE(skipped.find("budget"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ran exactly one case"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("sd_attention_step2: PASS (1 shapes x option sets run; 4 planned ones not "
+                       "run, listed as SKIP)"),
+            std::string::npos)
+      << r.out;
+  const CliResult j =
+      run_cli({"check", "sd_attention_step2", "--param", "use_causal_mask=true", "--param",
+               "dtype=bf16", "--param", "mixed_precision=true", "--budget-s", "0", "--json"});
+  ASSERT_EQ(j.exit_code, 0) << describe(j);
+  const auto o = nlohmann::json::parse(j.out);
+  EXPECT_EQ(o.at("cases"), 1);
+  EXPECT_EQ(o.at("skipped").size(), 4u);
+  for (const auto& k : o.at("skipped")) EXPECT_EQ(k.at("reason"), "budget") << k.dump();
+  EXPECT_NE(o.at("note").get<std::string>().find("ran exactly one case"), std::string::npos);
 }
 
 TEST(CliGate, ABugFoundByTheSweepPrintsItsReplayAndFirstFailingElement) {
