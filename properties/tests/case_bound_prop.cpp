@@ -304,5 +304,44 @@ TEST(CaseBoundSoundness, ANarrowerBoundIsLeftOnGeneratedCases) {
   EXPECT_GT(found, n / 4) << found << " of " << n << " cases";
 }
 
+// The case bound's reference lane (the contract evaluated once, for the FlashAttention-style
+// ratio) is computed only when asked, and check's JSON carries the ratio only then: absent, never
+// a 0 that was not measured.
+TEST(CaseBoundReference, OnlyWhenAskedAndAbsentFromTheJsonOtherwise) {
+  const kernels::Variant& v = *kernels::find_variant("sd_attention");
+  const kernels::Options o = v.resolve({{"dtype", "bf16"}});
+  const ParamValues params = {{"d_head", 16}, {"seqlen", 128}};
+  const Program p = v.build(o);
+  kernels::CheckOptions co;
+  co.cases = 2;
+  const kernels::CheckResult plain = kernels::check_kernel(v, p, o, params, co);
+  ASSERT_TRUE(plain.pass) << plain.summary();
+  for (const kernels::CaseResult& c : plain.cases) EXPECT_TRUE(std::isnan(c.fa_ratio));
+  nlohmann::json j = plain.to_json();
+  EXPECT_FALSE(j.contains("median_fa_ratio")) << j.dump();
+  for (const auto& c : j.at("cases")) EXPECT_FALSE(c.contains("fa_ratio")) << c.dump();
+
+  co.fa_ratio = true;
+  const kernels::CheckResult asked = kernels::check_kernel(v, p, o, params, co);
+  j = asked.to_json();
+  EXPECT_TRUE(j.at("median_fa_ratio").is_number()) << j.dump();
+  for (const auto& c : j.at("cases")) EXPECT_TRUE(c.at("fa_ratio").is_number()) << c.dump();
+  // The same verdicts and bounds either way: the reference is not part of the bound.
+  for (size_t n = 0; n < plain.cases.size(); ++n) {
+    EXPECT_EQ(plain.cases[n].comparison.max_normalized, asked.cases[n].comparison.max_normalized);
+  }
+
+  // At the oracle level: an empty reference unless asked, the same bound either way.
+  const oracle::AttentionSpec spec = v.spec(o, params);
+  const oracle::AttentionInputs in = make_values(spec, ValueRecipe{ValueKind::normal, 0, 3});
+  const oracle::OracleOutput ex = oracle::exact_attention(spec, in);
+  const oracle::CaseBound without =
+      oracle::case_error_bound(v.contract(o), spec, in, ex.out, false);
+  const oracle::CaseBound with = oracle::case_error_bound(v.contract(o), spec, in, ex.out, true);
+  EXPECT_TRUE(without.reference.empty());
+  EXPECT_EQ(with.reference.size(), ex.out.size());
+  EXPECT_EQ(without.bound, with.bound);
+}
+
 }  // namespace
 }  // namespace ncv::props
