@@ -17,6 +17,8 @@ constexpr int kMaxExp = 480;
 // Entries below 2^kTailExp of their line's largest (scaled to [1, 2)) are the tail.
 constexpr int kTailExp = -60;
 
+bool g_force_double = false;
+
 // gamma_k for unit roundoff u: k u / (1 - k u), +inf when k u >= 1.
 double gamma_k(int64_t k, double u) {
   const double ku = static_cast<double>(k) * u;
@@ -117,7 +119,10 @@ void upper_gemm(const UpperOperand& a, const UpperOperand& b, bool b_trans, doub
   const int mi = static_cast<int>(m), ni = static_cast<int>(n), ki = static_cast<int>(k);
   // A is scaled per row and B per output column (per row when given transposed).
   const bool lines_match = a.per_row && b.per_row == b_trans;
-  if (a.use_float && b.use_float && lines_match) {
+  // s / (1 - gamma) <= s (1 + 2 gamma) needs gamma <= 1/2; far below that at any k an attention
+  // row has (k 2^-24 <= 2^-4 up to a million keys), the double path beyond.
+  const bool short_sums = static_cast<double>(k) * 0x1p-24 <= 0x1p-4;
+  if (a.use_float && b.use_float && lines_match && short_sums && !g_force_double) {
     // Kept scaled entries are in [2^-60, 2]: every product is a normal float in [2^-120, 4), the
     // sums of non-negative normals stay normal and below 4k, far from overflow. The float result
     // s of the kept products satisfies s >= S (1 - gamma_k) for their exact sum S, so
@@ -163,5 +168,11 @@ void upper_gemm(const UpperOperand& a, const UpperOperand& b, bool b_trans, doub
     for (int64_t j = 0; j < n; ++j) dst[j] = (dst[j] + floor_) * factor;
   }
 }
+
+namespace detail {
+void force_double_products_for_testing(bool on) {
+  g_force_double = on;
+}
+}  // namespace detail
 
 }  // namespace ncv::oracle

@@ -43,4 +43,11 @@ struct UpperOperand {
 // non-negative normal products is within gamma_k (u = 2^-24) of the exact sum.
 void upper_gemm(const UpperOperand& a, const UpperOperand& b, bool b_trans, double* c, int64_t ldc);
 
+namespace detail {
+// Tests only: with `on`, upper_gemm takes its dgemm path (the double products the float ones
+// replace) for every operand, so a test can compare the bound built on either
+// (properties/tests/case_bound_prop.cpp).
+void force_double_products_for_testing(bool on);
+}  // namespace detail
+
 }  // namespace ncv::oracle

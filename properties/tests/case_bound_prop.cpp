@@ -32,6 +32,7 @@
 #include "oracle/exact_oracle.h"
 #include "oracle/fast_oracle.h"
 #include "oracle/interval_rows.h"
+#include "oracle/upper_gemm.h"
 #include "properties/values.h"
 
 namespace ncv::props {
@@ -251,6 +252,42 @@ RC_GTEST_PROP(CaseBoundSoundness, ContractInsideTheBoundOnCancellingInputs, ()) 
   const Case c = *gen_cancelling_case();
   const std::string v = first_violation(c);
   RC_ASSERT(v.empty());
+}
+
+// The float-sgemm magnitudes never narrow the bound: element by element it is at least the bound
+// built on the double products they replace (every stage is monotone in its input interval, and
+// a float product's upper bound is above the double one). `narrow` < 1 narrows the fast one (the
+// property's teeth).
+std::string below_double_products_bound(const Case& c, double narrow = 1.0) {
+  const oracle::OracleOutput ex = oracle::exact_attention(c.spec, c.in);
+  const oracle::CaseBound fast = oracle::case_error_bound(c.ct, c.spec, c.in, ex.out, false);
+  oracle::detail::force_double_products_for_testing(true);
+  const oracle::CaseBound dbl = oracle::case_error_bound(c.ct, c.spec, c.in, ex.out, false);
+  oracle::detail::force_double_products_for_testing(false);
+  for (size_t x = 0; x < fast.bound.size(); ++x) {
+    if (!(narrow * fast.bound[x] >= dbl.bound[x])) {
+      return "element " + std::to_string(x) + ": bound " + std::to_string(fast.bound[x]) +
+             " below the double products' " + std::to_string(dbl.bound[x]) + " (contract " +
+             c.ct.name + ")";
+    }
+  }
+  return "";
+}
+
+RC_GTEST_PROP(CaseBoundSoundness, FloatMagnitudesNeverNarrowTheBound, ()) {
+  const Case c = *gen_cancelling_case();
+  const std::string v = below_double_products_bound(c);
+  RC_ASSERT(v.empty());
+}
+
+TEST(CaseBoundSoundness, ANarrowerFloatBoundIsCaughtByTheComparison) {
+  const auto gen = gen_cancelling_case();
+  int found = 0, n = 0;
+  for (; n < 50; ++n) {
+    const Case cs = gen(rc::Random(static_cast<uint64_t>(n) + 1), 100).value();
+    if (!below_double_products_bound(cs, 0.99).empty()) ++found;
+  }
+  EXPECT_GT(found, n / 4) << found << " of " << n << " cases";
 }
 
 // sd_attention_step3 on the recorded values, on the model, compared as `check --values` does.
