@@ -36,7 +36,7 @@ OracleReference oracle_reference(const oracle::PrecisionContract& ct,
                                  const oracle::AttentionSpec& spec,
                                  const oracle::AttentionInputs& in, double exact_max_macs,
                                  const std::vector<oracle::PrecisionContract>& also_accept,
-                                 bool with_apriori, bool with_lse) {
+                                 bool with_apriori, bool with_lse, bool with_reference) {
   OracleReference r;
   const double macs = 2.0 * static_cast<double>(spec.rows()) * static_cast<double>(spec.seqlen_kv) *
                       static_cast<double>(spec.d_head);
@@ -44,10 +44,10 @@ OracleReference oracle_reference(const oracle::PrecisionContract& ct,
   std::vector<double> fb, fb_lse;  // the fast oracle's own bounds
   r.out = r.exact ? oracle::exact_attention(spec, in)
                   : oracle::fast_attention_with_bound(spec, in, fb, with_lse ? &fb_lse : nullptr);
-  oracle::CaseBound cb = oracle::case_error_bound(ct, spec, in, r.out.out);
+  oracle::CaseBound cb = oracle::case_error_bound(ct, spec, in, r.out.out, with_reference);
   for (const oracle::PrecisionContract& other : also_accept) {
     if (other.to_json() == ct.to_json()) continue;
-    const oracle::CaseBound ob = oracle::case_error_bound(other, spec, in, r.out.out);
+    const oracle::CaseBound ob = oracle::case_error_bound(other, spec, in, r.out.out, false);
     for (size_t x = 0; x < cb.bound.size(); ++x) cb.bound[x] = std::fmax(cb.bound[x], ob.bound[x]);
   }
   // The a-priori bound costs as much as the case bound and is larger wherever the case bound is
@@ -119,7 +119,7 @@ CaseResult check_inputs(const Variant& v, const Program& program, const Options&
   const std::optional<LseOutput> lse = unpack_lse(layout, spec, run.outputs);
   const OracleReference ref =
       oracle_reference(v.contract(options), spec, in, opts.exact_oracle_max_macs, opts.also_accept,
-                       opts.apriori, lse.has_value());
+                       opts.apriori, lse.has_value(), opts.fa_ratio);
   c.exact_oracle = ref.exact;
   c.comparison = oracle::compare(spec, got, ref.out, ref.bound, spec.output_dtype);
   if (lse) c.lse = oracle::compare_lse(spec, lse->values, ref.out, ref.lse_bound, lse->dtype);
@@ -129,7 +129,7 @@ CaseResult check_inputs(const Variant& v, const Program& program, const Options&
     c.apriori_normalized =
         oracle::compare(spec, got, ref.out, apriori, spec.output_dtype).max_normalized;
   }
-  c.fa_ratio = fa_ratio(got, ref.out.out, ref.reference);
+  if (opts.fa_ratio) c.fa_ratio = fa_ratio(got, ref.out.out, ref.reference);
   c.pass = c.comparison.pass && (!c.lse || c.lse->pass) && !c.nondeterministic;
   return c;
 }
@@ -171,11 +171,11 @@ CheckResult check_kernel_with(const Variant& v, const Program& program, const Op
     if (c.run_error) continue;
     cr.push_back(c.comparison.max_normalized);
     if (!std::isnan(c.apriori_normalized)) ar.push_back(c.apriori_normalized);
-    fr.push_back(c.fa_ratio);
+    if (!std::isnan(c.fa_ratio)) fr.push_back(c.fa_ratio);
   }
   res.median_case_ratio = median(cr);
   res.median_apriori_ratio = ar.empty() ? std::nan("") : median(ar);
-  res.median_fa_ratio = median(fr);
+  res.median_fa_ratio = fr.empty() ? std::nan("") : median(fr);
   return res;
 }
 
@@ -320,7 +320,8 @@ nlohmann::json CheckResult::to_json() const {
       if (!std::isnan(c.apriori_normalized)) {
         e["apriori_ratio"] = finite_or_inf(c.apriori_normalized);
       }
-      e["fa_ratio"] = finite_or_inf(c.fa_ratio);
+      // Absent when not computed (CheckOptions::fa_ratio), never a made-up 0.
+      if (!std::isnan(c.fa_ratio)) e["fa_ratio"] = finite_or_inf(c.fa_ratio);
     }
     cs.push_back(e);
   }
@@ -329,7 +330,7 @@ nlohmann::json CheckResult::to_json() const {
   if (!std::isnan(median_apriori_ratio)) {
     j["median_apriori_ratio"] = finite_or_inf(median_apriori_ratio);
   }
-  j["median_fa_ratio"] = finite_or_inf(median_fa_ratio);
+  if (!std::isnan(median_fa_ratio)) j["median_fa_ratio"] = finite_or_inf(median_fa_ratio);
   return j;
 }
 

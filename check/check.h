@@ -39,6 +39,10 @@ struct CheckOptions {
   // Also compute the a-priori bound (and report its ratio) when the case bound certifies every
   // element; it is computed anyway where the case bound does not.
   bool apriori = false;
+  // Also compute the FlashAttention-style ratio (CaseResult::fa_ratio). It needs the contract's
+  // reference evaluation (a product and a lane of roundings in the case bound) that nothing else
+  // reads, so it is computed only when asked: the command line asks with --json.
+  bool fa_ratio = false;
   // Stop after the first failing case (a gate that only needs the verdict).
   bool stop_on_failure = false;
   // Called after each case with the number done (the command line's progress line).
@@ -67,7 +71,8 @@ struct CaseResult {
   double apriori_normalized = std::numeric_limits<double>::quiet_NaN();
   // FlashAttention's criterion as a ratio: max |kernel - exact| / (2 max |reference - exact|),
   // the reference computed in the kernel's own precision (<= 1: FlashAttention's test passes).
-  double fa_ratio = 0;
+  // NaN when it was not computed (CheckOptions::fa_ratio false).
+  double fa_ratio = std::numeric_limits<double>::quiet_NaN();
   bool pass = false;
 
   // "model error: ...", "nondeterministic: ..." or the comparison's line.
@@ -84,7 +89,7 @@ struct CheckResult {
   // non-finite or uncertified elements (their ratio is not defined)
   double worst_normalized = 0;
   // Medians over the cases without a model error: max |err| / case bound, / a-priori bound, and
-  // the FlashAttention-style ratio.
+  // the FlashAttention-style ratio (NaN when no case computed it).
   double median_case_ratio = 0, median_apriori_ratio = 0, median_fa_ratio = 0;
   bool pass = false;
 
@@ -96,12 +101,14 @@ struct CheckResult {
 // exact oracle when the problem has at most `exact_max_macs` multiply-adds, otherwise the fast
 // oracle with its own bound added to the contract's. The tolerance is per element the smaller of
 // two sound bounds: the a-priori one (error_bound.h; computed only when `with_apriori` or where the
-// case bound leaves an element uncertified) and the case bound (case_bound.h).
+// case bound leaves an element uncertified) and the case bound (case_bound.h). The contract's
+// reference (`reference`) is evaluated only `with_reference`.
 struct OracleReference {
   oracle::OracleOutput out;
-  oracle::ErrorBound bound;       // per element the smaller of the a-priori and the case bound
-  std::vector<double> apriori;    // the a-priori bound alone (empty when not computed)
-  std::vector<double> reference;  // the contract's computation in the kernel's precision
+  oracle::ErrorBound bound;     // per element the smaller of the a-priori and the case bound
+  std::vector<double> apriori;  // the a-priori bound alone (empty when not computed)
+  // The contract's computation in the kernel's precision; empty unless asked for.
+  std::vector<double> reference;
   // [B][H][Sq]: the bound on |kernel lse - oracle lse| (the a-priori lse bound plus, with the
   // fast oracle, its own lse bound); empty unless asked for (`with_lse`).
   std::vector<double> lse_bound;
@@ -111,11 +118,13 @@ OracleReference oracle_reference(const oracle::PrecisionContract& ct,
                                  const oracle::AttentionSpec& spec,
                                  const oracle::AttentionInputs& in, double exact_max_macs,
                                  const std::vector<oracle::PrecisionContract>& also_accept = {},
-                                 bool with_apriori = false, bool with_lse = false);
+                                 bool with_apriori = false, bool with_lse = false,
+                                 bool with_reference = false);
 
 // One input set: runs `program` on `in` (packed by v's layout) and compares its output with the
-// oracle under v's contract for `options`. `spec` is v.spec(options, params). Only opts.run and
-// opts.exact_oracle_max_macs are used. The returned case has empty distribution and seed 0.
+// oracle under v's contract for `options`. `spec` is v.spec(options, params). Only opts.run,
+// opts.exact_oracle_max_macs, opts.also_accept, opts.apriori, opts.determinism_runs and
+// opts.fa_ratio are used. The returned case has empty distribution and seed 0.
 CaseResult check_inputs(const Variant& v, const Program& program, const Options& options,
                         const ParamValues& params, const oracle::AttentionSpec& spec,
                         const oracle::AttentionInputs& in, const CheckOptions& opts = {});

@@ -24,7 +24,9 @@ struct CaseBound {
   std::vector<double> bound;
   // The contract's computation at one accumulation order (every rounding applied once to the
   // double-precision value): a reference in the kernel's own precision, as FlashAttention's tests
-  // use one (their criterion: |kernel - exact| <= 2 |reference - exact|).
+  // use one (their criterion: |kernel - exact| <= 2 |reference - exact|). Empty unless asked for
+  // (`with_reference`): it costs a product and a lane of roundings, and only the FA-style ratio
+  // reads it.
   std::vector<double> reference;
   int64_t uncertified = 0;  // elements with bound +inf
 };
@@ -33,6 +35,7 @@ struct CaseBound {
 // is not included (the caller adds fast_oracle_bound). Throws SpecError / std::invalid_argument on
 // a bad spec or contract.
 CaseBound case_error_bound(const PrecisionContract& contract, const AttentionSpec& spec,
-                           const AttentionInputs& in, const std::vector<double>& exact);
+                           const AttentionInputs& in, const std::vector<double>& exact,
+                           bool with_reference = true);
 
 }  // namespace ncv::oracle

@@ -15,6 +15,7 @@
 #include <limits>
 
 #include "oracle/blas_threads.h"
+#include "oracle/upper_gemm.h"
 
 namespace ncv::oracle {
 
@@ -114,6 +115,8 @@ struct KeyBlock {
   // vdev [n][d] = |v - mu|, vabs [n][d] = |v| (zero for keys that are not small).
   std::vector<double> kerr, ka, vdev, vabs, mu;
   double vmax = 0;
+  // ka, vdev, vabs prepared for the bound's magnitude products (upper_gemm.h).
+  UpperOperand ka_up, vdev_up, vabs_up;
 };
 
 void load_keys(const AttentionSpec& spec, const AttentionInputs& in, const Rotator* rot, int64_t b,
@@ -178,6 +181,9 @@ void load_keys(const AttentionSpec& spec, const AttentionInputs& in, const Rotat
       kb.vmax = std::fmax(kb.vmax, kb.vabs[row + c]);
     }
   }
+  kb.ka_up.prepare(kb.ka.data(), n, kb.dk, kb.dk, true);
+  kb.vdev_up.prepare(kb.vdev.data(), n, d, d, false);
+  kb.vabs_up.prepare(kb.vabs.data(), n, d, d, false);
 }
 
 enum class RowKind : uint8_t { normal, nan, empty };
@@ -198,6 +204,16 @@ struct RowKeys {
     }
   }
   size_t count() const { return listed ? list.size() : static_cast<size_t>(hi - lo); }
+  // Zeroes row[j] for every key j that each() does not visit (the whole row for a list, which
+  // each() then overwrites where visible).
+  void zero_others(double* row, int64_t n) const {
+    if (listed) {
+      std::fill(row, row + n, 0.0);
+    } else {
+      std::fill(row, row + std::clamp<int64_t>(lo, 0, n), 0.0);
+      std::fill(row + std::clamp<int64_t>(hi, 0, n), row + n, 0.0);
+    }
+  }
   template <class F>
   void each(F&& f) const {
     if (listed) {
@@ -244,6 +260,7 @@ OracleOutput run(const AttentionSpec& spec, const AttentionInputs& in, std::vect
   std::vector<double> Q(static_cast<size_t>(R) * du), qerr(Q.size()), Qa, T;
   std::vector<double> scores(static_cast<size_t>(R) * sk), P(scores.size()), O(Q.size());
   std::vector<double> A, W, spread, mag, eps;
+  UpperOperand qa_up, a_up, w_up;  // the bound's magnitude operands (buffers reused per block)
   std::vector<double> emax(static_cast<size_t>(R), 0.0);  // max_j eps_j per row (the lse bound)
   std::vector<RowKeys> vis(static_cast<size_t>(R));
   std::vector<RowKind> kind(static_cast<size_t>(R));
@@ -308,10 +325,13 @@ OracleOutput run(const AttentionSpec& spec, const AttentionInputs& in, std::vect
           // 2. Scores of the block against every key: scores[t][j] = q'_t . k'_j.
           gemm_abt(rows, Skv, d, Q.data(), kb.k.data(), scores.data());
           // 3. Weights p_j = exp(s_j - m) of the visible keys (0 elsewhere) and their sum.
-          std::fill(P.begin(), P.end(), 0.0);
           for (int64_t t = 0; t < rows; ++t) {
             const size_t ts = static_cast<size_t>(t);
-            if (kind[ts] != RowKind::normal) continue;
+            if (kind[ts] != RowKind::normal) {
+              std::fill(&P[ts * sk], &P[ts * sk] + sk, 0.0);
+              continue;
+            }
+            vis[ts].zero_others(&P[ts * sk], Skv);
             const double* sc = &scores[ts * sk];
             const double* bias = bias_row(spec, i0 + t);
             double* p = &P[ts * sk];
@@ -356,14 +376,22 @@ OracleOutput run(const AttentionSpec& spec, const AttentionInputs& in, std::vect
           if (!with_bound) continue;
 
           // 5. Bound. T[t][j] >= |scale|-free score error terms: gamma_d sum|q'k'| + RoPE term.
-          gemm_abt(rows, Skv, static_cast<int64_t>(dk), Qa.data(), kb.ka.data(), T.data());
-          const double f_dk = 1 + 2 * gamma(static_cast<double>(dk));  // dgemm of |.| rounds
-          std::fill(A.begin(), A.end(), 0.0);
-          std::fill(W.begin(), W.end(), 0.0);
+          // The magnitude products are upper bounds by construction (float sgemm with its
+          // rounding added, upper_gemm.h); f_dk and f_n below, which covered dgemm's rounding
+          // when they were dgemms, are kept as a margin.
+          qa_up.prepare(Qa.data(), rows, static_cast<int64_t>(dk), static_cast<int64_t>(dk), true);
+          upper_gemm(qa_up, kb.ka_up, true, T.data(), Skv);
+          const double f_dk = 1 + 2 * gamma(static_cast<double>(dk));
           for (int64_t t = 0; t < rows; ++t) {
             const size_t ts = static_cast<size_t>(t);
             emax[ts] = 0;
-            if (kind[ts] != RowKind::normal || !row_small[ts]) continue;
+            if (kind[ts] != RowKind::normal || !row_small[ts]) {
+              std::fill(&A[ts * sk], &A[ts * sk] + sk, 0.0);
+              std::fill(&W[ts * sk], &W[ts * sk] + sk, 0.0);
+              continue;
+            }
+            vis[ts].zero_others(&A[ts * sk], Skv);
+            vis[ts].zero_others(&W[ts * sk], Skv);
             const double* sc = &scores[ts * sk];
             const double* bias = bias_row(spec, i0 + t);
             vis[ts].each([&](size_t j) {
@@ -378,11 +406,16 @@ OracleOutput run(const AttentionSpec& spec, const AttentionInputs& in, std::vect
               emax[ts] = std::max(emax[ts], e);
               const double w = P[ts * sk + j] / l[ts];
               W[ts * sk + j] = w;
-              A[ts * sk + j] = w * e * std::exp(e);
+              // e^e <= 1 + 2e for 0 <= e <= 1.25 (libm's exp per pair was ~5% of a check); the
+              // extra factor covers the rounding of 1 + 2e.
+              const double ee = e <= 1 ? (1 + 2 * e) * (1 + 0x1p-50) : std::exp(e);
+              A[ts * sk + j] = w * e * ee;
             });
           }
-          gemm_ab(rows, d, Skv, A.data(), kb.vdev.data(), spread.data());
-          gemm_ab(rows, d, Skv, W.data(), kb.vabs.data(), mag.data());
+          a_up.prepare(A.data(), rows, Skv, Skv, true);
+          w_up.prepare(W.data(), rows, Skv, Skv, true);
+          upper_gemm(a_up, kb.vdev_up, false, spread.data(), d);
+          upper_gemm(w_up, kb.vabs_up, false, mag.data(), d);
           const double f_n = 1 + 2 * gamma(static_cast<double>(Skv + 2));
           for (int64_t t = 0; t < rows; ++t) {
             const size_t ts = static_cast<size_t>(t);

@@ -222,6 +222,7 @@ int run_check(const CheckCommandOptions& given) {
   if (opts.determinism_runs < 0) opts.determinism_runs = variant.determinism_runs;
   co.determinism_runs = opts.determinism_runs;
   co.apriori = opts.apriori;
+  co.fa_ratio = opts.json;  // the FA-style ratio is reported in the JSON only
   opts.limits.apply(co.run);
   co.run.record_trace = false;
   std::optional<props::ValueRecipe> recipe;
