@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,25 @@ ParamValues report_params(const Program& p, int64_t seqlen);
 // domain reaches 128), the powers of two above it and the largest legal value, all at most
 // `cap`. A domain that starts above `cap` gives its least value alone.
 std::vector<int64_t> sweep_seqlens(const Param& seqlen, int64_t cap);
+
+// The cap on a timeline's trace: a kernel whose run at the report shape records more instruction
+// instances gets its timeline and Perfetto trace at a smaller seqlen. A trace costs ~700 bytes
+// of JSON per instance (~50 gzip-compressed) and its run time grows with it; 2^17 instances keep
+// the largest trace near 6 MB of compressed JSON... see timeline_shape.
+inline constexpr int64_t kTimelineMaxInstances = int64_t{1} << 17;
+
+// The shape of a kernel's timeline: the report shape at `seqlen`, or, when a run there records
+// more than `max_instances` instances, the largest seqlen of sweep_seqlens below it whose run
+// records at most that many (the smallest when none does). `reduced_from` is then the report
+// shape and `note` says why, for the page and report.json; `instances` is the count at `params`.
+struct TimelineShape {
+  ParamValues params;
+  int64_t instances = 0;
+  std::optional<ParamValues> reduced_from;
+  std::string note;
+};
+TimelineShape timeline_shape(const Program& p, const HwConfig& hw, int64_t seqlen,
+                             int64_t max_instances);
 
 struct SweepLimits {
   int64_t max_seqlen = 8192;  // the latency sweep's cap (the footprint covers the whole domain)

@@ -1,0 +1,82 @@
+#include "tools/job_pool.h"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <chrono>
+
+namespace ncv::cli {
+
+unsigned default_job_threads() {
+  // The CPUs this process may run on (a container's or taskset's limit), else the machine's.
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) {
+    const int n = CPU_COUNT(&set);
+    if (n > 0) return static_cast<unsigned>(n);
+  }
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+JobPool::JobPool(unsigned threads) {
+  const unsigned n = threads == 0 ? default_job_threads() : threads;
+  for (unsigned t = 0; t < n; ++t) workers_.emplace_back([this] { work(); });
+}
+
+JobPool::~JobPool() {
+  {
+    const std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  queued_.notify_all();
+  for (std::thread& t : workers_) t.join();
+}
+
+size_t JobPool::add(std::function<void()> job) {
+  size_t index = 0;
+  {
+    const std::lock_guard<std::mutex> lock(mu_);
+    index = jobs_.size();
+    jobs_.push_back(std::make_shared<Job>());
+    jobs_.back()->run = std::move(job);
+  }
+  queued_.notify_one();
+  return index;
+}
+
+void JobPool::wait(size_t index) {
+  std::unique_lock<std::mutex> lock(mu_);
+  const std::shared_ptr<Job> job = jobs_.at(index);
+  finished_.wait(lock, [&] { return job->done; });
+  if (job->error) std::rethrow_exception(job->error);
+}
+
+double JobPool::seconds(size_t index) const {
+  const std::lock_guard<std::mutex> lock(mu_);
+  return jobs_.at(index)->seconds;
+}
+
+void JobPool::work() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    queued_.wait(lock, [&] { return stop_ || next_ < jobs_.size(); });
+    if (stop_) return;
+    const std::shared_ptr<Job> job = jobs_[next_++];
+    lock.unlock();
+    const auto t0 = std::chrono::steady_clock::now();
+    std::exception_ptr error;
+    try {
+      job->run();
+    } catch (...) {
+      error = std::current_exception();
+    }
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    lock.lock();
+    job->done = true;
+    job->error = error;
+    job->seconds = s;
+    job->run = nullptr;  // what it captured is released now, not when the pool ends
+    finished_.notify_all();
+  }
+}
+
+}  // namespace ncv::cli
