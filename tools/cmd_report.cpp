@@ -19,9 +19,14 @@
 // --html DIR also collects, per kernel and generation it runs on, the latency over a seqlen sweep
 // and the SBUF/PSUM footprint over its domain (tools/report_sweeps.h), the capacity frontier on
 // every generation, and one engine timeline with its Perfetto trace (tools/report_timeline.h),
-// and writes DIR/report.json, DIR/traces/KERNEL-GEN.json and DIR/index.html (tools/report_html.h);
+// and writes DIR/report.json, DIR/traces/KERNEL-GEN.json.gz (gzip-compressed; a kernel over
+// --timeline-max-instances at the report shape is traced at a smaller seqlen:
+// tools/report_sweeps.h timeline_shape) and DIR/index.html (tools/report_html.h);
 // other files in DIR are left alone; a DIR that is not a directory, or (without --force) one
 // already holding index.html, report.json or one of those traces, is refused (exit 2).
+// Every row, link, kernel's proofs, sweep and timeline is an independent job on a JobPool
+// (tools/job_pool.h; --jobs, default one worker per core); the rows print in registry order
+// whatever the worker count, then a `time:` line with the worker seconds of each section.
 // Exit 0 when all checks pass, no link contradicts its claim and everything is proved, 1
 // otherwise (the sweeps inform and never fail the report), 2 on bad usage or an unwritable DIR.
 #include <unistd.h>
@@ -91,6 +96,7 @@ struct ReportOptions {
   int64_t sweep_max_seqlen = 8192;
   double frontier_timeout_s = 10;
   unsigned jobs = 0;  // --jobs: worker threads (0: one per core this process may use)
+  int64_t timeline_max_instances = kTimelineMaxInstances;
 };
 
 // The registered kernels the report covers: those of the listed families (or all) that are
@@ -680,7 +686,7 @@ void timeline_of(const ReportOptions& opts, TimelineItem& item) {
   const kernels::Options o = v.resolve({});
   const Program p = v.build(o);
   // A very large kernel's timeline and trace at a smaller seqlen (the JSON says which).
-  const TimelineShape shape = timeline_shape(p, hw, opts.seqlen, kTimelineMaxInstances);
+  const TimelineShape shape = timeline_shape(p, hw, opts.seqlen, opts.timeline_max_instances);
   const std::string file = trace_file(v);
   const TimedRun run = timed_run(p, shape.params, hw);
   nlohmann::json& t = item.timeline;
@@ -794,6 +800,9 @@ std::string command_line(const ReportOptions& opts) {
     std::snprintf(t, sizeof t, "%g", opts.frontier_timeout_s);
     s += " --frontier-timeout-s " + std::string(t);
   }
+  if (opts.timeline_max_instances != defaults.timeline_max_instances) {
+    s += " --timeline-max-instances " + std::to_string(opts.timeline_max_instances);
+  }
   if (opts.jobs != defaults.jobs) s += " --jobs " + std::to_string(opts.jobs);
   return s;
 }
@@ -902,6 +911,11 @@ void register_report(CLI::App& app, Action& action) {
   cmd->add_option("--frontier-timeout-s", opts->frontier_timeout_s,
                   "Per Z3 query of a capacity frontier search (no answer in time: unknown)")
       ->check(CLI::Range(0.1, 3600.0))
+      ->capture_default_str();
+  cmd->add_option("--timeline-max-instances", opts->timeline_max_instances,
+                  "With --html: a kernel whose run at the report shape records more instruction "
+                  "instances gets its timeline and trace at a smaller seqlen (the page says which)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
       ->capture_default_str();
   cmd->add_option("--jobs", opts->jobs,
                   "Worker threads running the report's rows, proofs and sweeps (0: one per core); "

@@ -85,11 +85,13 @@ TimelineShape timeline_shape(const Program& p, const HwConfig& hw, int64_t seqle
   }
   if (chosen.empty() || chosen == out.params) return out;
   out.reduced_from = out.params;
+  const bool fits = count <= max_instances;
   out.note = "the report shape (seqlen " + std::to_string(at) + ") records " +
              std::to_string(full.instances) +
              " instruction instances, over the timeline's cap of " + std::to_string(max_instances) +
-             ": timeline and trace at seqlen " + std::to_string(chosen.at("seqlen")) + " (" +
-             std::to_string(count) + " instances; `ncverify bench --trace` traces any shape)";
+             ": timeline and trace at " + (fits ? "seqlen " : "the sweep's smallest seqlen ") +
+             std::to_string(chosen.at("seqlen")) + " (" + std::to_string(count) + " instances" +
+             (fits ? "" : ", still over the cap") + "; `ncverify bench --trace` traces any shape)";
   out.params = chosen;
   out.instances = count;
   return out;

@@ -29,10 +29,11 @@ ParamValues report_params(const Program& p, int64_t seqlen);
 std::vector<int64_t> sweep_seqlens(const Param& seqlen, int64_t cap);
 
 // The cap on a timeline's trace: a kernel whose run at the report shape records more instruction
-// instances gets its timeline and Perfetto trace at a smaller seqlen. A trace costs ~700 bytes
-// of JSON per instance (~50 gzip-compressed) and its run time grows with it; 2^17 instances keep
-// the largest trace near 6 MB of compressed JSON... see timeline_shape.
-inline constexpr int64_t kTimelineMaxInstances = int64_t{1} << 17;
+// instances gets its timeline and Perfetto trace at a smaller seqlen (timeline_shape). A trace
+// costs ~550 bytes of JSON per instance, ~42 gzip-compressed (the registry's largest,
+// pipelined_attention at seqlen 1024: 50083 instances, 27.3 MB, 2.1 MB compressed), and its run
+// grows with it: 2^16 instances keep one trace under ~3 MB on the page's folder.
+inline constexpr int64_t kTimelineMaxInstances = int64_t{1} << 16;
 
 // The shape of a kernel's timeline: the report shape at `seqlen`, or, when a run there records
 // more than `max_instances` instances, the largest seqlen of sweep_seqlens below it whose run
