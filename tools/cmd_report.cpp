@@ -174,8 +174,9 @@ std::vector<ReportMask> report_masks(const kernels::Variant& v) {
 
 // One report run: the options, the latencies computed so far, the progress line and the workers
 // that run its jobs. Each section queues its jobs (a check row, a link, a kernel's proofs, a
-// sweep, a timeline: independent of each other) before any is printed, so the workers go on to
-// the next section's jobs while the main thread prints the rows in order as they are done.
+// sweep, a timeline: independent of each other) before any is printed, the long ones to start
+// first (Priority), so the workers go from one section's jobs to the next's without waiting while
+// the main thread prints each section's rows in registry order as they are done.
 struct Report {
   Report(const ReportOptions& o, int64_t total)
       : opts(o), progress("report", "steps", total), pool(o.jobs) {}
@@ -321,14 +322,23 @@ struct Queued {
   std::vector<size_t> jobs;
 };
 
+// How soon a job starts (JobPool::add): the long ones first, so that the short check rows fill
+// the workers' last minutes instead of a long job running alone at the end. Long: a heavy
+// variant's check row (kernels::heavy_check: one case costs most of a minute), then equiv links
+// and proofs (tens of seconds for the larger kernels), against about a second per other row.
+enum Priority : int { kShort = 0, kLong = 1, kHeavy = 2 };
+
 // Queues a job filling `item` with `fill`; when done it counts one progress step named `what`.
 template <class Item, class Fill>
-void queue(Report& rep, Queued<Item>& q, std::shared_ptr<Item> item, std::string what, Fill fill) {
+void queue(Report& rep, Queued<Item>& q, std::shared_ptr<Item> item, std::string what,
+           Priority priority, Fill fill) {
   q.items.push_back(item);
-  q.jobs.push_back(rep.pool.add([&rep, item, fill, what = std::move(what)] {
-    fill(*item);
-    rep.step(what);
-  }));
+  q.jobs.push_back(rep.pool.add(
+      [&rep, item, fill, what = std::move(what)] {
+        fill(*item);
+        rep.step(what);
+      },
+      priority));
 }
 
 Queued<ProofItem> queue_proofs(Report& rep) {
@@ -337,7 +347,7 @@ Queued<ProofItem> queue_proofs(Report& rep) {
     auto item = std::make_shared<ProofItem>();
     item->v = vp;
     item->hw = &report_generation(*vp);
-    queue(rep, q, item, "prove " + vp->name,
+    queue(rep, q, item, "prove " + vp->name, kLong,
           [&opts = rep.opts](ProofItem& it) { prove_kernel(opts, it); });
   }
   return q;
@@ -463,7 +473,7 @@ Queued<LinkItem> queue_links(Report& rep) {
       item->v = vp;
       item->pred = pred;
       item->given = given;
-      queue(rep, q, item, "equiv " + vp->name + (given.empty() ? "" : " causal"),
+      queue(rep, q, item, "equiv " + vp->name + (given.empty() ? "" : " causal"), kLong,
             [&rep](LinkItem& it) { link_row(rep.opts, rep.latency, it); });
     }
   }
@@ -575,6 +585,7 @@ Queued<CheckItem> queue_checks(Report& rep) {
       item->mask = mask;
       item->first_of_kernel = &mask == &masks.front();
       queue(rep, q, item, "check " + vp->name + " " + mask.label,
+            kernels::heavy_check(*vp) ? kHeavy : kShort,
             [&rep](CheckItem& it) { check_row(rep.opts, rep.latency, it); });
     }
   }
@@ -726,7 +737,7 @@ HtmlJobs queue_html(Report& rep) {
       auto item = std::make_shared<SweepItem>();
       item->v = vp;
       item->hw = find_hw_config(name);
-      queue(rep, q.sweeps, item, "sweep " + vp->name + " on " + std::string(name),
+      queue(rep, q.sweeps, item, "sweep " + vp->name + " on " + std::string(name), kShort,
             [&rep, limits](SweepItem& it) {
               it.latency = latency_series(*it.v, *it.hw, limits, rep.latency);
               it.footprint = footprint_series(*it.v, *it.hw);
@@ -734,7 +745,7 @@ HtmlJobs queue_html(Report& rep) {
     }
     auto item = std::make_shared<TimelineItem>();
     item->v = vp;
-    queue(rep, q.timelines, item, "timeline " + vp->name,
+    queue(rep, q.timelines, item, "timeline " + vp->name, kShort,
           [&opts = rep.opts](TimelineItem& it) { timeline_of(opts, it); });
   }
   return q;

@@ -31,13 +31,14 @@ JobPool::~JobPool() {
   for (std::thread& t : workers_) t.join();
 }
 
-size_t JobPool::add(std::function<void()> job) {
+size_t JobPool::add(std::function<void()> job, int priority) {
   size_t index = 0;
   {
     const std::lock_guard<std::mutex> lock(mu_);
     index = jobs_.size();
     jobs_.push_back(std::make_shared<Job>());
     jobs_.back()->run = std::move(job);
+    waiting_.emplace(-priority, index);
   }
   queued_.notify_one();
   return index;
@@ -58,9 +59,10 @@ double JobPool::seconds(size_t index) const {
 void JobPool::work() {
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {
-    queued_.wait(lock, [&] { return stop_ || next_ < jobs_.size(); });
+    queued_.wait(lock, [&] { return stop_ || !waiting_.empty(); });
     if (stop_) return;
-    const std::shared_ptr<Job> job = jobs_[next_++];
+    const std::shared_ptr<Job> job = jobs_[waiting_.begin()->second];
+    waiting_.erase(waiting_.begin());
     lock.unlock();
     const auto t0 = std::chrono::steady_clock::now();
     std::exception_ptr error;

@@ -1,7 +1,7 @@
-// Independent jobs run on worker threads, started in the order they were added, while the caller
-// consumes their results in that same order (so what it prints does not depend on which worker
-// finished first). `report` uses it for its rows, proofs and page sections; any command whose
-// items are independent can.
+// Independent jobs run on worker threads, started by priority and then in the order they were
+// added, while the caller consumes their results in the order it chooses (so what it prints does
+// not depend on which worker finished first). `report` uses it for its rows, proofs and page
+// sections; any command whose items are independent can.
 //
 // What a job may touch: its own result slot, and shared state that is safe across threads. The
 // libraries a report job calls are: the interpreter keeps its scratch buffers per thread
@@ -18,7 +18,9 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace ncv::cli {
@@ -37,8 +39,11 @@ class JobPool {
 
   unsigned threads() const { return static_cast<unsigned>(workers_.size()); }
 
-  // Queues a job; returns its index (0, 1, ... in the order added).
-  size_t add(std::function<void()> job);
+  // Queues a job; returns its index (0, 1, ... in the order added). Among the jobs not started, a
+  // worker takes one of the highest `priority` first, the earliest added among those: a caller
+  // that knows which jobs are long starts them first, so that no long one is left for the end
+  // while the other workers idle.
+  size_t add(std::function<void()> job, int priority = 0);
 
   // Blocks until job `index` has run; rethrows what it threw. What the job wrote is visible to
   // the caller afterwards.
@@ -58,8 +63,8 @@ class JobPool {
 
   mutable std::mutex mu_;
   std::condition_variable queued_, finished_;
-  std::vector<std::shared_ptr<Job>> jobs_;  // every job added (a worker holds its own)
-  size_t next_ = 0;                         // the first job not started
+  std::vector<std::shared_ptr<Job>> jobs_;    // every job added (a worker holds its own)
+  std::set<std::pair<int, size_t>> waiting_;  // (-priority, index) of the jobs not started
   bool stop_ = false;
   std::vector<std::thread> workers_;
 };
