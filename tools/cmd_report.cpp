@@ -186,13 +186,14 @@ struct Report {
   std::atomic<int64_t> done{0};
   // Called by a job when it is done (from its worker).
   void step(const std::string& what) { progress.update(++done, what); }
-  // The worker seconds each section's jobs took, summed (`time:` line).
+  // The worker seconds (wall and CPU) each section's jobs took, summed (`time:` line).
   std::mutex mu;
-  std::map<std::string, double> work_s;
+  std::map<std::string, double> work_s, cpu_s;
   void add_work(const std::string& section, size_t job) {
-    const double s = pool.seconds(job);
+    const double s = pool.seconds(job), c = pool.cpu_seconds(job);
     const std::lock_guard<std::mutex> lock(mu);
     work_s[section] += s;
+    cpu_s[section] += c;
   }
   // Last: destroyed first, so a job still running (when a row's error ends the report early)
   // finishes before what it uses goes. Each job holds its own result (a shared_ptr).
@@ -852,21 +853,25 @@ int run_report(const ReportOptions& opts) {
     report["timelines"] = timelines;
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  report["timing"] = {
-      {"wall_seconds", wall}, {"workers", rep.pool.threads()}, {"work_seconds", rep.work_s}};
+  report["timing"] = {{"wall_seconds", wall},
+                      {"workers", rep.pool.threads()},
+                      {"work_seconds", rep.work_s},
+                      {"cpu_seconds", rep.cpu_s}};
   if (!opts.json) {
     std::string work;
-    double sum = 0;
+    double sum = 0, cpu = 0;
     for (const auto& [section, sec] : rep.work_s) {
-      char part[64];
-      std::snprintf(part, sizeof part, "%s%s %.1f s", work.empty() ? "" : ", ", section.c_str(),
-                    sec);
+      char part[96];
+      std::snprintf(part, sizeof part, "%s%s %.1f s (CPU %.1f s)", work.empty() ? "" : ", ",
+                    section.c_str(), sec, rep.cpu_s[section]);
       work += part;
       sum += sec;
+      cpu += rep.cpu_s[section];
     }
     print_stdout(
-        "\ntime: %.1f s on %u workers; work per section (worker seconds): %s; sum %.1f s\n", wall,
-        rep.pool.threads(), work.c_str(), sum);
+        "\ntime: %.1f s on %u workers; per section, the seconds its jobs took on the workers: %s; "
+        "sum %.1f s (CPU %.1f s)\n",
+        wall, rep.pool.threads(), work.c_str(), sum, cpu);
   }
   rep.progress.finish(rep.done);
   if (opts.json) std::cout << report.dump(2) << "\n";

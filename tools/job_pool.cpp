@@ -1,11 +1,23 @@
 #include "tools/job_pool.h"
 
 #include <sched.h>
+#include <time.h>
 
 #include <algorithm>
 #include <chrono>
 
 namespace ncv::cli {
+
+namespace {
+
+// CPU seconds the calling thread has used.
+double thread_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
+}  // namespace
 
 unsigned default_job_threads() {
   // The CPUs this process may run on (a container's or taskset's limit), else the machine's.
@@ -56,6 +68,11 @@ double JobPool::seconds(size_t index) const {
   return jobs_.at(index)->seconds;
 }
 
+double JobPool::cpu_seconds(size_t index) const {
+  const std::lock_guard<std::mutex> lock(mu_);
+  return jobs_.at(index)->cpu_seconds;
+}
+
 void JobPool::work() {
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {
@@ -65,6 +82,7 @@ void JobPool::work() {
     waiting_.erase(waiting_.begin());
     lock.unlock();
     const auto t0 = std::chrono::steady_clock::now();
+    const double c0 = thread_cpu_seconds();
     std::exception_ptr error;
     try {
       job->run();
@@ -76,6 +94,7 @@ void JobPool::work() {
     job->done = true;
     job->error = error;
     job->seconds = s;
+    job->cpu_seconds = thread_cpu_seconds() - c0;
     job->run = nullptr;  // what it captured is released now, not when the pool ends
     finished_.notify_all();
   }

@@ -49,15 +49,18 @@ class JobPool {
   // the caller afterwards.
   void wait(size_t index);
 
-  // Seconds job `index` took on its worker (valid after wait(index)).
+  // Seconds job `index` took on its worker, wall clock and CPU time of the worker's thread (valid
+  // after wait(index); the CPU time leaves out threads the job starts itself, and on a loaded
+  // machine it is the steadier of the two).
   double seconds(size_t index) const;
+  double cpu_seconds(size_t index) const;
 
  private:
   struct Job {
     std::function<void()> run;
     bool done = false;
     std::exception_ptr error;
-    double seconds = 0;
+    double seconds = 0, cpu_seconds = 0;
   };
   void work();
 

@@ -5,6 +5,7 @@
 #include "tools/job_pool.h"
 
 #include <gtest/gtest.h>
+#include <time.h>
 
 #include <atomic>
 #include <future>
@@ -59,7 +60,25 @@ TEST(JobPool, AJobsExceptionComesBackFromItsWaitAlone) {
   }
   pool.wait(c);
   EXPECT_EQ(ran.load(), 2);
-  EXPECT_GE(pool.seconds(c), 0.0);
+}
+
+// A job that spins for 30 ms of its thread's CPU time: the pool counts at least that much CPU
+// and at least as much wall time.
+TEST(JobPool, CountsEachJobsWallAndCpuSeconds) {
+  JobPool pool(1);
+  const size_t spin = pool.add([] {
+    timespec t0{}, t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+    do {
+      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    } while ((t.tv_sec - t0.tv_sec) * 1e9 + (t.tv_nsec - t0.tv_nsec) < 30e6);
+  });
+  const size_t idle = pool.add([] {});
+  pool.wait(spin);
+  pool.wait(idle);
+  EXPECT_GE(pool.cpu_seconds(spin), 0.03);
+  EXPECT_GE(pool.seconds(spin), pool.cpu_seconds(spin) - 1e-3);
+  EXPECT_LT(pool.cpu_seconds(idle), 0.03);
 }
 
 TEST(JobPool, EveryResultIsInItsSlotAfterWait) {
