@@ -8,6 +8,30 @@
 
 namespace ncv::cli {
 
+InstanceCount count_instances(const Program& p, const ParamValues& params, const HwConfig& hw) {
+  InstanceCount out;
+  RunOptions ro;
+  ro.hw = &hw;
+  try {
+    check_params(p, params);
+    out.instances = count_steps(p, params, ro.max_steps).instances;
+  } catch (const InputError& e) {
+    out.error = e.message;
+  } catch (const EvalError& e) {
+    out.error = e.message;
+  } catch (const DynamicError& e) {
+    // A shape whose own arithmetic fails (well_formed) while counting the steps.
+    out.error = e.message;
+  }
+  return out;
+}
+
+std::string trace_cap_refusal(int64_t instances, int64_t max_instances) {
+  return "the trace of " + std::to_string(instances) +
+         "+ instruction instances is over the report's cap of " + std::to_string(max_instances) +
+         " (`ncverify bench` runs it)";
+}
+
 TimedRun timed_run(const Program& p, const ParamValues& params, const HwConfig& hw,
                    int64_t max_instances) {
   TimedRun out;
@@ -16,19 +40,20 @@ TimedRun timed_run(const Program& p, const ParamValues& params, const HwConfig& 
     out.error = "no cost table for " + hw.name;
     return out;
   }
+  const InstanceCount n = count_instances(p, params, hw);
+  if (!n.error.empty()) {
+    out.error = n.error;
+    return out;
+  }
+  if (n.instances > max_instances) {
+    out.error = trace_cap_refusal(n.instances, max_instances);
+    return out;
+  }
   // As bench_once (tools/cmd_bench.cpp): the trace of every instance, no values.
   RunOptions ro;
   ro.hw = &hw;
   ro.compute_values = false;
   try {
-    check_params(p, params);
-    const StepCount n = count_steps(p, params, ro.max_steps);
-    if (n.instances > max_instances) {
-      out.error = "the trace of " + std::to_string(n.instances) +
-                  "+ instruction instances is over the report's cap of " +
-                  std::to_string(max_instances) + " (`ncverify bench` runs it)";
-      return out;
-    }
     out.run = run_program(p, params, {}, ro);
   } catch (const InputError& e) {
     out.error = e.message;
@@ -37,7 +62,6 @@ TimedRun timed_run(const Program& p, const ParamValues& params, const HwConfig& 
     out.error = e.message;
     return out;
   } catch (const DynamicError& e) {
-    // A shape whose own arithmetic fails (well_formed) while counting the steps.
     out.error = e.message;
     return out;
   }
@@ -56,27 +80,48 @@ Latency modelled_latency(const Program& p, const ParamValues& params, const HwCo
   return Latency{r.schedule.latency_us(), ""};
 }
 
-const Latency& LatencyCache::get(const kernels::Variant& v, const kernels::Options& o,
-                                 const ParamValues& params, const HwConfig& hw,
-                                 int64_t max_instances) {
+Latency LatencyCache::get(const kernels::Variant& v, const kernels::Options& o,
+                          const ParamValues& params, const HwConfig& hw, int64_t max_instances) {
   return get(
       v.name, o, params, hw, [&] { return v.build(o); }, max_instances);
 }
 
-const Latency& LatencyCache::get(const std::string& kernel, const kernels::Options& o,
-                                 const ParamValues& params, const HwConfig& hw,
-                                 const std::function<Program()>& build, int64_t max_instances) {
+LatencyCache::Entry& LatencyCache::entry(const std::string& kernel, const kernels::Options& o,
+                                         const ParamValues& params, const HwConfig& hw) {
   std::string key = kernel + "|" + hw.name + "|" + format_params(params);
   for (const auto& [name, value] : o) key += "|" + name + "=" + value;
-  if (auto it = cache_.find(key); it != cache_.end()) return it->second;
-  Latency l;
+  const std::lock_guard<std::mutex> lock(mu_);
+  std::unique_ptr<Entry>& slot = cache_[key];
+  if (!slot) slot = std::make_unique<Entry>();
+  return *slot;
+}
+
+Latency LatencyCache::get(const std::string& kernel, const kernels::Options& o,
+                          const ParamValues& params, const HwConfig& hw,
+                          const std::function<Program()>& build, int64_t max_instances) {
+  Entry& e = entry(kernel, o, params, hw);
+  const std::lock_guard<std::mutex> lock(e.mu);
   try {
-    l = modelled_latency(build(), params, hw, max_instances);
-  } catch (const std::exception& e) {
+    if (!e.counted) {
+      e.count = count_instances(build(), params, hw);
+      e.counted = true;
+    }
+    if (!e.count.error.empty()) return Latency{std::nullopt, e.count.error};
+    // The cap's refusal is the caller's own: it does not depend on who ran the key first.
+    if (e.count.instances > max_instances) {
+      return Latency{std::nullopt, trace_cap_refusal(e.count.instances, max_instances)};
+    }
+    if (!e.made) {
+      e.latency = modelled_latency(build(), params, hw, e.count.instances);
+      e.made = true;
+    }
+  } catch (const std::exception& ex) {
     // A build that throws (BuildError, an excluded combination) has no latency either.
-    l = Latency{std::nullopt, e.what()};
+    e.count.error = ex.what();
+    e.counted = true;
+    return Latency{std::nullopt, e.count.error};
   }
-  return cache_.emplace(key, std::move(l)).first->second;
+  return e.latency;
 }
 
 }  // namespace ncv::cli

@@ -61,6 +61,42 @@ std::vector<int64_t> sweep_seqlens(const Param& seqlen, int64_t cap) {
   return domain_points(seqlen, cap);
 }
 
+TimelineShape timeline_shape(const Program& p, const HwConfig& hw, int64_t seqlen,
+                             int64_t max_instances) {
+  TimelineShape out;
+  out.params = report_params(p, seqlen);
+  const InstanceCount full = count_instances(p, out.params, hw);
+  out.instances = full.instances;
+  const Param* s = p.find_param("seqlen");
+  // A shape that does not run keeps its error for the timeline; no seqlen: nothing to reduce.
+  if (!full.error.empty() || full.instances <= max_instances || s == nullptr) return out;
+  const int64_t at = out.params.at("seqlen");
+  std::vector<int64_t> smaller = sweep_seqlens(*s, at);
+  std::erase_if(smaller, [&](int64_t x) { return x >= at; });
+  if (smaller.empty()) return out;
+  ParamValues chosen;
+  int64_t count = 0;
+  for (auto it = smaller.rbegin(); it != smaller.rend(); ++it) {
+    chosen = report_params(p, *it);
+    const InstanceCount c = count_instances(p, chosen, hw);
+    if (!c.error.empty()) continue;
+    count = c.instances;
+    if (count <= max_instances) break;
+  }
+  if (chosen.empty() || chosen == out.params) return out;
+  out.reduced_from = out.params;
+  const bool fits = count <= max_instances;
+  out.note = "the report shape (seqlen " + std::to_string(at) + ") records " +
+             std::to_string(full.instances) +
+             " instruction instances, over the timeline's cap of " + std::to_string(max_instances) +
+             ": timeline and trace at " + (fits ? "seqlen " : "the sweep's smallest seqlen ") +
+             std::to_string(chosen.at("seqlen")) + " (" + std::to_string(count) + " instances" +
+             (fits ? "" : ", still over the cap") + "; `ncverify bench --trace` traces any shape)";
+  out.params = chosen;
+  out.instances = count;
+  return out;
+}
+
 nlohmann::json latency_series(const kernels::Variant& v, const HwConfig& hw,
                               const SweepLimits& limits, LatencyCache& cache) {
   const kernels::Options o = v.resolve({});

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,26 @@ ParamValues report_params(const Program& p, int64_t seqlen);
 // domain reaches 128), the powers of two above it and the largest legal value, all at most
 // `cap`. A domain that starts above `cap` gives its least value alone.
 std::vector<int64_t> sweep_seqlens(const Param& seqlen, int64_t cap);
+
+// The cap on a timeline's trace: a kernel whose run at the report shape records more instruction
+// instances gets its timeline and Perfetto trace at a smaller seqlen (timeline_shape). A trace
+// costs ~550 bytes of JSON per instance, ~42 gzip-compressed (the registry's largest,
+// pipelined_attention at seqlen 1024: 50083 instances, 27.3 MB, 2.1 MB compressed), and its run
+// grows with it: 2^16 instances keep one trace under ~3 MB on the page's folder.
+inline constexpr int64_t kTimelineMaxInstances = int64_t{1} << 16;
+
+// The shape of a kernel's timeline: the report shape at `seqlen`, or, when a run there records
+// more than `max_instances` instances, the largest seqlen of sweep_seqlens below it whose run
+// records at most that many (the smallest when none does). `reduced_from` is then the report
+// shape and `note` says why, for the page and report.json; `instances` is the count at `params`.
+struct TimelineShape {
+  ParamValues params;
+  int64_t instances = 0;
+  std::optional<ParamValues> reduced_from;
+  std::string note;
+};
+TimelineShape timeline_shape(const Program& p, const HwConfig& hw, int64_t seqlen,
+                             int64_t max_instances);
 
 struct SweepLimits {
   int64_t max_seqlen = 8192;  // the latency sweep's cap (the footprint covers the whole domain)

@@ -1,8 +1,11 @@
 #include "tools/report_timeline.h"
 
+#include <zlib.h>
+
 #include <algorithm>
 #include <numeric>
 #include <sstream>
+#include <stdexcept>
 
 #include "model/timing/chrome_trace.h"
 #include "tools/output_file.h"
@@ -39,6 +42,38 @@ std::vector<BusyInterval> merged(const std::vector<std::vector<std::pair<double,
 }
 
 }  // namespace
+
+std::string gzip_compress(const std::string& text) {
+  z_stream z{};
+  // windowBits 15 + 16: a gzip header and trailer (what `gunzip` and ui.perfetto.dev read).
+  if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+    throw std::runtime_error("zlib: deflateInit2 failed");
+  }
+  std::string out;
+  char buf[1 << 16];
+  size_t fed = 0;
+  int rc = Z_OK;
+  // zlib counts in uInt (32 bits): the input goes in in pieces.
+  constexpr size_t kPiece = size_t{1} << 30;
+  while (rc != Z_STREAM_END) {
+    if (z.avail_in == 0 && fed < text.size()) {
+      const size_t n = std::min(kPiece, text.size() - fed);
+      z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data() + fed));
+      z.avail_in = static_cast<uInt>(n);
+      fed += n;
+    }
+    z.next_out = reinterpret_cast<Bytef*>(buf);
+    z.avail_out = sizeof buf;
+    rc = deflate(&z, fed == text.size() ? Z_FINISH : Z_NO_FLUSH);
+    if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) {
+      deflateEnd(&z);
+      throw std::runtime_error("zlib: deflate failed");
+    }
+    out.append(buf, sizeof buf - z.avail_out);
+  }
+  deflateEnd(&z);
+  return out;
+}
 
 std::vector<int> track_order(const Schedule& s) {
   std::vector<int> order(s.tracks.size());
@@ -91,7 +126,7 @@ nlohmann::json timeline_json(const Program& p, const TimedRun& run,
   }
   std::ostringstream trace;
   write_chrome_trace(trace, p, run.run.trace, s);
-  write_output_file(trace_path.string(), trace.str(), true, "--html");
+  write_output_file(trace_path.string(), gzip_compress(trace.str()), true, "--html");
   return {{"latency_us", s.latency_us()},
           {"tracks", tracks},
           {"intervals", intervals},

@@ -1,12 +1,15 @@
 // The engine timeline of `ncverify report --html`: one kernel at one shape on one generation,
 // scheduled on the timing model (model/timing/timing.h), as busy intervals per engine and DMA
 // queue (the Schedule's tracks), plus the same schedule as a Perfetto trace file
-// (model/timing/chrome_trace.h) for the instance-level view. Intervals closer than a gap are
-// merged so that the page stays small (at most ~2000 per timeline; the gap used is in the JSON).
+// (model/timing/chrome_trace.h) for the instance-level view, gzip-compressed (ui.perfetto.dev and
+// chrome://tracing open .json.gz as they are; the JSON of a large kernel's trace is tens of MB
+// and compresses about tenfold). Intervals closer than a gap are merged so that the page stays
+// small (at most ~2000 per timeline; the gap used is in the JSON).
 #pragma once
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <string>
 #include <vector>
 
 #include "model/timing/timing.h"
@@ -30,8 +33,12 @@ std::vector<BusyInterval> busy_intervals(const Schedule& s, const std::vector<in
 // indices into s.tracks.
 std::vector<int> track_order(const Schedule& s);
 
+// `text` as a gzip file's bytes (zlib's default level).
+std::string gzip_compress(const std::string& text);
+
 // Timeline JSON for a scheduled run (schema Timeline without family/kernel/gen/params, which the
-// caller adds), and its Perfetto trace written to `trace_path` (replacing a previous one).
+// caller adds), and its Perfetto trace written gzip-compressed to `trace_path` (a .json.gz;
+// replacing a previous one).
 nlohmann::json timeline_json(const Program& p, const TimedRun& run,
                              const std::filesystem::path& trace_path, size_t max_intervals = 2000);
 

@@ -735,7 +735,9 @@
       p.appendChild(el('code', { text: file || DASH }));
     }
     p.appendChild(document.createTextNode(
-        ' \u2014 open it in ui.perfetto.dev ("Open trace file") or chrome://tracing ("Load").'));
+        ' (' + (/\.gz$/.test(file) ? 'gzip-compressed ' : '') + 'JSON at ' +
+        paramsText(t.params) + ') \u2014 open it in ' +
+        'ui.perfetto.dev ("Open trace file") or chrome://tracing ("Load") as it is.'));
     return p;
   }
 
@@ -821,6 +823,11 @@
     const own_timelines = timelines.filter((t) => t.kernel === kernel);
     for (const t of own_timelines) {
       details.appendChild(timelineChart(t));
+      // A very large kernel's timeline and trace are made at a smaller shape: say which and why.
+      if (t.shape_note) {
+        details.appendChild(el('p', { class: 'shape-note', text: 'Smaller shape: ' +
+            String(t.shape_note) + ' (report shape ' + paramsText(t.report_params) + ').' }));
+      }
       if (t.trace_file) details.appendChild(traceLink(t));
     }
     if (own_timelines.length === 0) details.appendChild(noData('timeline', 'No timeline.'));

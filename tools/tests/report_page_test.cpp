@@ -269,8 +269,14 @@ TEST(ReportPageBrowser, FixtureDrawsEveryChartAndRowWithoutAnError) {
   EXPECT_NE(
       r.dom.find("No timeline on trn3: model error: the trace-only run exceeded --max-steps."),
       std::string::npos);
-  // The Perfetto trace link, relative to the page.
-  EXPECT_NE(r.dom.find("<a href=\"traces/attention_tkg-trn2.json\">"), std::string::npos);
+  // The Perfetto trace link, relative to the page, said to be gzip-compressed; a timeline made at
+  // a smaller shape than the report's says so with both shapes.
+  EXPECT_NE(r.dom.find("<a href=\"traces/attention_tkg-trn2.json.gz\">"), std::string::npos);
+  EXPECT_NE(r.dom.find("(gzip-compressed JSON at seqlen=1024 batch=2 d_head=128)"),
+            std::string::npos);
+  EXPECT_NE(r.dom.find("<p class=\"shape-note\">Smaller shape: the report shape (seqlen 4096)"),
+            std::string::npos);
+  EXPECT_NE(r.dom.find("(report shape seqlen=4096 batch=2 d_head=128).</p>"), std::string::npos);
 
   const auto [width, height] = png_size(read_file(png));
   EXPECT_EQ(width, 1400u);
