@@ -15,6 +15,7 @@
 // PSUM tiles are declared per block, in the loop that writes and reads them, at the bank the
 // source's psum.alloc callbacks return (lines 25-37).
 #include <map>
+#include <stdexcept>
 #include <string>
 
 #include "kernels/flash_attention/pipelined_attention_common.h"
@@ -23,55 +24,59 @@
 
 namespace ncv::kernels {
 
-PipeSbufOffsets pipe_sbuf_offsets() {
+PipeSbufOffsets pipe_sbuf_offsets(const PipeShape& shape) {
   // The increments are the source's own expressions (some reserve two slots where one is used,
   // or fp32 bytes for bf16 tensors: prev_output, mm2_sbuf_res, mm2_div_sbuf).
-  constexpr int64_t grps = kPipeGroups, blks = kPipeSectionLen / 512, tiles2k = 4;
+  const int64_t grps = shape.groups(), blks = shape.k_tiles(), tiles2k = shape.tiles_2k();
   PipeSbufOffsets o;
   int64_t sca = 0;
   auto take = [&](int64_t& field, int64_t bytes) {
     field = sca;
     sca += bytes;
   };
-  take(o.identity_load, 128 * 2);                       // line 100
-  take(o.zero_bias, 4);                                 // line 104
-  take(o.running_max, grps * 4);                        // line 107
-  take(o.running_sum, grps * 4);                        // line 109
-  take(o.div_25, grps * 4);                             // line 111
-  take(o.k_loaded, blks * 512 * 2);                     // line 120
-  take(o.v_loaded, (kPipeSectionLen / 128) * 128 * 2);  // line 127
-  take(o.q_loaded, 2 * 128 * 2);                        // line 133
-  take(o.scaling_factor, 2 * 1 * 4);                    // line 136
-  take(o.temp_reduce14, 2 * blks * 4);                  // line 139
-  take(o.mhlo_mul_2, tiles2k * 2048 * 4 * 2);           // line 146
-  take(o.final_reduce_max, 2 * 4);                      // line 150
-  take(o.prev_running_max, 2 * 4);                      // line 153
-  take(o.final_reduce_sum_b, 2 * tiles2k * 4);          // line 159
-  take(o.final_reduce_sum_b_collect, 2 * 1 * 4);        // line 162
-  take(o.prev_running_sum, 2 * 1 * 4);                  // line 165
-  take(o.prev_output, 2 * 128 * 4);                     // line 168
-  take(o.mm2_sbuf_res, 2 * 128 * 4);                    // line 170
-  take(o.mm2_div_sbuf, 2 * 128 * 4);                    // line 172
-  take(o.exp6_sbuf, 2 * tiles2k * 2048);                // line 182
-  take(o.tp_sbuf, tiles2k * 4 * 2 * 512);               // line 186
-  take(o.mm2_sbuf, 2 * 128 * 4);                        // line 190
+  take(o.identity_load, 128 * 2);                 // line 100
+  take(o.zero_bias, 4);                           // line 104
+  take(o.running_max, grps * 4);                  // line 107
+  take(o.running_sum, grps * 4);                  // line 109
+  take(o.div_25, grps * 4);                       // line 111
+  take(o.k_loaded, blks * 512 * 2);               // line 120
+  take(o.v_loaded, shape.v_tiles() * 128 * 2);    // line 127
+  take(o.q_loaded, 2 * 128 * 2);                  // line 133
+  take(o.scaling_factor, 2 * 1 * 4);              // line 136
+  take(o.temp_reduce14, 2 * blks * 4);            // line 139
+  take(o.mhlo_mul_2, tiles2k * 2048 * 4 * 2);     // line 146
+  take(o.final_reduce_max, 2 * 4);                // line 150
+  take(o.prev_running_max, 2 * 4);                // line 153
+  take(o.final_reduce_sum_b, 2 * tiles2k * 4);    // line 159
+  take(o.final_reduce_sum_b_collect, 2 * 1 * 4);  // line 162
+  take(o.prev_running_sum, 2 * 1 * 4);            // line 165
+  take(o.prev_output, 2 * 128 * 4);               // line 168
+  take(o.mm2_sbuf_res, 2 * 128 * 4);              // line 170
+  take(o.mm2_div_sbuf, 2 * 128 * 4);              // line 172
+  take(o.exp6_sbuf, 2 * tiles2k * 2048);          // line 182
+  take(o.tp_sbuf, tiles2k * 4 * 2 * 512);         // line 186
+  take(o.mm2_sbuf, 2 * 128 * 4);                  // line 190
   o.end = sca;
   return o;
 }
 
 namespace {
 
-constexpr int64_t kTiles2k = kPipeSectionLen / 2048;  // num_2048_tiles_per_section
-constexpr int64_t kVTiles = kPipeSectionLen / 128;    // num_128_tiles_per_section
-constexpr int64_t kKTiles = kPipeSectionLen / 512;    // num_512_tiles_per_section
-
 class PipelinedBuilder {
  public:
-  PipelinedBuilder() : b_("pipelined_attention"), off_(pipe_sbuf_offsets()) {}
+  explicit PipelinedBuilder(const PipeShape& shape)
+      : b_("pipelined_attention"),
+        off_(pipe_sbuf_offsets(shape)),
+        seqlen_(shape.seqlen()),
+        section_len_(shape.section_len),
+        groups_(shape.groups()),
+        tiles_2k_(shape.tiles_2k()),
+        v_tiles_(shape.v_tiles()),
+        k_tiles_(shape.k_tiles()) {}
 
   Program build() {
     Expr bs = b_.param("bs", 1, kPipeMaxBatch);
-    Expr S = b_.param("seqlen", kPipeSeqlen, kPipeSeqlen, kPipeSectionLen);
+    Expr S = b_.param("seqlen", seqlen_, seqlen_, section_len_);
     b_.grid(bs);
     batch_ = Builder::program_id();  // batch_id = nl.program_id(0) (line 81)
     q_ = b_.input("q", DType::bf16, {bs, kPipeDHead, S});
@@ -84,9 +89,9 @@ class PipelinedBuilder {
     identity_on_chip(b_, identity_());
     zero_bias_ = sbuf("zero_bias_tensor", DType::fp32, {128, 1}, off_.zero_bias);
     b_.memset(zero_bias_(), 0.0f);  // line 103
-    running_max_ = sbuf("running_max", DType::fp32, {128, kPipeGroups}, off_.running_max);
-    running_sum_ = sbuf("running_sum", DType::fp32, {128, kPipeGroups}, off_.running_sum);
-    div_25_ = sbuf("div_25_sbuf", DType::fp32, {128, kPipeGroups}, off_.div_25);
+    running_max_ = sbuf("running_max", DType::fp32, {128, groups_}, off_.running_max);
+    running_sum_ = sbuf("running_sum", DType::fp32, {128, groups_}, off_.running_sum);
+    div_25_ = sbuf("div_25_sbuf", DType::fp32, {128, groups_}, off_.div_25);
     declare_section_buffers();
     // for section_i in sequential_range(num_sections) (line 113), unrolled: the IR has no `if`
     // and the section branches (lines 213, 215, 281, 283, 286, 289, 292) test section_i.
@@ -110,28 +115,28 @@ class PipelinedBuilder {
   // same offsets in both sections (the body is traced once), so they are declared once here, at
   // kernel scope, for both unrolled sections. Block dims follow the partition dim.
   void declare_section_buffers() {
-    k_loaded_ = sbuf("k_loaded", DType::bf16, {kPipeDHead, kKTiles, 512}, off_.k_loaded);
-    v_loaded_ = sbuf("v_loaded", DType::bf16, {128, kVTiles, kPipeDHead}, off_.v_loaded);
+    k_loaded_ = sbuf("k_loaded", DType::bf16, {kPipeDHead, k_tiles_, 512}, off_.k_loaded);
+    v_loaded_ = sbuf("v_loaded", DType::bf16, {128, v_tiles_, kPipeDHead}, off_.v_loaded);
     q_loaded_ = sbuf("q_loaded", DType::bf16, {kPipeDHead, 2, 128}, off_.q_loaded);
     scaling_factor_ = sbuf("scaling_factor", DType::fp32, {128, 2, 1}, off_.scaling_factor);
     // [128, 16] in the source, indexed si * 4 + pi: declared [128, 4, 4] (the same bytes in the
     // same order) so that each write indexes one dim per loop variable, as `prove`'s
     // initialization class models writes.
     temp_reduce14_ =
-        sbuf("temp_reduce14_sbuf", DType::fp32, {128, kTiles2k, 4}, off_.temp_reduce14);
-    mhlo_mul_2_ = sbuf("mhlo_mul_2", DType::fp32, {128, 2, kTiles2k, 2048}, off_.mhlo_mul_2);
+        sbuf("temp_reduce14_sbuf", DType::fp32, {128, tiles_2k_, 4}, off_.temp_reduce14);
+    mhlo_mul_2_ = sbuf("mhlo_mul_2", DType::fp32, {128, 2, tiles_2k_, 2048}, off_.mhlo_mul_2);
     final_reduce_max_ = sbuf("final_reduce_max", DType::fp32, {128, 1}, off_.final_reduce_max);
     prev_running_max_ = sbuf("prev_runnning_max", DType::fp32, {128, 1}, off_.prev_running_max);
     final_reduce_sum_b_ =
-        sbuf("final_reduce_sum_b", DType::fp32, {128, 2, kTiles2k}, off_.final_reduce_sum_b);
+        sbuf("final_reduce_sum_b", DType::fp32, {128, 2, tiles_2k_}, off_.final_reduce_sum_b);
     collect_ =
         sbuf("final_reduce_sum_b_collect", DType::fp32, {128, 1}, off_.final_reduce_sum_b_collect);
     prev_running_sum_ = sbuf("prev_running_sum", DType::fp32, {128, 1}, off_.prev_running_sum);
     prev_output_ = sbuf("prev_output", DType::bf16, {128, kPipeDHead}, off_.prev_output);
     mm2_sbuf_res_ = sbuf("mm2_sbuf_res", DType::bf16, {128, kPipeDHead}, off_.mm2_sbuf_res);
     mm2_div_sbuf_ = sbuf("mm2_div_sbuf", DType::bf16, {128, kPipeDHead}, off_.mm2_div_sbuf);
-    exp6_sbuf_ = sbuf("exp6_sbuf", DType::bf16, {128, kTiles2k, 2048}, off_.exp6_sbuf);
-    tp_sbuf_ = sbuf("tp_sbuf", DType::bf16, {128, kTiles2k, 4, 512}, off_.tp_sbuf);
+    exp6_sbuf_ = sbuf("exp6_sbuf", DType::bf16, {128, tiles_2k_, 2048}, off_.exp6_sbuf);
+    tp_sbuf_ = sbuf("tp_sbuf", DType::bf16, {128, tiles_2k_, 4, 512}, off_.tp_sbuf);
     mm2_sbuf_ = sbuf("mm2_sbuf", DType::fp32, {128, kPipeDHead}, off_.mm2_sbuf);
     // scalar_tensor_tensor's fp32 product (notes): not in the source's allocation, so placed
     // right after its end.
@@ -143,13 +148,13 @@ class PipelinedBuilder {
   void section(int64_t s) {
     s_ = s;
     // K and V of the section (lines 121-130); loads cast to bf16 (already bf16 here)
-    b_.affine_range("i", kKTiles, [&](Expr i) {
+    b_.affine_range("i", k_tiles_, [&](Expr i) {
       b_.dma_copy(k_loaded_({all(), one(i), all()}),
-                  k_({one(batch_), all(), ds(kPipeSectionLen * s + 512 * i, 512)}));
+                  k_({one(batch_), all(), ds(section_len_ * s + 512 * i, 512)}));
     });
-    b_.affine_range("i", kVTiles, [&](Expr i) {
+    b_.affine_range("i", v_tiles_, [&](Expr i) {
       b_.dma_copy(v_loaded_({all(), one(i), all()}),
-                  v_({one(batch_), ds(kPipeSectionLen * s + 128 * i, 128), all()}));
+                  v_({one(batch_), ds(section_len_ * s + 128 * i, 128), all()}));
     });
     // The schedule (lines 298-318): prologue, steady state, epilogue.
     load_q(Expr(0));
@@ -162,7 +167,7 @@ class PipelinedBuilder {
     update_max(Expr(1));
     // affine_range(num_grps - 2, precise_schedule=True): carried dependencies (running max and
     // sum, the two-slot buffers, the single exp6/tp/mm2 buffers) in program order: sequential.
-    b_.sequential_range("grp_i", kPipeGroups - 2, [&](Expr g) {
+    b_.sequential_range("grp_i", groups_ - 2, [&](Expr g) {
       load_q(g + 2);
       exp(g + 1);
       fused_qkmax_and_pv(g);
@@ -170,7 +175,7 @@ class PipelinedBuilder {
       write_back(g);
       update_max(g + 2);
     });
-    const Expr last = Expr(kPipeGroups - 1), second_last = Expr(kPipeGroups - 2);
+    const Expr last = Expr(groups_ - 1), second_last = Expr(groups_ - 2);
     pv(second_last);
     write_back(second_last);
     exp(last);
@@ -197,7 +202,7 @@ class PipelinedBuilder {
   }
 
   void qk_and_max(Expr g) {  // lines 198-207
-    b_.affine_range("si", kTiles2k, [&](Expr si) {
+    b_.affine_range("si", tiles_2k_, [&](Expr si) {
       b_.affine_range("pi", 4, [&](Expr pi) { qk_tile(g, si, pi); });
     });
   }
@@ -225,7 +230,7 @@ class PipelinedBuilder {
   // exp6_sbuf[g, si] = activation_reduce(exp, mhlo_mul_2[g, si], bias=running_max[:, g], reduce
   // add -> final_reduce_sum_b[g][:, si]) (lines 221-230; the inner pi loop has one iteration)
   void exp(Expr g) {
-    b_.affine_range("si", kTiles2k, [&](Expr si) {
+    b_.affine_range("si", tiles_2k_, [&](Expr si) {
       b_.activation(exp6_sbuf_({all(), one(si), all()}),
                     mhlo_mul_2_({all(), one(slot(g)), one(si), all()}),
                     {.func = ActFunc::exp,
@@ -239,7 +244,7 @@ class PipelinedBuilder {
   // ti*128:+128], identity_load) at bank tp_grp; tp_sbuf[g, si, tp_grp] = tensor_copy(bf16)
   // (lines 232-240)
   void tp(Expr /*g*/) {
-    b_.affine_range("si", kTiles2k, [&](Expr si) {
+    b_.affine_range("si", tiles_2k_, [&](Expr si) {
       b_.affine_range("tp_grp", 4, [&](Expr tg) {
         auto tp_psum = psum("tp_psum", {128, 512}, tg);
         b_.affine_range("ti", 4, [&](Expr ti) {
@@ -275,14 +280,14 @@ class PipelinedBuilder {
   // give the same values in it as on hardware that keeps that order.
   void pv(Expr /*g*/) {  // lines 241-252
     b_.memset(mm2_sbuf_(), 0.0f);
-    b_.sequential_range("mm2i", kTiles2k, [&](Expr mm2i) { pv_chunk(mm2i); });
+    b_.sequential_range("mm2i", tiles_2k_, [&](Expr mm2i) { pv_chunk(mm2i); });
   }
 
   // Per 2048-key chunk si: the QK and row max of group g + 2, then group g's PV over the same
   // chunk (lines 254-274).
   void fused_qkmax_and_pv(Expr g) {
     b_.memset(mm2_sbuf_(), 0.0f);
-    b_.sequential_range("si", kTiles2k, [&](Expr si) {  // loop_reduce over si: sequential (pv)
+    b_.sequential_range("si", tiles_2k_, [&](Expr si) {  // loop_reduce over si: sequential (pv)
       b_.affine_range("pi", 4, [&](Expr pi) { qk_tile(g + 2, si, pi); });
       pv_chunk(si);
     });
@@ -317,6 +322,9 @@ class PipelinedBuilder {
 
   Builder b_;
   PipeSbufOffsets off_;
+  // The source's shape (16384 / 8192 unless scaled): seqlen, keys per section, num_grps and
+  // the 2048-key chunks, 128-key V tiles and 512-key K tiles per section.
+  const int64_t seqlen_, section_len_, groups_, tiles_2k_, v_tiles_, k_tiles_;
   std::map<std::string, int> declared_;
   int64_t s_ = 0;  // the section being built
   Expr batch_;
@@ -330,7 +338,16 @@ class PipelinedBuilder {
 }  // namespace
 
 Program build_pipelined_attention(const Options& /*o*/) {
-  return PipelinedBuilder().build();
+  return PipelinedBuilder(PipeShape{}).build();
+}
+
+Program build_pipelined_attention_scaled(const PipeShape& shape) {
+  if (shape.section_len <= 0 || shape.section_len % 2048 != 0) {
+    throw std::invalid_argument("pipelined_attention: section length " +
+                                std::to_string(shape.section_len) +
+                                " is not a positive multiple of 2048 (the source's chunk)");
+  }
+  return PipelinedBuilder(shape).build();
 }
 
 }  // namespace ncv::kernels

@@ -27,8 +27,31 @@ struct PipeSbufOffsets {
           final_reduce_sum_b_collect = 0, prev_running_sum = 0, prev_output = 0, mm2_sbuf_res = 0,
           mm2_div_sbuf = 0, exp6_sbuf = 0, tp_sbuf = 0, mm2_sbuf = 0, end = 0;
 };
-PipeSbufOffsets pipe_sbuf_offsets();
+// The source's structure at a seqlen other than 16384, for tests: two KV sections of
+// `section_len` keys (a multiple of 2048, the source's chunk), so seqlen = 2 * section_len and
+// every loop count scales with it (groups, 512-key tiles, 2048-key chunks). The source itself
+// runs at kPipeSectionLen only; the registered kernel uses nothing else.
+struct PipeShape {
+  int64_t section_len = kPipeSectionLen;
+  int64_t seqlen() const { return kPipeSections * section_len; }
+  int64_t groups() const { return seqlen() / 128; }        // num_grps
+  int64_t tiles_2k() const { return section_len / 2048; }  // num_2048_tiles_per_section
+  int64_t v_tiles() const { return section_len / 128; }    // num_128_tiles_per_section
+  int64_t k_tiles() const { return section_len / 512; }    // num_512_tiles_per_section
+};
+
+// The `sca` offsets at `shape` (the source's at the default).
+PipeSbufOffsets pipe_sbuf_offsets(const PipeShape& shape = {});
 
 Program build_pipelined_attention(const Options& o);
+
+// The same builder at a scaled-down shape: the registered kernel's instructions, loops, slots
+// and banks at a fraction of a check case's cost (3 x seqlen^2 x 128 multiply-adds), so that
+// the default test tier can judge the kernel and its catalogue entries (tests/). Throws
+// std::invalid_argument for a section length that is not a positive multiple of 2048.
+Program build_pipelined_attention_scaled(const PipeShape& shape);
+
+// The registry entry with its build, domain and contract at `shape` (same name, spec and notes).
+Variant pipelined_attention_scaled_variant(const PipeShape& shape);
 
 }  // namespace ncv::kernels

@@ -24,7 +24,7 @@ oracle::AttentionSpec pipelined_spec(const Options& /*o*/, const ParamValues& pa
   return s;  // non-causal: the source asserts use_causal_mask == False (line 71)
 }
 
-oracle::PrecisionContract pipelined_contract(const Options& /*o*/) {
+oracle::PrecisionContract pipelined_contract(const PipeShape& shape) {
   oracle::PrecisionContract ct;
   ct.name = "pipelined_attention";
   ct.q_dtype = ct.k_dtype = ct.v_dtype = DType::bf16;  // loads with dtype=bf16 (lines 123, 130)
@@ -40,7 +40,7 @@ oracle::PrecisionContract pipelined_contract(const Options& /*o*/) {
   // Online softmax over the two 8192-key sections: section 1's p use the merged max, section
   // 0's partial is rescaled by exp(m0 - m1), and so is its row sum (the same factor: the
   // log-sum-exp terms of online_tile bound that more than enough).
-  ct.online_tile = kPipeSectionLen;
+  ct.online_tile = shape.section_len;
   // Section 0's partial goes through o (bf16) and the merge writes mm2_sbuf_res in q.dtype
   // (bf16, line 169): both roundings of the running output; then the fp32 multiply by the fp32
   // 1 / running_sum (activation scale, line 296).
@@ -107,12 +107,25 @@ Variant pipelined_attention_variant() {
   // the 2-core build machine shared with another build (3 x 34 G multiply-adds interpreted).
   v.check_case_seconds = 55;
   v.build = build_pipelined_attention;
-  v.contract = pipelined_contract;
+  v.contract = [](const Options&) { return pipelined_contract(PipeShape{}); };
   v.spec = pipelined_spec;
   v.layout = Layout{{"q", {Axis::batch, Axis::dim, Axis::seq}},
                     {"k", {Axis::batch, Axis::dim, Axis::seq}},
                     {"v", {Axis::batch, Axis::seq, Axis::dim}},
                     {"o", {Axis::batch, Axis::seq, Axis::dim}}};
+  return v;
+}
+
+Variant pipelined_attention_scaled_variant(const PipeShape& shape) {
+  Variant v = pipelined_attention_variant();
+  // 3 x seqlen^2 x 128 multiply-adds interpreted: the cost scales with the square of seqlen.
+  const double ratio = static_cast<double>(shape.seqlen()) / static_cast<double>(kPipeSeqlen);
+  v.check_case_seconds *= ratio * ratio;
+  v.build = [shape](const Options&) { return build_pipelined_attention_scaled(shape); };
+  v.contract = [shape](const Options&) { return pipelined_contract(shape); };
+  v.notes.push_back("scaled for tests: two sections of " + std::to_string(shape.section_len) +
+                    " keys (seqlen " + std::to_string(shape.seqlen()) +
+                    "), not a shape the source runs at");
   return v;
 }
 

@@ -23,6 +23,7 @@
 // PSUM: the source's banks (MM1 k_tile % 4, MM2 4 + large_tile % 4).
 #include <functional>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -64,21 +65,23 @@ struct Section {
 
 class CteBuilder {
  public:
-  CteBuilder(const Options& o, bool multi_section)
+  CteBuilder(const Options& o, bool multi_section, int64_t section_len)
       : b_(multi_section ? "attention_cte_multi_section" : "attention_cte"),
-        c_(attention_cte_config(o, multi_section)) {}
+        c_(attention_cte_config(o, multi_section)),
+        section_len_(section_len) {}
 
   Program build() {
     kvb_n_ = c_.lnc == 2 ? b_.param("bs_kv", 2, kCteMaxKvBatch, 2)
                          : b_.param("bs_kv", 1, kCteMaxKvBatch);
     group_ = b_.param("group", 1, kCteMaxGroup);
-    S_ = c_.multi_section ? b_.param("seqlen", kCteMinMultiSeqlen, kCteMaxMultiSeqlen, kCteKTile)
+    const CteSeqlenRange multi = cte_multi_section_seqlens(section_len_);
+    S_ = c_.multi_section ? b_.param("seqlen", multi.min, multi.max, kCteKTile)
                           : b_.param("seqlen", kCteKTile, kCteMaxSingleSeqlen, kCteKTile);
     d_ = b_.param("d_head", 1, 128);  // 0 < d <= 128 (line 421)
     if (c_.sliding_window) {
       // W <= 128 takes the range_select path (line 976): refused (attention_cte_excluded).
       w_ = b_.param("window", kCteSwaRangeSelectMax + 1,
-                    c_.multi_section ? kCteMaxMultiSeqlen : kCteMaxSingleSeqlen);
+                    c_.multi_section ? multi.max : kCteMaxSingleSeqlen);
     }
     Expr bs = kvb_n_ * group_;
     q_ = b_.input("q", c_.io_dtype, {bs, S_, d_});      // tp_q=True: [bs, Sq, d]
@@ -88,9 +91,9 @@ class CteBuilder {
     o_ = b_.output("out", c_.io_dtype, {bs, S_, d_});  // result dtype = q.dtype (line 357)
     groups_ = Expr::floordiv(S_, kP);                  // num_grps = ceil(Sq / 128)
     if (c_.multi_section) {
-      section_k_tiles_ = Expr(kCteSectionLen / kCteKTile);
-      section_v_tiles_ = Expr(kCteSectionLen / kCteVTile);
-      section_large_tiles_ = Expr(kCteSectionLen / kCteLargeTile);
+      section_k_tiles_ = Expr(section_len_ / kCteKTile);
+      section_v_tiles_ = Expr(section_len_ / kCteVTile);
+      section_large_tiles_ = Expr(section_len_ / kCteLargeTile);
     } else {
       section_k_tiles_ = Expr::floordiv(S_, kCteKTile);
       section_v_tiles_ = Expr::floordiv(S_, kCteVTile);
@@ -230,14 +233,14 @@ class CteBuilder {
     }
     // Sections of 8192 (line 1045): ceil(S / 8192) in {2, 3}; section 0, the middle ones
     // (0 or 1 here), the last (shorter when S is not a multiple of 8192).
-    Expr n_sections = Expr::floordiv(S_ + (kCteSectionLen - 1), kCteSectionLen);
+    Expr n_sections = Expr::floordiv(S_ + (section_len_ - 1), section_len_);
     section(
         Section{Expr(0), section_k_tiles_, section_v_tiles_, section_large_tiles_, true, false});
     b_.sequential_range("section_idx", 1, n_sections - 1, 1, [&](Expr s) {
-      section(Section{s * kCteSectionLen, section_k_tiles_, section_v_tiles_, section_large_tiles_,
+      section(Section{s * section_len_, section_k_tiles_, section_v_tiles_, section_large_tiles_,
                       false, false});
     });
-    Expr last_off = (n_sections - 1) * kCteSectionLen;
+    Expr last_off = (n_sections - 1) * section_len_;
     Expr rest = S_ - last_off;  // keys of the last section, a multiple of 512
     section(Section{last_off, Expr::floordiv(rest, kCteKTile), Expr::floordiv(rest, kCteVTile),
                     Expr::floordiv(rest + (kCteLargeTile - 1), kCteLargeTile), false, true});
@@ -507,7 +510,7 @@ class CteBuilder {
       Expr not_last = Expr(1) - last;
       if (c_.causal && !sec_->last) {
         // next section (off + 8192) has no compute: g*128 + 127 < off + 8192
-        last = positive(sec_->off + kCteSectionLen - g * kP);
+        last = positive(sec_->off + section_len_ - g * kP);
         not_last = Expr(1) - last;
       }
       when(last, [&] { b_.reciprocal(recip, rsum); });
@@ -544,6 +547,7 @@ class CteBuilder {
 
   Builder b_;
   CteConfig c_;
+  int64_t section_len_;  // _FLASH_ATTENTION_SECTION_LENGTH (8192 unless scaled for tests)
   std::map<std::string, int> declared_;
   Expr addr_{0};
   int when_depth_ = 0;
@@ -563,7 +567,24 @@ Program build_attention_cte(const Options& o, bool multi_section) {
   if (const std::string why = attention_cte_excluded(o); !why.empty()) {
     throw BuildError("attention_cte: " + why);
   }
-  return CteBuilder(o, multi_section).build();
+  return CteBuilder(o, multi_section, kCteSectionLen).build();
+}
+
+CteSeqlenRange cte_multi_section_seqlens(int64_t section_len) {
+  if (section_len <= 0 || section_len % kCteLargeTile != 0) {
+    throw std::invalid_argument("attention_cte: section length " + std::to_string(section_len) +
+                                " is not a positive multiple of " + std::to_string(kCteLargeTile));
+  }
+  static_assert(kCteFaThreshold * 4 == kCteSectionLen * 5, "threshold = 5/4 section length");
+  return {section_len * 5 / 4 + kCteKTile, 2 * section_len + kCteKTile};
+}
+
+Program build_attention_cte_multi_section_scaled(const Options& o, int64_t section_len) {
+  cte_multi_section_seqlens(section_len);  // validates
+  if (const std::string why = attention_cte_excluded(o); !why.empty()) {
+    throw BuildError("attention_cte: " + why);
+  }
+  return CteBuilder(o, true, section_len).build();
 }
 
 }  // namespace ncv::kernels

@@ -56,6 +56,19 @@ CteConfig attention_cte_config(const Options& o, bool multi_section);
 std::string attention_cte_excluded(const Options& o);
 Program build_attention_cte(const Options& o, bool multi_section);
 
+// The multi-section path with sections of `section_len` keys instead of 8192 (a positive
+// multiple of the 2048-key large tile), for tests: the flash-attention threshold scales with
+// it (10240 / 8192 = 5 / 4), so seqlen runs from 5/4 section_len + 512 to 2 section_len + 512
+// (two or three sections, as at the source's length) at a fraction of a check case's cost.
+// Throws std::invalid_argument for any other section length.
+struct CteSeqlenRange {
+  int64_t min = 0, max = 0;
+};
+CteSeqlenRange cte_multi_section_seqlens(int64_t section_len);
+Program build_attention_cte_multi_section_scaled(const Options& o, int64_t section_len);
+// attention_cte_multi_section with that build, domain and contract (same name, spec and notes).
+Variant attention_cte_multi_section_scaled_variant(int64_t section_len);
+
 // The sink logit of folded row h (spec and tests): fixed fp32 values, cycled over the rows,
 // some above and some below typical row maxima so that both the max and the sum depend on them.
 double attention_cte_sink_value(int64_t h);

@@ -331,4 +331,25 @@ Variant attention_cte_multi_section_variant() {
   return make_variant(true);
 }
 
+Variant attention_cte_multi_section_scaled_variant(int64_t section_len) {
+  Variant v = make_variant(true);
+  const CteSeqlenRange range = cte_multi_section_seqlens(section_len);
+  // The interpreted P^T transposes and PV grow with the square of seqlen (the recorded cost is
+  // at the source's smallest multi-section seqlen).
+  const double ratio = static_cast<double>(range.max) / static_cast<double>(kCteMinMultiSeqlen);
+  v.check_case_seconds *= ratio * ratio;
+  v.build = [section_len](const Options& o) {
+    return build_attention_cte_multi_section_scaled(o, section_len);
+  };
+  v.contract = [section_len](const Options& o) {
+    oracle::PrecisionContract ct = cte_contract(o, true);
+    ct.online_tile = section_len;
+    return ct;
+  };
+  v.notes.push_back("scaled for tests: sections of " + std::to_string(section_len) +
+                    " keys (seqlen " + std::to_string(range.min) + ".." +
+                    std::to_string(range.max) + "), not the source's section length");
+  return v;
+}
+
 }  // namespace ncv::kernels

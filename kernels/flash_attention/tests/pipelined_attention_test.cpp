@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -234,6 +235,40 @@ TEST(DeepPipelinedAttention, PassesCheckAtSeqlen16384) {
   co.run.record_trace = false;
   const CheckResult r = check_kernel(v, program(), o, {{"bs", 1}, {"seqlen", kPipeSeqlen}}, co);
   EXPECT_TRUE(r.pass) << r.summary();
+}
+
+// The default tier's judge of the kernel: the same builder with its 8192-key sections scaled to
+// 2048 (seqlen 4096, 1/16 of the work), checked with the distributions the deep test uses and
+// with peaked (neighbouring groups with different row sums).
+TEST(PipelinedAttention, PassesCheckScaledToTwoSectionsOf2048Keys) {
+  const PipeShape shape{.section_len = 2048};
+  const Variant v = pipelined_attention_scaled_variant(shape);
+  const Options o = v.resolve({});
+  const Program p = v.build(o);
+  EXPECT_EQ(p.name, "pipelined_attention");
+  CheckOptions co;
+  co.cases = 2;
+  co.distributions = heavy_check_distributions(v, o);
+  co.distributions.push_back(oracle::Distribution::peaked);
+  co.run.record_trace = false;
+  const CheckResult r = check_kernel(v, p, o, {{"bs", 1}, {"seqlen", shape.seqlen()}}, co);
+  EXPECT_TRUE(r.pass) << r.summary();
+  EXPECT_EQ(r.cases.size(), 2u);
+}
+
+// Scaling keeps the source's structure: the allocation grows with the section as the `sca`
+// expressions say, and a section length that is not a multiple of the 2048-key chunk is refused.
+TEST(PipelinedAttention, ScaledShapeFollowsTheSourceExpressions) {
+  EXPECT_EQ(pipe_sbuf_offsets(PipeShape{}).end, pipe_sbuf_offsets().end);
+  const PipeShape small{.section_len = 2048};
+  EXPECT_EQ(small.seqlen(), 4096);
+  EXPECT_EQ(small.groups(), 32);
+  EXPECT_EQ(pipe_sbuf_offsets(small).running_sum - pipe_sbuf_offsets(small).running_max,
+            small.groups() * 4);
+  EXPECT_THROW(build_pipelined_attention_scaled(PipeShape{.section_len = 1024}),
+               std::invalid_argument);
+  EXPECT_THROW(build_pipelined_attention_scaled(PipeShape{.section_len = 0}),
+               std::invalid_argument);
 }
 
 }  // namespace
