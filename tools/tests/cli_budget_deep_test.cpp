@@ -1,8 +1,8 @@
 // `ncverify check K --budget-s B` (deep tier: instantiations named Deep...): the heavy kernels
 // (one case costs most of a minute: a 2 s budget runs exactly one case, and the run says so) and
-// every catalogue entry, each caught within 10 s (a heavy base's entry within twenty of its declared cases). Their
-// default-tier siblings: cli_budget_test.cpp (the cheap kernels, one entry per base family) and
-// check/tests/check_plan_test.cpp (a heavy kernel on a fake clock).
+// every catalogue entry, each caught within 10 s (a heavy base's entry within twenty of its
+// declared cases). Their default-tier siblings: cli_budget_test.cpp (the cheap kernels, one entry
+// per base family) and check/tests/check_plan_test.cpp (a heavy kernel on a fake clock).
 #include "tools/tests/cli_budget_support.h"
 
 namespace ncv::cli_test {
