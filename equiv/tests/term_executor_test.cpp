@@ -22,6 +22,7 @@
 #include <memory>
 #include <ostream>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -184,7 +185,9 @@ void PrintTo(const KernelOptionCase& c, std::ostream* os) {
   *os << c.kernel.variant << " " << describe(c.options);
 }
 
-std::vector<KernelOptionCase> kernel_option_cases() {
+// The default tier (deep = false) runs each kernel at the option sets that take every option value
+// at least once (greedy, in option_sets order: two of the eight); the deep tier the rest.
+std::vector<KernelOptionCase> kernel_option_cases(bool deep) {
   const std::vector<ParamValues> shapes = {shape(128, 32), shape(256, 64)};
   const KernelCase kinds[] = {
       {"sd_attention", shapes},
@@ -205,7 +208,12 @@ std::vector<KernelOptionCase> kernel_option_cases() {
       out.push_back({k, {}});  // fails in the test, naming the variant
       continue;
     }
-    for (const kernels::Options& o : option_sets(*v)) out.push_back({k, o});
+    std::set<std::pair<std::string, std::string>> seen;
+    for (const kernels::Options& o : option_sets(*v)) {
+      bool adds = o.empty();
+      for (const auto& kv : o) adds = seen.insert(kv).second || adds;
+      if (adds != deep) out.push_back({k, o});
+    }
   }
   return out;
 }
@@ -239,8 +247,10 @@ TEST_P(KernelSelfCheck, OutputTermsGiveTheRunsBits) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Kernels, KernelSelfCheck, ::testing::ValuesIn(kernel_option_cases()),
+INSTANTIATE_TEST_SUITE_P(Kernels, KernelSelfCheck, ::testing::ValuesIn(kernel_option_cases(false)),
                          kernel_case_name);
+INSTANTIATE_TEST_SUITE_P(DeepKernels, KernelSelfCheck,
+                         ::testing::ValuesIn(kernel_option_cases(true)), kernel_case_name);
 
 // ---------------------------------------------------------------------------------------------
 // The example programs, in both execution modes.

@@ -4,6 +4,8 @@
 // tests instantiate `PerFamily` with family_representatives() and `Deep` with the rest.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <set>
 #include <string>
 #include <vector>
@@ -59,6 +61,30 @@ inline std::vector<Options> covering_option_sets(const Variant& v) {
     if (adds) out.push_back(o);
   }
   return out;
+}
+
+// The programs a registry-wide test runs on v: every option set's in the deep tier (deep = true),
+// the covering option sets' (every value of every option at least once) in the default tier.
+inline std::vector<LabelledProgram> tier_programs(const Variant& v, bool deep) {
+  std::vector<LabelledProgram> all = option_programs(v);
+  if (deep) return all;
+  const std::vector<Options> covering = covering_option_sets(v);
+  std::vector<LabelledProgram> out;
+  for (LabelledProgram& lp : all) {
+    for (const Options& o : covering) {
+      if (o == lp.options) {
+        out.push_back(std::move(lp));
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+// Whether the running test is a deep-tier one (its full name starts with "Deep").
+inline bool in_deep_test() {
+  const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  return info != nullptr && std::string(info->test_suite_name()).rfind("Deep", 0) == 0;
 }
 
 // A gtest name suffix: the kernel's name as given.

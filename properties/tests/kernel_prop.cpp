@@ -30,9 +30,9 @@ const KernelUnderTest& kernel(const std::string& name) {
   return it->second;
 }
 
-// Cases per property at the default budget. The tutorial chain from v3 on runs at seqlen >= 512
-// with d_head 128 (about 0.2 s a case).
-int default_cases(const std::string& name) {
+// Cases per property in the deep tier's unit (NCV_PROPERTY_DEPTH multiplies it). The tutorial
+// chain from v3 on runs at seqlen >= 512 with d_head 128 (about 0.2 s a case).
+int deep_unit_cases(const std::string& name) {
   if (name == "sd_attention_allocated") return 8;
   if (name == "sd_attention_batched") return 25;
   if (name.rfind("attn_fwd_v", 0) == 0 && name != "attn_fwd_v1" && name != "attn_fwd_v2") return 5;
@@ -44,6 +44,13 @@ int default_cases(const std::string& name) {
   // seqlen 512 or 1024 (multiples of 512) with up to 4 rows: up to a few seconds a case.
   if (name == "attention_cte") return 10;
   return 40;
+}
+
+// Cases per property in the default tier: half the deep unit (at least 2), so that the seven
+// properties of ~30 kernels fit the default tier's five minutes (README.md "Tests"); the deep
+// tier runs NCV_PROPERTY_DEPTH times the unit.
+int default_cases(const std::string& name) {
+  return std::max(2, deep_unit_cases(name) / 2);
 }
 
 // Whether some value of every param the two programs share is legal in both (the tutorial's v2
@@ -68,14 +75,14 @@ void check_kernel_property(const std::string& name,
   meta.id = std::string(info->test_suite_name()) + "/" + info->name();
   meta.description = info->name();
   rc::detail::TestParams params = rc::detail::configuration().testParams;
-  // NCV_PROPERTY_DEPTH=N (ci/test --deep sets 10): N times each kernel's default cases, over
+  // NCV_PROPERTY_DEPTH=N (ci/test --deep sets 10): N times each kernel's deep unit, over
   // RC_PARAMS' max_success (which the deep tier raises for the cheap instruction and oracle
   // properties). Without it, RC_PARAMS' max_success when given, else the default cases.
   const char* env = std::getenv("RC_PARAMS");
   const char* depth_env = std::getenv("NCV_PROPERTY_DEPTH");
   const int depth = depth_env ? std::max(1, std::atoi(depth_env)) : 0;
   if (depth > 0) {
-    params.maxSuccess = depth * default_cases(name);
+    params.maxSuccess = depth * deep_unit_cases(name);
   } else if (!(env && std::strstr(env, "max_success="))) {
     params.maxSuccess = default_cases(name);
   }

@@ -9,6 +9,7 @@
 
 #include "kernels/option_programs.h"
 #include "kernels/registry.h"
+#include "kernels/tests/registry_slices.h"
 #include "model/hw/hw_config.h"
 #include "model/ir/builder.h"
 #include "solver/frontier.h"
@@ -31,26 +32,47 @@ size_t count_rule(const std::vector<Obligation>& all, const std::string& rule) {
 
 const int64_t kTrn1Sbuf = hw_config_trn1().sbuf_usable_bytes_per_partition();
 
-TEST(Allocation, EveryRegisteredKernelIsProvedForTrn1) {
-  size_t programs = 0, overlaps = 0;
-  for (const kernels::Variant& v : kernels::registry()) {
-    for (const LabelledProgram& lp : option_programs(v)) {
-      ++programs;
-      const auto all =
-          prove_allocation(lp.program, {.hw = find_hw_config(kernels::default_generation(v))});
-      EXPECT_GE(count_rule(all, "SBUF capacity"), 1u) << lp.label;
-      EXPECT_GE(count_rule(all, "PSUM capacity"), 1u) << lp.label;
-      overlaps += count_rule(all, "placements disjoint");
-      for (const Obligation& o : all) {
-        EXPECT_EQ(o.cls, ObligationClass::allocation);
-        EXPECT_EQ(o.instruction, -1);
-      }
-      for (const Obligation& o : not_proved(all)) ADD_FAILURE() << lp.label << ": " << o.describe();
+// The programs' allocation proved at their default generation; returns how many placement pairs
+// were checked.
+size_t expect_allocation_proved(const std::vector<LabelledProgram>& programs) {
+  size_t overlaps = 0;
+  for (const LabelledProgram& lp : programs) {
+    const auto all = prove_allocation(
+        lp.program, {.hw = find_hw_config(kernels::default_generation(*lp.variant))});
+    EXPECT_GE(count_rule(all, "SBUF capacity"), 1u) << lp.label;
+    EXPECT_GE(count_rule(all, "PSUM capacity"), 1u) << lp.label;
+    overlaps += count_rule(all, "placements disjoint");
+    for (const Obligation& o : all) {
+      EXPECT_EQ(o.cls, ObligationClass::allocation);
+      EXPECT_EQ(o.instruction, -1);
     }
+    for (const Obligation& o : not_proved(all)) ADD_FAILURE() << lp.label << ": " << o.describe();
   }
-  EXPECT_GE(programs, kernels::registry().size());
-  // sd_attention_allocated places every buffer explicitly: its live pairs are checked.
-  EXPECT_GT(overlaps, 0u);
+  return overlaps;
+}
+
+// Registry-wide (README.md "Tests"): one kernel per family at the option sets covering every value
+// in the default tier (PerFamily/), every kernel at every option set in the deep tier (Deep/).
+class AllocationRegistry : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(AllocationRegistry, EveryOptionSetIsProvedAtItsDefaultGeneration) {
+  const kernels::Variant& v = *kernels::find_variant(GetParam());
+  const auto programs = kernels::testing::tier_programs(v, kernels::testing::in_deep_test());
+  EXPECT_GE(programs.size(), 1u);
+  expect_allocation_proved(programs);
+}
+
+INSTANTIATE_TEST_SUITE_P(PerFamily, AllocationRegistry,
+                         ::testing::ValuesIn(kernels::testing::family_representatives()),
+                         kernels::testing::kernel_param_name);
+INSTANTIATE_TEST_SUITE_P(Deep, AllocationRegistry,
+                         ::testing::ValuesIn(kernels::testing::all_kernels()),
+                         kernels::testing::kernel_param_name);
+
+// sd_attention_allocated places every buffer explicitly: its live pairs are checked pairwise.
+TEST(Allocation, ExplicitPlacementsAreCheckedPairwise) {
+  const kernels::Variant& v = *kernels::find_variant("sd_attention_allocated");
+  EXPECT_GT(expect_allocation_proved(kernels::testing::tier_programs(v, false)), 0u);
 }
 
 // out[128, N + 1] = 0 through one SBUF buffer of N + 1 fp32 per partition: at N = capacity / 4

@@ -7,6 +7,7 @@
 
 #include "kernels/option_programs.h"
 #include "kernels/registry.h"
+#include "kernels/tests/registry_slices.h"
 #include "model/hw/hw_config.h"
 #include "model/ir/builder.h"
 #include "solver/tests/obligation_helpers.h"
@@ -35,21 +36,31 @@ Program exp_kernel(int64_t shift, int64_t n_hi = 1024, std::optional<int64_t> x_
   return b.finish();
 }
 
-TEST(Bounds, EveryRegisteredKernelIsProvedForItsWholeDomain) {
+// Registry-wide (README.md "Tests"): one kernel per family at the option sets covering every value
+// in the default tier (PerFamily/), every kernel at every option set in the deep tier (Deep/).
+class BoundsRegistry : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(BoundsRegistry, EveryOptionSetIsProvedForItsWholeDomain) {
+  const kernels::Variant& v = *kernels::find_variant(GetParam());
   size_t programs = 0;
-  for (const kernels::Variant& v : kernels::registry()) {
-    for (const LabelledProgram& lp : option_programs(v)) {
-      ++programs;
-      const auto all =
-          prove_bounds(lp.program, {.hw = find_hw_config(kernels::default_generation(v))});
-      EXPECT_FALSE(all.empty()) << lp.label;
-      for (const BoundsObligation& o : not_proved(all)) {
-        ADD_FAILURE() << lp.label << ": " << o.describe();
-      }
+  for (const LabelledProgram& lp :
+       kernels::testing::tier_programs(v, kernels::testing::in_deep_test())) {
+    ++programs;
+    const auto all =
+        prove_bounds(lp.program, {.hw = find_hw_config(kernels::default_generation(v))});
+    EXPECT_FALSE(all.empty()) << lp.label;
+    for (const BoundsObligation& o : not_proved(all)) {
+      ADD_FAILURE() << lp.label << ": " << o.describe();
     }
   }
-  EXPECT_GE(programs, kernels::registry().size());
+  EXPECT_GE(programs, 1u);
 }
+
+INSTANTIATE_TEST_SUITE_P(PerFamily, BoundsRegistry,
+                         ::testing::ValuesIn(kernels::testing::family_representatives()),
+                         kernels::testing::kernel_param_name);
+INSTANTIATE_TEST_SUITE_P(Deep, BoundsRegistry, ::testing::ValuesIn(kernels::testing::all_kernels()),
+                         kernels::testing::kernel_param_name);
 
 TEST(Bounds, CorrectTiledProgramIsProved) {
   const auto all = prove_bounds(exp_kernel(0));

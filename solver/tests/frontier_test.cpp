@@ -8,6 +8,7 @@
 #include "kernels/option_programs.h"
 #include "kernels/registry.h"
 #include "kernels/registry_proof_scope.h"
+#include "kernels/tests/registry_slices.h"
 #include "model/ir/builder.h"
 #include "solver/allocation.h"
 #include "solver/tests/fermat_placement.h"
@@ -72,20 +73,33 @@ void cross_check(const std::string& label, const Program& p, const HwConfig& hw,
   }
 }
 
-TEST(Frontier, AgreesWithBruteForceForEveryKernelOptionAndGeneration) {
+// Registry-wide (README.md "Tests"): one kernel per family at the option sets covering every value
+// in the default tier (PerFamily/), every kernel at every option set in the deep tier (Deep/).
+class FrontierRegistry : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(FrontierRegistry, AgreesWithBruteForceForEveryOptionSetAndGeneration) {
+  const kernels::Variant& v = *kernels::find_variant(GetParam());
+  if (!kernels::in_registry_isa_and_frontier_tests(v)) {
+    GTEST_SKIP() << v.name << " is outside the registry-wide frontier cross-check "
+                 << "(kernels/registry_proof_scope.h)";
+  }
   int compared = 0;
-  for (const kernels::Variant& v : kernels::registry()) {
-    if (!kernels::in_registry_isa_and_frontier_tests(v))
-      continue;  // kernels/registry_proof_scope.h
-    for (const LabelledProgram& lp : option_programs(v)) {
-      for (const HwConfig* hw : {&hw_config_trn1(), &hw_config_trn2(), &hw_config_trn3()}) {
-        if (!kernels::supports_generation(v, hw->name)) continue;  // does not run there
-        cross_check(lp.label, lp.program, *hw, 16384, compared);
-      }
+  for (const LabelledProgram& lp :
+       kernels::testing::tier_programs(v, kernels::testing::in_deep_test())) {
+    for (const HwConfig* hw : {&hw_config_trn1(), &hw_config_trn2(), &hw_config_trn3()}) {
+      if (!kernels::supports_generation(v, hw->name)) continue;  // does not run there
+      cross_check(lp.label, lp.program, *hw, 16384, compared);
     }
   }
-  EXPECT_GT(compared, 100);
+  EXPECT_GT(compared, 0);
 }
+
+INSTANTIATE_TEST_SUITE_P(PerFamily, FrontierRegistry,
+                         ::testing::ValuesIn(kernels::testing::family_representatives()),
+                         kernels::testing::kernel_param_name);
+INSTANTIATE_TEST_SUITE_P(Deep, FrontierRegistry,
+                         ::testing::ValuesIn(kernels::testing::all_kernels()),
+                         kernels::testing::kernel_param_name);
 
 // The number the kernel notes quote: sd_attention with fp32 operands (mixed_precision false)
 // stops fitting trn1's SBUF "from about seqlen 6784" at d_head 64: exactly, 6784 is the last

@@ -10,6 +10,7 @@
 
 #include "kernels/option_programs.h"
 #include "kernels/registry.h"
+#include "kernels/tests/registry_slices.h"
 #include "model/hw/hw_config.h"
 #include "model/ir/builder.h"
 #include "solver/tests/obligation_helpers.h"
@@ -76,19 +77,30 @@ std::vector<Obligation> uncovered(const Program& p) {
   return not_proved(prove_initialization(p));
 }
 
-TEST(Initialization, EveryRegisteredKernelIsProvedForItsWholeDomain) {
+// Registry-wide (README.md "Tests"): one kernel per family at the option sets covering every value
+// in the default tier (PerFamily/), every kernel at every option set in the deep tier (Deep/).
+class InitializationRegistry : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(InitializationRegistry, EveryOptionSetIsProvedForItsWholeDomain) {
+  const kernels::Variant& v = *kernels::find_variant(GetParam());
   size_t programs = 0;
-  for (const kernels::Variant& v : kernels::registry()) {
-    for (const kernels::LabelledProgram& lp : kernels::option_programs(v)) {
-      ++programs;
-      const auto all =
-          prove_initialization(lp.program, {.hw = find_hw_config(kernels::default_generation(v))});
-      EXPECT_FALSE(all.empty()) << lp.label;
-      for (const Obligation& o : not_proved(all)) ADD_FAILURE() << lp.label << ": " << o.describe();
-    }
+  for (const kernels::LabelledProgram& lp :
+       kernels::testing::tier_programs(v, kernels::testing::in_deep_test())) {
+    ++programs;
+    const auto all =
+        prove_initialization(lp.program, {.hw = find_hw_config(kernels::default_generation(v))});
+    EXPECT_FALSE(all.empty()) << lp.label;
+    for (const Obligation& o : not_proved(all)) ADD_FAILURE() << lp.label << ": " << o.describe();
   }
-  EXPECT_GE(programs, kernels::registry().size());
+  EXPECT_GE(programs, 1u);
 }
+
+INSTANTIATE_TEST_SUITE_P(PerFamily, InitializationRegistry,
+                         ::testing::ValuesIn(kernels::testing::family_representatives()),
+                         kernels::testing::kernel_param_name);
+INSTANTIATE_TEST_SUITE_P(Deep, InitializationRegistry,
+                         ::testing::ValuesIn(kernels::testing::all_kernels()),
+                         kernels::testing::kernel_param_name);
 
 TEST(Initialization, TilesCoveringTheWholeReadAreProved) {
   const auto all = prove_initialization(tiled_fill(0, 0));

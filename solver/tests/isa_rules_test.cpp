@@ -13,6 +13,7 @@
 #include "kernels/option_programs.h"
 #include "kernels/registry.h"
 #include "kernels/registry_proof_scope.h"
+#include "kernels/tests/registry_slices.h"
 #include "model/hw/hw_config.h"
 #include "model/ir/builder.h"
 #include "solver/tests/obligation_helpers.h"
@@ -62,25 +63,38 @@ void expect_all_proved(const std::vector<Obligation>& all) {
   EXPECT_TRUE(not_proved(all).empty()) << describe_all(not_proved(all));
 }
 
-TEST(IsaRules, EveryRegisteredKernelIsProvedOnTrn1) {
+// Registry-wide (README.md "Tests"): one kernel per family at the option sets covering every value
+// in the default tier (PerFamily/), every kernel at every option set in the deep tier (Deep/).
+class IsaRulesRegistry : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(IsaRulesRegistry, EveryOptionSetIsProvedAtItsDefaultGeneration) {
+  const kernels::Variant& v = *kernels::find_variant(GetParam());
+  if (!kernels::in_registry_isa_and_frontier_tests(v)) {
+    GTEST_SKIP() << v.name
+                 << " is outside the registry-wide ISA proof (kernels/registry_proof_scope.h)";
+  }
   const auto t0 = std::chrono::steady_clock::now();
   size_t programs = 0, obligations = 0;
-  for (const kernels::Variant& v : kernels::registry()) {
-    if (!kernels::in_registry_isa_and_frontier_tests(v))
-      continue;  // kernels/registry_proof_scope.h
-    for (const LabelledProgram& lp : option_programs(v)) {
-      ++programs;
-      const auto all =
-          prove_isa_rules(lp.program, {.hw = find_hw_config(kernels::default_generation(v))});
-      obligations += all.size();
-      EXPECT_FALSE(all.empty()) << lp.label;
-      for (const Obligation& o : not_proved(all)) ADD_FAILURE() << lp.label << ": " << o.describe();
-    }
+  for (const LabelledProgram& lp :
+       kernels::testing::tier_programs(v, kernels::testing::in_deep_test())) {
+    ++programs;
+    const auto all =
+        prove_isa_rules(lp.program, {.hw = find_hw_config(kernels::default_generation(v))});
+    obligations += all.size();
+    EXPECT_FALSE(all.empty()) << lp.label;
+    for (const Obligation& o : not_proved(all)) ADD_FAILURE() << lp.label << ": " << o.describe();
   }
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("%zu programs, %zu ISA-rule obligations, %.2f s\n", programs, obligations, s);
-  EXPECT_GE(programs, kernels::registry().size());
+  EXPECT_GE(programs, 1u);
 }
+
+INSTANTIATE_TEST_SUITE_P(PerFamily, IsaRulesRegistry,
+                         ::testing::ValuesIn(kernels::testing::family_representatives()),
+                         kernels::testing::kernel_param_name);
+INSTANTIATE_TEST_SUITE_P(Deep, IsaRulesRegistry,
+                         ::testing::ValuesIn(kernels::testing::all_kernels()),
+                         kernels::testing::kernel_param_name);
 
 // o[128, d] = x^T y through an fp32 PSUM tile `acc` placed at byte `offset` of each partition
 // (with `bufs` copies, used in turn by the iterations of loop i).

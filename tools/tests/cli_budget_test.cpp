@@ -1,5 +1,5 @@
 // `ncverify check K --budget-s B` as a user runs it (default tier): the plain default check of
-// every registered kernel whose case is cheap passes (exit 0) within a 2 s budget, and `check
+// every registered kernel whose case is cheap passes (exit 0) within a 1 s budget, and `check
 // ENTRY` catches one catalogue entry per base family (exit 1) within 2 s; each keeps the promise
 // on its own accounting (cli_budget_support.h). The heavy kernels and every catalogue entry run
 // in the deep tier (cli_budget_deep_test.cpp); the planner's handling of a heavy kernel is
@@ -12,7 +12,7 @@ namespace {
 class KernelBudget : public testing::TestWithParam<std::string> {};
 
 TEST_P(KernelBudget, DefaultCheckPassesWithinTheBudget) {
-  checked_within_budget(GetParam(), 2, 0);
+  checked_within_budget(GetParam(), 1, 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Registry, KernelBudget, testing::ValuesIn(registered_kernels(false)),

@@ -192,11 +192,10 @@ TEST(CliAdopt, BadInputExitsTwo) {
   }
 }
 
-// The sd_attention family only: the attn_fwd chain's links cost minutes of equiv (`ci/report`
-// runs them all).
-TEST(CliReport, OneRowPerRewriteLink) {
-  const CliResult r =
-      run_cli({"report", "--seqlen", "128", "--cases", "1", "--family", "sd_attention", "--json"});
+// One link row per rewrite among the report's kernels and per option set of the link (no mask,
+// causal), each with its level and a status that follows it. `report_args` selects the kernels.
+void expect_a_row_per_link(const std::vector<std::string>& report_args) {
+  const CliResult r = run_cli(report_args);
   const auto j = nlohmann::json::parse(r.out);
   for (const auto& row : j.at("checks")) {
     // the family's members are all named sd_attention*
@@ -238,6 +237,21 @@ TEST(CliReport, OneRowPerRewriteLink) {
   EXPECT_EQ(j.at("links").size(), 2 * rewrites.size());
   // The exit code still follows `pass`.
   EXPECT_EQ(r.exit_code, j.at("pass").get<bool>() ? 0 : 1) << r.err;
+}
+
+// Two kernels of the family (--kernel within --family): a bit-exact link (step 1) and a link
+// proved in real arithmetic (step 4).
+TEST(CliReport, OneRowPerRewriteLink) {
+  expect_a_row_per_link({"report", "--seqlen", "128", "--cases", "1", "--family", "sd_attention",
+                         "--kernel", "sd_attention_step1", "--kernel", "sd_attention_step4",
+                         "--json"});
+}
+
+// The whole sd_attention family (the attn_fwd chain's links cost minutes of equiv: `ci/report`
+// runs them all).
+TEST(DeepCliReport, OneRowPerRewriteLinkOfTheFamily) {
+  expect_a_row_per_link(
+      {"report", "--seqlen", "128", "--cases", "1", "--family", "sd_attention", "--json"});
 }
 
 // A kernel with masks beyond causal and GQA: one check row per mask its options offer, at a GQA
