@@ -66,17 +66,11 @@ inline std::vector<Options> covering_option_sets(const Variant& v) {
 // The programs a registry-wide test runs on v: every option set's in the deep tier (deep = true),
 // the covering option sets' (every value of every option at least once) in the default tier.
 inline std::vector<LabelledProgram> tier_programs(const Variant& v, bool deep) {
-  std::vector<LabelledProgram> all = option_programs(v);
-  if (deep) return all;
-  const std::vector<Options> covering = covering_option_sets(v);
+  if (deep) return option_programs(v);
   std::vector<LabelledProgram> out;
-  for (LabelledProgram& lp : all) {
-    for (const Options& o : covering) {
-      if (o == lp.options) {
-        out.push_back(std::move(lp));
-        break;
-      }
-    }
+  for (const Options& o : covering_option_sets(v)) {
+    // o is complete (resolved): exactly one combination agrees with it
+    for (LabelledProgram& lp : option_programs(v, o)) out.push_back(std::move(lp));
   }
   return out;
 }
