@@ -1,10 +1,12 @@
 // The case bound on the registered kernels themselves (not the contract reference): no correct
 // kernel exceeds it, over every kernel, option set, the sweep's small shapes and every input
-// distribution; and it is tight (median max|err| / bound per contract). NCV_BOUND_CASES sets the
-// number of cases (default 240; `ci/test --deep` runs 10^5).
+// distribution; and it is tight (median max|err| / bound per contract). The default tier runs 240
+// cases; the deep tier runs NCV_BOUND_CASES of them (`ci/test --deep`: 10^5) split over four
+// shards, so that ctest -j spreads the hour of cases over the machine's cores.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -66,15 +68,19 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-TEST(CaseBoundOnKernels, NoCorrectKernelExceedsItAndItIsTight) {
-  int cases = 240;
-  if (const char* e = std::getenv("NCV_BOUND_CASES")) cases = std::max(1, std::atoi(e));
+// Runs the shard-th of `shards` consecutive blocks of cases [0, cases): case n is the same case in
+// every split, so the shards together run exactly the unsharded sequence, and each block walks
+// every target in turn.
+void expect_no_case_over_the_bound(int cases, int shard, int shards) {
   const std::vector<Target> ts = targets();
   const auto& dists = check_distributions();
   std::map<std::string, std::vector<double>> ratios;
   std::map<std::string, bool> fp32_only;
   int failures = 0;
-  for (int n = 0; n < cases; ++n) {
+  const int begin = static_cast<int>(static_cast<int64_t>(cases) * shard / shards);
+  const int end = static_cast<int>(static_cast<int64_t>(cases) * (shard + 1) / shards);
+  const int run = end - begin;
+  for (int n = begin; n < end; ++n) {
     const Target& t = ts[static_cast<size_t>(n) % ts.size()];
     const size_t round = static_cast<size_t>(n) / ts.size();
     const PlannedShape& shape = t.shapes[round % t.shapes.size()];
@@ -97,13 +103,16 @@ TEST(CaseBoundOnKernels, NoCorrectKernelExceedsItAndItIsTight) {
     ratios[t.contract].push_back(c.comparison.max_normalized);
     fp32_only[t.contract] = t.all_fp32;
   }
-  EXPECT_EQ(failures, 0) << "of " << cases << " correct-kernel cases";
+  EXPECT_EQ(failures, 0) << "of " << run << " correct-kernel cases";
   std::vector<double> narrow;
   for (const auto& [name, v] : ratios) {
     if (!fp32_only[name]) narrow.insert(narrow.end(), v.begin(), v.end());
   }
-  EXPECT_GE(median(narrow), 0.2) << "over every contract with a narrower dtype";
-  std::printf("%d correct-kernel cases, %d over the case bound\n", cases, failures);
+  if (run >= 240 || !narrow.empty()) {  // (a small deep run may draw no narrow contract)
+    EXPECT_GE(median(narrow), 0.2) << "over every contract with a narrower dtype";
+  }
+  std::printf("%d correct-kernel cases (shard %d of %d), %d over the case bound\n", run, shard,
+              shards, failures);
   for (const auto& [name, v] : ratios) {
     std::printf("  %-90s median %.3f (%zu cases)%s\n", name.c_str(), median(v), v.size(),
                 fp32_only[name] ? "  [all-fp32 contract: order-free bound]" : "");
@@ -115,6 +124,22 @@ TEST(CaseBoundOnKernels, NoCorrectKernelExceedsItAndItIsTight) {
     }
   }
 }
+
+TEST(CaseBoundOnKernels, NoCorrectKernelExceedsItAndItIsTight) {
+  expect_no_case_over_the_bound(240, 0, 1);
+}
+
+// The deep run: NCV_BOUND_CASES cases in all (unset: 960, four times the default tier's).
+constexpr int kDeepShards = 4;
+class CaseBoundOnKernelsShard : public ::testing::TestWithParam<int> {};
+
+TEST_P(CaseBoundOnKernelsShard, NoCorrectKernelExceedsItAndItIsTight) {
+  int cases = 960;
+  if (const char* e = std::getenv("NCV_BOUND_CASES")) cases = std::max(1, std::atoi(e));
+  expect_no_case_over_the_bound(cases, GetParam(), kDeepShards);
+}
+
+INSTANTIATE_TEST_SUITE_P(Deep, CaseBoundOnKernelsShard, ::testing::Range(0, kDeepShards));
 
 // A variant whose one check case is too slow to sample here (Variant::check_case_seconds) is left
 // out of the targets above; its own test checks its case bound at its shape.
