@@ -1,31 +1,48 @@
 #include "frontend/nki_trace.h"
 
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
-#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <memory>
 
-extern char** environ;
+#include "frontend/sandboxed_process.h"
 
 namespace ncv::frontend {
 
 namespace {
 
-constexpr size_t kMaxOutputBytes = size_t{256} << 20;
+// Exit status of the tracer for a kernel that reached past the NKI language
+// (python/ncverify_nki/main.py EXIT_TAMPER).
+constexpr int kExitTamper = 3;
+// ... and for a kernel that ran out of memory under the limit (EXIT_LIMIT).
+constexpr int kExitLimit = 4;
+constexpr size_t kMaxErrorBytes = size_t{1} << 20;
+
+std::string find_on_path(const std::string& name) {
+  if (name.find('/') != std::string::npos) return name;
+  const char* path = std::getenv("PATH");
+  std::string dirs = path != nullptr ? path : "/usr/bin:/bin";
+  size_t pos = 0;
+  while (pos <= dirs.size()) {
+    const size_t end = std::min(dirs.find(':', pos), dirs.size());
+    const std::string candidate = dirs.substr(pos, end - pos) + "/" + name;
+    if (end > pos && access(candidate.c_str(), X_OK) == 0) return candidate;
+    pos = end + 1;
+  }
+  return name;
+}
 
 std::string python_interpreter() {
-  if (const char* p = std::getenv("NCVERIFY_PYTHON"); p != nullptr && *p != '\0') return p;
+  if (const char* p = std::getenv("NCVERIFY_PYTHON"); p != nullptr && *p != '\0') {
+    return find_on_path(p);
+  }
   if (access("/usr/bin/python3", X_OK) == 0) return "/usr/bin/python3";
-  return "python3";
+  return find_on_path("python3");
 }
 
 std::string tracer_script() {
@@ -34,103 +51,17 @@ std::string tracer_script() {
   return dir + "/ncverify_trace.py";
 }
 
-int timeout_seconds() {
-  if (const char* t = std::getenv("NCVERIFY_FRONTEND_TIMEOUT_S"); t != nullptr) {
-    char* end = nullptr;
-    const long v = std::strtol(t, &end, 10);
-    if (end != t && *end == '\0' && v > 0 && v < 86400) return static_cast<int>(v);
+// The tracer's whole environment: nothing of the user's (no credentials, no PYTHON* settings, no
+// proxies), one thread for numpy's BLAS, UTF-8 text.
+std::vector<std::string> tracer_environment() {
+  std::vector<std::string> env = {
+      "PATH=/usr/bin:/bin", "LANG=C.UTF-8",      "LC_ALL=C.UTF-8",  "OPENBLAS_NUM_THREADS=1",
+      "OMP_NUM_THREADS=1",  "MKL_NUM_THREADS=1", "PYTHONHASHSEED=0"};
+  if (const char* d = std::getenv("NCVERIFY_FRONTEND_DEBUG"); d != nullptr) {
+    env.push_back(std::string("NCVERIFY_FRONTEND_DEBUG=") + d);
   }
-  return 300;
+  return env;
 }
-
-struct Pipe {
-  int fd[2] = {-1, -1};
-  Pipe() {
-    if (pipe2(fd, O_CLOEXEC) != 0) throw FrontendError(std::string("pipe: ") + strerror(errno));
-  }
-  ~Pipe() {
-    for (int f : fd)
-      if (f >= 0) close(f);
-  }
-  void close_end(int k) {
-    if (fd[k] >= 0) close(fd[k]);
-    fd[k] = -1;
-  }
-};
-
-struct Output {
-  std::string out, err;
-  int status = 0;
-  bool timed_out = false, too_large = false;
-};
-
-Output run_process(const std::vector<std::string>& argv) {
-  Pipe out, err;
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, out.fd[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, err.fd[1], 2);
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) {
-    throw FrontendError("cannot run " + argv[0] + " (" + strerror(rc) +
-                        "): the NKI front end needs python3 and python3-numpy (ci/setup "
-                        "installs them)");
-  }
-  out.close_end(1);
-  err.close_end(1);
-  Output o;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds());
-  pollfd fds[2] = {{out.fd[0], POLLIN, 0}, {err.fd[0], POLLIN, 0}};
-  std::string* sinks[2] = {&o.out, &o.err};
-  int open_fds = 2;
-  char buf[65536];
-  while (open_fds > 0) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      o.timed_out = true;
-      break;
-    }
-    const int n = poll(fds, 2, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
-    if (n < 0 && errno != EINTR) break;
-    for (int k = 0; k < 2; ++k) {
-      if (fds[k].fd < 0 || (fds[k].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
-      const ssize_t r = read(fds[k].fd, buf, sizeof buf);
-      if (r > 0) {
-        sinks[k]->append(buf, static_cast<size_t>(r));
-        if (sinks[k]->size() > kMaxOutputBytes) {
-          o.too_large = true;
-          open_fds = 0;
-          break;
-        }
-      } else if (r == 0 || (r < 0 && errno != EINTR && errno != EAGAIN)) {
-        fds[k].fd = -1;
-        --open_fds;
-      }
-    }
-  }
-  // The child may close its output and go on running: the deadline still holds.
-  while (!o.timed_out && !o.too_large) {
-    const pid_t done = waitpid(pid, &o.status, WNOHANG);
-    if (done == pid || (done < 0 && errno != EINTR)) return o;
-    if (std::chrono::steady_clock::now() >= deadline) {
-      o.timed_out = true;
-      break;
-    }
-    usleep(10'000);
-  }
-  kill(pid, SIGKILL);
-  while (waitpid(pid, &o.status, 0) < 0 && errno == EINTR) {
-  }
-  return o;
-}
-
 bool is_identifier(std::string_view s) {
   if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
   for (char c : s)
@@ -153,14 +84,37 @@ bool is_python_target(std::string_view target) {
          is_identifier(target.substr(colon + 1));
 }
 
+int frontend_timeout_seconds() {
+  const char* t = std::getenv("NCVERIFY_FRONTEND_TIMEOUT_S");
+  if (t == nullptr) return 300;
+  const std::string text = t;
+  const bool digits =
+      !text.empty() && text.size() <= 5 &&
+      std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
+  const long v = digits ? std::strtol(text.c_str(), nullptr, 10) : 0;
+  if (!digits || v < 1 || v > 86400) {
+    throw FrontendError("NCVERIFY_FRONTEND_TIMEOUT_S='" + text +
+                        "': the tracing time limit is a whole number of seconds in [1, 86400]");
+  }
+  return static_cast<int>(v);
+}
+
 std::string trace_nki(const TraceRequest& request) {
   const std::string path = request.target.substr(0, request.target.rfind(':'));
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) {
     throw FrontendError(path + ": no such file (expected FILE.py:FUNCTION)");
   }
-  std::vector<std::string> argv = {python_interpreter(), "-I", "-B", tracer_script(),
-                                   request.target};
+  // The child runs in a scratch directory: the kernel's path must not depend on ours.
+  const std::string target = std::filesystem::absolute(path, ec).string() +
+                             request.target.substr(request.target.rfind(':'));
+  SandboxLimits limits;
+  limits.timeout_s = frontend_timeout_seconds();
+  limits.memory_bytes = request.memory_mib << 20;
+  limits.max_program_bytes = static_cast<size_t>(request.max_program_bytes);
+  limits.max_error_bytes = kMaxErrorBytes;
+  std::vector<std::string> argv = {python_interpreter(), "-I", "-B", tracer_script(), target,
+                                   "--program-fd",       "3"};
   auto add = [&](const char* flag, const std::vector<std::string>& values) {
     for (const std::string& v : values) {
       argv.push_back(flag);
@@ -175,24 +129,85 @@ std::string trace_nki(const TraceRequest& request) {
     argv.push_back("--grid");
     argv.push_back(request.grid);
   }
-  const Output o = run_process(argv);
+  if (access(argv[0].c_str(), X_OK) != 0) {
+    throw FrontendError("cannot run " + argv[0] + " (" + strerror(errno) +
+                        "): the NKI front end needs python3 and python3-numpy (ci/setup "
+                        "installs them)");
+  }
+  SandboxResult o;
+  try {
+    o = run_sandboxed(argv, tracer_environment(), limits);
+  } catch (const std::runtime_error& e) {
+    throw FrontendError(request.target + ": cannot start the tracer: " + e.what());
+  }
+  // The kernel's file names itself by its absolute path inside the tracer; the user named it
+  // as given.
+  auto user_text = [&](std::string text) {
+    const std::string abs = target.substr(0, target.rfind(':'));
+    if (abs != path) {
+      for (size_t at = text.find(abs); at != std::string::npos;
+           at = text.find(abs, at + path.size())) {
+        text.replace(at, abs.size(), path);
+      }
+    }
+    return trim_newline(text);
+  };
   if (o.timed_out) {
     throw FrontendError(request.target + ": tracing took longer than " +
-                        std::to_string(timeout_seconds()) +
-                        " s and was stopped (NCVERIFY_FRONTEND_TIMEOUT_S raises the limit)");
+                            std::to_string(limits.timeout_s) +
+                            " s and was stopped (NCVERIFY_FRONTEND_TIMEOUT_S raises the limit)",
+                        FrontendErrorKind::limit);
   }
-  if (o.too_large) throw FrontendError(request.target + ": the traced program exceeds 256 MiB");
-  if (WIFEXITED(o.status) && WEXITSTATUS(o.status) == 0) return o.out;
-  if (WIFEXITED(o.status) && WEXITSTATUS(o.status) == 2 && !o.err.empty()) {
-    throw FrontendError(trim_newline(o.err));
+  if (o.program_too_large) {
+    throw FrontendError(request.target + ": the traced program exceeds " +
+                            std::to_string(request.max_program_bytes >> 20) +
+                            " MiB (--max-input-mib raises the limit)",
+                        FrontendErrorKind::limit);
+  }
+  if (o.error_too_large) {
+    throw FrontendError(request.target +
+                            ": the tracer's error output exceeds 1 MiB; it was "
+                            "stopped",
+                        FrontendErrorKind::limit);
+  }
+  const bool exited = WIFEXITED(o.status);
+  const int code = exited ? WEXITSTATUS(o.status) : -1;
+  if (exited && code == 0) {
+    if (o.program.empty()) {
+      throw FrontendError(request.target + ": the tracer ended without a program");
+    }
+    return o.program;
+  }
+  if (exited && code == kExitTamper && !o.error.empty()) {
+    throw FrontendError(user_text(o.error), FrontendErrorKind::tamper);
+  }
+  if (exited && code == kExitLimit && !o.error.empty()) {
+    throw FrontendError(user_text(o.error), FrontendErrorKind::limit);
+  }
+  if (exited && code == 2 && !o.error.empty()) throw FrontendError(user_text(o.error));
+  if (WIFSIGNALED(o.status) && (WTERMSIG(o.status) == SIGSYS || WTERMSIG(o.status) == SIGXFSZ)) {
+    throw FrontendError(request.target +
+                            ": tamper: the kernel made a system call the tracer's "
+                            "sandbox forbids (writing files, starting processes, the network, "
+                            "other processes) and was killed",
+                        FrontendErrorKind::tamper);
+  }
+  if (WIFSIGNALED(o.status) && WTERMSIG(o.status) == SIGXCPU) {
+    throw FrontendError(request.target + ": tracing used more CPU time than the " +
+                            std::to_string(limits.timeout_s) + " s limit and was stopped",
+                        FrontendErrorKind::limit);
   }
   std::string why = WIFSIGNALED(o.status)
                         ? "was killed by signal " + std::to_string(WTERMSIG(o.status))
-                        : "exited with status " + std::to_string(WEXITSTATUS(o.status));
-  std::string err = trim_newline(o.err);
+                        : "exited with status " + std::to_string(code);
+  std::string err = user_text(o.error);
   if (err.size() > 4000) err = "..." + err.substr(err.size() - 4000);
+  if (exited && code == kSandboxSetupFailed) {
+    throw FrontendError(request.target + ": the tracer's sandbox could not be set up:\n" + err);
+  }
   throw FrontendError(request.target + ": the NKI front end (" + argv[0] + ") " + why +
-                      (err.empty() ? "" : ":\n" + err));
+                      " (its address space is limited to " + std::to_string(request.memory_mib) +
+                      " MiB: --memory-budget-mib)" + (err.empty() ? "" : ":\n" + err));
 }
 
 std::vector<std::string> header_comments(std::string_view nkir) {

@@ -3,6 +3,7 @@
 // program it records, as `.nkir` text. Nothing else in ncverify runs Python.
 #pragma once
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -10,10 +11,20 @@
 
 namespace ncv::frontend {
 
+// Why a kernel did not trace. `input`: the kernel or its arguments are not something the front
+// end can trace (an unsupported call, a bad flag, a missing file). `tamper`: the kernel reached
+// past the NKI language (the tracer's check or sandbox refused it). `limit`: tracing exceeded a
+// limit (time, memory, program size). For `adopt` the last two are verdicts about the candidate
+// (reject); for every command all three are input errors (exit 2).
+enum class FrontendErrorKind { input, tamper, limit };
+
 // A kernel the front end could not trace, or a front end that could not run. The message is
 // what the user sees: `FILE.py:LINE: what and why` for a problem in the kernel.
 struct FrontendError : std::runtime_error {
-  using std::runtime_error::runtime_error;
+  explicit FrontendError(const std::string& what,
+                         FrontendErrorKind error_kind = FrontendErrorKind::input)
+      : std::runtime_error(what), kind(error_kind) {}
+  FrontendErrorKind kind = FrontendErrorKind::input;
 };
 
 struct TraceRequest {
@@ -23,16 +34,22 @@ struct TraceRequest {
   std::vector<std::string> inputs;   // NAME=DTYPE or NAME=DTYPE[d0,d1,...]
   std::vector<std::string> shapes;   // NAME=a,b,...
   std::string grid;                  // launch grid: "N" or "bs" or "b,h" (empty: none)
+  int64_t memory_mib = 8192;         // the tracer's address space (--memory-budget-mib)
+  int64_t max_program_bytes = int64_t{64} << 20;  // the traced program's size (--max-input-mib)
 };
 
 // True for `PATH.py:FUNCTION` (the path ends in .py, the function is an identifier).
 bool is_python_target(std::string_view target);
 
-// Traces the kernel; returns `.nkir` text (leading `#` lines say where it came from and with
-// which arguments). Throws FrontendError. The interpreter is $NCVERIFY_PYTHON, else
-// /usr/bin/python3, else python3 on PATH; the run is killed after $NCVERIFY_FRONTEND_TIMEOUT_S
-// seconds (default 300) and its output is capped at 256 MiB.
+// Traces the kernel in an isolated process (sandboxed_process.h); returns `.nkir` text (leading
+// `#` lines say where it came from and with which arguments). Throws FrontendError. The
+// interpreter is $NCVERIFY_PYTHON, else /usr/bin/python3, else python3 found on PATH; the run is
+// killed after $NCVERIFY_FRONTEND_TIMEOUT_S seconds (an integer in [1, 86400], default 300; any
+// other value is an error) and its program is capped at request.max_program_bytes.
 std::string trace_nki(const TraceRequest& request);
+
+// $NCVERIFY_FRONTEND_TIMEOUT_S, validated (FrontendError naming the variable otherwise).
+int frontend_timeout_seconds();
 
 // The leading `#` comment lines of a traced program (its provenance header).
 std::vector<std::string> header_comments(std::string_view nkir);

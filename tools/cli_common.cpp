@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "tools/input_file.h"
+
 namespace ncv::cli {
 
 std::string repository_path(std::string_view relative) {
@@ -87,8 +89,10 @@ void add_seed_option(CLI::App* cmd, uint64_t& seed, const std::string& descripti
 
 void RunLimits::add_options(CLI::App* cmd) {
   cmd->add_option("--memory-budget-mib", memory_budget_mib,
-                  "Host memory a run may use; larger runs are refused before allocating")
+                  "Host memory a run may use (and the NKI tracer's address space); larger runs "
+                  "are refused before allocating")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30))
+      ->each([](const std::string& v) { set_tracer_memory_mib(std::stoll(v)); })
       ->capture_default_str();
   cmd->add_option("--max-steps", max_steps,
                   "Loop iterations plus instruction instances a run may take; longer runs are "

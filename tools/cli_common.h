@@ -34,6 +34,19 @@ struct UsageError : std::exception {
   const char* what() const noexcept override { return message.c_str(); }
 };
 
+// A kernel file that reached past the NKI language (the tracer's check or sandbox refused it,
+// frontend::FrontendError::tamper): bad input (exit 2) for every command but `adopt`, whose
+// verdict it is (reject, reason tamper).
+struct TamperError : UsageError {
+  using UsageError::UsageError;
+};
+
+// A kernel file whose tracing exceeded a limit (time, memory, program size): bad input (exit 2),
+// and for `adopt` a rejected candidate (reason trace-limit).
+struct TraceLimitError : UsageError {
+  using UsageError::UsageError;
+};
+
 // A kernel failed a check (the interpreter's dynamic checks, for instance a trace-only run that
 // cannot be timed): main() prints the message and exits 1, whichever command found it.
 struct VerificationFailure : std::exception {

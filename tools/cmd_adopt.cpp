@@ -627,8 +627,38 @@ void print_text(const Gate& g) {
   std::cout << "verdict: " << verdict << "\n";
 }
 
+// A kernel file that reached past the NKI language (TamperError) or whose tracing exceeded a
+// limit (TraceLimitError) cannot be adopted, whatever its program would have been: the verdict is
+// reject, with reason `kind` (tamper, trace-limit), and nothing else runs.
+int report_untraceable(const AdoptCommandOptions& opts, const std::string& kind,
+                       const std::string& detail) {
+  const std::string reason = kind + ": " + detail;
+  if (opts.json) {
+    const nlohmann::json j{{"original", opts.sides.original},
+                           {"rewrite", opts.sides.rewrite},
+                           {"verdict", "reject"},
+                           {"reason", reason},
+                           {"reasons", {reason}},
+                           {"reason_kind", kind},
+                           {"exit", kExitVerificationFailure}};
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << "adopt " << opts.sides.original << " -> " << opts.sides.rewrite << "\n\n"
+              << "reason: " << reason << "\nverdict: reject\n";
+  }
+  return kExitVerificationFailure;
+}
+
 int run_adopt(const AdoptCommandOptions& opts) {
-  Gate g{opts, opts.sides.request()};
+  equiv::EquivRequest request;
+  try {
+    request = opts.sides.request();
+  } catch (const TamperError& e) {
+    return report_untraceable(opts, "tamper", e.message);
+  } catch (const TraceLimitError& e) {
+    return report_untraceable(opts, "trace-limit", e.message);
+  }
+  Gate g{opts, std::move(request)};
   g.rewrite_variant = g.req.rewrite.variant;
   if (g.rewrite_variant == nullptr) {
     throw UsageError(opts.sides.rewrite +

@@ -38,6 +38,7 @@ void register_dump(CLI::App& app, Action& action) {
       ->expected(1)
       ->take_all();
   opts->nki.add_options(cmd);
+  add_tracer_memory_option(cmd);
   cmd->callback([opts, &action] { action = [opts] { return run_dump(*opts); }; });
 }
 

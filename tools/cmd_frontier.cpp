@@ -214,6 +214,7 @@ void register_frontier(CLI::App& app, Action& action) {
                   "Registered kernel name, .nkir file or NKI kernel FILE.py:FUNCTION")
       ->required();
   opts->nki.add_options(cmd);
+  add_tracer_memory_option(cmd);
   cmd->add_option("--param,-p", opts->assignments,
                   "NAME=VALUE: a fixed param or build option (repeatable); options not given are "
                   "all tried, params not given take their least value");

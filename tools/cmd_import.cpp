@@ -54,6 +54,7 @@ void register_import(CLI::App& app, Action& action) {
       ->expected(1)
       ->take_all();
   opts->nki.add_options(cmd);
+  add_tracer_memory_option(cmd);
   cmd->add_option("-o,--out", opts->out, "Write the program here instead of standard output");
   cmd->add_flag("--force", opts->force, "Replace an existing -o file");
   cmd->callback([opts, &action] { action = [opts] { return run_import(*opts); }; });

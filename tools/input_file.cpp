@@ -9,6 +9,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "model/interp/interpreter.h"
 #include "tools/cli_common.h"
 
 namespace ncv::cli {
@@ -16,6 +17,8 @@ namespace ncv::cli {
 namespace {
 
 int64_t g_max_input_mib = kDefaultMaxInputMib;
+const int64_t kDefaultTracerMemoryMib = RunOptions{}.memory_budget_bytes >> 20;
+int64_t g_tracer_memory_mib = kDefaultTracerMemoryMib;
 
 std::string kind_of(mode_t mode) {
   if (S_ISDIR(mode)) return "a directory";
@@ -43,7 +46,8 @@ std::string mib_text(int64_t bytes) {
 }  // namespace
 
 void add_input_limit_option(CLI::App& app) {
-  g_max_input_mib = kDefaultMaxInputMib;  // a fresh app starts from the default
+  g_max_input_mib = kDefaultMaxInputMib;  // a fresh app starts from the defaults
+  g_tracer_memory_mib = kDefaultTracerMemoryMib;
   app.add_option("--max-input-mib", g_max_input_mib,
                  "Largest input file (.nkir, SPEC.json, calibration data) read, in MiB")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
@@ -52,6 +56,14 @@ void add_input_limit_option(CLI::App& app) {
 
 int64_t max_input_bytes() {
   return g_max_input_mib << 20;
+}
+
+int64_t tracer_memory_mib() {
+  return g_tracer_memory_mib;
+}
+
+void set_tracer_memory_mib(int64_t mib) {
+  g_tracer_memory_mib = mib;
 }
 
 std::string read_input_file(const std::string& path) {

@@ -20,6 +20,11 @@ inline constexpr int64_t kDefaultMaxInputMib = 64;
 void add_input_limit_option(CLI::App& app);
 int64_t max_input_bytes();
 
+// The address space of the NKI tracer (frontend/): the command's --memory-budget-mib when it has
+// one (RunLimits records it here as it is parsed), else RunOptions' default budget.
+int64_t tracer_memory_mib();
+void set_tracer_memory_mib(int64_t mib);
+
 // The whole file, refused (UsageError) when it is not a regular file, is larger than
 // max_input_bytes() or holds a NUL byte.
 std::string read_input_file(const std::string& path);

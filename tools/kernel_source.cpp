@@ -61,10 +61,14 @@ void load_traced(KernelSource& src, const std::string& target,
       values.emplace_back(name, a.substr(eq + 1));
     }
   }
+  req.memory_mib = tracer_memory_mib();
+  req.max_program_bytes = max_input_bytes();
   std::string text;
   try {
     text = frontend::trace_nki(req);
   } catch (const frontend::FrontendError& e) {
+    if (e.kind == frontend::FrontendErrorKind::tamper) throw TamperError(e.what());
+    if (e.kind == frontend::FrontendErrorKind::limit) throw TraceLimitError(e.what());
     throw UsageError(e.what());
   }
   src.header = frontend::header_comments(text);
@@ -193,6 +197,14 @@ void NkiFlags::add_options(CLI::App* cmd) {
       ->take_all();
   cmd->add_option("--grid", grid,
                   "FILE.py kernels: the SPMD launch grid kernel[...] (N, a shape name, or A,B)");
+}
+
+void add_tracer_memory_option(CLI::App* cmd) {
+  cmd->add_option_function<int64_t>(
+         "--memory-budget-mib", [](const int64_t& mib) { set_tracer_memory_mib(mib); },
+         "FILE.py kernels: the NKI tracer's address space in MiB (default " +
+             std::to_string(tracer_memory_mib()) + ")")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
 }
 
 void split_assignments(const kernels::Variant* v, const std::vector<std::string>& assignments,

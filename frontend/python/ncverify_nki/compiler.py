@@ -3,6 +3,7 @@ direct-allocation API (allocation.py)."""
 
 from .allocation import CallableAlloc, ModAlloc
 from .kernel_api import pass_through
+from .sealed import SealedClass
 
 skip_middle_end_transformations = pass_through
 force_auto_alloc = pass_through
@@ -32,7 +33,7 @@ sbuf = _Memory("sbuf")
 psum = _Memory("psum")
 
 
-class no_reorder:  # noqa: N801
+class no_reorder(metaclass=SealedClass):  # noqa: N801
     """`with ncc.no_reorder():` keeps the compiler from reordering the block; the model issues
     every engine in program order anyway, so it changes nothing here."""
 

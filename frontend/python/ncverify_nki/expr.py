@@ -8,6 +8,8 @@ in the `.nkir` expression grammar. Index grids (`nl.arange`, `nl.mgrid`) are `In
 affine in the tile's axes, with a symbolic base.
 """
 
+import types
+
 from . import errors
 
 
@@ -446,7 +448,8 @@ class IndexExpr:
     """
 
     def __init__(self, coefs, base, shape):
-        self.coefs = dict(coefs)  # axis -> int coefficient (non-zero)
+        # axis -> int coefficient (non-zero); read-only: a kernel holds index expressions
+        self.coefs = types.MappingProxyType(dict(coefs))
         self.base = base  # Lin
         self.shape = tuple(shape)  # per axis: a size (int or Lin) or 1
 
@@ -570,7 +573,7 @@ class Predicate:
     """A conjunction of affine conditions `expr OP 0` over a tile's axes (masks, affine_select)."""
 
     def __init__(self, conds):
-        self.conds = conds  # list of (IndexExpr, op), each meaning expr op 0
+        self.conds = tuple(conds)  # (IndexExpr, op) pairs, each meaning expr op 0
 
     def __and__(self, o):
         if not isinstance(o, Predicate):

@@ -1,6 +1,7 @@
 """Stand-in for `neuronxcc.nki.isa` (nisa): one instruction per call, as the ISA documents."""
 
 from . import errors, ops, trace
+from .sealed import SealedClass
 from .tiles import Tile, as_view
 
 
@@ -19,7 +20,7 @@ gpsimd_engine = _Engine("gpsimd")
 unknown_engine = _Engine(None)
 
 
-class engine:  # noqa: N801 (nisa.engine.vector etc.)
+class engine(metaclass=SealedClass):  # noqa: N801 (nisa.engine.vector etc.)
     tensor = tensor_engine
     vector = vector_engine
     scalar = scalar_engine
@@ -27,7 +28,7 @@ class engine:  # noqa: N801 (nisa.engine.vector etc.)
     unknown = unknown_engine
 
 
-class reduce_cmd:  # noqa: N801
+class reduce_cmd(metaclass=SealedClass):  # noqa: N801
     idle = "idle"
     reset = "reset"
     reduce = "reduce"
@@ -48,7 +49,7 @@ def _masked(x, mask):
         return x
     from .masks import apply_mask
 
-    return Tile(apply_mask(x.view, mask))
+    return Tile(apply_mask(x._view, mask))
 
 
 def nc_matmul(stationary, moving, is_stationary_onezero=False, is_moving_onezero=False,
@@ -157,7 +158,7 @@ def memset(shape, value, dtype, mask=None, engine=unknown_engine, **kw):
     from .language import allocate
 
     t = allocate(shape, dtype, None)
-    ops.memset_view(t.view, value, _eng(engine))
+    ops.memset_view(t._view, value, _eng(engine))
     return t
 
 

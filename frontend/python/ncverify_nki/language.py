@@ -7,6 +7,7 @@ from .dtypes import (DType, bfloat16, bool_, float8_e4m3, float8_e5m2, float16, 
                      int32, normalize, tfloat32, uint8, uint16, uint32)
 from .expr import IndexExpr, Lin, SymInt
 from .program import Tensor
+from .sealed import SealedClass
 from .tiles import DS, Tile, as_view
 
 # ---------------------------------------------------------------- memories
@@ -27,7 +28,7 @@ private_hbm = Buffer("private_hbm", "hbm", "scratch")
 shared_hbm = Buffer("shared_hbm", "hbm", "output")
 
 
-class par_dim:  # noqa: N801 (NKI's spelling)
+class par_dim(metaclass=SealedClass):  # noqa: N801 (NKI spelling)
     def __init__(self, size):
         self.size = size
 
@@ -35,7 +36,7 @@ class par_dim:  # noqa: N801 (NKI's spelling)
         return "par_dim(%s)" % (self.size,)
 
 
-class tile_size:  # noqa: N801
+class tile_size(metaclass=SealedClass):  # noqa: N801
     """nl.tile_size (LANG-OLD programming model, also KLR's kernelEnv; docs/SOURCES.md)."""
 
     pmax = 128  # partitions
@@ -234,14 +235,14 @@ class _Constant:
     tensors, so a load of one is generated on chip where the model can (rules.constant_tile)."""
 
     def __init__(self, values, dtype):
-        self.values, self.dtype = values, dtype
+        self._values, self.dtype = values, dtype
 
     @property
     def shape(self):
-        return self.values.shape
+        return self._values.shape
 
     def __getitem__(self, idx):
-        if idx is Ellipsis or idx == (slice(None),) * self.values.ndim or \
+        if idx is Ellipsis or idx == (slice(None),) * self._values.ndim or \
                 (isinstance(idx, tuple) and all(isinstance(i, slice) and i == slice(None)
                                                 for i in idx)):
             return self
@@ -258,7 +259,7 @@ def shared_constant(constant, dtype=None, **kw):
 def load(src, dtype=None, mask=None, **kw):
     tr = trace.current()
     if isinstance(src, _Constant):
-        return Tile(rules.constant_tile(tr, src.values, ops._dtype(dtype, src.dtype.name)))
+        return Tile(rules.constant_tile(tr, src._values, ops._dtype(dtype, src.dtype.name)))
     full = as_view(src, "src")
     v = _masked(full, mask)
     if v.tensor.mem != "hbm":

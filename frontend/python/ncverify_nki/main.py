@@ -4,16 +4,17 @@ values), runs the kernel under the tracer and prints `.nkir`."""
 
 import argparse
 import ast
-import importlib.abc
-import importlib.machinery
-import importlib.util
+import builtins
+import dataclasses
 import inspect
+import linecache
 import os
 import re
 import sys
+import textwrap
 import traceback
 
-from . import errors, trace
+from . import errors, kernel_language, sandbox, trace
 from .dtypes import normalize
 from .expr import Lin, SymInt, name_lin
 from .program import Tensor
@@ -32,6 +33,9 @@ def parse_args(argv):
     ap.add_argument("--input", action="append", default=[])
     ap.add_argument("--shape", action="append", default=[])
     ap.add_argument("--grid", default=None)
+    # The program goes to this file descriptor (ncverify's channel, which the kernel's code
+    # cannot reach); without it, to standard output (a developer running the tracer by hand).
+    ap.add_argument("--program-fd", type=int, default=None)
     return ap.parse_args(argv)
 
 
@@ -62,20 +66,77 @@ def _python_value(text):
 
 
 def _kwarg_value(text, namespace, name):
-    """A keyword argument's value: a literal (`true`, `512`, `'bf16'`), else a Python expression
-    evaluated in the kernel module (`FlashConfig(training=False)`), else the text itself."""
+    """A keyword argument's value, read as data, never run as code: a literal (`true`, `512`,
+    `'bf16'`, `(1, 2)`), a member of one of the kernel's own enums (`Mode.FAST`), a call of one
+    of the kernel's own config classes with such arguments (`FlashConfig(training=False)`), else
+    a bare word is the string itself (`--param mode=fast`). Anything else is refused."""
     value = _python_value(text)
     if value is not text:
         return value
     try:
-        return eval(compile(text, "--param %s" % name, "eval"), dict(namespace))  # noqa: S307
-    except Exception:  # not an expression of the kernel's module: a plain string
+        tree = ast.parse(text.strip(), mode="eval")
+    except SyntaxError:
         return text
+    if isinstance(tree.body, ast.Name) and tree.body.id not in namespace:
+        return text
+    try:
+        return _data_value(tree.body, namespace)
+    except _NotData as e:
+        raise UsageError("--param %s=%s: %s; a value is a literal (number, string, true/false, "
+                         "None, tuple), a member of one of the kernel's enums, or a call of one "
+                         "of the kernel's own classes with such arguments" % (name, text, e))
+
+
+class _NotData(Exception):
+    pass
+
+
+def _kernel_class(node, namespace):
+    """The class `node` names in the kernel's module, if the kernel's files define it."""
+    if not isinstance(node, ast.Name) or node.id not in namespace:
+        return None
+    value = namespace[node.id]
+    if isinstance(value, type) and value.__module__ == KERNEL_MODULE:
+        return value
+    if isinstance(value, type) and value.__module__ in _local_module_names:
+        return value
+    return None
+
+
+def _data_value(node, namespace):
+    if isinstance(node, ast.Name) and node.id in ("true", "false", "True", "False"):
+        return node.id.lower() == "true"
+    if isinstance(node, (ast.Constant, ast.UnaryOp)):
+        try:
+            return ast.literal_eval(node)
+        except ValueError:
+            raise _NotData("%s is not a literal" % ast.unparse(node))
+    if isinstance(node, (ast.Tuple, ast.List)):
+        values = [_data_value(e, namespace) for e in node.elts]
+        return tuple(values) if isinstance(node, ast.Tuple) else values
+    if isinstance(node, ast.Attribute) and _kernel_class(node.value, namespace) is not None:
+        cls = _kernel_class(node.value, namespace)
+        import enum
+
+        if issubclass(cls, enum.Enum) and node.attr in cls.__members__:
+            return cls[node.attr]
+        raise _NotData("%s is not a member of the kernel's enum %s" %
+                       (node.attr, node.value.id))
+    if isinstance(node, ast.Call):
+        cls = _kernel_class(node.func, namespace)
+        if cls is None:
+            raise _NotData("%s is not a class the kernel's files define" % ast.unparse(node.func))
+        args = [_data_value(a, namespace) for a in node.args]
+        kwargs = {}
+        for k in node.keywords:
+            if k.arg is None:
+                raise _NotData("**%s is not a literal argument" % ast.unparse(k.value))
+            kwargs[k.arg] = _data_value(k.value, namespace)
+        return cls(*args, **kwargs)
+    raise _NotData("%s is an expression" % ast.unparse(node))
 
 
 def _with_field(base, head, field, value):
-    import dataclasses
-
     if base is None or not dataclasses.is_dataclass(base):
         raise UsageError("--param %s.%s: the argument %s is %r, not a config object; give the "
                          "whole object, e.g. --param \"%s=Config(%s=...)\"" %
@@ -94,62 +155,23 @@ _OPTION_WORD = re.compile(r"^(?:[A-Za-z_][A-Za-z0-9_]*|-?\d+(?:\.\d+)?(?:[eE][+-
 _RANGE = re.compile(r"^(\d+)\.\.(\d+)(?:/(\d+))?$")
 
 
-class MissingModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Modules the user's file imports that this machine lacks (scipy, torch, ...) load as
-    placeholders; using one while tracing is an error at that line."""
-
-    def __init__(self, user_file):
-        self.user_file = os.path.abspath(user_file)
-
-    def find_spec(self, name, path, target=None):
-        f = sys._getframe(1)
-        while f is not None and f.f_code.co_filename.startswith("<frozen"):
-            f = f.f_back
-        if f is None or os.path.abspath(f.f_code.co_filename) != self.user_file:
-            return None
-        return importlib.machinery.ModuleSpec(name, self, is_package=True)
-
-    def create_module(self, spec):
-        return Placeholder(spec.name)
-
-    def exec_module(self, module):
-        pass
-
-
-class Placeholder(type(sys)):
-    def __init__(self, name):
-        super().__init__(name)
-        self.__path__ = []
-
-    def __getattr__(self, attr):
-        if attr.startswith("__"):
-            raise AttributeError(attr)
-        return _Missing("%s.%s" % (self.__name__, attr))
-
-
-class _Missing:
-    def __init__(self, name):
-        self._name = name
-
-    def __getattr__(self, attr):
-        return _Missing("%s.%s" % (self._name, attr))
-
-    def __call__(self, *a, **k):
-        raise errors.NkiError("%s is not available to the front end (its module is not "
-                              "installed); a kernel may import it but not call it while "
-                              "tracing" % self._name)
+# The module name the kernel file runs as (not __main__: its test harness does not run).
+KERNEL_MODULE = "ncverify_user_kernel"
+_local_module_names = set()  # the kernel's local modules (their classes may build --param values)
 
 
 def load_module(path):
-    spec = importlib.util.spec_from_file_location("ncverify_user_kernel", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["ncverify_user_kernel"] = module
-    finder = MissingModules(path)
-    sys.meta_path.append(finder)
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.meta_path.remove(finder)
+    """Checks the kernel file and its local modules against the kernel language, then runs the
+    file with the sandbox armed (sandbox.py). Returns the module."""
+    path = os.path.abspath(path)
+    checked = kernel_language.check_kernel(path)
+    modules = sandbox.KernelModules(checked, {"range": _python_range(builtins.range)})
+    sandbox.seal_stand_in_classes()
+    module = modules.module_for_file(KERNEL_MODULE, path)
+    sys.modules[KERNEL_MODULE] = module
+    _local_module_names.update(modules.local_by_name)
+    sandbox.arm()
+    modules.run_module(module, path)
     return module
 
 
@@ -160,8 +182,6 @@ def shape_names(func, tensor_args):
         src = inspect.getsource(func)
     except (OSError, TypeError):
         return {}
-    import textwrap
-
     tree = ast.parse(textwrap.dedent(src))
     names = {a: {} for a in tensor_args}
     ranks = {a: 0 for a in tensor_args}
@@ -369,7 +389,6 @@ def run(argv):
     path, func_name = args.target.rsplit(":", 1)
     if not os.path.isfile(path):
         raise UsageError("%s: no such file" % path)
-    sys.path.insert(1, os.path.dirname(os.path.abspath(path)))
     module = load_module(path)
     if not hasattr(module, func_name):
         funcs = [n for n, v in vars(module).items()
@@ -387,19 +406,11 @@ def run(argv):
     tr.source_file = os.path.basename(path)
     errors.set_kernel_file(path)
     call_args, tensor_args, kwargs, notes, recorded = bind(tr, func, args, path)
-    g = func.__globals__
-    had_range = "range" in g
-    old_range = g.get("range")
-    g["range"] = _python_range(range)
     trace.start(tr)
     try:
         result = func(*call_args, **kwargs)
     finally:
         trace.stop()
-        if had_range:
-            g["range"] = old_range
-        else:
-            del g["range"]
     _mark_outputs(tr, result, (os.path.abspath(path), _def_line(func)))
     header = ["traced by ncverify import from %s:%s" % (os.path.basename(path), func_name)]
     if notes:
@@ -411,8 +422,6 @@ def run(argv):
 
 def _def_line(func):
     """The line of `def` (co_firstlineno is the first decorator's)."""
-    import linecache
-
     line = func.__code__.co_firstlineno
     filename = func.__code__.co_filename
     while linecache.getline(filename, line).lstrip().startswith("@"):
@@ -438,10 +447,10 @@ def _mark_outputs(tr, result, where):
             t.role = "output"
     results = result if isinstance(result, (tuple, list)) else [result]
     for r in results:
-        if isinstance(r, Tile) and r.view.tensor.mem != "hbm":
+        if isinstance(r, Tile) and r._view.tensor.mem != "hbm":
             raise errors.NkiError("the kernel returns an on-chip tile; a kernel returns HBM "
                                   "tensors (nl.ndarray(..., buffer=nl.shared_hbm))", where)
-    returned = {r.view.tensor.name for r in results if isinstance(r, Tile)}
+    returned = {r._view.tensor.name for r in results if isinstance(r, Tile)}
     if returned:
         # shared_hbm tensors the kernel keeps to itself are scratch, not outputs
         for t in tr.hbm:
@@ -451,46 +460,89 @@ def _mark_outputs(tr, result, where):
         raise errors.NkiError("the kernel writes no HBM output", where)
 
 
+# Exit codes: 0 the program was written; 2 the kernel cannot be traced (or bad usage); 3 the
+# kernel reached past the NKI language (kernel_language.Tamper or a sandbox refusal), whatever it
+# did afterwards; 4 it ran out of memory under the limit.
+EXIT_TAMPER = 3
+EXIT_LIMIT = 4  # ran out of memory under the tracer's limit
+
+
+class _NullOutput:
+    """Where the kernel's prints go: nowhere (the program has its own channel)."""
+
+    def write(self, text):
+        return len(text)
+
+    def flush(self):
+        pass
+
+
+def _write_program(text, fd):
+    data = text.encode("utf-8")
+    if fd is None:
+        sys.__stdout__.write(text)
+        sys.__stdout__.flush()
+        return
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
 def main(argv):
-    # Whatever the kernel file prints (module-level code, debug prints) must not mix with the
-    # program on standard output: it goes to /dev/null while the file runs.
-    real_stdout = sys.stdout
-    sys.stdout = open(os.devnull, "w")
+    sys.stdout = _NullOutput()
     try:
         text = run(argv)
-        sys.stdout = real_stdout
-        sys.stdout.write(text)
+        if sandbox.tamper_record() is not None:
+            return _report_tamper(*sandbox.tamper_record())
+        sandbox.disarm()
+        _write_program(text, parse_args(argv).program_fd)
         return 0
-    except SystemExit as e:
-        sys.stderr.write("ncverify import: the kernel file called sys.exit(%s) while it was "
+    except kernel_language.Tamper as e:
+        record = sandbox.tamper_record() or (e.message, e.where)
+        return _report_tamper(*record)
+    except BaseException as e:  # noqa: B902 (a kernel may raise anything, SystemExit too)
+        sandbox.disarm()
+        if sandbox.tamper_record() is not None:  # refused, caught, then failed otherwise
+            return _report_tamper(*sandbox.tamper_record())
+        return _report_error(e)
+
+
+def _report_tamper(message, where):
+    sandbox.disarm()
+    sys.stderr.write("%s: tamper: %s\n" % (_where(where), message))
+    return EXIT_TAMPER
+
+
+def _report_error(e):
+    if isinstance(e, SystemExit):
+        sys.stderr.write("ncverify import: the kernel file raised SystemExit(%s) while it was "
                          "loaded or traced\n" % (e.code,))
-        return 2
-    except UsageError as e:
+    elif isinstance(e, UsageError):
         sys.stderr.write("%s\n" % e)
-        return 2
-    except errors.NkiError as e:
+    elif isinstance(e, errors.NkiError):
         sys.stderr.write("%s: %s\n" % (_where(e.where), e.message))
-        return 2
-    except RecursionError:
+    elif isinstance(e, RecursionError):
         sys.stderr.write("ncverify import: the kernel recursed too deeply\n")
-        return 2
-    except SyntaxError as e:
+    elif isinstance(e, MemoryError):
+        sys.stderr.write("ncverify import: tracing the kernel ran out of memory (the tracer's "
+                         "address space is limited by --memory-budget-mib)\n")
+        return EXIT_LIMIT
+    elif isinstance(e, SyntaxError):
         sys.stderr.write("%s:%s: syntax error: %s\n" % (e.filename, e.lineno, e.msg))
-        return 2
-    except Exception as e:  # the kernel's own exception (assert, TypeError, ...)
-        sys.stdout = real_stdout
+    elif isinstance(e, KeyboardInterrupt):
+        sys.stderr.write("ncverify import: interrupted\n")
+    else:  # the kernel's own exception (assert, TypeError, ...)
         where = errors.traceback_location(e.__traceback__)
         what = "assertion failed" if isinstance(e, AssertionError) else type(e).__name__
         msg = str(e)
         if not msg and where is not None:
-            import linecache
-
             msg = linecache.getline(where[0], where[1]).strip()
         sys.stderr.write("%s: the kernel raised %s%s\n" % (_where(where), what,
                                                           ": " + msg if msg else ""))
         if os.environ.get("NCVERIFY_FRONTEND_DEBUG"):
             traceback.print_exc()
-        return 2
+    return 2
 
 
 def _where(where):

@@ -1,7 +1,9 @@
 """Stand-in for `neuronxcc.nki.typing` (nt): type annotations only."""
 
+from .sealed import SealedClass
 
-class _Annotation:
+
+class _Annotation(metaclass=SealedClass):
     def __class_getitem__(cls, item):
         return cls
 

@@ -21,28 +21,28 @@ class DS:
 
 class Tile:
     def __init__(self, view):
-        self.view = view
+        self._view = view
 
     # ---- what a kernel reads
     @property
     def shape(self):
-        return self.view.shape
+        return self._view.shape
 
     @property
     def dtype(self):
-        return DType(self.view.tensor.dtype)
+        return DType(self._view.tensor.dtype)
 
     @property
     def buffer(self):
-        return self.view.tensor.mem
+        return self._view.tensor.mem
 
     @property
     def ndim(self):
-        return len(self.view.order)
+        return len(self._view.order)
 
     @property
     def name(self):
-        return self.view.tensor.name
+        return self._view.tensor.name
 
     def __len__(self):
         s = self.shape[0]
@@ -59,20 +59,20 @@ class Tile:
 
     # ---- indexing
     def __getitem__(self, idx):
-        return Tile(index_view(self.view, idx))
+        return Tile(index_view(self._view, idx))
 
     def __setitem__(self, idx, value):
-        assign(index_view(self.view, idx), value)
+        assign(index_view(self._view, idx), value)
 
     def _inplace(self, other, op):
         from . import ops
 
-        if isinstance(other, Tile) and other.view.tensor.producers and \
-                other.view.tensor.producers[0].op == "matmul" and op == "add":
-            accumulate_matmul(self.view, other.view)
-            return Accumulated(self.view)
-        ops.binary(op, self, other, out=self.view)
-        return Accumulated(self.view)
+        if isinstance(other, Tile) and other._view.tensor.producers and \
+                other._view.tensor.producers[0].op == "matmul" and op == "add":
+            accumulate_matmul(self._view, other._view)
+            return Accumulated(self._view)
+        ops.binary(op, self, other, out=self._view)
+        return Accumulated(self._view)
 
     def __iadd__(self, o):
         return self._inplace(o, "add")
@@ -140,16 +140,16 @@ class Tile:
 
     # ---- views without instructions
     def broadcast_to(self, shape):
-        return Tile(broadcast_view(self.view, shape))
+        return Tile(broadcast_view(self._view, shape))
 
     def reshape(self, shape):
-        return Tile(reshape_view(self.view, shape))
+        return Tile(reshape_view(self._view, shape))
 
     def view_as(self, dtype):
         raise errors.NkiError("reinterpreting a tile's dtype is not modelled")
 
     def __repr__(self):
-        return "Tile(%s %s %s)" % (self.view.tensor.name, self.view.tensor.dtype, self.shape)
+        return "Tile(%s %s %s)" % (self._view.tensor.name, self._view.tensor.dtype, self.shape)
 
 
 class Accumulated(Tile):
@@ -159,7 +159,7 @@ class Accumulated(Tile):
 
 def as_view(x, what="operand"):
     if isinstance(x, Tile):
-        return x.view
+        return x._view
     if isinstance(x, View):
         return x
     raise errors.NkiError("%s must be a tile, got %s" % (what, type(x).__name__))

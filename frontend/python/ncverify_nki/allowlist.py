@@ -1,0 +1,191 @@
+"""The kernel language's allow-list: what a kernel file (and every local module it imports) may
+use, each entry with its reason. kernel_language.py checks a file against it before a line of
+the file runs; sandbox.py gives the running kernel only what is listed here.
+
+An NKI kernel is a restricted Python: the NKI compiler traces the function body and accepts
+control flow, arithmetic, calls of `nki.language`/`nki.isa` and helpers, and nothing that reaches
+the host (files, processes, the interpreter's internals). ncverify's tracer runs the kernel in
+Python, so whatever Python allows beyond that subset would let a kernel read or rewrite the
+tracer's record of it. Everything not listed here is refused at its line.
+"""
+
+# ------------------------------------------------------------------------------------- imports
+
+# The NKI packages: the kernel gets ncverify's stand-ins for them (the trace is what they record),
+# each seen through a facade that holds only the documented API (NKI_API below).
+NKI_PACKAGES = ("neuronxcc", "nki")
+
+# Pure modules a kernel may import, with the names of each it may use. Each name is a value
+# (function, class, constant) with no way back to the interpreter: no module objects, nothing that
+# opens files, spawns processes or reads attributes by a computed name.
+PURE_MODULES = {
+    # Arithmetic on Python numbers (kernels compute scales, tile counts): every public name of
+    # `math` is a function or a float.
+    "math": None,  # None: every public name that is not a module
+    # Loop helpers: pure iterator constructors.
+    "itertools": None,
+    # Config objects (nki-samples' FlashConfig is a dataclass).
+    "dataclasses": ("dataclass", "field", "fields", "replace", "asdict", "astuple",
+                    "is_dataclass", "FrozenInstanceError", "InitVar", "MISSING", "KW_ONLY"),
+    # Annotations only.
+    "typing": ("Any", "Callable", "Dict", "List", "Optional", "Sequence", "Tuple", "Union",
+               "Iterable", "Iterator", "Mapping", "NamedTuple", "Literal", "Final", "ClassVar",
+               "TypeVar", "Generic", "Set", "FrozenSet", "Type", "cast", "overload",
+               "TYPE_CHECKING"),
+    # reduce/partial/lru_cache/wraps are plain combinators (no attribute access by name).
+    "functools": ("reduce", "partial", "lru_cache", "cache", "wraps", "total_ordering",
+                  "cached_property", "update_wrapper"),
+    # Enumerations of kernel options.
+    "enum": ("Enum", "IntEnum", "Flag", "IntFlag", "auto", "unique"),
+    # Containers.
+    "collections": ("namedtuple", "OrderedDict", "defaultdict", "deque", "Counter"),
+    # Abstract config bases.
+    "abc": ("ABC", "abstractmethod"),
+    # Copies of config objects.
+    "copy": ("copy", "deepcopy"),
+}
+
+# numpy: kernels name dtypes (np.float32), pass ufuncs as ALU ops (nisa.tensor_scalar(op0=np.add)),
+# and compute constants (np.sqrt, np.finfo). Every public ufunc, every scalar type and the names
+# below; never its submodules (np.lib.stride_tricks.as_strided reads and writes raw memory,
+# np.ctypeslib reaches ctypes) nor what reads or writes files (np.load, np.save*, np.fromfile,
+# np.memmap, np.loadtxt, np.genfromtxt, np.DataSource) or raw buffers (np.frombuffer).
+NUMPY_NAMES = (
+    "pi", "e", "inf", "nan", "newaxis", "euler_gamma",
+    "dtype", "finfo", "iinfo", "ndarray", "generic", "number", "integer", "floating",
+    "array", "asarray", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
+    "full_like", "empty_like", "arange", "linspace", "eye", "identity", "tri", "tril", "triu",
+    "sum", "prod", "mean", "max", "min", "amax", "amin", "argmax", "argmin", "all", "any",
+    "where", "clip", "dot", "matmul", "einsum", "transpose", "reshape", "concatenate", "stack",
+    "broadcast_to", "expand_dims", "squeeze", "allclose", "isclose", "array_equal", "round",
+    "around", "prod", "cumsum", "ravel", "repeat", "tile", "swapaxes", "moveaxis", "shape",
+    "ndim", "size", "result_type", "promote_types", "can_cast", "issubdtype", "isscalar",
+    "float_", "int_", "bool_", "longlong", "ulonglong", "intc", "uintc", "half", "single",
+    "double", "longdouble",
+)
+
+# The names of the NKI stand-ins a kernel may use: the documented API of each module (the NKI API
+# reference's nki.language, nki.isa, nki.compiler, nki.typing pages, and neuronxcc.nki's
+# decorators); never the tracer's own modules and classes that the stand-ins import (trace,
+# errors, rules, ops, program, tiles, expr: reading them would let a kernel rewrite its record).
+NKI_API = {
+    "neuronxcc": ("nki",),
+    "neuronxcc.nki": ("jit", "baremetal", "benchmark", "profile", "simulate_kernel", "trace",
+                      "language", "isa", "compiler", "typing"),
+    "neuronxcc.nki.language": (
+        # memories and dims
+        "sbuf", "psum", "hbm", "private_hbm", "shared_hbm", "par_dim", "tile_size",
+        # dtypes
+        "bfloat16", "bool_", "float16", "float32", "float8_e4m3", "float8_e5m2", "fp16",
+        "fp32", "int32", "tfloat32", "uint16", "uint32", "uint8",
+        # creation, memory and indexing
+        "ndarray", "zeros", "ones", "full", "zeros_like", "empty_like", "shared_constant",
+        "load", "store", "load_transpose2d", "load_transpose", "copy", "arange", "mgrid", "ds",
+        "affine_range", "sequential_range", "static_range", "program_id", "num_programs",
+        "program_ndim", "spmd_dim", "broadcast_to", "expand_dims", "gather_flattened",
+        "atomic_rmw", "device_print", "random_seed", "rand", "dropout", "allocate", "nc",
+        # arithmetic, math, comparison, logic
+        "abs", "add", "subtract", "multiply", "divide", "power", "maximum", "minimum",
+        "negative", "reciprocal", "exp", "log", "sqrt", "rsqrt", "square", "sin", "cos", "tan",
+        "tanh", "arctan", "erf", "sigmoid", "relu", "gelu", "silu", "sign", "ceil", "floor",
+        "trunc", "equal", "not_equal", "greater", "greater_equal", "less", "less_equal",
+        "logical_and", "logical_or", "bitwise_and", "bitwise_or", "bitwise_xor", "invert",
+        "where", "select",
+        # reductions, matmul, normalisation
+        "sum", "max", "min", "mean", "var", "all_reduce", "matmul", "transpose", "softmax",
+        "layer_norm", "rms_norm", "normalize",
+    ),
+    "neuronxcc.nki.isa": (
+        "activation", "activation_reduce", "affine_select", "bn_aggr", "bn_stats",
+        "builtin", "core_barrier", "dma_copy", "dma_transpose", "dropout", "engine",
+        "exponential", "gpsimd_engine", "iota", "iota_partition", "local_gather", "max8",
+        "memset", "nc_find_index8", "nc_match_replace8", "nc_matmul", "nc_matmul_mx",
+        "nc_stream_shuffle", "nc_transpose", "quantize_mx", "rand2", "range_select",
+        "reciprocal", "reduce_cmd", "rng", "scalar_engine", "scalar_tensor_tensor",
+        "select_reduce", "sendrecv", "sequence_bounds", "tensor_copy", "tensor_copy_dynamic_dst",
+        "tensor_copy_dynamic_src", "tensor_copy_predicated", "tensor_engine",
+        "tensor_partition_reduce", "tensor_reduce", "tensor_scalar", "tensor_scalar_reduce",
+        "tensor_tensor", "tensor_tensor_scan", "unknown_engine", "vector_engine",
+    ),
+    "neuronxcc.nki.compiler": (
+        "skip_middle_end_transformations", "force_auto_alloc", "enable_stack_allocator",
+        "disable_stack_allocator", "sbuf", "psum", "no_reorder",
+    ),
+    "neuronxcc.nki.typing": ("tensor", "mutable_tensor", "scalar"),
+}
+# The top-level `nki` package is the same API under another name.
+NKI_ALIASES = {"nki": "neuronxcc.nki"}
+
+# Modules whose import is refused as tampering (reason: each reaches the interpreter, the host or
+# the tracer): the interpreter and its frames, objects and code (sys, gc, inspect, builtins,
+# types, code, codeop, dis, marshal, pickle, copyreg, weakref, traceback, linecache, atexit,
+# faulthandler, tracemalloc, importlib, pkgutil, runpy, site, zipimport), the host (os, posix,
+# io, pathlib, shutil, tempfile, glob, fnmatch?, fcntl, mmap, resource, signal, select,
+# selectors, pty, tty, termios, socket, ssl, http, urllib, ftplib, smtplib, asyncio, threading,
+# _thread, multiprocessing, concurrent, subprocess, ctypes, cffi, platform, sysconfig, shelve,
+# dbm, sqlite3, zipfile, tarfile, gzip, bz2, lzma, logging, operator (attrgetter reads any
+# attribute by name), string (Formatter reads attributes), and ncverify's own tracer.
+FORBIDDEN_MODULES = (
+    "sys", "gc", "inspect", "builtins", "types", "code", "codeop", "dis", "marshal", "pickle",
+    "copyreg", "weakref", "traceback", "linecache", "atexit", "faulthandler", "tracemalloc",
+    "importlib", "pkgutil", "runpy", "site", "zipimport", "os", "posix", "nt", "io", "pathlib",
+    "shutil", "tempfile", "glob", "fcntl", "mmap", "resource", "signal", "select", "selectors",
+    "pty", "tty", "termios", "socket", "ssl", "http", "urllib", "ftplib", "smtplib", "asyncio",
+    "threading", "_thread", "multiprocessing", "concurrent", "subprocess", "ctypes", "cffi",
+    "platform", "sysconfig", "shelve", "dbm", "sqlite3", "zipfile", "tarfile", "gzip", "bz2",
+    "lzma", "logging", "operator", "string", "ncverify_nki", "ncverify_trace", "_ctypes",
+    "_io", "_posixsubprocess", "_socket", "posixpath", "genericpath", "contextvars",
+)
+
+# Any other module (torch, scipy, pytest, the kernel's test utilities): imported as an inert
+# placeholder, never loaded; calling into one while tracing is an error at that line (kernels
+# import such modules for their test harness, which does not run under the tracer).
+
+# ----------------------------------------------------------------------------------- builtins
+
+# The builtins a kernel may call or name. Left out, with the reason: open, input, print's file=
+# (files and the terminal), exec, eval, compile, __import__ (code from strings and imports past
+# this list), globals, locals, vars, dir (namespaces: the way to the tracer's modules),
+# getattr/setattr/delattr with a computed name (kernel_language.py allows getattr and hasattr
+# with a constant public name), breakpoint, help, exit, quit, memoryview (raw buffers),
+# classmethod/staticmethod are allowed (class bodies), object is allowed (a base class).
+BUILTINS = (
+    "abs", "all", "any", "ascii", "bin", "bool", "bytearray", "bytes", "callable", "chr",
+    "classmethod", "complex", "dict", "divmod", "enumerate", "filter", "float", "format",
+    "frozenset", "hasattr", "hash", "hex", "id", "int", "isinstance", "issubclass", "iter",
+    "len", "list", "map", "max", "min", "next", "object", "oct", "ord", "pow", "print",
+    "property", "range", "repr", "reversed", "round", "set", "slice", "sorted", "staticmethod",
+    "str", "sum", "super", "tuple", "type", "zip", "getattr", "NotImplemented", "Ellipsis",
+    "None", "True", "False",
+    # what a `class` statement calls (the kernel may not name it: FORBIDDEN_BUILTINS)
+    "__build_class__",
+    # exceptions a kernel raises or catches
+    "BaseException", "Exception", "ArithmeticError", "AssertionError", "AttributeError",
+    "IndexError", "KeyError", "LookupError", "NotImplementedError", "OverflowError",
+    "RuntimeError", "StopIteration", "TypeError", "ValueError", "ZeroDivisionError",
+    "Warning", "UserWarning", "DeprecationWarning",
+)
+
+# Builtins whose mere use (call or name) in the kernel's source is tampering.
+FORBIDDEN_BUILTINS = (
+    "open", "exec", "eval", "compile", "__import__", "globals", "locals", "vars", "dir",
+    "breakpoint", "input", "help", "exit", "quit", "setattr", "delattr", "memoryview",
+    "__builtins__", "__loader__", "__spec__", "__build_class__",
+)
+
+# ------------------------------------------------------------------------------- attributes
+
+# Attribute names no kernel reads or writes: the interpreter's ways from an object to frames,
+# code, globals and raw memory. (Every name starting with "_" is refused as well: dunders reach
+# the interpreter, and single-underscore names are the stand-ins' private state.)
+FORBIDDEN_ATTRIBUTES = (
+    "gi_frame", "gi_code", "gi_yieldfrom", "gi_running", "cr_frame", "cr_code", "cr_await",
+    "ag_frame", "ag_code", "ag_await", "f_back", "f_globals", "f_locals", "f_builtins", "f_code",
+    "f_trace", "f_lasti", "tb_frame", "tb_next", "tb_lasti", "co_code", "co_consts",
+    "co_names", "func_globals", "func_code", "mro", "ctypes", "ctypeslib", "tofile", "dump",
+    "dumps", "format_map", "with_traceback",
+)
+
+# Dunder names a kernel may read as plain names: `if __name__ == "__main__":` guards a file's
+# test harness, `__file__` locates its data.
+ALLOWED_DUNDER_NAMES = ("__name__", "__file__")

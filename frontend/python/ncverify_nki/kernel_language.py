@@ -1,0 +1,238 @@
+"""The kernel language, checked before any of it runs: the kernel file and every local module it
+imports are parsed and held against allowlist.py. A construct outside the NKI subset that could
+reach the tracer or the host is tampering (`Tamper`, reported as such by `adopt`); a construct
+that is merely unsupported is an ordinary error. Nothing of the file has run when either is
+raised.
+"""
+
+import ast
+import os
+import string
+
+from . import allowlist, errors
+
+
+class Tamper(Exception):
+    """A kernel that reaches past the NKI language: into the tracer, the interpreter or the
+    host. `where` is (file, line)."""
+
+    def __init__(self, message, where):
+        super().__init__(message)
+        self.message = message
+        self.where = where
+
+
+def module_kind(name):
+    """How an import of module `name` is served: 'nki' (the stand-ins' facade), 'numpy', 'pure'
+    (a facade of an allowed standard module), 'forbidden', or 'other' (a local module when one
+    is found next to the kernel, else an inert placeholder)."""
+    root = name.split(".")[0]
+    if root in allowlist.NKI_PACKAGES:
+        return "nki"
+    if root in allowlist.FORBIDDEN_MODULES or root.startswith("_") or \
+            root.startswith("ncverify"):
+        return "forbidden"
+    if name == "numpy":
+        return "numpy"
+    if name in allowlist.PURE_MODULES:
+        return "pure"
+    return "other"
+
+
+def local_module_file(name, directory):
+    """The file of local module `name` (a .py file or a package's __init__.py under
+    `directory`), or None."""
+    parts = name.split(".")
+    base = os.path.join(directory, *parts)
+    for candidate in (base + ".py", os.path.join(base, "__init__.py")):
+        if os.path.isfile(candidate):
+            return os.path.abspath(candidate)
+    return None
+
+
+def _format_fields_are_plain(text):
+    """True when a str.format template only names positional or keyword arguments: a field such
+    as {0.__class__} or {x[k]} reads attributes or items of its argument."""
+    try:
+        for _, field, spec, _ in string.Formatter().parse(text):
+            for f in (field, spec):
+                if f and ("." in f or "[" in f):
+                    return False
+    except ValueError:
+        return False
+    return True
+
+
+class _Checker(ast.NodeVisitor):
+    def __init__(self, path, directory):
+        self.path = path
+        self.directory = directory
+        self.local_modules = {}  # module name -> file
+        self.module_names = set()  # names an import binds (writes to their attributes refused)
+        self.bound = set()  # every name the file binds anywhere
+
+    def fail(self, node, message):
+        raise Tamper(message, (self.path, getattr(node, "lineno", 0)))
+
+    # ------------------------------------------------------------------ imports
+    def _import(self, node, name):
+        kind = module_kind(name)
+        if kind == "forbidden":
+            self.fail(node, "imports %s: a kernel may import the NKI modules, numpy and pure "
+                            "standard modules (%s), not modules that reach the interpreter, the "
+                            "host or the tracer" % (name, ", ".join(sorted(
+                                allowlist.PURE_MODULES))))
+        if kind == "other":
+            f = local_module_file(name, self.directory)
+            if f is not None:
+                self.local_modules[name] = f
+
+    def visit_Import(self, node):
+        for alias in node.names:
+            self._import(node, alias.name)
+            if module_kind(alias.name) != "other":
+                self.module_names.add((alias.asname or alias.name).split(".")[0])
+        self.generic_visit(node)
+
+    def visit_ImportFrom(self, node):
+        if node.level:
+            raise errors.NkiError("a relative import (from %s%s import ...): the kernel file is "
+                                  "loaded as a module of its own, not as part of a package" %
+                                  ("." * node.level, node.module or ""),
+                                  (self.path, node.lineno))
+        self._import(node, node.module)
+        for alias in node.names:
+            if alias.name.startswith("_"):
+                self.fail(node, "imports %s from %s: names starting with '_' are private to the "
+                                "module" % (alias.name, node.module))
+            full = node.module + "." + alias.name
+            if module_kind(node.module) == "other" and local_module_file(full, self.directory):
+                self.local_modules[full] = local_module_file(full, self.directory)
+            if module_kind(node.module) != "other":  # the stand-ins' and allowed modules' names
+                self.module_names.add(alias.asname or alias.name)
+        self.generic_visit(node)
+
+    # --------------------------------------------------------------- attributes
+    def visit_Attribute(self, node):
+        if node.attr.startswith("_") and not self._super_dunder(node):
+            self.fail(node, "reads attribute %s: names starting with '_' reach the interpreter's "
+                            "internals (dunders) or the NKI stand-ins' private state" % node.attr)
+        if node.attr in allowlist.FORBIDDEN_ATTRIBUTES:
+            self.fail(node, "reads attribute %s: it leads from an object to frames, code, "
+                            "globals, raw memory or files" % node.attr)
+        if isinstance(node.ctx, (ast.Store, ast.Del)):
+            root = node.value
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if isinstance(root, ast.Name) and root.id in self.module_names:
+                self.fail(node, "writes attribute %s of module %s: the NKI stand-ins and the "
+                                "modules a kernel imports are read-only" % (node.attr, root.id))
+        self.generic_visit(node)
+
+    @staticmethod
+    def _super_dunder(node):
+        # super().__init__(...) in a config class's constructor
+        return node.attr in ("__init__", "__post_init__") and isinstance(node.value, ast.Call) \
+            and isinstance(node.value.func, ast.Name) and node.value.func.id == "super"
+
+    # -------------------------------------------------------------------- names
+    def visit_Name(self, node):
+        name = node.id
+        if name.startswith("__") and name.endswith("__") and len(name) > 4:
+            if name not in allowlist.ALLOWED_DUNDER_NAMES or not isinstance(node.ctx, ast.Load):
+                self.fail(node, "uses %s: the module's and the interpreter's dunder names are out "
+                                "of the kernel language (only reading %s is allowed)" %
+                          (name, " and ".join(allowlist.ALLOWED_DUNDER_NAMES)))
+        if name in allowlist.FORBIDDEN_BUILTINS and name not in self.bound:
+            self.fail(node, "uses %s: code from strings, files, namespaces and attributes by "
+                            "computed name are out of the kernel language" % name)
+        # (a call getattr(obj, 'name') marks its Name node before the node is visited)
+        if name == "getattr" and name not in self.bound and \
+                not getattr(node, "checked_call", False):
+            self.fail(node, "uses getattr other than getattr(obj, 'name'[, default]) with a "
+                            "constant public name: a computed attribute name cannot be checked")
+
+    def visit_Call(self, node):
+        f = node.func
+        if isinstance(f, ast.Name) and f.id in ("getattr", "hasattr") and f.id not in self.bound:
+            name = node.args[1] if len(node.args) >= 2 else None
+            constant = isinstance(name, ast.Constant) and isinstance(name.value, str)
+            if constant and (name.value.startswith("_") or
+                             name.value in allowlist.FORBIDDEN_ATTRIBUTES):
+                self.fail(node, "%s(..., %r): names starting with '_' and the interpreter's "
+                                "attributes are out of the kernel language" % (f.id, name.value))
+            if f.id == "getattr":
+                if not constant or node.keywords or len(node.args) > 3:
+                    self.fail(node, "getattr with a computed attribute name: only "
+                                    "getattr(obj, 'name'[, default]) with a constant name is "
+                                    "allowed")
+                f.checked_call = True
+        if isinstance(f, ast.Attribute) and f.attr == "format":
+            template = f.value
+            if not (isinstance(template, ast.Constant) and isinstance(template.value, str)):
+                self.fail(node, "calls .format on a computed string: a format template can read "
+                                "attributes of its arguments ({0.attr}); use an f-string")
+            if not _format_fields_are_plain(template.value):
+                self.fail(node, "the format template %r reads attributes or items of its "
+                                "arguments" % template.value)
+        self.generic_visit(node)
+
+
+def _bound_names(tree):
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            out.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+        elif isinstance(node, ast.arg):
+            out.add(node.arg)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                out.add((alias.asname or alias.name).split(".")[0])
+    return out
+
+
+def read_source(path):
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise errors.NkiError("cannot read %s: %s" % (path, e.strerror), (path, 0))
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise errors.NkiError("%s is not UTF-8 text (byte %d)" % (path, e.start), (path, 0))
+
+
+def check_file(path, directory, source):
+    """Checks one file's source; returns (tree, {local module name: file})."""
+    try:
+        tree = ast.parse(source, filename=path)
+    except SyntaxError as e:
+        raise errors.NkiError("syntax error: %s" % e.msg, (path, e.lineno or 0))
+    except ValueError as e:  # null bytes
+        raise errors.NkiError("cannot parse: %s" % e, (path, 0))
+    checker = _Checker(path, directory)
+    checker.bound = _bound_names(tree)
+    checker.visit(tree)
+    return tree, checker.local_modules
+
+
+def check_kernel(path):
+    """Checks the kernel file and, transitively, every local module it imports (modules found
+    next to the kernel file). Returns {file: (module name, source, tree)} for the kernel file
+    (module name None) and each local module. Raises Tamper or errors.NkiError."""
+    path = os.path.abspath(path)
+    directory = os.path.dirname(path)
+    out = {}
+    pending = [(None, path)]
+    while pending:
+        name, f = pending.pop()
+        if f in out:
+            continue
+        source = read_source(f)
+        tree, local = check_file(f, directory, source)
+        out[f] = (name, source, tree)
+        pending.extend(local.items())
+    return out

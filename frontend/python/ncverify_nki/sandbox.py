@@ -1,0 +1,365 @@
+"""The kernel's runtime, the second line behind kernel_language.py's check: what the running
+kernel can reach. Its modules execute with builtins limited to allowlist.BUILTINS, an import
+function that serves facades (only the documented names of the NKI stand-ins and of the allowed
+modules; inert placeholders for anything else), attribute writes to the stand-ins' objects
+and classes refused unless made by the stand-ins themselves (and type() of their objects), and an
+audit hook that refuses files opened for writing, processes, sockets, ctypes and the garbage
+collector's object lists. Every refusal is recorded: a kernel that catches the exception is still
+reported as tampering (`tamper_record()`).
+"""
+
+import builtins
+import os
+import sys
+import types
+
+from . import allowlist, errors
+from .kernel_language import Tamper, module_kind
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+_FRONT_END_DIR = os.path.dirname(_PACKAGE_DIR)
+_first_tamper = []  # [(message, where)]: the first refusal, kept even if the kernel catches it
+
+
+def tamper(message):
+    """Refuses what the running kernel attempted; the refusal stands even if it is caught."""
+    where = errors.user_location()
+    if not _first_tamper:
+        _first_tamper.append((message, where))
+    raise Tamper(message, where)
+
+
+def tamper_record():
+    """(message, where) of the first refusal, or None."""
+    return _first_tamper[0] if _first_tamper else None
+
+
+_kernel_files = set()  # the kernel file and its local modules (KernelModules)
+
+
+def _made_by_kernel(frame):
+    """True when the kernel's code is the nearest of the kernel and the front end on the stack
+    from `frame` out: a write the kernel made, directly or through a standard function it called
+    (functools.update_wrapper), not one the stand-ins made (even through the same function)."""
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if name in _kernel_files:
+            return True
+        if name.startswith(_FRONT_END_DIR + os.sep):
+            return False
+        frame = frame.f_back
+    return False
+
+
+# ------------------------------------------------------------------------------------ facades
+
+
+class Facade(types.ModuleType):
+    """A read-only module holding only the listed names of the module it stands for."""
+
+    def __init__(self, name, source, names):
+        super().__init__(name)
+        object.__setattr__(self, "_source", source)
+        for n in names:
+            if hasattr(source, n):
+                object.__setattr__(self, n, getattr(source, n))
+        object.__setattr__(self, "__all__", [n for n in names if hasattr(source, n)])
+
+    def __getattr__(self, attr):
+        source = object.__getattribute__(self, "_source")
+        if not attr.startswith("__") and hasattr(source, attr):
+            tamper("%s.%s is outside the kernel language (allowlist.py: not part of the API a "
+                   "kernel may use)" % (self.__name__, attr))
+        raise AttributeError("module %s has no attribute %s" % (self.__name__, attr))
+
+    def __setattr__(self, attr, value):
+        tamper("sets %s.%s: the modules a kernel imports are read-only" % (self.__name__, attr))
+
+    def __delattr__(self, attr):
+        tamper("deletes %s.%s: the modules a kernel imports are read-only" %
+               (self.__name__, attr))
+
+    def __repr__(self):
+        return "<module %r>" % self.__name__
+
+
+def _public_values(module):
+    return tuple(n for n, v in vars(module).items()
+                 if not n.startswith("_") and not isinstance(v, types.ModuleType))
+
+
+def _numpy_names(np):
+    names = set(allowlist.NUMPY_NAMES)
+    for n, v in vars(np).items():
+        if n.startswith("_"):
+            continue
+        if isinstance(v, np.ufunc) or (isinstance(v, type) and issubclass(v, np.generic)):
+            names.add(n)
+    return tuple(sorted(names))
+
+
+class _Placeholder(types.ModuleType):
+    """A module the kernel imports that the kernel language does not serve (torch, scipy, its
+    test utilities): importing works, calling into it while tracing is an error at that line."""
+
+    def __init__(self, name):
+        super().__init__(name)
+
+    def __getattr__(self, attr):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return _Missing("%s.%s" % (self.__name__, attr))
+
+
+class _Missing:
+    def __init__(self, name):
+        self.name = name
+
+    def __getattr__(self, attr):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return _Missing("%s.%s" % (object.__getattribute__(self, "name"), attr))
+
+    def __call__(self, *a, **k):
+        raise errors.NkiError("%s is not available to the front end (its module is served as a "
+                              "placeholder); a kernel may import it but not call it while "
+                              "tracing" % object.__getattribute__(self, "name"))
+
+
+class KernelModules:
+    """The kernel's view of the module system: facades, placeholders and its own local modules
+    (already checked by kernel_language.check_kernel), run with the limited builtins."""
+
+    def __init__(self, checked, extra_builtins):
+        import numpy
+
+        import neuronxcc.nki  # noqa: F401  (the stand-ins, loaded before the kernel runs)
+        import neuronxcc.nki.compiler  # noqa: F401
+        import neuronxcc.nki.isa  # noqa: F401
+        import neuronxcc.nki.language  # noqa: F401
+        import neuronxcc.nki.typing  # noqa: F401
+
+        self.checked = checked  # file -> (module name, source, tree)
+        _kernel_files.update(checked)
+        self.local_by_name = {name: f for f, (name, _, _) in checked.items() if name}
+        self.loaded = {}
+        self.facades = {}
+        for name in sorted(allowlist.NKI_API, key=lambda n: -n.count(".")):
+            names = allowlist.NKI_API[name]
+            self.facades[name] = Facade(name, sys.modules[name], ())
+            fac = self.facades[name]
+            for n in names:
+                sub = self.facades.get(name + "." + n)
+                value = sub if sub is not None else getattr(sys.modules[name], n, None)
+                if value is not None or hasattr(sys.modules[name], n):
+                    object.__setattr__(fac, n, value)
+        for alias, target in allowlist.NKI_ALIASES.items():
+            fac = Facade(alias, sys.modules[target], ())
+            for n in allowlist.NKI_API[target]:
+                if hasattr(self.facades[target], n):
+                    object.__setattr__(fac, n, getattr(self.facades[target], n))
+            self.facades[alias] = fac
+            for sub in ("language", "isa", "compiler", "typing"):
+                self.facades[alias + "." + sub] = self.facades[target + "." + sub]
+        self.facades["numpy"] = Facade("numpy", numpy, _numpy_names(numpy))
+        for name, names in allowlist.PURE_MODULES.items():
+            real = __import__(name)
+            self.facades[name] = Facade(name, real, names or _public_values(real))
+        self.builtins = self._builtins(extra_builtins)
+
+    def _builtins(self, extra):
+        b = {n: getattr(builtins, n) for n in allowlist.BUILTINS if hasattr(builtins, n)}
+        b["__import__"] = self.import_module
+        b["getattr"] = _checked_getattr
+        b["hasattr"] = _checked_hasattr
+        b["type"] = _checked_type
+        b.update(extra)
+        return b
+
+    def module_for_file(self, name, path):
+        module = types.ModuleType(name)
+        module.__dict__["__builtins__"] = self.builtins
+        module.__dict__["__file__"] = path
+        return module
+
+    def run_module(self, module, path):
+        _, source, tree = self.checked[path]
+        exec(compile(tree, path, "exec"), module.__dict__)  # noqa: S102 (checked source)
+
+    def _local(self, name):
+        if name in self.loaded:
+            return self.loaded[name]
+        path = self.local_by_name[name]
+        module = self.module_for_file(name, path)
+        self.loaded[name] = module
+        self.run_module(module, path)
+        return module
+
+    def import_module(self, name, globals=None, locals=None, fromlist=(), level=0):
+        if level:
+            raise ImportError("relative imports are not supported in a kernel file")
+        kind = module_kind(name)
+        if kind == "forbidden":
+            tamper("imports %s while running" % name)
+        top = name.split(".")[0]
+        if kind in ("nki", "numpy", "pure"):
+            leaf = self.facades.get(name)
+            if leaf is None:  # an NKI submodule the front end does not stand in for
+                leaf = _Placeholder(name)
+            return leaf if fromlist else self.facades.get(top, leaf)
+        if name in self.local_by_name:
+            leaf = self._local(name)
+            if fromlist:
+                for f in fromlist:
+                    if name + "." + f in self.local_by_name:
+                        self._local(name + "." + f)
+                return leaf
+            return self._local(top) if top in self.local_by_name else leaf
+        if fromlist:
+            for f in fromlist:
+                if name + "." + f in self.local_by_name:
+                    self._local(name + "." + f)
+        return _Placeholder(name if fromlist else top)
+
+
+def _checked_type(*args):
+    """type(): the class of a value, except of the front end's own objects (a stand-in's class
+    is the way to rewrite it for every object at once); type(name, bases, dict) as usual."""
+    if len(args) == 1:
+        cls = type(args[0])
+        if str(getattr(cls, "__module__", "")).startswith("ncverify_nki"):
+            tamper("type() of the front end's %s object: its class is outside the kernel "
+                   "language" % cls.__name__)
+        return cls
+    return type(*args)
+
+
+def _refused_attribute(name):
+    return not isinstance(name, str) or name.startswith("_") or \
+        name in allowlist.FORBIDDEN_ATTRIBUTES
+
+
+def _checked_getattr(obj, name, *default):
+    if _refused_attribute(name):
+        tamper("getattr(..., %r): names starting with '_' and the interpreter's attributes are "
+               "out of the kernel language" % (name,))
+    return getattr(obj, name, *default)
+
+
+def _checked_hasattr(obj, name):
+    if _refused_attribute(name):
+        tamper("hasattr(..., %r): names starting with '_' and the interpreter's attributes are "
+               "out of the kernel language" % (name,))
+    return hasattr(obj, name)
+
+
+# ----------------------------------------------------------------- the stand-ins' objects
+
+
+def seal_stand_in_classes():
+    """Attribute writes to objects of the stand-ins' classes (tiles, index expressions, dtypes,
+    buffers, ranges, allocators) and to the classes a kernel can name (sealed.SealedClass) are
+    the stand-ins' alone: one made from the kernel's code is tampering."""
+    from .sealed import SealedClass
+
+    def guard(cls, name):
+        if _made_by_kernel(sys._getframe(2)):
+            tamper("sets attribute %s of the front end's class %s" % (name, cls.__name__))
+
+    SealedClass.guard = guard
+    for mod_name, mod in list(sys.modules.items()):
+        if not mod_name.startswith("ncverify_nki") or mod is None:
+            continue
+        for value in list(vars(mod).values()):
+            if isinstance(value, type) and value.__module__ == mod_name and \
+                    not issubclass(value, BaseException) and value is not Facade and \
+                    not issubclass(value, types.ModuleType) and value is not _Missing and \
+                    not issubclass(value, type):
+                _seal(value)
+
+
+def _seal(cls):
+    if cls.__dict__.get("_sealed"):
+        return
+    base_set = cls.__setattr__
+    base_del = cls.__delattr__
+
+    def __setattr__(self, name, value):
+        if _made_by_kernel(sys._getframe(1)):
+            tamper("sets attribute %s of the front end's %s object" % (name, cls.__name__))
+        base_set(self, name, value)
+
+    def __delattr__(self, name):
+        if _made_by_kernel(sys._getframe(1)):
+            tamper("deletes attribute %s of the front end's %s object" % (name, cls.__name__))
+        base_del(self, name)
+
+    type.__setattr__(cls, "__setattr__", __setattr__)
+    type.__setattr__(cls, "__delattr__", __delattr__)
+    type.__setattr__(cls, "_sealed", True)
+
+
+# ------------------------------------------------------------------------------ audit hook
+
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+_REFUSED_EVENTS = (
+    "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty", "os.kill",
+    "os.killpg", "os.remove", "os.rename", "os.rmdir", "os.mkdir", "os.chmod", "os.chown",
+    "os.truncate", "os.link", "os.symlink", "os.utime", "os.putenv", "os.unsetenv", "os.chdir",
+    "os.chflags", "os.setxattr", "os.removexattr", "os.startfile", "subprocess.Popen",
+    "shutil.copyfile", "shutil.copymode", "shutil.copystat", "shutil.copytree", "shutil.move",
+    "shutil.rmtree", "shutil.chown", "shutil.make_archive", "shutil.unpack_archive",
+    "gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys.addaudithook",
+    "sys.settrace", "sys.setprofile", "sys._current_frames", "sys.setrecursionlimit",
+    "code.__new__", "function.__new__", "marshal.loads", "marshal.load", "pickle.find_class",
+    "builtins.input", "builtins.breakpoint", "mmap.__new__", "cpython.run_command",
+    "cpython.run_file", "cpython.run_module", "tempfile.mkstemp", "tempfile.mkdtemp",
+    "webbrowser.open", "urllib.Request", "ftplib.connect", "http.client.connect",
+)
+_REFUSED_PREFIXES = ("ctypes.", "socket.", "subprocess.", "winreg.", "_winapi.", "msvcrt.",
+                     "sqlite3.", "resource.", "signal.", "syslog.", "fcntl.", "os.exec",
+                     "os.spawn", "os.posix_spawn")
+_armed = []
+
+
+def _audit(event, args):
+    if not _armed:
+        return
+    if event == "open":
+        path, mode, flags = (tuple(args) + (None, None))[:3]
+        writes = (isinstance(mode, str) and any(c in mode for c in "wax+")) or \
+            (isinstance(flags, int) and flags & _WRITE_FLAGS)
+        if writes:
+            _armed.clear()  # the refusal itself must not be audited again
+            try:
+                tamper("opens %s for writing: a kernel writes nothing outside its tensors" %
+                       (path,))
+            finally:
+                _armed.append(True)
+        return
+    if event == "import":
+        if module_kind(args[0]) == "forbidden" and args[0].split(".")[0] not in sys.modules:
+            _refuse(event, "imports %s" % args[0])
+        return
+    if event in _REFUSED_EVENTS or event.startswith(_REFUSED_PREFIXES):
+        _refuse(event, "attempts %s" % event)
+
+
+def _refuse(event, message):
+    _armed.clear()
+    try:
+        tamper(message + ": a kernel reaches nothing beyond its tensors and the NKI API")
+    finally:
+        _armed.append(True)
+
+
+def arm():
+    """From here on the audit hook refuses (installed once; it cannot be removed)."""
+    if not getattr(arm, "installed", False):
+        sys.addaudithook(_audit)
+        arm.installed = True
+    _armed.append(True)
+
+
+def disarm():
+    _armed.clear()
