@@ -81,8 +81,11 @@ Snapshot snapshot(const fs::path& folder) {
 
 const Attack kAttacks[] = {
     // The kernel language, checked before the file runs (kernel_language.py).
-    {"import_os", "import os\nos.system('touch pwned')", "", "imports os"},
-    {"import_sys_modules", "", "import sys\nsys.modules['x'] = None", "imports sys"},
+    // The host's modules are inert placeholders (a harness may import them); using one is not.
+    {"call_os", "import os\nos.system('touch pwned')", "", "calls os.system"},
+    {"sniff_sys_modules", "", "import sys\nif 'ncverify_nki' in sys.modules:\n    pass",
+     "searches sys.modules"},
+    {"os_from_import", "from os import remove\nremove('notes.txt')", "", "calls os.remove"},
     {"import_ctypes", "import ctypes", "", "imports ctypes"},
     {"import_gc", "", "import gc\ngc.get_objects()", "imports gc"},
     {"import_inspect", "import inspect", "", "imports inspect"},
@@ -153,7 +156,7 @@ TEST_P(Tamper, IsRejectedAndChangesNothing) {
   fs::create_directories(folder);
   std::ofstream(folder / "cand.py") << with_attack(a);
   std::ofstream(folder / "notes.txt") << "the user's own file";
-  std::ofstream(folder / "helper_mod.py") << "import os\nos.remove('notes.txt')\n";
+  std::ofstream(folder / "helper_mod.py") << "import gc\ngc.collect()\n";
   const Snapshot before = snapshot(folder);
   setenv("NCVERIFY_FRONTEND_TIMEOUT_S", a.timeout_s, 1);
   const std::string target = (folder / "cand.py").string() + ":sd_attention";
@@ -216,6 +219,20 @@ TEST(TamperControl, PrintingAProgramDoesNotReplaceTheTrace) {
   ASSERT_EQ(r.exit_code, 0) << describe(r);
   EXPECT_NE(r.out.find("scale=1.25"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("FORGED_MARK"), std::string::npos) << "the printed program won";
+}
+
+// A harness's use of the host at module level that changes nothing (nki-samples'
+// attention_kernels.py sets an environment variable for the real compiler) still traces.
+TEST(TamperControl, HarnessSettingsOfTheHostAreInert) {
+  const fs::path folder = temp_dir() / "tamper_harness";
+  fs::create_directories(folder);
+  const Attack a{"harness",
+                 "import os\nimport logging\nos.environ['NEURON_FRAMEWORK_DEBUG'] = '1'\n"
+                 "LEVEL = logging.INFO",
+                 "", ""};
+  std::ofstream(folder / "cand.py") << with_attack(a);
+  const CliResult r = run_cli({"import", (folder / "cand.py").string() + ":sd_attention"}, folder);
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
 }
 
 // Parameters are data: a --param that is code is refused (exit 2) without running it.

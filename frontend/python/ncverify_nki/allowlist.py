@@ -43,6 +43,11 @@ PURE_MODULES = {
     "abc": ("ABC", "abstractmethod"),
     # Copies of config objects.
     "copy": ("copy", "deepcopy"),
+    # Arithmetic as functions (nki-samples' attention.py: reduce(operator.mul, shape)); without
+    # attrgetter and methodcaller, which read attributes by a computed name.
+    "operator": ("add", "sub", "mul", "truediv", "floordiv", "mod", "neg", "pos", "abs",
+                 "pow", "eq", "ne", "lt", "le", "gt", "ge", "and_", "or_", "xor", "not_",
+                 "index", "itemgetter", "iadd", "imul", "matmul"),
 }
 
 # numpy: kernels name dtypes (np.float32), pass ufuncs as ALU ops (nisa.tensor_scalar(op0=np.add)),
@@ -116,30 +121,37 @@ NKI_API = {
 # The top-level `nki` package is the same API under another name.
 NKI_ALIASES = {"nki": "neuronxcc.nki"}
 
-# Modules whose import is refused as tampering (reason: each reaches the interpreter, the host or
-# the tracer): the interpreter and its frames, objects and code (sys, gc, inspect, builtins,
-# types, code, codeop, dis, marshal, pickle, copyreg, weakref, traceback, linecache, atexit,
-# faulthandler, tracemalloc, importlib, pkgutil, runpy, site, zipimport), the host (os, posix,
-# io, pathlib, shutil, tempfile, glob, fnmatch?, fcntl, mmap, resource, signal, select,
-# selectors, pty, tty, termios, socket, ssl, http, urllib, ftplib, smtplib, asyncio, threading,
-# _thread, multiprocessing, concurrent, subprocess, ctypes, cffi, platform, sysconfig, shelve,
-# dbm, sqlite3, zipfile, tarfile, gzip, bz2, lzma, logging, operator (attrgetter reads any
-# attribute by name), string (Formatter reads attributes), and ncverify's own tracer.
-FORBIDDEN_MODULES = (
-    "sys", "gc", "inspect", "builtins", "types", "code", "codeop", "dis", "marshal", "pickle",
-    "copyreg", "weakref", "traceback", "linecache", "atexit", "faulthandler", "tracemalloc",
-    "importlib", "pkgutil", "runpy", "site", "zipimport", "os", "posix", "nt", "io", "pathlib",
-    "shutil", "tempfile", "glob", "fcntl", "mmap", "resource", "signal", "select", "selectors",
-    "pty", "tty", "termios", "socket", "ssl", "http", "urllib", "ftplib", "smtplib", "asyncio",
-    "threading", "_thread", "multiprocessing", "concurrent", "subprocess", "ctypes", "cffi",
-    "platform", "sysconfig", "shelve", "dbm", "sqlite3", "zipfile", "tarfile", "gzip", "bz2",
-    "lzma", "logging", "operator", "string", "ncverify_nki", "ncverify_trace", "_ctypes",
-    "_io", "_posixsubprocess", "_socket", "posixpath", "genericpath", "contextvars",
+# Modules whose import is refused as tampering: each has no use in a kernel file (not even in its
+# test harness) and reaches the interpreter's objects, frames and code (gc, inspect, builtins,
+# types, code, codeop, dis, marshal, pickle, copyreg, weakref, tracemalloc, faulthandler, atexit,
+# importlib, pkgutil, runpy, site, zipimport, sysconfig), raw memory or the OS below Python
+# (ctypes, cffi, mmap, fcntl, resource, posix, pty, termios, _thread, _io, _posixsubprocess), other
+# processes and the network (subprocess, multiprocessing, concurrent, socket, ssl, signal,
+# selectors, select, asyncio), attributes by computed name (operator.attrgetter/methodcaller:
+# operator is served as a facade without them, see PURE_MODULES), or ncverify's own tracer.
+REFUSED_MODULES = (
+    "gc", "inspect", "builtins", "types", "code", "codeop", "dis", "marshal", "pickle", "copyreg",
+    "weakref", "tracemalloc", "faulthandler", "atexit", "importlib", "pkgutil", "runpy", "site",
+    "zipimport", "sysconfig", "ctypes", "cffi", "mmap", "fcntl", "resource", "posix", "pty",
+    "termios", "_thread", "_io", "_posixsubprocess", "_ctypes", "_socket", "subprocess",
+    "multiprocessing", "concurrent", "socket", "ssl", "signal", "selectors", "select", "asyncio",
+    "ncverify_nki", "ncverify_trace",
 )
 
-# Any other module (torch, scipy, pytest, the kernel's test utilities): imported as an inert
-# placeholder, never loaded; calling into one while tracing is an error at that line (kernels
-# import such modules for their test harness, which does not run under the tracer).
+# The host's modules, which kernel files import for their test harness (nki-samples'
+# attention_kernels.py runs `import os; os.environ[...] = "1"` at module level, its
+# `__main__` blocks rename files): imported as inert placeholders, never loaded. Reading
+# attributes and setting items of one does nothing; calling into one, or iterating or searching
+# one (`"ncverify_nki" in sys.modules`), while the kernel is loaded or traced is tampering.
+HOST_MODULES = (
+    "os", "sys", "io", "pathlib", "shutil", "tempfile", "glob", "posixpath", "genericpath",
+    "threading", "platform", "contextvars", "traceback", "linecache", "string",
+)
+
+# Any other module (torch, scipy, pytest, logging, json, time, the kernel's test utilities):
+# imported as an inert placeholder, never loaded; calling into one while tracing is an error at
+# that line (kernels import such modules for their test harness, which does not run under the
+# tracer).
 
 # ----------------------------------------------------------------------------------- builtins
 

@@ -24,14 +24,17 @@ class Tamper(Exception):
 
 def module_kind(name):
     """How an import of module `name` is served: 'nki' (the stand-ins' facade), 'numpy', 'pure'
-    (a facade of an allowed standard module), 'forbidden', or 'other' (a local module when one
-    is found next to the kernel, else an inert placeholder)."""
+    (a facade of an allowed standard module), 'forbidden' (refused as tampering), 'host' (an
+    inert placeholder whose use is tampering), or 'other' (a local module when one is found next
+    to the kernel, else an inert placeholder)."""
     root = name.split(".")[0]
     if root in allowlist.NKI_PACKAGES:
         return "nki"
-    if root in allowlist.FORBIDDEN_MODULES or root.startswith("_") or \
+    if root in allowlist.REFUSED_MODULES or root.startswith("_") or \
             root.startswith("ncverify"):
         return "forbidden"
+    if root in allowlist.HOST_MODULES:
+        return "host"
     if name == "numpy":
         return "numpy"
     if name in allowlist.PURE_MODULES:
@@ -79,8 +82,8 @@ class _Checker(ast.NodeVisitor):
         kind = module_kind(name)
         if kind == "forbidden":
             self.fail(node, "imports %s: a kernel may import the NKI modules, numpy and pure "
-                            "standard modules (%s), not modules that reach the interpreter, the "
-                            "host or the tracer" % (name, ", ".join(sorted(
+                            "standard modules (%s), not modules that reach the interpreter's "
+                            "internals, the OS or the tracer" % (name, ", ".join(sorted(
                                 allowlist.PURE_MODULES))))
         if kind == "other":
             f = local_module_file(name, self.directory)
@@ -90,7 +93,7 @@ class _Checker(ast.NodeVisitor):
     def visit_Import(self, node):
         for alias in node.names:
             self._import(node, alias.name)
-            if module_kind(alias.name) != "other":
+            if module_kind(alias.name) in ("nki", "numpy", "pure"):
                 self.module_names.add((alias.asname or alias.name).split(".")[0])
         self.generic_visit(node)
 
@@ -108,7 +111,7 @@ class _Checker(ast.NodeVisitor):
             full = node.module + "." + alias.name
             if module_kind(node.module) == "other" and local_module_file(full, self.directory):
                 self.local_modules[full] = local_module_file(full, self.directory)
-            if module_kind(node.module) != "other":  # the stand-ins' and allowed modules' names
+            if module_kind(node.module) in ("nki", "numpy", "pure"):  # read-only names
                 self.module_names.add(alias.asname or alias.name)
         self.generic_visit(node)
 

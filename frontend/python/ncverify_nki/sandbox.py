@@ -99,31 +99,60 @@ def _numpy_names(np):
 
 
 class _Placeholder(types.ModuleType):
-    """A module the kernel imports that the kernel language does not serve (torch, scipy, its
-    test utilities): importing works, calling into it while tracing is an error at that line."""
+    """A module the kernel imports that the kernel language does not serve (torch, scipy, os,
+    its test utilities): importing works, calling into it while tracing is an error at that line
+    (tampering for the host's modules, allowlist.HOST_MODULES)."""
 
-    def __init__(self, name):
+    def __init__(self, name, host):
         super().__init__(name)
+        object.__setattr__(self, "_missing", _Missing(name, host))
 
     def __getattr__(self, attr):
         if attr.startswith("__"):
             raise AttributeError(attr)
-        return _Missing("%s.%s" % (self.__name__, attr))
+        return getattr(object.__getattribute__(self, "_missing"), attr)
+
+    def __setattr__(self, attr, value):
+        pass  # (a harness's module-level setting: nothing to do here)
 
 
 class _Missing:
-    def __init__(self, name):
-        self.name = name
+    """A name inside a placeholder module (os.environ, torch.float32, logging.INFO)."""
+
+    def __init__(self, name, host):
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "host", host)
 
     def __getattr__(self, attr):
         if attr.startswith("__"):
             raise AttributeError(attr)
-        return _Missing("%s.%s" % (object.__getattribute__(self, "name"), attr))
+        return _Missing("%s.%s" % (self.name, attr), self.host)
 
-    def __call__(self, *a, **k):
+    def __setattr__(self, attr, value):
+        pass
+
+    def __getitem__(self, key):
+        return _Missing("%s[...]" % self.name, self.host)
+
+    def __setitem__(self, key, value):
+        pass  # os.environ["NEURON_FRAMEWORK_DEBUG"] = "1": a setting for the real compiler
+
+    def _use(self, what):
+        if self.host:
+            tamper("%s %s: the host's modules are placeholders, and using one is out of the "
+                   "kernel language" % (what, self.name))
         raise errors.NkiError("%s is not available to the front end (its module is served as a "
                               "placeholder); a kernel may import it but not call it while "
-                              "tracing" % object.__getattribute__(self, "name"))
+                              "tracing" % self.name)
+
+    def __call__(self, *a, **k):
+        self._use("calls")
+
+    def __iter__(self):
+        self._use("iterates over")
+
+    def __contains__(self, item):
+        self._use("searches")
 
 
 class KernelModules:
@@ -202,10 +231,12 @@ class KernelModules:
         if kind == "forbidden":
             tamper("imports %s while running" % name)
         top = name.split(".")[0]
+        if kind == "host":
+            return _Placeholder(name if fromlist else top, True)
         if kind in ("nki", "numpy", "pure"):
             leaf = self.facades.get(name)
             if leaf is None:  # an NKI submodule the front end does not stand in for
-                leaf = _Placeholder(name)
+                leaf = _Placeholder(name, False)
             return leaf if fromlist else self.facades.get(top, leaf)
         if name in self.local_by_name:
             leaf = self._local(name)
@@ -219,7 +250,7 @@ class KernelModules:
             for f in fromlist:
                 if name + "." + f in self.local_by_name:
                     self._local(name + "." + f)
-        return _Placeholder(name if fromlist else top)
+        return _Placeholder(name if fromlist else top, False)
 
 
 def _checked_type(*args):
