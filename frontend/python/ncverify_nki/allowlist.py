@@ -158,8 +158,8 @@ HOST_MODULES = (
 # The builtins a kernel may call or name. Left out, with the reason: open, input, print's file=
 # (files and the terminal), exec, eval, compile, __import__ (code from strings and imports past
 # this list), globals, locals, vars, dir (namespaces: the way to the tracer's modules),
-# getattr/setattr/delattr with a computed name (kernel_language.py allows getattr and hasattr
-# with a constant public name), breakpoint, help, exit, quit, memoryview (raw buffers),
+# setattr/delattr (getattr and hasattr are served checked: no name starting with "_" and none of
+# FORBIDDEN_ATTRIBUTES; nki-samples' flash_fwd reads getattr(nl, config.lse_dtype)), breakpoint, help, exit, quit, memoryview (raw buffers),
 # classmethod/staticmethod are allowed (class bodies), object is allowed (a base class).
 BUILTINS = (
     "abs", "all", "any", "ascii", "bin", "bool", "bytearray", "bytes", "callable", "chr",

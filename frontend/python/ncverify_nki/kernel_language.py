@@ -149,11 +149,6 @@ class _Checker(ast.NodeVisitor):
         if name in allowlist.FORBIDDEN_BUILTINS and name not in self.bound:
             self.fail(node, "uses %s: code from strings, files, namespaces and attributes by "
                             "computed name are out of the kernel language" % name)
-        # (a call getattr(obj, 'name') marks its Name node before the node is visited)
-        if name == "getattr" and name not in self.bound and \
-                not getattr(node, "checked_call", False):
-            self.fail(node, "uses getattr other than getattr(obj, 'name'[, default]) with a "
-                            "constant public name: a computed attribute name cannot be checked")
 
     def visit_Call(self, node):
         f = node.func
@@ -164,12 +159,7 @@ class _Checker(ast.NodeVisitor):
                              name.value in allowlist.FORBIDDEN_ATTRIBUTES):
                 self.fail(node, "%s(..., %r): names starting with '_' and the interpreter's "
                                 "attributes are out of the kernel language" % (f.id, name.value))
-            if f.id == "getattr":
-                if not constant or node.keywords or len(node.args) > 3:
-                    self.fail(node, "getattr with a computed attribute name: only "
-                                    "getattr(obj, 'name'[, default]) with a constant name is "
-                                    "allowed")
-                f.checked_call = True
+            # (a computed name is checked when the call runs: sandbox._checked_getattr)
         if isinstance(f, ast.Attribute) and f.attr == "format":
             template = f.value
             if not (isinstance(template, ast.Constant) and isinstance(template.value, str)):
