@@ -92,7 +92,7 @@ void RunLimits::add_options(CLI::App* cmd) {
                   "Host memory a run may use (and the NKI tracer's address space); larger runs "
                   "are refused before allocating")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30))
-      ->each([](const std::string& v) { set_tracer_memory_mib(std::stoll(v)); })
+      ->each([](const std::string& v) { set_command_memory_mib(std::stoll(v)); })
       ->capture_default_str();
   cmd->add_option("--max-steps", max_steps,
                   "Loop iterations plus instruction instances a run may take; longer runs are "

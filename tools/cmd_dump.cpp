@@ -6,6 +6,7 @@
 
 #include "model/ir/printer.h"
 #include "tools/commands.h"
+#include "tools/input_file.h"
 #include "tools/kernel_source.h"
 
 namespace ncv::cli {
@@ -38,7 +39,7 @@ void register_dump(CLI::App& app, Action& action) {
       ->expected(1)
       ->take_all();
   opts->nki.add_options(cmd);
-  add_tracer_memory_option(cmd);
+  add_memory_budget_option(cmd);
   cmd->callback([opts, &action] { action = [opts] { return run_dump(*opts); }; });
 }
 

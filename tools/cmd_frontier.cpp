@@ -19,6 +19,7 @@
 #include "tools/cli_common.h"
 #include "tools/commands.h"
 #include "tools/generations.h"
+#include "tools/input_file.h"
 #include "tools/kernel_source.h"
 #include "tools/memory_table.h"
 #include "tools/progress.h"
@@ -214,7 +215,7 @@ void register_frontier(CLI::App& app, Action& action) {
                   "Registered kernel name, .nkir file or NKI kernel FILE.py:FUNCTION")
       ->required();
   opts->nki.add_options(cmd);
-  add_tracer_memory_option(cmd);
+  add_memory_budget_option(cmd);
   cmd->add_option("--param,-p", opts->assignments,
                   "NAME=VALUE: a fixed param or build option (repeatable); options not given are "
                   "all tried, params not given take their least value");

@@ -9,6 +9,7 @@
 #include "frontend/nki_trace.h"
 #include "model/ir/printer.h"
 #include "tools/commands.h"
+#include "tools/input_file.h"
 #include "tools/kernel_source.h"
 #include "tools/output_file.h"
 
@@ -54,7 +55,7 @@ void register_import(CLI::App& app, Action& action) {
       ->expected(1)
       ->take_all();
   opts->nki.add_options(cmd);
-  add_tracer_memory_option(cmd);
+  add_memory_budget_option(cmd);
   cmd->add_option("-o,--out", opts->out, "Write the program here instead of standard output");
   cmd->add_flag("--force", opts->force, "Replace an existing -o file");
   cmd->callback([opts, &action] { action = [opts] { return run_import(*opts); }; });

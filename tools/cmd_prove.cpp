@@ -17,8 +17,9 @@
 #include "solver/prove.h"
 #include "tools/cli_common.h"
 #include "tools/commands.h"
-#include "tools/kernel_source.h"
 #include "tools/generations.h"
+#include "tools/input_file.h"
+#include "tools/kernel_source.h"
 #include "tools/progress.h"
 #include "tools/solver_programs.h"
 
@@ -230,7 +231,7 @@ void register_prove(CLI::App& app, Action& action) {
       ->expected(1)
       ->take_all();
   opts->nki.add_options(cmd);
-  add_tracer_memory_option(cmd);
+  add_memory_budget_option(cmd);
   cmd->add_flag("--all", opts->all, "Every registered kernel, every option combination");
   cmd->add_option("--gen", opts->gen,
                   "Generation whose rules and capacity apply, or all (default trn1, or the "

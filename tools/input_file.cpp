@@ -17,8 +17,8 @@ namespace ncv::cli {
 namespace {
 
 int64_t g_max_input_mib = kDefaultMaxInputMib;
-const int64_t kDefaultTracerMemoryMib = RunOptions{}.memory_budget_bytes >> 20;
-int64_t g_tracer_memory_mib = kDefaultTracerMemoryMib;
+const int64_t kDefaultCommandMemoryMib = RunOptions{}.memory_budget_bytes >> 20;
+int64_t g_command_memory_mib = kDefaultCommandMemoryMib;
 
 std::string kind_of(mode_t mode) {
   if (S_ISDIR(mode)) return "a directory";
@@ -47,7 +47,7 @@ std::string mib_text(int64_t bytes) {
 
 void add_input_limit_option(CLI::App& app) {
   g_max_input_mib = kDefaultMaxInputMib;  // a fresh app starts from the defaults
-  g_tracer_memory_mib = kDefaultTracerMemoryMib;
+  g_command_memory_mib = kDefaultCommandMemoryMib;
   app.add_option("--max-input-mib", g_max_input_mib,
                  "Largest input file (.nkir, SPEC.json, calibration data) read, in MiB")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
@@ -58,12 +58,21 @@ int64_t max_input_bytes() {
   return g_max_input_mib << 20;
 }
 
-int64_t tracer_memory_mib() {
-  return g_tracer_memory_mib;
+int64_t command_memory_mib() {
+  return g_command_memory_mib;
 }
 
-void set_tracer_memory_mib(int64_t mib) {
-  g_tracer_memory_mib = mib;
+void set_command_memory_mib(int64_t mib) {
+  g_command_memory_mib = mib;
+}
+
+void add_memory_budget_option(CLI::App* cmd) {
+  cmd->add_option_function<int64_t>(
+         "--memory-budget-mib", [](const int64_t& mib) { set_command_memory_mib(mib); },
+         "Host memory the command may use (the NKI tracer's address space, a program's parse), "
+         "in MiB (default " +
+             std::to_string(command_memory_mib()) + ")")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
 }
 
 std::string read_input_file(const std::string& path) {

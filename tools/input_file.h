@@ -20,10 +20,16 @@ inline constexpr int64_t kDefaultMaxInputMib = 64;
 void add_input_limit_option(CLI::App& app);
 int64_t max_input_bytes();
 
-// The address space of the NKI tracer (frontend/): the command's --memory-budget-mib when it has
-// one (RunLimits records it here as it is parsed), else RunOptions' default budget.
-int64_t tracer_memory_mib();
-void set_tracer_memory_mib(int64_t mib);
+// The command's memory budget: its --memory-budget-mib (RunLimits, or add_memory_budget_option
+// for commands that run no kernel, records it here as it is parsed), else RunOptions' default.
+// It bounds a run's host memory, the NKI tracer's address space and a program's parse
+// (parse_program_within_budget).
+int64_t command_memory_mib();
+void set_command_memory_mib(int64_t mib);
+
+// --memory-budget-mib for a command that reads or traces programs but runs none (import, dump,
+// prove, frontier).
+void add_memory_budget_option(CLI::App* cmd);
 
 // The whole file, refused (UsageError) when it is not a regular file, is larger than
 // max_input_bytes() or holds a NUL byte.

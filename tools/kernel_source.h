@@ -19,11 +19,6 @@ namespace ncv::cli {
 
 // The flags only an NKI Python kernel (FILE.py:FUNCTION, traced by frontend/) takes: each tensor
 // argument's dtype and optional concrete shape, names for its dims, the launch grid.
-// --memory-budget-mib for a command that traces FILE.py kernels but runs none (import, dump,
-// prove, frontier): the NKI tracer's address space (commands that run kernels set it through
-// RunLimits' flag of the same name).
-void add_tracer_memory_option(CLI::App* cmd);
-
 struct NkiFlags {
   std::vector<std::string> inputs;  // --input NAME=DTYPE[d0,d1,...]
   std::vector<std::string> shapes;  // --shape NAME=a,b,...

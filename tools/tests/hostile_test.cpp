@@ -217,6 +217,25 @@ TEST(Hostile, ARunOverItsMemoryBudgetIsRefusedNamingTheFlag) {
   }
 }
 
+// A program too large to parse within the budget (a small kernel unrolled into millions of
+// statements) is refused before parsing, naming the flag, by every command that reads one.
+TEST(Hostile, AProgramTooLargeToParseIsRefusedBeforeParsing) {
+  std::string text =
+      "kernel big\ninput a : hbm fp32 [128, 64]\noutput out : hbm fp32 [128, 64]\n"
+      "buffer t : sbuf fp32 [128, 64]\n";
+  for (int i = 0; i < 20000; ++i) text += "memset t[:, :], value=0\n";
+  text += "dma_copy out[:, :], t[:, :]\n";
+  const std::string file = write_temp("unrolled.nkir", text);
+  for (const char* cmd : {"dump", "run", "prove"}) {
+    expect_exit(run_cli({cmd, file, "--memory-budget-mib", "8"}), 2,
+                {"lines needs about", "--memory-budget-mib"});
+  }
+  // Control: the same program within the default budget.
+  const CliResult ok = run_cli({"dump", file});
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_NE(ok.out.find("kernel big"), std::string::npos);
+}
+
 TEST(Hostile, ABenchTraceOverItsMemoryLimitIsRefused) {
   expect_exit(run_cli({"bench", "sd_attention", "--param", "seqlen=4096", "--param", "d_head=64",
                        "--max-trace-mib", "1"}),
