@@ -134,9 +134,11 @@ class _Checker(ast.NodeVisitor):
 
     @staticmethod
     def _super_dunder(node):
-        # super().__init__(...) in a config class's constructor
+        # super().__init__(...) in a config class's constructor (the zero-argument form only: it
+        # names the class being defined, never one of the stand-ins')
         return node.attr in ("__init__", "__post_init__") and isinstance(node.value, ast.Call) \
-            and isinstance(node.value.func, ast.Name) and node.value.func.id == "super"
+            and isinstance(node.value.func, ast.Name) and node.value.func.id == "super" and \
+            not node.value.args and not node.value.keywords
 
     # -------------------------------------------------------------------- names
     def visit_Name(self, node):
