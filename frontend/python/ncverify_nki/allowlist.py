@@ -44,30 +44,35 @@ PURE_MODULES = {
     # Copies of config objects.
     "copy": ("copy", "deepcopy"),
     # Arithmetic as functions (nki-samples' attention.py: reduce(operator.mul, shape)); without
-    # attrgetter and methodcaller, which read attributes by a computed name.
+    # attrgetter and methodcaller (PURE_REFUSED).
     "operator": ("add", "sub", "mul", "truediv", "floordiv", "mod", "neg", "pos", "abs",
                  "pow", "eq", "ne", "lt", "le", "gt", "ge", "and_", "or_", "xor", "not_",
                  "index", "itemgetter", "iadd", "imul", "matmul"),
 }
 
 # numpy: kernels name dtypes (np.float32), pass ufuncs as ALU ops (nisa.tensor_scalar(op0=np.add)),
-# and compute constants (np.sqrt, np.finfo). Every public ufunc, every scalar type and the names
-# below; never its submodules (np.lib.stride_tricks.as_strided reads and writes raw memory,
-# np.ctypeslib reaches ctypes) nor what reads or writes files (np.load, np.save*, np.fromfile,
-# np.memmap, np.loadtxt, np.genfromtxt, np.DataSource) or raw buffers (np.frombuffer).
-NUMPY_NAMES = (
-    "pi", "e", "inf", "nan", "newaxis", "euler_gamma",
-    "dtype", "finfo", "iinfo", "ndarray", "generic", "number", "integer", "floating",
-    "array", "asarray", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
-    "full_like", "empty_like", "arange", "linspace", "eye", "identity", "tri", "tril", "triu",
-    "sum", "prod", "mean", "max", "min", "amax", "amin", "argmax", "argmin", "all", "any",
-    "where", "clip", "dot", "matmul", "einsum", "transpose", "reshape", "concatenate", "stack",
-    "broadcast_to", "expand_dims", "squeeze", "allclose", "isclose", "array_equal", "round",
-    "around", "prod", "cumsum", "ravel", "repeat", "tile", "swapaxes", "moveaxis", "shape",
-    "ndim", "size", "result_type", "promote_types", "can_cast", "issubdtype", "isscalar",
-    "float_", "int_", "bool_", "longlong", "ulonglong", "intc", "uintc", "half", "single",
-    "double", "longdouble",
+# and compute constants (np.sqrt, np.finfo, np.random in a module-level test tensor). Every public
+# name but the submodules and the names below, which read or write files (np.load, np.save*,
+# np.fromfile, np.memmap, np.loadtxt, np.genfromtxt, np.DataSource, np.fromregex) or reach raw
+# memory (np.frombuffer, np.from_dlpack; np.lib.stride_tricks.as_strided reads and writes any
+# address, np.ctypeslib reaches ctypes). Using one is tampering.
+NUMPY_REFUSED = (
+    "load", "save", "savez", "savez_compressed", "savetxt", "loadtxt", "genfromtxt", "fromfile",
+    "fromregex", "memmap", "DataSource", "frombuffer", "from_dlpack", "recfromcsv", "recfromtxt",
+    "lib", "ctypeslib", "core", "compat", "testing", "f2py", "distutils", "char", "rec", "ma",
+    "matrixlib", "emath", "version", "polynomial", "add_newdoc", "deprecate", "info", "source",
+    "who", "lookfor", "show_config", "get_include", "byte_bounds", "seterrcall",
 )
+# numpy's pure submodules, served as facades of their public functions.
+NUMPY_SUBMODULES = ("random", "linalg", "fft", "math")
+
+# Names of the pure modules whose use is tampering (any other unlisted name is merely not
+# served): operator.attrgetter and methodcaller read attributes by a computed name;
+# typing.get_type_hints evaluates annotation strings as code.
+PURE_REFUSED = {
+    "operator": ("attrgetter", "methodcaller"),
+    "typing": ("get_type_hints", "ForwardRef"),
+}
 
 # The names of the NKI stand-ins a kernel may use: the documented API of each module (the NKI API
 # reference's nki.language, nki.isa, nki.compiler, nki.typing pages, and neuronxcc.nki's

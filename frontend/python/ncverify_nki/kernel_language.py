@@ -35,7 +35,8 @@ def module_kind(name):
         return "forbidden"
     if root in allowlist.HOST_MODULES:
         return "host"
-    if name == "numpy":
+    if name == "numpy" or (name.startswith("numpy.") and
+                           name.split(".", 1)[1] in allowlist.NUMPY_SUBMODULES):
         return "numpy"
     if name in allowlist.PURE_MODULES:
         return "pure"

@@ -55,22 +55,32 @@ def _made_by_kernel(frame):
 
 
 class Facade(types.ModuleType):
-    """A read-only module holding only the listed names of the module it stands for."""
+    """A read-only module holding only the listed names of the module it stands for. Reaching a
+    `refused` name of it (None: any other name the module has, the stand-ins' internals) is
+    tampering; any other unlisted name is merely not served."""
 
-    def __init__(self, name, source, names):
+    def __init__(self, name, source, names, refused=None):
         super().__init__(name)
         object.__setattr__(self, "_source", source)
+        object.__setattr__(self, "_refused", refused)
         for n in names:
             if hasattr(source, n):
                 object.__setattr__(self, n, getattr(source, n))
-        object.__setattr__(self, "__all__", [n for n in names if hasattr(source, n)])
+        self.publish()
+
+    def publish(self):
+        """`__all__` (what `from M import *` takes): every name set so far."""
+        names = [n for n in vars(self) if not n.startswith("_")]
+        object.__setattr__(self, "__all__", names)
 
     def __getattr__(self, attr):
         source = object.__getattribute__(self, "_source")
-        if not attr.startswith("__") and hasattr(source, attr):
-            tamper("%s.%s is outside the kernel language (allowlist.py: not part of the API a "
-                   "kernel may use)" % (self.__name__, attr))
-        raise AttributeError("module %s has no attribute %s" % (self.__name__, attr))
+        refused = object.__getattribute__(self, "_refused")
+        if not attr.startswith("__") and hasattr(source, attr) and \
+                (refused is None or attr in refused):
+            tamper("%s.%s is outside the kernel language (allowlist.py)" % (self.__name__, attr))
+        raise AttributeError("%s has no %s the kernel language serves (allowlist.py)" %
+                             (self.__name__, attr))
 
     def __setattr__(self, attr, value):
         tamper("sets %s.%s: the modules a kernel imports are read-only" % (self.__name__, attr))
@@ -88,14 +98,14 @@ def _public_values(module):
                  if not n.startswith("_") and not isinstance(v, types.ModuleType))
 
 
-def _numpy_names(np):
-    names = set(allowlist.NUMPY_NAMES)
-    for n, v in vars(np).items():
-        if n.startswith("_"):
-            continue
-        if isinstance(v, np.ufunc) or (isinstance(v, type) and issubclass(v, np.generic)):
-            names.add(n)
-    return tuple(sorted(names))
+def _numpy_facade(np):
+    fac = Facade("numpy", np, [n for n in _public_values(np) if n not in allowlist.NUMPY_REFUSED],
+                 allowlist.NUMPY_REFUSED)
+    for sub in allowlist.NUMPY_SUBMODULES:
+        module = getattr(np, sub)
+        object.__setattr__(fac, sub, Facade("numpy." + sub, module, _public_values(module), ()))
+    fac.publish()
+    return fac
 
 
 class _Placeholder(types.ModuleType):
@@ -182,18 +192,23 @@ class KernelModules:
                 value = sub if sub is not None else getattr(sys.modules[name], n, None)
                 if value is not None or hasattr(sys.modules[name], n):
                     object.__setattr__(fac, n, value)
+            fac.publish()
         for alias, target in allowlist.NKI_ALIASES.items():
             fac = Facade(alias, sys.modules[target], ())
             for n in allowlist.NKI_API[target]:
                 if hasattr(self.facades[target], n):
                     object.__setattr__(fac, n, getattr(self.facades[target], n))
+            fac.publish()
             self.facades[alias] = fac
             for sub in ("language", "isa", "compiler", "typing"):
                 self.facades[alias + "." + sub] = self.facades[target + "." + sub]
-        self.facades["numpy"] = Facade("numpy", numpy, _numpy_names(numpy))
+        self.facades["numpy"] = _numpy_facade(numpy)
+        for sub in allowlist.NUMPY_SUBMODULES:
+            self.facades["numpy." + sub] = getattr(self.facades["numpy"], sub)
         for name, names in allowlist.PURE_MODULES.items():
             real = __import__(name)
-            self.facades[name] = Facade(name, real, names or _public_values(real))
+            self.facades[name] = Facade(name, real, names or _public_values(real),
+                                        allowlist.PURE_REFUSED.get(name, ()))
         self.builtins = self._builtins(extra_builtins)
 
     def _builtins(self, extra):
