@@ -125,6 +125,8 @@ const Attack kAttacks[] = {
     {"facade_from_import", "", "from neuronxcc.nki.language import rules", "outside the kernel"},
     {"numpy_save", "", "np.save('../victim.npy', np.zeros(3))", "outside the kernel"},
     {"numpy_lib", "", "st = np.lib", "outside the kernel"},
+    // A private name of an NKI module may be named (the SDK's own), not the stand-in's own.
+    {"nki_private_internal", "", "e = nisa._eng", "outside the kernel language"},
     {"dtype_rename", "", "nl.float32.name = 'bfloat16'", "writes attribute name"},
     {"dtype_alias_rename", "", "d = nl.float32\nd.name = 'bfloat16'", "sets attribute name"},
     {"class_alias_write", "", "p = nl.par_dim\np.size = 1", "sets attribute size"},
@@ -228,8 +230,9 @@ TEST(TamperControl, HarnessSettingsOfTheHostAreInert) {
   const fs::path folder = temp_dir() / "tamper_harness";
   fs::create_directories(folder);
   const Attack a{"harness",
-                 "import os\nimport logging\nos.environ['NEURON_FRAMEWORK_DEBUG'] = '1'\n"
-                 "LEVEL = logging.INFO",
+                 "import os\nimport logging\nimport unittest\n"
+                 "os.environ['NEURON_FRAMEWORK_DEBUG'] = '1'\nLEVEL = logging.INFO\n"
+                 "class Harness(unittest.TestCase):\n    pass",
                  "", ""};
   std::ofstream(folder / "cand.py") << with_attack(a);
   const CliResult r = run_cli({"import", (folder / "cand.py").string() + ":sd_attention"}, folder);

@@ -54,6 +54,11 @@ def _made_by_kernel(frame):
 # ------------------------------------------------------------------------------------ facades
 
 
+# What each facade stands for, kept out of the facade itself (an attribute of it would be one
+# attribute read away from the stand-ins' internals): id(facade) -> (module, refused names).
+_facade_sources = {}
+
+
 class Facade(types.ModuleType):
     """A read-only module holding only the listed names of the module it stands for. Reaching a
     `refused` name of it (None: any other name the module has, the stand-ins' internals) is
@@ -61,8 +66,7 @@ class Facade(types.ModuleType):
 
     def __init__(self, name, source, names, refused=None):
         super().__init__(name)
-        object.__setattr__(self, "_source", source)
-        object.__setattr__(self, "_refused", refused)
+        _facade_sources[id(self)] = (source, refused)
         for n in names:
             if hasattr(source, n):
                 object.__setattr__(self, n, getattr(source, n))
@@ -74,8 +78,7 @@ class Facade(types.ModuleType):
         object.__setattr__(self, "__all__", names)
 
     def __getattr__(self, attr):
-        source = object.__getattribute__(self, "_source")
-        refused = object.__getattribute__(self, "_refused")
+        source, refused = _facade_sources[id(self)]
         if not attr.startswith("__") and hasattr(source, attr) and \
                 (refused is None or attr in refused):
             tamper("%s.%s is outside the kernel language (allowlist.py)" % (self.__name__, attr))
@@ -158,6 +161,10 @@ class _Missing:
     def __call__(self, *a, **k):
         self._use("calls")
 
+    def __mro_entries__(self, bases):
+        # `class T(unittest.TestCase)`: a test harness's class, which tracing never uses
+        return (object,)
+
     def __iter__(self):
         self._use("iterates over")
 
@@ -230,6 +237,19 @@ class KernelModules:
         _, source, tree = self.checked[path]
         exec(compile(tree, path, "exec"), module.__dict__)  # noqa: S102 (checked source)
 
+    def _nki_placeholder(self, name):
+        """A placeholder for an NKI submodule the front end does not stand in for
+        (neuronxcc.nki.nccl, neuronxcc.nki._private.private_api), hung on its parent so that
+        `import neuronxcc.nki.nccl as nccl` finds it by attribute."""
+        parts = name.split(".")
+        for k in range(2, len(parts) + 1):
+            prefix = ".".join(parts[:k])
+            if prefix not in self.facades:
+                self.facades[prefix] = _Placeholder(prefix, False)
+                object.__setattr__(self.facades[".".join(parts[:k - 1])], parts[k - 1],
+                                   self.facades[prefix])
+        return self.facades[name]
+
     def _local(self, name):
         if name in self.loaded:
             return self.loaded[name]
@@ -250,7 +270,9 @@ class KernelModules:
             return _Placeholder(name if fromlist else top, True)
         if kind in ("nki", "numpy", "pure"):
             leaf = self.facades.get(name)
-            if leaf is None:  # an NKI submodule the front end does not stand in for
+            if leaf is None and kind == "nki":
+                leaf = self._nki_placeholder(name)
+            elif leaf is None:
                 leaf = _Placeholder(name, False)
             return leaf if fromlist else self.facades.get(top, leaf)
         if name in self.local_by_name:
