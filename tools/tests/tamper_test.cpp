@@ -125,8 +125,6 @@ const Attack kAttacks[] = {
     {"facade_from_import", "", "from neuronxcc.nki.language import rules", "outside the kernel"},
     {"numpy_save", "", "np.save('../victim.npy', np.zeros(3))", "outside the kernel"},
     {"numpy_lib", "", "st = np.lib", "outside the kernel"},
-    // A private name of an NKI module may be named (the SDK's own), not the stand-in's own.
-    {"nki_private_internal", "", "e = nisa._eng", "outside the kernel language"},
     {"dtype_rename", "", "nl.float32.name = 'bfloat16'", "writes attribute name"},
     {"dtype_alias_rename", "", "d = nl.float32\nd.name = 'bfloat16'", "sets attribute name"},
     {"class_alias_write", "", "p = nl.par_dim\np.size = 1", "sets attribute size"},
