@@ -240,6 +240,23 @@ TEST(TamperControl, HarnessSettingsOfTheHostAreInert) {
   EXPECT_EQ(r.exit_code, 0) << describe(r);
 }
 
+// Every command that traces a kernel refuses a tampering one with exit 2 naming its line.
+TEST(TamperControl, EveryTracingCommandExitsTwoNamingTheLine) {
+  const fs::path folder = temp_dir() / "tamper_commands";
+  fs::create_directories(folder);
+  std::ofstream(folder / "cand.py") << with_attack({"gc", "", "import gc", ""});
+  const std::string target = (folder / "cand.py").string() + ":sd_attention";
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"check", target, "--like", "sd_attention"},
+        std::vector<std::string>{"equiv", "sd_attention", target, "--like", "sd_attention"},
+        std::vector<std::string>{"prove", target}, std::vector<std::string>{"bench", target},
+        std::vector<std::string>{"dump", target}}) {
+    const CliResult r = run_cli(args, folder);
+    EXPECT_EQ(r.exit_code, 2) << args[0] << "\n" << describe(r);
+    EXPECT_NE(r.err.find("cand.py:57: tamper: imports gc"), std::string::npos) << r.err;
+  }
+}
+
 // Parameters are data: a --param that is code is refused (exit 2) without running it.
 TEST(TamperControl, ParamsAreDataNeverCode) {
   const fs::path folder = temp_dir() / "tamper_param";
