@@ -116,6 +116,8 @@ const Attack kAttacks[] = {
     {"frame_back", "def gen():\n    yield 1", "f = gen().gi_frame.f_back", "f_back"},
     {"format_attr", "", "s = '{0.__class__}'.format(q)", "format"},
     {"private_attr", "", "v = q._view", "_view"},
+    {"match_private_attr", "", "match q:\n    case object(_view=v):\n        pass",
+     "class pattern reads attribute _view"},
     {"module_attr_write", "", "nisa.nc_matmul = lambda **kw: None", "writes attribute"},
     {"module_attr_delete", "", "del nl.exp", "writes attribute"},
     {"tofile", "", "import numpy\nnumpy.zeros(3).tofile('../victim')", "tofile"},

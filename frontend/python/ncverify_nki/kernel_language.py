@@ -154,6 +154,15 @@ class _Checker(ast.NodeVisitor):
             and isinstance(node.value.func, ast.Name) and node.value.func.id == "super" and \
             not node.value.args and not node.value.keywords
 
+    def visit_MatchClass(self, node):
+        # `case object(_view=v)` reads the attribute `_view` without an attribute expression
+        for attr in node.kwd_attrs:
+            if attr.startswith("_") or attr in allowlist.FORBIDDEN_ATTRIBUTES:
+                self.fail(node, "a class pattern reads attribute %s: names starting with '_' and "
+                                "the interpreter's attributes are out of the kernel language" %
+                          attr)
+        self.generic_visit(node)
+
     # -------------------------------------------------------------------- names
     def visit_Name(self, node):
         name = node.id
