@@ -201,21 +201,32 @@ namespace {
 class AllocationProver {
  public:
   AllocationProver(const Program& p, const ProveOptions& o)
-      : p_(p), hw_(hw_of(o)), alloc_(allocate(p, hw_)), scopes_(p), z_(p, o) {}
+      : p_(p),
+        hw_(hw_of(o)),
+        alloc_(allocate(p, hw_)),
+        scopes_(p),
+        z_(p, o),
+        cutoff_(ObligationClass::allocation, "capacity rules and buffer checks", o) {}
 
   std::vector<Obligation> run() {
-    for (const CapacityRule& r : capacity_rules(p_, alloc_, hw_)) capacity(r);
+    for (const CapacityRule& r : capacity_rules(p_, alloc_, hw_)) {
+      if (!cutoff_.skip()) capacity(r);
+    }
     for (const Tensor& x : p_.tensors) {
       if (!explicit_buffer(x)) continue;
       for (const Tensor& y : p_.tensors) {
         // Pairs of two explicit placements are checked once.
         const bool checked = explicit_buffer(y) && y.id < x.id;
-        if (y.id != x.id && !checked && on_chip_buffer(y) && y.memory == x.memory) overlap(x, y);
+        if (y.id != x.id && !checked && on_chip_buffer(y) && y.memory == x.memory &&
+            !cutoff_.skip()) {
+          overlap(x, y);
+        }
       }
     }
     for (const Tensor& t : p_.tensors) {
-      if (on_chip_buffer(t) && t.bufs > 1) copies(t);
+      if (on_chip_buffer(t) && t.bufs > 1 && !cutoff_.skip()) copies(t);
     }
+    cutoff_.report(out_);
     return std::move(out_);
   }
 
@@ -375,6 +386,7 @@ class AllocationProver {
   Allocation alloc_;
   Scopes scopes_;
   ProgramSolver z_;
+  BudgetCutoff cutoff_;
   std::vector<Obligation> out_;
 };
 

@@ -1,0 +1,98 @@
+// The hostile-input suite, continued (label `hostile`): inputs that are legal in form but break an
+// assumption about size or range: a program too long to prove, a shape param that makes the
+// program ill-formed where a command would assume it is not, measured data far outside what a
+// measurement can be, and placements and grids past the model's limits. Each runs the built
+// binary as a user would and asserts the exit code and that the message names what, where and
+// why (hostile_test.cpp has the rest of the suite and its conventions).
+#include <chrono>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tools/tests/cli_test_support.h"
+
+namespace ncv::cli_test {
+namespace {
+
+// Exit code `code` and every piece of `needles` in stderr.
+void expect_exit(const CliResult& r, int code, const std::vector<std::string>& needles) {
+  EXPECT_EQ(r.exit_code, code) << describe(r);
+  for (const std::string& n : needles) {
+    EXPECT_NE(r.err.find(n), std::string::npos) << "missing '" << n << "'\n" << describe(r);
+  }
+}
+
+// run_cli, and the wall-clock seconds it took.
+CliResult run_timed(const std::vector<std::string>& args, double& seconds) {
+  const auto t0 = std::chrono::steady_clock::now();
+  CliResult r = run_cli(args);
+  seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+// A straight-line program of `n` instructions whose proof needs Z3 (a symbolic width N): each
+// copies one column into a tile, so every obligation is small and the proof stays fast.
+std::string copies_program(int n) {
+  std::string text =
+      "kernel long_copies\nparam N in [64, 4096]\ninput x : hbm fp32 [128, N]\n"
+      "output y : hbm fp32 [128, N]\nbuffer t : sbuf fp32 [128, 64]\n";
+  for (int i = 0; i < n; ++i) {
+    const std::string k = std::to_string(i % 64);
+    text += "dma_copy t[:, " + k + ":+1], x[:, N - " + std::to_string(i % 64 + 1) + ":+1]\n";
+  }
+  return text + "dma_copy y[:, 0:+64], t[:, :]\n";
+}
+
+// A chain of `n` updates of one tile: every read's initialization obligation weighs every
+// earlier write, so the proof grows quadratically (5,000 instructions took 77 s).
+std::string chain_program(int n) {
+  std::string text =
+      "kernel long_chain\ninput x : hbm fp32 [128, 64]\noutput y : hbm fp32 [128, 64]\n"
+      "buffer t : sbuf fp32 [128, 64]\ndma_copy t[:, :], x[:, :]\n";
+  for (int i = 0; i < n; ++i) text += "tensor_scalar t[:, :], t[:, :], op0=add, operand0=1\n";
+  return text + "dma_copy y[:, :], t[:, :]\n";
+}
+
+// --- 1. prove: the process ends with its verdict, and keeps a budget -------------------------
+
+TEST(HostileLimits, ProveOfALongProgramExitsAsSoonAsItHasPrintedItsVerdict) {
+  // Before the fix the Z3 context was destroyed at exit: on this file the verdict came after
+  // ~2 s and the process ended ~12 s later (Z3_del_context). The margin is that wide on purpose.
+  const std::string file = write_temp("long_copies.nkir", copies_program(8000)).string();
+  double wall = 0;
+  const CliResult r = run_timed({"prove", file, "--json"}, wall);
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j.at("pass").get<bool>()) << r.out;
+  const double proving = j.at("seconds").get<double>();
+  EXPECT_LT(wall - proving, 3.0) << "proved in " << proving << " s, exited after " << wall << " s";
+}
+
+TEST(HostileLimits, ProveKeepsItsBudgetOnAProgramTooLongToProveInIt) {
+  const std::string file = write_temp("long_chain.nkir", chain_program(20000)).string();
+  const CliResult text = run_cli({"prove", file, "--budget-s", "1"});
+  EXPECT_EQ(text.exit_code, 1) << describe(text);
+  EXPECT_NE(text.out.find("\nNOT PROVED\n"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("\nPROVED\n"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("NOT PROVED for lack of time: the budget of 1.00 s per program ran out "
+                          "(--budget-s raises it)"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("[initialization] not examined"), std::string::npos) << text.out;
+  // The budget holds: the JSON's own accounting, within one obligation's work of it.
+  const CliResult json = run_cli({"prove", file, "--budget-s", "1", "--json"});
+  ASSERT_EQ(json.exit_code, 1) << describe(json);
+  const nlohmann::json j = nlohmann::json::parse(json.out);
+  EXPECT_FALSE(j.at("pass").get<bool>());
+  EXPECT_LT(j.at("seconds").get<double>(), 4.0) << json.out.substr(0, 2000);
+  EXPECT_GT(j.at("total").at("initialization").at("out_of_budget").get<int>(), 0);
+  EXPECT_TRUE(j.at("programs").at(0).contains("out_of_budget"));
+  // A budget that cannot be kept is refused.
+  for (const char* bad : {"0", "-1", "nan", "inf"}) {
+    expect_exit(run_cli({"prove", file, "--budget-s", bad}), 2, {"--budget-s"});
+  }
+}
+
+}  // namespace
+}  // namespace ncv::cli_test
