@@ -185,14 +185,27 @@ std::vector<CapacityRule> capacity_rules(const Program& p, const Allocation& a,
 
 std::string describe_violation(const CapacityRule& r,
                                const std::function<int64_t(const Expr&)>& value) {
+  // A side beyond int64 (EvalError from eval, z3::exception from a model's numeral) is named as
+  // such: a placement at 2^63 - 1 plus its bytes is past every capacity, not a crash.
+  const auto value_of = [&](const Expr& e) -> std::optional<int64_t> {
+    try {
+      return value(e);
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+  };
+  const auto text = [](const std::optional<int64_t>& v) {
+    return v ? std::to_string(*v) : std::string("beyond int64");
+  };
   std::string out;
   for (const CapacityBound& b : r.bounds) {
-    const int64_t lhs = value(b.lhs), rhs = value(b.rhs);
-    if (lhs <= rhs) continue;
+    const std::optional<int64_t> lhs = value_of(b.lhs), rhs = value_of(b.rhs);
+    if (lhs && rhs && *lhs <= *rhs) continue;
     if (!out.empty()) out += "; ";
-    out += b.lhs_what + " " + std::to_string(lhs) + " > " + b.rhs_what + " " + std::to_string(rhs);
+    out +=
+        b.lhs_what + " " + text(lhs) + (lhs && rhs ? " > " : " vs ") + b.rhs_what + " " + text(rhs);
   }
-  if (r.copy) out += " (copy " + std::to_string(value(*r.copy)) + ")";
+  if (r.copy) out += " (copy " + text(value_of(*r.copy)) + ")";
   return r.subject + ": " + out;
 }
 

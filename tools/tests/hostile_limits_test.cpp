@@ -94,5 +94,74 @@ TEST(HostileLimits, ProveKeepsItsBudgetOnAProgramTooLongToProveInIt) {
   }
 }
 
+// --- 2. frontier: fixed params the program cannot run at are refused -----------------------
+
+// d_head's declared domain is all of int64, so only the program's own shapes say which values run.
+const std::string kWideDomain =
+    "kernel wide\nparam seqlen in [128, 4096] multiple_of 128\n"
+    "param d_head in [-9223372036854775808, 9223372036854775807]\n"
+    "input q : hbm fp32 [seqlen, d_head]\noutput out : hbm fp32 [seqlen, d_head]\n"
+    "for i in affine_range(seqlen // 128) {\n  buffer t : sbuf fp32 [128, d_head]\n"
+    "  dma_copy t[:, :], q[i * 128:+128, :]\n  dma_copy out[i * 128:+128, :], t[:, :]\n}\n";
+
+TEST(HostileLimits, FrontierRefusesFixedParamsAtWhichTheProgramCannotRun) {
+  const std::string file = write_temp("wide_domain.nkir", kWideDomain).string();
+  const auto frontier = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args{"frontier", file, "--gen", "trn1"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_cli(args);
+  };
+  // Before the fix each of these answered "everything searched fits" (exit 0): a dimension below
+  // 1 was assumed away, so no value of seqlen was even considered.
+  for (const std::string v : {"-9223372036854775808", "-1", "0"}) {
+    const CliResult r = frontier({"--param", "d_head=" + v});
+    expect_exit(r, 2,
+                {"--param d_head=" + v, "tensor 'q' dimension 1 (d_head)", "below 1",
+                 "allowed: d_head in [1, 9223372036854775807]"});
+    EXPECT_EQ(r.out.find("everything searched fits"), std::string::npos) << describe(r);
+  }
+  // Not given: its least declared value, said so.
+  expect_exit(frontier({}), 2,
+              {"d_head=-9223372036854775808 (not given: its least declared value)", "below 1"});
+  // Bytes beyond int64 where the search starts.
+  expect_exit(frontier({"--param", "d_head=2305843009213693952"}), 2,
+              {"--param d_head=2305843009213693952", "bytes of tensor 'q'", "int64", "seqlen=128"});
+  // A dimension that is an expression: the constraint is named.
+  std::string offset = kWideDomain;
+  offset.replace(offset.find("[128, d_head]"), 13, "[128, d_head - 3]");
+  expect_exit(run_cli({"frontier", write_temp("offset_dim.nkir", offset).string(), "--param",
+                       "d_head=3", "--gen", "trn1"}),
+              2, {"--param d_head=3", "tensor 't'", "the value 0", "with d_head + -3 >= 1"});
+  const CliResult ok = frontier({"--param", "d_head=64"});
+  EXPECT_EQ(ok.exit_code, 0) << describe(ok);
+  // The searched param's own values: one where a dimension is below 1 does not fit.
+  std::string low = kWideDomain;
+  low.replace(low.find("[128, 4096]"), 11, "[-256, 4096]");
+  const CliResult nowhere = run_cli({"frontier", write_temp("low_seqlen.nkir", low).string(),
+                                     "--param", "d_head=64", "--gen", "trn1"});
+  EXPECT_EQ(nowhere.exit_code, 0) << describe(nowhere);
+  EXPECT_NE(nowhere.out.find("fits nowhere: seqlen=-256 already does not (dimensions >= 1: "
+                             "tensor 'q' gets dimension seqlen = -256"),
+            std::string::npos)
+      << describe(nowhere);
+  EXPECT_NE(nowhere.out.find("no memory to show at seqlen=-256"), std::string::npos)
+      << describe(nowhere);
+}
+
+TEST(HostileLimits, EveryCommandTakingShapeParamsRefusesValuesOutsideTheDomain) {
+  // A registered kernel's declared domain is the allowed range; the message names both.
+  const std::string bad = "d_head=-9223372036854775808";
+  const std::vector<std::vector<std::string>> commands = {
+      {"run", "sd_attention", "--param", "seqlen=256", "--param", bad},
+      {"bench", "sd_attention", "--param", "seqlen=256", "--param", bad},
+      {"check", "sd_attention", "--param", "seqlen=256", "--param", bad},
+      {"equiv", "sd_attention_step4", "sd_attention_step5", "--param", bad},
+      {"frontier", "sd_attention", "--param", bad, "--gen", "trn1"}};
+  for (const std::vector<std::string>& args : commands) {
+    const CliResult r = run_cli(args);
+    expect_exit(r, 2, {bad, "outside", "[1, 128]"});
+  }
+}
+
 }  // namespace
 }  // namespace ncv::cli_test

@@ -114,10 +114,21 @@ TEST(Hostile, ADomainSpanningAllOfInt64IsSearchedToTheEnd) {
   const CliResult proof = run_cli({"prove", file});
   EXPECT_EQ(proof.exit_code, 1) << describe(proof);
   EXPECT_NE(proof.out.find("N=-9223372036854775807"), std::string::npos) << proof.out;
-  // The frontier search runs over the same range (its step indices are 128-bit).
+  // The frontier search runs over the same range (its step indices are 128-bit) and agrees: a
+  // value that gives the buffer a dimension below 1 does not fit (the program cannot run there).
   const CliResult frontier = run_cli({"frontier", file, "--vary", "N", "--gen", "trn1"});
   EXPECT_EQ(frontier.exit_code, 0) << describe(frontier);
-  EXPECT_NE(frontier.out.find("fits up to N=45056"), std::string::npos) << describe(frontier);
+  EXPECT_NE(frontier.out.find("fits nowhere: N=-9223372036854775807 already does not "
+                              "(dimensions >= 1"),
+            std::string::npos)
+      << describe(frontier);
+  // From 1 to int64's end, the capacity boundary.
+  std::string text = read_file(file);
+  text.replace(text.find("-9223372036854775807,"), 21, "1,");
+  const CliResult positive = run_cli({"frontier", write_temp("positive_range.nkir", text).string(),
+                                      "--vary", "N", "--gen", "trn1"});
+  EXPECT_EQ(positive.exit_code, 0) << describe(positive);
+  EXPECT_NE(positive.out.find("fits up to N=45056"), std::string::npos) << describe(positive);
 }
 
 TEST(Hostile, APlacementNearInt64MaxIsACapacityFailureWithExactNumbers) {
