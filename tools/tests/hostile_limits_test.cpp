@@ -6,6 +6,7 @@
 // why (hostile_test.cpp has the rest of the suite and its conventions).
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -161,6 +162,57 @@ TEST(HostileLimits, EveryCommandTakingShapeParamsRefusesValuesOutsideTheDomain) 
     const CliResult r = run_cli(args);
     expect_exit(r, 2, {bad, "outside", "[1, 128]"});
   }
+}
+
+// --- 3. calibrate: measurements outside what a measurement can be ---------------------------
+
+TEST(HostileLimits, CalibrationDataOutsideAPhysicalRangeIsRefusedNamingFileStepAndField) {
+  const std::string params = R"("params": {"seqlen": 512, "d_head": 64})";
+  const auto step = [&](const std::string& fields) {
+    return "{" + params + R"(, "steps": [{"kernel": "sd_attention", )" + fields + "}]}";
+  };
+  const auto profiled = [&](const std::string& field, const std::string& value) {
+    return "{" + params + R"(, "steps": [{"kernel": "sd_attention", "latency_ms": 0.5}], )" +
+           R"("profile": {"steps": [0], "fields": {")" + field + "\": [" + value + "]}}}";
+  };
+  const struct {
+    const char* name;
+    std::string text;
+    const char* field;
+  } cases[] = {
+      // 1e308 ms printed inf and -nan and exited 0 before the fix.
+      {"huge", step(R"("latency_ms": 1e308)"), "steps[0].latency_ms"},
+      {"past_an_hour", step(R"("latency_ms": 3600001)"), "steps[0].latency_ms"},
+      {"tiny", step(R"("latency_ms": 1e-300)"), "steps[0].latency_ms"},
+      {"subnormal", step(R"("latency_ms": 5e-324)"), "steps[0].latency_ms"},
+      // A measure of an engine sd_attention never uses: the model predicts 0 of it.
+      {"zero_prediction", step(R"("measure": "gpsimd_engine_instruction_time", "latency_ms": 0.5)"),
+       "steps[0].measure: the model predicts 0"},
+      {"zero_counter", profiled("vector_engine_instruction_count", "0"),
+       "profile.fields.vector_engine_instruction_count[0]"},
+      {"huge_counter", profiled("vector_engine_instruction_duration_us", "1e300"),
+       "profile.fields.vector_engine_instruction_duration_us[0]"},
+      {"negative_counter", profiled("sbuf_read_bytes", "-1"), "profile.fields.sbuf_read_bytes[0]"},
+  };
+  for (const auto& c : cases) {
+    const fs::path dir = temp_dir() / (std::string("calibration_range_") + c.name);
+    fs::create_directories(dir);
+    std::ofstream(dir / "data.json", std::ios::binary | std::ios::trunc) << c.text;
+    const CliResult r = run_cli({"calibrate", "--data", dir.string()});
+    expect_exit(r, 2, {(dir / "data.json").string(), c.field});
+    EXPECT_EQ(r.out.find("nan"), std::string::npos) << c.name << "\n" << describe(r);
+    EXPECT_EQ(r.out.find("inf"), std::string::npos) << c.name << "\n" << describe(r);
+  }
+  // The ends of the range are measurements.
+  const fs::path dir = temp_dir() / "calibration_range_edges";
+  fs::create_directories(dir);
+  std::ofstream(dir / "data.json", std::ios::binary | std::ios::trunc)
+      << "{" + params + R"(, "steps": [{"kernel": "sd_attention", "latency_ms": 1e-6}, )" +
+             R"({"kernel": "sd_attention", "latency_ms": 3.6e6}]})";
+  const CliResult edges = run_cli({"calibrate", "--data", dir.string()});
+  EXPECT_EQ(edges.exit_code, 0) << describe(edges);
+  EXPECT_EQ(edges.out.find("nan"), std::string::npos) << describe(edges);
+  EXPECT_EQ(edges.out.find("inf"), std::string::npos) << describe(edges);
 }
 
 }  // namespace
