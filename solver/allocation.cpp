@@ -412,9 +412,12 @@ std::optional<std::string> each_iteration(
   const Loop& l = *loops[depth];
   const int64_t start = eval(l.start, env), stop = eval(l.stop, env);
   const SymbolId v = intern_symbol(l.var);
-  for (int64_t i = start; i < stop; i += l.step) {
+  // The last step may pass int64's end (a loop up to 2^63 - 1): that ends the loop, as in
+  // Interpreter::advance.
+  for (int64_t i = start; i < stop;) {
     env.set(v, i);
     if (auto why = each_iteration(loops, depth + 1, env, f)) return why;
+    if (__builtin_add_overflow(i, l.step, &i)) break;
   }
   env.unset(v);
   return std::nullopt;
@@ -423,9 +426,16 @@ std::optional<std::string> each_iteration(
 std::optional<std::string> rule_violation(const CapacityRule& r, Env env) {
   auto check = [&](const Env& at) -> std::optional<std::string> {
     for (const CapacityBound& b : r.bounds) {
-      if (eval(b.lhs, at) > eval(b.rhs, at)) {
-        return describe_violation(r, [&](const Expr& e) { return eval(e, at); });
+      bool fails = false;
+      try {
+        fails = eval(b.lhs, at) > eval(b.rhs, at);
+      } catch (const EvalError&) {
+        // A side beyond int64: an end address past every capacity (the interpreter, comparing
+        // offset > capacity - bytes, reports capacity), or arithmetic the interpreter fails as
+        // well_formed. Either way the program does not fit at these params.
+        fails = true;
       }
+      if (fails) return describe_violation(r, [&](const Expr& e) { return eval(e, at); });
     }
     return std::nullopt;
   };
@@ -444,21 +454,32 @@ CapacityChecker::CapacityChecker(const Program& p, const HwConfig& hw)
 std::optional<std::string> CapacityChecker::violation(const ParamValues& values) const {
   Env env;
   for (const auto& [name, v] : values) env.set(name, v);
-  for (const Tensor& t : p_.tensors) {
-    for (const Expr& d : t.shape) {
-      if (eval(d, env) < 1) {
-        throw std::invalid_argument("tensor '" + t.name + "' gets dimension " + d.str() + " < 1");
+  try {
+    for (const Tensor& t : p_.tensors) {
+      for (const Expr& d : t.shape) {
+        if (eval(d, env) < 1) {
+          throw std::invalid_argument("tensor '" + t.name + "' gets dimension " + d.str() + " < 1");
+        }
       }
     }
-  }
-  env.set(kProgramIdParam, 0);
-  const int64_t grid = eval(p_.grid, env);
-  for (const CapacityRule& r : rules_) {
-    // The peaks are evaluated for core 0 (setup_memory), placements on every core.
-    for (int64_t core = 0; core < (r.core_zero ? 1 : grid); ++core) {
-      env.set(kProgramIdParam, core);
-      if (auto why = rule_violation(r, env)) return why;
+    env.set(kProgramIdParam, 0);
+    // The interpreter runs 1 to kMaxGrid cores and refuses any other grid before running; here
+    // a grid of 10^12 would have checked each placement 10^12 times.
+    const int64_t grid = eval(p_.grid, env);
+    if (grid < 1 || grid > kMaxGrid) {
+      throw std::invalid_argument("grid " + p_.grid.str() + " = " + std::to_string(grid) +
+                                  " is outside [1, " + std::to_string(kMaxGrid) + "]");
     }
+    for (const CapacityRule& r : rules_) {
+      // The peaks are evaluated for core 0 (setup_memory), placements on every core.
+      for (int64_t core = 0; core < (r.core_zero ? 1 : grid); ++core) {
+        env.set(kProgramIdParam, core);
+        if (auto why = rule_violation(r, env)) return why;
+      }
+    }
+  } catch (const EvalError& e) {
+    // Outside a capacity bound (the grid, a loop's bounds): the interpreter fails well_formed.
+    throw std::invalid_argument("arithmetic beyond int64 at these params: " + e.message);
   }
   return std::nullopt;
 }

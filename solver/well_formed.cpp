@@ -16,8 +16,6 @@ namespace ncv::solver {
 
 namespace {
 
-constexpr int64_t kMaxGrid = 64;  // the interpreter's limit on program instances
-
 // The sums and products inside e, each once: what eval checks for overflow.
 void arithmetic_nodes(const Expr& e, std::unordered_set<const ExprNode*>& seen,
                       std::vector<Expr>& out) {

@@ -215,5 +215,74 @@ TEST(HostileLimits, CalibrationDataOutsideAPhysicalRangeIsRefusedNamingFileStepA
   EXPECT_EQ(edges.out.find("inf"), std::string::npos) << describe(edges);
 }
 
+// --- 4. placements and grids past the model's limits ----------------------------------------
+
+const std::string kCopyHeader = "input x : hbm fp32 [128, 64]\noutput y : hbm fp32 [128, 64]\n";
+const std::string kCopyThrough = "dma_copy t[:, :], x[:, :]\ndma_copy y[:, :], t[:, :]\n";
+
+TEST(HostileLimits, ConstantPlacementsAndGridsPastTheModelsLimitsAreInvalidPrograms) {
+  // A placement at 2^63 - 1 aborted fuzz_program_replay (its end address left int64 in the
+  // capacity check) and a grid of 10^12 hung it (a placement checked once per core).
+  const struct {
+    const char* name;
+    std::string text;
+    std::vector<std::string> needles;
+  } cases[] = {
+      {"byte_max",
+       "buffer t : sbuf fp32 [128, 64] at (0, 9223372036854775807)\n",
+       {":4:1:", "placed at byte 9223372036854775807, outside [0, 4294967296)"}},
+      {"byte_negative",
+       "buffer t : sbuf fp32 [128, 64] at (0, -256)\n",
+       {":4:1:", "placed at byte -256"}},
+      {"partition_max",
+       "buffer t : sbuf fp32 [128, 64] at (9223372036854775807, 0)\n",
+       {":4:1:", "placed at partition 9223372036854775807, outside the 128 partitions"}},
+      {"partition_negative",
+       "buffer t : sbuf fp32 [128, 64] at (-1, 0)\n",
+       {":4:1:", "placed at partition -1"}},
+      {"grid",
+       "grid 1000000000000\nbuffer t : sbuf fp32 [128, 64] at (0, program_id * 256)\n",
+       {"grid 1000000000000 exceeds 64", "1 to 64 program instances"}},
+  };
+  for (const auto& c : cases) {
+    const std::string file = write_temp(std::string("limit_") + c.name + ".nkir",
+                                        "kernel k\n" + kCopyHeader + c.text + kCopyThrough)
+                                 .string();
+    for (const char* cmd : {"run", "prove", "dump"}) {
+      std::vector<std::string> needles = c.needles;
+      needles.push_back(file);
+      expect_exit(run_cli({cmd, file}), 2, needles);
+    }
+  }
+}
+
+TEST(HostileLimits, PlacementsAndGridsFromParamsFailTheRunAndAreRefutedWithoutHanging) {
+  // The same values through params: checked where they are evaluated (exit 1), never wrapped.
+  const std::string placed =
+      write_temp("param_placement.nkir",
+                 "kernel k\nparam N in [0, 9223372036854775807]\n" + kCopyHeader +
+                     "buffer t : sbuf fp32 [128, 64] at (0, N)\n" + kCopyThrough)
+          .string();
+  const CliResult run = run_cli({"run", placed, "--param", "N=9223372036854775807"});
+  EXPECT_EQ(run.exit_code, 1) << describe(run);
+  EXPECT_NE(run.out.find("[capacity]"), std::string::npos) << describe(run);
+  EXPECT_NE(run.out.find("from byte 9223372036854775807"), std::string::npos) << describe(run);
+  const CliResult proof = run_cli({"prove", placed});
+  EXPECT_EQ(proof.exit_code, 1) << describe(proof);
+  EXPECT_NE(proof.out.find("placement inside SBUF"), std::string::npos) << describe(proof);
+  const std::string grid =
+      write_temp("param_grid.nkir",
+                 "kernel k\nparam G in [1, 1000000000000]\ngrid G\n" + kCopyHeader +
+                     "buffer t : sbuf fp32 [128, 64] at (0, program_id * 256)\n" + kCopyThrough)
+          .string();
+  const CliResult wide = run_cli({"run", grid, "--param", "G=1000000000000"});
+  EXPECT_EQ(wide.exit_code, 1) << describe(wide);
+  EXPECT_NE(wide.out.find("the model runs 1 to 64 program instances"), std::string::npos)
+      << describe(wide);
+  const CliResult refuted = run_cli({"prove", grid});
+  EXPECT_EQ(refuted.exit_code, 1) << describe(refuted);
+  EXPECT_NE(refuted.out.find("grid in [1, 64]"), std::string::npos) << describe(refuted);
+}
+
 }  // namespace
 }  // namespace ncv::cli_test
