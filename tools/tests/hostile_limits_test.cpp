@@ -93,6 +93,12 @@ TEST(HostileLimits, ProveKeepsItsBudgetOnAProgramTooLongToProveInIt) {
   for (const char* bad : {"0", "-1", "nan", "inf"}) {
     expect_exit(run_cli({"prove", file, "--budget-s", bad}), 2, {"--budget-s"});
   }
+  // So is any number of seconds that is not a number: CLI::Range let "nan" through, which
+  // reached a deadline or a cast to milliseconds (undefined behaviour).
+  expect_exit(run_cli({"check", "sd_attention", "--budget-s", "nan"}), 2, {"--budget-s", "nan"});
+  expect_exit(run_cli({"bugs", "--gate", "--budget-s", "nan"}), 2, {"--budget-s", "nan"});
+  expect_exit(run_cli({"report", "--frontier-timeout-s", "nan"}), 2,
+              {"--frontier-timeout-s", "nan"});
 }
 
 // --- 2. frontier: fixed params the program cannot run at are refused -----------------------
