@@ -185,14 +185,27 @@ std::vector<CapacityRule> capacity_rules(const Program& p, const Allocation& a,
 
 std::string describe_violation(const CapacityRule& r,
                                const std::function<int64_t(const Expr&)>& value) {
+  // A side beyond int64 (EvalError from eval, z3::exception from a model's numeral) is named as
+  // such: a placement at 2^63 - 1 plus its bytes is past every capacity, not a crash.
+  const auto value_of = [&](const Expr& e) -> std::optional<int64_t> {
+    try {
+      return value(e);
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+  };
+  const auto text = [](const std::optional<int64_t>& v) {
+    return v ? std::to_string(*v) : std::string("beyond int64");
+  };
   std::string out;
   for (const CapacityBound& b : r.bounds) {
-    const int64_t lhs = value(b.lhs), rhs = value(b.rhs);
-    if (lhs <= rhs) continue;
+    const std::optional<int64_t> lhs = value_of(b.lhs), rhs = value_of(b.rhs);
+    if (lhs && rhs && *lhs <= *rhs) continue;
     if (!out.empty()) out += "; ";
-    out += b.lhs_what + " " + std::to_string(lhs) + " > " + b.rhs_what + " " + std::to_string(rhs);
+    out +=
+        b.lhs_what + " " + text(lhs) + (lhs && rhs ? " > " : " vs ") + b.rhs_what + " " + text(rhs);
   }
-  if (r.copy) out += " (copy " + std::to_string(value(*r.copy)) + ")";
+  if (r.copy) out += " (copy " + text(value_of(*r.copy)) + ")";
   return r.subject + ": " + out;
 }
 
@@ -201,21 +214,32 @@ namespace {
 class AllocationProver {
  public:
   AllocationProver(const Program& p, const ProveOptions& o)
-      : p_(p), hw_(hw_of(o)), alloc_(allocate(p, hw_)), scopes_(p), z_(p, o) {}
+      : p_(p),
+        hw_(hw_of(o)),
+        alloc_(allocate(p, hw_)),
+        scopes_(p),
+        z_(p, o),
+        cutoff_(ObligationClass::allocation, "capacity rules and buffer checks", o) {}
 
   std::vector<Obligation> run() {
-    for (const CapacityRule& r : capacity_rules(p_, alloc_, hw_)) capacity(r);
+    for (const CapacityRule& r : capacity_rules(p_, alloc_, hw_)) {
+      if (!cutoff_.skip()) capacity(r);
+    }
     for (const Tensor& x : p_.tensors) {
       if (!explicit_buffer(x)) continue;
       for (const Tensor& y : p_.tensors) {
         // Pairs of two explicit placements are checked once.
         const bool checked = explicit_buffer(y) && y.id < x.id;
-        if (y.id != x.id && !checked && on_chip_buffer(y) && y.memory == x.memory) overlap(x, y);
+        if (y.id != x.id && !checked && on_chip_buffer(y) && y.memory == x.memory &&
+            !cutoff_.skip()) {
+          overlap(x, y);
+        }
       }
     }
     for (const Tensor& t : p_.tensors) {
-      if (on_chip_buffer(t) && t.bufs > 1) copies(t);
+      if (on_chip_buffer(t) && t.bufs > 1 && !cutoff_.skip()) copies(t);
     }
+    cutoff_.report(out_);
     return std::move(out_);
   }
 
@@ -375,6 +399,7 @@ class AllocationProver {
   Allocation alloc_;
   Scopes scopes_;
   ProgramSolver z_;
+  BudgetCutoff cutoff_;
   std::vector<Obligation> out_;
 };
 
@@ -387,9 +412,12 @@ std::optional<std::string> each_iteration(
   const Loop& l = *loops[depth];
   const int64_t start = eval(l.start, env), stop = eval(l.stop, env);
   const SymbolId v = intern_symbol(l.var);
-  for (int64_t i = start; i < stop; i += l.step) {
+  // The last step may pass int64's end (a loop up to 2^63 - 1): that ends the loop, as in
+  // Interpreter::advance.
+  for (int64_t i = start; i < stop;) {
     env.set(v, i);
     if (auto why = each_iteration(loops, depth + 1, env, f)) return why;
+    if (__builtin_add_overflow(i, l.step, &i)) break;
   }
   env.unset(v);
   return std::nullopt;
@@ -398,9 +426,16 @@ std::optional<std::string> each_iteration(
 std::optional<std::string> rule_violation(const CapacityRule& r, Env env) {
   auto check = [&](const Env& at) -> std::optional<std::string> {
     for (const CapacityBound& b : r.bounds) {
-      if (eval(b.lhs, at) > eval(b.rhs, at)) {
-        return describe_violation(r, [&](const Expr& e) { return eval(e, at); });
+      bool fails = false;
+      try {
+        fails = eval(b.lhs, at) > eval(b.rhs, at);
+      } catch (const EvalError&) {
+        // A side beyond int64: an end address past every capacity (the interpreter, comparing
+        // offset > capacity - bytes, reports capacity), or arithmetic the interpreter fails as
+        // well_formed. Either way the program does not fit at these params.
+        fails = true;
       }
+      if (fails) return describe_violation(r, [&](const Expr& e) { return eval(e, at); });
     }
     return std::nullopt;
   };
@@ -419,21 +454,32 @@ CapacityChecker::CapacityChecker(const Program& p, const HwConfig& hw)
 std::optional<std::string> CapacityChecker::violation(const ParamValues& values) const {
   Env env;
   for (const auto& [name, v] : values) env.set(name, v);
-  for (const Tensor& t : p_.tensors) {
-    for (const Expr& d : t.shape) {
-      if (eval(d, env) < 1) {
-        throw std::invalid_argument("tensor '" + t.name + "' gets dimension " + d.str() + " < 1");
+  try {
+    for (const Tensor& t : p_.tensors) {
+      for (const Expr& d : t.shape) {
+        if (eval(d, env) < 1) {
+          throw std::invalid_argument("tensor '" + t.name + "' gets dimension " + d.str() + " < 1");
+        }
       }
     }
-  }
-  env.set(kProgramIdParam, 0);
-  const int64_t grid = eval(p_.grid, env);
-  for (const CapacityRule& r : rules_) {
-    // The peaks are evaluated for core 0 (setup_memory), placements on every core.
-    for (int64_t core = 0; core < (r.core_zero ? 1 : grid); ++core) {
-      env.set(kProgramIdParam, core);
-      if (auto why = rule_violation(r, env)) return why;
+    env.set(kProgramIdParam, 0);
+    // The interpreter runs 1 to kMaxGrid cores and refuses any other grid before running; here
+    // a grid of 10^12 would have checked each placement 10^12 times.
+    const int64_t grid = eval(p_.grid, env);
+    if (grid < 1 || grid > kMaxGrid) {
+      throw std::invalid_argument("grid " + p_.grid.str() + " = " + std::to_string(grid) +
+                                  " is outside [1, " + std::to_string(kMaxGrid) + "]");
     }
+    for (const CapacityRule& r : rules_) {
+      // The peaks are evaluated for core 0 (setup_memory), placements on every core.
+      for (int64_t core = 0; core < (r.core_zero ? 1 : grid); ++core) {
+        env.set(kProgramIdParam, core);
+        if (auto why = rule_violation(r, env)) return why;
+      }
+    }
+  } catch (const EvalError& e) {
+    // Outside a capacity bound (the grid, a loop's bounds): the interpreter fails well_formed.
+    throw std::invalid_argument("arithmetic beyond int64 at these params: " + e.message);
   }
   return std::nullopt;
 }

@@ -45,8 +45,10 @@ std::vector<Obligation> prove_allocation(const Program& p, const ProveOptions& o
 // iteration and copy, buffers within the partitions) at concrete params, evaluated with plain
 // integer arithmetic over the allocator's expressions and the loop iterations: the brute-force
 // side of the frontier's cross-check. The values need not lie in p's declared domain (the
-// frontier searches beyond it). nullopt when everything fits, else why not. Throws
-// std::invalid_argument when a tensor gets a dimension below 1 (the program cannot run there).
+// frontier searches beyond it). nullopt when everything fits, else why not (a capacity bound with
+// a side beyond int64 does not fit). Throws std::invalid_argument where the program cannot run:
+// a tensor gets a dimension below 1, the grid leaves [1, kMaxGrid], or other arithmetic (the grid,
+// loop bounds) leaves int64.
 std::optional<std::string> capacity_violation(const Program& p, const HwConfig& hw,
                                               const ParamValues& values);
 

@@ -16,12 +16,15 @@ struct Goal {
 
 class BoundsProver {
  public:
-  BoundsProver(const Program& p, const ProveOptions& o) : p_(p), z_(p, o) {}
+  BoundsProver(const Program& p, const ProveOptions& o)
+      : p_(p), z_(p, o), cutoff_(ObligationClass::bounds, "instructions", o) {}
 
   std::vector<Obligation> run() {
     for_each_stmt(p_, [&](const std::vector<const Loop*>& loops, const Stmt& s) {
-      if (const auto* i = std::get_if<InstrStmt>(&s.node)) instruction(loops, *i);
+      const auto* i = std::get_if<InstrStmt>(&s.node);
+      if (i && !cutoff_.skip()) instruction(loops, *i);
     });
+    cutoff_.report(out_);
     return std::move(out_);
   }
 
@@ -104,6 +107,7 @@ class BoundsProver {
   ProgramSolver z_;
   const InstrStmt* current_ = nullptr;
   std::string text_;
+  BudgetCutoff cutoff_;
   std::vector<Obligation> out_;
 };
 

@@ -69,12 +69,21 @@ class FrontierSearch {
       terms_.push_back(rule_term(r));
       any = any || terms_.back().fails;
     }
-    // As in the obligations: only where every tensor dimension is at least 1.
-    z3::expr dims = ctx_.bool_val(true);
+    // A value where some tensor dimension is below 1 does not fit either: the program cannot run
+    // there. (Assumed away, as the obligations do, it made "everything searched fits" the answer
+    // for a fixed d_head of -2^63, where no value runs at all.) Dimensions that are numerals
+    // of at least 1 once the other params are pinned add nothing, and are left out: with a
+    // disjunct for each, Z3 4.8.12 overran the 1 ms timeout of
+    // Frontier.UndecidedQueryIsUnknownNeverAFrontier by more than 20 minutes.
     for (const Tensor& t : w_.tensors) {
-      for (const Expr& d : t.shape) dims = dims && to_z3(ctx_, d, params_) >= 1;
+      for (const Expr& d : t.shape) {
+        const z3::expr term = to_z3(ctx_, d, params_).simplify();
+        if (term.is_numeral() && (term >= 1).simplify().is_true()) continue;
+        dims_.push_back({&t, d, term});
+        any = any || term < 1;
+      }
     }
-    solver_.add(param_domain(ctx_, w_, params_) && dims && any);
+    solver_.add(param_domain(ctx_, w_, params_) && any);
   }
 
   // Is there a violating value <= m? nullopt: Z3 could not tell. When there is, `witness` is
@@ -93,6 +102,13 @@ class FrontierSearch {
     if (!r) return "not explained: " + reason;
     if (!*r) return {};
     const z3::model m = last_model_;
+    for (const DimTerm& d : dims_) {
+      const z3::expr v = m.eval(d.term, true);
+      if (!(v < 1).simplify().is_true()) continue;
+      res.first_failing_ill_formed = true;
+      return "dimensions >= 1: tensor '" + d.tensor->name + "' gets dimension " + d.dim.str() +
+             " = " + v.get_decimal_string(0) + " (the program cannot run there)";
+    }
     for (const RuleTerm& t : terms_) {
       if (!m.eval(t.fails, true).is_true()) continue;
       return t.rule->rule + ": " + describe_violation(*t.rule, [&](const Expr& e) {
@@ -140,6 +156,13 @@ class FrontierSearch {
   SymbolTerms params_;
   z3::expr v_{ctx_};
   std::vector<RuleTerm> terms_;
+  // Every tensor dimension, which must be at least 1 for a value to fit.
+  struct DimTerm {
+    const Tensor* tensor;
+    Expr dim;
+    z3::expr term;
+  };
+  std::vector<DimTerm> dims_;
   z3::model last_model_{ctx_};
 };
 

@@ -38,6 +38,9 @@ struct FrontierResult {
   // everything up to searched_hi fits.
   std::optional<int64_t> first_failing;
   std::string why_failing;  // for first_failing: the capacity rule it breaks, with numbers
+  // first_failing gives a tensor a dimension below 1 (why_failing names it): the program cannot
+  // run there, so there is no memory to show.
+  bool first_failing_ill_formed = false;
   std::string unknown_reason;
   int queries = 0;  // Z3 checks made
 };
@@ -46,10 +49,11 @@ struct FrontierResult {
 // whether some value <= m violates a capacity rule, which is monotone in m), so the answer is
 // exact whether or not fitting is monotone in the param. The rules are those of
 // capacity_violation (solver/allocation.h: partitions, peaks, explicit placements for every loop
-// iteration and copy); overlapping placements and bufs copies are not capacity limits and are
-// left to prove_allocation. Throws std::invalid_argument when q.param is not a param of p, another
-// param has no fixed value or one outside its declared domain, or no multiple of the step lies
-// in [lo, search_hi].
+// iteration and copy), and a value that gives a tensor a dimension below 1 does not fit (the
+// program cannot run there); overlapping placements and bufs copies are not capacity limits and
+// are left to prove_allocation. Throws std::invalid_argument when q.param is not a param of p,
+// another param has no fixed value or one outside its declared domain, or no multiple of the step
+// lies in [lo, search_hi].
 FrontierResult capacity_frontier(const Program& p, const FrontierQuery& q);
 
 }  // namespace ncv::solver

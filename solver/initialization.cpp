@@ -69,7 +69,8 @@ struct Cover {
 
 class InitializationProver {
  public:
-  InitializationProver(const Program& p, const ProveOptions& o) : p_(p), z_(p, o) {
+  InitializationProver(const Program& p, const ProveOptions& o)
+      : p_(p), z_(p, o), cutoff_(ObligationClass::initialization, "instructions", o) {
     for (const Param& prm : p.params) param_symbols_.insert(intern_symbol(prm.name));
   }
 
@@ -82,7 +83,8 @@ class InitializationProver {
       }
     });
     for_each_stmt(p_, [&](const std::vector<const Loop*>& loops, const Stmt& s) {
-      if (const auto* i = std::get_if<InstrStmt>(&s.node)) {
+      const auto* i = std::get_if<InstrStmt>(&s.node);
+      if (i && !cutoff_.skip()) {
         text_ = print_instruction(p_, i->ins);
         for (const Access* a : read_accesses(i->ins)) read(loops, *i, *a, "read");
         // A written access reads only its indirect offsets.
@@ -91,6 +93,7 @@ class InitializationProver {
         }
       }
     });
+    cutoff_.report(out_);
     return std::move(out_);
   }
 
@@ -123,6 +126,12 @@ class InitializationProver {
 
   void decide(Obligation& o, const std::vector<const Loop*>& loops, const InstrStmt& s,
               const Access& a) {
+    // Out of time: skip building the disjunction over every earlier write, which grows with the
+    // program (its cost over all reads is quadratic in a straight-line program's length).
+    if (z_.out_of_budget()) {
+      mark_out_of_budget(o);
+      return;
+    }
     z3::context& ctx = z_.ctx();
     const Tensor& t = p_.tensor(a.tensor);
     z_.enter_loops(loops);
@@ -174,6 +183,8 @@ class InitializationProver {
     const z3::check_result r = z_.satisfiable(assumed && !holds, why);
     if (r == z3::unsat) {
       o.verdict = Verdict::proved;
+    } else if (r == z3::unknown && z_.unknown_for_budget()) {
+      mark_out_of_budget(o);
     } else if (r == z3::unknown) {
       o.verdict = Verdict::unknown;
       o.unknown_reason = why;
@@ -367,6 +378,7 @@ class InitializationProver {
   std::set<SymbolId> param_symbols_;
   std::map<TensorId, std::vector<WriteSite>> writes_;
   std::string text_;
+  BudgetCutoff cutoff_;
   std::vector<Obligation> out_;
 };
 

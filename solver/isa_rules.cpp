@@ -45,12 +45,18 @@ z3::expr product(z3::context& c, const std::vector<z3::expr>& xs) {
 class IsaProver {
  public:
   IsaProver(const Program& p, const ProveOptions& o)
-      : p_(p), hw_(hw_of(o)), alloc_(allocate(p, hw_of(o))), z_(p, o) {}
+      : p_(p),
+        hw_(hw_of(o)),
+        alloc_(allocate(p, hw_of(o))),
+        z_(p, o),
+        cutoff_(ObligationClass::isa_rules, "instructions", o) {}
 
   std::vector<Obligation> run() {
     for_each_stmt(p_, [&](const std::vector<const Loop*>& loops, const Stmt& s) {
-      if (const auto* i = std::get_if<InstrStmt>(&s.node)) instruction(loops, *i);
+      const auto* i = std::get_if<InstrStmt>(&s.node);
+      if (i && !cutoff_.skip()) instruction(loops, *i);
     });
+    cutoff_.report(out_);
     return std::move(out_);
   }
 
@@ -506,6 +512,7 @@ class IsaProver {
   const InstrStmt* current_ = nullptr;
   std::string text_;
   z3::expr assumed_ = z_.ctx().bool_val(true);
+  BudgetCutoff cutoff_;
   std::vector<Obligation> out_;
 };
 

@@ -34,6 +34,42 @@ const HwConfig& hw_of(const ProveOptions& o) {
   return o.hw ? *o.hw : hw_config_trn1();
 }
 
+bool past_deadline(const ProveOptions& o) {
+  return o.deadline && std::chrono::steady_clock::now() >= *o.deadline;
+}
+
+unsigned query_timeout_ms(const ProveOptions& o) {
+  if (!o.deadline) return o.timeout_ms;
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        *o.deadline - std::chrono::steady_clock::now())
+                        .count();
+  if (left < 1) return 1;
+  return left < o.timeout_ms ? static_cast<unsigned>(left) : o.timeout_ms;
+}
+
+void mark_out_of_budget(Obligation& o) {
+  o.verdict = Verdict::unknown;
+  o.out_of_budget = true;
+  o.unknown_reason = "not decided: the time budget of the proof ran out first";
+}
+
+bool BudgetCutoff::skip() {
+  if (skipped_ == 0 && !past_deadline(options_)) return false;
+  ++skipped_;  // once past, every later statement is skipped without asking the clock
+  return true;
+}
+
+void BudgetCutoff::report(std::vector<Obligation>& out) const {
+  if (skipped_ == 0) return;
+  Obligation o;
+  o.cls = cls_;
+  o.rule = "not examined";
+  o.subject = std::to_string(skipped_) + " " + what_ + " and every obligation they carry";
+  o.not_examined = skipped_;
+  mark_out_of_budget(o);
+  out.push_back(std::move(o));
+}
+
 std::string Obligation::describe() const {
   std::string s = std::string(verdict_name(verdict)) + ": [" +
                   std::string(obligation_class_name(cls)) + "] " + rule;

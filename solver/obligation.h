@@ -3,10 +3,12 @@
 // command line, the tests and the benchmark read one shape.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "model/hw/hw_config.h"
 #include "solver/verdict.h"
@@ -29,6 +31,12 @@ struct Obligation {
   bool indirect_dim = false;  // bounds: the dim is indexed through run-time offsets
   Verdict verdict = Verdict::proved;
   std::string unknown_reason;
+  // Unknown because ProveOptions::deadline passed before it was decided (the reason says so);
+  // `prove` counts these instead of listing each.
+  bool out_of_budget = false;
+  // A class's one obligation for what it did not examine once the deadline had passed: how many
+  // statements it skipped (out_of_budget is set too). 0 for every other obligation.
+  int64_t not_examined = 0;
   std::optional<Counterexample> counterexample;
   std::optional<Replay> replay;
 
@@ -44,8 +52,41 @@ struct ProveOptions {
   unsigned timeout_ms = 10'000;  // per obligation; beyond it the verdict is unknown
   bool replay = true;            // replay every counterexample on the interpreter
   const HwConfig* hw = nullptr;  // the generation whose rules and capacities apply; default trn1
+  // When set, nothing is decided after this point: each obligation not settled by then is
+  // unknown with out_of_budget set (never proved), and no Z3 query runs past it. The per-query
+  // timeout alone bounds nothing: a program's obligations grow with its instructions (the
+  // initialization class compares each read with every earlier write). nullopt: no budget.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
 };
 
 const HwConfig& hw_of(const ProveOptions& o);
+
+// Whether o.deadline has passed.
+bool past_deadline(const ProveOptions& o);
+// The Z3 timeout of the next query: o.timeout_ms, or the time left before o.deadline when that
+// is shorter (at least 1 ms; a query after the deadline should not be asked at all).
+unsigned query_timeout_ms(const ProveOptions& o);
+// `o` undecided for lack of time: unknown, out_of_budget, with the reason.
+void mark_out_of_budget(Obligation& o);
+
+// Once the deadline has passed, a class stops building obligations (for a long program even the
+// ones decided without Z3 cost more than the budget: 28 s for a 200,000-instruction file) and
+// reports the statements it skipped as one unknown obligation.
+class BudgetCutoff {
+ public:
+  // `what`: what the class steps over, plural ("instructions", "capacity rules and buffer pairs").
+  BudgetCutoff(ObligationClass cls, const char* what, const ProveOptions& options)
+      : cls_(cls), what_(what), options_(options) {}
+  // Whether to skip the next one: the deadline has passed (then it is counted).
+  bool skip();
+  // Appends the class's not-examined obligation to `out` when a statement was skipped.
+  void report(std::vector<Obligation>& out) const;
+
+ private:
+  ObligationClass cls_;
+  const char* what_;
+  const ProveOptions& options_;
+  int64_t skipped_ = 0;
+};
 
 }  // namespace ncv::solver

@@ -59,8 +59,16 @@ class ProgramSolver {
   int64_t value(const z3::model& m, const z3::expr& e) const;
 
   // Whether `e` holds for some param in the domain, bound loop iteration and extra (sat), for
-  // none (unsat), or Z3 cannot tell (unknown, with the reason in `why`).
+  // none (unsat), or Z3 cannot tell (unknown, with the reason in `why`; after the deadline,
+  // unknown without asking: see unknown_for_budget).
   z3::check_result satisfiable(const z3::expr& e, std::string& why);
+
+  // Whether ProveOptions::deadline has passed: settle() then marks every obligation
+  // out_of_budget, and a caller with costly terms to build should skip building them.
+  bool out_of_budget() const;
+  // Whether the unknown satisfiable() just answered is the budget's doing: the deadline passed,
+  // or the query timed out with its timeout cut to the time left.
+  bool unknown_for_budget() const;
 
  private:
   // Each unknown of the current obligation with its least value (loop start, 0 for extras).
@@ -69,6 +77,10 @@ class ProgramSolver {
   // value that still violates the rule (the smallest failing params, then the first failing
   // iteration), so a widened domain fails exactly where it stops fitting.
   z3::model smallest_model(z3::model m);
+  // Cuts the next query's timeout to the time left before the deadline, if there is one.
+  void arm_timeout();
+  // After an unknown answer: sets unknown_for_budget_.
+  void note_unknown();
 
   const Program& p_;
   ProveOptions opts_;
@@ -77,6 +89,8 @@ class ProgramSolver {
   SymbolTerms params_, symbols_;
   std::vector<const Loop*> loops_;
   std::vector<std::pair<std::string, z3::expr>> extras_;
+  unsigned armed_ms_ = 0;  // the solver's current per-query timeout
+  bool unknown_for_budget_ = false;
 };
 
 }  // namespace ncv::solver

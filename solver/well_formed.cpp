@@ -16,8 +16,6 @@ namespace ncv::solver {
 
 namespace {
 
-constexpr int64_t kMaxGrid = 64;  // the interpreter's limit on program instances
-
 // The sums and products inside e, each once: what eval checks for overflow.
 void arithmetic_nodes(const Expr& e, std::unordered_set<const ExprNode*>& seen,
                       std::vector<Expr>& out) {
@@ -49,7 +47,10 @@ std::string decimal(const z3::model& m, const z3::expr& e) {
 class WellFormedProver {
  public:
   WellFormedProver(const Program& p, const ProveOptions& o)
-      : p_(p), options_(o), alloc_(allocate(p, hw_of(o))) {}
+      : p_(p),
+        options_(o),
+        alloc_(allocate(p, hw_of(o))),
+        cutoff_(ObligationClass::well_formed, "statements", options_) {}
 
   std::vector<Obligation> run() {
     bind_params();
@@ -61,12 +62,14 @@ class WellFormedProver {
       arithmetic(o, {alloc_.sbuf_peak_bytes, alloc_.psum_peak_bytes});
     }
     for_each_stmt(p_, [&](const std::vector<const Loop*>& loops, const Stmt& s) {
+      if (cutoff_.skip()) return;
       enter(loops);
       if (const auto* l = std::get_if<Loop>(&s.node)) loop(*l);
       if (const auto* d = std::get_if<DeclStmt>(&s.node)) placement(p_.tensor(d->tensor));
       if (const auto* i = std::get_if<InstrStmt>(&s.node)) instruction(*i);
       leave();
     });
+    cutoff_.report(out_);
     return std::move(out_);
   }
 
@@ -339,6 +342,7 @@ class WellFormedProver {
   bool in_loops_ = false, z3_entered_ = false;
   Int128 hbm_hi_ = 0;
   std::vector<const Tensor*> hbm_tensors_;
+  BudgetCutoff cutoff_;
   std::vector<Obligation> out_;
 };
 

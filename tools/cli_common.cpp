@@ -87,6 +87,21 @@ void add_seed_option(CLI::App* cmd, uint64_t& seed, const std::string& descripti
   cmd->add_option("--seed", seed, description)->check(uint64_text)->capture_default_str();
 }
 
+CLI::Validator seconds_in_range(double lo, double hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& text) -> std::string {
+        double v = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (text.empty() || ec != std::errc() || end != text.data() + text.size() ||
+            !std::isfinite(v) || v < lo || v > hi) {
+          return "'" + text + "' is not a number of seconds in [" + format_ratio(lo) + ", " +
+                 format_ratio(hi) + "]";
+        }
+        return "";
+      },
+      "SECONDS");
+}
+
 void RunLimits::add_options(CLI::App* cmd) {
   cmd->add_option("--memory-budget-mib", memory_budget_mib,
                   "Host memory a run may use (and the NKI tracer's address space); larger runs "

@@ -16,7 +16,8 @@
 
 namespace CLI {
 class App;
-}
+class Validator;
+}  // namespace CLI
 
 namespace ncv::cli {
 
@@ -79,6 +80,11 @@ const HwConfig& hw_config_for(const std::string& gen);
 // Adds `--seed` to cmd: a decimal integer in [0, 2^64 - 1], refused (exit 2) when it is negative,
 // too large or not a number (CLI11 alone would wrap -1 and saturate the rest).
 void add_seed_option(CLI::App* cmd, uint64_t& seed, const std::string& description);
+
+// A check for a number of seconds (`--budget-s`, timeouts): a finite decimal in [lo, hi].
+// CLI::Range alone lets "nan" through (every comparison with NaN is false), and a NaN budget
+// would reach a deadline computation.
+CLI::Validator seconds_in_range(double lo, double hi);
 
 // The limits of one kernel run (RunOptions), each with the flag that raises it: host memory
 // (--memory-budget-mib) and steps (--max-steps). Both are checked before the run allocates or

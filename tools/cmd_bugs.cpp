@@ -272,7 +272,7 @@ void register_bugs(CLI::App& app, Action& action) {
                 "Instead: run the default `ncverify check` (shape sweep, every option set) on "
                 "every catalogue entry and every registered kernel; print caught/total and time");
   cmd->add_option("--budget-s", opts->budget_s, "With --gate: the check budget per kernel")
-      ->check(CLI::Range(0.0, 1e6))
+      ->check(seconds_in_range(0.0, 1e6))
       ->capture_default_str();
   cmd->add_option("--only", opts->only, "Only these catalogue entries (repeatable)")
       ->expected(1)

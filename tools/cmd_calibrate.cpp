@@ -36,6 +36,18 @@ struct CalibrateOptions {
 
 using Point = CalibrationPoint;
 
+// The range a measured latency is taken in, in milliseconds. Below 1 ns is under three cycles of
+// the fastest clock the model knows (trn1's Tensor engine, 2.8 GHz: model/hw/hw_config.cpp), not
+// a kernel or instruction measurement (the shortest here, the instruction anchor, is 15 us);
+// above one hour is 10^5 times the longest here (53 ms) and no kernel a trace-only run replays.
+// Outside it lies a unit error or a typo, and 1e308 ms made the microseconds infinite and every
+// error NaN. Inside it every derived number (us, error %, ratios, the fit's log error) is finite.
+constexpr double kMinLatencyMs = 1e-6;
+constexpr double kMaxLatencyMs = 3.6e6;
+// A compared profile counter, at most: an hour at 2.8 GHz is 10^13 cycles, and an engine issues
+// at most one instruction per cycle; an hour of instruction time is 3.6 * 10^9 us.
+constexpr double kMaxCounter = 1e13;
+
 [[noreturn]] void bad_field(const std::string& file, const std::string& path,
                             const std::string& want) {
   throw UsageError(file + ": " + path + " must be " + want);
@@ -90,6 +102,11 @@ Point load_step(const std::string& file, const nlohmann::json& doc, const nlohma
   if (latency == nullptr || !latency->is_number() || !std::isfinite(latency->get<double>()) ||
       latency->get<double>() <= 0) {
     bad_field(file, path + ".latency_ms", "a positive finite number (milliseconds)");
+  }
+  if (latency->get<double>() < kMinLatencyMs || latency->get<double>() > kMaxLatencyMs) {
+    bad_field(file, path + ".latency_ms",
+              "a measured latency between 1e-06 ms (1 ns) and 3.6e+06 ms (one hour), got " +
+                  latency->dump() + ": no NeuronCore measurement lies outside that range");
   }
   pt.measured_us = latency->get<double>() * 1000.0;
   if (const nlohmann::json* measure = optional_field(step, "measure")) {
@@ -183,8 +200,18 @@ void attach_counters(const std::string& file, const nlohmann::json& doc, std::ve
     }
     const std::string counter = model_counter(name);
     for (size_t i = 0; i < values.size(); ++i) {
-      if (!values[i].is_number()) {
-        bad_field(file, "profile.fields." + name + "[" + std::to_string(i) + "]", "a number");
+      const std::string at = "profile.fields." + name + "[" + std::to_string(i) + "]";
+      if (!values[i].is_number() || !std::isfinite(values[i].get<double>()) ||
+          values[i].get<double>() < 0) {
+        bad_field(file, at, "a finite number >= 0");
+      }
+      // A compared counter's error is relative to it, so it must be positive (and physical).
+      if (!counter.empty() &&
+          (values[i].get<double>() <= 0 || values[i].get<double>() > kMaxCounter)) {
+        bad_field(file, at,
+                  "a count or duration (us) in (0, 1e+13], got " + values[i].dump() +
+                      ": the model's counter is compared with it relative to its value, and "
+                      "an hour of a 2.8 GHz engine is 10^13 cycles");
       }
       if (!counter.empty()) {
         pts[first + (*steps)[i].get<size_t>()].counters.emplace_back(counter,
@@ -194,8 +221,10 @@ void attach_counters(const std::string& file, const nlohmann::json& doc, std::ve
   }
 }
 
-std::vector<Point> load_points(const std::string& dir, const RunLimits& limits,
-                               Progress& progress) {
+// Every point's file and step (`sources[i]`: "FILE: steps[i]"), for the errors found after
+// loading.
+std::vector<Point> load_points(const std::string& dir, const RunLimits& limits, Progress& progress,
+                               std::vector<std::string>& sources) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw UsageError("--data: '" + dir + "' is not a directory");
@@ -226,11 +255,28 @@ std::vector<Point> load_points(const std::string& dir, const RunLimits& limits,
       progress.start(where);
       points.push_back(
           load_step(file, doc, (*steps)[i], "steps[" + std::to_string(i) + "]", limits));
+      sources.push_back(file + ": steps[" + std::to_string(i) + "]");
       progress.update(static_cast<int64_t>(points.size()), where);
     }
     attach_counters(file, doc, points, first);
   }
   return points;
+}
+
+// The predictions every error, ratio and the fit's log error divide by: positive and finite, or
+// the point is refused with its file, step and field. A `measure` of an engine the kernel never
+// uses predicts 0 (and a 0 made the first/last ratio infinite).
+void check_predictions(const std::vector<Point>& pts, const std::vector<std::string>& where,
+                       const std::vector<double>& predicted, const char* constants) {
+  for (size_t i = 0; i < pts.size(); ++i) {
+    if (std::isfinite(predicted[i]) && predicted[i] > 0) continue;
+    const bool total = pts[i].measure == "total_time";
+    throw UsageError(where[i] + (total ? "" : ".measure") + ": the model predicts " +
+                     std::to_string(predicted[i]) + " us of " + pts[i].measure + " for " +
+                     pts[i].kernel + " with the " + constants +
+                     " constants, so its error against latency_ms is undefined" +
+                     (total ? "" : " (a measure of an engine the kernel does not use?)"));
+  }
 }
 
 // One table per file (a chain of measurements): measured, predicted and error per point, the
@@ -282,12 +328,15 @@ int run_calibrate(const CalibrateOptions& opts) {
   // Steps: each point (a trace-only run of its kernel; the total grows file by file), then the
   // fit, which reruns them under trial constants and takes most of the time.
   Progress progress("calibrate", "steps", 0);
-  const std::vector<Point> pts = load_points(opts.data, opts.limits, progress);
+  std::vector<std::string> where;
+  const std::vector<Point> pts = load_points(opts.data, opts.limits, progress, where);
   const CostTable& committed = cost_table_trn1();
   progress.start("predicting with the committed constants, fitting new ones");
   const std::vector<double> before = predict(pts, committed);
+  check_predictions(pts, where, before, "committed");
   const CostTable fitted = fit_constants(pts, committed);
   const std::vector<double> after = predict(pts, fitted);
+  check_predictions(pts, where, after, "fitted");
   progress.update(static_cast<int64_t>(pts.size()) + 1, "fit");
   if (opts.json) {
     nlohmann::json j;

@@ -373,7 +373,7 @@ void register_check(CLI::App& app, Action& action) {
                   "Without every shape param pinned: wall time for the shape sweep, kept to within "
                   "one case (shapes and option sets most likely to expose a bug first; what does "
                   "not fit is listed as SKIP; at least one case runs)")
-      ->check(CLI::Range(0.0, 1e6))
+      ->check(seconds_in_range(0.0, 1e6))
       ->capture_default_str();
   cmd->add_option("--dist", opts->dist,
                   "Replay one input set of a distribution (with --seed; the `replay:` line of a "

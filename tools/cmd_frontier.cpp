@@ -18,6 +18,7 @@
 #include "solver/frontier.h"
 #include "tools/cli_common.h"
 #include "tools/commands.h"
+#include "tools/frontier_params.h"
 #include "tools/generations.h"
 #include "tools/input_file.h"
 #include "tools/kernel_source.h"
@@ -40,29 +41,6 @@ struct FrontierCommandOptions {
   bool json = false;
   NkiFlags nki;
 };
-
-// The fixed params of one program: the given ones (checked against the domain) and the least
-// value of every other one except the varied param.
-ParamValues fixed_params(const Program& p, const ParamValues& given, const std::string& vary) {
-  if (p.find_param(vary) == nullptr) {
-    throw UsageError("--vary " + vary + ": '" + p.name + "' has no such param");
-  }
-  if (given.count(vary)) throw UsageError("--param " + vary + " is the param --vary searches");
-  check_param_names(p, given, p.name);
-  ParamValues out;
-  for (const Param& prm : p.params) {
-    if (prm.name == vary) continue;
-    auto it = given.find(prm.name);
-    const int64_t value = it == given.end() ? prm.lo : it->second;
-    if (value < prm.lo || value > prm.hi || value % prm.multiple_of != 0) {
-      throw UsageError("--param " + prm.name + "=" + std::to_string(value) +
-                       " is outside its domain [" + std::to_string(prm.lo) + ", " +
-                       std::to_string(prm.hi) + "] multiple_of " + std::to_string(prm.multiple_of));
-    }
-    out[prm.name] = value;
-  }
-  return out;
-}
 
 std::string status_name(solver::FrontierResult::Status s) {
   switch (s) {
@@ -94,14 +72,25 @@ std::string describe(const solver::FrontierResult& r, const std::string& vary) {
 }
 
 // What fills memory at the first failing value: the frontier says where the kernel stops fitting,
-// this says which buffers to shrink. nullopt when there is no failing value.
+// this says which buffers to shrink. nullopt when there is no failing value, or no memory to
+// show there (`why_not` says why: a dimension below 1, sizes beyond int64).
 std::optional<MemoryPeaks> peaks_at_first_failing(const Program& p, const HwConfig& hw,
                                                   const solver::FrontierQuery& q,
-                                                  const solver::FrontierResult& r) {
+                                                  const solver::FrontierResult& r,
+                                                  std::string& why_not) {
   if (!r.first_failing) return std::nullopt;
+  if (r.first_failing_ill_formed) {
+    why_not = "the program cannot run there";
+    return std::nullopt;
+  }
   ParamValues values = q.fixed;
   values[q.param] = *r.first_failing;
-  return memory_peaks(p, hw, values);
+  try {
+    return memory_peaks(p, hw, values);
+  } catch (const EvalError& e) {
+    why_not = "its sizes leave int64 there (" + e.message + ")";
+    return std::nullopt;
+  }
 }
 
 int run_frontier(const FrontierCommandOptions& opts) {
@@ -141,7 +130,7 @@ int run_frontier(const FrontierCommandOptions& opts) {
   for (const kernels::LabelledProgram& lp : programs) {
     solver::FrontierQuery q;
     q.param = opts.vary;
-    q.fixed = fixed_params(lp.program, given, opts.vary);
+    q.fixed = frontier_fixed_params(lp.program, given, opts.vary);
     const int64_t declared_hi = lp.program.find_param(opts.vary)->hi;
     if (opts.up_to_given && opts.up_to < declared_hi) {
       throw UsageError("--up-to " + std::to_string(opts.up_to) + " is below the declared maximum " +
@@ -162,7 +151,9 @@ int run_frontier(const FrontierCommandOptions& opts) {
       progress.update(++searched, lp.label + " on " + hw->name);
       const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
       decided = decided && r.status != solver::FrontierResult::Status::unknown;
-      const std::optional<MemoryPeaks> peaks = peaks_at_first_failing(lp.program, *hw, q, r);
+      std::string no_peaks;
+      const std::optional<MemoryPeaks> peaks =
+          peaks_at_first_failing(lp.program, *hw, q, r, no_peaks);
       if (opts.json) {
         nlohmann::json j{{"program", lp.label},
                          {"gen", hw->name},
@@ -181,7 +172,8 @@ int run_frontier(const FrontierCommandOptions& opts) {
         if (r.first_failing) {
           j["first_failing"] = *r.first_failing;
           j["why_failing"] = r.why_failing;
-          j["memory_at_first_failing"] = memory_peaks_json(*peaks);
+          if (peaks) j["memory_at_first_failing"] = memory_peaks_json(*peaks);
+          if (!no_peaks.empty()) j["memory_not_shown"] = no_peaks;
         }
         if (!r.unknown_reason.empty()) j["unknown_reason"] = r.unknown_reason;
         rows.push_back(std::move(j));
@@ -193,6 +185,9 @@ int run_frontier(const FrontierCommandOptions& opts) {
       if (peaks) {
         std::cout << "    what fills memory at " << opts.vary << "=" << *r.first_failing << ":\n";
         print_memory_peaks(std::cout, *peaks, "      ");
+      } else if (!no_peaks.empty()) {
+        std::cout << "    no memory to show at " << opts.vary << "=" << *r.first_failing << ": "
+                  << no_peaks << "\n";
       }
     }
   }

@@ -4,9 +4,11 @@
 // reads. A registered kernel is proved for every combination of its build options; a
 // bug-catalogue entry is one program. One line per obligation class with counts, then every
 // obligation not proved; counterexamples are replayed on the interpreter. The output ends with
-// one line saying what the verdicts cover and what they do not. Exit 0 only when everything is
-// proved, 1 otherwise, 2 on bad usage.
+// one line saying what the verdicts cover and what they do not. Each program on each generation
+// has --budget-s seconds: what is not decided by then is unknown (counted, never proved). Exit 0
+// only when everything is proved, 1 otherwise, 2 on bad usage.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -32,6 +34,11 @@ struct ProveCommandOptions {
   bool all = false;
   std::string gen;  // "": trn1, or the kernel's first generation when it does not run on trn1
   unsigned timeout_ms = 10'000;
+  // Per program and generation. The per-query timeout bounds nothing on its own: a program's
+  // obligations grow with its length (a 200,000-instruction straight-line file ran past 600 s).
+  // 300 s is over 150 times the slowest registered program's proof (attention_cte_multi_section
+  // on trn2, 1.7 s in `prove --all --json` on 2026-11-29).
+  double budget_s = 300;
   bool json = false;
   std::vector<std::string> params;
   NkiFlags nki;
@@ -39,16 +46,19 @@ struct ProveCommandOptions {
 
 struct Counts {
   int proved = 0, counterexample = 0, unknown = 0, disagreements = 0;
+  int out_of_budget = 0;  // of the unknown
   void add(const solver::Obligation& o) {
     (o.verdict == solver::Verdict::proved           ? proved
      : o.verdict == solver::Verdict::counterexample ? counterexample
                                                     : unknown)++;
     if (o.replay && o.replay->disagreement) ++disagreements;
+    if (o.out_of_budget) ++out_of_budget;
   }
   bool all_proved() const { return counterexample == 0 && unknown == 0; }
   std::string str() const {
     std::string s = std::to_string(proved) + " proved, " + std::to_string(counterexample) +
                     " counterexample, " + std::to_string(unknown) + " unknown";
+    if (out_of_budget > 0) s += " (" + std::to_string(out_of_budget) + " for lack of time)";
     if (disagreements > 0) {
       s += ", " + std::to_string(disagreements) + " SOLVER/INTERPRETER DISAGREEMENT(S)";
     }
@@ -58,6 +68,7 @@ struct Counts {
     return {{"proved", proved},
             {"counterexample", counterexample},
             {"unknown", unknown},
+            {"out_of_budget", out_of_budget},
             {"disagreements", disagreements}};
   }
 };
@@ -147,23 +158,41 @@ int run_prove(const ProveCommandOptions& opts) {
     po.timeout_ms = opts.timeout_ms;
     po.hw = hw;
     const auto t = std::chrono::steady_clock::now();
+    po.deadline = t + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                          std::chrono::duration<double>(opts.budget_s));
     progress.start(lp.label + " on " + hw->name);
     const std::vector<solver::Obligation> obligations = solver::prove_program(lp.program, po);
     progress.update(++done, lp.label + " on " + hw->name);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
     ClassCounts counts;
     nlohmann::json failures = nlohmann::json::array();
+    int out_of_budget = 0;
     for (const solver::Obligation& o : obligations) {
       counts[o.cls].add(o);
       total[o.cls].add(o);
-      if (o.verdict != solver::Verdict::proved) failures.push_back(o.describe());
+      // Those left undecided for lack of time are counted, not listed (they can be thousands);
+      // what a class did not examine at all is one obligation, listed.
+      if (o.out_of_budget && o.not_examined == 0) {
+        ++out_of_budget;
+      } else if (o.verdict != solver::Verdict::proved) {
+        failures.push_back(o.describe());
+      }
     }
+    const bool budget_ran_out =
+        std::any_of(obligations.begin(), obligations.end(),
+                    [](const solver::Obligation& o) { return o.out_of_budget; });
+    const std::string budget_note =
+        "the budget of " + seconds(opts.budget_s) + " per program ran out (--budget-s raises it)" +
+        (out_of_budget > 0 ? "; " + std::to_string(out_of_budget) +
+                                 " obligation(s) begun but not decided are counted as unknown above"
+                           : std::string());
     if (opts.json) {
       nlohmann::json j{{"program", lp.label}, {"gen", hw->name}, {"seconds", s}};
       for (solver::ObligationClass c : solver::kObligationClasses) {
         j[std::string(solver::obligation_class_name(c))] = counts[c].json();
       }
       j["not_proved"] = failures;
+      if (budget_ran_out) j["out_of_budget"] = budget_note;
       jprograms.push_back(std::move(j));
       continue;
     }
@@ -172,6 +201,7 @@ int run_prove(const ProveCommandOptions& opts) {
       std::cout << "  " << solver::obligation_class_name(c) << ": " << counts[c].str() << "\n";
     }
     for (const auto& f : failures) std::cout << "    " << f.get<std::string>() << "\n";
+    if (budget_ran_out) std::cout << "    NOT PROVED for lack of time: " << budget_note << "\n";
   }
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   bool pass = true;
@@ -239,6 +269,11 @@ void register_prove(CLI::App& app, Action& action) {
   cmd->add_option("--timeout-ms", opts->timeout_ms,
                   "Z3 time limit per obligation; beyond it the verdict is unknown")
       ->check(CLI::Range(1u, 3'600'000u))
+      ->capture_default_str();
+  cmd->add_option("--budget-s", opts->budget_s,
+                  "Wall time for each program on each generation; what is not decided by then is "
+                  "unknown (not proved)")
+      ->check(seconds_in_range(0.001, 1e6))
       ->capture_default_str();
   cmd->add_flag("--json", opts->json, "Print one JSON object instead of text");
   cmd->callback([opts, &action] { action = [opts] { return run_prove(*opts); }; });

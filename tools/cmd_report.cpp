@@ -926,7 +926,7 @@ void register_report(CLI::App& app, Action& action) {
       ->capture_default_str();
   cmd->add_option("--frontier-timeout-s", opts->frontier_timeout_s,
                   "Per Z3 query of a capacity frontier search (no answer in time: unknown)")
-      ->check(CLI::Range(0.1, 3600.0))
+      ->check(seconds_in_range(0.1, 3600.0))
       ->capture_default_str();
   cmd->add_option("--timeline-max-instances", opts->timeline_max_instances,
                   "With --html: a kernel whose run at the report shape records more instruction "

@@ -112,9 +112,10 @@ void Interpreter::prepare() {
   if (p_.tensors.size() >= 65535) throw InputError("more than 65534 tensors in one kernel");
   param_env_ = param_env(params_);
   m_.grid = eval(p_.grid, param_env_);
-  if (m_.grid < 1 || m_.grid > 64) {
+  if (m_.grid < 1 || m_.grid > kMaxGrid) {
     fail(CheckKind::well_formed, "grid " + p_.grid.str() + " = " + std::to_string(m_.grid) +
-                                     "; the model runs 1 to 64 program instances");
+                                     "; the model runs 1 to " + std::to_string(kMaxGrid) +
+                                     " program instances");
   }
   m_.shapes = concrete_shapes(p_, params_);
   for (const Tensor& t : p_.tensors) {

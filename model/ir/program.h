@@ -92,6 +92,12 @@ struct Program {
 
 inline constexpr std::string_view kProgramIdParam = "program_id";
 
+// The most program instances the model runs (the grid's upper limit): the interpreter keeps a
+// core's state per instance, and a grid of 10^12 made every per-core loop of a run or a capacity
+// check run for hours. A constant grid beyond it is an invalid program (validate_program); one
+// that depends on params fails `well_formed` where it leaves [1, kMaxGrid].
+inline constexpr int64_t kMaxGrid = 64;
+
 // Calls f(loop_stack, stmt) for every statement in program order (depth first).
 // loop_stack holds the enclosing loops, outermost first.
 template <typename F>

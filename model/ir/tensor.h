@@ -29,6 +29,14 @@ struct Placement {
   bool operator==(const Placement&) const = default;
 };
 
+// A constant placement byte offset lies in [0, kPlacementByteLimit): 4 GiB per partition,
+// 2^14 times the largest per-partition memory the model knows (trn3's 256 KiB SBUF,
+// model/hw/hw_config.cpp). A larger or negative constant is no address on any generation but a
+// typo or a wrapped computation, and 2^63 - 1 left int64 as soon as a buffer's bytes were added
+// to it. validate_program refuses it (and a constant partition outside [0, kPartitions));
+// offsets that depend on params or loops are checked where they are evaluated (capacity).
+inline constexpr int64_t kPlacementByteLimit = int64_t{1} << 32;
+
 // Declared value range of an integer tensor (kernel inputs such as block tables): random inputs
 // are drawn from it, the interpreter checks inputs against it, the solver may assume it.
 struct ValueRange {

@@ -93,6 +93,10 @@ class Validator {
     }
     for (SymbolId s : p_.grid.symbols()) require_param(s, "grid " + p_.grid.str());
     if (p_.grid.is_const() && p_.grid.const_value() < 1) fail("grid must be at least 1");
+    if (p_.grid.is_const() && p_.grid.const_value() > kMaxGrid) {
+      fail("grid " + p_.grid.str() + " exceeds " + std::to_string(kMaxGrid) +
+           ": the model runs 1 to " + std::to_string(kMaxGrid) + " program instances");
+    }
   }
 
   void require_param(SymbolId s, const std::string& where) {
@@ -144,6 +148,28 @@ class Validator {
     }
   }
 
+  // The parts of a placement that are constants name an address of some generation's memory.
+  void check_constant_placement(const Tensor& t) {
+    const Expr& part = t.placement->partition;
+    if (part.is_const() && (part.const_value() < 0 || part.const_value() >= kPartitions)) {
+      fail_tensor(t, "placed at partition " + part.str() + ", outside the " +
+                         std::to_string(kPartitions) + " partitions [0, " +
+                         std::to_string(kPartitions) + ")");
+    }
+    const Expr& off = t.placement->byte_offset;
+    if (off.is_const() && (off.const_value() < 0 || off.const_value() >= kPlacementByteLimit)) {
+      int64_t largest = 0;
+      for (std::string_view gen : hw_config_names()) {
+        const HwConfig& hw = *find_hw_config(gen);
+        largest = std::max({largest, hw.sbuf_bytes_per_partition, hw.psum_bytes_per_partition});
+      }
+      fail_tensor(t, "placed at byte " + off.str() + ", outside [0, " +
+                         std::to_string(kPlacementByteLimit) +
+                         "): no generation's memory has such an address (the largest has " +
+                         std::to_string(largest) + " bytes per partition)");
+    }
+  }
+
   bool symbol_visible(SymbolId s, const std::vector<const Loop*>& loops) const {
     if (param_syms_.count(s)) return true;
     if (symbol_name(s) == kProgramIdParam) return true;
@@ -177,6 +203,7 @@ class Validator {
           check_expr_vars(t.placement->partition, loops, "placement of '" + t.name + "'", nullptr);
           check_expr_vars(t.placement->byte_offset, loops, "placement of '" + t.name + "'",
                           nullptr);
+          check_constant_placement(t);
         }
         visible_.insert(t.id);
       } else if (auto* i = std::get_if<InstrStmt>(&s.node)) {

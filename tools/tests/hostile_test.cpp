@@ -114,20 +114,34 @@ TEST(Hostile, ADomainSpanningAllOfInt64IsSearchedToTheEnd) {
   const CliResult proof = run_cli({"prove", file});
   EXPECT_EQ(proof.exit_code, 1) << describe(proof);
   EXPECT_NE(proof.out.find("N=-9223372036854775807"), std::string::npos) << proof.out;
-  // The frontier search runs over the same range (its step indices are 128-bit).
+  // The frontier search runs over the same range (its step indices are 128-bit) and agrees: a
+  // value that gives the buffer a dimension below 1 does not fit (the program cannot run there).
   const CliResult frontier = run_cli({"frontier", file, "--vary", "N", "--gen", "trn1"});
   EXPECT_EQ(frontier.exit_code, 0) << describe(frontier);
-  EXPECT_NE(frontier.out.find("fits up to N=45056"), std::string::npos) << describe(frontier);
+  EXPECT_NE(frontier.out.find("fits nowhere: N=-9223372036854775807 already does not "
+                              "(dimensions >= 1"),
+            std::string::npos)
+      << describe(frontier);
+  // From 1 to int64's end, the capacity boundary.
+  std::string text = read_file(file);
+  text.replace(text.find("-9223372036854775807,"), 21, "1,");
+  const CliResult positive = run_cli({"frontier", write_temp("positive_range.nkir", text).string(),
+                                      "--vary", "N", "--gen", "trn1"});
+  EXPECT_EQ(positive.exit_code, 0) << describe(positive);
+  EXPECT_NE(positive.out.find("fits up to N=45056"), std::string::npos) << describe(positive);
 }
 
 TEST(Hostile, APlacementNearInt64MaxIsACapacityFailureWithExactNumbers) {
+  // The offset comes from a param: a constant this far is no address at all and is refused as an
+  // invalid program (hostile_limits_test.cpp); one that depends on params is checked where it is
+  // evaluated, with exact numbers.
   const std::string file =
-      write_temp("far_placement.nkir",
-                 "kernel fp\n" + kCopyHeader +
-                     "buffer t : sbuf fp32 [128, 64] at (0, 9223372036854775800)\n"
-                     "dma_copy t[:, :], x[:, :]\ndma_copy y[:, :], t[:, :]\n")
+      write_temp("far_placement.nkir", "kernel fp\nparam N in [0, 9223372036854775807]\n" +
+                                           kCopyHeader +
+                                           "buffer t : sbuf fp32 [128, 64] at (0, N)\n"
+                                           "dma_copy t[:, :], x[:, :]\ndma_copy y[:, :], t[:, :]\n")
           .string();
-  const CliResult run = run_cli({"run", file});
+  const CliResult run = run_cli({"run", file, "--param", "N=9223372036854775800"});
   EXPECT_EQ(run.exit_code, 1) << describe(run);
   EXPECT_NE(run.out.find("from byte 9223372036854775800"), std::string::npos) << run.out;
   const CliResult proof = run_cli({"prove", file});
