@@ -6,6 +6,8 @@
 #include <sched.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstddef>
@@ -233,6 +235,25 @@ int install_syscall_filter(const SyscallFilter& filter) {
                   const_cast<sock_filter*>(filter.code.data())};
   if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0) return errno;
   return 0;
+}
+
+bool syscall_filter_available() {
+  static const bool available = [] {
+    const pid_t pid = fork();
+    if (pid < 0) return false;
+    if (pid == 0) {
+      const sock_filter allow = ret(kAllow);
+      sock_fprog prog{1, const_cast<sock_filter*>(&allow)};
+      const bool ok = prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+                      prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) == 0;
+      _exit(ok ? 0 : 1);
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  }();
+  return available;
 }
 
 }  // namespace ncv::frontend

@@ -29,4 +29,9 @@ SyscallFilter tracer_syscall_filter(const void* exec_path);
 void set_own_pid(SyscallFilter& filter, long pid);
 int install_syscall_filter(const SyscallFilter& filter);
 
+// Whether this machine's kernel takes a seccomp filter (probed once, in a child process). Where
+// it does not (a kernel built without seccomp: ENOSYS or EINVAL), the tracer runs with its
+// rlimits and its own checks only.
+bool syscall_filter_available();
+
 }  // namespace ncv::frontend
