@@ -83,4 +83,12 @@ inline std::string describe(const CliResult& r) {
   return "exit " + std::to_string(r.exit_code) + "\n--- stdout\n" + r.out + "--- stderr\n" + r.err;
 }
 
+// Exit code `code` and every piece of `needles` in stderr.
+inline void expect_exit(const CliResult& r, int code, const std::vector<std::string>& needles) {
+  EXPECT_EQ(r.exit_code, code) << describe(r);
+  for (const std::string& n : needles) {
+    EXPECT_NE(r.err.find(n), std::string::npos) << "missing '" << n << "'\n" << describe(r);
+  }
+}
+
 }  // namespace ncv::cli_test

@@ -16,14 +16,6 @@
 namespace ncv::cli_test {
 namespace {
 
-// Exit code `code` and every piece of `needles` in stderr.
-void expect_exit(const CliResult& r, int code, const std::vector<std::string>& needles) {
-  EXPECT_EQ(r.exit_code, code) << describe(r);
-  for (const std::string& n : needles) {
-    EXPECT_NE(r.err.find(n), std::string::npos) << "missing '" << n << "'\n" << describe(r);
-  }
-}
-
 // run_cli, and the wall-clock seconds it took.
 CliResult run_timed(const std::vector<std::string>& args, double& seconds) {
   const auto t0 = std::chrono::steady_clock::now();

@@ -14,14 +14,6 @@
 namespace ncv::cli_test {
 namespace {
 
-// Exit code `code` and every piece of `needles` in stderr.
-void expect_exit(const CliResult& r, int code, const std::vector<std::string>& needles) {
-  EXPECT_EQ(r.exit_code, code) << describe(r);
-  for (const std::string& n : needles) {
-    EXPECT_NE(r.err.find(n), std::string::npos) << "missing '" << n << "'\n" << describe(r);
-  }
-}
-
 // A shell line with the binary as $N: for redirections run_cli cannot express.
 CliResult run_shell(const std::string& line) {
   const fs::path err_path = temp_dir() / "shell_stderr.txt";
