@@ -1,15 +1,20 @@
 // `ncverify run FILE.nkir --param NAME=VALUE ...`: executes a program on the interpreter with
-// seeded random inputs and prints a fingerprint of each output, or the dynamic check that failed.
+// seeded random inputs (or the .npy arrays of --inputs-from) and prints a fingerprint of each
+// output (and writes it as .npy to --outputs-to), or the dynamic check that failed.
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
 
 #include "model/interp/interpreter.h"
+#include "model/interp/npy.h"
 #include "model/ir/builder.h"
 #include "tools/commands.h"
 #include "tools/generations.h"
+#include "tools/input_file.h"
 #include "tools/kernel_source.h"
+#include "tools/output_file.h"
 #include "tools/output_summary.h"
 
 namespace ncv::cli {
@@ -25,7 +30,14 @@ struct RunCommandOptions {
   bool reference = false;
   RunLimits limits;
   NkiFlags nki;
+  std::string inputs_from;  // DIR: each input NAME read from DIR/NAME.npy instead of random
+  std::string outputs_to;   // DIR: each output NAME written to DIR/NAME.npy
+  bool force = false;       // replace existing DIR/NAME.npy files
 };
+
+std::string npy_path(const std::string& dir, const std::string& name) {
+  return dir + "/" + name + ".npy";
+}
 
 nlohmann::json error_json(const DynamicError& e) {
   nlohmann::json loops = nlohmann::json::object();
@@ -83,6 +95,21 @@ void print_json(const RunCommandOptions& opts, const Program& program, const Par
   std::cout << j.dump(2) << "\n";
 }
 
+// Each output as DIR/NAME.npy (the folder made if missing; an existing file kept unless
+// --force).
+void write_npy_outputs(const RunCommandOptions& opts, const RunResult& result) {
+  std::error_code ec;
+  std::filesystem::create_directories(opts.outputs_to, ec);
+  if (ec) throw UsageError("--outputs-to " + opts.outputs_to + ": " + ec.message());
+  for (const auto& [name, tensor] : result.outputs) {
+    refuse_existing_output(npy_path(opts.outputs_to, name), opts.force, "--outputs-to");
+  }
+  for (const auto& [name, tensor] : result.outputs) {
+    write_output_file(npy_path(opts.outputs_to, name), encode_npy(tensor), opts.force,
+                      "--outputs-to");
+  }
+}
+
 int run_run(const RunCommandOptions& given) {
   RunCommandOptions opts = given;
   if (!opts.gen.empty()) hw_config_for(opts.gen);  // an unknown name first
@@ -97,7 +124,18 @@ int run_run(const RunCommandOptions& given) {
     check_params(program, params);
     RunOptions run_options;
     opts.limits.apply(run_options);
-    const auto inputs = random_inputs(program, params, opts.seed, run_options.memory_budget_bytes);
+    const auto inputs =
+        opts.inputs_from.empty()
+            ? random_inputs(program, params, opts.seed, run_options.memory_budget_bytes)
+            : npy_inputs(
+                  program, params,
+                  [&](const std::string& name) {
+                    return read_binary_input_file(npy_path(opts.inputs_from, name),
+                                                  run_options.memory_budget_bytes,
+                                                  "--memory-budget-mib");
+                  },
+                  [&](const std::string& name) { return npy_path(opts.inputs_from, name); },
+                  run_options.memory_budget_bytes);
     run_options.hw = &hw;
     run_options.mode = opts.reference ? ExecMode::reference : ExecMode::fast;
     run_options.record_trace = false;
@@ -116,6 +154,7 @@ int run_run(const RunCommandOptions& given) {
     for (const auto& [name, tensor] : result.outputs) {
       outputs.push_back(summarize_output(name, tensor));
     }
+    if (!opts.outputs_to.empty()) write_npy_outputs(opts, result);
   }
   if (opts.json) {
     print_json(opts, program, params, result, outputs);
@@ -144,6 +183,12 @@ void register_run(CLI::App& app, Action& action) {
                   "generation when it does not run on trn1)");
   opts->limits.add_options(cmd);
   opts->nki.add_options(cmd);
+  cmd->add_option("--inputs-from", opts->inputs_from,
+                  "Read each input NAME from DIR/NAME.npy instead of seeded random values "
+                  "(bf16 as uint16 bits, fp8 as uint8 bits)");
+  cmd->add_option("--outputs-to", opts->outputs_to,
+                  "Write each output NAME to DIR/NAME.npy (bf16 as uint16 bits, fp8 as uint8)");
+  cmd->add_flag("--force", opts->force, "Replace existing files of --outputs-to");
   cmd->add_flag("--json", opts->json, "Print one JSON object instead of text");
   cmd->add_flag("--reference", opts->reference,
                 "Use the slow per-element reference semantics instead of the fast paths");

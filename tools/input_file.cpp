@@ -75,7 +75,10 @@ void add_memory_budget_option(CLI::App* cmd) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
 }
 
-std::string read_input_file(const std::string& path) {
+namespace {
+
+// The whole regular file, at most `limit` bytes; `flag` names the option that raises the limit.
+std::string read_regular_file(const std::string& path, int64_t limit, const std::string& flag) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
     throw UsageError("cannot read '" + path + "': " + std::strerror(errno));
@@ -84,11 +87,10 @@ std::string read_input_file(const std::string& path) {
     throw UsageError("cannot read '" + path + "': it is " + kind_of(st.st_mode) +
                      "; inputs must be regular files");
   }
-  const int64_t limit = max_input_bytes();
   if (st.st_size > limit) {
     throw UsageError("cannot read '" + path + "': it has " + std::to_string(st.st_size) +
-                     " bytes, over the input limit of " + mib_text(limit) +
-                     " (--max-input-mib N raises it)");
+                     " bytes, over the input limit of " + mib_text(limit) + " (" + flag +
+                     " N raises it)");
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UsageError("cannot read '" + path + "': " + std::strerror(errno));
@@ -105,9 +107,21 @@ std::string read_input_file(const std::string& path) {
     }
     if (static_cast<int64_t>(text.size()) > limit) {
       throw UsageError("cannot read '" + path + "': it grew past the input limit of " +
-                       mib_text(limit) + " while being read (--max-input-mib N raises it)");
+                       mib_text(limit) + " while being read (" + flag + " N raises it)");
     }
   }
+  return text;
+}
+
+}  // namespace
+
+std::string read_binary_input_file(const std::string& path, int64_t limit,
+                                   const std::string& flag) {
+  return read_regular_file(path, limit, flag);
+}
+
+std::string read_input_file(const std::string& path) {
+  std::string text = read_regular_file(path, max_input_bytes(), "--max-input-mib");
   if (const size_t nul = text.find('\0'); nul != std::string::npos) {
     const size_t line_start = text.rfind('\n', nul);
     const size_t line = 1 + static_cast<size_t>(std::count(text.begin(), text.begin() + nul, '\n'));

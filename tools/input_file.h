@@ -35,6 +35,10 @@ void add_memory_budget_option(CLI::App* cmd);
 // max_input_bytes() or holds a NUL byte.
 std::string read_input_file(const std::string& path);
 
+// The whole file as bytes (NUL bytes allowed: .npy arrays), refused (UsageError) when it is not
+// a regular file or is larger than `limit` bytes; `flag` names the option that raises the limit.
+std::string read_binary_input_file(const std::string& path, int64_t limit, const std::string& flag);
+
 // `text` (the contents of `path`) as one JSON document; trailing bytes, syntax errors and
 // numbers out of range are a UsageError naming the file and the byte offset.
 nlohmann::json parse_json_document(const std::string& text, const std::string& path);

@@ -80,7 +80,8 @@ PURE_REFUSED = {
 # errors, rules, ops, program, tiles, expr: reading them would let a kernel rewrite its record).
 NKI_API = {
     "neuronxcc": ("nki",),
-    "neuronxcc.nki": ("jit", "baremetal", "benchmark", "profile", "simulate_kernel", "trace",
+    "neuronxcc.nki": ("jit", "baremetal", "benchmark", "profile", "simulate_kernel", "simulate",
+                      "trace",
                       "language", "isa", "compiler", "typing"),
     "neuronxcc.nki.language": (
         # memories and dims

@@ -4,36 +4,75 @@ wrap the kernel function so that the front end can find and trace it; nothing ru
 import functools
 
 
-class Kernel:
-    """What @nki.jit returns: callable, indexable with a launch grid, and unwrappable."""
+class ModuleLevelCall(BaseException):
+    """A kernel called by the module-level code of a file `ncverify import` is loading (a script
+    that runs its kernel on NumPy arrays when it is imported). The tracer stops running that
+    module there and traces the kernel it was asked for with what the module defined so far
+    (main.load_module). A BaseException, so a harness's `except Exception` does not catch it."""
 
-    def __init__(self, func, **options):
+    def __init__(self, where):
+        super().__init__(where)
+        self.where = where
+
+
+_loading_for_trace = False  # set by main.load_module while it runs the kernel's file
+
+
+def loading_for_trace(flag):
+    global _loading_for_trace
+    _loading_for_trace = flag
+
+
+class Kernel:
+    """What @nki.jit returns: callable (inlined while tracing; simulated on ncverify's
+    interpreter when called with NumPy arrays from Python, simulate.py), indexable with a launch
+    grid, and unwrappable."""
+
+    def __init__(self, func, grid=None, **options):
         self.func = func
+        self.grid = grid
         self.options = options
         functools.update_wrapper(self, func)
 
     def __getitem__(self, grid):
-        return self
+        return Kernel(self.func, grid, **self.options)
 
     def __call__(self, *args, **kwargs):
         from . import errors, trace
 
         if trace._current is not None:  # a helper kernel called while tracing: inline it
             return self.func(*args, **kwargs)
-        raise errors.NkiError("a kernel is traced by ncverify, not called from Python here")
+        if _loading_for_trace:
+            raise ModuleLevelCall(errors.user_location())
+        from . import simulate as sim
+
+        return sim.simulate(self.func, args, kwargs, self.grid)
 
 
 def _decorator(*args, **kwargs):
-    if len(args) == 1 and callable(args[0]) and not kwargs:
+    if args and callable(args[0]):  # nki.jit(f) or nki.jit(f, mode=...)
         f = args[0]
-        return f if isinstance(f, Kernel) else Kernel(f)
+        return f if isinstance(f, Kernel) else Kernel(f, **kwargs)
     return lambda f: f if isinstance(f, Kernel) else Kernel(f, **kwargs)
 
 
 jit = _decorator
 baremetal = _decorator
 trace = _decorator
-simulate_kernel = None
+
+
+def simulate_kernel(kernel, *args, **kwargs):
+    """nki.simulate_kernel(kernel, *arrays): the kernel run on the arrays (see Kernel)."""
+    if not isinstance(kernel, Kernel):
+        kernel = Kernel(unwrap(kernel))
+    return kernel(*args, **kwargs)
+
+
+def simulate(kernel):
+    """nki.simulate(kernel): a callable that runs the kernel on NumPy arrays."""
+    if not isinstance(kernel, Kernel):
+        kernel = Kernel(unwrap(kernel))
+    return kernel
 
 
 def benchmark(*args, **kwargs):

@@ -171,8 +171,22 @@ def load_module(path):
     sys.modules[KERNEL_MODULE] = module
     _local_module_names.update(modules.local_by_name)
     sandbox.arm()
-    modules.run_module(module, path)
+    from . import kernel_api
+
+    kernel_api.loading_for_trace(True)
+    try:
+        modules.run_module(module, path)
+    except kernel_api.ModuleLevelCall as call:
+        # A script that runs its kernel when loaded: the module stops at that call (what it
+        # defined so far is kept) and the kernel asked for is traced from that (README "Files
+        # that are scripts").
+        _stopped_at[path] = call.where
+    finally:
+        kernel_api.loading_for_trace(False)
     return module
+
+
+_stopped_at = {}  # kernel file -> (file, line) of the module-level kernel call that stopped it
 
 
 def shape_names(func, tensor_args):
@@ -393,8 +407,12 @@ def run(argv):
     if not hasattr(module, func_name):
         funcs = [n for n, v in vars(module).items()
                  if callable(v) and getattr(v, "__module__", None) == module.__name__]
-        raise UsageError("%s has no function %s (functions: %s)" %
-                         (path, func_name, ", ".join(funcs) or "none"))
+        stopped = _stopped_at.get(os.path.abspath(path))
+        note = "" if stopped is None else (
+            "; the file's module-level code called a kernel at line %d, where loading stopped, "
+            "so what it defines after that line is unknown" % stopped[1])
+        raise UsageError("%s has no function %s (functions: %s)%s" %
+                         (path, func_name, ", ".join(funcs) or "none", note))
     from .kernel_api import unwrap
 
     func = unwrap(getattr(module, func_name))
@@ -406,18 +424,25 @@ def run(argv):
     tr.source_file = os.path.basename(path)
     errors.set_kernel_file(path)
     call_args, tensor_args, kwargs, notes, recorded = bind(tr, func, args, path)
+    header = ["traced by ncverify import from %s:%s" % (os.path.basename(path), func_name)]
+    if notes:
+        header.append("kernel arguments: " + ", ".join(notes))
+    return trace_kernel(tr, func, path, call_args, kwargs, header, recorded)[1]
+
+
+def trace_kernel(tr, func, path, call_args, kwargs, header, recorded=None):
+    """Runs the kernel on its bound arguments under the tracer `tr`; returns (what the kernel
+    returned, the program's `.nkir` text). `import` and the simulator (simulate.py) both trace
+    through here."""
     trace.start(tr)
     try:
         result = func(*call_args, **kwargs)
     finally:
         trace.stop()
     _mark_outputs(tr, result, (os.path.abspath(path), _def_line(func)))
-    header = ["traced by ncverify import from %s:%s" % (os.path.basename(path), func_name)]
-    if notes:
-        header.append("kernel arguments: " + ", ".join(notes))
     if tr.loops:
         raise errors.NkiError("a traced loop was left open (break out of a loop?)")
-    return tr.text(header, recorded)
+    return result, tr.text(header, recorded)
 
 
 def _def_line(func):

@@ -1,0 +1,281 @@
+"""ncverify as an NKI simulator: a kernel called from Python with NumPy arrays (`kernel(a, b)`
+under `@nki.jit(mode="simulation")`, `nki.simulate_kernel(kernel, *arrays)`,
+`nki.simulate(kernel)(*arrays)`, `kernel[grid](...)`) is traced at the arrays' concrete shapes
+and dtypes (main.trace_kernel, the tracer `ncverify import` runs) and the program runs on
+ncverify's C++ interpreter with every dynamic check, on those arrays: `ncverify run PROGRAM
+--inputs-from DIR --outputs-to DIR` (.npy files). The outputs come back as NumPy arrays; an
+input the kernel writes is updated in place, as the NKI simulator does.
+
+This runs in the user's own process (their test file, like pytest runs it): the sandbox of
+`ncverify import` guards against hostile candidates and is not armed here.
+"""
+
+import inspect
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+
+from . import errors, trace
+from .expr import Lin
+from .program import Tensor
+from .tiles import Tile
+
+# The dtype names NumPy (and ml_dtypes, when installed) gives each .nkir dtype.
+_FROM_NUMPY = {
+    "float32": "fp32", "float16": "fp16", "int32": "int32", "uint8": "uint8", "bool": "uint8",
+    "uint16": "uint16", "uint32": "uint32", "bfloat16": "bf16", "float8_e5m2": "fp8_e5m2",
+    "float8_e4m3fn": "fp8_e4m3fn", "float8_e4m3": "fp8_e4m3",
+}
+# How each dtype travels in a .npy file: its own NumPy type, or its bit pattern for the types
+# NumPy lacks (bf16, fp8), which the C++ codec reads as raw bits (model/interp/npy.h).
+_WIRE = {"fp32": "<f4", "fp16": "<f2", "int32": "<i4", "uint8": "|u1", "uint16": "<u2",
+         "uint32": "<u4", "bf16": "<u2", "fp8_e4m3": "|u1", "fp8_e4m3fn": "|u1",
+         "fp8_e5m2": "|u1"}
+
+
+class SimulationError(Exception):
+    """The kernel could not be simulated."""
+
+
+class KernelNotTraced(SimulationError):
+    """The front end refused the kernel (an unsupported call or argument): `FILE.py:LINE: what
+    and why`, as `ncverify import` reports it."""
+
+    def __init__(self, message, where=None):
+        super().__init__(message if where is None else "%s:%d: %s" % (where[0], where[1],
+                                                                      message))
+        self.where = where
+
+
+class DynamicCheckFailure(SimulationError):
+    """A dynamic check of the interpreter failed: the check's kind, the instruction (its text),
+    the kernel line that made it, the loop indices and params of the failing instance."""
+
+    def __init__(self, error):
+        super().__init__(error.get("message", "dynamic-check failure"))
+        self.kind = error.get("kind")
+        self.instruction = error.get("instruction_text")
+        source = error.get("source") or {}
+        self.file = source.get("file")
+        self.line = source.get("line")
+        self.loop_indices = dict(error.get("loop_indices") or {})
+        self.params = dict(error.get("params") or {})
+        self.core = error.get("core")
+        self.detail = error.get("detail")
+
+
+class OutOfBoundsAccess(DynamicCheckFailure, IndexError):
+    """An access outside its tensor (the NKI simulator raises IndexError for these)."""
+
+
+def _failure(error):
+    if error.get("kind") == "out_of_bounds":
+        return OutOfBoundsAccess(error)
+    return DynamicCheckFailure(error)
+
+
+def ncverify_binary():
+    """$NCVERIFY, else the build tree's binary of the checkout this module is in, else `ncverify`
+    on PATH."""
+    env = os.environ.get("NCVERIFY")
+    if env:
+        return env
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__)))))
+    built = os.path.join(root, "build", "default", "tools", "ncverify")
+    if os.path.isfile(built) and os.access(built, os.X_OK):
+        return built
+    found = shutil.which("ncverify")
+    if found:
+        return found
+    raise SimulationError("cannot find the ncverify binary: set NCVERIFY to its path (it is "
+                          "build/default/tools/ncverify after a build)")
+
+
+def _np():
+    import numpy as np
+
+    return np
+
+
+def _ml_dtypes():
+    try:
+        import ml_dtypes
+
+        return ml_dtypes
+    except ImportError:
+        return None
+
+
+def array_dtype(arr, name):
+    """The .nkir dtype of a NumPy array argument."""
+    key = arr.dtype.name
+    if key not in _FROM_NUMPY:
+        raise SimulationError("argument %s: NumPy dtype %s is not an NKI tensor dtype (float32, "
+                              "float16, bfloat16, float8, int32, uint8/16/32); convert it with "
+                              ".astype(np.float32)" % (name, key))
+    return _FROM_NUMPY[key]
+
+
+def _to_wire(arr, dtype):
+    np = _np()
+    if dtype in ("bf16", "fp8_e4m3", "fp8_e4m3fn", "fp8_e5m2"):
+        return np.ascontiguousarray(arr).view(_WIRE[dtype])
+    return np.ascontiguousarray(arr, dtype=_WIRE[dtype])
+
+
+def from_wire(bits, dtype):
+    """An output as the NKI simulator returns it: bf16/fp8 as ml_dtypes arrays when ml_dtypes is
+    installed (the simulator's precise mode stores them so), else as float32 arrays holding the
+    exact bf16/fp8 values (every one is a float32 value)."""
+    np = _np()
+    if dtype not in ("bf16", "fp8_e4m3", "fp8_e4m3fn", "fp8_e5m2"):
+        return bits.astype(_WIRE[dtype].replace("<", "").replace("|", ""), copy=False)
+    ml = _ml_dtypes()
+    if ml is not None:
+        names = {"bf16": "bfloat16", "fp8_e4m3": "float8_e4m3", "fp8_e4m3fn": "float8_e4m3fn",
+                 "fp8_e5m2": "float8_e5m2"}
+        if hasattr(ml, names[dtype]):
+            return bits.view(getattr(ml, names[dtype]))
+    if dtype == "bf16":
+        return (bits.astype(np.uint32) << 16).view(np.float32)
+    return _decode_fp8(bits, dtype)
+
+
+def _decode_fp8(bits, dtype):
+    """fp8 bit patterns to float32 (model/numerics: e4m3 legacy IEEE-like with bias 7, e4m3fn
+    without Inf and a single NaN, e5m2 IEEE-like with bias 15)."""
+    np = _np()
+    exp_bits, man_bits = (5, 2) if dtype == "fp8_e5m2" else (4, 3)
+    bias = (1 << (exp_bits - 1)) - 1
+    table = np.empty(256, dtype=np.float32)
+    for b in range(256):
+        sign = -1.0 if b & 0x80 else 1.0
+        e = (b >> man_bits) & ((1 << exp_bits) - 1)
+        m = b & ((1 << man_bits) - 1)
+        if e == (1 << exp_bits) - 1 and dtype != "fp8_e4m3fn":
+            v = float("inf") if m == 0 else float("nan")
+        elif dtype == "fp8_e4m3fn" and e == 15 and m == 7:
+            v = float("nan")
+        elif e == 0:
+            v = m / (1 << man_bits) * 2.0 ** (1 - bias)
+        else:
+            v = (1 + m / (1 << man_bits)) * 2.0 ** (e - bias)
+        table[b] = sign * v
+    return table[bits]
+
+
+def _grid_of(grid):
+    if grid is None:
+        return None
+    axes = grid if isinstance(grid, (tuple, list)) else (grid,)
+    out = []
+    for g in axes:
+        size = getattr(g, "size", g)  # nl.nc(2) and spmd_dim(...) carry their size
+        if not isinstance(size, int) or size < 1:
+            raise SimulationError("launch grid %r: each axis is a positive integer" % (grid,))
+        out.append(Lin.of(size))
+    return out
+
+
+def trace_for_arrays(func, args, kwargs, grid=None):
+    """Traces `func` with NumPy arrays at their concrete shapes and dtypes (every other argument
+    is passed as it is). Returns (.nkir text, the kernel's result (Tiles), {HBM tensor name:
+    (the argument's array, dtype)} for the array arguments)."""
+    from . import main
+
+    path = inspect.getsourcefile(func) or func.__code__.co_filename
+    np = _np()
+    sig = inspect.signature(func)
+    try:
+        bound = sig.bind(*args, **kwargs)
+    except TypeError as e:
+        raise SimulationError("%s: %s" % (func.__name__, e)) from None
+    tr = trace.Tracer(func.__name__, trace.SourceIndex())
+    tr.source_file = os.path.basename(path)
+    tr.grid = _grid_of(grid)
+    arrays = {}
+
+    def tensor_for(name, value):
+        if not isinstance(value, np.ndarray):
+            return value
+        if value.ndim == 0:
+            raise SimulationError("argument %s is a 0-d array; a tensor has at least one dim"
+                                  % name)
+        dtype = array_dtype(value, name)
+        t = Tensor(tr.unique(name), "hbm", dtype, [Lin.of(int(d)) for d in value.shape],
+                   "input")
+        tr.hbm.append(t)
+        arrays[t.name] = (value, dtype)
+        return Tile(t.full_view())
+
+    for name, value in list(bound.arguments.items()):
+        kind = sig.parameters[name].kind
+        if kind == inspect.Parameter.VAR_POSITIONAL:
+            bound.arguments[name] = tuple(tensor_for("%s_%d" % (name, k), v)
+                                          for k, v in enumerate(value))
+        elif kind == inspect.Parameter.VAR_KEYWORD:
+            bound.arguments[name] = {k: tensor_for(k, v) for k, v in value.items()}
+        else:
+            bound.arguments[name] = tensor_for(name, value)
+    errors.set_kernel_file(path)
+    try:
+        result, text = main.trace_kernel(tr, func, path, list(bound.args), dict(bound.kwargs),
+                                         ["traced by ncverify's simulator from %s:%s" %
+                                          (os.path.basename(path), func.__name__)])
+    except errors.NkiError as e:
+        raise KernelNotTraced(e.message, e.where) from None
+    finally:
+        errors.set_kernel_file(None)
+    return text, result, arrays, tr
+
+
+def simulate(func, args, kwargs, grid=None):
+    """Runs `func` on the arrays (see the module doc); returns what the kernel returns, with
+    NumPy arrays in place of its HBM tensors."""
+    np = _np()
+    text, result, arrays, tr = trace_for_arrays(func, args, kwargs, grid)
+    work = tempfile.mkdtemp(prefix="ncverify-sim-")
+    try:
+        program = os.path.join(work, "kernel.nkir")
+        with open(program, "w") as f:
+            f.write(text)
+        ins, outs = os.path.join(work, "in"), os.path.join(work, "out")
+        os.mkdir(ins)
+        for name, (arr, dtype) in arrays.items():
+            np.save(os.path.join(ins, name + ".npy"), _to_wire(arr, dtype))
+        cmd = [ncverify_binary(), "run", program, "--inputs-from", ins, "--outputs-to", outs,
+               "--json"]
+        done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        if done.returncode not in (0, 1):
+            raise SimulationError("ncverify run failed (exit %d): %s" %
+                                  (done.returncode, done.stderr.decode(errors="replace").strip()))
+        report = json.loads(done.stdout.decode())
+        if report.get("error"):
+            raise _failure(report["error"])
+        values = {}
+        for t in tr.hbm:
+            if t.role != "output":
+                continue
+            bits = np.load(os.path.join(outs, t.name + ".npy"))
+            values[t.name] = from_wire(bits, t.dtype)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    for name, (arr, dtype) in arrays.items():
+        if name in values:  # an input the kernel wrote: updated in place
+            arr[...] = values[name].astype(arr.dtype, copy=False) if arr.dtype != \
+                values[name].dtype else values[name]
+    return _returned(result, values, arrays)
+
+
+def _returned(result, values, arrays):
+    if isinstance(result, Tile):
+        name = result._view.tensor.name
+        if name in arrays:
+            return arrays[name][0]
+        return values[name]
+    if isinstance(result, (tuple, list)):
+        return type(result)(_returned(r, values, arrays) for r in result)
+    return result
