@@ -43,7 +43,7 @@ def _callable(alloc, tensor, nblock):
                                   "params they depend on with --param")
         counts.append(d.const)
     free = [ev(x) for x in tensor.shape[1 + nblock:]]
-    if nblock == 0 or len(free) != 1 or not free[0].is_const():
+    if len(free) != 1 or not free[0].is_const():  # no block dims: one call, idx=()
         raise errors.NkiError("a function allocator is modelled for [blocks..., P, F] tensors "
                               "with a known F")
     p = ev(tensor.shape[0])

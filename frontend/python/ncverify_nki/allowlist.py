@@ -91,6 +91,7 @@ NKI_API = {
         "fp32", "int32", "tfloat32", "uint16", "uint32", "uint8",
         # creation, memory and indexing
         "ndarray", "zeros", "ones", "full", "zeros_like", "empty_like", "shared_constant",
+        "shared_identity_matrix",
         "load", "store", "load_transpose2d", "load_transpose", "copy", "arange", "mgrid", "ds",
         "affine_range", "sequential_range", "static_range", "program_id", "num_programs",
         "program_ndim", "spmd_dim", "broadcast_to", "expand_dims", "gather_flattened",

@@ -27,10 +27,14 @@ class DType:
 
     @property
     def dtype(self):
-        """What np.dtype(nl.bfloat16) sees: the numpy dtype, or raw bytes of the right size
-        where numpy has none (bf16, fp8), so that `.itemsize` arithmetic works."""
+        """What np.dtype(nl.bfloat16) sees: the numpy dtype; for bf16 and fp8, which numpy lacks,
+        ml_dtypes' type when ml_dtypes is installed (as the NKI simulator stores them), else raw
+        bytes of the right size, so that `.itemsize` arithmetic works."""
         import numpy as np
 
+        ml = _ml_dtypes()
+        if self.name in _ML_DTYPES and hasattr(ml, _ML_DTYPES[self.name]):
+            return np.dtype(getattr(ml, _ML_DTYPES[self.name]))
         return np.dtype(_NUMPY.get(self.name) or "V%d" % self.itemsize)
 
     @property
@@ -51,6 +55,21 @@ _ALIASES = {
 }
 _NUMPY = {"fp32": "float32", "fp16": "float16", "int32": "int32", "uint8": "uint8",
           "uint16": "uint16", "uint32": "uint32"}
+_ml = []  # [ml_dtypes or None], looked up once
+
+
+def _ml_dtypes():
+    if not _ml:
+        try:
+            import ml_dtypes
+        except ImportError:
+            ml_dtypes = None
+        _ml.append(ml_dtypes)
+    return _ml[0]
+
+
+_ML_DTYPES = {"bf16": "bfloat16", "fp8_e4m3": "float8_e4m3", "fp8_e4m3fn": "float8_e4m3fn",
+              "fp8_e5m2": "float8_e5m2"}
 _NKI_NAME = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16", "fp8_e4m3": "float8_e4m3",
              "fp8_e4m3fn": "float8_e4m3fn", "fp8_e5m2": "float8_e5m2"}
 

@@ -256,6 +256,11 @@ def shared_constant(constant, dtype=None, **kw):
     return _Constant(values, normalize(dtype if dtype is not None else values.dtype))
 
 
+def shared_identity_matrix(n, dtype=None):
+    """nl.shared_identity_matrix(n, dtype): the n x n identity as a shared constant."""
+    return shared_constant(np.identity(n), dtype if dtype is not None else "uint8")
+
+
 def load(src, dtype=None, mask=None, **kw):
     tr = trace.current()
     if isinstance(src, _Constant):
@@ -420,9 +425,10 @@ def unsupported(name):
 for _n in ("where", "all_reduce", "rand", "random_seed", "dropout", "mean",
            "var", "softmax", "erf", "logical_and", "logical_or", "invert", "ceil", "floor",
            "sign", "trunc", "cos", "tan", "arctan", "gather_flattened", "atomic_rmw", "select",
-           "broadcast_to", "expand_dims", "load_transpose", "layer_norm", "rms_norm",
-           "spmd_dim", "nc"):
+           "broadcast_to", "expand_dims", "load_transpose", "layer_norm", "rms_norm"):
     globals()[_n] = unsupported(_n)
+
+from .launch import nc, spmd_dim  # noqa: E402,F401  (launch grid axes: launch.py)
 
 
 class _Limits:

@@ -476,6 +476,9 @@ def _mark_outputs(tr, result, where):
             raise errors.NkiError("the kernel returns an on-chip tile; a kernel returns HBM "
                                   "tensors (nl.ndarray(..., buffer=nl.shared_hbm))", where)
     returned = {r._view.tensor.name for r in results if isinstance(r, Tile)}
+    for t in tr.hbm:  # a returned HBM tensor is an output, whatever buffer made it (nl.hbm too)
+        if t.name in returned and t.role == "scratch":
+            t.role = "output"
     if returned:
         # shared_hbm tensors the kernel keeps to itself are scratch, not outputs
         for t in tr.hbm:
