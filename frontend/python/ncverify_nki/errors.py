@@ -22,6 +22,23 @@ class NkiError(Exception):
         self.where = where or user_location()
 
 
+class NotModelled(NkiError, AttributeError):
+    """A name of an NKI module that the stand-ins do not have (an AttributeError too, so that
+    hasattr() and the import machinery see a missing attribute)."""
+
+
+def missing_name(module_label):
+    """A module `__getattr__` for the stand-in `module_label` (`nisa`, `nl`, ...): a name it does
+    not have is refused at the kernel's line, as the names it lists as not modelled are."""
+
+    def __getattr__(name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        raise NotModelled("%s.%s is not modelled by ncverify's front end" % (module_label, name))
+
+    return __getattr__
+
+
 def is_front_end_file(filename):
     return os.path.abspath(filename).startswith(_PACKAGE_DIR + os.sep)
 

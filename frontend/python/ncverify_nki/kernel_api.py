@@ -16,11 +16,13 @@ class ModuleLevelCall(BaseException):
 
 
 _loading_for_trace = False  # set by main.load_module while it runs the kernel's file
+_in_tracer = False  # this process is `ncverify import`'s tracer: it never simulates
 
 
 def loading_for_trace(flag):
-    global _loading_for_trace
+    global _loading_for_trace, _in_tracer
     _loading_for_trace = flag
+    _in_tracer = True
 
 
 class Kernel:
@@ -44,6 +46,8 @@ class Kernel:
             return self.func(*args, **kwargs)
         if _loading_for_trace:
             raise ModuleLevelCall(errors.user_location())
+        if _in_tracer:
+            raise errors.NkiError("a kernel is traced by ncverify, not called from Python here")
         from . import simulate as sim
 
         return sim.simulate(self.func, args, kwargs, self.grid)

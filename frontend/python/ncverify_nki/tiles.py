@@ -181,6 +181,10 @@ def index_view(view, idx):
     """The access `view[idx]`: one index per dim of the tile (NKI order)."""
     rank = len(view.order)
     idx = _normalize_index(idx, rank)
+    if any(isinstance(i, Tile) for i in idx):
+        raise errors.NkiError("an index that is a tile (indirect addressing: the indices read "
+                              "from memory) into '%s' is not modelled by ncverify's front end" %
+                              view.tensor.name)
     dims = [list(d) for d in view.dims]
     t = view.tensor
     if any(isinstance(i, IndexExpr) for i in idx):
