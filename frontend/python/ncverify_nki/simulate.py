@@ -221,15 +221,40 @@ def trace_for_arrays(func, args, kwargs, grid=None):
         else:
             bound.arguments[name] = tensor_for(name, value)
     errors.set_kernel_file(path)
+    header = ["traced by ncverify's simulator from %s:%s" % (os.path.basename(path),
+                                                            func.__name__)]
     try:
         result, text = main.trace_kernel(tr, func, path, list(bound.args), dict(bound.kwargs),
-                                         ["traced by ncverify's simulator from %s:%s" %
-                                          (os.path.basename(path), func.__name__)])
+                                         header)
+        if _carry_initial_values(tr, arrays):
+            text = tr.text(header)
     except errors.NkiError as e:
         raise KernelNotTraced(e.message, e.where) from None
     finally:
         errors.set_kernel_file(None)
     return text, result, arrays, tr
+
+
+def _carry_initial_values(tr, arrays):
+    """An argument the kernel both reads and writes (an in-place update) is an output of the
+    program, and the model's outputs start uninitialized (its inputs are read-only): such an
+    argument gets an input twin holding the array, copied into the output by one DMA before the
+    kernel's first instruction, so the kernel reads the values it was given. (An argument the
+    kernel only writes needs none; the elements it leaves unwritten come back as the
+    interpreter's poison, NaN, not as the array's previous values.) Returns whether any was
+    added."""
+    from .program import Instr
+
+    added = False
+    for t in list(tr.hbm):
+        if t.name in arrays and t.role == "output" and t.read_elsewhere:
+            src = Tensor(tr.unique(t.name + "_initial"), "hbm", t.dtype, t.shape, "input")
+            tr.hbm.append(src)
+            tr.root.insert(0, Instr("dma_copy", [[None, t.storage_view()],
+                                                 [None, src.storage_view()]], line=0))
+            arrays[src.name] = arrays[t.name]
+            added = True
+    return added
 
 
 def simulate(func, args, kwargs, grid=None):

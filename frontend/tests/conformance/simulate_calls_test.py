@@ -70,6 +70,14 @@ def into_argument(x, result):
 
 
 @nki.jit
+def scale_rows_in_place(x, factor):
+    """x[i] *= factor, program i of the grid on its own 128-row block (reads and writes x)."""
+    p = nl.program_id(0)
+    t = nl.load(x[p * ROWS:(p + 1) * ROWS, :])
+    nl.store(x[p * ROWS:(p + 1) * ROWS, :], value=nl.multiply(t, factor))
+
+
+@nki.jit
 def reads_past_the_end(x):
     """Reads four 128-row blocks of x whatever its size: the last block is out of bounds when x
     has fewer than 512 rows."""
@@ -143,6 +151,12 @@ class SimulatedCalls(unittest.TestCase):
         result = np.zeros_like(x)
         self.assertIsNone(into_argument(x, result))
         np.testing.assert_allclose(result, np.exp(x), rtol=1e-5)
+
+    def test_argument_updated_in_place_keeps_the_values_it_was_given(self):
+        x = self.data(256, 16)
+        before = x.copy()
+        self.assertIsNone(scale_rows_in_place[2](x, 3.0))
+        np.testing.assert_array_equal(x, before * 3.0)
 
     def test_dynamic_check_failure_names_instruction_line_and_indices(self):
         x = self.data(3 * ROWS, 8)
