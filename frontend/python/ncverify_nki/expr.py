@@ -283,9 +283,33 @@ class SymInt:
         raise _value_error(self.lin, "a remainder by a symbolic value")
 
     def __truediv__(self, o):
+        if self._known() is not None and isinstance(o, (int, float)):
+            return self._known() / o
         raise _value_error(self.lin, "true division (/) of a shape")
 
-    __rtruediv__ = __truediv__
+    def __rtruediv__(self, o):
+        if self._known() is not None and isinstance(o, (int, float)):
+            return o / self._known()
+        raise _value_error(self.lin, "true division (/) of a shape")
+
+    def __pow__(self, o):
+        """`d ** -0.5` (a default softmax scale): a float, so the shape's value is needed; an
+        integer power of a shape is not linear either."""
+        if self._known() is not None and isinstance(o, (int, float)):
+            return self._known() ** o
+        raise _value_error(self.lin, "a power (**) of a shape (a float such as d ** -0.5 is one "
+                                     "number per shape)")
+
+    def __rpow__(self, o):
+        if self._known() is not None and isinstance(o, (int, float)):
+            return o ** self._known()
+        raise _value_error(self.lin, "a power (**) with a shape exponent")
+
+    def __float__(self):
+        v = self._known()
+        if v is None:
+            raise _value_error(self.lin, "float()")
+        return float(v)
 
     def __neg__(self):
         return SymInt.make(self.lin.neg())
