@@ -41,6 +41,26 @@ class ScriptFiles(unittest.TestCase):
         self.assertEqual(r.returncode, 2)
         self.assertIn("module-level code called a kernel at line %d" % call_line(), r.stderr)
 
+    def test_a_float_of_a_shape_needs_the_shape(self):
+        r = ncverify("import", SCRIPT + ":scale_by_width")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("script_kernel.py:%d: a power (**) of a shape" % self.line_of("scale = "),
+                      r.stderr)
+        self.assertIn("--param width=VALUE", r.stderr)
+        r = ncverify("import", SCRIPT + ":scale_by_width", "--param", "width=64")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("operand0=0.125", r.stdout)
+
+    def test_a_float_of_a_shape_is_a_float_in_the_simulator(self):
+        import script_kernel
+
+        x = np.linspace(-4, 4, 128 * 16, dtype=np.float32).reshape(128, 16)
+        np.testing.assert_array_equal(script_kernel.scale_by_width(x), x * np.float32(0.25))
+        np.testing.assert_array_equal(script_kernel.scale_by_width(x, scale=2.0), x * 2)
+
+    def line_of(self, prefix):
+        return [n for n, text in enumerate(open(SCRIPT), 1) if text.strip().startswith(prefix)][0]
+
     def test_importing_the_script_simulates_its_call(self):
         import script_kernel
 
