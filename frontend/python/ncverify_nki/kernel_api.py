@@ -50,7 +50,8 @@ class Kernel:
             raise errors.NkiError("a kernel is traced by ncverify, not called from Python here")
         from . import simulate as sim
 
-        return sim.simulate(self.func, args, kwargs, self.grid)
+        return sim.simulate(self.func, args, kwargs, self.grid,
+                            self.options.get("platform_target"))
 
 
 def _decorator(*args, **kwargs):

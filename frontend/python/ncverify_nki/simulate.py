@@ -257,10 +257,19 @@ def _carry_initial_values(tr, arrays):
     return added
 
 
-def simulate(func, args, kwargs, grid=None):
-    """Runs `func` on the arrays (see the module doc); returns what the kernel returns, with
-    NumPy arrays in place of its HBM tensors."""
+# nki.jit(platform_target=...) to the model's generation (inf2 is NeuronCore-v2, as trn1).
+_GENERATIONS = {"trn1": "trn1", "inf2": "trn1", "trn2": "trn2", "trn3": "trn3"}
+
+
+def simulate(func, args, kwargs, grid=None, platform_target=None):
+    """Runs `func` on the arrays (see the module doc) on the generation `platform_target` names
+    (trn1 when None); returns what the kernel returns, with NumPy arrays in place of its HBM
+    tensors."""
     np = _np()
+    gen = "trn1" if platform_target is None else _GENERATIONS.get(str(platform_target))
+    if gen is None:
+        raise SimulationError("platform_target=%r: the model has trn1 (and inf2), trn2 and trn3" %
+                              (platform_target,))
     text, result, arrays, tr = trace_for_arrays(func, args, kwargs, grid)
     work = tempfile.mkdtemp(prefix="ncverify-sim-")
     try:
@@ -271,8 +280,8 @@ def simulate(func, args, kwargs, grid=None):
         os.mkdir(ins)
         for name, (arr, dtype) in arrays.items():
             np.save(os.path.join(ins, name + ".npy"), _to_wire(arr, dtype))
-        cmd = [ncverify_binary(), "run", program, "--inputs-from", ins, "--outputs-to", outs,
-               "--json"]
+        cmd = [ncverify_binary(), "run", program, "--gen", gen, "--inputs-from", ins,
+               "--outputs-to", outs, "--json"]
         done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         if done.returncode not in (0, 1):
             raise SimulationError("ncverify run failed (exit %d): %s" %
