@@ -210,6 +210,18 @@ def run_test(test):
     return outcome, _message(outcome, info)
 
 
+_LIBRARIES = {os.path.dirname(unittest.__file__).rsplit(os.sep, 1)[0]}  # the stdlib
+
+
+def _library_file(filename):
+    """A frame of the stand-ins, the standard library or an installed package (numpy.testing
+    raising for the user's assert), not of the user's files."""
+    path = os.path.abspath(filename)
+    return path.startswith(_STAND_INS + os.sep) or filename.startswith("<") or \
+        any(path.startswith(lib + os.sep) for lib in _LIBRARIES) or \
+        os.sep + "dist-packages" + os.sep in path or os.sep + "site-packages" + os.sep in path
+
+
 def _message(outcome, info):
     if info is None:
         return ""
@@ -224,8 +236,8 @@ def _message(outcome, info):
         return str(exc)
     where = ""
     frames = traceback.extract_tb(tb)
-    for fr in reversed(frames):
-        if not fr.filename.startswith(_STAND_INS + os.sep) and "unittest" not in fr.filename:
+    for fr in reversed(frames):  # the innermost frame of the user's own files
+        if not _library_file(fr.filename):
             where = "%s:%d: " % (fr.filename, fr.lineno)
             break
     text = str(exc) or (frames[-1].line if frames else "")
