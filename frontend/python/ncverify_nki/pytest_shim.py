@@ -17,7 +17,12 @@ class MarkDecorator:
         self.mark = Mark(name, tuple(args), dict(kwargs or {}))
 
     def __call__(self, *args, **kwargs):
-        if len(args) == 1 and not kwargs and callable(args[0]) and not self.mark.args:
+        # As pytest: one function or class and nothing else applies the mark; anything else
+        # gives the mark its arguments.
+        import inspect
+
+        if len(args) == 1 and not kwargs and (inspect.isfunction(args[0]) or
+                                              inspect.isclass(args[0])):
             target = args[0]
             marks = list(getattr(target, "pytestmark", []))
             marks.append(self.mark)

@@ -14,8 +14,9 @@ one is an error naming it).
 Each test ends as one of: pass; fail (an assertion failed); check (a dynamic check of the
 interpreter failed in a kernel: the check, the instruction, the kernel line, the loop indices);
 refused (the front end cannot trace a kernel: `FILE.py:LINE: what and why`); error (any other
-exception); skip; xfail; xpass. Exit 0 when nothing failed, 1 otherwise, 2 when no file could be
-loaded, 5 when no test was collected (as pytest).
+exception); skip; xfail; xpass. setUpModule, setUpClass, tearDownClass and tearDownModule run
+as unittest runs them. Exit 0 when nothing failed, 1 otherwise, 2 when no file could be loaded,
+5 when no test was collected (as pytest).
 """
 
 import argparse
@@ -185,6 +186,61 @@ class _Result(unittest.TestResult):
         self.outcome = ("xpass", None)
 
 
+class _ClassFixtures:
+    """setUpModule/setUpClass before a TestCase class's first test and tearDownClass (and
+    tearDownModule) after its last, as unittest's suites run them (each test still reports its
+    own outcome). A failing setUpClass fails every test of the class with its error."""
+
+    def __init__(self):
+        self.current = None  # (module, class) whose setUpClass ran
+        self.error = None
+        self.modules = set()
+
+    def run_one(self, case, result):
+        cls = type(case)
+        if self.current is not cls:
+            self.close()
+            self.error = None
+            try:
+                mod = sys.modules.get(cls.__module__)
+                if mod is not None and mod not in self.modules:
+                    self.modules.add(mod)
+                    getattr(mod, "setUpModule", lambda: None)()
+                cls.setUpClass()
+            except BaseException as e:  # noqa: B902
+                if isinstance(e, KeyboardInterrupt):
+                    raise
+                self.error = (type(e), e, e.__traceback__)
+            self.current = cls
+        if self.error is not None:
+            if isinstance(self.error[1], unittest.SkipTest):
+                result.addSkip(case, str(self.error[1]))
+            else:
+                result.addError(case, self.error)
+            return
+        case.run(result)
+
+    def close(self):
+        if self.current is not None and self.error is None:
+            try:
+                self.current.tearDownClass()
+            except Exception:  # noqa: B902 (reported on stderr; the tests have their outcomes)
+                traceback.print_exc()
+        self.current = None
+
+    def close_modules(self):
+        self.close()
+        for mod in self.modules:
+            try:
+                getattr(mod, "tearDownModule", lambda: None)()
+            except Exception:  # noqa: B902
+                traceback.print_exc()
+        self.modules.clear()
+
+
+_fixtures = _ClassFixtures()
+
+
 def run_test(test):
     """(outcome, message) of one test."""
     marked = _mark_outcome(test.marks)
@@ -192,7 +248,7 @@ def run_test(test):
         return "skip", marked[1]
     if isinstance(test.call, unittest.TestCase):
         result = _Result()
-        test.call.run(result)
+        _fixtures.run_one(test.call, result)
         outcome, info = result.outcome
     else:
         try:
@@ -285,6 +341,7 @@ def main(argv=None):
                 if msg and outcome != "pass":
                     line += "\n         " + msg.replace("\n", "\n         ")
                 print(line, flush=True)
+    _fixtures.close_modules()
     counts = {}
     for r in results:
         counts[r["outcome"]] = counts.get(r["outcome"], 0) + 1
