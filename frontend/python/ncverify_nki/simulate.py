@@ -49,9 +49,11 @@ class KernelNotTraced(SimulationError):
         self.where = where
 
 
-class DynamicCheckFailure(SimulationError):
+class DynamicCheckFailure(SimulationError, AssertionError):
     """A dynamic check of the interpreter failed: the check's kind, the instruction (its text),
-    the kernel line that made it, the loop indices and params of the failing instance."""
+    the kernel line that made it, the loop indices and params of the failing instance. An
+    AssertionError too, as the NKI simulator raises for a hardware constraint it validates (NKI
+    CPU Simulator guide, "Hardware Constraint Validation")."""
 
     def __init__(self, error):
         super().__init__(error.get("message", "dynamic-check failure"))
