@@ -56,6 +56,7 @@ class FrontierSearch {
         timeout_ms_(q.timeout_ms) {
     z3::params timeout(ctx_);
     timeout.set("timeout", q.timeout_ms);
+    if (q.resource_limit > 0) timeout.set("rlimit", q.resource_limit);
     solver_.set(timeout);
     params_ = declare_params(ctx_, w_);
     // The pinned params as numerals: products with the searched param stay linear for Z3.

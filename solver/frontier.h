@@ -21,6 +21,11 @@ struct FrontierQuery {
   int64_t search_hi = 0;
   const HwConfig* hw = nullptr;  // default trn1
   unsigned timeout_ms = 10'000;  // per Z3 query
+  // Z3's resource limit per query (its `rlimit` count of internal steps), 0: none. Unlike the
+  // timeout it stops a query at the same step on any machine and under any load. (A 1 ms timeout
+  // on a loaded machine fired only after Z3 had entered polynomial arithmetic that does not look
+  // at its cancel flag, and the query then ran for half an hour.)
+  unsigned resource_limit = 0;
 };
 
 struct FrontierResult {
