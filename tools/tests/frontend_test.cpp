@@ -397,53 +397,62 @@ std::string checksum_of(const std::vector<std::string>& args) {
 }
 
 struct SplitCase {
-  std::string function, twin;
+  std::string name, function, twin;
   std::vector<std::string> flags;
   std::vector<std::string> expect_in_program;  // the symbolic program's pieces
 };
 
-TEST(FrontendLoopSplitting, SplitKernelsRunAsTheirUnrolledTwinsAndAWrongSplitDiffers) {
-  const std::vector<SplitCase> cases = {
-      {"last_tile_doubled",
-       "last_tile_doubled_unrolled",
-       {"--param", "m=64"},
-       {"for j in affine_range(0, (n) // 128 - 1) {",
-        "for j in affine_range((n) // 128 - 1, (n) // 128) {"}},
-      {"tile_rule",
-       "tile_rule_unrolled",
-       {"--param", "m=64", "--param", "rule=even"},
-       {"for j in affine_range(0, (n) // 128, 2) {", "for j in affine_range(1, (n) // 128, 2) {"}},
-      {"tile_rule",
-       "tile_rule_unrolled",
-       {"--param", "m=64", "--param", "rule=band"},
-       {"for j in affine_range(min(min((n) // 128, 6), 3), min((n) // 128, 6)) {"}},
-      {"tile_mask",
-       "tile_mask_unrolled",
-       {},
-       {"for k in affine_range(0, q + 1) {", "for k in affine_range(q + 1, (n) // 128) {"}},
-      {"tile_mask",
-       "tile_mask_unrolled",
-       {"--param", "window=2"},
-       {"for k in affine_range(0, max(q - 1, 0)) {",
-        "for k in affine_range(max(q - 1, 0), q + 1) {",
-        "for k in affine_range(q + 1, (n) // 128) {"}},
-  };
-  for (const SplitCase& c : cases) {
-    SCOPED_TRACE(c.function + " " + (c.flags.empty() ? "" : c.flags.back()));
-    const std::string k = kernel("loop_splitting.py", c.function);
-    const CliResult imp = run_cli(cat({"import", k}, c.flags));
-    ASSERT_EQ(imp.exit_code, 0) << describe(imp);
-    for (const std::string& s : c.expect_in_program) {
-      EXPECT_NE(imp.out.find(s), std::string::npos) << s << " missing in\n" << imp.out;
-    }
-    for (const char* n : {"n=384", "n=768"}) {
-      const std::vector<std::string> shape = cat({"--param", n}, c.flags);
-      const std::string split = checksum_of(cat({k}, shape));
-      EXPECT_EQ(split, checksum_of(cat({kernel("loop_splitting.py", c.twin)}, shape))) << n;
-      EXPECT_NE(split, checksum_of(cat({k, "--param", "broken=true"}, shape))) << n;
-    }
+class FrontendLoopSplit : public ::testing::TestWithParam<SplitCase> {};
+
+TEST_P(FrontendLoopSplit, RunsAsItsUnrolledTwinAndAWrongSplitDiffers) {
+  const SplitCase& c = GetParam();
+  const std::string k = kernel("loop_splitting.py", c.function);
+  const CliResult imp = run_cli(cat({"import", k}, c.flags));
+  ASSERT_EQ(imp.exit_code, 0) << describe(imp);
+  for (const std::string& s : c.expect_in_program) {
+    EXPECT_NE(imp.out.find(s), std::string::npos) << s << " missing in\n" << imp.out;
+  }
+  for (const char* n : {"n=384", "n=768"}) {
+    const std::vector<std::string> shape = cat({"--param", n}, c.flags);
+    const std::string split = checksum_of(cat({k}, shape));
+    EXPECT_EQ(split, checksum_of(cat({kernel("loop_splitting.py", c.twin)}, shape))) << n;
+    EXPECT_NE(split, checksum_of(cat({k, "--param", "broken=true"}, shape))) << n;
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    Kernels, FrontendLoopSplit,
+    ::testing::Values(
+        SplitCase{"PeeledLastIteration",
+                  "last_tile_doubled",
+                  "last_tile_doubled_unrolled",
+                  {"--param", "m=64"},
+                  {"for j in affine_range(n // 128 + -1) {",
+                   "for j in affine_range(n // 128 + -1, n // 128) {"}},
+        SplitCase{
+            "ResidueClasses",
+            "tile_rule",
+            "tile_rule_unrolled",
+            {"--param", "m=64", "--param", "rule=even"},
+            {"for j in affine_range(0, n // 128, 2) {", "for j in affine_range(1, n // 128, 2) {"}},
+        SplitCase{"FloorDivision",
+                  "tile_rule",
+                  "tile_rule_unrolled",
+                  {"--param", "m=64", "--param", "rule=band"},
+                  {"for j in affine_range(min(min(n // 128, 6), 3), min(n // 128, 6)) {"}},
+        SplitCase{"Causal",
+                  "tile_mask",
+                  "tile_mask_unrolled",
+                  {},
+                  {"for k in affine_range(q + 1) {", "for k in affine_range(q + 1, n // 128) {"}},
+        SplitCase{"SlidingWindow",
+                  "tile_mask",
+                  "tile_mask_unrolled",
+                  {"--param", "window=2"},
+                  {"for k in affine_range(max(q + -1, 0)) {",
+                   "for k in affine_range(max(q + -1, 0), q + 1) {",
+                   "for k in affine_range(q + 1, n // 128) {"}}),
+    [](const ::testing::TestParamInfo<SplitCase>& p) { return p.param.name; });
 
 // The split program stays symbolic: prove covers every n of the domain.
 TEST(FrontendLoopSplitting, TheSplitProgramIsProvedForTheWholeDomain) {
@@ -458,7 +467,7 @@ TEST(FrontendLoopSplitting, AProgramIdConditionGuardsTheLoop) {
   const std::string k = kernel("loop_splitting.py", "first_program_doubles");
   const CliResult imp = run_cli({"import", k, "--grid", "2"});
   ASSERT_EQ(imp.exit_code, 0) << describe(imp);
-  EXPECT_NE(imp.out.find("for j in affine_range(0, ((n) // 128) * (-(program_id) + 1)) {"),
+  EXPECT_NE(imp.out.find("for j in affine_range(n // 128 * (program_id * -1 + 1)) {"),
             std::string::npos)
       << imp.out;
   const CliResult run = run_cli({"run", k, "--grid", "2"});

@@ -310,7 +310,7 @@ def _prim_truth(tr, x, rel):
         return first_true
     rest = dict(loop.facts)
     _add_fact(rest, x, not first_true)
-    loop.pending.insert(0, (b, e, step, rest, loop.substs))
+    loop.pending.insert(0, (b, e, step, rest, dict(loop.substs)))
     loop.stop = b
     _add_fact(loop.facts, x, first_true)
     return first_true

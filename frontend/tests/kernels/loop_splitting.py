@@ -53,7 +53,7 @@ def _even(j, broken):
 
 def _second_band(j, broken):
     """Tiles 3..5: a floor division of the loop variable."""
-    return (j * TILE) // 384 == (2 if broken else 1)
+    return (j * TILE) // 384 == (0 if broken else 1)
 
 
 RULES = {"even": _even, "band": _second_band}
@@ -120,7 +120,8 @@ def tile_mask(a, window=0, broken=False):
 
 @nki.jit
 def tile_mask_unrolled(a, window=0):
-    n, _ = a.shape
+    n, n2 = a.shape
+    assert n == n2
     out = nl.ndarray((n, n), dtype=a.dtype, buffer=nl.shared_hbm)
     n_tiles = n // TILE
     for q in nl.static_range(n_tiles):
