@@ -402,6 +402,11 @@ struct SplitCase {
   std::vector<std::string> expect_in_program;  // the symbolic program's pieces
 };
 
+// The case's name in the test's listing (gtest would print the struct's bytes).
+void PrintTo(const SplitCase& c, std::ostream* os) {
+  *os << c.name;
+}
+
 class FrontendLoopSplit : public ::testing::TestWithParam<SplitCase> {};
 
 TEST_P(FrontendLoopSplit, RunsAsItsUnrolledTwinAndAWrongSplitDiffers) {
