@@ -374,7 +374,8 @@ TEST(FrontendErrors, EachIsReportedAtTheKernelLineWithExitTwo) {
       {"uses_missing_module", {}, "softmax(np.zeros", "scipy.special.softmax is not available"},
       {"int_of_shape", {}, "int(n)", "needs the value of n"},
       {"no_output", {}, "def no_output", "returns an on-chip tile"},
-      {"device_branch", {}, "if i < 1", "only known on the device"},
+      {"data_branch", {}, "if t > 0.5", "depends on tensor values"},
+      {"nonaffine_branch", {}, "if i * i == 1", "not affine in the loop variable i"},
   };
   for (const ErrorCase& c : cases) {
     SCOPED_TRACE(c.function);
@@ -385,6 +386,117 @@ TEST(FrontendErrors, EachIsReportedAtTheKernelLineWithExitTwo) {
     EXPECT_NE(r.err.find(c.why), std::string::npos) << r.err;
     EXPECT_EQ(r.err.find("Traceback"), std::string::npos) << r.err;
   }
+}
+
+// Loop splitting (frontend/python/ncverify_nki/splitting.py): an `if` on loop variables splits
+// the loop; the program computes the same bits as an unrolled twin (every condition decided on
+// Python ints) and a condition off by one tile computes other bits.
+std::string checksum_of(const std::vector<std::string>& args) {
+  const nlohmann::json j = run_json(cat({"run"}, args));
+  return j.is_null() ? std::string("(run failed)") : j["outputs"][0]["checksum"].get<std::string>();
+}
+
+struct SplitCase {
+  std::string name, function, twin;
+  std::vector<std::string> flags;
+  std::vector<std::string> expect_in_program;  // the symbolic program's pieces
+};
+
+// The case's name in the test's listing (gtest would print the struct's bytes).
+void PrintTo(const SplitCase& c, std::ostream* os) {
+  *os << c.name;
+}
+
+class FrontendLoopSplit : public ::testing::TestWithParam<SplitCase> {};
+
+TEST_P(FrontendLoopSplit, RunsAsItsUnrolledTwinAndAWrongSplitDiffers) {
+  const SplitCase& c = GetParam();
+  const std::string k = kernel("loop_splitting.py", c.function);
+  const CliResult imp = run_cli(cat({"import", k}, c.flags));
+  ASSERT_EQ(imp.exit_code, 0) << describe(imp);
+  for (const std::string& s : c.expect_in_program) {
+    EXPECT_NE(imp.out.find(s), std::string::npos) << s << " missing in\n" << imp.out;
+  }
+  for (const char* n : {"n=384", "n=768"}) {
+    const std::vector<std::string> shape = cat({"--param", n}, c.flags);
+    const std::string split = checksum_of(cat({k}, shape));
+    EXPECT_EQ(split, checksum_of(cat({kernel("loop_splitting.py", c.twin)}, shape))) << n;
+    EXPECT_NE(split, checksum_of(cat({k, "--param", "broken=true"}, shape))) << n;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Kernels, FrontendLoopSplit,
+    ::testing::Values(
+        SplitCase{"PeeledLastIteration",
+                  "last_tile_doubled",
+                  "last_tile_doubled_unrolled",
+                  {"--param", "m=64"},
+                  {"for j in affine_range(n // 128 + -1) {",
+                   "for j in affine_range(n // 128 + -1, n // 128) {"}},
+        SplitCase{
+            "ResidueClasses",
+            "tile_rule",
+            "tile_rule_unrolled",
+            {"--param", "m=64", "--param", "rule=even"},
+            {"for j in affine_range(0, n // 128, 2) {", "for j in affine_range(1, n // 128, 2) {"}},
+        SplitCase{"FloorDivision",
+                  "tile_rule",
+                  "tile_rule_unrolled",
+                  {"--param", "m=64", "--param", "rule=band"},
+                  {"for j in affine_range(min(min(n // 128, 6), 3), min(n // 128, 6)) {"}},
+        SplitCase{"Causal",
+                  "tile_mask",
+                  "tile_mask_unrolled",
+                  {},
+                  {"for k in affine_range(q + 1) {", "for k in affine_range(q + 1, n // 128) {"}},
+        SplitCase{"SlidingWindow",
+                  "tile_mask",
+                  "tile_mask_unrolled",
+                  {"--param", "window=2"},
+                  {"for k in affine_range(max(q + -1, 0)) {",
+                   "for k in affine_range(max(q + -1, 0), q + 1) {",
+                   "for k in affine_range(q + 1, n // 128) {"}}),
+    [](const ::testing::TestParamInfo<SplitCase>& p) { return p.param.name; });
+
+// The split program stays symbolic: prove covers every n of the domain.
+TEST(FrontendLoopSplitting, TheSplitProgramIsProvedForTheWholeDomain) {
+  const CliResult r =
+      run_cli({"prove", kernel("loop_splitting.py", "tile_mask"), "--param", "window=2"});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("PROVED"), std::string::npos) << r.out;
+}
+
+// A condition on the program id inside a loop guards the loop: two pieces, one empty per program.
+TEST(FrontendLoopSplitting, AProgramIdConditionGuardsTheLoop) {
+  const std::string k = kernel("loop_splitting.py", "first_program_doubles");
+  const CliResult imp = run_cli({"import", k, "--grid", "2"});
+  ASSERT_EQ(imp.exit_code, 0) << describe(imp);
+  EXPECT_NE(imp.out.find("for j in affine_range(n // 128 * (program_id * -1 + 1)) {"),
+            std::string::npos)
+      << imp.out;
+  const CliResult run = run_cli({"run", k, "--grid", "2"});
+  EXPECT_EQ(run.exit_code, 0) << describe(run);
+}
+
+// `d ** -0.5` as a default scale: the float of the value --param gives d; with d symbolic an
+// error at the line that names the param to fix.
+TEST(FrontendLoopSplitting, AFloatOfAShapeIsItsValueOnceTheParamIsFixed) {
+  const fs::path file = kKernels / "loop_splitting.py";
+  const std::string k = kernel("loop_splitting.py", "scaled_by_inverse_sqrt");
+  const CliResult symbolic = run_cli({"import", k});
+  EXPECT_EQ(symbolic.exit_code, 2) << describe(symbolic);
+  EXPECT_NE(symbolic.err.find(
+                "loop_splitting.py:" + std::to_string(line_of(file, "scale or d ** -0.5")) + ": "),
+            std::string::npos)
+      << symbolic.err;
+  EXPECT_NE(symbolic.err.find("--param d=VALUE"), std::string::npos) << symbolic.err;
+  const CliResult fixed = run_cli({"import", k, "--param", "d=64"});
+  ASSERT_EQ(fixed.exit_code, 0) << describe(fixed);
+  EXPECT_NE(fixed.out.find("operand0=0.125"), std::string::npos) << fixed.out;
+  const std::string by_default = checksum_of({k, "--param", "d=64"});
+  EXPECT_EQ(by_default, checksum_of({k, "--param", "d=64", "--param", "scale=0.125"}));
+  EXPECT_NE(by_default, checksum_of({k, "--param", "d=64", "--param", "scale=0.12"}));
 }
 
 TEST(FrontendErrors, BadTargetsAndFlagsAreUsageErrors) {

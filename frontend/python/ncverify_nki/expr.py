@@ -242,29 +242,65 @@ class SymInt:
             return NotImplemented
         return SymInt.make(f(self.lin, o))
 
+    def _float_op(self, other, f, text):
+        """Float arithmetic on a shape (`d ** -0.5`, `1.0 / d`, `d * 0.5`): a Python float of
+        the value the params fix; a symbolic shape has none (an instruction's immediates are
+        constants in the program), so that is an error naming the param to fix."""
+        v = self._known()
+        if v is None:
+            raise _value_error(self.lin, "float arithmetic on a shape (%s)" % text)
+        return f(v, other)
+
     def __add__(self, o):
         if isinstance(o, IndexExpr):
             return NotImplemented
+        if isinstance(o, float):
+            return self._float_op(o, lambda a, b: a + b, "%s + %r" % (self, o))
         return self._bin(o, Lin.add)
 
     def __radd__(self, o):
+        if isinstance(o, float):
+            return self._float_op(o, lambda a, b: b + a, "%r + %s" % (o, self))
         return self._bin(o, lambda a, b: b.add(a))
 
     def __sub__(self, o):
         if isinstance(o, IndexExpr):
             return NotImplemented
+        if isinstance(o, float):
+            return self._float_op(o, lambda a, b: a - b, "%s - %r" % (self, o))
         return self._bin(o, Lin.sub)
 
     def __rsub__(self, o):
+        if isinstance(o, float):
+            return self._float_op(o, lambda a, b: b - a, "%r - %s" % (o, self))
         return self._bin(o, lambda a, b: b.sub(a))
 
     def __mul__(self, o):
         if isinstance(o, IndexExpr):
             return NotImplemented
+        if isinstance(o, float):
+            return self._float_op(o, lambda a, b: a * b, "%s * %r" % (self, o))
         return self._bin(o, Lin.mul)
 
     def __rmul__(self, o):
+        if isinstance(o, float):
+            return self._float_op(o, lambda a, b: b * a, "%r * %s" % (o, self))
         return self._bin(o, lambda a, b: b.mul(a))
+
+    def __pow__(self, o):
+        if isinstance(o, int) and not isinstance(o, bool) and 0 <= o <= 8:
+            out = Lin.of(1)
+            for _ in range(o):
+                out = out.mul(self.lin)
+            return SymInt.make(out)
+        if isinstance(o, (int, float)) and not isinstance(o, bool):
+            return self._float_op(o, lambda a, b: a ** b, "%s ** %r" % (self, o))
+        return NotImplemented
+
+    def __rpow__(self, o):
+        if isinstance(o, (int, float)) and not isinstance(o, bool):
+            return self._float_op(o, lambda a, b: b ** a, "%r ** %s" % (o, self))
+        return NotImplemented
 
     def __floordiv__(self, o):
         if isinstance(o, SymInt):
@@ -283,27 +319,19 @@ class SymInt:
         raise _value_error(self.lin, "a remainder by a symbolic value")
 
     def __truediv__(self, o):
-        if self._known() is not None and isinstance(o, (int, float)):
-            return self._known() / o
-        raise _value_error(self.lin, "true division (/) of a shape")
+        if isinstance(o, SymInt):
+            v = o._known()
+            if v is None:
+                raise _value_error(o.lin, "true division (/) by a shape (%s / %s)" % (self, o))
+            o = v
+        if not isinstance(o, (int, float)) or isinstance(o, bool):
+            return NotImplemented
+        return self._float_op(o, lambda a, b: a / b, "%s / %r" % (self, o))
 
     def __rtruediv__(self, o):
-        if self._known() is not None and isinstance(o, (int, float)):
-            return o / self._known()
-        raise _value_error(self.lin, "true division (/) of a shape")
-
-    def __pow__(self, o):
-        """`d ** -0.5` (a default softmax scale): a float, so the shape's value is needed; an
-        integer power of a shape is not linear either."""
-        if self._known() is not None and isinstance(o, (int, float)):
-            return self._known() ** o
-        raise _value_error(self.lin, "a power (**) of a shape (a float such as d ** -0.5 is one "
-                                     "number per shape)")
-
-    def __rpow__(self, o):
-        if self._known() is not None and isinstance(o, (int, float)):
-            return o ** self._known()
-        raise _value_error(self.lin, "a power (**) with a shape exponent")
+        if not isinstance(o, (int, float)) or isinstance(o, bool):
+            return NotImplemented
+        return self._float_op(o, lambda a, b: b / a, "%r / %s" % (o, self))
 
     def __float__(self):
         v = self._known()
@@ -373,7 +401,7 @@ class SymInt:
     def __bool__(self):
         v = self._known()
         if v is None:
-            raise _value_error(self.lin, "a truth test")
+            return bool(SymBool("!=", self.lin, Lin.of(0)))  # `if n:` is `if n != 0:`
         return v != 0
 
     def __repr__(self):
@@ -423,6 +451,17 @@ class SymBool:
 
     __rand__ = __and__
 
+    def __or__(self, other):
+        if other is False:
+            return self
+        if other is True:
+            return True
+        if isinstance(other, SymBool):
+            return _Disj([self, other])
+        return NotImplemented
+
+    __ror__ = __or__
+
     def text(self):
         return "%s %s %s" % (self.lhs.text(), self.op, self.rhs.text())
 
@@ -446,9 +485,7 @@ class _Conj(SymBool):
         d = self.decided()
         if d is not None:
             return d
-        from . import trace
-
-        return all(trace.current().truth_of(p) for p in self.parts)
+        return all(bool(p) for p in self.parts)
 
     def __and__(self, other):
         if other is True:
@@ -463,6 +500,39 @@ class _Conj(SymBool):
 
     def text(self):
         return " & ".join(p.text() for p in self.parts)
+
+
+class _Disj(SymBool):
+    """`a | b` of relations; true when any one is (each decided in turn, as `or` does)."""
+
+    def __init__(self, parts):
+        self.parts = parts
+
+    def decided(self):
+        ds = [p.decided() for p in self.parts]
+        if any(d is True for d in ds):
+            return True
+        return False if all(d is False for d in ds) else None
+
+    def __bool__(self):
+        d = self.decided()
+        if d is not None:
+            return d
+        return any(bool(p) for p in self.parts)
+
+    def __or__(self, other):
+        if other is False:
+            return self
+        if other is True:
+            return True
+        if isinstance(other, SymBool):
+            return _Disj(self.parts + [other])
+        return NotImplemented
+
+    __ror__ = __or__
+
+    def text(self):
+        return " | ".join("(%s)" % p.text() for p in self.parts)
 
 
 class IndexExpr:

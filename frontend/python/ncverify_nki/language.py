@@ -179,11 +179,8 @@ class _Range:
 
     def __iter__(self):
         tr = trace.current()
-        loop = tr.open_loop(self.kind, self.start, self.stop, self.step, _loop_var_name())
-        from .expr import name_lin
-
-        yield SymInt(name_lin(loop.var))
-        tr.close_loop(loop)
+        # once per piece the loop splits into (trace.Tracer.iterate, splitting.py)
+        return tr.iterate(self.kind, self.start, self.stop, self.step, _loop_var_name())
 
 
 def _loop_var_name():

@@ -1,14 +1,19 @@
 """`mask=` on an NKI call: the instruction covers only the grid points where the mask holds.
 The model has no per-element predicate on instructions, so a mask becomes a smaller access:
 each condition must bound one tile axis (`i + b < n`, `i + b >= n`, with coefficient +-1), and
-shrinks or shifts that axis. Anything else is refused."""
+shrinks or shifts that axis. A mask that is one condition on loop variables, the program id or
+params (no index grid: `mask=q_tile < k_tile`) holds or fails for the whole tile; it is decided,
+splitting the enclosing loop where iterations differ (splitting.py), and where it fails the
+instruction is not recorded (it writes nothing). Anything else is refused."""
 
 from . import errors
-from .expr import Lin, Predicate
+from .expr import Lin, Predicate, SymBool
 from .program import View
 
 
 def apply_mask(view, mask):
+    if isinstance(mask, (SymBool, bool)):
+        return _whole_tile(view, mask)
     if not isinstance(mask, Predicate):
         raise errors.NkiError("mask= must be an affine comparison of index grids")
     dims = [list(d) for d in view.dims]
@@ -37,3 +42,13 @@ def apply_mask(view, mask):
         else:
             raise errors.NkiError("a mask condition with %s is not a bound" % op)
     return View(view.tensor, dims, list(view.order))
+
+
+def _whole_tile(view, mask):
+    """A mask without index grids: the view as it is when it holds, else a copy marked so that
+    the instruction reading it is left out (trace.Tracer.instr)."""
+    if bool(mask):
+        return view
+    out = View(view.tensor, [list(d) for d in view.dims], list(view.order))
+    out.masked_out = True
+    return out

@@ -55,7 +55,11 @@ class Tile:
                               "variable")
 
     def __bool__(self):
-        raise errors.NkiError("a tile has no truth value")
+        # A branch on tensor values: data-dependent, decided per run on the device, and the
+        # program has no branch (loop splitting covers conditions on loop variables only).
+        raise errors.NkiError("a tile has no truth value: this branch depends on tensor values, "
+                              "which are only known on the device (select with "
+                              "nisa.affine_select / a mask, or compute both sides)")
 
     # ---- indexing
     def __getitem__(self, idx):
@@ -340,7 +344,7 @@ def _retarget(tr, src, target):
     if any(ins.op != "matmul" for ins in t.producers):
         z.matmul_only = False
     else:
-        z.group_keys.add(_block_key(tr, target))  # a later += adds to it
+        z.group_keys.add(_group_key(tr, target)[0])  # a later += adds to it
     if z.zero_state == "pending":
         z.zero_state = "covered" if target.covers_whole() else \
             ("needed" if z.zero_fill else "unset")
@@ -350,6 +354,24 @@ def _retarget(tr, src, target):
 def _block_key(tr, view):
     """Which part of a tensor a view names, as written (block indices before any modulo)."""
     return tuple((tr.resolve(a).text(), tr.resolve(n).text(), st) for a, n, st in view.dims)
+
+
+def _group_key(tr, target):
+    """The accumulation group a write of `target` belongs to: its block, and which piece of
+    each split loop (splitting.py) at or above the last loop that picks the block it is in (a
+    later piece of such a loop enters the group anew). Also the loops below the tensor's
+    declaration, the names its block index uses, and the position of the last loop among them
+    that picks the block (-1: none)."""
+    z = target.tensor
+    depth = next((k for k, b in enumerate(tr.stack) if b is z.block), len(tr.stack) - 1)
+    loops = tr.loops[depth:]
+    used = set()
+    for start, _, _ in target.dims:
+        used.update(tr.resolve(start).names())
+    last = max([k for k, l in enumerate(loops) if l.var in used], default=-1)
+    pieces = tuple((l.var, k) for l in loops[:last + 1]
+                   for k, f in enumerate(l.family) if f is l and k > 0)
+    return (_block_key(tr, target), pieces), depth, loops, used, last
 
 
 def accumulate_matmul(target, result):
@@ -373,23 +395,17 @@ def accumulate_matmul(target, result):
     ins.args[0][1] = target
     t.dead = True
     z = target.tensor
-    key = _block_key(tr, target)
+    key, depth, loops, used, last = _group_key(tr, target)
     if not z.matmul_only or key in z.group_keys:
         ins.set("accumulate", True)  # adds to what this block already holds
         return
     z.group_keys.add(key)
     if z.zero_state == "pending":
         z.zero_state = "peeling"  # written by matmul groups only (no memset at declaration)
-    depth = next(k for k, b in enumerate(tr.stack) if b is z.block)
-    loops = tr.loops[depth:]
-    used = set()
-    for start, _, _ in target.dims:
-        used.update(tr.resolve(start).names())
     if not loops or loops[-1].var in used:
         ins.set("accumulate", False)
         return
     # The group: the loops below the last one whose variable picks the block.
-    last = max([k for k, l in enumerate(loops) if l.var in used], default=-1)
     group = loops[last + 1:]
     ins.set("accumulate", True)
     if len(group) == 1:

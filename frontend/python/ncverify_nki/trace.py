@@ -6,7 +6,7 @@ import ast
 import linecache
 import math
 
-from . import errors
+from . import errors, splitting
 from .expr import Lin, SymBool, name_lin
 from .program import BufferDecl, Instr, Loop, Tensor, View, ZeroInit
 
@@ -163,6 +163,8 @@ class Tracer:
         ins = Instr(op, [list(a) for a in args])
         if produces is not None:
             produces.producers.append(ins)
+        if any(getattr(v, "masked_out", False) for v in ins.views()):
+            return ins  # a mask= that fails for the whole tile: the instruction writes nothing
         for v in ins.views():
             self.note_use(v, ins)
         return self.emit(ins)
@@ -190,10 +192,36 @@ class Tracer:
     def open_loop(self, kind, start, stop, step, var_hint):
         var = self.unique(var_hint or "i")
         loop = Loop(var, kind, Lin.of(start), Lin.of(stop), step)
+        # Loop splitting (splitting.py): the pieces still to trace after this one, the facts
+        # (relations decided by a split) that hold throughout this piece, and the pieces of
+        # the same source loop traced so far (this one last).
+        loop.pending, loop.facts, loop.family, loop.substs = [], {}, [loop], {}
+        splitting.add_bound_facts(loop)
         self.emit(loop)
         self.stack.append(loop.body)
         self.loops.append(loop)
         return loop
+
+    def iterate(self, kind, start, stop, step, var_hint):
+        """A traced loop: the body runs once with a symbolic variable, and once more for every
+        further piece a condition on the variable split it into (`splitting.split`), each piece
+        an ordinary loop of the program, in iteration order."""
+        from .expr import SymInt
+
+        loop = self.open_loop(kind, start, stop, step, var_hint)
+        family = loop.family
+        while True:
+            yield SymInt(name_lin(loop.var))
+            pending = loop.pending
+            self.close_loop(loop)
+            if not pending:
+                return
+            a, b, piece_step, facts, substs = pending[0]
+            loop = self.open_loop(kind, a, b, piece_step, loop.var)
+            loop.pending, loop.facts, loop.family = pending[1:], dict(facts), family
+            loop.substs = dict(substs)
+            splitting.add_bound_facts(loop)
+            family.append(loop)
 
     def close_loop(self, loop):
         if not self.loops or self.loops[-1] is not loop:
@@ -202,7 +230,19 @@ class Tracer:
         self.loops.pop()
         self.stack.pop()
         self.names.discard(loop.var)
+        if not loop.body and (len(loop.family) > 1 or loop.pending):
+            self.stack[-1].remove(loop)  # a piece whose branch does nothing
+            return
         if loop.peel:
+            if len(loop.family) > 1 or loop.pending:
+                # a loop split into pieces (a piece may run no iteration): the group's tile is
+                # zeroed before the first piece and every matmul accumulates
+                block = self.stack[-1]
+                at = next(k for k, s in enumerate(block) if any(s is f for f in loop.family))
+                block[at:at] = [Instr("memset", [[None, ins.group_view], ["value", 0.0]],
+                                      line=ins.line)
+                                for ins in loop.peel]
+                return
             self._peel(loop)
 
     def _peel(self, loop):
@@ -230,6 +270,40 @@ class Tracer:
         loop.start = loop.start.add(Lin.of(loop.step))
 
     # ---- truth values
+    def truth_of(self, rel):
+        """The truth value of a relation the shapes alone do not decide: decided over the
+        params' domains and the enclosing loops' ranges when every case agrees; an `assert`
+        becomes the param domain; otherwise an affine condition on loop variables, the program
+        id and params splits the enclosing loop (splitting.py)."""
+        where = errors.user_location()
+        node = self.src.statement(*where) if where else None
+        is_assert = isinstance(node, ast.Assert)
+        # an assert keeps the rules it always had (it may narrow the domain); a branch is
+        # decided over the params' domains and the pieces' facts as well
+        decided = self.decided_over_loops(rel) if is_assert else splitting.decided(self, rel)
+        if decided is not None:
+            return decided
+        if is_assert:
+            for sub in ast.walk(node.test):
+                if isinstance(sub, (ast.BoolOp, ast.UnaryOp)) and \
+                        isinstance(getattr(sub, "op", None), (ast.Or, ast.Not)):
+                    raise errors.NkiError(
+                        "an assert with 'or' / 'not' on symbolic shapes (%s) cannot become the "
+                        "param domain; fix the params with --param" % rel.text())
+            self.assume(rel)
+            return True
+        if self.loops:
+            return splitting.split(self, rel)
+        names = [n for n in self.resolve(rel.lhs.sub(rel.rhs)).names() if n in self.params]
+        if names:
+            raise errors.NkiError(
+                "this branch needs the value of %s (%s is symbolic); fix it with %s" %
+                (", ".join(names), rel.text(),
+                 " ".join("--param %s=VALUE" % n for n in names)))
+        raise errors.NkiError("this branch depends on %s outside every loop: the program has "
+                              "no branch, and loop splitting needs an enclosing loop" %
+                              rel.text())
+
     def bounds(self, lin):
         """[lo, hi] of a linear form over loop variables with known ranges, else None."""
         lin = self.evaluate(lin)
@@ -249,7 +323,8 @@ class Tracer:
         return lo, hi
 
     def decided_over_loops(self, rel):
-        """True/False when `rel` holds (fails) in every iteration of the enclosing loops."""
+        """True/False when `rel` holds (fails) in every iteration of the enclosing loops (the
+        rule for asserts)."""
         b = self.bounds(rel.lhs.sub(rel.rhs))
         if b is None:
             return None
@@ -259,30 +334,6 @@ class Tracer:
                  "!=": (lo > 0 or hi < 0, lo == hi == 0)}
         always, never = table[rel.op]
         return True if always else False if never else None
-
-    def truth_of(self, rel):
-        decided = self.decided_over_loops(rel)
-        if decided is not None:
-            return decided
-        where = errors.user_location()
-        node = self.src.statement(*where) if where else None
-        if isinstance(node, ast.Assert):
-            for sub in ast.walk(node.test):
-                if isinstance(sub, (ast.BoolOp, ast.UnaryOp)) and \
-                        isinstance(getattr(sub, "op", None), (ast.Or, ast.Not)):
-                    raise errors.NkiError(
-                        "an assert with 'or' / 'not' on symbolic shapes (%s) cannot become the "
-                        "param domain; fix the params with --param" % rel.text())
-            self.assume(rel)
-            return True
-        names = [n for n in self.resolve(rel.lhs.sub(rel.rhs)).names() if n in self.params]
-        if names:
-            raise errors.NkiError(
-                "this branch needs the value of %s (%s is symbolic); fix it with %s" %
-                (", ".join(names), rel.text(),
-                 " ".join("--param %s=VALUE" % n for n in names)))
-        raise errors.NkiError("this branch depends on %s, which is only known on the device "
-                              "(a loop variable or the program id)" % rel.text())
 
     def assume(self, rel):
         lhs, rhs, op = self.resolve(rel.lhs), self.resolve(rel.rhs), rel.op

@@ -103,11 +103,26 @@ def no_output(a):
 
 
 @nki.jit
-def device_branch(a):
+def data_branch(a):
+    """A branch on tensor values (data-dependent): refused; loop splitting is for conditions on
+    loop variables, the program id and params."""
     n, m = a.shape
     assert n == 256 and m == 64
     out = nl.ndarray((n, m), dtype=a.dtype, buffer=nl.shared_hbm)
     for i in nl.affine_range(2):
-        if i < 1:  # error: only known on the device
-            nl.store(out[0:128, :], value=nl.load(a[0:128, :]))
+        t = nl.load(a[nl.ds(i * 128, 128), :])
+        if t > 0.5:  # error: depends on tensor values
+            nl.store(out[nl.ds(i * 128, 128), :], value=t)
+    return out
+
+
+@nki.jit
+def nonaffine_branch(a):
+    """A product of the loop variable with itself: not affine, no exact split."""
+    n, m = a.shape
+    assert n == 256 and m == 64
+    out = nl.ndarray((n, m), dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(2):
+        if i * i == 1:  # error: not affine in i
+            nl.store(out[nl.ds(i * 128, 128), :], value=nl.load(a[nl.ds(i * 128, 128), :]))
     return out
