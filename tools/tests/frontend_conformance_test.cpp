@@ -179,6 +179,7 @@ TEST(ConformanceRefusals, ArgumentsTheApiDoesNotHave) {
       {"keyword_only_by_position", "nisa.tensor_copy: takes 1 positional argument (src)"},
       {"loop_keyword", "nl.affine_range: unknown keyword argument 'unroll_factor'"},
       {"program_id_without_axis", "nl.program_id: missing argument 'axis'"},
+      {"no_reorder_with_argument", "ncc.no_reorder: takes 0 positional arguments, 1 given"},
   });
 }
 
@@ -187,6 +188,8 @@ TEST(ConformanceRefusals, MatmulArgumentsTheModelDoesNotRun) {
       {"matmul_perf_mode", "nisa.nc_matmul: perf_mode='double_row_gen3' is not modelled"},
       {"matmul_tile_position_alone", "tile_position and tile_size must both be set"},
       {"matmul_tile_too_small", "tile_size rows (partitions) 64 is smaller than the stationary"},
+      {"matmul_tile_unaligned", "tile_position=(16, 0): each value must be a multiple of 32"},
+      {"matmul_tile_32_by_32", "tile_size=(32, 32): NeuronCore-v2 cannot"},
   });
 }
 
@@ -197,6 +200,8 @@ TEST(ConformanceRefusals, DataMovementArgumentsTheModelDoesNotRun) {
       {"dma_dge_mode", "nisa.dma_copy: dge_mode='swdge' is not modelled"},
       {"predicated_copy_casts", "nisa.tensor_copy_predicated: dtype=nl.bfloat16 is not"},
       {"psum_alloc_offset", "ncc.psum.mod_alloc: base_addr=512 is not modelled"},
+      {"psum_alloc_free_tiles", "ncc.psum.mod_alloc: num_free_tiles=(2,) is not modelled"},
+      {"sbuf_alloc_partition", "ncc.sbuf.mod_alloc: base_partition=32 is not modelled"},
   });
 }
 
@@ -206,6 +211,8 @@ TEST(ConformanceRefusals, ComputeArgumentsTheModelDoesNotRun) {
       {"masked_memset", "nisa.memset: mask=... is not modelled"},
       {"scalar_reduce_reversed", "nisa.tensor_scalar_reduce: reverse0=True is not modelled"},
       {"activation_max_reduce", "nisa.activation: reduce_op=amax is not modelled"},
+      {"activation_reduce_max", "nisa.activation_reduce: reduce_op=amax is not modelled"},
+      {"negated_bitwise_reduce", "nisa.tensor_reduce: negate=True applies to arithmetic"},
   });
 }
 
@@ -214,6 +221,8 @@ TEST(ConformanceRefusals, EnginesACallDoesNotRunOn) {
       {"transpose_on_gpsimd", "nisa.nc_transpose: engine=nisa.gpsimd_engine is not one"},
       {"tensor_tensor_on_scalar", "nisa.tensor_tensor: engine=nisa.scalar_engine is not one"},
       {"gpsimd_reads_psum", "nisa.tensor_copy: engine=nisa.gpsimd_engine cannot read PSUM"},
+      {"tensor_scalar_on_tensor_engine", "nisa.tensor_scalar: engine=nisa.tensor_engine is not"},
+      {"memset_on_scalar", "nisa.memset: engine=nisa.scalar_engine is not one"},
   });
 }
 

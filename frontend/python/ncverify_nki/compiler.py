@@ -6,10 +6,29 @@ from .kernel_api import pass_through
 from .sealed import SealedClass
 from .signatures import api, refuse
 
-skip_middle_end_transformations = pass_through
-force_auto_alloc = pass_through
-enable_stack_allocator = pass_through
-disable_stack_allocator = pass_through
+# Decorators that change compilation, not semantics (the kernel is traced as written), with the
+# signatures of their pages (general/nki/api/nki/compiler/__init__.py at 2.26.0): used bare
+# (`@ncc.force_auto_alloc`) or called (`@ncc.enable_stack_allocator(log_level=10)`).
+
+
+@api("ncc.skip_middle_end_transformations")
+def skip_middle_end_transformations(func=None):
+    return pass_through(func) if func is not None else pass_through
+
+
+@api("ncc.force_auto_alloc")
+def force_auto_alloc(func=None):
+    return pass_through(func) if func is not None else pass_through
+
+
+@api("ncc.enable_stack_allocator")
+def enable_stack_allocator(func=None, log_level=50):
+    return pass_through(func) if func is not None else pass_through
+
+
+@api("ncc.disable_stack_allocator")
+def disable_stack_allocator(func=None):
+    return pass_through(func) if func is not None else pass_through
 
 
 def _no_par_tiles(call, num_par_tiles, base_partition):
@@ -68,15 +87,18 @@ sbuf = _Sbuf()
 psum = _Psum()
 
 
-class no_reorder(metaclass=SealedClass):  # noqa: N801
-    """`with ncc.no_reorder():` keeps the compiler from reordering the block; the model issues
-    every engine in program order anyway, so it changes nothing here."""
-
-    def __init__(self, *args, **kwargs):
-        pass
+class _NoReorder(metaclass=SealedClass):
+    """`with ncc.no_reorder():` keeps the compiler from reordering the block (also passed as a
+    loop's `directives=`); the model issues every engine in program order anyway, so it changes
+    nothing here."""
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
         return False
+
+
+@api("ncc.no_reorder")
+def no_reorder():
+    return _NoReorder()

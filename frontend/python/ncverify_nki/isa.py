@@ -94,9 +94,9 @@ def _check_pe_tile(tile_position, tile_size, stationary):
     for arg, vals in (("tile_position", pos), ("tile_size", size)):
         for v in vals:
             if v.is_const() and (v.const % 32 or not 0 <= v.const <= 128):
-                raise errors.NkiError("nisa.nc_matmul: %s=%s: each value must be a multiple of "
-                                      "32 within the 128x128 PE array" % (arg, tuple(
-                                          x.text() for x in vals)))
+                raise errors.NkiError("nisa.nc_matmul: %s=(%s): each value must be a multiple "
+                                      "of 32 within the 128x128 PE array" %
+                                      (arg, ", ".join(x.text() for x in vals)))
     if all(v.is_const() for v in size):
         if size[0].const == 32 and size[1].const == 32:
             raise errors.NkiError("nisa.nc_matmul: tile_size=(32, 32): NeuronCore-v2 cannot "
@@ -178,7 +178,11 @@ def activation_reduce(op, data, *, reduce_op, reduce_res, bias=None, scale=1.0, 
 
 @api("nisa.tensor_reduce")
 def tensor_reduce(op, data, axis, *, mask=None, dtype=None, negate=False, keepdims=False):
-    return ops.reduce(ops.alu_name(op), _masked(data, mask), axis, negate=bool(negate),
+    name = ops.alu_name(op)
+    if negate and name.startswith(("bitwise_", "shift_", "logical_")):
+        raise errors.NkiError("nisa.tensor_reduce: negate=True applies to arithmetic operators "
+                              "only, not %s" % name)
+    return ops.reduce(name, _masked(data, mask), axis, negate=bool(negate),
                       dtype=dtype, keepdims=bool(keepdims))
 
 

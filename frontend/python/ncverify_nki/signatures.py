@@ -58,9 +58,13 @@ def _why(sig, args, kw, e):
     positional = [n for n, p in params.items()
                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     if len(args) > len(positional):
-        return "takes %d positional argument%s (%s), %d given; the others are keyword-only" % (
-            len(positional), "" if len(positional) == 1 else "s", ", ".join(positional) or "none",
-            len(args))
+        keyword_only = [n for n, p in params.items() if p.kind == p.KEYWORD_ONLY]
+        return "takes %d positional argument%s%s, %d given%s" % (
+            len(positional), "" if len(positional) == 1 else "s",
+            " (%s)" % ", ".join(positional) if positional else "", len(args),
+            "; %s %s keyword-only" % (", ".join(keyword_only),
+                                      "is" if len(keyword_only) == 1 else "are")
+            if keyword_only else "")
     for k, n in enumerate(positional):
         if k < len(args) and n in kw:
             return "argument '%s' given twice (by position and by keyword)" % n

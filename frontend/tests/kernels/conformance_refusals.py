@@ -219,3 +219,92 @@ def psum_alloc_offset(a):
     acc[...] = nisa.nc_matmul(x, x)
     nl.store(out, value=acc)
     return out
+
+
+@nki.jit
+def activation_reduce_max(a):
+    n, m = a.shape
+    out, x = _square(a, n, m)
+    r = nl.ndarray((par_dim(128), 1), dtype=nl.float32)
+    y = nisa.activation_reduce(np.exp, x, reduce_op=np.max, reduce_res=r)  # refused: reduce_op
+    nl.store(out, value=y)
+    return out
+
+
+@nki.jit
+def tensor_scalar_on_tensor_engine(a):
+    n, m = a.shape
+    out, x = _square(a, n, m)
+    y = nisa.tensor_scalar(x, np.add, 1.0, engine=nisa.tensor_engine)  # refused: engine
+    nl.store(out, value=y)
+    return out
+
+
+@nki.jit
+def memset_on_scalar(a):
+    n, m = a.shape
+    out, x = _square(a, n, m)
+    z = nisa.memset((128, 128), 0.0, nl.float32, engine=nisa.scalar_engine)  # refused: engine
+    nl.store(out, value=z)
+    return out
+
+
+@nki.jit
+def matmul_tile_unaligned(a):
+    n, m = a.shape
+    out, x = _square(a, n, m)
+    p = nisa.nc_matmul(x[0:64, 0:64], x[0:64, :],  # refused: 16 is not a multiple of 32
+                       tile_position=(16, 0), tile_size=(64, 128))
+    nl.store(out[0:64, :], value=p)
+    return out
+
+
+@nki.jit
+def matmul_tile_32_by_32(a):
+    n, m = a.shape
+    out, x = _square(a, n, m)
+    p = nisa.nc_matmul(x[0:32, 0:32], x[0:32, :],  # refused: (32, 32) on NeuronCore-v2
+                       tile_position=(0, 0), tile_size=(32, 32))
+    nl.store(out[0:32, :], value=p)
+    return out
+
+
+@nki.jit
+def sbuf_alloc_partition(a):
+    n, m = a.shape
+    out, x = _square(a, n, m)
+    t = nl.ndarray((32, 128), dtype=nl.float32,
+                   buffer=ncc.sbuf.mod_alloc(base_addr=0, base_partition=32))  # refused
+    t[...] = nl.load(a[0:32, :])
+    nl.store(out[0:32, :], value=t)
+    return out
+
+
+@nki.jit
+def psum_alloc_free_tiles(a):
+    n, m = a.shape
+    out, x = _square(a, n, m)
+    acc = nl.ndarray((128, 128), dtype=nl.float32,
+                     buffer=ncc.psum.mod_alloc(base_bank=0, num_free_tiles=(2,)))  # refused
+    acc[...] = nisa.nc_matmul(x, x)
+    nl.store(out, value=acc)
+    return out
+
+
+@nki.jit
+def no_reorder_with_argument(a):
+    n, m = a.shape
+    out, x = _square(a, n, m)
+    with ncc.no_reorder(True):  # refused: no_reorder takes no argument
+        nl.store(out, value=x)
+    return out
+
+
+@nki.jit
+def negated_bitwise_reduce(a):
+    n, m = a.shape
+    out, x = _square(a, n, m)
+    i = nisa.tensor_copy(x, dtype=nl.uint32)
+    r = nisa.tensor_reduce(np.bitwise_or, i, axis=1, negate=True)  # refused: negate
+    nl.store(out[:, 0:1], value=nisa.tensor_copy(r, dtype=nl.float32))
+    return out
