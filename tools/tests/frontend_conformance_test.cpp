@@ -138,6 +138,14 @@ TEST(ConformanceReduce, NegateAndKeepdims) {
   }
 }
 
+// Hints that change when or how the hardware works, not the values, are accepted (a + 2 here).
+TEST(ConformanceHints, ScheduleAndDescriptorHintsKeepTheValues) {
+  const HostTensor a = input(128, 64, small_a);
+  const auto out = traced_run("hints_keep_values", {{"a", a}});
+  ASSERT_EQ(out.count("out"), 1u);
+  for (int64_t i = 0; i < 128 * 64; ++i) ASSERT_EQ(out.at("out").get(i), a.get(i) + 2.0f) << i;
+}
+
 struct Refusal {
   std::string function;
   std::string why;  // part of the message (the call and the argument)
@@ -197,7 +205,7 @@ TEST(ConformanceRefusals, DataMovementArgumentsTheModelDoesNotRun) {
   expect_refusals({
       {"dma_read_modify_write", "nisa.dma_copy: dst_rmw_op=add is not modelled"},
       {"dma_oob_skip", "nisa.dma_copy: oob_mode='skip' is not modelled"},
-      {"dma_dge_mode", "nisa.dma_copy: dge_mode='swdge' is not modelled"},
+      {"dma_dge_mode", "nisa.dma_copy: dge_mode='hwdge' is not modelled"},
       {"predicated_copy_casts", "nisa.tensor_copy_predicated: dtype=nl.bfloat16 is not"},
       {"psum_alloc_offset", "ncc.psum.mod_alloc: base_addr=512 is not modelled"},
       {"psum_alloc_free_tiles", "ncc.psum.mod_alloc: num_free_tiles=(2,) is not modelled"},

@@ -312,9 +312,12 @@ def dma_copy(*, dst, src, mask=None, dst_rmw_op=None, oob_mode=oob_mode.error,
     if oob_mode != "error":
         refuse("nisa.dma_copy", "oob_mode", oob_mode,
                "the model stops at any out-of-bounds access (oob_mode.error)")
-    if dge_mode != "unknown":
+    # dge_mode picks who generates the DMA descriptors: the bytes moved are the same. none and
+    # swdge exist on every NeuronCore (their cost is not told apart: the DMA cost model has one
+    # mode); hardware DGE needs NeuronCore-v3, and the trace is one program for every generation.
+    if dge_mode not in ("unknown", "none", "swdge"):
         refuse("nisa.dma_copy", "dge_mode", dge_mode,
-               "the DMA cost model has one descriptor-generation mode, the compiler's choice")
+               "hardware DGE needs NeuronCore-v3 or newer; trn1 has none")
     tr = trace.current()
     d, s = as_view(_masked(dst, mask)), as_view(_masked(src, mask))
     queue = tr.queue_for(d.tensor if d.tensor.mem == "hbm" else s.tensor)

@@ -5,6 +5,7 @@ it chose and compares every output element with a value it computed itself."""
 import numpy as np
 
 import neuronxcc.nki as nki
+import neuronxcc.nki.compiler as ncc
 import neuronxcc.nki.isa as nisa
 import neuronxcc.nki.language as nl
 from neuronxcc.nki.language import par_dim
@@ -80,4 +81,20 @@ def reductions_keepdims(a):
     t = nl.max(x, axis=1, keepdims=True)
     nl.store(out[:, 0:1], value=s)
     nl.store(out[:, 1:2], value=t)
+    return out
+
+
+@nki.jit
+def hints_keep_values(a):
+    """Arguments that change when or how the hardware does something, not the values: nl.full's
+    lazy_initialization, a loop's precise_schedule, dma_copy's dge_mode=swdge, ncc.no_reorder."""
+    n, m = a.shape
+    assert n == 128 and m == 64
+    out = nl.ndarray((n, m), dtype=nl.float32, buffer=nl.shared_hbm)
+    two = nl.full((par_dim(n), m), 2.0, dtype=nl.float32, buffer=nl.sbuf,
+                  lazy_initialization=False)
+    for i in nl.affine_range(1, precise_schedule=True):
+        with ncc.no_reorder():
+            y = nl.add(nl.load(a), two)
+        nisa.dma_copy(dst=out, src=y, dge_mode=nisa.dge_mode.swdge)
     return out

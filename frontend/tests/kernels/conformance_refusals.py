@@ -124,7 +124,7 @@ def dma_oob_skip(a):
 def dma_dge_mode(a):
     n, m = a.shape
     out, x = _square(a, n, m)
-    nisa.dma_copy(dst=out, src=x, dge_mode=nisa.dge_mode.swdge)  # refused: dge_mode
+    nisa.dma_copy(dst=out, src=x, dge_mode=nisa.dge_mode.hwdge)  # refused: dge_mode
     return out
 
 
