@@ -183,6 +183,8 @@ TEST(ConformanceRefusals, ArgumentsTheApiDoesNotHave) {
   expect_refusals({
       {"unknown_keyword", "nisa.nc_matmul: unknown keyword argument 'transpose_moving'"},
       {"newer_api_dst", "nisa.tensor_tensor: unknown keyword argument 'dst'"},
+      {"matmul_accumulate_flag",
+       "nisa.nc_matmul: unknown keyword argument 'accumulate': the newer nki API's"},
       {"misspelt_load_keyword", "nl.load: unknown keyword argument 'dtyp'"},
       {"keyword_only_by_position", "nisa.tensor_copy: takes 1 positional argument (src)"},
       {"loop_keyword", "nl.affine_range: unknown keyword argument 'unroll_factor'"},

@@ -308,3 +308,12 @@ def negated_bitwise_reduce(a):
     r = nisa.tensor_reduce(np.bitwise_or, i, axis=1, negate=True)  # refused: negate
     nl.store(out[:, 0:1], value=nisa.tensor_copy(r, dtype=nl.float32))
     return out
+
+
+@nki.jit
+def matmul_accumulate_flag(a):
+    n, m = a.shape
+    out, x = _square(a, n, m)
+    p = nisa.nc_matmul(x, x, accumulate=True)  # refused: the newer API's accumulate
+    nl.store(out, value=p)
+    return out
