@@ -8,7 +8,7 @@ from .dtypes import (DType, bfloat16, bool_, float8_e4m3, float8_e5m2, float16, 
 from .expr import IndexExpr, Lin, SymInt
 from .program import Tensor
 from .sealed import SealedClass
-from .signatures import api, refuse
+from .signatures import api
 from .tiles import DS, Tile, as_view
 
 # ---------------------------------------------------------------- memories
