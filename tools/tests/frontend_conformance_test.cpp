@@ -200,6 +200,8 @@ TEST(ConformanceRefusals, MatmulArgumentsTheModelDoesNotRun) {
       {"matmul_tile_too_small", "tile_size rows (partitions) 64 is smaller than the stationary"},
       {"matmul_tile_unaligned", "tile_position=(16, 0): each value must be a multiple of 32"},
       {"matmul_tile_32_by_32", "tile_size=(32, 32): NeuronCore-v2 cannot"},
+      {"matmul_mixed_fp32", "nc_matmul: an fp32 operand needs an fp32 partner"},
+      {"matmul_integer_operand", "nc_matmul: the stationary tile is int32"},
   });
 }
 

@@ -244,11 +244,28 @@ def reduce(op, data, axis, negate=False, dtype=None, keepdims=False, out=None):
     return Tile(dst)
 
 
+# The Tensor engine's input dtypes (ISA nc_matmul: float8_e4m3/float8_e5m2/bfloat16/float16/
+# tfloat32/float32; the model's tfloat32 is fp32). The newer page adds that an fp32 operand needs
+# an fp32 partner: the engine multiplies either in fp32 passes or in the low-precision path.
+_MATMUL_DTYPES = ("fp8_e4m3", "fp8_e5m2", "bf16", "fp16", "fp32")
+
+
+def _check_matmul_dtypes(ds, dm):
+    for what, d in (("stationary", ds), ("moving", dm)):
+        if d not in _MATMUL_DTYPES:
+            raise errors.NkiError("nc_matmul: the %s tile is %s; the Tensor engine reads fp8, "
+                                  "bf16, fp16 or fp32" % (what, d))
+    if (ds == "fp32") != (dm == "fp32"):
+        raise errors.NkiError("nc_matmul: an fp32 operand needs an fp32 partner (stationary %s, "
+                              "moving %s)" % (ds, dm))
+
+
 def matmul(stationary, moving, hint=None):
     tr = trace.current()
     s, m = _v(stationary, "stationary"), _v(moving, "moving")
     if s.tensor.mem == "hbm" or m.tensor.mem == "hbm":
         raise errors.NkiError("matmul operands must be on chip (load them first)")
+    _check_matmul_dtypes(s.tensor.dtype, m.tensor.dtype)
     t = rules.result_tile(tr, "psum", "fp32", [_free_size(s), _free_size(m)], hint)
     dst = t.full_view()
     tr.instr("matmul", [(None, dst), ("stationary", s), ("moving", m)], produces=t)

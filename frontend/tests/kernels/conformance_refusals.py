@@ -317,3 +317,23 @@ def matmul_accumulate_flag(a):
     p = nisa.nc_matmul(x, x, accumulate=True)  # refused: the newer API's accumulate
     nl.store(out, value=p)
     return out
+
+
+@nki.jit
+def matmul_mixed_fp32(a):
+    n, m = a.shape
+    out, x = _square(a, n, m)
+    xb = nisa.tensor_copy(x, dtype=nl.bfloat16)
+    p = nisa.nc_matmul(x, xb)  # refused: fp32 with bf16
+    nl.store(out, value=p)
+    return out
+
+
+@nki.jit
+def matmul_integer_operand(a):
+    n, m = a.shape
+    out, x = _square(a, n, m)
+    xi = nisa.tensor_copy(x, dtype=nl.int32)
+    p = nisa.nc_matmul(xi, xi)  # refused: int32 is not a Tensor-engine dtype
+    nl.store(out, value=p)
+    return out
