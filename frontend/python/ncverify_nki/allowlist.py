@@ -109,10 +109,10 @@ NKI_API = {
     ),
     "neuronxcc.nki.isa": (
         "activation", "activation_reduce", "affine_select", "bn_aggr", "bn_stats",
-        "builtin", "core_barrier", "dma_copy", "dma_transpose", "dropout", "engine",
+        "builtin", "core_barrier", "dge_mode", "dma_copy", "dma_transpose", "dropout", "engine",
         "exponential", "gpsimd_engine", "iota", "iota_partition", "local_gather", "max8",
         "memset", "nc_find_index8", "nc_match_replace8", "nc_matmul", "nc_matmul_mx",
-        "nc_stream_shuffle", "nc_transpose", "quantize_mx", "rand2", "range_select",
+        "nc_stream_shuffle", "nc_transpose", "oob_mode", "quantize_mx", "rand2", "range_select",
         "reciprocal", "reduce_cmd", "rng", "scalar_engine", "scalar_tensor_tensor",
         "select_reduce", "sendrecv", "sequence_bounds", "tensor_copy", "tensor_copy_dynamic_dst",
         "tensor_copy_dynamic_src", "tensor_copy_predicated", "tensor_engine",

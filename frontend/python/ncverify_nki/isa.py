@@ -2,6 +2,7 @@
 
 from . import errors, ops, trace
 from .sealed import SealedClass
+from .signatures import api, refuse
 from .tiles import Tile, as_view
 
 
@@ -35,13 +36,27 @@ class reduce_cmd(metaclass=SealedClass):  # noqa: N801
     reset_reduce = "reset_reduce"
 
 
-def _eng(e):
-    if e is None:
-        return None
-    if isinstance(e, _Engine):
-        return e.name
-    raise errors.NkiError("engine= takes nisa.tensor_engine / vector_engine / scalar_engine / "
-                          "gpsimd_engine")
+# The reference this file follows: the neuronxcc.nki.isa pages of the NKI API reference (Neuron
+# SDK 2.26, https://awsdocs-neuron.readthedocs-hosted.com/en/v2.26.1/nki/api/nki.isa.html; their
+# docstrings are aws-neuron/aws-neuron-sdk general/nki/api/nki/isa/__init__.py at release 2.26.0).
+# Each call has the documented signature; frontend/README.md "Arguments of every call" says what
+# each argument does here.
+
+_ENGINES = {"tensor": "nisa.tensor_engine", "vector": "nisa.vector_engine",
+            "scalar": "nisa.scalar_engine", "gpsimd": "nisa.gpsimd_engine"}
+
+
+def _eng(e, call, allowed):
+    """engine=: None for unknown_engine (the compiler's choice, model/compiler), else the name,
+    which must be one the call's page allows."""
+    if not isinstance(e, _Engine):
+        raise errors.NkiError("%s: engine= takes %s or nisa.unknown_engine, not %r" %
+                              (call, " / ".join(_ENGINES[a] for a in allowed), e))
+    if e.name is not None and e.name not in allowed:
+        raise errors.NkiError("%s: engine=%s is not one the call runs on (%s or "
+                              "nisa.unknown_engine)" % (call, _ENGINES[e.name],
+                                                        " / ".join(_ENGINES[a] for a in allowed)))
+    return e.name
 
 
 def _masked(x, mask):
@@ -52,90 +67,195 @@ def _masked(x, mask):
     return Tile(apply_mask(x._view, mask))
 
 
-def nc_matmul(stationary, moving, is_stationary_onezero=False, is_moving_onezero=False,
-              mask=None, is_transpose=False, **kw):
-    if is_transpose:
-        # The Tensor engine's transpose mode: with the identity as the moving tile the product
-        # stationary.T @ I is the stationary tile transposed, passed through exactly. Modelled
-        # as a Tensor-engine transpose of `stationary` into PSUM (the moving tile is not read).
-        return ops.pe_transpose(_masked(stationary, mask), trace.current().assigned_name())
+def _pe_values(v, arg):
+    from .expr import Lin
+
+    if not isinstance(v, (tuple, list)) or len(v) not in (0, 2):
+        raise errors.NkiError("nisa.nc_matmul: %s= takes a (row, column) pair, not %r" % (arg, v))
+    try:
+        return [Lin.of(x) for x in v]
+    except TypeError:
+        raise errors.NkiError("nisa.nc_matmul: %s= holds integers or affine expressions, not %r"
+                              % (arg, v)) from None
+
+
+def _check_pe_tile(tile_position, tile_size, stationary):
+    """PE tiling (tile_position/tile_size) places a small matmul in part of the 128x128 PE array;
+    the product is the same. The page's rules are checked where the values are known: both set
+    or neither, multiples of 32, inside the array, not both 32 (NeuronCore-v2), and the size at
+    least the stationary tile's (rows: partitions, columns: free size)."""
+    pos, size = _pe_values(tile_position, "tile_position"), _pe_values(tile_size, "tile_size")
+    if not pos and not size:
+        return
+    if not pos or not size:
+        raise errors.NkiError("nisa.nc_matmul: tile_position and tile_size must both be set to "
+                              "enable PE tiling (only %s is)" %
+                              ("tile_position" if pos else "tile_size"))
+    for arg, vals in (("tile_position", pos), ("tile_size", size)):
+        for v in vals:
+            if v.is_const() and (v.const % 32 or not 0 <= v.const <= 128):
+                raise errors.NkiError("nisa.nc_matmul: %s=(%s): each value must be a multiple "
+                                      "of 32 within the 128x128 PE array" %
+                                      (arg, ", ".join(x.text() for x in vals)))
+    if all(v.is_const() for v in size):
+        if size[0].const == 32 and size[1].const == 32:
+            raise errors.NkiError("nisa.nc_matmul: tile_size=(32, 32): NeuronCore-v2 cannot "
+                                  "have both the row and the column size 32")
+        if any(s.const == 0 for s in size):
+            raise errors.NkiError("nisa.nc_matmul: tile_size must be positive")
+        for p, s in zip(pos, size):
+            if p.is_const() and p.const + s.const > 128:
+                raise errors.NkiError("nisa.nc_matmul: the PE tile at %s of size %s leaves the "
+                                      "128x128 array" % (p.const, s.const))
+        v = as_view(stationary, "stationary")
+        r = trace.current().evaluate
+        rows, cols = r(v.logical_lins()[0]), r(ops._free_size(v))
+        for what, need, have in (("rows (partitions)", rows, size[0]),
+                                 ("columns (free size)", cols, size[1])):
+            if need.is_const() and need.const > have.const:
+                raise errors.NkiError("nisa.nc_matmul: tile_size %s %d is smaller than the "
+                                      "stationary tile's %d" % (what, have.const, need.const))
+
+
+@api("nisa.nc_matmul")
+def nc_matmul(stationary, moving, *, is_stationary_onezero=False, is_moving_onezero=False,
+              is_transpose=False, tile_position=(), tile_size=(), mask=None, perf_mode=None):
+    # is_transpose is a hint that `moving` is an identity matrix (ISA-OLD nc_matmul; NeuronCore-v2
+    # has no transpose mode, the flag only labels the instruction for the profiler): the result is
+    # stationary.T @ moving whatever moving holds, [stationary free, moving free] in fp32 PSUM.
+    # The is_*_onezero hints change only the speed of an fp32 operand; the values are the same.
+    for arg, v in (("is_stationary_onezero", is_stationary_onezero),
+                   ("is_moving_onezero", is_moving_onezero), ("is_transpose", is_transpose)):
+        if not isinstance(v, bool):
+            raise errors.NkiError("nisa.nc_matmul: %s= takes True or False, not %r" % (arg, v))
+    _check_pe_tile(tile_position, tile_size, stationary)
+    if perf_mode not in (None, "none"):
+        refuse("nisa.nc_matmul", "perf_mode", perf_mode,
+               "neuronxcc.nki's nc_matmul has no performance mode, and trn1 (NeuronCore-v2) none")
     return ops.matmul(_masked(stationary, mask), _masked(moving, mask),
                       trace.current().assigned_name())
 
 
-def nc_transpose(data, mask=None, dtype=None, engine=unknown_engine, **kw):
-    return ops.transpose(_masked(data, mask), _eng(engine), dtype)
+@api("nisa.nc_transpose")
+def nc_transpose(data, *, mask=None, dtype=None, engine=unknown_engine):
+    return ops.transpose(_masked(data, mask), _eng(engine, "nisa.nc_transpose",
+                                                   ("tensor", "vector")), dtype)
 
 
-def activation(op, data, bias=None, scale=1.0, reduce_op=None, reduce_res=None,
-               reduce_cmd=None, mask=None, dtype=None, **kw):
-    return ops.activation(op, _masked(data, mask), bias=bias, scale=scale, reduce_op=reduce_op,
-                          reduce_res=reduce_res, reduce_cmd=reduce_cmd if reduce_res is not None
-                          else None, dtype=dtype)
+_REDUCE_CMDS = ("idle", "reset", "reduce", "reset_reduce")
 
 
-def activation_reduce(op, data, reduce_op, reduce_res, bias=None, scale=1.0, mask=None,
-                      dtype=None, **kw):
-    return ops.activation(op, _masked(data, mask), bias=bias, scale=scale, reduce_op=reduce_op,
+def _reduce_cmd(c, call):
+    if c not in _REDUCE_CMDS:
+        raise errors.NkiError("%s: reduce_cmd= takes a member of nisa.reduce_cmd, not %r" %
+                              (call, c))
+    return c
+
+
+@api("nisa.activation")
+def activation(op, data, *, bias=None, scale=1.0, reduce_op=None, reduce_res=None,
+               reduce_cmd=reduce_cmd.idle, mask=None, dtype=None):
+    # reduce_cmd drives the Scalar engine's accumulator registers exactly as given (idle leaves
+    # them, reset zeroes, reduce adds, reset_reduce zeroes then adds); reduce_res, when given,
+    # reads them out after the instruction.
+    cmd = _reduce_cmd(reduce_cmd, "nisa.activation")
+    if reduce_op is not None and ops.alu_name(reduce_op, "reduce_op") != "add":
+        refuse("nisa.activation", "reduce_op", reduce_op,
+               "on NeuronCore-v2 the accumulator reduces with add only")
+    return ops.activation(op, _masked(data, mask), bias=bias, scale=scale,
+                          reduce_res=reduce_res, reduce_cmd=cmd, dtype=dtype)
+
+
+@api("nisa.activation_reduce")
+def activation_reduce(op, data, *, reduce_op, reduce_res, bias=None, scale=1.0, mask=None,
+                      dtype=None):
+    if ops.alu_name(reduce_op, "reduce_op") != "add":
+        refuse("nisa.activation_reduce", "reduce_op", reduce_op,
+               "on NeuronCore-v2 the reduction is an addition only")
+    return ops.activation(op, _masked(data, mask), bias=bias, scale=scale,
                           reduce_res=reduce_res, reduce_cmd="reset_reduce", dtype=dtype)
 
 
-def tensor_reduce(op, data, axis, mask=None, dtype=None, negate=False, keepdims=False, **kw):
-    return ops.reduce(ops.alu_name(op), _masked(data, mask), axis, negate=negate, dtype=dtype)
+@api("nisa.tensor_reduce")
+def tensor_reduce(op, data, axis, *, mask=None, dtype=None, negate=False, keepdims=False):
+    name = ops.alu_name(op)
+    if negate and name.startswith(("bitwise_", "shift_", "logical_")):
+        raise errors.NkiError("nisa.tensor_reduce: negate=True applies to arithmetic operators "
+                              "only, not %s" % name)
+    return ops.reduce(name, _masked(data, mask), axis, negate=bool(negate),
+                      dtype=dtype, keepdims=bool(keepdims))
 
 
-def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, reverse1=False,
-                  dtype=None, mask=None, engine=unknown_engine, **kw):
+@api("nisa.tensor_scalar")
+def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, reverse1=False, *,
+                  dtype=None, mask=None, engine=unknown_engine):
     return ops.tensor_scalar(_masked(data, mask), op0, operand0, reverse0, op1, operand1,
-                             reverse1, dtype, _eng(engine))
+                             reverse1, dtype, _eng(engine, "nisa.tensor_scalar",
+                                                   ("vector", "scalar", "gpsimd")))
 
 
-def tensor_tensor(data1, data2, op, dtype=None, mask=None, engine=unknown_engine, **kw):
+@api("nisa.tensor_tensor")
+def tensor_tensor(data1, data2, op, *, dtype=None, mask=None, engine=unknown_engine):
     return ops.binary(ops.alu_name(op), _masked(data1, mask), _masked(data2, mask), dtype=dtype,
-                      engine=_eng(engine))
+                      engine=_eng(engine, "nisa.tensor_tensor", ("vector", "gpsimd")))
 
 
-def tensor_copy(src, mask=None, dtype=None, engine=unknown_engine, **kw):
-    return ops.copy(_masked(src, mask), dtype=dtype, engine=_eng(engine))
+@api("nisa.tensor_copy")
+def tensor_copy(src, *, mask=None, dtype=None, engine=unknown_engine):
+    eng = _eng(engine, "nisa.tensor_copy", ("vector", "scalar", "gpsimd"))
+    if eng == "gpsimd" and isinstance(src, Tile) and src._view.tensor.mem == "psum":
+        raise errors.NkiError("nisa.tensor_copy: engine=nisa.gpsimd_engine cannot read PSUM "
+                              "(choose the Vector or Scalar engine)")
+    return ops.copy(_masked(src, mask), dtype=dtype, engine=eng)
 
 
-def tensor_copy_predicated(src, dst, predicate, mask=None, reverse_pred=False, **kw):
+@api("nisa.tensor_copy_predicated")
+def tensor_copy_predicated(*, src, dst, predicate, reverse_pred=False, mask=None, dtype=None):
     """dst = src where predicate (a tile) is non-zero; elsewhere dst keeps its value."""
     from .expr import Predicate
 
     if isinstance(predicate, Predicate):
-        raise errors.NkiError("tensor_copy_predicated takes its predicate as a tile; an affine "
-                              "condition of index grids is what affine_select takes")
+        raise errors.NkiError("nisa.tensor_copy_predicated takes its predicate as a tile; an "
+                              "affine condition of index grids is what affine_select takes")
     tr = trace.current()
     pv = as_view(predicate, "predicate")
-    if pv.tensor.dtype not in ("uint8", "uint16", "uint32", "int32"):
-        raise errors.NkiError("a copy predicate must be an integer tile (uint8/16/32, int32); "
-                              "this one is %s" % pv.tensor.dtype)
+    if pv.tensor.dtype not in ("uint8", "uint16", "uint32"):
+        raise errors.NkiError("nisa.tensor_copy_predicated: the predicate must be a uint8, "
+                              "uint16 or uint32 tile; this one is %s" % pv.tensor.dtype)
     d = as_view(_masked(dst, mask), "dst")
+    if dtype is not None and ops._dtype(dtype, d.tensor.dtype) != d.tensor.dtype:
+        refuse("nisa.tensor_copy_predicated", "dtype", dtype,
+               "the copy writes dst in place, so its dtype is dst's (%s)" % d.tensor.dtype)
     src_v = float(src) if ops.is_scalar(src) else ops._v(_masked(src, mask), "src")
+    if not ops.is_scalar(src) and src_v.tensor.dtype != d.tensor.dtype:
+        raise errors.NkiError("nisa.tensor_copy_predicated: src and dst must share a dtype "
+                              "(%s and %s)" % (src_v.tensor.dtype, d.tensor.dtype))
     args = [(None, d), (None, src_v), ("predicate", ops._v(_masked(predicate, mask), "predicate"))]
     if reverse_pred:
         args.append(("reverse_predicate", True))
     tr.instr("tensor_copy_predicated", args)
 
 
-def reciprocal(data, dtype=None, mask=None, **kw):
+@api("nisa.reciprocal")
+def reciprocal(data, *, dtype=None, mask=None):
     return ops.reciprocal(_masked(data, mask), dtype=dtype)
 
 
-def tensor_scalar_reduce(data, op0, operand0, reduce_op, reduce_res, reverse0=False, dtype=None,
-                         mask=None, **kw):
+@api("nisa.tensor_scalar_reduce")
+def tensor_scalar_reduce(*, data, op0, operand0, reduce_op, reduce_res, reverse0=False,
+                         dtype=None, mask=None):
+    if reverse0:
+        refuse("nisa.tensor_scalar_reduce", "reverse0", reverse0,
+               "the page marks it \"not supported yet\"")
     tr = trace.current()
     v = as_view(_masked(data, mask), "data")
     dst, t = ops._out(tr, None, v, ops._dtype(dtype, v.tensor.dtype))
     if ops.alu_name(reduce_op, "reduce_op") not in ("add", "max", "min"):
-        raise errors.NkiError("tensor_scalar_reduce reduces with add, max or min")
+        raise errors.NkiError("nisa.tensor_scalar_reduce reduces with add, max or min")
     args = [(None, dst), (None, v), ("op0", _enum(ops.alu_name(op0, "op0"))),
             ("operand0", float(operand0) if ops.is_scalar(operand0) else as_view(operand0)),
             ("reduce_op", _enum(ops.alu_name(reduce_op))),
             ("reduce_res", as_view(reduce_res, "reduce_res"))]
-    if reverse0:
-        args.append(("reverse0", True))
     tr.instr("tensor_scalar_reduce", args, produces=t)
     return Tile(dst)
 
@@ -146,32 +266,62 @@ def _enum(name):
     return Enum(name)
 
 
-def affine_select(pred, on_true_tile, on_false_value, mask=None, dtype=None, **kw):
+@api("nisa.affine_select")
+def affine_select(pred, on_true_tile, on_false_value, *, mask=None, dtype=None):
     return ops.affine_select(pred, _masked(on_true_tile, mask), on_false_value, dtype)
 
 
-def iota(expr, dtype, mask=None, **kw):
+@api("nisa.iota")
+def iota(expr, dtype, *, mask=None):
+    if mask is not None:
+        refuse("nisa.iota", "mask", mask, "a masked iota leaves part of its fresh tile unwritten")
     return ops.iota(expr, dtype)
 
 
-def memset(shape, value, dtype, mask=None, engine=unknown_engine, **kw):
+@api("nisa.memset")
+def memset(shape, value, dtype, *, mask=None, engine=unknown_engine):
     from .language import allocate
 
+    eng = _eng(engine, "nisa.memset", ("vector", "gpsimd"))
+    if mask is not None:
+        refuse("nisa.memset", "mask", mask, "a masked memset leaves part of its fresh tile "
+               "unwritten")
     t = allocate(shape, dtype, None)
-    ops.memset_view(t._view, value, _eng(engine))
+    ops.memset_view(t._view, value, eng)
     return t
 
 
-def dma_copy(dst=None, src=None, mask=None, **kw):
+class oob_mode(metaclass=SealedClass):  # noqa: N801 (nisa.oob_mode.error)
+    error = "error"
+    skip = "skip"
 
 
+class dge_mode(metaclass=SealedClass):  # noqa: N801
+    unknown = "unknown"
+    none = "none"
+    swdge = "swdge"
+    hwdge = "hwdge"
+
+
+@api("nisa.dma_copy")
+def dma_copy(*, dst, src, mask=None, dst_rmw_op=None, oob_mode=oob_mode.error,
+             dge_mode=dge_mode.unknown):
+    if dst_rmw_op is not None:
+        refuse("nisa.dma_copy", "dst_rmw_op", dst_rmw_op,
+               "a read-modify-write DMA adds to what dst holds; the model's DMA copies")
+    if oob_mode != "error":
+        refuse("nisa.dma_copy", "oob_mode", oob_mode,
+               "the model stops at any out-of-bounds access (oob_mode.error)")
+    # dge_mode picks who generates the DMA descriptors: the bytes moved are the same. none and
+    # swdge exist on every NeuronCore (their cost is not told apart: the DMA cost model has one
+    # mode); hardware DGE needs NeuronCore-v3, and the trace is one program for every generation.
+    if dge_mode not in ("unknown", "none", "swdge"):
+        refuse("nisa.dma_copy", "dge_mode", dge_mode,
+               "hardware DGE needs NeuronCore-v3 or newer; trn1 has none")
     tr = trace.current()
-    if dst is None or src is None:
-        raise errors.NkiError("dma_copy needs dst= and src=")
     d, s = as_view(_masked(dst, mask)), as_view(_masked(src, mask))
     queue = tr.queue_for(d.tensor if d.tensor.mem == "hbm" else s.tensor)
     tr.instr("dma_copy", [(None, d), (None, s)] + ([("queue", queue)] if queue else []))
-
 
 
 def unsupported(name):

@@ -8,6 +8,7 @@ from .dtypes import (DType, bfloat16, bool_, float8_e4m3, float8_e5m2, float16, 
 from .expr import IndexExpr, Lin, SymInt
 from .program import Tensor
 from .sealed import SealedClass
+from .signatures import api
 from .tiles import DS, Tile, as_view
 
 # ---------------------------------------------------------------- memories
@@ -89,33 +90,50 @@ def allocate(shape, dtype, buffer, name=None, zero=False, fill=None):
     return Tile(t.full_view())
 
 
-def ndarray(shape, dtype, buffer=None, name="", **kw):
+# The reference this file follows: the neuronxcc.nki.language pages of the NKI API reference (Neuron
+# SDK 2.26, https://awsdocs-neuron.readthedocs-hosted.com/en/v2.26.1/nki/api/nki.language.html;
+# docstrings in aws-neuron/aws-neuron-sdk general/nki/api/nki/language/__init__.py at release
+# 2.26.0). frontend/README.md "Arguments of every call" says what each argument does here.
+
+
+# lazy_initialization (not on the reference pages; nki-samples' flash_fwd passes it to nl.full,
+# and the compiler takes it) says when the fill is issued, not what it is: the model issues it at
+# the declaration, which is what lazy_initialization=False asks and gives the same values as a
+# deferred fill.
+@api("nl.ndarray")
+def ndarray(shape, dtype, *, buffer=None, name="", lazy_initialization=True):
     return allocate(shape, dtype, buffer, name or None)
 
 
-def zeros(shape, dtype, buffer=None, name="", **kw):
+@api("nl.zeros")
+def zeros(shape, dtype, *, buffer=None, name="", lazy_initialization=True):
     return allocate(shape, dtype, buffer, name or None, zero=True)
 
 
-def ones(shape, dtype, buffer=None, name="", **kw):
+@api("nl.ones")
+def ones(shape, dtype, *, buffer=None, name="", lazy_initialization=True):
     return allocate(shape, dtype, buffer, name or None, fill=1.0)
 
 
-def full(shape, fill_value, dtype, buffer=None, name="", **kw):
+@api("nl.full")
+def full(shape, fill_value, dtype, *, buffer=None, name="", lazy_initialization=True):
     return allocate(shape, dtype, buffer, name or None, fill=fill_value)
 
 
-def empty_like(a, dtype=None, buffer=None, name="", **kw):
+@api("nl.empty_like")
+def empty_like(a, dtype=None, *, buffer=None, name="", lazy_initialization=True):
     return allocate(a.shape, dtype or a.dtype, buffer, name or None)
 
 
-def zeros_like(a, dtype=None, buffer=None, name="", **kw):
+@api("nl.zeros_like")
+def zeros_like(a, dtype=None, *, buffer=None, name="", lazy_initialization=True):
     return allocate(a.shape, dtype or a.dtype, buffer, name or None, zero=True)
 
 
 # ---------------------------------------------------------------- indices and loops
 
 
+@api("nl.arange")
 def arange(start, stop=None):
     if stop is None:
         start, stop = 0, start
@@ -159,6 +177,7 @@ class _Grid(tuple):
 mgrid = _MGrid()
 
 
+@api("nl.ds")
 def ds(start, size):
     return DS(start, size)
 
@@ -196,29 +215,50 @@ def _loop_var_name():
     return "i"
 
 
+# Scheduling hints some public kernels pass to a loop (nki-samples: `precise_schedule=True`,
+# `directives=ncc.no_reorder()`): they order instructions in the compiler's schedule only; the
+# model's engines issue in program order, so they change nothing here. Any other keyword is an
+# error.
+_LOOP_HINTS = ("precise_schedule", "directives")
+
+
+def _loop_keywords(call, kw):
+    for k in kw:
+        if k not in _LOOP_HINTS:
+            raise errors.NkiError("%s: unknown keyword argument '%s' (a loop takes start, stop, "
+                                  "step and the scheduling hints %s)" %
+                                  (call, k, ", ".join(_LOOP_HINTS)))
+
+
 def affine_range(*args, **kw):
+    _loop_keywords("nl.affine_range", kw)
     return _Range("affine_range", args)
 
 
 def sequential_range(*args, **kw):
+    _loop_keywords("nl.sequential_range", kw)
     return _Range("sequential_range", args)
 
 
-def static_range(*args, **kw):
+@api("nl.static_range")
+def static_range(*args):
     try:
         return range(*[int(a) if not isinstance(a, SymInt) else a.__index__() for a in args])
     except errors.NkiError as e:
         raise errors.NkiError("static_range is unrolled while tracing: " + e.message)
 
 
-def program_id(axis=0):
+@api("nl.program_id")
+def program_id(axis):
     return trace.current().program_id(axis)
 
 
-def num_programs(axis=None):
-    return trace.current().num_programs(axis)
+@api("nl.num_programs")
+def num_programs(axes=None):
+    return trace.current().num_programs(axes)
 
 
+@api("nl.program_ndim")
 def program_ndim():
     tr = trace.current()
     return len(tr.grid) if tr.grid else 0
@@ -246,19 +286,22 @@ class _Constant:
         raise errors.NkiError("a shared constant is loaded whole in the model")
 
 
-def shared_constant(constant, dtype=None, **kw):
+@api("nl.shared_constant")
+def shared_constant(constant, dtype=None):
     values = np.asarray(constant)
     if values.ndim != 2:
         raise errors.NkiError("a shared constant must be 2-D ([partitions, free])")
     return _Constant(values, normalize(dtype if dtype is not None else values.dtype))
 
 
+@api("nl.shared_identity_matrix")
 def shared_identity_matrix(n, dtype=None):
     """nl.shared_identity_matrix(n, dtype): the n x n identity as a shared constant."""
     return shared_constant(np.identity(n), dtype if dtype is not None else "uint8")
 
 
-def load(src, dtype=None, mask=None, **kw):
+@api("nl.load")
+def load(src, *, mask=None, dtype=None):
     tr = trace.current()
     if isinstance(src, _Constant):
         return Tile(rules.constant_tile(tr, src._values, ops._dtype(dtype, src.dtype.name)))
@@ -275,7 +318,8 @@ def load(src, dtype=None, mask=None, **kw):
     return Tile(t.full_view())
 
 
-def load_transpose2d(src, dtype=None, mask=None, **kw):
+@api("nl.load_transpose2d")
+def load_transpose2d(src, *, mask=None, dtype=None):
     v = _masked(as_view(src, "src"), mask)
     if len(v.order) != 2:
         raise errors.NkiError("load_transpose2d takes a 2-D tile")
@@ -284,7 +328,8 @@ def load_transpose2d(src, dtype=None, mask=None, **kw):
     return load(Tile(View(v.tensor, v.dims, [v.order[1], v.order[0]])), dtype=dtype)
 
 
-def store(dst, value, mask=None, **kw):
+@api("nl.store")
+def store(dst, value, *, mask=None):
     tr = trace.current()
     d = _masked(as_view(dst, "dst"), mask)
     if ops.is_scalar(value):
@@ -309,9 +354,11 @@ def _masked(view, mask):
 # ---------------------------------------------------------------- compute
 
 
-def matmul(x, y, transpose_x=False, mask=None, **kw):
+@api("nl.matmul")
+def matmul(x, y, *, transpose_x=False, mask=None):
     tr = trace.current()
-    vx = as_view(x, "x")
+    vx = _masked(as_view(x, "x"), mask)
+    y = Tile(_masked(as_view(y, "y"), mask))
     if transpose_x:
         return ops.matmul(Tile(vx), y, tr.assigned_name())
     from . import rules
@@ -320,15 +367,17 @@ def matmul(x, y, transpose_x=False, mask=None, **kw):
     return ops.matmul(Tile(xt.full_view()), y, tr.assigned_name())
 
 
-def transpose(x, dtype=None, mask=None, **kw):
-    return ops.transpose(x, None, dtype)
+@api("nl.transpose")
+def transpose(x, *, dtype=None, mask=None):
+    return ops.transpose(Tile(_masked(as_view(x, "x"), mask)), None, dtype)
 
 
 def _unary(func):
-    def f(x, dtype=None, mask=None, **kw):
+    def f(x, *, dtype=None, mask=None):
         return ops.activation(func, Tile(_masked(as_view(x), mask)), dtype=dtype)
 
     f.__name__ = func
+    f = api("nl." + func)(f)
     ops.ACT[f] = func
     return f
 
@@ -347,60 +396,66 @@ sin = _unary("sin")
 abs = _unary("abs")  # noqa: A001 (NKI's name)
 
 
-def copy(x, dtype=None, mask=None, **kw):
-    return ops.copy(Tile(_masked(as_view(x), mask)), dtype=dtype)
+@api("nl.copy")
+def copy(src, *, mask=None, dtype=None):
+    return ops.copy(Tile(_masked(as_view(src), mask)), dtype=dtype)
 
 
-def reciprocal(x, dtype=None, mask=None, **kw):
+@api("nl.reciprocal")
+def reciprocal(x, *, dtype=None, mask=None):
     return ops.reciprocal(Tile(_masked(as_view(x), mask)), dtype=dtype)
 
 
-def negative(x, dtype=None, mask=None, **kw):
+@api("nl.negative")
+def negative(x, *, dtype=None, mask=None):
     return ops.binary("multiply", Tile(_masked(as_view(x), mask)), -1.0, dtype=dtype)
 
 
-def _binary(op):
-    def f(x, y, dtype=None, mask=None, **kw):
+def _binary(op, name):
+    def f(x, y, *, dtype=None, mask=None):
         if mask is not None:
             x = Tile(_masked(as_view(x), mask)) if isinstance(x, Tile) else x
             y = Tile(_masked(as_view(y), mask)) if isinstance(y, Tile) else y
         return ops.binary(op, x, y, dtype=dtype)
 
-    f.__name__ = op
+    f.__name__ = name
+    f = api("nl." + name)(f)
     ops.ALU[f] = op
     return f
 
 
-add = _binary("add")
-subtract = _binary("subtract")
-multiply = _binary("multiply")
-divide = _binary("divide")
-maximum = _binary("max")
-minimum = _binary("min")
-power = _binary("pow")
-greater = _binary("is_gt")
-greater_equal = _binary("is_ge")
-less = _binary("is_lt")
-less_equal = _binary("is_le")
-equal = _binary("is_equal")
-not_equal = _binary("not_equal")
-bitwise_and = _binary("bitwise_and")
-bitwise_or = _binary("bitwise_or")
-bitwise_xor = _binary("bitwise_xor")
+add = _binary("add", "add")
+subtract = _binary("subtract", "subtract")
+multiply = _binary("multiply", "multiply")
+divide = _binary("divide", "divide")
+maximum = _binary("max", "maximum")
+minimum = _binary("min", "minimum")
+power = _binary("pow", "power")
+greater = _binary("is_gt", "greater")
+greater_equal = _binary("is_ge", "greater_equal")
+less = _binary("is_lt", "less")
+less_equal = _binary("is_le", "less_equal")
+equal = _binary("is_equal", "equal")
+not_equal = _binary("not_equal", "not_equal")
+bitwise_and = _binary("bitwise_and", "bitwise_and")
+bitwise_or = _binary("bitwise_or", "bitwise_or")
+bitwise_xor = _binary("bitwise_xor", "bitwise_xor")
 
 
-def _reduction(op):
-    def f(x, axis, dtype=None, mask=None, keepdims=False, **kw):
-        return ops.reduce(op, Tile(_masked(as_view(x), mask)), axis, dtype=dtype)
+def _reduction(op, name):
+    def f(x, axis, *, dtype=None, mask=None, keepdims=False):
+        return ops.reduce(op, Tile(_masked(as_view(x), mask)), axis, dtype=dtype,
+                          keepdims=bool(keepdims))
 
-    f.__name__ = op
+    f.__name__ = name
+    f = api("nl." + name)(f)
     ops.ALU[f] = op
     return f
 
 
-max = _reduction("max")  # noqa: A001
-min = _reduction("min")  # noqa: A001
-sum = _reduction("add")  # noqa: A001
+max = _reduction("max", "max")  # noqa: A001
+min = _reduction("min", "min")  # noqa: A001
+sum = _reduction("add", "sum")  # noqa: A001
 ops.ALU[max] = "max"
 ops.ALU[min] = "min"
 ops.ALU[sum] = "add"
@@ -408,7 +463,8 @@ ops.ACT[copy] = "copy"
 ops.ACT[reciprocal] = "reciprocal"
 
 
-def device_print(*args, **kw):
+@api("nl.device_print")
+def device_print(prefix, x, *, mask=None):
     return None
 
 

@@ -184,8 +184,10 @@ def copy(x, dtype=None, engine=None, out=None):
     return Tile(dst)
 
 
-def activation(func, data, bias=None, scale=1.0, reduce_op=None, reduce_res=None,
-               reduce_cmd=None, dtype=None, out=None):
+def activation(func, data, bias=None, scale=1.0, reduce_res=None, reduce_cmd="idle", dtype=None,
+               out=None):
+    """nisa.activation: reduce_cmd drives the accumulator registers as given (the IR's default is
+    idle); reduce_res reads them out. The caller has checked that the reduction is an add."""
     tr = trace.current()
     v = _v(data, "data")
     dst, t = _out(tr, out, v, _dtype(dtype, v.tensor.dtype))
@@ -197,10 +199,9 @@ def activation(func, data, bias=None, scale=1.0, reduce_op=None, reduce_res=None
         args.append(("scale", _v(scale, "scale")))
     if bias is not None:
         args.append(("bias", float(bias) if is_scalar(bias) else _v(bias, "bias")))
+    if reduce_cmd != "idle":
+        args.append(("reduce_cmd", Enum(reduce_cmd)))
     if reduce_res is not None:
-        if reduce_op is not None and alu_name(reduce_op, "reduce_op") != "add":
-            raise errors.NkiError("the activation accumulator reduces with add only")
-        args.append(("reduce_cmd", Enum(reduce_cmd or "reset_reduce")))
         args.append(("reduce_res", as_view(reduce_res, "reduce_res")))
     tr.instr("activation", args, produces=t)
     return Tile(dst)
@@ -220,12 +221,17 @@ def _axes(view, axis):
 
 
 def reduce(op, data, axis, negate=False, dtype=None, keepdims=False, out=None):
+    """A reduction of the innermost free axes. The result keeps the partition axis and the other
+    free axes; keepdims=True keeps each reduced axis as size 1 (numpy's rule), and without it an
+    on-chip tile still keeps one free axis (tiles.index_view's rule), so [P, F] gives [P, 1]
+    either way."""
     tr = trace.current()
     v = _v(data, "data")
     n = _axes(v, axis)
     kept = v.logical_lins()[:len(v.order) - n]
     if out is None:
-        t = rules.result_tile(tr, "sbuf", _dtype(dtype, v.tensor.dtype), kept + [Lin.of(1)])
+        ones = [Lin.of(1)] * (n if keepdims else max(0, 2 - len(kept)))
+        t = rules.result_tile(tr, "sbuf", _dtype(dtype, v.tensor.dtype), kept + ones)
         dst = t.full_view()
     else:
         dst, t = out, None
@@ -238,25 +244,32 @@ def reduce(op, data, axis, negate=False, dtype=None, keepdims=False, out=None):
     return Tile(dst)
 
 
+# The Tensor engine's input dtypes (ISA nc_matmul: float8_e4m3/float8_e5m2/bfloat16/float16/
+# tfloat32/float32; the model's tfloat32 is fp32). The newer page adds that an fp32 operand needs
+# an fp32 partner: the engine multiplies either in fp32 passes or in the low-precision path.
+_MATMUL_DTYPES = ("fp8_e4m3", "fp8_e5m2", "bf16", "fp16", "fp32")
+
+
+def _check_matmul_dtypes(ds, dm):
+    for what, d in (("stationary", ds), ("moving", dm)):
+        if d not in _MATMUL_DTYPES:
+            raise errors.NkiError("nc_matmul: the %s tile is %s; the Tensor engine reads fp8, "
+                                  "bf16, fp16 or fp32" % (what, d))
+    if (ds == "fp32") != (dm == "fp32"):
+        raise errors.NkiError("nc_matmul: an fp32 operand needs an fp32 partner (stationary %s, "
+                              "moving %s)" % (ds, dm))
+
+
 def matmul(stationary, moving, hint=None):
     tr = trace.current()
     s, m = _v(stationary, "stationary"), _v(moving, "moving")
     if s.tensor.mem == "hbm" or m.tensor.mem == "hbm":
         raise errors.NkiError("matmul operands must be on chip (load them first)")
+    _check_matmul_dtypes(s.tensor.dtype, m.tensor.dtype)
     t = rules.result_tile(tr, "psum", "fp32", [_free_size(s), _free_size(m)], hint)
     dst = t.full_view()
     tr.instr("matmul", [(None, dst), ("stationary", s), ("moving", m)], produces=t)
     return Tile(dst)
-
-
-def pe_transpose(data, hint=None):
-    """nc_matmul(is_transpose=True): the stationary tile transposed into an fp32 PSUM tile."""
-    tr = trace.current()
-    v = _v(data, "stationary")
-    p, f = v.logical_lins()[0], _free_size(v)
-    t = rules.result_tile(tr, "psum", "fp32", [f, p], hint)
-    tr.instr("transpose", [(None, t.full_view()), (None, v)], produces=t)
-    return Tile(t.full_view())
 
 
 def transpose(data, engine=None, dtype=None):
