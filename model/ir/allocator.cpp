@@ -1,37 +1,12 @@
 #include "model/ir/allocator.h"
 
-#include <numeric>
+#include <algorithm>
+#include <map>
 
 namespace ncv {
 inline namespace ir {
 
 namespace {
-
-// A positive integer that provably divides every value of e (1 when nothing better is known).
-int64_t known_divisor(const Expr& e) {
-  constexpr int64_t kCap = int64_t{1} << 40;
-  switch (e.kind()) {
-    case ExprKind::Const: {
-      int64_t v = e.const_value();
-      return v == 0 ? kCap : std::min(kCap, v < 0 ? -v : v);
-    }
-    case ExprKind::Mul: {
-      int64_t a = known_divisor(e.lhs()), b = known_divisor(e.rhs());
-      return (a > kCap / std::max<int64_t>(b, 1)) ? kCap : a * b;
-    }
-    case ExprKind::Add:
-    case ExprKind::Min:
-    case ExprKind::Max:
-      return std::gcd(known_divisor(e.lhs()), known_divisor(e.rhs()));
-    default:
-      return 1;
-  }
-}
-
-Expr align_up(const Expr& x, int64_t a) {
-  if (known_divisor(x) % a == 0) return x;
-  return Expr::floordiv(x + Expr(a - 1), a) * Expr(a);
-}
 
 class AllocatorImpl {
  public:
@@ -45,8 +20,16 @@ class AllocatorImpl {
 
   Allocation run() {
     auto [s, ps] = scope(p_.body, 0, Expr(0), Expr(0));
-    out_.sbuf_peak_bytes = s;
-    out_.psum_peak_bytes = ps;
+    out_.sbuf_layout_bytes = s;
+    out_.psum_layout_bytes = ps;
+    out_.regions = live_regions(p_, hw_);
+    for (const auto& rs : out_.regions) {
+      for (const LiveRegion& r : rs) {
+        if (!p_.tensors.at(r.tensor).placement) by_body_[r.body].push_back(&r);
+      }
+    }
+    out_.sbuf_peak_bytes = requirement(p_.body, Memory::SBUF);
+    out_.psum_peak_bytes = requirement(p_.body, Memory::PSUM);
     return std::move(out_);
   }
 
@@ -102,9 +85,36 @@ class AllocatorImpl {
     return {sbuf_peak, psum_peak};
   }
 
+  // The largest load of one iteration of `body`: at each statement, the auto-placed regions of
+  // this body spanning it, plus the requirement of a loop's body there (the regions of the
+  // enclosing bodies are live around the whole statement and are added by the caller). The load
+  // only rises where a region starts or at a loop, so only those statements are candidates.
+  Expr requirement(const std::vector<Stmt>& body, Memory m) {
+    std::vector<const LiveRegion*> here;
+    if (auto it = by_body_.find(&body); it != by_body_.end()) {
+      for (const LiveRegion* r : it->second) {
+        if (p_.tensors.at(r->tensor).memory == m) here.push_back(r);
+      }
+    }
+    std::optional<Expr> peak;
+    for (size_t k = 0; k < body.size(); ++k) {
+      const auto* l = std::get_if<Loop>(&body[k].node);
+      const bool starts =
+          std::any_of(here.begin(), here.end(), [&](const LiveRegion* r) { return r->first == k; });
+      if (!l && !starts) continue;
+      Expr load = l ? requirement(l->body, m) : Expr(0);
+      for (const LiveRegion* r : here) {
+        if (r->first <= k && k <= r->last) load = load + r->bytes;
+      }
+      peak = peak ? Expr::max(*peak, load) : load;
+    }
+    return peak ? *peak : Expr(0);
+  }
+
   const Program& p_;
   const HwConfig& hw_;
   Allocation out_;
+  std::map<const std::vector<Stmt>*, std::vector<const LiveRegion*>> by_body_;
 };
 
 }  // namespace
