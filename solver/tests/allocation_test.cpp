@@ -274,7 +274,7 @@ Program shared_banks(bool qk_read_late) {
   Expr Nk = Expr::floordiv(S, 512), Nq = Expr::floordiv(S, 128);
   auto x = b.input("x", DType::fp32, {128, 512});
   auto o = b.output("o", DType::fp32, {128, 512});
-  auto in = b.sbuf("in", DType::fp32, {128, 512});
+  auto in = b.sbuf("src", DType::fp32, {128, 512});
   auto acc = b.sbuf("acc", DType::fp32, {128, 512});
   b.dma_copy(in(), x());
   b.memset(acc(), 0.0f);
@@ -327,7 +327,7 @@ Program psum_blocks(bool read_after) {
   Expr N = Expr::floordiv(S, 512);
   auto x = b.input("x", DType::fp32, {128, 512});
   auto o = b.output("o", DType::fp32, {128, 512});
-  auto in = b.sbuf("in", DType::fp32, {128, 512});
+  auto in = b.sbuf("src", DType::fp32, {128, 512});
   auto acc = b.sbuf("acc", DType::fp32, {128, 512});
   b.dma_copy(in(), x());
   b.memset(acc(), 0.0f);
@@ -430,6 +430,52 @@ TEST(Allocation, TutorialKernelWidenedFailsWhereTheFrontierSays) {
   ASSERT_TRUE(f.first_failing);
   EXPECT_EQ(*f.first_failing, cex.at("seqlen"));
   EXPECT_EQ(brute_force_first_failing(p, cex, 65536), cex.at("seqlen"));
+}
+
+// The FlashAttention tutorial chain's trn1 frontier under the compiler's allocation rules
+// (model/ir/liveness.h; kernels/attn_fwd/README.md's table): the largest fitting seqlen per
+// version and dtype, each equal to the brute force at the first failing seqlen, and every
+// registered domain ending at the smaller dtype's value.
+TEST(Allocation, TutorialChainFrontierUnderTheCompilersRules) {
+  struct Row {
+    std::string version;
+    int64_t fp32, bf16;
+  };
+  const std::vector<Row> rows = {{"attn_fwd_v3", 4096, 4096}, {"attn_fwd_v4", 4096, 4096},
+                                 {"attn_fwd_v8", 4096, 4096}, {"attn_fwd_v8a", 9728, 12288},
+                                 {"attn_fwd_v9", 6656, 8704}, {"attn_fwd_v10", 6656, 8704},
+                                 {"attn_fwd_v11", 7680, 9728}};
+  for (const Row& row : rows) {
+    const kernels::Variant& v = *kernels::find_variant(row.version);
+    int64_t declared = 0;
+    for (const auto& [dtype, want] : {std::pair{"fp32", row.fp32}, std::pair{"bf16", row.bf16}}) {
+      const Program p = v.build(v.resolve({{"dtype", dtype}}));
+      FrontierQuery q;
+      q.search_hi = 16384;
+      const FrontierResult f = capacity_frontier(p, q);
+      ASSERT_EQ(f.status, FrontierResult::Status::fits) << row.version << " " << f.unknown_reason;
+      EXPECT_EQ(f.largest_fitting, want) << row.version << " " << dtype;
+      ASSERT_TRUE(f.first_failing) << row.version << " " << dtype;
+      EXPECT_EQ(brute_force_first_failing(p, {{"seqlen", *f.first_failing}}, 16384),
+                *f.first_failing)
+          << row.version << " " << dtype;
+      declared = f.declared_hi;
+    }
+    EXPECT_EQ(declared, std::min(row.fp32, row.bf16)) << row.version;
+  }
+}
+
+// prove's allocation class on the three kernels whose bank sharing is safe by liveness only:
+// sd_attention_allocated (qk_psum and the transposes rotate over banks its PV and sum tiles
+// reuse after them), attn_fwd_v9 and attn_fwd_v10 (qk and scores_psum_t in banks 0-6).
+TEST(Allocation, BankSharingByLivenessIsProvedForTheAllocatedKernels) {
+  for (const char* name : {"sd_attention_allocated", "attn_fwd_v9", "attn_fwd_v10"}) {
+    const kernels::Variant& v = *kernels::find_variant(name);
+    const Program p = v.build(v.resolve({}));
+    const auto all = prove_allocation(p);
+    EXPECT_TRUE(not_proved(all).empty()) << name;
+    EXPECT_GE(count_rule(all, "placements disjoint"), 1u) << name;
+  }
 }
 
 // The placement rule of a buffer outside SBUF only at a solution of i^3 + j^3 = k^3: within 1 ms
