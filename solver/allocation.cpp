@@ -103,13 +103,17 @@ int64_t capacity_of(Memory m, const HwConfig& hw) {
   return m == Memory::SBUF ? hw.sbuf_usable_bytes_per_partition() : hw.psum_bytes_per_partition;
 }
 
-CapacityRule peak_rule(const std::string& mem, const Expr& peak, int64_t cap, const HwConfig& hw) {
+// One bound per term of the requirement (allocator.h): the peak is their maximum.
+CapacityRule peak_rule(const std::string& mem, const std::vector<Expr>& terms, int64_t cap,
+                       const HwConfig& hw) {
   CapacityRule r;
   r.rule = mem + " capacity";
   r.subject = "live " + mem + " buffers at their peak";
   r.core_zero = true;
-  r.bounds.push_back({peak, Expr(cap), "live " + mem + " bytes per partition at the peak",
-                      hw.name + "'s usable " + mem + " bytes per partition"});
+  for (const Expr& t : terms.empty() ? std::vector<Expr>{Expr(0)} : terms) {
+    r.bounds.push_back({t, Expr(cap), "live " + mem + " bytes per partition at the peak",
+                        hw.name + "'s usable " + mem + " bytes per partition"});
+  }
   return r;
 }
 
@@ -160,8 +164,8 @@ std::vector<CapacityRule> capacity_rules(const Program& p, const Allocation& a,
   for (const Tensor& t : p.tensors) {
     if (t.on_chip()) out.push_back(partition_rule(t, scopes, hw));
   }
-  out.push_back(peak_rule("SBUF", a.sbuf_peak_bytes, hw.sbuf_usable_bytes_per_partition(), hw));
-  out.push_back(peak_rule("PSUM", a.psum_peak_bytes, hw.psum_bytes_per_partition, hw));
+  out.push_back(peak_rule("SBUF", a.sbuf_peak_terms, hw.sbuf_usable_bytes_per_partition(), hw));
+  out.push_back(peak_rule("PSUM", a.psum_peak_terms, hw.psum_bytes_per_partition, hw));
   for (const Tensor& t : p.tensors) {
     const auto& bp = a.placements.at(t.id);
     if (on_chip_buffer(t) && bp && bp->explicit_placement) {
@@ -185,13 +189,29 @@ std::string describe_violation(const CapacityRule& r,
   const auto text = [](const std::optional<int64_t>& v) {
     return v ? std::to_string(*v) : std::string("beyond int64");
   };
-  std::string out;
+  // Bounds saying the same thing (the terms of a peak) are reported once, at the largest side.
+  struct Failing {
+    const CapacityBound* b;
+    std::optional<int64_t> lhs, rhs;
+  };
+  std::vector<Failing> failing;
   for (const CapacityBound& b : r.bounds) {
     const std::optional<int64_t> lhs = value_of(b.lhs), rhs = value_of(b.rhs);
     if (lhs && rhs && *lhs <= *rhs) continue;
+    auto same = std::find_if(failing.begin(), failing.end(), [&](const Failing& f) {
+      return f.b->lhs_what == b.lhs_what && f.b->rhs_what == b.rhs_what;
+    });
+    if (same == failing.end()) {
+      failing.push_back({&b, lhs, rhs});
+    } else if (same->lhs && (!lhs || *lhs > *same->lhs)) {
+      *same = {&b, lhs, rhs};
+    }
+  }
+  std::string out;
+  for (const Failing& f : failing) {
     if (!out.empty()) out += "; ";
-    out +=
-        b.lhs_what + " " + text(lhs) + (lhs && rhs ? " > " : " vs ") + b.rhs_what + " " + text(rhs);
+    out += f.b->lhs_what + " " + text(f.lhs) + (f.lhs && f.rhs ? " > " : " vs ") + f.b->rhs_what +
+           " " + text(f.rhs);
   }
   if (r.copy) out += " (copy " + text(value_of(*r.copy)) + ")";
   return r.subject + ": " + out;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 namespace ncv {
 inline namespace ir {
@@ -28,8 +29,10 @@ class AllocatorImpl {
         if (!p_.tensors.at(r.tensor).placement) by_body_[r.body].push_back(&r);
       }
     }
-    out_.sbuf_peak_bytes = requirement(p_.body, Memory::SBUF);
-    out_.psum_peak_bytes = requirement(p_.body, Memory::PSUM);
+    out_.sbuf_peak_terms = requirement(p_.body, Memory::SBUF);
+    out_.psum_peak_terms = requirement(p_.body, Memory::PSUM);
+    out_.sbuf_peak_bytes = max_of(out_.sbuf_peak_terms);
+    out_.psum_peak_bytes = max_of(out_.psum_peak_terms);
     return std::move(out_);
   }
 
@@ -89,26 +92,68 @@ class AllocatorImpl {
   // this body spanning it, plus the requirement of a loop's body there (the regions of the
   // enclosing bodies are live around the whole statement and are added by the caller). The load
   // only rises where a region starts or at a loop, so only those statements are candidates.
-  Expr requirement(const std::vector<Stmt>& body, Memory m) {
+  static Expr max_of(const std::vector<Expr>& terms) {
+    std::optional<Expr> out;
+    for (const Expr& t : terms) out = out ? Expr::max(*out, t) : t;
+    return out ? *out : Expr(0);
+  }
+
+  std::vector<Expr> requirement(const std::vector<Stmt>& body, Memory m) {
     std::vector<const LiveRegion*> here;
     if (auto it = by_body_.find(&body); it != by_body_.end()) {
       for (const LiveRegion* r : it->second) {
         if (p_.tensors.at(r->tensor).memory == m) here.push_back(r);
       }
     }
-    std::optional<Expr> peak;
+    // Candidate points: the regions spanning each, and the loop's requirement there. A point
+    // without a loop whose regions are a subset of another point's is never larger: it is left
+    // out, and so are repeats, which keeps the Expr small for the solver.
+    struct Point {
+      std::vector<const LiveRegion*> live;  // in `here` order
+      std::vector<Expr> inner;              // the loop's terms (none: no loop, or nothing in it)
+    };
+    std::vector<Point> points;
     for (size_t k = 0; k < body.size(); ++k) {
       const auto* l = std::get_if<Loop>(&body[k].node);
       const bool starts =
           std::any_of(here.begin(), here.end(), [&](const LiveRegion* r) { return r->first == k; });
       if (!l && !starts) continue;
-      Expr load = l ? requirement(l->body, m) : Expr(0);
+      Point pt;
+      if (l) pt.inner = requirement(l->body, m);
       for (const LiveRegion* r : here) {
-        if (r->first <= k && k <= r->last) load = load + r->bytes;
+        if (r->first <= k && k <= r->last) pt.live.push_back(r);
       }
-      peak = peak ? Expr::max(*peak, load) : load;
+      points.push_back(std::move(pt));
     }
-    return peak ? *peak : Expr(0);
+    // `here` order (declaration, then span), so the Expr is the same on every run.
+    auto before = [](const LiveRegion* x, const LiveRegion* y) {
+      return std::tie(x->tensor, x->scope, x->first) < std::tie(y->tensor, y->scope, y->first);
+    };
+    auto subset = [&](const Point& a, const Point& b) {
+      return std::includes(b.live.begin(), b.live.end(), a.live.begin(), a.live.end(), before);
+    };
+    for (Point& pt : points) std::sort(pt.live.begin(), pt.live.end(), before);
+    std::vector<Expr> terms;
+    for (size_t i = 0; i < points.size(); ++i) {
+      const Point& pt = points[i];
+      bool dominated = false;
+      for (size_t j = 0; j < points.size() && !dominated; ++j) {
+        if (i == j || !subset(pt, points[j])) continue;
+        const bool same = pt.live == points[j].live && pt.inner == points[j].inner;
+        // a point without a loop below any superset; of two equal points, the first is kept
+        dominated = (pt.inner.empty() && !same) || (same && j < i);
+      }
+      if (dominated) continue;
+      Expr live(0);
+      for (const LiveRegion* r : pt.live) live = live + r->bytes;
+      if (pt.inner.empty()) terms.push_back(live);
+      for (const Expr& t : pt.inner) terms.push_back(t + live);
+    }
+    std::vector<Expr> unique;
+    for (const Expr& t : terms) {
+      if (std::find(unique.begin(), unique.end(), t) == unique.end()) unique.push_back(t);
+    }
+    return unique;
   }
 
   const Program& p_;

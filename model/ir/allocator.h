@@ -43,6 +43,11 @@ struct Allocation {
   // separately (inside the memory, disjoint while live).
   Expr sbuf_peak_bytes;
   Expr psum_peak_bytes;
+  // The same requirement as the terms whose maximum it is (one per candidate program point):
+  // the solver checks each against the capacity, which its monomial bounds can prove one sum at
+  // a time where the maximum defeats them.
+  std::vector<Expr> sbuf_peak_terms;
+  std::vector<Expr> psum_peak_terms;
   // The layout's extent: the largest byte offset + size of an auto-placed copy (stack
   // discipline), the size of the interpreter's arrays.
   Expr sbuf_layout_bytes;
