@@ -52,18 +52,6 @@ class Scopes {
     return std::nullopt;
   }
 
-  // First and last top-level statement of t's scope that touch t; nullopt when none does.
-  std::optional<std::pair<size_t, size_t>> span(const Tensor& t) const {
-    const auto& touched = info_.at(t.scope).touched;
-    std::optional<std::pair<size_t, size_t>> out;
-    for (size_t k = 0; k < touched.size(); ++k) {
-      if (std::find(touched[k].begin(), touched[k].end(), t.id) == touched[k].end()) continue;
-      if (!out) out.emplace(k, k);
-      out->second = k;
-    }
-    return out;
-  }
-
  private:
   // Records scope s (whose body is `body`) and its nested scopes; returns the tensors touched
   // anywhere in `body`.
@@ -115,13 +103,17 @@ int64_t capacity_of(Memory m, const HwConfig& hw) {
   return m == Memory::SBUF ? hw.sbuf_usable_bytes_per_partition() : hw.psum_bytes_per_partition;
 }
 
-CapacityRule peak_rule(const std::string& mem, const Expr& peak, int64_t cap, const HwConfig& hw) {
+// One bound per term of the requirement (allocator.h): the peak is their maximum.
+CapacityRule peak_rule(const std::string& mem, const std::vector<Expr>& terms, int64_t cap,
+                       const HwConfig& hw) {
   CapacityRule r;
   r.rule = mem + " capacity";
   r.subject = "live " + mem + " buffers at their peak";
   r.core_zero = true;
-  r.bounds.push_back({peak, Expr(cap), "live " + mem + " bytes per partition at the peak",
-                      hw.name + "'s usable " + mem + " bytes per partition"});
+  for (const Expr& t : terms.empty() ? std::vector<Expr>{Expr(0)} : terms) {
+    r.bounds.push_back({t, Expr(cap), "live " + mem + " bytes per partition at the peak",
+                        hw.name + "'s usable " + mem + " bytes per partition"});
+  }
   return r;
 }
 
@@ -172,8 +164,8 @@ std::vector<CapacityRule> capacity_rules(const Program& p, const Allocation& a,
   for (const Tensor& t : p.tensors) {
     if (t.on_chip()) out.push_back(partition_rule(t, scopes, hw));
   }
-  out.push_back(peak_rule("SBUF", a.sbuf_peak_bytes, hw.sbuf_usable_bytes_per_partition(), hw));
-  out.push_back(peak_rule("PSUM", a.psum_peak_bytes, hw.psum_bytes_per_partition, hw));
+  out.push_back(peak_rule("SBUF", a.sbuf_peak_terms, hw.sbuf_usable_bytes_per_partition(), hw));
+  out.push_back(peak_rule("PSUM", a.psum_peak_terms, hw.psum_bytes_per_partition, hw));
   for (const Tensor& t : p.tensors) {
     const auto& bp = a.placements.at(t.id);
     if (on_chip_buffer(t) && bp && bp->explicit_placement) {
@@ -197,13 +189,29 @@ std::string describe_violation(const CapacityRule& r,
   const auto text = [](const std::optional<int64_t>& v) {
     return v ? std::to_string(*v) : std::string("beyond int64");
   };
-  std::string out;
+  // Bounds saying the same thing (the terms of a peak) are reported once, at the largest side.
+  struct Failing {
+    const CapacityBound* b;
+    std::optional<int64_t> lhs, rhs;
+  };
+  std::vector<Failing> failing;
   for (const CapacityBound& b : r.bounds) {
     const std::optional<int64_t> lhs = value_of(b.lhs), rhs = value_of(b.rhs);
     if (lhs && rhs && *lhs <= *rhs) continue;
+    auto same = std::find_if(failing.begin(), failing.end(), [&](const Failing& f) {
+      return f.b->lhs_what == b.lhs_what && f.b->rhs_what == b.rhs_what;
+    });
+    if (same == failing.end()) {
+      failing.push_back({&b, lhs, rhs});
+    } else if (same->lhs && (!lhs || *lhs > *same->lhs)) {
+      *same = {&b, lhs, rhs};
+    }
+  }
+  std::string out;
+  for (const Failing& f : failing) {
     if (!out.empty()) out += "; ";
-    out +=
-        b.lhs_what + " " + text(lhs) + (lhs && rhs ? " > " : " vs ") + b.rhs_what + " " + text(rhs);
+    out += f.b->lhs_what + " " + text(f.lhs) + (f.lhs && f.rhs ? " > " : " vs ") + f.b->rhs_what +
+           " " + text(f.rhs);
   }
   if (r.copy) out += " (copy " + text(value_of(*r.copy)) + ")";
   return r.subject + ": " + out;
@@ -318,22 +326,30 @@ class AllocationProver {
     out_.push_back(std::move(o));
   }
 
-  // Live together: the same scope with intersecting spans of use, or one scope enclosing the
-  // other with the inner scope's loop inside the outer buffer's span. Declared liveness (the
-  // whole scope) is coarser than what the interpreter can observe: a buffer holds nothing before
-  // its first access and nothing needed after its last one, so reusing its bytes for a buffer
-  // used strictly outside that span clobbers nothing (sd_attention_allocated reuses PSUM banks
-  // that way). Sibling scopes are never live together.
-  bool live_together(const Tensor& x, const Tensor& y) const {
-    const auto sx = scopes_.span(x), sy = scopes_.span(y);
-    if (!sx || !sy) return false;  // an untouched buffer holds nothing
-    if (x.scope == y.scope) return sx->first <= sy->second && sy->first <= sx->second;
-    if (auto k = scopes_.position_in(x.scope, y.scope)) {
-      return sx->first <= *k && *k <= sx->second;
+  // Live together (rules 1 and 2 of model/ir/liveness.h): the regions' bodies are the same and
+  // their spans of use intersect, or one region's body encloses the other's and the statement
+  // holding the inner body lies inside the outer span. A buffer holds nothing before its first
+  // access and nothing needed after its last one, and an iteration-local buffer nothing between
+  // iterations, so reusing its bytes for a buffer used strictly outside its region clobbers
+  // nothing (sd_attention_allocated reuses PSUM banks that way; the FlashAttention tutorial's v9
+  // and v10 put qk and scores_psum_t in the same banks, each live within one loop of a q tile).
+  // Regions in sibling bodies are never live together.
+  // The first pair of regions of x and y live together, if any.
+  std::optional<std::pair<const LiveRegion*, const LiveRegion*>> live_together(
+      const Tensor& x, const Tensor& y) const {
+    for (const LiveRegion& rx : alloc_.regions.at(x.id)) {
+      for (const LiveRegion& ry : alloc_.regions.at(y.id)) {
+        if (regions_meet(rx, ry)) return std::make_pair(&rx, &ry);
+      }
     }
-    if (auto k = scopes_.position_in(y.scope, x.scope)) {
-      return sy->first <= *k && *k <= sy->second;
-    }
+    return std::nullopt;
+  }
+
+  bool regions_meet(const LiveRegion& rx, const LiveRegion& ry) const {
+    if (!rx.used || !ry.used) return false;  // an untouched buffer holds nothing
+    if (rx.scope == ry.scope) return rx.first <= ry.last && ry.first <= rx.last;
+    if (auto k = scopes_.position_in(rx.scope, ry.scope)) return rx.first <= *k && *k <= rx.last;
+    if (auto k = scopes_.position_in(ry.scope, rx.scope)) return ry.first <= *k && *k <= ry.last;
     return false;
   }
 
@@ -359,9 +375,11 @@ class AllocationProver {
   }
 
   void overlap(const Tensor& x, const Tensor& y) {
-    if (!live_together(x, y)) return;
+    const auto live = live_together(x, y);
+    if (!live) return;
     // The deeper scope's loops bind every variable either placement mentions.
-    const ScopeId inner = scopes_.position_in(x.scope, y.scope) ? y.scope : x.scope;
+    const ScopeId rx = live->first->scope, ry = live->second->scope;
+    const ScopeId inner = scopes_.position_in(rx, ry) ? ry : rx;
     Obligation o =
         base("placements disjoint", "buffers '" + x.name + "' and '" + y.name + "'", x.name);
     z_.enter_loops(scopes_.loops(inner));

@@ -10,15 +10,18 @@
 // checks each placement with the enclosing loops' variables bound and copy = scope iteration % bufs
 // (the iteration count of the scope's own loop; a buffer of the kernel body always uses copy 0).
 //
-// Two buffers are live together when their scopes nest (or are the same) and their uses meet: a
-// buffer is live in its scope from the first top-level statement of the scope's body that
-// touches it to the last one, so a buffer nested in a loop statement of that body is live
-// together with it only when that loop statement lies in the span. (Declared scope alone would
-// flag sd_attention_allocated's PSUM bank reuse: qk_psum and local_tp_buf rotate over banks
-// g*4 .. g*4+3, which hold attn_res_psum and sum_local_tp_buf of the same group, but those are
-// first written after the loops that use the rotating tiles.) Sibling scopes are never live
-// together. The pair is checked for the copies in use at the same iteration of the loops both
-// share, which is where the interpreter would see one clobber the other.
+// Two buffers are live together when some pair of their live regions (model/ir/liveness.h, the
+// compiler's allocation rules stated once) meets: the regions' bodies nest (or are the same) and
+// their spans of use meet, a region nested in a loop statement of the other's body meeting it
+// only when that loop statement lies in the span. A buffer that each iteration of a loop writes
+// before it reads has its regions inside that loop, one iteration at a time. (Declared scope
+// alone would flag sd_attention_allocated's PSUM bank reuse: qk_psum and local_tp_buf rotate
+// over banks g*4 .. g*4+3, which hold attn_res_psum and sum_local_tp_buf of the same group, but
+// those are first written after the loops that use the rotating tiles; and the FlashAttention
+// tutorial's v9/v10 put qk and scores_psum_t in the same banks, each live within its own loop.)
+// Regions in sibling bodies are never live together. The pair is checked for the copies in use
+// at the same iteration of the loops both share, which is where the interpreter would see one
+// clobber the other. The peaks are the allocator's requirement under the same rules.
 #pragma once
 
 #include <functional>

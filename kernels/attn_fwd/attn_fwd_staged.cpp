@@ -44,11 +44,13 @@ constexpr int64_t kPvPerQk = kKeys / kRows;  // PV matmuls per 512-key QK tile (
 // Largest seqlen of the declared domain, where every option set fits trn1 (Registry test
 // EveryOptionSetFitsAtItsDomainMaximum); `ncverify frontier --up-to 16384` gives the rest. The
 // fp32 option set is the limit: v9/v10 place scores_sbuf_t's end at 128b + 1292 + 3Sb + 14S +
-// 3S/128 bytes (b = input dtype bytes), inside the 176 KiB direct allocation may use up to 6656;
-// v11 (same buffers, the compiler's allocation) also to 6656; v8a (single-buffered qk_sbuf) to
-// 7680.
+// 3S/128 bytes (b = input dtype bytes), inside the 176 KiB direct allocation may use up to 6656
+// (placements are honoured as written, model/ir/liveness.h rule 5); v11 (same buffers, the
+// compiler's allocation: v_sbuf dead after the V transposes, the per-block PSUM tiles one bank
+// each) to 7680; v8a (single-buffered qk_sbuf) to 9728.
 int64_t max_seqlen(V v) {
-  return v == V::v8a ? 7680 : 6656;
+  if (v == V::v8a) return 9728;
+  return v == V::v11 ? 7680 : 6656;
 }
 
 constexpr int kQueueQ = 0, kQueueK = 1, kQueueV = 2, kQueueOut = 3;

@@ -137,7 +137,7 @@ std::string interface_change(V version) {
              "source): at dtype=fp32 the output tensor differs from v8's";
     case V::v9:
       return "direct allocation within [0, 176 KiB) per partition: the domain stops at seqlen "
-             "6656 (the largest where fp32 fits) where v8a's compiler allocation reaches 7680";
+             "6656 (the largest where fp32 fits) where v8a's compiler allocation reaches 9728";
     default:
       return "";
   }

@@ -409,7 +409,7 @@ std::vector<std::string> common_notes() {
       "selects bf16 (else fp32) Tensor-engine operands",
       "seqlen <= 4096 (the calibration shape): every option set fits trn1's SBUF there at "
       "d_head = 128; beyond it the [128, S] row buffers and the preloaded Q/K/V outgrow SBUF "
-      "for some option sets (fp32 operands at d_head 64: fits up to 6784, not at 6912; `ncverify "
+      "for some option sets (fp32 operands at d_head 64: fits up to 9984, not at 10112; `ncverify "
       "frontier`)",
   };
 }

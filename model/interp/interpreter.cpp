@@ -286,10 +286,17 @@ void Interpreter::setup_memory() {
   }
   bool any_explicit = std::any_of(p_.tensors.begin(), p_.tensors.end(),
                                   [](const Tensor& t) { return t.placement.has_value(); });
-  m_.sbuf_stride = any_explicit ? sbuf_cap : std::max<int64_t>(sbuf_peak, 4);
-  // PSUM like SBUF: the allocator's peak bounds every allocated byte offset, so the arrays need
-  // no more (filling the whole PSUM per run dominated short runs).
-  m_.psum_stride = any_explicit ? psum_cap : std::max<int64_t>(psum_peak, 4);
+  // The arrays hold the allocator's layout (allocator.h): every auto-placed copy ends within the
+  // layout's extent, which may pass the capacity when the compiler's requirement fits (the
+  // layout keeps whole tensors apart; the requirement counts what is live). Explicit placements
+  // lie inside the capacity (enter_scope checks them), so with any of them the arrays cover both.
+  const int64_t sbuf_layout = eval(m_.alloc.sbuf_layout_bytes, env);
+  const int64_t psum_layout = eval(m_.alloc.psum_layout_bytes, env);
+  m_.sbuf_stride =
+      std::max<int64_t>(any_explicit ? std::max(sbuf_cap, sbuf_layout) : sbuf_layout, 4);
+  // PSUM like SBUF (filling the whole PSUM per run dominated short runs).
+  m_.psum_stride =
+      std::max<int64_t>(any_explicit ? std::max(psum_cap, psum_layout) : psum_layout, 4);
   const std::vector<int64_t> hbm_sizes_by_id = hbm_sizes(p_, m_.shapes);
   int64_t hbm = total_bytes(hbm_sizes_by_id);
   // Values of SBUF and PSUM per core and of HBM (the shadow maps are small).

@@ -125,7 +125,12 @@ void Interpreter::enter_scope(int core, ScopeId scope) {
     int64_t cap = t.memory == Memory::SBUF ? hw_.sbuf_usable_bytes_per_partition()
                                            : hw_.psum_bytes_per_partition;
     int64_t rows = m_.shapes[id][0];
-    if (part < 0 || part > hw_.partitions - rows || off < 0 || bytes > cap || off > cap - bytes) {
+    // An auto-placed buffer's offset is the model's layout, not an address (allocator.h): the
+    // requirement checked in setup_memory is its capacity rule. Explicit placements are checked
+    // here, as written.
+    const bool placed = bp.explicit_placement;
+    if (part < 0 || part > hw_.partitions - rows ||
+        (placed && (off < 0 || bytes > cap || off > cap - bytes))) {
       fail(CheckKind::capacity,
            std::string(memory_name(t.memory)) + " buffer '" + t.name + "' placed at partition " +
                std::to_string(part) + ", " + std::to_string(bytes) + " bytes from byte " +

@@ -1,37 +1,13 @@
 #include "model/ir/allocator.h"
 
-#include <numeric>
+#include <algorithm>
+#include <map>
+#include <tuple>
 
 namespace ncv {
 inline namespace ir {
 
 namespace {
-
-// A positive integer that provably divides every value of e (1 when nothing better is known).
-int64_t known_divisor(const Expr& e) {
-  constexpr int64_t kCap = int64_t{1} << 40;
-  switch (e.kind()) {
-    case ExprKind::Const: {
-      int64_t v = e.const_value();
-      return v == 0 ? kCap : std::min(kCap, v < 0 ? -v : v);
-    }
-    case ExprKind::Mul: {
-      int64_t a = known_divisor(e.lhs()), b = known_divisor(e.rhs());
-      return (a > kCap / std::max<int64_t>(b, 1)) ? kCap : a * b;
-    }
-    case ExprKind::Add:
-    case ExprKind::Min:
-    case ExprKind::Max:
-      return std::gcd(known_divisor(e.lhs()), known_divisor(e.rhs()));
-    default:
-      return 1;
-  }
-}
-
-Expr align_up(const Expr& x, int64_t a) {
-  if (known_divisor(x) % a == 0) return x;
-  return Expr::floordiv(x + Expr(a - 1), a) * Expr(a);
-}
 
 class AllocatorImpl {
  public:
@@ -45,8 +21,18 @@ class AllocatorImpl {
 
   Allocation run() {
     auto [s, ps] = scope(p_.body, 0, Expr(0), Expr(0));
-    out_.sbuf_peak_bytes = s;
-    out_.psum_peak_bytes = ps;
+    out_.sbuf_layout_bytes = s;
+    out_.psum_layout_bytes = ps;
+    out_.regions = live_regions(p_, hw_);
+    for (const auto& rs : out_.regions) {
+      for (const LiveRegion& r : rs) {
+        if (!p_.tensors.at(r.tensor).placement) by_body_[r.body].push_back(&r);
+      }
+    }
+    out_.sbuf_peak_terms = requirement(p_.body, Memory::SBUF);
+    out_.psum_peak_terms = requirement(p_.body, Memory::PSUM);
+    out_.sbuf_peak_bytes = max_of(out_.sbuf_peak_terms);
+    out_.psum_peak_bytes = max_of(out_.psum_peak_terms);
     return std::move(out_);
   }
 
@@ -102,9 +88,78 @@ class AllocatorImpl {
     return {sbuf_peak, psum_peak};
   }
 
+  // The largest load of one iteration of `body`: at each statement, the auto-placed regions of
+  // this body spanning it, plus the requirement of a loop's body there (the regions of the
+  // enclosing bodies are live around the whole statement and are added by the caller). The load
+  // only rises where a region starts or at a loop, so only those statements are candidates.
+  static Expr max_of(const std::vector<Expr>& terms) {
+    std::optional<Expr> out;
+    for (const Expr& t : terms) out = out ? Expr::max(*out, t) : t;
+    return out ? *out : Expr(0);
+  }
+
+  std::vector<Expr> requirement(const std::vector<Stmt>& body, Memory m) {
+    std::vector<const LiveRegion*> here;
+    if (auto it = by_body_.find(&body); it != by_body_.end()) {
+      for (const LiveRegion* r : it->second) {
+        if (p_.tensors.at(r->tensor).memory == m) here.push_back(r);
+      }
+    }
+    // Candidate points: the regions spanning each, and the loop's requirement there. A point
+    // without a loop whose regions are a subset of another point's is never larger: it is left
+    // out, and so are repeats, which keeps the Expr small for the solver.
+    struct Point {
+      std::vector<const LiveRegion*> live;  // in `here` order
+      std::vector<Expr> inner;              // the loop's terms (none: no loop, or nothing in it)
+    };
+    std::vector<Point> points;
+    for (size_t k = 0; k < body.size(); ++k) {
+      const auto* l = std::get_if<Loop>(&body[k].node);
+      const bool starts =
+          std::any_of(here.begin(), here.end(), [&](const LiveRegion* r) { return r->first == k; });
+      if (!l && !starts) continue;
+      Point pt;
+      if (l) pt.inner = requirement(l->body, m);
+      for (const LiveRegion* r : here) {
+        if (r->first <= k && k <= r->last) pt.live.push_back(r);
+      }
+      points.push_back(std::move(pt));
+    }
+    // `here` order (declaration, then span), so the Expr is the same on every run.
+    auto before = [](const LiveRegion* x, const LiveRegion* y) {
+      return std::tie(x->tensor, x->scope, x->first) < std::tie(y->tensor, y->scope, y->first);
+    };
+    auto subset = [&](const Point& a, const Point& b) {
+      return std::includes(b.live.begin(), b.live.end(), a.live.begin(), a.live.end(), before);
+    };
+    for (Point& pt : points) std::sort(pt.live.begin(), pt.live.end(), before);
+    std::vector<Expr> terms;
+    for (size_t i = 0; i < points.size(); ++i) {
+      const Point& pt = points[i];
+      bool dominated = false;
+      for (size_t j = 0; j < points.size() && !dominated; ++j) {
+        if (i == j || !subset(pt, points[j])) continue;
+        const bool same = pt.live == points[j].live && pt.inner == points[j].inner;
+        // a point without a loop below any superset; of two equal points, the first is kept
+        dominated = (pt.inner.empty() && !same) || (same && j < i);
+      }
+      if (dominated) continue;
+      Expr live(0);
+      for (const LiveRegion* r : pt.live) live = live + r->bytes;
+      if (pt.inner.empty()) terms.push_back(live);
+      for (const Expr& t : pt.inner) terms.push_back(t + live);
+    }
+    std::vector<Expr> unique;
+    for (const Expr& t : terms) {
+      if (std::find(unique.begin(), unique.end(), t) == unique.end()) unique.push_back(t);
+    }
+    return unique;
+  }
+
   const Program& p_;
   const HwConfig& hw_;
   Allocation out_;
+  std::map<const std::vector<Stmt>*, std::vector<const LiveRegion*>> by_body_;
 };
 
 }  // namespace

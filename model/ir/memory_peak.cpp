@@ -7,45 +7,45 @@ inline namespace ir {
 
 namespace {
 
-// Walks the scope tree the way the allocator builds it: a scope's buffers are stacked on its
-// ancestors' buffers and its child loops start above them, so the peak is reached at the end of
-// some scope and the buffers live there are those of that scope and its ancestors.
+// Walks the program the way the allocator sums the requirement (allocator.cpp): at each
+// statement of a body, the auto-placed live regions of that body spanning it plus, at a loop,
+// the largest load inside it. The first point (in program order) reaching the maximum is the
+// peak, and the regions spanning it are the buffers live there.
 class PeakFinder {
  public:
   PeakFinder(const Program& p, const Allocation& a, const Env& env, Memory m)
-      : p_(p), a_(a), env_(env), m_(m) {}
+      : p_(p), a_(a), env_(env), m_(m) {
+    for (const auto& rs : a_.regions) {
+      for (const LiveRegion& r : rs) {
+        const Tensor& t = p_.tensors.at(r.tensor);
+        if (t.memory == m_ && !t.placement) by_body_[r.body].push_back(&r);
+      }
+    }
+  }
 
   MemoryPeak run(int64_t capacity) {
     std::vector<const Loop*> chain;
-    visit(p_.body, 0, chain);
+    Point best = visit(p_.body, chain);
+    collect_explicit(p_.body, chain);
     MemoryPeak out;
     out.memory = m_;
     out.capacity = capacity;
-    out.peak_bytes = best_end_;
+    out.peak_bytes = best.load;
+    for (const Loop* l : best.chain) out.at_loops.push_back(l->var);
+    out.live = std::move(best.live);
     out.explicitly_placed = std::move(explicit_);
-    // The peak's scopes: the buffers declared directly in each of them are live there.
-    std::vector<std::pair<const std::vector<Stmt>*, std::string>> scopes{{&p_.body, ""}};
-    for (const Loop* l : best_chain_) {
-      scopes.emplace_back(&l->body, l->var);
-      out.at_loops.push_back(l->var);
-    }
-    for (const auto& [body, var] : scopes) {
-      for (const Stmt& s : *body) {
-        const auto* d = std::get_if<DeclStmt>(&s.node);
-        if (!d) continue;
-        const auto& bp = a_.placements.at(d->tensor);
-        if (!bp || bp->memory != m_ || bp->explicit_placement) continue;
-        const Tensor& t = p_.tensors.at(d->tensor);
-        out.live.push_back(LiveBuffer{t.id, t.name, eval(bp->copy_stride, env_) * t.bufs,
-                                      eval(bp->bytes_per_copy, env_), t.bufs, var});
-      }
-    }
     largest_first(out.live);
     largest_first(out.explicitly_placed);
     return out;
   }
 
  private:
+  struct Point {
+    int64_t load = 0;
+    std::vector<LiveBuffer> live;
+    std::vector<const Loop*> chain;
+  };
+
   // Largest first; ties in declaration order, so the output is stable.
   static void largest_first(std::vector<LiveBuffer>& v) {
     std::stable_sort(v.begin(), v.end(), [](const LiveBuffer& x, const LiveBuffer& y) {
@@ -53,15 +53,37 @@ class PeakFinder {
     });
   }
 
-  void visit(const std::vector<Stmt>& body, ScopeId id, std::vector<const Loop*>& chain) {
-    const auto& ends = m_ == Memory::SBUF ? a_.sbuf_scope_end : a_.psum_scope_end;
-    // The first scope (in program order, outer before inner) reaching the maximum: an inner
-    // scope that only ties its parent adds no buffers of this memory.
-    const int64_t end = eval(ends.at(id), env_);
-    if (end > best_end_) {
-      best_end_ = end;
-      best_chain_ = chain;
+  Point visit(const std::vector<Stmt>& body, std::vector<const Loop*>& chain) {
+    std::vector<const LiveRegion*> here;
+    if (auto it = by_body_.find(&body); it != by_body_.end()) here = it->second;
+    Point best;
+    best.chain = chain;
+    for (size_t k = 0; k < body.size(); ++k) {
+      const auto* l = std::get_if<Loop>(&body[k].node);
+      const bool starts =
+          std::any_of(here.begin(), here.end(), [&](const LiveRegion* r) { return r->first == k; });
+      if (!l && !starts) continue;
+      Point p;
+      p.chain = chain;
+      if (l) {
+        chain.push_back(l);
+        p = visit(l->body, chain);
+        chain.pop_back();
+      }
+      for (const LiveRegion* r : here) {
+        if (r->first > k || k > r->last) continue;
+        const Tensor& t = p_.tensors.at(r->tensor);
+        const int64_t bytes = eval(r->bytes, env_);
+        p.load += bytes;
+        p.live.push_back(LiveBuffer{t.id, t.name, bytes, eval(r->bytes_per_copy, env_), t.bufs,
+                                    chain.empty() ? "" : chain.back()->var});
+      }
+      if (p.load > best.load) best = std::move(p);
     }
+    return best;
+  }
+
+  void collect_explicit(const std::vector<Stmt>& body, std::vector<const Loop*>& chain) {
     for (const Stmt& s : body) {
       if (const auto* d = std::get_if<DeclStmt>(&s.node)) {
         const Tensor& t = p_.tensors.at(d->tensor);
@@ -73,7 +95,7 @@ class PeakFinder {
         }
       } else if (const auto* l = std::get_if<Loop>(&s.node)) {
         chain.push_back(l);
-        visit(l->body, l->scope, chain);
+        collect_explicit(l->body, chain);
         chain.pop_back();
       }
     }
@@ -83,8 +105,7 @@ class PeakFinder {
   const Allocation& a_;
   const Env& env_;
   Memory m_;
-  int64_t best_end_ = 0;
-  std::vector<const Loop*> best_chain_;
+  std::map<const std::vector<Stmt>*, std::vector<const LiveRegion*>> by_body_;
   std::vector<LiveBuffer> explicit_;
 };
 

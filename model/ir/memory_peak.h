@@ -1,7 +1,8 @@
-// What fills SBUF and PSUM at their peak, at concrete params: the allocator's peak (allocator.h)
-// evaluated, and the auto-placed buffers live at the program point that reaches it, largest
-// first. `frontier` prints it at the first shape that does not fit and `bench` at the shape it
-// runs, so a user sees which buffers to shrink and how much headroom is left.
+// What fills SBUF and PSUM at their peak, at concrete params: the allocator's requirement
+// (allocator.h, under the rules of liveness.h) evaluated, and the auto-placed buffers live at the
+// program point that reaches it, largest first. `frontier` prints it at the first shape that does
+// not fit and `bench` at the shape it runs, so a user sees which buffers to shrink and how much
+// headroom is left.
 #pragma once
 
 #include <cstdint>
@@ -19,11 +20,11 @@ inline namespace ir {
 struct LiveBuffer {
   TensorId tensor = 0;
   std::string name;
-  // Bytes per partition of all copies, as the allocator stacks them (copy stride, i.e. each copy
-  // aligned or rounded up to whole PSUM banks, times copies): the live buffers' bytes sum to the
-  // peak.
+  // Bytes per partition of all copies of the live region (liveness.h: a block-indexed tensor's one
+  // block, each copy aligned or rounded up to whole PSUM banks, times copies): the live buffers'
+  // bytes sum to the peak.
   int64_t bytes_per_partition = 0;
-  int64_t bytes_per_copy = 0;  // one copy's own bytes per partition, before rounding
+  int64_t bytes_per_copy = 0;  // one live copy's own bytes per partition, before rounding
   int64_t copies = 1;          // the declared `bufs`
   std::string loop;            // loop variable of the scope it lives in; empty: the kernel body
 };

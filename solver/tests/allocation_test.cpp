@@ -262,6 +262,113 @@ TEST(Allocation, NestedBufferOverlapsOnlyWhileTheOuterOneIsLive) {
   EXPECT_TRUE(not_proved(dead).empty());
 }
 
+// Bank sharing as the FlashAttention tutorial's v9/v10 trace it (model/ir/liveness.h rules 2 and
+// 5): `qk` and `scores` are kernel-scope PSUM tensors of 7 blocks placed in the same banks 0-6
+// (block j at bank j % 7); per q tile, qk's blocks are written and read within one iteration of
+// the first loop, scores' within one iteration of the second. Never live together: proved, and
+// the run agrees. `qk_read_late`: one qk block is read again after the scores loop, so qk is live
+// across it and a score block overwrites it: a counterexample that replays as clobbered_read.
+Program shared_banks(bool qk_read_late) {
+  Builder b("shared_banks");
+  Expr S = b.param("S", 512, 4096, 512);
+  Expr Nk = Expr::floordiv(S, 512), Nq = Expr::floordiv(S, 128);
+  auto x = b.input("x", DType::fp32, {128, 512});
+  auto o = b.output("o", DType::fp32, {128, 512});
+  auto in = b.sbuf("src", DType::fp32, {128, 512});
+  auto acc = b.sbuf("acc", DType::fp32, {128, 512});
+  b.dma_copy(in(), x());
+  b.memset(acc(), 0.0f);
+  auto qk = b.psum("qk", DType::fp32, {128, 7, 512}, {.placement = Placement{Expr(0), Expr(0)}});
+  auto sc =
+      b.psum("scores", DType::fp32, {128, 7, 512}, {.placement = Placement{Expr(0), Expr(0)}});
+  b.sequential_range("i", Nq, [&](Expr) {
+    b.sequential_range("j", Nk, [&](Expr j) {
+      b.tensor_copy(qk({all(), one(Expr::mod(j, 7)), all()}), in());
+      b.tensor_tensor(acc(), acc(), qk({all(), one(Expr::mod(j, 7)), all()}), AluOp::add);
+    });
+    b.sequential_range("j", Nk, [&](Expr j) {
+      b.tensor_copy(sc({all(), one(Expr::mod(j, 7)), all()}), acc());
+      b.tensor_tensor(acc(), acc(), sc({all(), one(Expr::mod(j, 7)), all()}), AluOp::max);
+    });
+    if (qk_read_late) b.tensor_tensor(acc(), acc(), qk({all(), one(Expr(0)), all()}), AluOp::add);
+  });
+  b.dma_copy(o(), acc());
+  return b.finish();
+}
+
+TEST(Allocation, BanksSharedByBuffersLiveInSiblingLoopsAreProvedDisjointInTime) {
+  const Program p = shared_banks(false);
+  const auto all = prove_allocation(p);
+  EXPECT_EQ(count_rule(all, "placements disjoint"), 0u);
+  EXPECT_TRUE(not_proved(all).empty());
+  const ParamValues at{{"S", 4096}};
+  const RunResult r = run_program(p, at, random_inputs(p, at, 1), RunOptions{});
+  EXPECT_FALSE(r.error) << r.error->message;
+}
+
+TEST(Allocation, BanksSharedWhileBothAreLiveStillFail) {
+  const auto bad = not_proved(prove_allocation(shared_banks(true)));
+  ASSERT_EQ(bad.size(), 1u);
+  EXPECT_EQ(bad[0].rule, "placements disjoint");
+  EXPECT_EQ(bad[0].subject, "buffers 'qk' and 'scores'");
+  ASSERT_TRUE(bad[0].replay);
+  EXPECT_TRUE(bad[0].replay->reproduced) << bad[0].replay->detail;
+  EXPECT_NE(bad[0].replay->detail.find("clobbered_read"), std::string::npos)
+      << bad[0].replay->detail;
+}
+
+// The interpreter's capacity check and prove's capacity obligation read the same requirement
+// (model/ir/liveness.h): a block-indexed PSUM tensor read after its loop needs every block, so
+// 8 blocks of one bank fit trn1 (S = 4096) and 9 do not (S = 4608), and the solver's
+// counterexample is that first seqlen; written and read within one iteration it needs one bank.
+Program psum_blocks(bool read_after) {
+  Builder b("psum_blocks");
+  Expr S = b.param("S", 512, 8192, 512);
+  Expr N = Expr::floordiv(S, 512);
+  auto x = b.input("x", DType::fp32, {128, 512});
+  auto o = b.output("o", DType::fp32, {128, 512});
+  auto in = b.sbuf("src", DType::fp32, {128, 512});
+  auto acc = b.sbuf("acc", DType::fp32, {128, 512});
+  b.dma_copy(in(), x());
+  b.memset(acc(), 0.0f);
+  auto blocks = b.psum("blocks", DType::fp32, {128, N, 512});
+  b.sequential_range("j", N, [&](Expr j) {
+    b.tensor_copy(blocks({all(), one(j), all()}), in());
+    b.tensor_tensor(acc(), acc(), blocks({all(), one(j), all()}), AluOp::add);
+  });
+  if (read_after) {
+    b.sequential_range("j2", N, [&](Expr j) {
+      b.tensor_tensor(acc(), acc(), blocks({all(), one(j), all()}), AluOp::max);
+    });
+  }
+  b.dma_copy(o(), acc());
+  return b.finish();
+}
+
+TEST(Allocation, BlockIndexedPsumCapacityIsTheSameForInterpreterAndSolver) {
+  RunOptions ro;
+  ro.compute_values = false;
+  ro.record_trace = false;
+  auto run = [&](const Program& p, int64_t S) {
+    const ParamValues at{{"S", S}};
+    return run_program(p, at, random_inputs(p, at, 1), ro);
+  };
+  const Program whole = psum_blocks(true);
+  EXPECT_FALSE(run(whole, 4096).error);
+  const RunResult over = run(whole, 4608);
+  ASSERT_TRUE(over.error);
+  EXPECT_EQ(over.error->kind, CheckKind::capacity) << over.error->message;
+  const auto bad = not_proved(prove_allocation(whole));
+  ASSERT_EQ(bad.size(), 1u);
+  EXPECT_EQ(bad[0].rule, "PSUM capacity");
+  ASSERT_TRUE(bad[0].counterexample);
+  EXPECT_EQ(bad[0].counterexample->params.at("S"), 4608);
+
+  const Program per_block = psum_blocks(false);
+  EXPECT_FALSE(run(per_block, 8192).error);
+  EXPECT_TRUE(not_proved(prove_allocation(per_block)).empty());
+}
+
 // The allocator makes copy_stride = bytes per copy for explicit placements and rounds it up (to
 // 4 bytes in SBUF, whole banks in PSUM) for auto-placed ones, so no program built through the
 // builder or the parser can have overlapping bufs copies: the obligation is proved for every
@@ -323,6 +430,52 @@ TEST(Allocation, TutorialKernelWidenedFailsWhereTheFrontierSays) {
   ASSERT_TRUE(f.first_failing);
   EXPECT_EQ(*f.first_failing, cex.at("seqlen"));
   EXPECT_EQ(brute_force_first_failing(p, cex, 65536), cex.at("seqlen"));
+}
+
+// The FlashAttention tutorial chain's trn1 frontier under the compiler's allocation rules
+// (model/ir/liveness.h; kernels/attn_fwd/README.md's table): the largest fitting seqlen per
+// version and dtype, each equal to the brute force at the first failing seqlen, and every
+// registered domain ending at the smaller dtype's value.
+TEST(Allocation, TutorialChainFrontierUnderTheCompilersRules) {
+  struct Row {
+    std::string version;
+    int64_t fp32, bf16;
+  };
+  const std::vector<Row> rows = {{"attn_fwd_v3", 4096, 4096}, {"attn_fwd_v4", 4096, 4096},
+                                 {"attn_fwd_v8", 4096, 4096}, {"attn_fwd_v8a", 9728, 12288},
+                                 {"attn_fwd_v9", 6656, 8704}, {"attn_fwd_v10", 6656, 8704},
+                                 {"attn_fwd_v11", 7680, 9728}};
+  for (const Row& row : rows) {
+    const kernels::Variant& v = *kernels::find_variant(row.version);
+    int64_t declared = 0;
+    for (const auto& [dtype, want] : {std::pair{"fp32", row.fp32}, std::pair{"bf16", row.bf16}}) {
+      const Program p = v.build(v.resolve({{"dtype", dtype}}));
+      FrontierQuery q;
+      q.search_hi = 16384;
+      const FrontierResult f = capacity_frontier(p, q);
+      ASSERT_EQ(f.status, FrontierResult::Status::fits) << row.version << " " << f.unknown_reason;
+      EXPECT_EQ(f.largest_fitting, want) << row.version << " " << dtype;
+      ASSERT_TRUE(f.first_failing) << row.version << " " << dtype;
+      EXPECT_EQ(brute_force_first_failing(p, {{"seqlen", *f.first_failing}}, 16384),
+                *f.first_failing)
+          << row.version << " " << dtype;
+      declared = f.declared_hi;
+    }
+    EXPECT_EQ(declared, std::min(row.fp32, row.bf16)) << row.version;
+  }
+}
+
+// prove's allocation class on the three kernels whose bank sharing is safe by liveness only:
+// sd_attention_allocated (qk_psum and the transposes rotate over banks its PV and sum tiles
+// reuse after them), attn_fwd_v9 and attn_fwd_v10 (qk and scores_psum_t in banks 0-6).
+TEST(Allocation, BankSharingByLivenessIsProvedForTheAllocatedKernels) {
+  for (const char* name : {"sd_attention_allocated", "attn_fwd_v9", "attn_fwd_v10"}) {
+    const kernels::Variant& v = *kernels::find_variant(name);
+    const Program p = v.build(v.resolve({}));
+    const auto all = prove_allocation(p);
+    EXPECT_TRUE(not_proved(all).empty()) << name;
+    EXPECT_GE(count_rule(all, "placements disjoint"), 1u) << name;
+  }
 }
 
 // The placement rule of a buffer outside SBUF only at a solution of i^3 + j^3 = k^3: within 1 ms

@@ -289,9 +289,12 @@ TEST(SdAttention, LargestSeqlenThatFitsTrn1) {
     }
     return best;
   };
-  EXPECT_EQ(largest("sd_attention", true, "fp32"), 10368);
-  EXPECT_EQ(largest("sd_attention_step5", true, "fp32"), 16256);
-  EXPECT_EQ(largest("sd_attention", false, "fp32"), 6784);
+  // Under the compiler's allocation rules (model/ir/liveness.h): a q tile's buffers count from
+  // their first use to their last, not for the whole q tile (10368, 16256 and 6784 when every
+  // buffer of a scope lived for the whole scope); step5 fits everything searched.
+  EXPECT_EQ(largest("sd_attention", true, "fp32"), 13824);
+  EXPECT_EQ(largest("sd_attention_step5", true, "fp32"), 16384);
+  EXPECT_EQ(largest("sd_attention", false, "fp32"), 9984);
 }
 
 TEST(SdAttention, CausalPredicateOffByOneFailsCheck) {

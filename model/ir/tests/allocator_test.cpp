@@ -29,6 +29,7 @@ TEST(Allocator, ScopesStackAndSiblingsShareSpace) {
     b.memset(c(), 0.0f);
     b.dma_copy(y(), c({all(), ds(0, 1)}));
   });
+  b.tensor_copy(keep({all(), ds(0, 1)}), keep({all(), ds(1, 1)}));  // keep is live throughout
   Program p = b.finish();
   Allocation a = allocate(p, hw_config_trn1());
   auto keep_p = *a.placements[p.find_tensor("keep").value()];
@@ -50,6 +51,7 @@ TEST(Allocator, PsumCopiesTakeWholeBanks) {
   auto u = b.psum("u", DType::fp32, {128, 1024});              // 4 KiB -> two banks
   b.memset(t(), 0.0f);
   b.memset(u({all(), ds(0, 512)}), 0.0f);
+  b.tensor_copy(u({all(), ds(0, 128)}), t());  // t is live while u is
   Program p = b.finish();
   Allocation a = allocate(p, hw_config_trn1());
   auto tp = *a.placements[0];
@@ -99,8 +101,9 @@ TEST(Allocator, ExplicitPlacementsAreKept) {
 namespace ncv {
 namespace {
 
-// keep: 2000 B for the whole kernel; loop i: a (2 copies of 4S B) and b (256 B) in SBUF, t (512 B,
-// one 2 KiB bank) in PSUM; loop j, a sibling of i: c (2048 B).
+// keep: 2000 B for the whole kernel (read at its end); loop i: a (2 copies of 4S B) and b (256 B)
+// in SBUF, t (512 B, one 2 KiB bank) in PSUM, all live at t's memset; loop j, a sibling of i:
+// c (2048 B).
 Program peak_program() {
   Builder b("peaks");
   Expr S = b.param("S", 128, 8192, 128);
@@ -113,11 +116,13 @@ Program peak_program() {
     b.memset(a(), 0.0f);
     b.memset(bb(), 0.0f);
     b.memset(t(), 0.0f);
+    b.tensor_copy(bb({all(), ds(0, 1)}), a({all(), ds(0, 1)}));  // a, b and t live together
   });
   b.affine_range("j", 2, [&](Expr) {
     auto c = b.sbuf("c", DType::fp32, {128, 512});
     b.memset(c(), 0.0f);
   });
+  b.tensor_copy(keep({all(), ds(0, 1)}), keep({all(), ds(1, 1)}));  // keep is live throughout
   return b.finish();
 }
 
