@@ -44,7 +44,7 @@ class ScriptFiles(unittest.TestCase):
     def test_a_float_of_a_shape_needs_the_shape(self):
         r = ncverify("import", SCRIPT + ":scale_by_width")
         self.assertEqual(r.returncode, 2)
-        self.assertIn("script_kernel.py:%d: a power (**) of a shape" % self.line_of("scale = "),
+        self.assertIn("script_kernel.py:%d: float arithmetic on a shape" % self.line_of("scale = "),
                       r.stderr)
         self.assertIn("--param width=VALUE", r.stderr)
         r = ncverify("import", SCRIPT + ":scale_by_width", "--param", "width=64")
