@@ -228,6 +228,19 @@ TEST(ConformanceRefusals, ComputeArgumentsTheModelDoesNotRun) {
   });
 }
 
+// A correct kernel must never get a FAIL: a partition broadcast, which the model does not do,
+// is refused at the call instead of being emitted as a tensor_scalar whose operand the ISA rule
+// rejects at run time (the vendor's nl.add examples did that before).
+TEST(ConformanceRefusals, PartitionBroadcastsAreRefusedNotFailed) {
+  expect_refusals({
+      {"broadcast_one_partition",
+       "add broadcasting a tile over 1 partition(s) to 128 partitions: a partition broadcast is "
+       "not modelled"},
+      {"broadcast_row_and_column",
+       "multiply broadcasting a tile over 128 partition(s) to 1 partitions"},
+  });
+}
+
 TEST(ConformanceRefusals, EnginesACallDoesNotRunOn) {
   expect_refusals({
       {"transpose_on_gpsimd", "nisa.nc_transpose: engine=nisa.gpsimd_engine is not one"},

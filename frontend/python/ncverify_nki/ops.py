@@ -117,8 +117,10 @@ def binary(op, a, b, out=None, dtype=None, engine=None, operator=False):
         return _tensor_scalar(tr, va, op, float(b), False, out, dtype, engine)
     vb = _v(b)
     if _is_column(vb) and not _is_column(va):
+        _check_partitions_agree(va, vb, op)
         return _tensor_scalar(tr, va, op, vb, False, out, dtype, engine)
     if _is_column(va) and not _is_column(vb):
+        _check_partitions_agree(vb, va, op)
         rev = op not in ("add", "multiply", "max", "min")
         return _tensor_scalar(tr, vb, op, va, rev, out, dtype, engine)
     check_same_shape(va, vb, op)
@@ -126,6 +128,18 @@ def binary(op, a, b, out=None, dtype=None, engine=None, operator=False):
     args = [(None, dst), (None, va), (None, vb), ("op", Enum(op))] + _engine_arg(engine)
     tr.instr("tensor_tensor", args, produces=t)
     return Tile(dst)
+
+
+def _check_partitions_agree(data, column, what):
+    """A column operand is one value per partition of the data tile (the ISA's tensor_scalar): a
+    column over fewer partitions would be broadcast across partitions, which the model does not
+    do. Refused here, at the call, rather than emitted and failed by the ISA rule at run time (a
+    kernel that runs on hardware must not get a FAIL)."""
+    r = trace.current().evaluate
+    pd, pc = r(data.logical_lins()[0]), r(column.logical_lins()[0])
+    if pd.is_const() and pc.is_const() and pd.const != pc.const:
+        raise errors.NkiError("%s broadcasting a tile over %d partition(s) to %d partitions: a "
+                              "partition broadcast is not modelled" % (what, pc.const, pd.const))
 
 
 def check_same_shape(a, b, what):

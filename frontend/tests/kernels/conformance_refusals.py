@@ -337,3 +337,28 @@ def matmul_integer_operand(a):
     p = nisa.nc_matmul(xi, xi)  # refused: int32 is not a Tensor-engine dtype
     nl.store(out, value=p)
     return out
+
+
+# ---- a tile broadcast across partitions: refused at the call, never emitted as an instruction
+# that the ISA rules then fail at run time (the kernel runs on hardware)
+
+
+@nki.jit
+def broadcast_one_partition(a):
+    n, m = a.shape
+    out, x = _square(a, n, m)
+    y = nl.load(a[0:1, 0:1])
+    z = nl.add(x, y)  # refused: a [1, 1] tile over 128 partitions
+    nl.store(out, value=z)
+    return out
+
+
+@nki.jit
+def broadcast_row_and_column(a):
+    n, m = a.shape
+    out, _ = _square(a, n, m)
+    col = nl.load(a[0:128, 0:1])
+    row = nl.load(a[0:1, 0:128])
+    z = nl.multiply(col, row)  # refused: the row would be broadcast over 128 partitions
+    nl.store(out, value=z)
+    return out
