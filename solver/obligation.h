@@ -57,6 +57,10 @@ struct ProveOptions {
   // timeout alone bounds nothing: a program's obligations grow with its instructions (the
   // initialization class compares each read with every earlier write). nullopt: no budget.
   std::optional<std::chrono::steady_clock::time_point> deadline;
+  // Z3's resource limit per query (`rlimit`, a count of its internal steps), 0: none. It stops a
+  // query at the same step on any machine and load, where a 1 ms timeout can fire only after Z3
+  // has entered arithmetic that does not look at its cancel flag (solver/frontier.h).
+  unsigned resource_limit = 0;
 };
 
 const HwConfig& hw_of(const ProveOptions& o);

@@ -15,6 +15,7 @@ ProgramSolver::ProgramSolver(const Program& p, const ProveOptions& options)
   armed_ms_ = query_timeout_ms(opts_);
   z3::params prm(ctx_);
   prm.set("timeout", armed_ms_);
+  if (opts_.resource_limit > 0) prm.set("rlimit", opts_.resource_limit);
   solver_.set(prm);
   params_ = declare_params(ctx_, p_);
   symbols_ = params_;

@@ -173,6 +173,7 @@ TEST(Bounds, UndecidedObligationIsUnknownNeverProved) {
   b.dma_copy(o(), a({ds(x, 1), all()}));
   ProveOptions opts;
   opts.timeout_ms = 1;
+  opts.resource_limit = 1;  // stops each query at once on any machine (the timeout alone may not)
   const auto bad = not_proved(prove_bounds(b.finish(), opts));
   ASSERT_EQ(bad.size(), 1u);
   EXPECT_EQ(bad[0].verdict, Verdict::unknown);
