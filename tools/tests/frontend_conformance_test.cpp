@@ -241,6 +241,21 @@ TEST(ConformanceRefusals, PartitionBroadcastsAreRefusedNotFailed) {
   });
 }
 
+// Indirect addressing is modelled for DMAs between HBM and SBUF with one index tile of integers;
+// anything else stops at the access instead of reading the wrong elements.
+TEST(ConformanceRefusals, MemoryAccessesTheModelDoesNotMake) {
+  expect_refusals({
+      {"index_tile_into_sbuf", "indirect addressing reads or writes HBM only"},
+      {"two_index_tiles", "more than one index tile into 'a'"},
+      {"float_index_tile", "is fp32; indirect indices are int32 or uint32"},
+      {"symbolic_indexed_dim", "needs the size of its dim 0 fixed (give it with --shape)"},
+      {"masked_indirect_load",
+       "mask= of an indirectly addressed access of 'scratch' is not modelled"},
+      {"dma_transpose_from_sbuf", "nisa.dma_transpose: src='a tile in sbuf' is not modelled"},
+      {"dma_transpose_other_axes", "nisa.dma_transpose: axes=(0, 1) is not modelled"},
+  });
+}
+
 TEST(ConformanceRefusals, EnginesACallDoesNotRunOn) {
   expect_refusals({
       {"transpose_on_gpsimd", "nisa.nc_transpose: engine=nisa.gpsimd_engine is not one"},

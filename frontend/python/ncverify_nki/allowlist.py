@@ -118,7 +118,9 @@ NKI_API = {
         "tensor_copy_dynamic_src", "tensor_copy_predicated", "tensor_engine",
         "tensor_partition_reduce", "tensor_reduce", "tensor_scalar", "tensor_scalar_reduce",
         "tensor_tensor", "tensor_tensor_scan", "unknown_engine", "vector_engine",
+        "constants",
     ),
+    "neuronxcc.nki.isa.constants": ("dge_mode", "oob_mode"),
     "neuronxcc.nki.compiler": (
         "skip_middle_end_transformations", "force_auto_alloc", "enable_stack_allocator",
         "disable_stack_allocator", "sbuf", "psum", "no_reorder",

@@ -324,6 +324,38 @@ def dma_copy(*, dst, src, mask=None, dst_rmw_op=None, oob_mode=oob_mode.error,
     tr.instr("dma_copy", [(None, d), (None, s)] + ([("queue", queue)] if queue else []))
 
 
+# The permutation of each supported rank (nisa.dma_transpose's page): axis i of the result is axis
+# axes[i] of the source.
+_DMA_TRANSPOSE_AXES = {2: (1, 0), 3: (2, 1, 0), 4: (3, 1, 2, 0)}
+
+
+@api("nisa.dma_transpose")
+def dma_transpose(src, *, axes=None, mask=None, dtype=None, dge_mode=dge_mode.unknown):
+    """A DMA that writes a fresh SBUF tile with `src`'s axes permuted; the dtype cast, if any,
+    is the DMA's (through fp32, as dma_copy's)."""
+    v = as_view(_masked(src, mask), "src")
+    v.refuse_indirect("nisa.dma_transpose")
+    rank = len(v.order)
+    if rank not in _DMA_TRANSPOSE_AXES:
+        refuse("nisa.dma_transpose", "src", "a rank-%d tile" % rank,
+               "the documented transposes are of 2-, 3- and 4-D tiles")
+    want = _DMA_TRANSPOSE_AXES[rank]
+    if axes is not None and tuple(axes) != want:
+        refuse("nisa.dma_transpose", "axes", tuple(axes),
+               "a rank-%d source transposes with axes %s only" % (rank, want))
+    if dge_mode not in ("unknown", "none", "swdge"):
+        refuse("nisa.dma_transpose", "dge_mode", dge_mode,
+               "hardware DGE needs NeuronCore-v3 or newer; trn1 has none")
+    if v.tensor.mem != "hbm" or v.units:
+        refuse("nisa.dma_transpose", "src", "a tile in %s" % v.tensor.mem,
+               "the model's transposing DMA reads HBM (an SBUF source needs a DMA that moves "
+               "data across partitions, which the model does not have)")
+    from .language import load
+    from .program import View
+
+    return load(Tile(View(v.tensor, v.dims, [v.order[a] for a in want])), dtype=dtype)
+
+
 def unsupported(name):
     def f(*args, **kw):
         raise errors.NkiError("nisa.%s is not modelled by ncverify's front end" % name)
@@ -334,7 +366,7 @@ def unsupported(name):
 for _n in ("bn_stats", "bn_aggr", "local_gather", "nc_find_index8", "nc_match_replace8",
            "max8", "range_select", "select_reduce", "sequence_bounds", "tensor_tensor_scan",
            "nc_stream_shuffle", "dropout", "iota_partition", "scalar_tensor_tensor",
-           "tensor_partition_reduce", "nc_matmul_mx", "quantize_mx", "dma_transpose",
+           "tensor_partition_reduce", "nc_matmul_mx", "quantize_mx",
            "exponential", "tensor_copy_dynamic_src", "tensor_copy_dynamic_dst", "rand2",
            "rng", "core_barrier", "sendrecv", "builtin"):
     globals()[_n] = unsupported(_n)

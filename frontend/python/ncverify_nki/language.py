@@ -321,6 +321,7 @@ def load(src, *, mask=None, dtype=None):
 @api("nl.load_transpose2d")
 def load_transpose2d(src, *, mask=None, dtype=None):
     v = _masked(as_view(src, "src"), mask)
+    v.refuse_indirect("load_transpose2d")
     if len(v.order) != 2:
         raise errors.NkiError("load_transpose2d takes a 2-D tile")
     from .program import View
@@ -333,14 +334,30 @@ def store(dst, value, *, mask=None):
     tr = trace.current()
     d = _masked(as_view(dst, "dst"), mask)
     if ops.is_scalar(value):
-        raise errors.NkiError("nl.store needs a tile value")
-    v = _masked(as_view(value, "value"), mask)
+        v = _scalar_tile(tr, d, value)
+    else:
+        v = _masked(as_view(value, "value"), mask)
     if d.tensor.mem != "hbm":
         raise errors.NkiError("nl.store writes HBM; '%s' is in %s" % (d.tensor.name, d.tensor.mem))
     if v.tensor.mem == "psum":
         v = rules.evict(tr, v)
     queue = tr.queue_for(d.tensor)
     tr.instr("dma_copy", [(None, d), (None, v)] + ([("queue", queue)] if queue else []))
+
+
+def _scalar_tile(tr, dst, value):
+    """`nl.store(dst, 3.0)`: the documented memset of dst, done as the compiler must: a tile of
+    dst's shape set on chip, then the DMA of it."""
+    shape = dst.logical_lins()
+    if len(shape) < 2:
+        raise errors.NkiError("nl.store of a scalar into a rank-%d access: the tile that holds "
+                              "it needs a partition and a free dim" % len(shape))
+    if shape[0].is_const() and shape[0].const > 128:
+        raise errors.NkiError("nl.store of a scalar into %d rows: a tile has at most 128 "
+                              "partitions" % shape[0].const)
+    t = tr.temp("sbuf", dst.tensor.dtype, shape)
+    tr.instr("memset", [(None, t.full_view()), ("value", float(value))], produces=t)
+    return t.full_view()
 
 
 def _masked(view, mask):

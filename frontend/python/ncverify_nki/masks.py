@@ -12,6 +12,7 @@ from .program import View
 
 
 def apply_mask(view, mask):
+    view.refuse_indirect("mask=")
     if isinstance(mask, (SymBool, bool)):
         return _whole_tile(view, mask)
     if not isinstance(mask, Predicate):

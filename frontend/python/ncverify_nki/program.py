@@ -80,17 +80,27 @@ class Tensor:
 class View:
     """An access of `tensor`; `order` lists the kept storage dims in tile order."""
 
-    def __init__(self, tensor, dims, order):
+    def __init__(self, tensor, dims, order, units=()):
         self.tensor = tensor
         self.dims = dims  # per storage dim: [start Lin, size Lin, step int]
         self.order = order
+        # Tile axes of size 1 that no tensor dim backs: `v[nl.arange(n)[:, None]]` of a rank-1
+        # HBM tensor is an [n, 1] tile (tiles.py _index_grid). The access has the tensor's dims
+        # only; a tile loaded from it keeps the unit axes.
+        self.units = tuple(units)
+        # Indirect addressing (tiles.py _indirect_view): an Indirect whose offsets, read at run
+        # time from an on-chip [rows, 1] tile, shift tensor dim `dim` row by row.
+        self.indirect = None
 
     @property
     def shape(self):
-        return tuple(SymInt.make(self.dims[d][1]) for d in self.order)
+        return tuple(SymInt.make(x) for x in self.logical_lins())
 
     def logical_lins(self):
-        return [self.dims[d][1] for d in self.order]
+        out = [self.dims[d][1] for d in self.order]
+        for a in self.units:
+            out.insert(a, Lin.of(1))
+        return out
 
     def covers_whole(self):
         t = self.tensor
@@ -113,6 +123,20 @@ class View:
 
     def with_dims(self, dims, order=None):
         return View(self.tensor, dims, list(self.order if order is None else order))
+
+    def refuse_indirect(self, what):
+        """Views derived by a rule that knows nothing of run-time offsets must not drop them."""
+        if self.indirect is not None:
+            raise errors.NkiError("%s of an indirectly addressed access of '%s' is not "
+                                  "modelled" % (what, self.tensor.name))
+
+
+class Indirect:
+    """Tensor dim `dim` of an access is offset, for view row r, by the integer offsets[r, 0] read
+    at run time; the values may range over [lo, hi] (the interpreter checks each one)."""
+
+    def __init__(self, dim, offsets, lo, hi):
+        self.dim, self.offsets, self.lo, self.hi = dim, offsets, lo, hi
 
 
 class BufferDecl:
@@ -152,7 +176,9 @@ class Instr:
         self.args.append([name, value])
 
     def views(self):
-        return [v for _, v in self.args if isinstance(v, View)]
+        """The views the instruction names, with the offsets views of indirect accesses."""
+        out = [v for _, v in self.args if isinstance(v, View)]
+        return out + [v.indirect.offsets for v in out if v.indirect is not None]
 
 
 class Loop:
@@ -219,6 +245,9 @@ class Printer:
         perm = v.perm()
         if perm is not None:
             s += ".perm(%s)" % ", ".join(str(p) for p in perm)
+        if v.indirect is not None:
+            ind = v.indirect
+            s += ".indirect(%d, %s, %d, %d)" % (ind.dim, self.access(ind.offsets), ind.lo, ind.hi)
         return s
 
     def _folded_access(self, v):

@@ -182,6 +182,7 @@ class KernelModules:
         import neuronxcc.nki  # noqa: F401  (the stand-ins, loaded before the kernel runs)
         import neuronxcc.nki.compiler  # noqa: F401
         import neuronxcc.nki.isa  # noqa: F401
+        import neuronxcc.nki.isa.constants  # noqa: F401
         import neuronxcc.nki.language  # noqa: F401
         import neuronxcc.nki.typing  # noqa: F401
 
@@ -207,7 +208,7 @@ class KernelModules:
                     object.__setattr__(fac, n, getattr(self.facades[target], n))
             fac.publish()
             self.facades[alias] = fac
-            for sub in ("language", "isa", "compiler", "typing"):
+            for sub in ("language", "isa", "isa.constants", "compiler", "typing"):
                 self.facades[alias + "." + sub] = self.facades[target + "." + sub]
         self.facades["numpy"] = _numpy_facade(numpy)
         for sub in allowlist.NUMPY_SUBMODULES:

@@ -69,11 +69,13 @@ class DynamicCheckFailure(SimulationError, AssertionError):
 
 
 class OutOfBoundsAccess(DynamicCheckFailure, IndexError):
-    """An access outside its tensor (the NKI simulator raises IndexError for these)."""
+    """An access outside its tensor (the NKI simulator raises IndexError for these). An index
+    read by indirect addressing outside its declared range is one too: the front end declares
+    the indexed dim's whole range (tiles._indirect_view)."""
 
 
 def _failure(error):
-    if error.get("kind") == "out_of_bounds":
+    if error.get("kind") in ("out_of_bounds", "indirect_range"):
         return OutOfBoundsAccess(error)
     return DynamicCheckFailure(error)
 

@@ -9,7 +9,7 @@ copy (a DMA when either side is in HBM, else a Vector tensor_copy).
 from . import errors, rules, trace
 from .dtypes import DType
 from .expr import IndexExpr, Lin, SymInt
-from .program import View
+from .program import Indirect, View
 
 
 class DS:
@@ -186,9 +186,7 @@ def index_view(view, idx):
     rank = len(view.order)
     idx = _normalize_index(idx, rank)
     if any(isinstance(i, Tile) for i in idx):
-        raise errors.NkiError("an index that is a tile (indirect addressing: the indices read "
-                              "from memory) into '%s' is not modelled by ncverify's front end" %
-                              view.tensor.name)
+        return _indirect_view(view, idx)
     dims = [list(d) for d in view.dims]
     t = view.tensor
     if any(isinstance(i, IndexExpr) for i in idx):
@@ -231,6 +229,53 @@ def index_view(view, idx):
     return View(t, dims, order)
 
 
+def _indirect_view(view, idx):
+    """`t[idx_tile, ...]`: indirect addressing, a DMA whose rows are gathered from (or scattered
+    to) the rows of an HBM tensor named by integers held on chip. The index tile [R, 1] (int32
+    or uint32, one index per partition) picks the row of the indexed dim for each of the R rows
+    of the access, which become the tile's partitions; the other indices select within each row
+    as usual. Every index read is checked by the interpreter against the tensor (the NKI
+    simulator's behaviour and the hardware's `oob_mode.error`)."""
+    t = view.tensor
+    at = [k for k, i in enumerate(idx) if isinstance(i, Tile)]
+    if len(at) > 1:
+        raise errors.NkiError("more than one index tile into '%s': indirect addressing offsets "
+                              "one dim" % t.name)
+    k = at[0]
+    if t.mem != "hbm":
+        raise errors.NkiError("an index tile into '%s' (in %s): indirect addressing reads or "
+                              "writes HBM only" % (t.name, t.mem))
+    if any(not isinstance(i, int) for i in idx[:k]):
+        raise errors.NkiError("the index tile into '%s' must index its first non-scalar dim: "
+                              "its rows become the tile's partitions" % t.name)
+    offsets = idx[k]._view
+    if offsets.tensor.mem == "hbm":
+        raise errors.NkiError("the index tile into '%s' is in HBM; load the indices on chip "
+                              "first (nl.load)" % t.name)
+    if offsets.tensor.dtype not in ("int32", "uint32"):
+        raise errors.NkiError("the index tile into '%s' is %s; indirect indices are int32 or "
+                              "uint32" % (t.name, offsets.tensor.dtype))
+    shape = offsets.logical_lins()
+    if len(shape) != 2 or shape[1] != Lin.of(1):
+        raise errors.NkiError("the index tile into '%s' has shape %s; it must be [rows, 1]: one "
+                              "index per partition" % (t.name, tuple(offsets.shape)))
+    s = view.order[k]
+    size = view.dims[s][1]
+    if not size.is_const():
+        raise errors.NkiError("indirect addressing into '%s' needs the size of its dim %d fixed "
+                              "(give it with --shape): the indices read are checked against it" %
+                              (t.name, k))
+    rest = list(idx)
+    rest[k] = 0  # the indexed dim: placed below, its position taken from the offsets
+    out = index_view(view, tuple(rest))
+    dims = [list(d) for d in out.dims]
+    dims[s] = [view.dims[s][0], shape[0], 0]
+    order = [s] + [d for d in out.order if d != s]
+    res = View(t, dims, order)
+    res.indirect = Indirect(s, offsets, 0, size.const - 1)
+    return res
+
+
 def _index_grid(view, dims, idx):
     """Advanced indexing with nl.arange / nl.mgrid grids: tile axis a -> tensor dim."""
     t = view.tensor
@@ -264,16 +309,21 @@ def _index_grid(view, dims, idx):
         else:
             dims[s] = [start.add(Lin.of(i).scale(step)), Lin.of(1), step]
             scalars.append(s)
-    order = []
+    order, units = [], []
     for a in range(nd):
         if a in axis_of:
             order.append(axis_of[a])
         elif scalars:
             order.append(scalars.pop(0))
-    return View(t, dims, order)
+        elif t.mem == "hbm":
+            units.append(a)  # e.g. axis 1 of nl.arange(n)[:, None] into a rank-1 tensor
+        else:
+            raise errors.NkiError("grid axis %d indexes no dim of '%s'" % (a, t.name))
+    return View(t, dims, order, units)
 
 
 def broadcast_view(view, shape):
+    view.refuse_indirect("broadcast_to")
     shape = list(shape)
     if len(shape) != len(view.order):
         raise errors.NkiError("broadcast_to %s from rank %d" % (tuple(shape), len(view.order)))

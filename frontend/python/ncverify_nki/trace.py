@@ -8,7 +8,7 @@ import math
 
 from . import errors, splitting
 from .expr import Lin, SymBool, name_lin
-from .program import BufferDecl, Instr, Loop, Tensor, View, ZeroInit
+from .program import BufferDecl, Indirect, Instr, Loop, Tensor, View, ZeroInit
 
 DEFAULT_MAX = 65536  # upper bound of a shape param no assert bounds (documented in README)
 
@@ -510,8 +510,12 @@ def _mod_of_param(lin, params):
 
 def _subst_value(v, env):
     if isinstance(v, View):
-        return View(v.tensor, [[s.subst(env), n.subst(env), st] for s, n, st in v.dims],
-                    list(v.order))
+        out = View(v.tensor, [[s.subst(env), n.subst(env), st] for s, n, st in v.dims],
+                   list(v.order), v.units)
+        if v.indirect is not None:
+            ind = v.indirect
+            out.indirect = Indirect(ind.dim, _subst_value(ind.offsets, env), ind.lo, ind.hi)
+        return out
     if isinstance(v, Lin):
         return v.subst(env)
     return v

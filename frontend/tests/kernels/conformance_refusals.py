@@ -362,3 +362,76 @@ def broadcast_row_and_column(a):
     z = nl.multiply(col, row)  # refused: the row would be broadcast over 128 partitions
     nl.store(out, value=z)
     return out
+
+
+# ---- memory accesses the model does not make
+
+
+@nki.jit
+def index_tile_into_sbuf(a):
+    n, m = a.shape
+    out, x = _square(a, n, m)
+    idx = nisa.iota(nl.arange(128)[:, None], dtype=np.int32)
+    y = nl.copy(x[idx, nl.arange(128)[None, :]])  # refused: indirect addressing of SBUF
+    nl.store(out, value=y)
+    return out
+
+
+@nki.jit
+def two_index_tiles(a):
+    n, m = a.shape
+    out, _ = _square(a, n, m)
+    idx = nisa.iota(nl.arange(128)[:, None], dtype=np.int32)
+    y = nl.load(a[idx, idx])  # refused: one dim is offset, not two
+    nl.store(out, value=y)
+    return out
+
+
+@nki.jit
+def float_index_tile(a):
+    n, m = a.shape
+    out, x = _square(a, n, m)
+    y = nl.load(a[x[:, 0:1], nl.arange(128)[None, :]])  # refused: indices are integers
+    nl.store(out, value=y)
+    return out
+
+
+@nki.jit
+def symbolic_indexed_dim(a):
+    n, m = a.shape
+    out, _ = _square(a, n, m)
+    idx = nisa.iota(nl.arange(128)[:, None], dtype=np.int32)
+    y = nl.load(a[idx, nl.arange(128)[None, :]])  # refused: indices checked against n, not known
+    nl.store(out, value=y)
+    return out
+
+
+@nki.jit
+def masked_indirect_load(a):
+    n, m = a.shape
+    out, x = _square(a, n, m)
+    scratch = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.hbm)  # a size known here
+    nl.store(scratch, value=x)
+    idx = nisa.iota(nl.arange(128)[:, None], dtype=np.int32)
+    i_f = nl.arange(128)[None, :]
+    y = nl.load(scratch[idx, i_f], mask=(i_f < 64))  # refused: the mask would narrow the indices
+    nl.store(out, value=y)
+    return out
+
+
+@nki.jit
+def dma_transpose_from_sbuf(a):
+    n, m = a.shape
+    out, x = _square(a, n, m)
+    y = nisa.dma_transpose(x)  # refused: SBUF -> SBUF moves data across partitions
+    nl.store(out, value=y)
+    return out
+
+
+@nki.jit
+def dma_transpose_other_axes(a):
+    n, m = a.shape
+    out, _ = _square(a, n, m)
+    y = nisa.dma_transpose(a, axes=(0, 1))  # refused: not a documented permutation
+    nl.store(out, value=y)
+    return out
