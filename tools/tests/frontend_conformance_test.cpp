@@ -228,16 +228,14 @@ TEST(ConformanceRefusals, ComputeArgumentsTheModelDoesNotRun) {
   });
 }
 
-// A correct kernel must never get a FAIL: a partition broadcast, which the model does not do,
-// is refused at the call instead of being emitted as a tensor_scalar whose operand the ISA rule
-// rejects at run time (the vendor's nl.add examples did that before).
-TEST(ConformanceRefusals, PartitionBroadcastsAreRefusedNotFailed) {
+// A correct kernel must never get a FAIL: operands over different partition counts (neither of
+// them one, which broadcasts) are refused at the call instead of being emitted as a
+// tensor_scalar whose operand the ISA rule rejects at run time.
+TEST(ConformanceRefusals, PartitionCountsThatDoNotBroadcastAreRefusedNotFailed) {
   expect_refusals({
-      {"broadcast_one_partition",
-       "add broadcasting a tile over 1 partition(s) to 128 partitions: a partition broadcast is "
-       "not modelled"},
-      {"broadcast_row_and_column",
-       "multiply broadcasting a tile over 128 partition(s) to 1 partitions"},
+      {"column_over_other_partitions",
+       "add of a tile over 128 partitions with a column over 64: only a single partition "
+       "broadcasts"},
   });
 }
 

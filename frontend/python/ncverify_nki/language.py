@@ -485,6 +485,35 @@ def device_print(prefix, x, *, mask=None):
     return None
 
 
+@api("nl.broadcast_to")
+def broadcast_to(src, *, shape):
+    """A new SBUF tile of `shape` (NumPy broadcasting from src's shape; src itself when the
+    shapes agree, as the page says): across partitions by ops.partition_broadcast, along the free
+    dims by a copy that reads each broadcast element repeatedly."""
+    from .tiles import broadcast_view
+
+    tr = trace.current()
+    v = as_view(src, "src")
+    want = [Lin.of(x) for x in shape]
+    have = v.logical_lins()
+    if len(want) != len(have):
+        raise errors.NkiError("nl.broadcast_to %s from a rank-%d tile: the ranks must agree" %
+                              (tuple(shape), len(have)))
+    if [tr.evaluate(x) for x in want] == [tr.evaluate(x) for x in have]:
+        return src if isinstance(src, Tile) else Tile(v)
+    if v.tensor.mem == "hbm":
+        return load(Tile(broadcast_view(v, want)))
+    parts, rows = tr.evaluate(want[0]), tr.evaluate(have[0])
+    if parts != rows:
+        if rows != Lin.of(1) or not parts.is_const():
+            raise errors.NkiError("nl.broadcast_to: dim 0 of size %s to %s: only a dim of size 1 "
+                                  "broadcasts" % (rows, parts))
+        v = ops.partition_broadcast(tr, v, parts.const)
+    if [tr.evaluate(x) for x in v.logical_lins()] == [tr.evaluate(x) for x in want]:
+        return Tile(v)
+    return ops.copy(Tile(broadcast_view(v, want)))
+
+
 def unsupported(name):
     def f(*args, **kw):
         raise errors.NkiError("nl.%s is not modelled by ncverify's front end" % name)
@@ -495,7 +524,7 @@ def unsupported(name):
 for _n in ("where", "all_reduce", "rand", "random_seed", "dropout", "mean",
            "var", "softmax", "erf", "logical_and", "logical_or", "invert", "ceil", "floor",
            "sign", "trunc", "cos", "tan", "arctan", "gather_flattened", "atomic_rmw", "select",
-           "broadcast_to", "expand_dims", "load_transpose", "layer_norm", "rms_norm"):
+           "expand_dims", "load_transpose", "layer_norm", "rms_norm"):
     globals()[_n] = unsupported(_n)
 
 from .launch import nc, spmd_dim  # noqa: E402,F401  (launch grid axes: launch.py)

@@ -8,7 +8,7 @@ import numpy as np
 from . import errors, rules, trace
 from .dtypes import normalize
 from .expr import Lin
-from .program import Enum
+from .program import Enum, Tensor
 from .tiles import Tile, as_view
 
 ALU = {}  # function object -> ALU op name
@@ -116,6 +116,7 @@ def binary(op, a, b, out=None, dtype=None, engine=None, operator=False):
     if is_scalar(b):
         return _tensor_scalar(tr, va, op, float(b), False, out, dtype, engine)
     vb = _v(b)
+    va, vb = _agree_partitions(tr, va, vb)
     if _is_column(vb) and not _is_column(va):
         _check_partitions_agree(va, vb, op)
         return _tensor_scalar(tr, va, op, vb, False, out, dtype, engine)
@@ -130,16 +131,55 @@ def binary(op, a, b, out=None, dtype=None, engine=None, operator=False):
     return Tile(dst)
 
 
+def _agree_partitions(tr, va, vb):
+    """NumPy broadcasting of the partition dim: an operand over one partition is copied to the
+    other operand's partitions first (partition_broadcast)."""
+    pa, pb = tr.evaluate(va.logical_lins()[0]), tr.evaluate(vb.logical_lins()[0])
+    if not (pa.is_const() and pb.is_const()) or pa == pb:
+        return va, vb
+    if pb.const == 1:
+        return va, partition_broadcast(tr, vb, pa.const)
+    if pa.const == 1:
+        return partition_broadcast(tr, va, pb.const), vb
+    return va, vb  # 64 against 128 partitions: not a broadcast; the shape checks say so
+
+
+def partition_broadcast(tr, view, parts):
+    """A fresh SBUF tile holding the one partition of `view` on each of `parts` partitions.
+
+    The compiler's lowering of a partition broadcast is not documented (a GpSimd or stream
+    shuffle, a matmul with ones, DMAs are all possible). Every one of them copies values
+    exactly, so the model picks one it can state: the row goes to an HBM scratch tensor and
+    comes back with a DMA that reads it `parts` times (an HBM access may repeat a dim with step
+    0; an on-chip one may not). The values are the hardware's; the latency is this choice's
+    (frontend/README.md)."""
+    if parts > 128:
+        raise errors.NkiError("a broadcast to %d partitions: a tile has at most 128" % parts)
+    if view.tensor.mem == "psum":
+        view = rules.evict(tr, view)
+    shape = view.logical_lins()
+    dtype = view.tensor.dtype
+    row = Tensor(tr.unique(view.tensor.name + "_row"), "hbm", dtype, shape, "scratch")
+    tr.hbm.append(row)
+    tr.instr("dma_copy", [(None, row.full_view()), (None, view)])
+    from .tiles import broadcast_view
+
+    src = broadcast_view(row.full_view(), [Lin.of(parts)] + shape[1:])
+    t = rules.result_tile(tr, "sbuf", dtype, [Lin.of(parts)] + shape[1:],
+                          view.tensor.name + "_bcast")
+    tr.instr("dma_copy", [(None, t.full_view()), (None, src)], produces=t)
+    return t.full_view()
+
+
 def _check_partitions_agree(data, column, what):
-    """A column operand is one value per partition of the data tile (the ISA's tensor_scalar): a
-    column over fewer partitions would be broadcast across partitions, which the model does not
-    do. Refused here, at the call, rather than emitted and failed by the ISA rule at run time (a
-    kernel that runs on hardware must not get a FAIL)."""
+    """A column operand is one value per partition of the data tile (the ISA's tensor_scalar).
+    A single partition was broadcast before (_agree_partitions); other counts that differ are
+    refused here, at the call, rather than emitted and failed by the ISA rule at run time."""
     r = trace.current().evaluate
     pd, pc = r(data.logical_lins()[0]), r(column.logical_lins()[0])
     if pd.is_const() and pc.is_const() and pd.const != pc.const:
-        raise errors.NkiError("%s broadcasting a tile over %d partition(s) to %d partitions: a "
-                              "partition broadcast is not modelled" % (what, pc.const, pd.const))
+        raise errors.NkiError("%s of a tile over %d partitions with a column over %d: only a "
+                              "single partition broadcasts" % (what, pd.const, pc.const))
 
 
 def check_same_shape(a, b, what):

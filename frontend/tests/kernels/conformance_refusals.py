@@ -339,27 +339,16 @@ def matmul_integer_operand(a):
     return out
 
 
-# ---- a tile broadcast across partitions: refused at the call, never emitted as an instruction
-# that the ISA rules then fail at run time (the kernel runs on hardware)
+# ---- partition counts that do not broadcast: refused at the call, never emitted as an
+# instruction that the ISA rules then fail at run time
 
 
 @nki.jit
-def broadcast_one_partition(a):
+def column_over_other_partitions(a):
     n, m = a.shape
     out, x = _square(a, n, m)
-    y = nl.load(a[0:1, 0:1])
-    z = nl.add(x, y)  # refused: a [1, 1] tile over 128 partitions
-    nl.store(out, value=z)
-    return out
-
-
-@nki.jit
-def broadcast_row_and_column(a):
-    n, m = a.shape
-    out, _ = _square(a, n, m)
-    col = nl.load(a[0:128, 0:1])
-    row = nl.load(a[0:1, 0:128])
-    z = nl.multiply(col, row)  # refused: the row would be broadcast over 128 partitions
+    col = nl.load(a[0:64, 0:1])
+    z = nl.add(x, col)  # refused: 64 partitions against 128, neither is one
     nl.store(out, value=z)
     return out
 
