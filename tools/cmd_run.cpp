@@ -33,6 +33,7 @@ struct RunCommandOptions {
   std::string inputs_from;  // DIR: each input NAME read from DIR/NAME.npy instead of random
   std::string outputs_to;   // DIR: each output NAME written to DIR/NAME.npy
   bool force = false;       // replace existing DIR/NAME.npy files
+  bool allow_unwritten_outputs = false;  // RunOptions::allow_unwritten_outputs
 };
 
 std::string npy_path(const std::string& dir, const std::string& name) {
@@ -70,6 +71,10 @@ void print_text(const RunCommandOptions& opts, const Program& program, const Par
             << "seed: " << opts.seed << "\n"
             << "instances: " << result.instances << "\n";
   for (const OutputSummary& s : outputs) std::cout << "output " << format_summary(s) << "\n";
+  for (const auto& [name, n] : result.unwritten_output_elements) {
+    std::cout << "unwritten: output '" << name << "' has " << n
+              << " element(s) no instruction wrote (their bytes are 0xFF)\n";
+  }
   if (result.error) {
     std::cout << "result: dynamic-check failure (" << check_kind_name(result.error->kind) << ")\n"
               << "error: " << result.error->message << "\n";
@@ -90,6 +95,7 @@ void print_json(const RunCommandOptions& opts, const Program& program, const Par
   j["instances"] = result.instances;
   j["outputs"] = nlohmann::json::array();
   for (const OutputSummary& s : outputs) j["outputs"].push_back(summary_json(s));
+  j["unwritten_outputs"] = result.unwritten_output_elements;
   j["result"] = result.error ? "dynamic_check_failure" : "ok";
   j["error"] = result.error ? error_json(*result.error) : nlohmann::json(nullptr);
   std::cout << j.dump(2) << "\n";
@@ -139,6 +145,7 @@ int run_run(const RunCommandOptions& given) {
     run_options.hw = &hw;
     run_options.mode = opts.reference ? ExecMode::reference : ExecMode::fast;
     run_options.record_trace = false;
+    run_options.allow_unwritten_outputs = opts.allow_unwritten_outputs;
     result = run_program(program, params, inputs, run_options);
   } catch (const InputError& e) {
     throw UsageError(opts.file + ": " + e.message);
@@ -189,6 +196,10 @@ void register_run(CLI::App& app, Action& action) {
   cmd->add_option("--outputs-to", opts->outputs_to,
                   "Write each output NAME to DIR/NAME.npy (bf16 as uint16 bits, fp8 as uint8)");
   cmd->add_flag("--force", opts->force, "Replace existing files of --outputs-to");
+  cmd->add_flag("--allow-unwritten-outputs", opts->allow_unwritten_outputs,
+                "Return outputs that the kernel wrote only in part (a simulator's choice; the "
+                "unwritten elements are 0xFF bytes, counted in the report) instead of failing "
+                "the output_not_written check");
   cmd->add_flag("--json", opts->json, "Print one JSON object instead of text");
   cmd->add_flag("--reference", opts->reference,
                 "Use the slow per-element reference semantics instead of the fast paths");

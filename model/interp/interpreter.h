@@ -56,6 +56,13 @@ struct RunOptions {
   // touches bytes another core writes in the same step gives the same result for every seed;
   // one that does is racy (determinism.h compares runs under seeds 0..N-1).
   uint64_t schedule_seed = 0;
+  // An output element no instruction wrote is a dynamic-check failure (output_not_written): a
+  // verified kernel defines its whole result. The simulator (`ncverify run
+  // --allow-unwritten-outputs`, used by the NKI stand-ins' simulate) lets a kernel that writes
+  // only part of an output, as a scatter does, return it: the unwritten elements keep HBM's
+  // initial 0xFF bytes (a NaN in every float dtype, -1 or the maximum in the integer ones) and
+  // are counted in RunResult::unwritten_output_elements.
+  bool allow_unwritten_outputs = false;
 };
 
 // The order of the `grid` cores within lockstep step `step` under RunOptions::schedule_seed
@@ -68,6 +75,8 @@ struct RunResult {
   Trace trace;
   std::optional<DynamicError> error;  // first dynamic-check failure; execution stopped there
   uint64_t instances = 0;             // instruction instances executed (all cores)
+  // Under RunOptions::allow_unwritten_outputs: per output with elements never written, how many.
+  std::map<std::string, int64_t> unwritten_output_elements;
 };
 
 using ParamValues = std::map<std::string, int64_t>;

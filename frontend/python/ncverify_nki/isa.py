@@ -303,6 +303,19 @@ class dge_mode(metaclass=SealedClass):  # noqa: N801
     hwdge = "hwdge"
 
 
+def _check_dge(call, mode):
+    """dge_mode picks who generates the DMA descriptors: the bytes moved are the same. none and
+    swdge exist on every NeuronCore (their cost is not told apart: the DMA cost model has one
+    mode); hardware DGE needs NeuronCore-v3, so it is accepted only for a kernel whose decorator
+    targets trn2 or trn3 (`platform_target=`)."""
+    if mode in ("unknown", "none", "swdge"):
+        return
+    if mode == "hwdge" and trace.current().generation in ("trn2", "trn3"):
+        return
+    refuse(call, "dge_mode", mode, "hardware DGE needs NeuronCore-v3 or newer; trn1 has none "
+           "(a kernel for trn2 says so with nki.jit(platform_target='trn2'))")
+
+
 @api("nisa.dma_copy")
 def dma_copy(*, dst, src, mask=None, dst_rmw_op=None, oob_mode=oob_mode.error,
              dge_mode=dge_mode.unknown):
@@ -312,12 +325,7 @@ def dma_copy(*, dst, src, mask=None, dst_rmw_op=None, oob_mode=oob_mode.error,
     if oob_mode != "error":
         refuse("nisa.dma_copy", "oob_mode", oob_mode,
                "the model stops at any out-of-bounds access (oob_mode.error)")
-    # dge_mode picks who generates the DMA descriptors: the bytes moved are the same. none and
-    # swdge exist on every NeuronCore (their cost is not told apart: the DMA cost model has one
-    # mode); hardware DGE needs NeuronCore-v3, and the trace is one program for every generation.
-    if dge_mode not in ("unknown", "none", "swdge"):
-        refuse("nisa.dma_copy", "dge_mode", dge_mode,
-               "hardware DGE needs NeuronCore-v3 or newer; trn1 has none")
+    _check_dge("nisa.dma_copy", dge_mode)
     tr = trace.current()
     d, s = as_view(_masked(dst, mask)), as_view(_masked(src, mask))
     queue = tr.queue_for(d.tensor if d.tensor.mem == "hbm" else s.tensor)
@@ -343,9 +351,7 @@ def dma_transpose(src, *, axes=None, mask=None, dtype=None, dge_mode=dge_mode.un
     if axes is not None and tuple(axes) != want:
         refuse("nisa.dma_transpose", "axes", tuple(axes),
                "a rank-%d source transposes with axes %s only" % (rank, want))
-    if dge_mode not in ("unknown", "none", "swdge"):
-        refuse("nisa.dma_transpose", "dge_mode", dge_mode,
-               "hardware DGE needs NeuronCore-v3 or newer; trn1 has none")
+    _check_dge("nisa.dma_transpose", dge_mode)
     if v.tensor.mem != "hbm" or v.units:
         refuse("nisa.dma_transpose", "src", "a tile in %s" % v.tensor.mem,
                "the model's transposing DMA reads HBM (an SBUF source needs a DMA that moves "

@@ -54,16 +54,60 @@ class Kernel:
                             self.options.get("platform_target"))
 
 
-def _decorator(*args, **kwargs):
-    if args and callable(args[0]):  # nki.jit(f) or nki.jit(f, mode=...)
-        f = args[0]
-        return f if isinstance(f, Kernel) else Kernel(f, **kwargs)
-    return lambda f: f if isinstance(f, Kernel) else Kernel(f, **kwargs)
+# The keyword options of each decorator, from its docstring in neuronxcc.nki (Neuron SDK 2.26:
+# aws-neuron/aws-neuron-sdk general/nki/api/nki/__init__.py at commit 49ee15c5). They name files,
+# directories, iteration counts and compiler flags of a run on a device: none changes what the
+# kernel computes, so the trace ignores them. `platform_target` is not on the pages; the SDK's own
+# examples pass it (nki/test) and the simulator runs on that generation (simulate.py); the tracer
+# accepts the calls of that generation (trace.Tracer.generation).
+_ARTIFACTS = ("save_neff_name", "save_trace_name", "additional_compile_opt")
+_OPTIONS = {
+    "baremetal": _ARTIFACTS + ("artifacts_dir",),
+    "benchmark": _ARTIFACTS + ("warmup", "iters"),
+    "profile": _ARTIFACTS + ("working_directory", "overwrite", "profile_nth"),
+}
+_OPTIONS["jit"] = ("mode", "platform_target") + tuple(
+    sorted(set(_OPTIONS["baremetal"] + _OPTIONS["benchmark"])))
+_OPTIONS["trace"] = ("mode", "platform_target")
+# The page's modes, and "trace", which nki-samples' reference kernels pass (attention.py).
+_JIT_MODES = ("jax", "torchxla", "baremetal", "benchmark", "simulation", "auto", "trace")
+_PLATFORMS = ("trn1", "inf2", "gen2", "trn2", "gen3", "trn3", "gen4")
 
 
-jit = _decorator
-baremetal = _decorator
-trace = _decorator
+def _check_options(name, kwargs):
+    from . import errors
+
+    for k, v in kwargs.items():
+        if k not in _OPTIONS[name]:
+            raise errors.NkiError("nki.%s: unknown keyword argument '%s' (the page's options: %s)"
+                                  % (name, k, ", ".join(_OPTIONS[name])))
+    mode = kwargs.get("mode", "auto")
+    if mode not in _JIT_MODES:
+        raise errors.NkiError("nki.%s: mode=%r is not one of %s" % (name, mode, _JIT_MODES))
+    target = kwargs.get("platform_target")
+    if target is not None and target not in _PLATFORMS:
+        raise errors.NkiError("nki.%s: platform_target=%r is not one of %s" %
+                              (name, target, _PLATFORMS))
+
+
+def _decorator_for(name):
+    def decorate(*args, **kwargs):
+        _check_options(name, kwargs)
+        if args and callable(args[0]):  # nki.jit(f) or nki.jit(f, mode=...)
+            f = args[0]
+            return f if isinstance(f, Kernel) else Kernel(f, **kwargs)
+        if args:
+            from . import errors
+
+            raise errors.NkiError("nki.%s takes the kernel function and keyword options" % name)
+        return lambda f: f if isinstance(f, Kernel) else Kernel(f, **kwargs)
+
+    return decorate
+
+
+jit = _decorator_for("jit")
+baremetal = _decorator_for("baremetal")
+trace = _decorator_for("trace")
 
 
 def simulate_kernel(kernel, *args, **kwargs):
@@ -80,12 +124,8 @@ def simulate(kernel):
     return kernel
 
 
-def benchmark(*args, **kwargs):
-    return _decorator(*args, **kwargs)
-
-
-def profile(*args, **kwargs):
-    return _decorator(*args, **kwargs)
+benchmark = _decorator_for("benchmark")
+profile = _decorator_for("profile")
 
 
 def unwrap(obj):

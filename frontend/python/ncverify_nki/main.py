@@ -25,6 +25,15 @@ class UsageError(Exception):
     pass
 
 
+# nki.jit(platform_target=...) to the model's generation (inf2 is NeuronCore-v2, as trn1).
+GENERATIONS = {"trn1": "trn1", "inf2": "trn1", "gen2": "trn1", "trn2": "trn2", "gen3": "trn2",
+               "trn3": "trn3", "gen4": "trn3"}
+
+
+def generation_of(platform_target):
+    return None if platform_target is None else GENERATIONS.get(str(platform_target))
+
+
 def parse_args(argv):
     ap = argparse.ArgumentParser(prog="ncverify_trace", add_help=True)
     ap.add_argument("target")
@@ -415,10 +424,12 @@ def run(argv):
                          (path, func_name, ", ".join(funcs) or "none", note))
     from .kernel_api import unwrap
 
-    func = unwrap(getattr(module, func_name))
+    kernel = getattr(module, func_name)
+    func = unwrap(kernel)
     if not inspect.isfunction(func):
         raise UsageError("%s:%s is not a function" % (path, func_name))
     tr = trace.Tracer(re.sub(r"\W", "_", func_name), trace.SourceIndex())
+    tr.generation = generation_of(getattr(kernel, "options", {}).get("platform_target"))
     # Instructions name the line of this file that made them (`@line`); the basename keeps the
     # text independent of where the file was traced from.
     tr.source_file = os.path.basename(path)

@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 import subprocess
+import warnings
 import tempfile
 
 from . import errors, trace
@@ -72,6 +73,17 @@ class OutOfBoundsAccess(DynamicCheckFailure, IndexError):
     """An access outside its tensor (the NKI simulator raises IndexError for these). An index
     read by indirect addressing outside its declared range is one too: the front end declares
     the indexed dim's whole range (tiles._indirect_view)."""
+
+
+class UnwrittenOutput(UserWarning):
+    """A kernel returned an output it wrote only in part (a scatter, say). On hardware the other
+    elements hold whatever the buffer held; here they hold 0xFF bytes (NaN in every float dtype),
+    so that a comparison that reads them fails instead of matching an invented value."""
+
+    def __init__(self, name, count):
+        super().__init__("output '%s': %d element(s) the kernel never wrote (they hold 0xFF "
+                         "bytes: NaN for floats)" % (name, count))
+        self.output, self.count = name, count
 
 
 def _failure(error):
@@ -184,7 +196,7 @@ def _grid_of(grid):
     return out
 
 
-def trace_for_arrays(func, args, kwargs, grid=None):
+def trace_for_arrays(func, args, kwargs, grid=None, generation=None):
     """Traces `func` with NumPy arrays at their concrete shapes and dtypes (every other argument
     is passed as it is). Returns (.nkir text, the kernel's result (Tiles), {HBM tensor name:
     (the argument's array, dtype)} for the array arguments)."""
@@ -198,6 +210,7 @@ def trace_for_arrays(func, args, kwargs, grid=None):
     except TypeError as e:
         raise SimulationError("%s: %s" % (func.__name__, e)) from None
     tr = trace.Tracer(func.__name__, trace.SourceIndex())
+    tr.generation = generation
     tr.source_file = os.path.basename(path)
     tr.grid = _grid_of(grid)
     arrays = {}
@@ -261,20 +274,18 @@ def _carry_initial_values(tr, arrays):
     return added
 
 
-# nki.jit(platform_target=...) to the model's generation (inf2 is NeuronCore-v2, as trn1).
-_GENERATIONS = {"trn1": "trn1", "inf2": "trn1", "trn2": "trn2", "trn3": "trn3"}
-
-
 def simulate(func, args, kwargs, grid=None, platform_target=None):
     """Runs `func` on the arrays (see the module doc) on the generation `platform_target` names
     (trn1 when None); returns what the kernel returns, with NumPy arrays in place of its HBM
     tensors."""
     np = _np()
-    gen = "trn1" if platform_target is None else _GENERATIONS.get(str(platform_target))
+    from .main import generation_of
+
+    gen = "trn1" if platform_target is None else generation_of(platform_target)
     if gen is None:
         raise SimulationError("platform_target=%r: the model has trn1 (and inf2), trn2 and trn3" %
                               (platform_target,))
-    text, result, arrays, tr = trace_for_arrays(func, args, kwargs, grid)
+    text, result, arrays, tr = trace_for_arrays(func, args, kwargs, grid, gen)
     work = tempfile.mkdtemp(prefix="ncverify-sim-")
     try:
         program = os.path.join(work, "kernel.nkir")
@@ -285,7 +296,7 @@ def simulate(func, args, kwargs, grid=None, platform_target=None):
         for name, (arr, dtype) in arrays.items():
             np.save(os.path.join(ins, name + ".npy"), _to_wire(arr, dtype))
         cmd = [ncverify_binary(), "run", program, "--gen", gen, "--inputs-from", ins,
-               "--outputs-to", outs, "--json"]
+               "--outputs-to", outs, "--json", "--allow-unwritten-outputs"]
         done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         if done.returncode not in (0, 1):
             raise SimulationError("ncverify run failed (exit %d): %s" %
@@ -293,6 +304,8 @@ def simulate(func, args, kwargs, grid=None, platform_target=None):
         report = json.loads(done.stdout.decode())
         if report.get("error"):
             raise _failure(report["error"])
+        for name, count in sorted((report.get("unwritten_outputs") or {}).items()):
+            warnings.warn(UnwrittenOutput(name, count), stacklevel=3)
         values = {}
         for t in tr.hbm:
             if t.role != "output":

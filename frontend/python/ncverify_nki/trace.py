@@ -89,6 +89,9 @@ class Tracer:
         self.names = set()
         self.queues = {}  # HBM tensor name -> DMA queue
         self.source_file = None  # the `.nkir` `source` line: the kernel file the `@line`s count in
+        # The generation the kernel is written for, when its decorator names one
+        # (`platform_target=`): calls that exist from NeuronCore-v3 on are accepted for trn2/trn3.
+        self.generation = None
 
     # ---- names
     def unique(self, base):

@@ -11,7 +11,7 @@ import numpy as np
 import neuronxcc.nki as nki
 import neuronxcc.nki.isa as nisa
 import neuronxcc.nki.language as nl
-from ncverify_nki.simulate import OutOfBoundsAccess
+from ncverify_nki.simulate import OutOfBoundsAccess, UnwrittenOutput
 
 
 @nki.jit(mode="simulation")
@@ -35,6 +35,16 @@ def scatter_rows(values, ids):
     col = nl.load(ids[nl.arange(n)[:, None]])
     tile = nl.load(values)
     nl.store(out[col, nl.arange(m)[None, :]], value=tile)
+    return out
+
+
+@nki.jit(mode="simulation")
+def scatter_only(values, ids):
+    """out[ids[r], :] = values[r, :] and nothing else: the other rows of out are never written."""
+    n, m = values.shape
+    out = nl.ndarray((128, m), dtype=values.dtype, buffer=nl.shared_hbm)
+    col = nl.load(ids[nl.arange(n)[:, None]])
+    nl.store(out[col, nl.arange(m)[None, :]], value=nl.load(values))
     return out
 
 
@@ -94,6 +104,16 @@ class MemoryAccessTest(unittest.TestCase):
         want = np.full((128, 64), -0.5, dtype=np.float32)
         want[ids] = values
         np.testing.assert_array_equal(scatter_rows(values, ids), want)
+
+    def test_a_partly_written_output_comes_back_with_a_warning(self):
+        values = np.arange(2 * 16, dtype=np.float32).reshape(2, 16)
+        ids = np.array([5, 100], dtype=np.int32)
+        with self.assertWarns(UnwrittenOutput) as cm:
+            out = scatter_only(values, ids)
+        self.assertEqual((cm.warning.output, cm.warning.count), ("out", 126 * 16))
+        np.testing.assert_array_equal(out[ids], values)
+        others = np.delete(out, ids, axis=0)
+        self.assertTrue(np.isnan(others).all())  # never a made-up value a test could match
 
     def test_iota_indices(self):
         table = np.arange(100 * 16, dtype=np.float32).reshape(100, 16)

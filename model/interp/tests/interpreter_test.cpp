@@ -458,6 +458,18 @@ TEST(Interpreter, UnwrittenOutputElementsAreReported) {
   ASSERT_TRUE(r.error);
   EXPECT_EQ(r.error->kind, CheckKind::output_not_written);
   EXPECT_NE(r.error->message.find("1024 element(s)"), std::string::npos) << r.error->message;
+
+  // The simulator's choice: the output comes back, its unwritten elements counted and NaN.
+  RunOptions lenient;
+  lenient.allow_unwritten_outputs = true;
+  RunResult s = run(p, {{"N", 256}}, 0, lenient);
+  ASSERT_FALSE(s.error) << s.error->message;
+  EXPECT_EQ(s.unwritten_output_elements, (std::map<std::string, int64_t>{{"y", 1024}}));
+  const HostTensor& y_out = s.outputs.at("y");
+  EXPECT_FALSE(std::isnan(y_out.get(127 * 8)));
+  EXPECT_TRUE(std::isnan(y_out.get(128 * 8)));
+  EXPECT_TRUE(std::isnan(y_out.get(255 * 8 + 7)));
+  EXPECT_TRUE(run(p, {{"N", 128}}, 0, lenient).unwritten_output_elements.empty());
 }
 
 TEST(Interpreter, GenerationRulesApplyPerHardwareConfig) {
