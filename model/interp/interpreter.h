@@ -56,6 +56,9 @@ struct RunOptions {
   // touches bytes another core writes in the same step gives the same result for every seed;
   // one that does is racy (determinism.h compares runs under seeds 0..N-1).
   uint64_t schedule_seed = 0;
+  // The seed of the model's own random generator (nl.rand, nisa.dropout: model/semantics/
+  // random.h). The hardware's values are not reproducible; these are, for a given seed.
+  uint64_t random_seed = 0;
 };
 
 // The order of the `grid` cores within lockstep step `step` under RunOptions::schedule_seed
