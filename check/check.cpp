@@ -7,6 +7,7 @@
 
 #include "kernels/exercised.h"
 #include "kernels/registry.h"
+#include "model/ir/random_draws.h"
 #include "oracle/bias_values.h"
 #include "oracle/case_bound.h"
 #include "oracle/exact_oracle.h"
@@ -143,6 +144,9 @@ CheckResult check_kernel_with(const Variant& v, const Program& program, const Op
   res.options = options;
   res.contract = v.contract(options);
   check_params(program, params);
+  if (const std::optional<std::string> why = random_values_reason(program)) {
+    throw UnknownVerdict(program.name + ": unknown, no case run: " + *why);
+  }
   const oracle::AttentionSpec spec = v.spec(options, params);
   spec.validate();
   res.pass = opts.cases > 0;

@@ -7,6 +7,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,13 @@
 #include "oracle/input_distributions.h"
 
 namespace ncv::kernels {
+
+// Thrown by check_kernel_with (so by check_kernel and the sweep) for a program whose outputs
+// depend on random draws (model/ir/random_draws.h): the model's values are not the hardware's, so
+// the verdict is unknown, never PASS or FAIL on made-up numbers. what() is the reason.
+struct UnknownVerdict : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 struct CheckOptions {
   int cases = 3;      // seeded input sets; `distributions` are cycled through

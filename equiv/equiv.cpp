@@ -22,6 +22,7 @@
 #include "equiv/term_executor.h"
 #include "kernels/exercised.h"
 #include "kernels/layout.h"
+#include "model/ir/random_draws.h"
 #include "oracle/input_distributions.h"
 
 namespace ncv::equiv {
@@ -501,6 +502,15 @@ OptionOutcome check_options(const EquivRequest& req, const kernels::Options& opt
   if (!gap.empty()) {
     out.interface_error = gap;
     return out;
+  }
+  // Outputs that depend on random draws (nl.rand, nisa.dropout) are the model's own generator's,
+  // not the hardware's: no level can be proved or refuted on them.
+  for (const Program* q : std::initializer_list<const Program*>{&orig, &rew}) {
+    if (const std::optional<std::string> why = random_values_reason(*q)) {
+      const std::string d = std::string(q == &orig ? "the original: " : "the rewrite: ") + *why;
+      out.bit_detail = out.real_detail = out.numeric_detail = d;
+      return out;  // every level stays unknown
+    }
   }
   out.shapes = checked_shapes(orig, req.params);
   ShapeWork w{req, options, orig, rew, lo, lr, out};

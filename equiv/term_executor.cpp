@@ -73,6 +73,10 @@ void TermExecutor::write_opaque(const View& dst, const std::string& reason) {
   write_all(dst, [&](int64_t, int64_t) { return ts_.opaque(reason); });
 }
 
+void TermExecutor::opaque(const View& dst, std::string_view what) {
+  write_opaque(dst, std::string(what));
+}
+
 TermId TermExecutor::converted(TermId t, DType from, DType to) {
   // Same dtype: the bits move unchanged; otherwise through fp32 (exec_copy).
   return from == to ? t : ts_.round(to, t);

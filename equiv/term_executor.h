@@ -60,6 +60,8 @@ class TermExecutor final : public ValueObserver {
             const int64_t* steps) override;
   void memset(const View& dst, float value) override;
   void reciprocal(const View& dst, const View& src) override;
+  // The top-8 family and random draws are outside the term language: opaque terms.
+  void opaque(const View& dst, std::string_view what) override;
   void output(const Tensor& t, const uint8_t* base, int64_t elems) override;
 
  private:

@@ -489,6 +489,61 @@ class IsaProver {
     same_shape_rule(operand(i.dst, "destination"), src, "reciprocal");
   }
 
+  // The top-8 family: Rule::top8_values on every 8-value operand, Rule::top8_source_size on the
+  // data, as the interpreter checks them (exec_top8.cpp).
+  void top8_values_rule(const ViewTerms& v, const z3::expr& rows, const char* what) {
+    auto explain = [this, v, what](const z3::model& m) {
+      return std::string(what) + " '" + v.tensor->name + "' is " + shape_of(m, v) +
+             "; it must hold 8 values per partition";
+    };
+    decide(make(std::string(rule_info(Rule::top8_values).name), &v),
+           shape_is(ops(), v.rows, v.free, rows, ops().lit(kTop8Values)), explain,
+           Rule::top8_values);
+  }
+  void top8_source_rule(const ViewTerms& v, int64_t min_free) {
+    auto explain = [this, v, min_free](const z3::model& m) {
+      return "data '" + v.tensor->name + "' has " + num(val(m, v.free)) +
+             " elements per partition, outside [" + num(min_free) + ", " + num(kTop8MaxSource) +
+             "]";
+    };
+    decide(make(std::string(rule_info(Rule::top8_source_size).name), &v),
+           top8_source_size_ok(ops(), v.free, min_free), explain, Rule::top8_source_size);
+  }
+
+  void rules(const Max8& i) {
+    const ViewTerms src = operand(i.src, "source");
+    top8_source_rule(src, kTop8MinSource);
+    top8_values_rule(operand(i.dst, "destination"), src.rows, "max8 destination");
+  }
+
+  void rules(const FindIndex8& i) {
+    const ViewTerms vals = operand(i.vals, "vals");
+    const ViewTerms data = operand(i.data, "data");
+    top8_source_rule(data, kTop8MinSource);
+    top8_values_rule(vals, data.rows, "nc_find_index8 vals");
+    top8_values_rule(operand(i.dst, "destination"), data.rows, "nc_find_index8 destination");
+  }
+
+  void rules(const MatchReplace8& i) {
+    const ViewTerms vals = operand(i.vals, "vals");
+    const ViewTerms data = operand(i.data, "data");
+    const ViewTerms dst = operand(i.dst, "destination");
+    top8_source_rule(data, 1);
+    top8_values_rule(vals, data.rows, "nc_match_replace8 vals");
+    same_shape_rule(dst, data, "nc_match_replace8");
+    if (i.dst_idx) {
+      top8_values_rule(operand(*i.dst_idx, "dst_idx"), data.rows, "nc_match_replace8 dst_idx");
+    }
+  }
+
+  void rules(const Rand& i) { operand(i.dst, "destination"); }
+
+  void rules(const Dropout& i) {
+    const ViewTerms data = operand(i.data, "data");
+    column_operand(i.prob, "prob", data.rows);
+    same_shape_rule(operand(i.dst, "destination"), data, "dropout");
+  }
+
   // Rule::affine_pattern_int32: the pattern's largest magnitude over the view fits int32. The
   // step count matches the free dims by validation.
   void affine_pattern_rule(const ViewTerms& dst, const Expr& offset, int64_t cm,

@@ -326,6 +326,20 @@ int run_check(const CheckCommandOptions& given) {
       }
     }
     return r.pass ? kExitOk : kExitVerificationFailure;
+  } catch (const kernels::UnknownVerdict& e) {
+    // Neither PASS nor FAIL: the outputs depend on random draws the model cannot reproduce.
+    if (opts.json) {
+      nlohmann::json j;
+      j["kernel"] = src.label;
+      j["pass"] = false;
+      j["verdict"] = "unknown";
+      j["reason"] = e.what();
+      std::cout << j.dump(2) << "\n";
+    } else {
+      std::cout << "check " << src.label << " " << format_params(src.params) << "\n"
+                << "UNKNOWN: " << e.what() << "\n";
+    }
+    return kExitVerificationFailure;
   } catch (const InputError& e) {
     throw UsageError(src.label + ": " + e.message);
   } catch (const std::invalid_argument& e) {

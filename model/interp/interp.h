@@ -105,6 +105,15 @@ class Interpreter {
   void exec(int core, const Iota& i);
   void exec(int core, const Memset& i);
   void exec(int core, const Reciprocal& i);
+  // The top-8 family and the random draws (exec_top8.cpp).
+  void exec(int core, const Max8& i);
+  void exec(int core, const FindIndex8& i);
+  void exec(int core, const MatchReplace8& i);
+  void exec(int core, const Rand& i);
+  void exec(int core, const Dropout& i);
+  // The 8-value rule (Rule::top8_values) and the data size rule (Rule::top8_source_size).
+  void top8_values_shape(const Resolved& r, int64_t rows, const char* what);
+  void top8_source_size(const Resolved& r, int64_t min_free, const char* what);
   void record(int core, Engine engine, const std::vector<const Resolved*>& reads,
               const std::vector<const Resolved*>& writes, const EventSizes& sizes) {
     add_load(m_.cores[static_cast<size_t>(core)].load, engine, sizes.free_elems, hw_);

@@ -63,6 +63,9 @@ struct RunOptions {
   // initial 0xFF bytes (a NaN in every float dtype, -1 or the maximum in the integer ones) and
   // are counted in RunResult::unwritten_output_elements.
   bool allow_unwritten_outputs = false;
+  // The seed of the model's own random generator (nl.rand, nisa.dropout: model/semantics/
+  // random.h). The hardware's values are not reproducible; these are, for a given seed.
+  uint64_t random_seed = 0;
 };
 
 // The order of the `grid` cores within lockstep step `step` under RunOptions::schedule_seed

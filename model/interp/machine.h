@@ -26,6 +26,9 @@ struct CoreState {
   // iteration of each scope's loop began (model/compiler balances copies on the difference).
   EngineLoad load;
   std::vector<EngineLoad> load_at_iteration;
+  // Random instruction instances (rand, dropout) this core has run: each draws from its own
+  // stream of the model's generator (model/semantics/random.h).
+  uint64_t random_draws = 0;
 };
 
 struct Machine {

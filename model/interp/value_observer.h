@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string_view>
 
 #include "model/ir/program.h"
 #include "model/semantics/semantics.h"
@@ -49,6 +50,9 @@ struct ValueObserver {
                     const int64_t* steps) = 0;
   virtual void memset(const View& dst, float value) = 0;
   virtual void reciprocal(const View& dst, const View& src) = 0;
+  // An instruction whose values the observer does not model (the top-8 family, random draws):
+  // every element of dst gets a value the observer knows nothing about.
+  virtual void opaque(const View& dst, std::string_view what) = 0;
   // An output tensor after a run without a dynamic error, before it is handed to the caller.
   virtual void output(const Tensor& t, const uint8_t* base, int64_t elems) = 0;
 };

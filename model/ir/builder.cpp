@@ -244,7 +244,7 @@ void remap_instruction(Instruction& ins, const IdMaps& m) {
         remap_access(i.dst, m);
         if constexpr (std::is_same_v<T, DmaCopy> || std::is_same_v<T, Transpose> ||
                       std::is_same_v<T, TensorReduce> || std::is_same_v<T, TensorCopy> ||
-                      std::is_same_v<T, Reciprocal>) {
+                      std::is_same_v<T, Reciprocal> || std::is_same_v<T, Max8>) {
           remap_access(i.src, m);
         } else if constexpr (std::is_same_v<T, Matmul>) {
           remap_access(i.stationary, m);
@@ -270,7 +270,18 @@ void remap_instruction(Instruction& ins, const IdMaps& m) {
           remap_access(i.predicate, m);
         } else if constexpr (std::is_same_v<T, AffineSelect>) {
           remap_access(i.on_true, m);
-        } else if constexpr (std::is_same_v<T, Iota> || std::is_same_v<T, Memset>) {
+        } else if constexpr (std::is_same_v<T, FindIndex8>) {
+          remap_access(i.data, m);
+          remap_access(i.vals, m);
+        } else if constexpr (std::is_same_v<T, MatchReplace8>) {
+          remap_access(i.data, m);
+          remap_access(i.vals, m);
+          if (i.dst_idx) remap_access(*i.dst_idx, m);
+        } else if constexpr (std::is_same_v<T, Dropout>) {
+          remap_access(i.data, m);
+          remap_operand(i.prob, m);
+        } else if constexpr (std::is_same_v<T, Iota> || std::is_same_v<T, Memset> ||
+                             std::is_same_v<T, Rand>) {
           // dst only
         } else {
           static_assert(kDependentFalse<T>, "remap every access of the new instruction");

@@ -72,14 +72,25 @@ bool is_comparison(AluOp op) {
 }
 
 std::string_view op_name(const Instruction& ins) {
-  static constexpr std::array<std::string_view, 14> kNames = {
-      "dma_copy",      "matmul",
-      "transpose",     "activation",
-      "tensor_reduce", "tensor_scalar",
-      "tensor_tensor", "tensor_scalar_reduce",
-      "tensor_copy",   "tensor_copy_predicated",
-      "affine_select", "iota",
-      "memset",        "reciprocal"};
+  static constexpr std::array<std::string_view, 19> kNames = {"dma_copy",
+                                                              "matmul",
+                                                              "transpose",
+                                                              "activation",
+                                                              "tensor_reduce",
+                                                              "tensor_scalar",
+                                                              "tensor_tensor",
+                                                              "tensor_scalar_reduce",
+                                                              "tensor_copy",
+                                                              "tensor_copy_predicated",
+                                                              "affine_select",
+                                                              "iota",
+                                                              "memset",
+                                                              "reciprocal",
+                                                              "max8",
+                                                              "nc_find_index8",
+                                                              "nc_match_replace8",
+                                                              "rand",
+                                                              "dropout"};
   static_assert(kNames.size() == std::variant_size_v<Instruction>,
                 "every instruction needs a name");
   return kNames.at(ins.index());
@@ -100,7 +111,14 @@ EngineChoice engine_of(const Instruction& ins) {
                  [](const AffineSelect&) -> EngineChoice { return Engine::GpSimd; },
                  [](const Iota&) -> EngineChoice { return Engine::GpSimd; },
                  [](const Memset& m) -> EngineChoice { return m.engine; },
-                 [](const Reciprocal& r) -> EngineChoice { return r.engine; }},
+                 [](const Reciprocal& r) -> EngineChoice { return r.engine; },
+                 // ISA-OLD: max8, nc_find_index8, nc_match_replace8 and dropout run on the Vector
+                 // engine; random draws too (ISA-NEW rng: Vector on NeuronCore-v2).
+                 [](const Max8&) -> EngineChoice { return Engine::Vector; },
+                 [](const FindIndex8&) -> EngineChoice { return Engine::Vector; },
+                 [](const MatchReplace8&) -> EngineChoice { return Engine::Vector; },
+                 [](const Rand&) -> EngineChoice { return Engine::Vector; },
+                 [](const Dropout&) -> EngineChoice { return Engine::Vector; }},
       ins);
 }
 
@@ -115,6 +133,10 @@ std::vector<const Access*> written_accesses(const Instruction& ins) {
                    out.push_back(&t.dst);
                    out.push_back(&t.reduce_res);
                  },
+                 [&](const MatchReplace8& m) {
+                   out.push_back(&m.dst);
+                   if (m.dst_idx) out.push_back(&*m.dst_idx);
+                 },
                  [&](const auto& i) {
                    using T = std::decay_t<decltype(i)>;
                    if constexpr (std::is_same_v<T, DmaCopy> || std::is_same_v<T, Matmul> ||
@@ -123,7 +145,9 @@ std::vector<const Access*> written_accesses(const Instruction& ins) {
                                  std::is_same_v<T, TensorTensor> || std::is_same_v<T, TensorCopy> ||
                                  std::is_same_v<T, TensorCopyPredicated> ||
                                  std::is_same_v<T, AffineSelect> || std::is_same_v<T, Iota> ||
-                                 std::is_same_v<T, Memset> || std::is_same_v<T, Reciprocal>) {
+                                 std::is_same_v<T, Memset> || std::is_same_v<T, Reciprocal> ||
+                                 std::is_same_v<T, Max8> || std::is_same_v<T, FindIndex8> ||
+                                 std::is_same_v<T, Rand> || std::is_same_v<T, Dropout>) {
                      out.push_back(&i.dst);
                    } else {
                      static_assert(kDependentFalse<T>, "what does the new instruction write?");
@@ -169,9 +193,27 @@ std::vector<const Access*> read_accesses(const Instruction& ins) {
                    out.push_back(&i.dst);  // unselected elements keep dst's old value
                  },
                  [&](const AffineSelect& i) { out.push_back(&i.on_true); }, [&](const Iota&) {},
-                 [&](const Memset&) {}, [&](const Reciprocal& i) { out.push_back(&i.src); }},
+                 [&](const Memset&) {}, [&](const Reciprocal& i) { out.push_back(&i.src); },
+                 [&](const Max8& i) { out.push_back(&i.src); },
+                 [&](const FindIndex8& i) {
+                   out.push_back(&i.data);
+                   out.push_back(&i.vals);
+                 },
+                 [&](const MatchReplace8& i) {
+                   out.push_back(&i.data);
+                   out.push_back(&i.vals);
+                 },
+                 [&](const Rand&) {},
+                 [&](const Dropout& i) {
+                   out.push_back(&i.data);
+                   push_operand(i.prob, out);
+                 }},
       ins);
   return out;
+}
+
+bool draws_random_values(const Instruction& ins) {
+  return std::holds_alternative<Rand>(ins) || std::holds_alternative<Dropout>(ins);
 }
 
 }  // namespace ir

@@ -197,9 +197,50 @@ struct Reciprocal {  // dst = 1 / src in fp32
   bool operator==(const Reciprocal&) const = default;
 };
 
-using Instruction = std::variant<DmaCopy, Matmul, Transpose, Activation, TensorReduce, TensorScalar,
-                                 TensorTensor, TensorScalarReduce, TensorCopy, TensorCopyPredicated,
-                                 AffineSelect, Iota, Memset, Reciprocal>;
+// The top-8 family (ISA-OLD max8, nc_find_index8, nc_match_replace8; Vector engine): the free
+// dims of each partition are flattened row-major and compared in fp32. An "8-value" operand is
+// [P, 8] (its free dims hold 8 elements per partition).
+struct Max8 {  // dst[P,8] = the 8 largest source values of each partition, descending
+  Access dst, src;
+  bool operator==(const Max8&) const = default;
+};
+
+// dst[P,8] (uint16/uint32) = the flat index of the first occurrence of vals[p,k] in data[p,:].
+struct FindIndex8 {
+  Access dst, data, vals;
+  bool operator==(const FindIndex8&) const = default;
+};
+
+// dst = data with, for k = 0..7 in order, the first element still equal to vals[p,k] replaced
+// by imm; dst_idx[p,k] (when given) = that element's flat index.
+struct MatchReplace8 {
+  Access dst, data, vals;
+  Imm imm;
+  std::optional<Access> dst_idx;
+  bool operator==(const MatchReplace8&) const = default;
+};
+
+// Random values (nl.rand: uniform in [0, 1)). The hardware's generator cannot be reproduced, so
+// the interpreter draws from its own counter-based generator (model/semantics/random.h); the
+// program records that the values are random, and a verification verdict never rests on them
+// (draws_random_values).
+struct Rand {
+  Access dst;
+  bool operator==(const Rand&) const = default;
+};
+
+// nisa.dropout: dst = 0 where a uniform draw in [0, 1) is below the drop probability, else data
+// (no rescaling: ISA-OLD dropout documents none). prob: an immediate or a [P,1] column.
+struct Dropout {
+  Access dst, data;
+  Operand prob = Imm{0.0f};
+  bool operator==(const Dropout&) const = default;
+};
+
+using Instruction =
+    std::variant<DmaCopy, Matmul, Transpose, Activation, TensorReduce, TensorScalar, TensorTensor,
+                 TensorScalarReduce, TensorCopy, TensorCopyPredicated, AffineSelect, Iota, Memset,
+                 Reciprocal, Max8, FindIndex8, MatchReplace8, Rand, Dropout>;
 
 // For consumers that visit an Instruction with one generic lambda: `static_assert(
 // kDependentFalse<T>, ...)` in the last `if constexpr` branch makes a new instruction kind a
@@ -214,6 +255,9 @@ std::string_view op_name(const Instruction& ins);
 EngineChoice engine_of(const Instruction& ins);
 std::vector<const Access*> written_accesses(const Instruction& ins);
 std::vector<const Access*> read_accesses(const Instruction& ins);
+// Whether the instruction's values come from a random draw (rand, dropout): no run of it says
+// what the hardware computes, so no verification verdict may rest on its values.
+bool draws_random_values(const Instruction& ins);
 
 std::string_view alu_op_name(AluOp op);
 std::string_view act_func_name(ActFunc f);

@@ -102,6 +102,25 @@ void describe(I& i, V& v) {
     v.pos("dst", i.dst);
     v.pos("src", i.src);
     v.opt("engine", i.engine, d.engine);
+  } else if constexpr (std::is_same_v<T, Max8>) {
+    v.pos("dst", i.dst);
+    v.pos("src", i.src);
+  } else if constexpr (std::is_same_v<T, FindIndex8>) {
+    v.pos("dst", i.dst);
+    v.req("data", i.data);
+    v.req("vals", i.vals);
+  } else if constexpr (std::is_same_v<T, MatchReplace8>) {
+    v.pos("dst", i.dst);
+    v.req("data", i.data);
+    v.req("vals", i.vals);
+    v.show("imm", i.imm, d.imm);
+    v.opt("dst_idx", i.dst_idx, d.dst_idx);
+  } else if constexpr (std::is_same_v<T, Rand>) {
+    v.pos("dst", i.dst);
+  } else if constexpr (std::is_same_v<T, Dropout>) {
+    v.pos("dst", i.dst);
+    v.pos("data", i.data);
+    v.show("prob", i.prob, d.prob);
   } else {
     static_assert(sizeof(T) == 0, "every instruction needs a text-form description");
   }

@@ -528,6 +528,55 @@ class Validator {
     no_psum_on_gpsimd(s, i.engine, i.src, "source");
     no_psum_on_gpsimd(s, i.engine, i.dst, "destination");
   }
+  // The top-8 family and dropout (ISA-OLD max8, nc_find_index8, nc_match_replace8, dropout);
+  // their shape rules (8 values per partition, elements per partition) are Rule::top8_values and
+  // Rule::top8_source_size, checked per instance and proved by the solver.
+  void check_specific(const InstrStmt& s, const Max8& i, const std::vector<const Loop*>& loops) {
+    check_access(i.src, loops, s, "source");
+    require_on_chip(s, i.src, "source");
+    require_on_chip(s, i.dst, "destination");
+  }
+  void check_specific(const InstrStmt& s, const FindIndex8& i,
+                      const std::vector<const Loop*>& loops) {
+    check_access(i.data, loops, s, "data");
+    check_access(i.vals, loops, s, "vals");
+    require_on_chip(s, i.data, "data");
+    require_on_chip(s, i.vals, "vals");
+    require_on_chip(s, i.dst, "destination");
+    if (dt(i.dst) != DType::uint16 && dt(i.dst) != DType::uint32) {
+      fail_ins(s, "nc_find_index8 writes uint16 or uint32 indices (ISA-OLD nc_find_index8)");
+    }
+  }
+  void check_specific(const InstrStmt& s, const MatchReplace8& i,
+                      const std::vector<const Loop*>& loops) {
+    check_access(i.data, loops, s, "data");
+    check_access(i.vals, loops, s, "vals");
+    require_on_chip(s, i.data, "data");
+    require_on_chip(s, i.vals, "vals");
+    require_on_chip(s, i.dst, "destination");
+    if (i.dst_idx) require_on_chip(s, *i.dst_idx, "dst_idx");
+  }
+  void check_specific(const InstrStmt& s, const Rand& i, const std::vector<const Loop*>&) {
+    require_on_chip(s, i.dst, "destination");
+    if (!is_float(dt(i.dst))) fail_ins(s, "rand draws values in [0, 1): a float destination");
+  }
+  void check_specific(const InstrStmt& s, const Dropout& i, const std::vector<const Loop*>& loops) {
+    check_access(i.data, loops, s, "data");
+    require_on_chip(s, i.data, "data");
+    require_on_chip(s, i.dst, "destination");
+    check_operand(s, i.prob, loops, "prob", Engine::Vector);
+    if (is_integer(dt(i.data))) {
+      if (dt(i.dst) != dt(i.data)) {
+        fail_ins(s, "dropout of integer data keeps its dtype (ISA-OLD dropout)");
+      }
+      if (auto* a = std::get_if<Access>(&i.prob); a && dt(*a) != DType::fp32) {
+        fail_ins(s, "dropout of integer data takes an fp32 prob (ISA-OLD dropout)");
+      }
+    }
+    if (auto* a = std::get_if<Access>(&i.prob); a && !is_float(dt(*a))) {
+      fail_ins(s, "dropout's prob is a float (ISA-OLD dropout)");
+    }
+  }
 
   const Program& p_;
   std::set<SymbolId> param_syms_;

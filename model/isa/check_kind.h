@@ -24,6 +24,8 @@ enum class CheckKind : uint8_t {
   carried_dependency,  // an affine-loop iteration reads what another iteration of it wrote
   well_formed,  // a shape, size, loop range, grid or placement that cannot be evaluated at these
                 // params: a dimension < 1, arithmetic beyond int64, a negative trip count
+  undefined_result,  // values for which the ISA documents no result (nc_find_index8 or
+                     // nc_match_replace8 asked for a value the data does not hold)
 };
 
 std::string_view check_kind_name(CheckKind k);

@@ -60,6 +60,13 @@ constexpr std::array<Row, kNumRules> kRules = {{
     {Rule::scalar_tensor_copy,
      {"tensor_copy on the scalar engine", CheckKind::engine_rule,
       "ARCH3: ScalarE tensor_copy from NeuronCore-v3"}},
+    {Rule::top8_values,
+     {"8 values per partition [P, 8]", CheckKind::shape_rule,
+      "ISA-OLD max8, nc_find_index8, nc_match_replace8: exactly 8 elements per partition"}},
+    {Rule::top8_source_size,
+     {"top-8 data elements per partition", CheckKind::shape_rule,
+      "ISA-OLD max8, nc_find_index8: 8 to 16,384 elements per partition; nc_match_replace8: at "
+      "most 16,384"}},
     {Rule::buffer_partitions,
      {"buffer partitions", CheckKind::partition_rule, "ARCH2: 128 partitions per core"}},
 }};

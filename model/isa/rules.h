@@ -48,7 +48,9 @@ enum class Rule : uint8_t {
   reduce_dst_shape,         // tensor_reduce writes [P, product of the kept free dims]
   affine_pattern_int32,     // affine_select / iota pattern values fit int32
   scalar_tensor_copy,       // tensor_copy on the Scalar engine needs a generation that has it
-  buffer_partitions,        // an on-chip buffer spans at most the generation's partitions
+  top8_values,              // an 8-value operand of the top-8 family is [P, 8]
+  top8_source_size,   // the top-8 family's data: 8 (1 for match_replace8) to 16384 per partition
+  buffer_partitions,  // an on-chip buffer spans at most the generation's partitions
 };
 inline constexpr int kNumRules = static_cast<int>(Rule::buffer_partitions) + 1;
 
@@ -169,6 +171,18 @@ typename O::Int affine_pattern_magnitude(const O& o, const typename O::Int& offs
     m = m + o.abs(o.lit(steps[k])) * (sizes[k] - o.lit(1));
   }
   return m;
+}
+
+// The top-8 family (ISA-OLD max8, nc_find_index8, nc_match_replace8): 8 values per partition,
+// and the data's elements per partition within [kTop8MinSource, kTop8MaxSource] (max8,
+// nc_find_index8; nc_match_replace8 states the upper bound only, so its lower bound is 1).
+inline constexpr int64_t kTop8Values = 8;
+inline constexpr int64_t kTop8MinSource = 8;
+inline constexpr int64_t kTop8MaxSource = 16384;
+
+template <class O>
+typename O::Bool top8_source_size_ok(const O& o, const typename O::Int& free, int64_t min_free) {
+  return free >= o.lit(min_free) && free <= o.lit(kTop8MaxSource);
 }
 
 template <class O>

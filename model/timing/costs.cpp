@@ -177,6 +177,38 @@ double cost_ns(const CostTable& t, const Reciprocal&, const TraceEvent& ev, cons
   return elementwise_ns(t, ev, std::max(v.min_ii, 8 * v.n));
 }
 
+// The top-8 family: ISA-OLD (aws-neuron-sdk 0521004c) gives N Vector cycles for max8 and
+// nc_find_index8 (N: data elements per partition) and "min(MIN_II, N)" for nc_match_replace8,
+// read here as max(MIN_II, N): every other Vector formula of the page has max, and a minimum
+// would make a 16,384-element pass cost at most 64 cycles.
+double cost_ns(const CostTable& t, const Max8&, const TraceEvent& ev, const Trace& tr) {
+  const VectorInputs v(t, ev, tr);
+  return elementwise_ns(t, ev, v.n);
+}
+
+double cost_ns(const CostTable& t, const FindIndex8&, const TraceEvent& ev, const Trace& tr) {
+  const VectorInputs v(t, ev, tr);
+  return elementwise_ns(t, ev, v.n);
+}
+
+double cost_ns(const CostTable& t, const MatchReplace8&, const TraceEvent& ev, const Trace& tr) {
+  const VectorInputs v(t, ev, tr);
+  return elementwise_ns(t, ev, std::max(v.min_ii, v.n));
+}
+
+// dropout: max(MIN_II, N) Vector cycles (ISA-OLD dropout). nl.rand has no cost formula in either
+// ISA page (nor does ISA-NEW rng, its instruction); taken as one elementwise Vector pass, the
+// same max(MIN_II, N), an assumption listed in model/timing/README.md.
+double cost_ns(const CostTable& t, const Rand&, const TraceEvent& ev, const Trace& tr) {
+  const VectorInputs v(t, ev, tr);
+  return elementwise_ns(t, ev, std::max(v.min_ii, v.n));
+}
+
+double cost_ns(const CostTable& t, const Dropout&, const TraceEvent& ev, const Trace& tr) {
+  const VectorInputs v(t, ev, tr);
+  return elementwise_ns(t, ev, std::max(v.min_ii, v.n));
+}
+
 }  // namespace
 
 bool element_wise_dma(const TraceEvent& ev) {

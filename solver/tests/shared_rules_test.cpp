@@ -174,5 +174,48 @@ TEST(IsaRules, EveryRuleHasANameAKindAndASource) {
   }
 }
 
+// The top-8 rules have no generation limit to move: programs just inside and just outside them,
+// judged alike by the interpreter and the solver (whose counterexample replays).
+Program top8(int64_t data_free, int64_t vals_free) {
+  Builder b = builder("top8");
+  auto data = b.sbuf("data", DType::fp32, {128, data_free});
+  auto vals = b.sbuf("vals", DType::fp32, {128, vals_free});
+  auto idx = b.sbuf("idx", DType::uint32, {128, 8});
+  b.memset(data(), 1.0f);
+  b.emit(Max8{vals(), data()});
+  b.emit(FindIndex8{idx(), data(), vals()});
+  return b.finish();
+}
+
+TEST(IsaRules, Top8RulesInterpreterAndSolverAgree) {
+  const HwConfig& hw = hw_config_trn1();
+  struct Case {
+    int64_t data_free, vals_free;
+    std::optional<Rule> broken;
+  };
+  for (const Case& c :
+       {Case{8, 8, std::nullopt}, Case{16384, 8, std::nullopt}, Case{7, 8, Rule::top8_source_size},
+        Case{16385, 8, Rule::top8_source_size}, Case{64, 9, Rule::top8_values}}) {
+    SCOPED_TRACE(std::to_string(c.data_free) + " " + std::to_string(c.vals_free));
+    const Program p = top8(c.data_free, c.vals_free);
+    for (Rule r : {Rule::top8_source_size, Rule::top8_values}) {
+      const SolverVerdict v = prove_rule(p, hw, std::string(rule_info(r).name));
+      EXPECT_GE(v.obligations, 1u);
+      if (c.broken == r) {
+        EXPECT_LT(v.proved, v.obligations);
+        EXPECT_GE(v.reproduced, 1u);
+      } else {
+        EXPECT_EQ(v.proved, v.obligations);
+      }
+    }
+    const std::optional<CheckKind> err = run_error(p, hw);
+    if (c.broken) {
+      EXPECT_EQ(err, rule_info(*c.broken).kind);
+    } else {
+      EXPECT_EQ(err, std::nullopt);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ncv::solver

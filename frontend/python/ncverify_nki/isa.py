@@ -376,3 +376,6 @@ for _n in ("bn_stats", "bn_aggr", "local_gather", "nc_find_index8", "nc_match_re
            "exponential", "tensor_copy_dynamic_src", "tensor_copy_dynamic_dst", "rand2",
            "rng", "core_barrier", "sendrecv", "builtin"):
     globals()[_n] = unsupported(_n)
+
+# The top-8 family and dropout (isa_top8.py) replace their entries in the list above.
+from .isa_top8 import dropout, max8, nc_find_index8, nc_match_replace8  # noqa: E402,F401

@@ -528,6 +528,8 @@ for _n in ("where", "all_reduce", "rand", "random_seed", "dropout", "mean",
     globals()[_n] = unsupported(_n)
 
 from .launch import nc, spmd_dim  # noqa: E402,F401  (launch grid axes: launch.py)
+# The random calls (language_random.py) replace their entries in the list above.
+from .language_random import dropout, rand, random_seed  # noqa: E402,F401
 
 
 class _Limits:

@@ -145,6 +145,16 @@ Program all_features_program() {
         b.memset(t(), -std::numeric_limits<float>::quiet_NaN(), Engine::Vector);
         b.reciprocal(t(), t(), Engine::GpSimd);
         b.reciprocal(s(), s());
+        // the top-8 family (dst_idx given and not), random draws (prob immediate and column)
+        auto top = b.sbuf("top", DType::fp32, {128, 8});
+        auto idx = b.sbuf("idx", DType::uint32, {128, 8});
+        b.emit(Max8{top(), s()});
+        b.emit(FindIndex8{idx(), s(), top()});
+        b.emit(MatchReplace8{s(), s(), top(), Imm{-0.0f}, idx()});
+        b.emit(MatchReplace8{t(), t(), top(), Imm{1.5f}, std::nullopt});
+        b.emit(Rand{t()});
+        b.emit(Dropout{s(), s(), col()});
+        b.emit(Dropout{t(), t(), Imm{0.25f}});
         // core, indirect, strided HBM rows, program_id in an access
         b.dma_copy(g(), on_core(xt(), Expr::mod(Builder::program_id() + 1, 2)), 7);
         b.dma_copy(g(), indirect(cache({ds(j * 128, 128), all()}), 0, ids(), 0, 63), 2);
