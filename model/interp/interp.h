@@ -105,6 +105,10 @@ class Interpreter {
   void exec(int core, const Iota& i);
   void exec(int core, const Memset& i);
   void exec(int core, const Reciprocal& i);
+  void exec(int core, const TensorTensorScan& i);
+  void exec(int core, const TensorScalarCumulative& i);
+  void exec(int core, const BnStats& i);
+  void exec(int core, const BnAggr& i);
   void record(int core, Engine engine, const std::vector<const Resolved*>& reads,
               const std::vector<const Resolved*>& writes, const EventSizes& sizes) {
     add_load(m_.cores[static_cast<size_t>(core)].load, engine, sizes.free_elems, hw_);

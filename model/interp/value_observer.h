@@ -49,6 +49,16 @@ struct ValueObserver {
                     const int64_t* steps) = 0;
   virtual void memset(const View& dst, float value) = 0;
   virtual void reciprocal(const View& dst, const View& src) = 0;
+  virtual void tensor_tensor_scan(const View& dst, const View& src0, const View& src1,
+                                  const ScalarArg& initial, AluOp op0, AluOp op1, bool reverse0,
+                                  bool reverse1) = 0;
+  // `regs`: the Vector engine's accumulator registers of the source's partitions.
+  virtual void tensor_scalar_cumulative(const View& dst, const View& src, AluOp op0,
+                                        const ScalarArg& imm0, AluOp op1, ReduceCmd cmd,
+                                        const std::optional<ScalarArg>& imm1,
+                                        const float* regs) = 0;
+  virtual void bn_stats(const View& dst, const View& src) = 0;
+  virtual void bn_aggr(const View& dst, const View& src) = 0;
   // An output tensor after a run without a dynamic error, before it is handed to the caller.
   virtual void output(const Tensor& t, const uint8_t* base, int64_t elems) = 0;
 };

@@ -29,8 +29,8 @@ constexpr std::array<std::string_view, 20> kAluNames = {
 constexpr std::array<std::string_view, 14> kActNames = {
     "copy", "exp",    "log",  "relu",  "sigmoid",    "tanh", "gelu",
     "silu", "square", "sqrt", "rsqrt", "reciprocal", "sin",  "abs"};
-constexpr std::array<std::string_view, 4> kReduceCmdNames = {"idle", "reset", "reduce",
-                                                             "reset_reduce"};
+constexpr std::array<std::string_view, 5> kReduceCmdNames = {"idle", "reset", "reduce",
+                                                             "reset_reduce", "load_reduce"};
 constexpr std::array<std::string_view, 6> kCmpNames = {"eq", "ne", "lt", "le", "gt", "ge"};
 
 void push_operand(const Operand& o, std::vector<const Access*>& out) {
@@ -72,14 +72,18 @@ bool is_comparison(AluOp op) {
 }
 
 std::string_view op_name(const Instruction& ins) {
-  static constexpr std::array<std::string_view, 14> kNames = {
+  // clang-format off
+  static constexpr std::array<std::string_view, 18> kNames = {
       "dma_copy",      "matmul",
       "transpose",     "activation",
       "tensor_reduce", "tensor_scalar",
       "tensor_tensor", "tensor_scalar_reduce",
       "tensor_copy",   "tensor_copy_predicated",
       "affine_select", "iota",
-      "memset",        "reciprocal"};
+      "memset",        "reciprocal",
+      "tensor_tensor_scan", "tensor_scalar_cumulative",
+      "bn_stats", "bn_aggr"};
+  // clang-format on
   static_assert(kNames.size() == std::variant_size_v<Instruction>,
                 "every instruction needs a name");
   return kNames.at(ins.index());
@@ -100,7 +104,11 @@ EngineChoice engine_of(const Instruction& ins) {
                  [](const AffineSelect&) -> EngineChoice { return Engine::GpSimd; },
                  [](const Iota&) -> EngineChoice { return Engine::GpSimd; },
                  [](const Memset& m) -> EngineChoice { return m.engine; },
-                 [](const Reciprocal& r) -> EngineChoice { return r.engine; }},
+                 [](const Reciprocal& r) -> EngineChoice { return r.engine; },
+                 [](const TensorTensorScan&) -> EngineChoice { return Engine::Vector; },
+                 [](const TensorScalarCumulative&) -> EngineChoice { return Engine::Vector; },
+                 [](const BnStats&) -> EngineChoice { return Engine::Vector; },
+                 [](const BnAggr&) -> EngineChoice { return Engine::Vector; }},
       ins);
 }
 
@@ -123,7 +131,10 @@ std::vector<const Access*> written_accesses(const Instruction& ins) {
                                  std::is_same_v<T, TensorTensor> || std::is_same_v<T, TensorCopy> ||
                                  std::is_same_v<T, TensorCopyPredicated> ||
                                  std::is_same_v<T, AffineSelect> || std::is_same_v<T, Iota> ||
-                                 std::is_same_v<T, Memset> || std::is_same_v<T, Reciprocal>) {
+                                 std::is_same_v<T, Memset> || std::is_same_v<T, Reciprocal> ||
+                                 std::is_same_v<T, TensorTensorScan> ||
+                                 std::is_same_v<T, TensorScalarCumulative> ||
+                                 std::is_same_v<T, BnStats> || std::is_same_v<T, BnAggr>) {
                      out.push_back(&i.dst);
                    } else {
                      static_assert(kDependentFalse<T>, "what does the new instruction write?");
@@ -169,7 +180,19 @@ std::vector<const Access*> read_accesses(const Instruction& ins) {
                    out.push_back(&i.dst);  // unselected elements keep dst's old value
                  },
                  [&](const AffineSelect& i) { out.push_back(&i.on_true); }, [&](const Iota&) {},
-                 [&](const Memset&) {}, [&](const Reciprocal& i) { out.push_back(&i.src); }},
+                 [&](const Memset&) {}, [&](const Reciprocal& i) { out.push_back(&i.src); },
+                 [&](const TensorTensorScan& i) {
+                   out.push_back(&i.src0);
+                   out.push_back(&i.src1);
+                   push_operand(i.initial, out);
+                 },
+                 [&](const TensorScalarCumulative& i) {
+                   out.push_back(&i.src);
+                   push_operand(i.imm0, out);
+                   if (i.imm1) push_operand(*i.imm1, out);
+                 },
+                 [&](const BnStats& i) { out.push_back(&i.src); },
+                 [&](const BnAggr& i) { out.push_back(&i.src); }},
       ins);
   return out;
 }

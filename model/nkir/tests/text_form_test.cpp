@@ -145,6 +145,16 @@ Program all_features_program() {
         b.memset(t(), -std::numeric_limits<float>::quiet_NaN(), Engine::Vector);
         b.reciprocal(t(), t(), Engine::GpSimd);
         b.reciprocal(s(), s());
+        // scans: immediate and column initial values / immediates, reversed operands, load_reduce
+        b.emit(TensorTensorScan{s(), s(), acc({all(), ds(0, 128)}), Imm{-0.0f}, AluOp::multiply,
+                                AluOp::add, true, false});
+        b.emit(TensorTensorScan{t(), t(), t(), col(), AluOp::subtract, AluOp::max, false, true});
+        b.emit(TensorScalarCumulative{s(), s(), AluOp::add, col(), AluOp::multiply,
+                                      ReduceCmd::load_reduce, Operand{Imm{2.5f}}});
+        b.emit(TensorScalarCumulative{t(), t(), AluOp::subtract, Imm{1.0f}, AluOp::min,
+                                      ReduceCmd::reduce, std::nullopt});
+        b.emit(BnStats{t(), s()});
+        b.emit(BnAggr{r(), t()});
         // core, indirect, strided HBM rows, program_id in an access
         b.dma_copy(g(), on_core(xt(), Expr::mod(Builder::program_id() + 1, 2)), 7);
         b.dma_copy(g(), indirect(cache({ds(j * 128, 128), all()}), 0, ids(), 0, 63), 2);
