@@ -117,7 +117,8 @@ NKI_API = {
         "select_reduce", "sendrecv", "sequence_bounds", "tensor_copy", "tensor_copy_dynamic_dst",
         "tensor_copy_dynamic_src", "tensor_copy_predicated", "tensor_engine",
         "tensor_partition_reduce", "tensor_reduce", "tensor_scalar", "tensor_scalar_reduce",
-        "tensor_tensor", "tensor_tensor_scan", "unknown_engine", "vector_engine",
+        "tensor_tensor", "tensor_tensor_scan", "tensor_scalar_cumulative", "unknown_engine",
+        "vector_engine",
     ),
     "neuronxcc.nki.compiler": (
         "skip_middle_end_transformations", "force_auto_alloc", "enable_stack_allocator",
