@@ -93,6 +93,27 @@ class Runner(unittest.TestCase):
         self.assertEqual(got["test_wants_a_fixture"][0], "error")
         self.assertIn("tmp_path", got["test_wants_a_fixture"][1])
 
+    def test_a_failing_subtest_fails_its_test(self):
+        code, got = run_file('''
+            import unittest
+
+            class Cases(unittest.TestCase):
+                def test_sub(self):
+                    for rows in (128, 64):
+                        with self.subTest(rows=rows):
+                            x = np.ones((rows, 2), np.float32)
+                            self.assertEqual(negate(x).shape[0], 128)
+
+                def test_all_subtests_pass(self):
+                    for rows in (128, 64):
+                        with self.subTest(rows=rows):
+                            self.assertEqual(negate(np.ones((rows, 2), np.float32)).shape[0], rows)
+        ''')
+        self.assertEqual(code, 1)
+        self.assertEqual(got["Cases::test_sub"][0], "fail")
+        self.assertIn("case_test.py:", got["Cases::test_sub"][1])
+        self.assertEqual(got["Cases::test_all_subtests_pass"][0], "pass")
+
     def test_k_selects_and_a_clean_run_exits_zero(self):
         code, got = run_file('''
             def test_one():

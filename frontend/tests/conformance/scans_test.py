@@ -144,6 +144,31 @@ def cumulative_after_other_rows(src):
 
 
 @nki.jit
+def optional_start(src, start=None):
+    """A running sum from an optional [P, 1] argument, chosen with `if start:` (the truth of the
+    argument's handle, not of its values)."""
+    n, m = src.shape
+    out = nl.ndarray((n, m), dtype=nl.float32, buffer=nl.shared_hbm)
+    s = nl.load(src)
+    d = nl.ndarray((n, m), dtype=nl.float32, buffer=nl.sbuf)
+    if start:
+        nisa.tensor_scalar_cumulative(dst=d, src=s, op0=nl.add, op1=nl.add, imm0=0.0,
+                                      imm1=nl.load(start), reduce_cmd=nisa.reduce_cmd.load_reduce)
+    else:
+        nisa.tensor_scalar_cumulative(dst=d, src=s, op0=nl.add, op1=nl.add, imm0=0.0)
+    nl.store(out, value=d)
+    return out
+
+
+@nki.jit
+def branch_on_values(src):
+    s = nl.load(src)
+    out = nl.ndarray(src.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+    nl.store(out, value=nl.exp(s) if s else s)
+    return out
+
+
+@nki.jit
 def cumulative_with(src, mode):
     n, m = src.shape
     out = nl.ndarray((n, m), dtype=nl.float32, buffer=nl.shared_hbm)
@@ -250,6 +275,15 @@ class TensorScalarCumulative(unittest.TestCase):
     def test_reduce_across_column_blocks_of_one_tile(self):
         got = cumulative_after_other_rows(self.src)
         self.check(got, golden_cumulative(self.src, np.multiply, 2.0, np.add, 0.0))
+
+    def test_an_optional_argument_is_tested_by_its_handle_a_tile_is_not(self):
+        start = self.rng.uniform(-1.0, 1.0, (128, 1)).astype(np.float32)
+        self.check(optional_start(self.src, start),
+                   golden_cumulative(self.src, np.add, 0.0, np.add, start))
+        self.check(optional_start(self.src), golden_cumulative(self.src, np.add, 0.0, np.add, 0.0))
+        with self.assertRaises(KernelNotTraced) as caught:
+            branch_on_values(self.src)
+        self.assertIn("no truth value", str(caught.exception))
 
     def test_refusals_name_the_argument_at_the_kernel_line(self):
         for mode, words in (("idle", "reduce_cmd='idle' is not modelled"),
