@@ -335,6 +335,57 @@ void TermExecutor::reciprocal(const View& dst, const View& src) {
   });
 }
 
+// The scans as chains of fp32 ALU terms (model/semantics/scan.cpp): write_all visits each row's
+// elements in order, so the running term of row r is the previous element's.
+void TermExecutor::tensor_tensor_scan(const View& dst, const View& src0, const View& src1,
+                                      const ScalarArg& initial, AluOp op0, AluOp op1, bool reverse0,
+                                      bool reverse1) {
+  const int64_t rows = std::max<int64_t>(dst.rows, 0);
+  std::vector<TermId>& acc = buf_b_;
+  acc.resize(static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r) acc[r] = scalar(initial, r);
+  write_all(dst, [&](int64_t r, int64_t f) {
+    const TermId a = read(src0, r, f), b = read(src1, r, f);
+    const TermId x = reverse0 ? ts_.alu(op0, acc[r], a) : ts_.alu(op0, a, acc[r]);
+    acc[r] = reverse1 ? ts_.alu(op1, b, x) : ts_.alu(op1, x, b);
+    return ts_.round(dst.dtype, acc[r]);
+  });
+}
+
+void TermExecutor::tensor_scalar_cumulative(const View& dst, const View& src, AluOp op0,
+                                            const ScalarArg& imm0, AluOp op1, ReduceCmd cmd,
+                                            const std::optional<ScalarArg>& imm1,
+                                            const float* regs) {
+  const int64_t rows = std::max<int64_t>(dst.rows, 0);
+  std::vector<TermId>& acc = buf_b_;
+  acc.resize(static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r) {
+    if (cmd == ReduceCmd::load_reduce && imm1) {
+      acc[r] = scalar(*imm1, r);
+    } else if (cmd == ReduceCmd::reduce) {
+      acc[r] = reg(regs, r);
+    } else {
+      acc[r] = ts_.constant_f32(reduction_identity(op1));
+    }
+  }
+  write_all(dst, [&](int64_t r, int64_t f) {
+    acc[r] = ts_.alu(op1, ts_.alu(op0, read(src, r, f), scalar(imm0, r)), acc[r]);
+    return ts_.round(dst.dtype, acc[r]);
+  });
+  for (int64_t r = 0; r < rows; ++r) {
+    store(reinterpret_cast<const uint8_t*>(regs + r), DType::fp32, acc[r]);
+  }
+}
+
+// The statistics are outside the term language (counts, a division by a count, two passes).
+void TermExecutor::bn_stats(const View& dst, const View&) {
+  write_opaque(dst, "bn_stats");
+}
+
+void TermExecutor::bn_aggr(const View& dst, const View&) {
+  write_opaque(dst, "bn_aggr");
+}
+
 void TermExecutor::output(const Tensor& t, const uint8_t* base, int64_t elems) {
   const size_t size = dtype_size(t.dtype);
   std::vector<TermId>& terms = outputs_[t.name];

@@ -60,6 +60,14 @@ class TermExecutor final : public ValueObserver {
             const int64_t* steps) override;
   void memset(const View& dst, float value) override;
   void reciprocal(const View& dst, const View& src) override;
+  void tensor_tensor_scan(const View& dst, const View& src0, const View& src1,
+                          const ScalarArg& initial, AluOp op0, AluOp op1, bool reverse0,
+                          bool reverse1) override;
+  void tensor_scalar_cumulative(const View& dst, const View& src, AluOp op0, const ScalarArg& imm0,
+                                AluOp op1, ReduceCmd cmd, const std::optional<ScalarArg>& imm1,
+                                const float* regs) override;
+  void bn_stats(const View& dst, const View& src) override;
+  void bn_aggr(const View& dst, const View& src) override;
   // The top-8 family and random draws are outside the term language: opaque terms.
   void opaque(const View& dst, std::string_view what) override;
   void output(const Tensor& t, const uint8_t* base, int64_t elems) override;

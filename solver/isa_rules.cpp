@@ -544,6 +544,53 @@ class IsaProver {
     same_shape_rule(operand(i.dst, "destination"), data, "dropout");
   }
 
+  void rules(const TensorTensorScan& i) {
+    const ViewTerms a = operand(i.src0, "src0");
+    const ViewTerms b = operand(i.src1, "src1");
+    column_operand(i.initial, "initial", a.rows);
+    const ViewTerms dst = operand(i.dst, "destination");
+    same_shape_rule(a, b, "tensor_tensor_scan inputs");
+    same_shape_rule(dst, a, "tensor_tensor_scan");
+  }
+
+  void rules(const TensorScalarCumulative& i) {
+    const ViewTerms src = operand(i.src, "source");
+    column_operand(i.imm0, "imm0", src.rows);
+    if (i.imm1) column_operand(*i.imm1, "imm1", src.rows);
+    same_shape_rule(operand(i.dst, "destination"), src, "tensor_scalar_cumulative");
+  }
+
+  // bn_stats reads at most 512 elements per partition and writes [P, 6]; bn_aggr reads whole
+  // (count, mean, variance * count) triples and writes [P, 2] (exec_stats.cpp, the same rules).
+  void rules(const BnStats& i) {
+    const ViewTerms src = operand(i.src, "source");
+    const ViewTerms dst = operand(i.dst, "destination");
+    limit_rule(Rule::free_size, src, src.free, kBnStatsMaxFree, "bn_stats elements per partition");
+    stats_dst_rule(dst, src, 6, "bn_stats");
+  }
+
+  void rules(const BnAggr& i) {
+    const ViewTerms src = operand(i.src, "source");
+    const ViewTerms dst = operand(i.dst, "destination");
+    auto explain = [this, src](const z3::model& m) {
+      return "bn_aggr reads " + num(val(m, src.free)) +
+             " elements per partition, not whole triples";
+    };
+    decide(make("bn_aggr input holds whole (count, mean, m2) triples", &src), src.free % 3 == 0,
+           explain, Rule::free_size);
+    stats_dst_rule(dst, src, 2, "bn_aggr");
+  }
+
+  void stats_dst_rule(const ViewTerms& dst, const ViewTerms& src, int64_t cols, const char* op) {
+    auto explain = [this, dst, src, cols, op](const z3::model& m) {
+      return std::string(op) + " writes [" + num(val(m, src.rows)) + ", " + num(cols) + "] but '" +
+             dst.tensor->name + "' is " + shape_of(m, dst);
+    };
+    decide(make(std::string(op) + " destination is [P, " + std::to_string(cols) + "]", &dst),
+           shape_is(ops(), dst.rows, dst.free, src.rows, ops().lit(cols)), explain,
+           Rule::reduce_dst_shape);
+  }
+
   // Rule::affine_pattern_int32: the pattern's largest magnitude over the view fits int32. The
   // step count matches the free dims by validation.
   void affine_pattern_rule(const ViewTerms& dst, const Expr& offset, int64_t cm,

@@ -24,7 +24,11 @@
 //     reduce_res, "operand shapes match (...)"; tensor_tensor, tensor_copy(_predicated),
 //     affine_select, reciprocal: "operand shapes match (...)"; tensor_reduce: "tensor_reduce
 //     destination is [P, kept]"; affine_select, iota: "affine pattern fits int32" (the
-//     interpreter's bound |offset| + |cm| (rows-1) + sum |step_k| (size_k-1)) (all shape_rule);
+//     interpreter's bound |offset| + |cm| (rows-1) + sum |step_k| (size_k-1)); tensor_tensor_scan,
+//     tensor_scalar_cumulative: "operand shapes match (...)" and "per-partition column [P,1]" for
+//     initial / imm0 / imm1; bn_stats: "free size <= 512" and "bn_stats destination is [P, 6]";
+//     bn_aggr: whole (count, mean, m2) triples in, "bn_aggr destination is [P, 2]" (all
+//     shape_rule);
 //   - rules of the generation no param changes (engine_rule): "matmul into bf16 PSUM" (trn3
 //     only), "tensor_copy on the scalar engine" (trn2 on): refuted at the smallest params that
 //     reach the instruction.

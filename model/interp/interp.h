@@ -105,6 +105,10 @@ class Interpreter {
   void exec(int core, const Iota& i);
   void exec(int core, const Memset& i);
   void exec(int core, const Reciprocal& i);
+  void exec(int core, const TensorTensorScan& i);
+  void exec(int core, const TensorScalarCumulative& i);
+  void exec(int core, const BnStats& i);
+  void exec(int core, const BnAggr& i);
   // The top-8 family and the random draws (exec_top8.cpp).
   void exec(int core, const Max8& i);
   void exec(int core, const FindIndex8& i);

@@ -20,6 +20,7 @@ inline namespace interp {
 struct CoreState {
   HostMemory sbuf, psum;
   std::vector<float> act_regs;  // Scalar-engine accumulator registers, one per partition
+  std::vector<float> vec_regs;  // Vector-engine accumulator registers (tensor_scalar_cumulative)
   Env env;
   std::vector<int64_t> scope_iteration;  // iteration index of each open scope's loop
   // The compiler's Vector/Scalar workload estimate so far, and its value when the current

@@ -49,6 +49,16 @@ struct ValueObserver {
   virtual void iota(const View& dst, int64_t offset, int64_t channel_multiplier,
                     const int64_t* steps) = 0;
   virtual void memset(const View& dst, float value) = 0;
+  virtual void tensor_tensor_scan(const View& dst, const View& src0, const View& src1,
+                                  const ScalarArg& initial, AluOp op0, AluOp op1, bool reverse0,
+                                  bool reverse1) = 0;
+  // `regs`: the Vector engine's accumulator registers of the source's partitions.
+  virtual void tensor_scalar_cumulative(const View& dst, const View& src, AluOp op0,
+                                        const ScalarArg& imm0, AluOp op1, ReduceCmd cmd,
+                                        const std::optional<ScalarArg>& imm1,
+                                        const float* regs) = 0;
+  virtual void bn_stats(const View& dst, const View& src) = 0;
+  virtual void bn_aggr(const View& dst, const View& src) = 0;
   virtual void reciprocal(const View& dst, const View& src) = 0;
   // An instruction whose values the observer does not model (the top-8 family, random draws):
   // every element of dst gets a value the observer knows nothing about.

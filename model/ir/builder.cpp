@@ -244,7 +244,8 @@ void remap_instruction(Instruction& ins, const IdMaps& m) {
         remap_access(i.dst, m);
         if constexpr (std::is_same_v<T, DmaCopy> || std::is_same_v<T, Transpose> ||
                       std::is_same_v<T, TensorReduce> || std::is_same_v<T, TensorCopy> ||
-                      std::is_same_v<T, Reciprocal> || std::is_same_v<T, Max8>) {
+                      std::is_same_v<T, Reciprocal> || std::is_same_v<T, Max8> ||
+                      std::is_same_v<T, BnStats> || std::is_same_v<T, BnAggr>) {
           remap_access(i.src, m);
         } else if constexpr (std::is_same_v<T, Matmul>) {
           remap_access(i.stationary, m);
@@ -270,6 +271,14 @@ void remap_instruction(Instruction& ins, const IdMaps& m) {
           remap_access(i.predicate, m);
         } else if constexpr (std::is_same_v<T, AffineSelect>) {
           remap_access(i.on_true, m);
+        } else if constexpr (std::is_same_v<T, TensorTensorScan>) {
+          remap_access(i.src0, m);
+          remap_access(i.src1, m);
+          remap_operand(i.initial, m);
+        } else if constexpr (std::is_same_v<T, TensorScalarCumulative>) {
+          remap_access(i.src, m);
+          remap_operand(i.imm0, m);
+          if (i.imm1) remap_operand(*i.imm1, m);
         } else if constexpr (std::is_same_v<T, FindIndex8>) {
           remap_access(i.data, m);
           remap_access(i.vals, m);

@@ -29,8 +29,8 @@ constexpr std::array<std::string_view, 20> kAluNames = {
 constexpr std::array<std::string_view, 14> kActNames = {
     "copy", "exp",    "log",  "relu",  "sigmoid",    "tanh", "gelu",
     "silu", "square", "sqrt", "rsqrt", "reciprocal", "sin",  "abs"};
-constexpr std::array<std::string_view, 4> kReduceCmdNames = {"idle", "reset", "reduce",
-                                                             "reset_reduce"};
+constexpr std::array<std::string_view, 5> kReduceCmdNames = {"idle", "reset", "reduce",
+                                                             "reset_reduce", "load_reduce"};
 constexpr std::array<std::string_view, 6> kCmpNames = {"eq", "ne", "lt", "le", "gt", "ge"};
 
 void push_operand(const Operand& o, std::vector<const Access*>& out) {
@@ -72,25 +72,21 @@ bool is_comparison(AluOp op) {
 }
 
 std::string_view op_name(const Instruction& ins) {
-  static constexpr std::array<std::string_view, 19> kNames = {"dma_copy",
-                                                              "matmul",
-                                                              "transpose",
-                                                              "activation",
-                                                              "tensor_reduce",
-                                                              "tensor_scalar",
-                                                              "tensor_tensor",
-                                                              "tensor_scalar_reduce",
-                                                              "tensor_copy",
-                                                              "tensor_copy_predicated",
-                                                              "affine_select",
-                                                              "iota",
-                                                              "memset",
-                                                              "reciprocal",
-                                                              "max8",
-                                                              "nc_find_index8",
-                                                              "nc_match_replace8",
-                                                              "rand",
-                                                              "dropout"};
+  // clang-format off
+  static constexpr std::array<std::string_view, 23> kNames = {
+      "dma_copy",      "matmul",
+      "transpose",     "activation",
+      "tensor_reduce", "tensor_scalar",
+      "tensor_tensor", "tensor_scalar_reduce",
+      "tensor_copy",   "tensor_copy_predicated",
+      "affine_select", "iota",
+      "memset",        "reciprocal",
+      "max8",          "nc_find_index8",
+      "nc_match_replace8", "rand",
+      "dropout",
+      "tensor_tensor_scan", "tensor_scalar_cumulative",
+      "bn_stats", "bn_aggr"};
+  // clang-format on
   static_assert(kNames.size() == std::variant_size_v<Instruction>,
                 "every instruction needs a name");
   return kNames.at(ins.index());
@@ -118,7 +114,11 @@ EngineChoice engine_of(const Instruction& ins) {
                  [](const FindIndex8&) -> EngineChoice { return Engine::Vector; },
                  [](const MatchReplace8&) -> EngineChoice { return Engine::Vector; },
                  [](const Rand&) -> EngineChoice { return Engine::Vector; },
-                 [](const Dropout&) -> EngineChoice { return Engine::Vector; }},
+                 [](const Dropout&) -> EngineChoice { return Engine::Vector; },
+                 [](const TensorTensorScan&) -> EngineChoice { return Engine::Vector; },
+                 [](const TensorScalarCumulative&) -> EngineChoice { return Engine::Vector; },
+                 [](const BnStats&) -> EngineChoice { return Engine::Vector; },
+                 [](const BnAggr&) -> EngineChoice { return Engine::Vector; }},
       ins);
 }
 
@@ -147,7 +147,10 @@ std::vector<const Access*> written_accesses(const Instruction& ins) {
                                  std::is_same_v<T, AffineSelect> || std::is_same_v<T, Iota> ||
                                  std::is_same_v<T, Memset> || std::is_same_v<T, Reciprocal> ||
                                  std::is_same_v<T, Max8> || std::is_same_v<T, FindIndex8> ||
-                                 std::is_same_v<T, Rand> || std::is_same_v<T, Dropout>) {
+                                 std::is_same_v<T, Rand> || std::is_same_v<T, Dropout> ||
+                                 std::is_same_v<T, TensorTensorScan> ||
+                                 std::is_same_v<T, TensorScalarCumulative> ||
+                                 std::is_same_v<T, BnStats> || std::is_same_v<T, BnAggr>) {
                      out.push_back(&i.dst);
                    } else {
                      static_assert(kDependentFalse<T>, "what does the new instruction write?");
@@ -159,56 +162,69 @@ std::vector<const Access*> written_accesses(const Instruction& ins) {
 
 std::vector<const Access*> read_accesses(const Instruction& ins) {
   std::vector<const Access*> out;
-  std::visit(
-      Overloaded{[&](const DmaCopy& i) { out.push_back(&i.src); },
-                 [&](const Matmul& i) {
-                   out.push_back(&i.stationary);
-                   out.push_back(&i.moving);
-                   if (i.accumulate) out.push_back(&i.dst);
-                 },
-                 [&](const Transpose& i) { out.push_back(&i.src); },
-                 [&](const Activation& i) {
-                   out.push_back(&i.src);
-                   push_operand(i.scale, out);
-                   if (i.bias) push_operand(*i.bias, out);
-                 },
-                 [&](const TensorReduce& i) { out.push_back(&i.src); },
-                 [&](const TensorScalar& i) {
-                   out.push_back(&i.src);
-                   push_operand(i.operand0, out);
-                   if (i.op1) push_operand(i.operand1, out);
-                 },
-                 [&](const TensorTensor& i) {
-                   out.push_back(&i.src0);
-                   out.push_back(&i.src1);
-                 },
-                 [&](const TensorScalarReduce& i) {
-                   out.push_back(&i.src);
-                   push_operand(i.operand0, out);
-                 },
-                 [&](const TensorCopy& i) { out.push_back(&i.src); },
-                 [&](const TensorCopyPredicated& i) {
-                   push_operand(i.src, out);
-                   out.push_back(&i.predicate);
-                   out.push_back(&i.dst);  // unselected elements keep dst's old value
-                 },
-                 [&](const AffineSelect& i) { out.push_back(&i.on_true); }, [&](const Iota&) {},
-                 [&](const Memset&) {}, [&](const Reciprocal& i) { out.push_back(&i.src); },
-                 [&](const Max8& i) { out.push_back(&i.src); },
-                 [&](const FindIndex8& i) {
-                   out.push_back(&i.data);
-                   out.push_back(&i.vals);
-                 },
-                 [&](const MatchReplace8& i) {
-                   out.push_back(&i.data);
-                   out.push_back(&i.vals);
-                 },
-                 [&](const Rand&) {},
-                 [&](const Dropout& i) {
-                   out.push_back(&i.data);
-                   push_operand(i.prob, out);
-                 }},
-      ins);
+  std::visit(Overloaded{[&](const DmaCopy& i) { out.push_back(&i.src); },
+                        [&](const Matmul& i) {
+                          out.push_back(&i.stationary);
+                          out.push_back(&i.moving);
+                          if (i.accumulate) out.push_back(&i.dst);
+                        },
+                        [&](const Transpose& i) { out.push_back(&i.src); },
+                        [&](const Activation& i) {
+                          out.push_back(&i.src);
+                          push_operand(i.scale, out);
+                          if (i.bias) push_operand(*i.bias, out);
+                        },
+                        [&](const TensorReduce& i) { out.push_back(&i.src); },
+                        [&](const TensorScalar& i) {
+                          out.push_back(&i.src);
+                          push_operand(i.operand0, out);
+                          if (i.op1) push_operand(i.operand1, out);
+                        },
+                        [&](const TensorTensor& i) {
+                          out.push_back(&i.src0);
+                          out.push_back(&i.src1);
+                        },
+                        [&](const TensorScalarReduce& i) {
+                          out.push_back(&i.src);
+                          push_operand(i.operand0, out);
+                        },
+                        [&](const TensorCopy& i) { out.push_back(&i.src); },
+                        [&](const TensorCopyPredicated& i) {
+                          push_operand(i.src, out);
+                          out.push_back(&i.predicate);
+                          out.push_back(&i.dst);  // unselected elements keep dst's old value
+                        },
+                        [&](const AffineSelect& i) { out.push_back(&i.on_true); },
+                        [&](const Iota&) {},
+                        [&](const Memset&) {},
+                        [&](const Reciprocal& i) { out.push_back(&i.src); },
+                        [&](const Max8& i) { out.push_back(&i.src); },
+                        [&](const FindIndex8& i) {
+                          out.push_back(&i.data);
+                          out.push_back(&i.vals);
+                        },
+                        [&](const MatchReplace8& i) {
+                          out.push_back(&i.data);
+                          out.push_back(&i.vals);
+                        },
+                        [&](const Rand&) {},
+                        [&](const Dropout& i) {
+                          out.push_back(&i.data);
+                          push_operand(i.prob, out);
+                        },
+                        [&](const TensorTensorScan& i) {
+                          out.push_back(&i.src0);
+                          out.push_back(&i.src1);
+                          push_operand(i.initial, out);
+                        },
+                        [&](const TensorScalarCumulative& i) {
+                          out.push_back(&i.src);
+                          push_operand(i.imm0, out);
+                          if (i.imm1) push_operand(*i.imm1, out);
+                        },
+                        [&](const BnStats& i) { out.push_back(&i.src); },
+                        [&](const BnAggr& i) { out.push_back(&i.src); }},
+             ins);
   return out;
 }
 

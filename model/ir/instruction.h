@@ -61,8 +61,9 @@ enum class ActFunc : uint8_t {
   abs,
 };
 
-// Activation accumulator register control (ISA-NEW activation).
-enum class ReduceCmd : uint8_t { idle, reset, reduce, reset_reduce };
+// Accumulator register control (nisa.reduce_cmd). activation takes idle/reset/reduce/reset_reduce;
+// load_reduce (load a value, then accumulate) exists for tensor_scalar_cumulative only.
+enum class ReduceCmd : uint8_t { idle, reset, reduce, reset_reduce, load_reduce };
 
 enum class CmpOp : uint8_t { eq, ne, lt, le, gt, ge };
 
@@ -237,10 +238,50 @@ struct Dropout {
   bool operator==(const Dropout&) const = default;
 };
 
+// Scans along each partition's free elements (row-major), in fp32 (model/semantics/scan.cpp).
+// tensor_tensor_scan: acc = initial; per element acc = op1(op0(src0, acc), src1), dst = acc;
+// reverse0 gives op0(acc, src0), reverse1 op1(src1, x). initial: immediate or [P,1] column.
+struct TensorTensorScan {
+  Access dst, src0, src1;
+  Operand initial = Imm{0.0f};
+  AluOp op0 = AluOp::multiply;
+  AluOp op1 = AluOp::add;
+  bool reverse0 = false;
+  bool reverse1 = false;
+  bool operator==(const TensorTensorScan&) const = default;
+};
+
+// tensor_scalar_cumulative: the Vector engine's accumulator register of each partition starts
+// as reduce_cmd says (reset_reduce: op1's identity, reduce: its value, load_reduce: imm1), then
+// per element reg = op1(op0(src, imm0), reg) and dst = reg. imm0/imm1: immediate or [P,1] fp32.
+struct TensorScalarCumulative {
+  Access dst, src;
+  AluOp op0 = AluOp::add;
+  Operand imm0 = Imm{0.0f};
+  AluOp op1 = AluOp::add;
+  ReduceCmd reduce_cmd = ReduceCmd::reset_reduce;
+  std::optional<Operand> imm1;  // exactly when reduce_cmd is load_reduce
+  bool operator==(const TensorScalarCumulative&) const = default;
+};
+
+// Per-partition statistics in fp32 (model/semantics/bn_stats.cpp). bn_stats: src holds at most
+// 512 elements per partition; dst [P, 6] = (count, mean, variance * count) of the even-indexed
+// elements (row-major), then of the odd-indexed ones. bn_aggr: src [P, 3k] holds k such triples;
+// dst [P, 2] = (mean, variance) of all the elements they describe.
+struct BnStats {
+  Access dst, src;
+  bool operator==(const BnStats&) const = default;
+};
+struct BnAggr {
+  Access dst, src;
+  bool operator==(const BnAggr&) const = default;
+};
+
 using Instruction =
     std::variant<DmaCopy, Matmul, Transpose, Activation, TensorReduce, TensorScalar, TensorTensor,
                  TensorScalarReduce, TensorCopy, TensorCopyPredicated, AffineSelect, Iota, Memset,
-                 Reciprocal, Max8, FindIndex8, MatchReplace8, Rand, Dropout>;
+                 Reciprocal, Max8, FindIndex8, MatchReplace8, Rand, Dropout, TensorTensorScan,
+                 TensorScalarCumulative, BnStats, BnAggr>;
 
 // For consumers that visit an Instruction with one generic lambda: `static_assert(
 // kDependentFalse<T>, ...)` in the last `if constexpr` branch makes a new instruction kind a

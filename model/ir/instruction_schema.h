@@ -102,6 +102,26 @@ void describe(I& i, V& v) {
     v.pos("dst", i.dst);
     v.pos("src", i.src);
     v.opt("engine", i.engine, d.engine);
+  } else if constexpr (std::is_same_v<T, TensorTensorScan>) {
+    v.pos("dst", i.dst);
+    v.pos("src0", i.src0);
+    v.pos("src1", i.src1);
+    v.show("initial", i.initial, d.initial);
+    v.show("op0", i.op0, d.op0);
+    v.show("op1", i.op1, d.op1);
+    v.opt("reverse0", i.reverse0, d.reverse0);
+    v.opt("reverse1", i.reverse1, d.reverse1);
+  } else if constexpr (std::is_same_v<T, TensorScalarCumulative>) {
+    v.pos("dst", i.dst);
+    v.pos("src", i.src);
+    v.show("op0", i.op0, d.op0);
+    v.show("imm0", i.imm0, d.imm0);
+    v.show("op1", i.op1, d.op1);
+    v.show("reduce_cmd", i.reduce_cmd, d.reduce_cmd);
+    v.opt("imm1", i.imm1, d.imm1);
+  } else if constexpr (std::is_same_v<T, BnStats> || std::is_same_v<T, BnAggr>) {
+    v.pos("dst", i.dst);
+    v.pos("src", i.src);
   } else if constexpr (std::is_same_v<T, Max8>) {
     v.pos("dst", i.dst);
     v.pos("src", i.src);

@@ -401,6 +401,9 @@ class Validator {
     check_operand(s, i.scale, loops, "scale", Engine::Scalar);
     if (i.bias) check_operand(s, *i.bias, loops, "bias", Engine::Scalar);
     if (i.reduce_res) require_on_chip(s, *i.reduce_res, "reduce_res");
+    if (i.reduce_cmd == ReduceCmd::load_reduce) {
+      fail_ins(s, "activation's accumulator takes idle, reset, reduce or reset_reduce");
+    }
   }
   void check_specific(const InstrStmt& s, const TensorReduce& i,
                       const std::vector<const Loop*>& loops) {
@@ -576,6 +579,66 @@ class Validator {
     if (auto* a = std::get_if<Access>(&i.prob); a && !is_float(dt(*a))) {
       fail_ins(s, "dropout's prob is a float (ISA-OLD dropout)");
     }
+  }
+  // nisa.tensor_tensor_scan (NKI API reference): Vector engine; data0 and data1 not both in
+  // PSUM; op0/op1 arithmetic operators (the engine computes in fp32).
+  void check_specific(const InstrStmt& s, const TensorTensorScan& i,
+                      const std::vector<const Loop*>& loops) {
+    check_access(i.src0, loops, s, "src0");
+    check_access(i.src1, loops, s, "src1");
+    for (const Access* a : {&i.src0, &i.src1, &i.dst}) require_on_chip(s, *a, "operand");
+    if (mem(i.src0) == Memory::PSUM && mem(i.src1) == Memory::PSUM) {
+      fail_ins(s, "tensor_tensor_scan inputs cannot both be in PSUM (nki.isa.tensor_tensor_scan)");
+    }
+    check_operand(s, i.initial, loops, "initial", Engine::Vector);
+    if (is_bitwise(i.op0) || is_bitwise(i.op1)) {
+      fail_ins(s, "tensor_tensor_scan takes arithmetic operators (nki.isa.tensor_tensor_scan)");
+    }
+  }
+  // nisa.tensor_scalar_cumulative (NKI API reference): op0 arithmetic; op1 add, subtract,
+  // multiply, max or min; src/dst not 32-bit integers; imm0/imm1 fp32; the accumulator starts by
+  // reset_reduce, reduce or load_reduce, and imm1 is the value load_reduce loads.
+  void check_specific(const InstrStmt& s, const TensorScalarCumulative& i,
+                      const std::vector<const Loop*>& loops) {
+    check_access(i.src, loops, s, "source");
+    require_on_chip(s, i.src, "source");
+    require_on_chip(s, i.dst, "destination");
+    for (const Access* a : {&i.src, &i.dst}) {
+      if (dt(*a) == DType::int32 || dt(*a) == DType::uint32) {
+        fail_ins(s, "tensor_scalar_cumulative has no int32/uint32 input or output (ISA limit)");
+      }
+    }
+    check_operand(s, i.imm0, loops, "imm0", Engine::Vector);
+    if (i.imm1) check_operand(s, *i.imm1, loops, "imm1", Engine::Vector);
+    for (const Operand* o : {&i.imm0, i.imm1 ? &*i.imm1 : nullptr}) {
+      const auto* a = o ? std::get_if<Access>(o) : nullptr;
+      if (a && dt(*a) != DType::fp32) fail_ins(s, "imm0/imm1 must be fp32");
+    }
+    if (is_bitwise(i.op0)) fail_ins(s, "tensor_scalar_cumulative's op0 must be arithmetic");
+    static const std::set<AluOp> kOps = {AluOp::add, AluOp::subtract, AluOp::multiply, AluOp::max,
+                                         AluOp::min};
+    if (!kOps.count(i.op1)) fail_ins(s, "op1 must be add, subtract, multiply, max or min");
+    if (i.reduce_cmd != ReduceCmd::reset_reduce && i.reduce_cmd != ReduceCmd::reduce &&
+        i.reduce_cmd != ReduceCmd::load_reduce) {
+      fail_ins(s, "tensor_scalar_cumulative's reduce_cmd is reset_reduce, reduce or load_reduce");
+    }
+    if ((i.reduce_cmd == ReduceCmd::load_reduce) != i.imm1.has_value()) {
+      fail_ins(s, "imm1 is given exactly when reduce_cmd is load_reduce (the value it loads)");
+    }
+  }
+
+  // nisa.bn_stats / nisa.bn_aggr (NKI API reference, SDK 2.26): Vector engine, on-chip operands.
+  // The sizes (at most 512 elements in, 6 out; 3k in, 2 out) are operand-shape rules, checked per
+  // instance by the interpreter and the solver.
+  void check_specific(const InstrStmt& s, const BnStats& i, const std::vector<const Loop*>& loops) {
+    check_access(i.src, loops, s, "source");
+    require_on_chip(s, i.src, "source");
+    require_on_chip(s, i.dst, "destination");
+  }
+  void check_specific(const InstrStmt& s, const BnAggr& i, const std::vector<const Loop*>& loops) {
+    check_access(i.src, loops, s, "source");
+    require_on_chip(s, i.src, "source");
+    require_on_chip(s, i.dst, "destination");
   }
 
   const Program& p_;

@@ -88,6 +88,10 @@ inline bool indirect_dim_ok(bool on_chip, int dim) {
   return !(on_chip && dim == 0);
 }
 
+// bn_stats reads at most this many elements per partition (nki.isa.bn_stats, SDK 2.26: "must
+// not exceed 512 (nl.tile_size.bn_stats_fmax)").
+inline constexpr int64_t kBnStatsMaxFree = 512;
+
 // --- the predicates over a number domain -----------------------------------------------------
 
 // Start-partition alignment (ARCH2 partition constraints): a tile of P partitions starts at 0

@@ -96,6 +96,32 @@ void exec_iota(ExecMode mode, const View& dst, int64_t offset, int64_t channel_m
 void exec_memset(ExecMode mode, const View& dst, float value);
 void exec_reciprocal(ExecMode mode, const View& dst, const View& src);
 
+// Scans along each row's free elements in row-major order, with an fp32 running value; every
+// output element is the running value converted to dst's dtype (scan.cpp).
+// tensor_tensor_scan: acc = initial[r]; acc = op1(op0(src0, acc), src1) per element (reverse0:
+// op0(acc, src0); reverse1: op1(src1, .)); dst = acc. Same rows and free count for all three.
+void exec_tensor_tensor_scan(ExecMode mode, const View& dst, const View& src0, const View& src1,
+                             const ScalarArg& initial, AluOp op0, AluOp op1, bool reverse0,
+                             bool reverse1);
+// tensor_scalar_cumulative: regs[rows] are the Vector engine's accumulator registers of the
+// source's partitions. They start as cmd says (reset_reduce: reduction_identity(op1); reduce:
+// unchanged; load_reduce: imm1[r]), then reg = op1(op0(src, imm0), reg) per element, dst = reg;
+// regs keep the last value of each row.
+void exec_tensor_scalar_cumulative(ExecMode mode, const View& dst, const View& src, AluOp op0,
+                                   const ScalarArg& imm0, AluOp op1, ReduceCmd cmd,
+                                   const std::optional<ScalarArg>& imm1, float* regs);
+
+// bn_stats: per row, for the even-indexed and then the odd-indexed free elements (row-major):
+// count; mean = fl(sum / count) with the sum sequential in fp32; variance * count = the
+// sequential fp32 sum of fl(fl(x - mean)^2). An empty half gives (0, 0, 0). dst is [rows, 6].
+// bn_aggr: src [rows, 3k] of (count, mean, m2) triples; n = sequential sum of the counts,
+// mean = fl(sum_i fl(count_i * mean_i) / n), m2 = sum_i fl(m2_i + fl(count_i * fl(d_i^2)))
+// with d_i = fl(mean_i - mean), variance = fl(m2 / n); dst [rows, 2] = (mean, variance). All
+// sums sequential in triple order; n = 0 gives NaN (0/0). Model choices: the pages give the
+// outputs, not the hardware's order of operations (model/semantics/README.md, "Statistics").
+void exec_bn_stats(ExecMode mode, const View& dst, const View& src);
+void exec_bn_aggr(ExecMode mode, const View& dst, const View& src);
+
 // The scalar building blocks, exposed for tests and for independent checks (equiv/ builds its
 // terms from them, so they are stated once).
 float alu_apply(AluOp op, float a, float b);

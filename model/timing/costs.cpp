@@ -209,6 +209,33 @@ double cost_ns(const CostTable& t, const Dropout&, const TraceEvent& ev, const T
   return elementwise_ns(t, ev, std::max(v.min_ii, v.n));
 }
 
+// max(MIN_II, 2N) Vector cycles, N elements per partition (ISA docstring of tensor_tensor_scan,
+// aws-neuron-sdk 0521004c general/nki/api/nki/isa/__init__.py).
+double cost_ns(const CostTable& t, const TensorTensorScan&, const TraceEvent& ev, const Trace& tr) {
+  const VectorInputs v(t, ev, tr);
+  return elementwise_ns(t, ev, std::max(v.min_ii, 2 * v.n));
+}
+
+// No published cost (the tensor_scalar_cumulative page, NKI 2.27 on, gives none): one pass
+// over the elements, max(MIN_II, N), the rate of tensor_scalar without a performance mode.
+double cost_ns(const CostTable& t, const TensorScalarCumulative&, const TraceEvent& ev,
+               const Trace& tr) {
+  const VectorInputs v(t, ev, tr);
+  return elementwise_ns(t, ev, std::max(v.min_ii, v.n));
+}
+
+// bn_stats: max(MIN_II, N); bn_aggr: max(MIN_II, 13 * (N / 3)) Vector cycles, N elements per
+// partition of the input (ISA docstrings, aws-neuron-sdk 0521004c general/nki/api/nki/isa).
+double cost_ns(const CostTable& t, const BnStats&, const TraceEvent& ev, const Trace& tr) {
+  const VectorInputs v(t, ev, tr);
+  return elementwise_ns(t, ev, std::max(v.min_ii, v.n));
+}
+
+double cost_ns(const CostTable& t, const BnAggr&, const TraceEvent& ev, const Trace& tr) {
+  const VectorInputs v(t, ev, tr);
+  return elementwise_ns(t, ev, std::max(v.min_ii, 13 * (v.n / 3)));
+}
+
 }  // namespace
 
 bool element_wise_dma(const TraceEvent& ev) {

@@ -175,6 +175,30 @@ TEST(IsaRules, MatmulWiderThan512IsACounterexampleOnTrn1) {
   EXPECT_EQ(not_proved(all).size(), 2u) << describe_all(not_proved(all));
 }
 
+// nki.isa.bn_stats reads at most 512 elements per partition: a tile that grows with n is refuted
+// at the smallest n past the limit (replayed by the interpreter), and proved when n stops at 512.
+Program bn_stats_program(int64_t max_n) {
+  Builder b("bn_stats_width");
+  Expr n = b.param("n", 128, max_n, 128);
+  auto x = b.input("x", DType::fp32, {128, n});
+  auto y = b.output("y", DType::fp32, {128, 2});
+  auto t = b.sbuf("t", DType::fp32, {128, n});
+  auto st = b.sbuf("st", DType::fp32, {128, 6});
+  auto mv = b.sbuf("mv", DType::fp32, {128, 2});
+  b.dma_copy(t(), x());
+  b.emit(BnStats{st(), t()});
+  b.emit(BnAggr{mv(), st()});
+  b.dma_copy(y(), mv());
+  return b.finish();
+}
+
+TEST(IsaRules, BnStatsWiderThan512IsACounterexample) {
+  expect_all_proved(prove_isa_rules(bn_stats_program(512)));
+  const auto all = prove_isa_rules(bn_stats_program(1024));
+  expect_counterexample(all, "free size <= 512", {{"n", 640}}, {}, "640 > 512");
+  EXPECT_EQ(not_proved(all).size(), 1u) << describe_all(not_proved(all));
+}
+
 // ISA-NEW: trn3 takes N <= 4096 (all eight banks), so neither the N limit nor the one-bank rule
 // refutes the same program there.
 TEST(IsaRules, MatmulNLimitAndPsumBankDependOnTheGeneration) {

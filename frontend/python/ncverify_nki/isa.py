@@ -34,6 +34,7 @@ class reduce_cmd(metaclass=SealedClass):  # noqa: N801
     reset = "reset"
     reduce = "reduce"
     reset_reduce = "reset_reduce"
+    load_reduce = "load_reduce"  # the newer API's command, taken by tensor_scalar_cumulative
 
 
 # The reference this file follows: the neuronxcc.nki.isa pages of the NKI API reference (Neuron
@@ -146,6 +147,9 @@ _REDUCE_CMDS = ("idle", "reset", "reduce", "reset_reduce")
 
 
 def _reduce_cmd(c, call):
+    if c == "load_reduce":
+        refuse(call, "reduce_cmd", c, "load_reduce is a command of tensor_scalar_cumulative; "
+               "this call's accumulator takes idle, reset, reduce or reset_reduce")
     if c not in _REDUCE_CMDS:
         raise errors.NkiError("%s: reduce_cmd= takes a member of nisa.reduce_cmd, not %r" %
                               (call, c))
@@ -379,3 +383,6 @@ for _n in ("bn_stats", "bn_aggr", "local_gather", "nc_find_index8", "nc_match_re
 
 # The top-8 family and dropout (isa_top8.py) replace their entries in the list above.
 from .isa_top8 import dropout, max8, nc_find_index8, nc_match_replace8  # noqa: E402,F401
+# The scans and the statistics live in their own modules (isa_scan.py, isa_stats.py).
+from .isa_scan import tensor_scalar_cumulative, tensor_tensor_scan  # noqa: E402,F401
+from .isa_stats import bn_aggr, bn_stats  # noqa: E402,F401

@@ -176,6 +176,12 @@ class _Result(unittest.TestResult):
     def addFailure(self, test, err):
         self.outcome = (_classify(err[1]), err)
 
+    def addSubTest(self, test, subtest, err):
+        # A failing `with self.subTest(...)` block fails its test, as under unittest's own
+        # runner (the base class only records it in self.failures); the first one is reported.
+        if err is not None and self.outcome[0] == "pass":
+            self.outcome = (_classify(err[1]), err)
+
     def addSkip(self, test, reason):
         self.outcome = ("skip", reason)
 

@@ -55,6 +55,12 @@ class Tile:
                               "variable")
 
     def __bool__(self):
+        # A kernel argument is a handle to an HBM tensor: `if arg:` tests that the caller passed
+        # one (Python's truth of a non-empty object), never the values in HBM (the vendor's
+        # tensor_scalar_cumulative example: `nl.load(imm1) if imm1 else None`).
+        t = self._view.tensor
+        if t.mem == "hbm" and t.role == "input":
+            return True
         # A branch on tensor values: data-dependent, decided per run on the device, and the
         # program has no branch (loop splitting covers conditions on loop variables only).
         raise errors.NkiError("a tile has no truth value: this branch depends on tensor values, "

@@ -60,6 +60,16 @@ class Runner(unittest.TestCase):
                 def test_fails(self):
                     self.assertTrue(np.array_equal(negate(X), X))
 
+                def test_fails_in_a_subtest(self):
+                    for rows in (128, 64):
+                        with self.subTest(rows=rows):
+                            self.assertEqual(negate(X[:rows]).shape[0], 128)
+
+                def test_passes_every_subtest(self):
+                    for rows in (128, 64):
+                        with self.subTest(rows=rows):
+                            self.assertEqual(negate(X[:rows]).shape[0], rows)
+
                 @pytest.mark.xfail(reason="known")
                 def test_marked_xfail(self):
                     self.assertTrue(False)
@@ -85,6 +95,10 @@ class Runner(unittest.TestCase):
         self.assertEqual(got["Cases::test_passes"][0], "pass")
         self.assertEqual(got["Cases::test_fails"][0], "fail")
         self.assertIn("case_test.py:", got["Cases::test_fails"][1])
+        # A failing subTest fails its test (unittest's base result only records it).
+        self.assertEqual(got["Cases::test_fails_in_a_subtest"][0], "fail")
+        self.assertIn("case_test.py:", got["Cases::test_fails_in_a_subtest"][1])
+        self.assertEqual(got["Cases::test_passes_every_subtest"][0], "pass")
         self.assertEqual(got["Cases::test_marked_xfail"][0], "xfail")
         self.assertEqual(got["test_rows[128]"][0], "pass")
         self.assertEqual(got["test_rows[64]"][0], "pass")

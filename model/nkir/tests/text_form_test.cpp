@@ -145,6 +145,16 @@ Program all_features_program() {
         b.memset(t(), -std::numeric_limits<float>::quiet_NaN(), Engine::Vector);
         b.reciprocal(t(), t(), Engine::GpSimd);
         b.reciprocal(s(), s());
+        // scans: immediate and column initial values / immediates, reversed operands, load_reduce
+        b.emit(TensorTensorScan{s(), s(), acc({all(), ds(0, 128)}), Imm{-0.0f}, AluOp::multiply,
+                                AluOp::add, true, false});
+        b.emit(TensorTensorScan{t(), t(), t(), col(), AluOp::subtract, AluOp::max, false, true});
+        b.emit(TensorScalarCumulative{s(), s(), AluOp::add, col(), AluOp::multiply,
+                                      ReduceCmd::load_reduce, Operand{Imm{2.5f}}});
+        b.emit(TensorScalarCumulative{t(), t(), AluOp::subtract, Imm{1.0f}, AluOp::min,
+                                      ReduceCmd::reduce, std::nullopt});
+        b.emit(BnStats{t(), s()});
+        b.emit(BnAggr{r(), t()});
         // the top-8 family (dst_idx given and not), random draws (prob immediate and column)
         auto top = b.sbuf("top", DType::fp32, {128, 8});
         auto idx = b.sbuf("idx", DType::uint32, {128, 8});
