@@ -93,10 +93,10 @@ def reads_past_the_end(x):
 
 @nki.jit
 def sorts(x):
-    """A call the model does not have (nisa.max8: no top-8 selection in the model)."""
+    """A call the model does not have (nisa.sequence_bounds: not modelled)."""
     out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
     t = nl.load(x)
-    nl.store(out, value=nisa.max8(src=t))
+    nl.store(out, value=nisa.sequence_bounds(segment_ids=t))
     return out
 
 
@@ -183,7 +183,7 @@ class SimulatedCalls(unittest.TestCase):
         with self.assertRaises(KernelNotTraced) as caught:
             sorts(self.data(128, 8))
         self.assertIn("simulate_calls_test.py:", str(caught.exception))
-        self.assertIn("max8", str(caught.exception))
+        self.assertIn("sequence_bounds", str(caught.exception))
 
 
 if __name__ == "__main__":
