@@ -7,6 +7,7 @@
 
 #include "check/check.h"
 #include "equiv/equiv.h"
+#include "kernels/option_programs.h"
 #include "kernels/registry.h"
 #include "model/ir/printer.h"
 #include "model/ir/random_draws.h"
@@ -25,7 +26,8 @@ Program with_random_draw(const Program& p) {
 
 TEST(RandomValues, CheckIsUnknownWithTheReason) {
   const kernels::Variant& v = *kernels::find_variant("sd_attention");
-  const Program plain = v.build({});
+  const kernels::LabelledProgram first = kernels::option_programs(v).front();
+  const Program& plain = first.program;
   EXPECT_FALSE(random_values_reason(plain).has_value());
   const Program noisy = with_random_draw(plain);
   const std::optional<std::string> why = random_values_reason(noisy);
@@ -33,22 +35,22 @@ TEST(RandomValues, CheckIsUnknownWithTheReason) {
   EXPECT_NE(why->find("`rand`"), std::string::npos) << *why;
   const ParamValues params = checked_shapes(noisy, {}).front();
   try {
-    kernels::check_kernel(v, noisy, {}, params);
+    kernels::check_kernel(v, noisy, first.options, params);
     ADD_FAILURE() << "check gave a verdict on random values";
   } catch (const kernels::UnknownVerdict& e) {
     EXPECT_NE(std::string(e.what()).find("draws random values"), std::string::npos) << e.what();
   }
   // The same kernel without the draw is judged as before.
-  EXPECT_TRUE(kernels::check_kernel(v, plain, {}, params).pass);
+  EXPECT_TRUE(kernels::check_kernel(v, plain, first.options, params).pass);
 }
 
 TEST(RandomValues, EquivIsUnknownAtEveryLevel) {
   const kernels::Variant* v = kernels::find_variant("sd_attention");
   EquivRequest req;
   req.original = {"sd_attention", v, std::nullopt};
-  const Program base = v->build({});
-  req.rewrite = {"random.nkir", nullptr, with_random_draw(base)};
-  req.options = base.build_options;  // the option set the rewrite was built at
+  const kernels::LabelledProgram first = kernels::option_programs(*v).front();
+  req.rewrite = {"random.nkir", nullptr, with_random_draw(first.program)};
+  req.options = first.options;  // the option set the rewrite was built at
   req.cases = 1;
   const EquivResult r = run_equiv(req);
   ASSERT_FALSE(r.outcomes.empty());
