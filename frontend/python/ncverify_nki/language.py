@@ -521,14 +521,14 @@ def unsupported(name):
     return f
 
 
-for _n in ("where", "all_reduce", "rand", "random_seed", "dropout", "mean",
+for _n in ("where", "all_reduce", "mean",
            "var", "softmax", "erf", "logical_and", "logical_or", "invert", "ceil", "floor",
            "sign", "trunc", "cos", "tan", "arctan", "gather_flattened", "atomic_rmw", "select",
            "expand_dims", "load_transpose", "layer_norm", "rms_norm"):
     globals()[_n] = unsupported(_n)
 
 from .launch import nc, spmd_dim  # noqa: E402,F401  (launch grid axes: launch.py)
-# The random calls (language_random.py) replace their entries in the list above.
+# The random calls live in their own module (language_random.py).
 from .language_random import dropout, rand, random_seed  # noqa: E402,F401
 
 
