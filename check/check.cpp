@@ -106,8 +106,12 @@ CaseResult check_inputs(const Variant& v, const Program& program, const Options&
   note_exercised(program.name);
   CaseResult c;
   const Layout layout = v.layout_for(options);
+  // A kernel over capacity runs with spills on hardware: its values are checked, its verdict is
+  // unknown (RunOptions::spills_allowed).
+  RunOptions run_options = opts.run;
+  run_options.spills_allowed = true;
   const DeterminismResult runs =
-      run_schedules(program, params, pack_inputs(layout, program, params, spec, in), opts.run,
+      run_schedules(program, params, pack_inputs(layout, program, params, spec, in), run_options,
                     std::max(opts.determinism_runs, 1));
   const RunResult& run = runs.first;
   c.nondeterministic = runs.mismatch;
@@ -116,6 +120,7 @@ CaseResult check_inputs(const Variant& v, const Program& program, const Options&
     c.run_error = *run.error;
     return c;
   }
+  c.spill = run.spill;
   const std::vector<double> got = unpack_output(layout, spec, run.outputs);
   const std::optional<LseOutput> lse = unpack_lse(layout, spec, run.outputs);
   const OracleReference ref =
@@ -166,10 +171,13 @@ CheckResult check_kernel_with(const Variant& v, const Program& program, const Op
     res.worst_normalized =
         c.run_error || fails_off_ratio ? kInf : std::fmax(res.worst_normalized, ratio);
     res.pass = res.pass && c.pass;
+    if (c.pass && c.spill && !res.unknown) res.unknown = c.spill->detail;
     res.cases.push_back(std::move(c));
     if (opts.on_case) opts.on_case(n + 1);
     if (opts.stop_on_failure && !res.pass) break;
   }
+  if (!res.pass) res.unknown.reset();  // a failing case decides
+  if (res.unknown) res.pass = false;
   std::vector<double> cr, ar, fr;
   for (const CaseResult& c : res.cases) {
     if (c.run_error) continue;
@@ -257,6 +265,7 @@ std::string CaseResult::verdict_line() const {
   std::string s = run_error ? "model error: " + run_error->message : comparison.one_line();
   if (nondeterministic)
     s += (s.empty() ? "" : "; ") + ("nondeterministic: " + nondeterministic->message);
+  if (spill) s += "; needs spills: unknown";
   return s;
 }
 
@@ -274,9 +283,8 @@ std::string CheckResult::summary() const {
   }
   char tail[160];
   std::snprintf(tail, sizeof tail, "%s: %s, worst normalized error %.3g (contract %s, %zu cases)\n",
-                kernel.c_str(), pass ? "PASS" : "FAIL", worst_normalized, contract.name.c_str(),
-                cases.size());
-  return s + tail;
+                kernel.c_str(), verdict(), worst_normalized, contract.name.c_str(), cases.size());
+  return s + tail + (unknown ? "  unknown: " + *unknown + "\n" : "");
 }
 
 nlohmann::json CheckResult::to_json() const {
@@ -286,6 +294,8 @@ nlohmann::json CheckResult::to_json() const {
   j["options"] = options;
   j["contract"] = contract.to_json();
   j["pass"] = pass;
+  j["verdict"] = pass ? "pass" : unknown ? "unknown" : "fail";
+  if (unknown) j["unknown"] = *unknown;
   j["worst_normalized"] =
       std::isfinite(worst_normalized) ? nlohmann::json(worst_normalized) : nlohmann::json("inf");
   nlohmann::json cs = nlohmann::json::array();
@@ -312,6 +322,7 @@ nlohmann::json CheckResult::to_json() const {
       }
       e["determinism"] = d;
     }
+    if (c.spill) e["spill"] = c.spill->detail;
     if (c.run_error) {
       e["model_error"] = c.run_error->message;
     } else {

@@ -62,6 +62,9 @@ struct CaseResult {
   uint64_t seed = 0;
   bool exact_oracle = false;              // false: fast oracle (+ its bound)
   std::optional<DynamicError> run_error;  // the model refused the run (verdict: fail)
+  // The run needed spills (RunResult::spill): its values are compared as usual (spills change
+  // no value, so wrong values still fail), but a passing case's verdict is unknown.
+  std::optional<DynamicError> spill;
   // CheckOptions::determinism_runs > 1: the first run whose outputs (or dynamic-check failure)
   // differ from run 0's; such a case fails whatever its comparison says (the comparison is of
   // run 0).
@@ -99,8 +102,14 @@ struct CheckResult {
   // Medians over the cases without a model error: max |err| / case bound, / a-priori bound, and
   // the FlashAttention-style ratio (NaN when no case computed it).
   double median_case_ratio = 0, median_apriori_ratio = 0, median_fa_ratio = 0;
+  // Every case passed, and at least one ran, and no case needed spills.
   bool pass = false;
+  // No case failed but some case's run needed spills (CaseResult::spill): why the verdict is
+  // unknown. Then pass is false: an unknown is never a pass.
+  std::optional<std::string> unknown;
 
+  // "PASS", "FAIL" or "UNKNOWN".
+  const char* verdict() const { return pass ? "PASS" : unknown ? "UNKNOWN" : "FAIL"; }
   std::string summary() const;  // a few lines: per case one line, then the verdict
   nlohmann::json to_json() const;
 };

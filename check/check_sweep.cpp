@@ -167,7 +167,13 @@ void merge_case(CheckResult& into, CheckResult&& one) {
     into = std::move(one);
     return;
   }
+  const bool failed = (!into.pass && !into.unknown) || (!one.pass && !one.unknown);
   into.pass = into.pass && one.pass;
+  if (failed) {
+    into.unknown.reset();
+  } else if (!into.unknown) {
+    into.unknown = std::move(one.unknown);
+  }
   into.worst_normalized = std::fmax(into.worst_normalized, one.worst_normalized);
   for (CaseResult& c : one.cases) into.cases.push_back(std::move(c));
   std::vector<double> cr, ar, fr;
@@ -222,7 +228,8 @@ class Sweep {
       }
       res_.note = "no case ran";
     }
-    res_.pass = !res_.runs.empty() && !failed_;
+    if (!failed_) res_.unknown = unknown_;
+    res_.pass = !res_.runs.empty() && !failed_ && !unknown_;
     res_.seconds = clock_();
     return std::move(res_);
   }
@@ -363,7 +370,8 @@ class Sweep {
     run.seconds += s;
     res_.max_case_s = std::max(res_.max_case_s, s);
     ++cases_run_;
-    failed_ = failed_ || !one.pass;
+    failed_ = failed_ || (!one.pass && !one.unknown);
+    if (one.unknown && !unknown_) unknown_ = one.unknown;
     merge_case(run.result, std::move(one));
     measures_.push_back({k, run.shape.params, s});
   }
@@ -531,6 +539,7 @@ class Sweep {
   SweepResult res_;
   int cases_run_ = 0;
   bool failed_ = false;
+  std::optional<std::string> unknown_;  // the first case that needed spills (CheckResult::unknown)
   bool no_shape_everywhere_ = true;
 };
 
@@ -589,7 +598,7 @@ std::string SweepResult::summary() const {
     int failed = 0;
     for (const CaseResult& c : r.result.cases) failed += c.pass ? 0 : 1;
     std::snprintf(line, sizeof line, "  %-4s %-44s %-28s %-22s %2zu cases  worst %.3g  %.2f s\n",
-                  r.result.pass ? "PASS" : "FAIL", options_text(r.options).c_str(),
+                  r.result.verdict(), options_text(r.options).c_str(),
                   params_text(r.shape.params).c_str(), r.shape.role.c_str(), r.result.cases.size(),
                   r.result.worst_normalized, r.seconds);
     s += line;
@@ -598,6 +607,7 @@ std::string SweepResult::summary() const {
         if (!c.pass) s += "      " + case_recipe(c) + ": " + c.verdict_line() + "\n";
       }
     }
+    if (r.result.unknown) s += "      unknown: " + *r.result.unknown + "\n";
   }
   // The skipped items, one line per option set and reason (in the order they were passed over):
   // an option set skipped whole is one line, not five.
@@ -636,6 +646,8 @@ std::string SweepResult::summary() const {
 nlohmann::json SweepResult::to_json() const {
   nlohmann::json j;
   j["pass"] = pass;
+  j["verdict"] = pass ? "pass" : unknown ? "unknown" : "fail";
+  if (unknown) j["unknown"] = *unknown;
   j["seconds"] = seconds;
   j["budget_s"] = budget_s;
   j["max_case_s"] = max_case_s;

@@ -89,7 +89,10 @@ struct OptionSetError : std::invalid_argument {
 struct SweepResult {
   std::vector<SweepRun> runs;
   std::vector<SkippedShape> skipped;
-  bool pass = false;  // every case passed, and at least one ran
+  bool pass = false;  // every case passed, and at least one ran, and none needed spills
+  // No case failed but some needed spills (CheckResult::unknown): the first such reason.
+  std::optional<std::string> unknown;
+  const char* verdict() const { return pass ? "PASS" : unknown ? "UNKNOWN" : "FAIL"; }
   double seconds = 0;
   double budget_s = 0;
   double max_case_s = 0;  // the longest single case (the promise: seconds <= budget + about it)

@@ -110,6 +110,7 @@ CapacityRule peak_rule(const std::string& mem, const std::vector<Expr>& terms, i
   r.rule = mem + " capacity";
   r.subject = "live " + mem + " buffers at their peak";
   r.core_zero = true;
+  r.spillable = true;
   for (const Expr& t : terms.empty() ? std::vector<Expr>{Expr(0)} : terms) {
     r.bounds.push_back({t, Expr(cap), "live " + mem + " bytes per partition at the peak",
                         hw.name + "'s usable " + mem + " bytes per partition"});
@@ -308,6 +309,7 @@ class AllocationProver {
 
   void capacity(const CapacityRule& r) {
     Obligation o = base(r.rule, r.subject, r.tensor);
+    o.spillable = r.spillable;
     if (holds_by_monomials(r)) {
       o.verdict = Verdict::proved;
       out_.push_back(std::move(o));

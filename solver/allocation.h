@@ -72,6 +72,10 @@ struct CapacityRule {
   bool core_zero = false;                  // setup_memory evaluates the peaks for core 0 only
   std::optional<Expr> copy;                // placements with bufs > 1: the copy in use
   std::vector<CapacityBound> bounds;       // the rule holds iff every lhs <= rhs
+  // A peak of auto-placed buffers: beyond it the compiler's automatic allocation spills to the
+  // next memory level and the kernel still runs (RunOptions::spills_allowed), so a
+  // counterexample says "needs spills here", not "cannot run" (Obligation::spillable).
+  bool spillable = false;
 };
 
 // The capacity rules of `p` (whose Loop pointers they keep) under allocation `a`: buffer

@@ -96,6 +96,11 @@ std::string Obligation::describe() const {
                                             : "; replay: not reproduced, ") +
          replay->detail;
   }
+  if (counterexample && spillable) {
+    s += "; past this peak the compiler's automatic allocation spills to the next memory level "
+         "and the kernel still runs (slower): whether it does is the compiler's choice, so this "
+         "is not a failure of the kernel";
+  }
   return s;
 }
 

@@ -39,6 +39,10 @@ struct Obligation {
   int64_t not_examined = 0;
   std::optional<Counterexample> counterexample;
   std::optional<Replay> replay;
+  // The peak of auto-placed buffers (CapacityRule::spillable): a counterexample means the
+  // compiler would spill there, which the model does not decide; callers that give verdicts
+  // (adopt) count it as unknown, never as a failure of the kernel.
+  bool spillable = false;
 
   // One paragraph naming the rule, the instruction or buffer and (for a counterexample) the
   // numbers and the replay's outcome.

@@ -140,6 +140,9 @@ struct CheckRun {
   std::string refusal;  // the rewrite does not accept a shape of the original's domain
   std::string failure, replay;
   bool pass() const { return refusal.empty() && result && result->pass; }
+  // No case failed, but a run needed spills the model does not make (CheckResult::unknown).
+  bool unknown() const { return refusal.empty() && result && result->unknown.has_value(); }
+  const char* verdict() const { return pass() ? "pass" : unknown() ? "unknown" : "fail"; }
 };
 
 struct ProveTally {
@@ -294,7 +297,7 @@ void run_proofs(Gate& g, const std::vector<kernels::LabelledProgram>& programs, 
       for (const solver::Obligation& o : obligations) {
         if (o.verdict == solver::Verdict::proved) {
           ++g.prove.proved;
-        } else if (o.verdict == solver::Verdict::counterexample) {
+        } else if (o.verdict == solver::Verdict::counterexample && !o.spillable) {
           ++g.prove.refuted;
           g.prove.refutations.push_back(lp.label + " on " + hw->name + ": " + o.describe());
         } else {
@@ -443,6 +446,11 @@ std::string why_not_proved(const equiv::OptionOutcome& o, equiv::Level required)
 void decide(Gate& g) {
   for (const CheckRun& c : g.checks) {
     if (c.pass()) continue;
+    if (c.unknown()) {
+      g.unknown_reasons.push_back("check of " + g.req.rewrite.label + " at " +
+                                  format_params(c.params) + ": " + *c.result->unknown);
+      continue;
+    }
     std::string r = c.failure.empty()
                         ? "check of " + g.req.rewrite.label + " fails at " + format_params(c.params)
                         : c.failure;
@@ -508,7 +516,8 @@ nlohmann::json gate_json(const Gate& g) {
     nlohmann::json j{{"options", c.plan->rewrite_options},
                      {"shape", c.params},
                      {"mid_size", c.mid_size},
-                     {"pass", c.pass()}};
+                     {"pass", c.pass()},
+                     {"verdict", c.verdict()}};
     if (c.result) {
       j["worst_normalized"] = finite_or_text(c.result->worst_normalized);
       j["cases"] = c.result->cases.size();
@@ -581,16 +590,24 @@ void print_text(const Gate& g) {
     std::cout << skip_line(g.req.rewrite.label, s) << "\n";
   }
   // (a)
-  size_t shapes = 0, failing = 0;
+  size_t shapes = 0, failing = 0, unknown = 0;
   for (const CheckRun& c : g.checks) {
     ++shapes;
-    failing += c.pass() ? 0 : 1;
+    failing += c.pass() || c.unknown() ? 0 : 1;
+    unknown += c.unknown() ? 1 : 0;
   }
-  std::cout << "\ncheck   " << (failing == 0 ? "PASS" : "FAIL") << "  " << shapes << " run(s) ("
-            << g.plans.size() << " option set(s) x their shapes), " << g.opts.cases
-            << " cases each; worst normalized error " << num(worst_normalized(g)) << "\n";
+  std::cout << "\ncheck   "
+            << (failing > 0   ? "FAIL"
+                : unknown > 0 ? "UNKNOWN"
+                              : "PASS")
+            << "  " << shapes << " run(s) (" << g.plans.size() << " option set(s) x their shapes), "
+            << g.opts.cases << " cases each; worst normalized error " << num(worst_normalized(g))
+            << "\n";
   for (const CheckRun& c : g.checks) {
-    std::cout << "  " << (c.pass() ? "pass " : "FAIL ")
+    std::cout << "  "
+              << (c.pass()      ? "pass "
+                  : c.unknown() ? "unkn "
+                                : "FAIL ")
               << equiv::options_text(c.plan->rewrite_options) << "  " << format_params(c.params)
               << (c.mid_size ? " (mid-size)" : "") << "  worst "
               << (c.result ? num(c.result->worst_normalized) : std::string("-")) << "\n";

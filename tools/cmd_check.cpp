@@ -169,12 +169,13 @@ int run_sweep(const CheckCommandOptions& opts, const KernelSource& src,
     std::cout << r.summary();
     if (wr && wc) print_worst(opts, src, wr->options, wr->shape.params, *wc);
     // What the verdict covers: the runs listed, not the skipped ones.
-    std::cout << src.label << ": " << (r.pass ? "PASS" : "FAIL");
+    std::cout << src.label << ": " << r.verdict();
     if (!r.skipped.empty()) {
       std::cout << " (" << r.runs.size() << " shapes x option sets run; " << r.skipped.size()
                 << " planned ones not run, listed as SKIP)";
     }
     std::cout << "\n";
+    if (r.unknown) std::cout << "  unknown: " << *r.unknown << "\n";
   }
   return r.pass ? kExitOk : kExitVerificationFailure;
 }

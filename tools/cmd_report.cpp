@@ -615,7 +615,10 @@ bool report_checks(Report& rep, Queued<CheckItem>& q, nlohmann::json& rows) {
     const std::string contract = r.contract.name == v.name ? "=" : r.contract.name;
     print_stdout("%-20s %-18s %-11s %-12s %6.3g  %-4s %9s %7s %5.1fs  %s\n", v.name.c_str(),
                  v.rewrites.empty() ? "-" : v.rewrites.c_str(), it.mask.label.c_str(),
-                 contract.c_str(), r.worst_normalized, r.pass ? "PASS" : "FAIL",
+                 contract.c_str(), r.worst_normalized,
+                 r.pass      ? "PASS"
+                 : r.unknown ? "UNKN"
+                             : "FAIL",
                  latency_text(row.latency).c_str(),
                  speedup_text(row.latency, row.predecessor).c_str(), row.ms / 1000,
                  shape_text(it.req.params).c_str());

@@ -81,6 +81,7 @@ void print_text(const RunCommandOptions& opts, const Program& program, const Par
   } else {
     std::cout << "result: ok\n";
   }
+  if (result.spill && !result.error) std::cout << "spill: " << result.spill->detail << "\n";
 }
 
 void print_json(const RunCommandOptions& opts, const Program& program, const ParamValues& params,
@@ -98,6 +99,7 @@ void print_json(const RunCommandOptions& opts, const Program& program, const Par
   j["unwritten_outputs"] = result.unwritten_output_elements;
   j["result"] = result.error ? "dynamic_check_failure" : "ok";
   j["error"] = result.error ? error_json(*result.error) : nlohmann::json(nullptr);
+  j["spill"] = result.spill && !result.error ? error_json(*result.spill) : nlohmann::json(nullptr);
   std::cout << j.dump(2) << "\n";
 }
 
@@ -146,6 +148,9 @@ int run_run(const RunCommandOptions& given) {
     run_options.mode = opts.reference ? ExecMode::reference : ExecMode::fast;
     run_options.record_trace = false;
     run_options.allow_unwritten_outputs = opts.allow_unwritten_outputs;
+    // A kernel over capacity runs on hardware with the compiler's spills: the run computes its
+    // values and says so (RunResult::spill) rather than failing.
+    run_options.spills_allowed = true;
     result = run_program(program, params, inputs, run_options);
   } catch (const InputError& e) {
     throw UsageError(opts.file + ": " + e.message);
@@ -205,7 +210,8 @@ void register_run(CLI::App& app, Action& action) {
                 "Use the slow per-element reference semantics instead of the fast paths");
   cmd->footer(
       "Exit codes: 0 the run passed every dynamic check, 1 a dynamic check failed, "
-      "2 bad usage or bad input.");
+      "2 bad usage or bad input. Live buffers over SBUF/PSUM capacity are not a failure: the "
+      "compiler would spill them, and a 'spill:' line (JSON \"spill\") says so.");
   cmd->callback([opts, &action] { action = [opts] { return run_run(*opts); }; });
 }
 

@@ -26,6 +26,9 @@ struct FakeRun {
   std::function<double(const ParamValues&)> cost;
   std::function<bool(const Options&, const ParamValues&)> fails =
       [](const Options&, const ParamValues&) { return false; };
+  // Where a passing case's run needed spills (CheckResult::unknown).
+  std::function<bool(const Options&, const ParamValues&)> spills =
+      [](const Options&, const ParamValues&) { return false; };
   std::vector<double> starts;
 
   void install(SweepOptions& o) {
@@ -46,6 +49,10 @@ struct FakeRun {
       c.seed = co.seed;
       c.pass = !fails(opt, params);
       r.pass = c.pass;
+      if (c.pass && spills(opt, params)) {
+        r.pass = false;
+        r.unknown = "live SBUF buffers need more than the capacity (spills)";
+      }
       r.worst_normalized = c.pass ? 0.5 : 2.0;
       r.cases.push_back(c);
       return r;
@@ -243,6 +250,33 @@ TEST(CheckPlan, StopOnFailureListsTheRestAsStopped) {
   for (const SkippedShape& k : r.skipped) {
     EXPECT_EQ(k.reason, "stopped at the first failing case");
   }
+}
+
+// A shape whose run needed spills makes the sweep UNKNOWN, never FAIL and never PASS; a failing
+// shape anywhere makes it FAIL whatever else was unknown.
+TEST(CheckPlan, ASpillingShapeIsUnknownAndAFailingOneStillFails) {
+  const Variant& v = *find_variant("sd_attention");
+  FakeRun f;
+  f.cost = [](const ParamValues& p) { return 0.01 * product(p) / 128.0; };
+  f.spills = [](const Options&, const ParamValues& p) { return p.at("seqlen") > 128; };
+  SweepOptions o;
+  o.budget_s = 30;
+  f.install(o);
+  const SweepResult unknown = check_sweep(v, resolved_combinations(v), v.build, {}, o);
+  EXPECT_FALSE(unknown.pass);
+  ASSERT_TRUE(unknown.unknown) << unknown.summary();
+  EXPECT_STREQ(unknown.verdict(), "UNKNOWN");
+  EXPECT_EQ(unknown.to_json().at("verdict"), "unknown");
+  EXPECT_NE(unknown.summary().find("UNKNOWN"), std::string::npos) << unknown.summary();
+  // Break it: the causal option set fails at seqlen 128.
+  f.now = 0;
+  f.fails = [](const Options& opt, const ParamValues& p) {
+    return opt.at("use_causal_mask") == "true" && p.at("seqlen") == 128;
+  };
+  const SweepResult failing = check_sweep(v, resolved_combinations(v), v.build, {}, o);
+  EXPECT_FALSE(failing.pass);
+  EXPECT_FALSE(failing.unknown) << failing.summary();
+  EXPECT_STREQ(failing.verdict(), "FAIL");
 }
 
 // attention_tkg split over the batch needs 129 <= bs * q_head * s_active: every role moves to

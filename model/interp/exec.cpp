@@ -3,6 +3,8 @@
 // byte is initialized and owned, compute (value runs), mark written bytes, record the trace.
 #include <algorithm>
 #include <cstring>
+#include <map>
+#include <tuple>
 
 #include "model/compiler/compiler_choices.h"
 #include "model/interp/interp.h"
@@ -40,10 +42,42 @@ void flat_copy(const View& dst, const View& src) {
 
 }  // namespace
 
+// Under spills (RunOptions::spills_allowed with the live peak over a memory): the bytes per
+// partition this instance's on-chip operands occupy together, per tensor the largest of its
+// accesses here, must fit the memory; they are resident at once while it runs, so no spill
+// helps. A lower bound on what the instruction needs, so a failure here is certain.
+void Interpreter::check_operands_fit(int core, const InstrStmt& s) {
+  const Env& env = m_.cores[static_cast<size_t>(core)].env;
+  std::map<TensorId, int64_t> bytes;
+  auto add = [&](const Access* a) {
+    const Tensor& t = p_.tensor(a->tensor);
+    if (!t.on_chip() || a->core) return;
+    int64_t free = 1;
+    for (size_t d = 1; d < a->dims.size(); ++d)
+      free *= std::max<int64_t>(eval(a->dims[d].size, env), 0);
+    int64_t& b = bytes[a->tensor];
+    b = std::max(b, free * static_cast<int64_t>(dtype_size(t.dtype)));
+  };
+  for (const Access* a : read_accesses(s.ins)) add(a);
+  for (const Access* a : written_accesses(s.ins)) add(a);
+  int64_t sbuf = 0, psum = 0;
+  for (const auto& [id, b] : bytes) (p_.tensor(id).memory == Memory::SBUF ? sbuf : psum) += b;
+  for (const auto& [memory, need, cap] : {std::tuple{Memory::SBUF, sbuf, sbuf_spill_capacity_},
+                                          std::tuple{Memory::PSUM, psum, psum_spill_capacity_}}) {
+    if (cap > 0 && need > cap) {
+      fail(CheckKind::capacity, "the instruction's own " + std::string(memory_name(memory)) +
+                                    " operands need " + std::to_string(need) +
+                                    " bytes per partition at once; " + hw_.name + " has " +
+                                    std::to_string(cap) + ": no allocation holds them");
+    }
+  }
+}
+
 void Interpreter::execute(int core, const InstrStmt& s) {
   current_ = &s;
   current_core_ = core;
   if (opts_.observer && opts_.compute_values) opts_.observer->instruction(s, core);
+  if (sbuf_spill_capacity_ > 0 || psum_spill_capacity_ > 0) check_operands_fit(core, s);
   std::visit([&](const auto& i) { exec(core, i); }, s.ins);
   result_.instances++;
 }

@@ -142,6 +142,10 @@ class Interpreter {
   std::vector<std::vector<TensorId>> scope_buffers_;  // buffers declared in each scope
   std::vector<ScopeId> instr_scope_;                  // innermost loop scope per instruction
   RunResult result_;
+  // Per memory, its capacity when the live peak is over it under RunOptions::spills_allowed (0:
+  // the peak fits): execute() then checks each instruction's own operands against it.
+  int64_t sbuf_spill_capacity_ = 0, psum_spill_capacity_ = 0;
+  void check_operands_fit(int core, const InstrStmt& s);
   // Context of the instance being executed, for error messages.
   const InstrStmt* current_ = nullptr;
   int current_core_ = 0;

@@ -278,15 +278,28 @@ void Interpreter::setup_memory() {
                                         hw_.name + " has " + std::to_string(hw_.partitions));
     }
   }
+  // Over capacity: a failure in the strict model, else the spill the compiler would insert
+  // (RunOptions::spills_allowed), recorded as the run's unknown and checked per instruction.
+  std::string over;
   if (sbuf_peak > sbuf_cap) {
-    fail(CheckKind::capacity, "live SBUF buffers need " + std::to_string(sbuf_peak) +
-                                  " bytes per partition at their peak; " + hw_.name + " has " +
-                                  std::to_string(sbuf_cap) + " usable");
+    over = "live SBUF buffers need " + std::to_string(sbuf_peak) +
+           " bytes per partition at their peak; " + hw_.name + " has " + std::to_string(sbuf_cap) +
+           " usable";
+    sbuf_spill_capacity_ = sbuf_cap;
   }
   if (psum_peak > psum_cap) {
-    fail(CheckKind::capacity, "live PSUM buffers need " + std::to_string(psum_peak) +
-                                  " bytes per partition at their peak; " + hw_.name + " has " +
-                                  std::to_string(psum_cap));
+    over += (over.empty() ? "" : "; ") + ("live PSUM buffers need " + std::to_string(psum_peak) +
+                                          " bytes per partition at their peak; " + hw_.name +
+                                          " has " + std::to_string(psum_cap));
+    psum_spill_capacity_ = psum_cap;
+  }
+  if (!over.empty()) {
+    if (!opts_.spills_allowed) fail(CheckKind::capacity, over);
+    result_.spill = to_error(
+        CheckKind::capacity,
+        over +
+            ": the compiler's automatic allocation spills to the next memory level there, which "
+            "the model does not decide (values computed as with spills, latency without them)");
   }
   bool any_explicit = std::any_of(p_.tensors.begin(), p_.tensors.end(),
                                   [](const Tensor& t) { return t.placement.has_value(); });

@@ -66,6 +66,17 @@ struct RunOptions {
   // The seed of the model's own random generator (nl.rand, nisa.dropout: model/semantics/
   // random.h). The hardware's values are not reproducible; these are, for a given seed.
   uint64_t random_seed = 0;
+  // Auto-placed buffers whose live peak (model/ir/allocator.h: the compiler's liveness
+  // requirement) is over a memory's capacity. false: a capacity failure, the strict model of a
+  // program that must fit without spills (the default for bench, fuzz and replay, which measure
+  // or reproduce that model). true (check, adopt, the simulator): the Neuron compiler's automatic
+  // allocation "inserts spills/reloads to the next level" when live data exceeds a memory
+  // (neuroncore-facts.md §4, from the NKI allocation guide), so such a kernel runs on hardware,
+  // only slower. The run goes on, computing the values a run with spills computes (spills move
+  // bytes, they change none), and RunResult::spill says why the verdict is unknown. An
+  // instruction whose own on-chip operands exceed the memory still fails: no allocation holds
+  // them at once (the compiler stops with "couldn't be allocated in SB", users-voice.md #37).
+  bool spills_allowed = false;
 };
 
 // The order of the `grid` cores within lockstep step `step` under RunOptions::schedule_seed
@@ -80,6 +91,11 @@ struct RunResult {
   uint64_t instances = 0;             // instruction instances executed (all cores)
   // Under RunOptions::allow_unwritten_outputs: per output with elements never written, how many.
   std::map<std::string, int64_t> unwritten_output_elements;
+  // Under RunOptions::spills_allowed: the live auto-placed buffers exceed a memory, so the
+  // compiler would spill (kind capacity; the message has the bytes). The values are computed;
+  // what the hardware does with the spills (the allocation, the latency) is the compiler's
+  // choice, which the model does not make: a verdict resting on this run is unknown, never PASS.
+  std::optional<DynamicError> spill;
 };
 
 using ParamValues = std::map<std::string, int64_t>;

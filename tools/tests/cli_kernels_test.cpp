@@ -70,6 +70,48 @@ TEST(CliCheck, NkirFileLikeAKernel) {
   EXPECT_NE(fail.out.find("FAIL"), std::string::npos) << fail.out;
 }
 
+// A rewrite whose live buffers outgrow SBUF while each instruction fits: the compiler would
+// spill, so its check is UNKNOWN (exit 1, never PASS) with the reason, not FAIL; the same rewrite
+// with wrong values still FAILs (spills change no value).
+TEST(CliCheck, ARewriteThatNeedsSpillsIsUnknownNotFail) {
+  const CliResult dump = run_cli({"dump", "sd_attention"});
+  ASSERT_EQ(dump.exit_code, 0) << describe(dump);
+  // Two 120,000-byte buffers live together (trn1 has 180,224 usable bytes per partition).
+  const std::string extra =
+      "buffer spill_t : sbuf fp32 [128, 30000]\n"
+      "buffer spill_u : sbuf fp32 [128, 30000]\n"
+      "buffer spill_s : sbuf fp32 [128, 8]\n"
+      "memset spill_t[:, :], value=1\n"
+      "memset spill_u[:, :], value=2\n"
+      "tensor_copy spill_s[:, :], spill_t[:, 0:+8]\n"
+      "tensor_copy spill_s[:, :], spill_u[:, 0:+8]\n";
+  std::string text = dump.out;
+  const size_t body = text.find("\nfor ");
+  ASSERT_NE(body, std::string::npos) << text;
+  text.insert(body + 1, extra);
+  std::vector<std::string> args = {"check",      "",        "--like",    "sd_attention", "--param",
+                                   "seqlen=128", "--param", "d_head=16", "--cases",      "1"};
+  args[1] = write_temp("rewrite_spills.nkir", text).string();
+  const CliResult unknown = run_cli(args);
+  EXPECT_EQ(unknown.exit_code, 1) << describe(unknown);
+  EXPECT_NE(unknown.out.find("UNKNOWN"), std::string::npos) << unknown.out;
+  EXPECT_NE(unknown.out.find("spill"), std::string::npos) << unknown.out;
+  EXPECT_EQ(unknown.out.find("FAIL"), std::string::npos) << unknown.out;
+  // `run` computes its values and says so, exit 0.
+  const CliResult run = run_cli({"run", args[1], "--param", "seqlen=128", "--param", "d_head=16"});
+  EXPECT_EQ(run.exit_code, 0) << describe(run);
+  EXPECT_NE(run.out.find("spill: "), std::string::npos) << run.out;
+  // Break it: the softmax scale doubled.
+  const size_t at = text.find("operand0=0.125");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, std::string("operand0=0.125").size(), "operand0=0.25");
+  args[1] = write_temp("rewrite_spills_bad.nkir", text).string();
+  const CliResult fail = run_cli(args);
+  EXPECT_EQ(fail.exit_code, 1) << describe(fail);
+  EXPECT_NE(fail.out.find("FAIL"), std::string::npos) << fail.out;
+  EXPECT_EQ(fail.out.find("UNKNOWN"), std::string::npos) << fail.out;
+}
+
 TEST(CliCheck, UsageErrorsExitTwo) {
   const std::vector<std::vector<std::string>> bad = {
       {"check", "no_such_kernel", "--param", "seqlen=128"},

@@ -86,6 +86,16 @@ class UnwrittenOutput(UserWarning):
         self.output, self.count = name, count
 
 
+class CapacitySpill(UserWarning):
+    """The kernel's live on-chip buffers exceed SBUF or PSUM. The Neuron compiler's automatic
+    allocation spills such data to the next memory level, so the kernel runs (slower) and its values
+    are the ones returned; whether the compiler's allocation succeeds is its choice, which the model
+    does not make."""
+
+    def __init__(self, message):
+        super().__init__(message)
+
+
 def _failure(error):
     if error.get("kind") in ("out_of_bounds", "indirect_range"):
         return OutOfBoundsAccess(error)
@@ -306,6 +316,8 @@ def simulate(func, args, kwargs, grid=None, platform_target=None):
             raise _failure(report["error"])
         for name, count in sorted((report.get("unwritten_outputs") or {}).items()):
             warnings.warn(UnwrittenOutput(name, count), stacklevel=3)
+        if report.get("spill"):
+            warnings.warn(CapacitySpill(report["spill"].get("detail", "")), stacklevel=3)
         values = {}
         for t in tr.hbm:
             if t.role != "output":

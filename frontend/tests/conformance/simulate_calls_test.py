@@ -3,13 +3,15 @@ are ncverify's own (own words), each checked against a NumPy value computed in t
 `python3 -m ncverify_nki.run` (ctest label `conformance`)."""
 
 import unittest
+import warnings
 
 import numpy as np
 
 import neuronxcc.nki as nki
 import neuronxcc.nki.isa as nisa
 import neuronxcc.nki.language as nl
-from ncverify_nki.simulate import DynamicCheckFailure, KernelNotTraced, OutOfBoundsAccess
+from ncverify_nki.simulate import (CapacitySpill, DynamicCheckFailure, KernelNotTraced,
+                                   OutOfBoundsAccess)
 
 ROWS = 128
 
@@ -100,6 +102,18 @@ def sorts(x):
     return out
 
 
+@nki.jit
+def two_wide_rows(x, y):
+    """out = x[:, :8] + y[:, :8] with both inputs loaded whole first: 2 x 120,000 bytes per
+    partition live together, more than trn1's usable SBUF (180,224), while every instruction fits:
+    the compiler spills."""
+    out = nl.ndarray((ROWS, 8), dtype=nl.float32, buffer=nl.shared_hbm)
+    a = nl.load(x)
+    b = nl.load(y)
+    nl.store(out, value=nl.add(a[:, 0:8], b[:, 0:8]))
+    return out
+
+
 def bf16_round(a):
     """float32 -> the nearest bf16 value (ties to even), as float32."""
     bits = a.astype(np.float32).view(np.uint32).astype(np.uint64)
@@ -120,6 +134,16 @@ class SimulatedCalls(unittest.TestCase):
         self.assertIsInstance(out, np.ndarray)
         self.assertEqual(out.dtype, np.float32)
         np.testing.assert_allclose(out, x * 0.5 + y, rtol=1e-6, atol=1e-6)
+
+    def test_live_buffers_over_sbuf_warn_of_spills_and_keep_their_values(self):
+        x, y = self.data(ROWS, 30000), self.data(ROWS, 30000)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = nki.simulate_kernel(two_wide_rows, x, y)
+        np.testing.assert_array_equal(out, x[:, :8] + y[:, :8])
+        spills = [w for w in caught if issubclass(w.category, CapacitySpill)]
+        self.assertEqual(len(spills), 1, [str(w.message) for w in caught])
+        self.assertIn("live SBUF buffers need", str(spills[0].message))
 
     def test_simulate_kernel_and_simulate(self):
         lhs_t, rhs = self.data(256, 64), self.data(256, 128)
