@@ -1,5 +1,5 @@
-"""Stand-ins for the gathers and the stream shuffle: nisa.local_gather (the stream
-shuffle and nl.gather_flattened follow), each one instruction of the model
+"""Stand-ins for the gathers and the stream shuffle: nisa.local_gather and
+nisa.nc_stream_shuffle (nl.gather_flattened follows), each one instruction of the model
 (model/semantics/gather.cpp) as the
 NKI API reference of Neuron SDK 2.26 documents it (the neuronxcc.nki pages; docstrings in
 aws-neuron/aws-neuron-sdk general/nki/api/nki/isa/__init__.py and .../language/__init__.py at
@@ -101,4 +101,48 @@ def local_gather(src_buffer, index, num_elem_per_idx=1, num_valid_indices=None, 
         args.append(("num_valid_indices", nv))
     tr.instr("local_gather", args, produces=t)
     return Tile(dst)
+
+
+def _mask_entries(call, shuffle_mask):
+    if not isinstance(shuffle_mask, (list, tuple)):
+        raise errors.NkiError("%s: shuffle_mask= takes a list of 32 integers, not %s" %
+                              (call, type(shuffle_mask).__name__))
+    if len(shuffle_mask) != _QUADRANT:
+        raise errors.NkiError("%s: shuffle_mask has %d entries; it takes 32 (one per partition "
+                              "of a quadrant)" % (call, len(shuffle_mask)))
+    out = []
+    for k, m in enumerate(shuffle_mask):
+        v = _int_arg(call, "shuffle_mask", m)
+        if not (0 <= v < _QUADRANT or v == _KEEP):
+            raise errors.NkiError("%s: shuffle_mask[%d] = %d; an entry is a partition of the "
+                                  "quadrant (0..31) or 255 (leave the partition)" % (call, k, v))
+        out.append(v)
+    return out
+
+
+@api("nisa.nc_stream_shuffle")
+def nc_stream_shuffle(src, dst, shuffle_mask, *, dtype=None, mask=None):
+    call = "nisa.nc_stream_shuffle"
+    if mask is not None:
+        refuse(call, "mask", mask, "a predicate on dst's locations is not modelled")
+    tr = trace.current()
+    s = ops._v(src, "src")
+    d = as_view(dst, "dst")
+    for v, what in ((s, "src"), (d, "dst")):
+        if v.tensor.mem == "hbm":
+            raise errors.NkiError("%s: %s is in HBM; the Vector engine reads and writes SBUF or "
+                                  "PSUM tiles" % (call, what))
+    if d.tensor.dtype != s.tensor.dtype:
+        raise errors.NkiError("%s: dst is %s and src %s; dst must have src's dtype (the page)" %
+                              (call, d.tensor.dtype, s.tensor.dtype))
+    if dtype is not None and ops._dtype(dtype, None) != d.tensor.dtype:
+        # dst is given by reference and has src's dtype: a different dtype cannot be honoured.
+        raise errors.NkiError("%s: dtype=%s, but dst is %s and must have src's dtype (the page: "
+                              "no cast)" % (call, ops._dtype(dtype, None), d.tensor.dtype))
+    fs, fd = _known(ops._free_size(s)), _known(ops._free_size(d))
+    if fs is not None and fd is not None and fs != fd:
+        raise errors.NkiError("%s: src has %d elements per partition and dst %d; they must "
+                              "match" % (call, fs, fd))
+    tr.instr("nc_stream_shuffle", [(None, d), (None, s),
+                                   ("shuffle_mask", _mask_entries(call, shuffle_mask))])
 

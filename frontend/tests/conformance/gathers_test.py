@@ -1,5 +1,5 @@
-"""The gathers and the stream shuffle under the simulator (nisa.local_gather so far):
-ncverify's own kernels, each compared with NumPy
+"""The gathers and the stream shuffle under the simulator (nisa.local_gather,
+nisa.nc_stream_shuffle): ncverify's own kernels, each compared with NumPy
 values computed here from the pages' descriptions, an index outside its source failing the call
 with the kernel's line, and every argument either exercised or refused at the kernel's line. Run
 by `python3 -m ncverify_nki.run` (ctest label `conformance`)."""
@@ -27,6 +27,16 @@ def golden_local_gather(src, index, per_idx, valid):
         for p in range(first, first + 16):
             for j, s in enumerate(starts):
                 out[p, j, :] = rows[p, s:s + per_idx]
+    return out
+
+
+def golden_shuffle(dst, src, mask):
+    """Partition q * 32 + i of dst takes partition q * 32 + mask[i] of src; 255 keeps dst's."""
+    out = dst.copy()
+    for p in range(dst.shape[0]):
+        m = mask[p % 32]
+        if m != 255:
+            out[p] = src[p - p % 32 + m]
     return out
 
 
@@ -62,6 +72,60 @@ def local_gather_with(src, index, mode):
     else:
         g = nisa.local_gather(t, i, num_valid_indices=65)
     nl.store(out[0:128, 0:64], value=g[:, 0:64, 0])
+    return out
+
+
+@nki.jit
+def shuffle_into_fresh(src, mask):
+    """nc_stream_shuffle of a loaded tile into a fresh SBUF tile."""
+    parts, width = src.shape
+    out = nl.ndarray((parts, width), dtype=src.dtype, buffer=nl.shared_hbm)
+    a = nl.load(src)
+    b = nl.ndarray((parts, width), dtype=src.dtype, buffer=nl.sbuf)
+    nisa.nc_stream_shuffle(src=a, dst=b, shuffle_mask=mask)
+    nl.store(out, value=b)
+    return out
+
+
+@nki.jit
+def shuffle_in_place(src, mask):
+    out = nl.ndarray(src.shape, dtype=src.dtype, buffer=nl.shared_hbm)
+    a = nl.load(src)
+    nisa.nc_stream_shuffle(a, a, mask)
+    nl.store(out, value=a)
+    return out
+
+
+@nki.jit
+def shuffle_over(old, row, mask):
+    """dst holds `old`; one partition `row` is shuffled over it (255 entries keep old rows)."""
+    out = nl.ndarray(old.shape, dtype=old.dtype, buffer=nl.shared_hbm)
+    d = nl.load(old)
+    r = nl.load(row)
+    nisa.nc_stream_shuffle(r[0:1, :], d, mask, dtype=old.dtype)
+    nl.store(out, value=d)
+    return out
+
+
+@nki.jit
+def shuffle_with(src, mode):
+    out = nl.ndarray((32, 16), dtype=nl.float32, buffer=nl.shared_hbm)
+    a = nl.load(src)
+    b = nl.ndarray((32, 16), dtype=nl.float32, buffer=nl.sbuf)
+    mask = list(range(32))
+    if mode == "mask":
+        nisa.nc_stream_shuffle(a, b, mask, mask=(nl.arange(32)[:, None] < 16))
+    elif mode == "short":
+        nisa.nc_stream_shuffle(a, b, mask[:31])
+    elif mode == "entry":
+        nisa.nc_stream_shuffle(a, b, mask[:31] + [40])
+    elif mode == "dtype":
+        nisa.nc_stream_shuffle(a, b, mask, dtype=nl.bfloat16)
+    elif mode == "hbm":
+        nisa.nc_stream_shuffle(a, out, mask)
+    else:
+        nisa.nc_stream_shuffle(a[0:1, :], b, [1] * 32)  # partition 1 of a one-partition source
+    nl.store(out, value=b)
     return out
 
 
@@ -111,6 +175,48 @@ class LocalGather(unittest.TestCase):
                             ("too_many", "num_valid_indices=65")):
             with self.subTest(mode=mode):
                 refused(self, local_gather_with, src, index, mode, words=words)
+
+
+class StreamShuffle(unittest.TestCase):
+    def setUp(self):
+        self.rng = np.random.default_rng(32)
+
+    def test_each_quadrant_is_shuffled_with_the_same_mask(self):
+        src = self.rng.uniform(-1, 1, (128, 24)).astype(np.float32)
+        mask = [31 - i for i in range(32)]
+        got = shuffle_into_fresh(src, mask)
+        np.testing.assert_array_equal(got, golden_shuffle(np.zeros_like(src), src, mask))
+
+    def test_in_place_reads_every_source_partition_first(self):
+        src = self.rng.uniform(-1, 1, (64, 8)).astype(np.float32)
+        mask = [(i + 5) % 32 for i in range(32)]
+        np.testing.assert_array_equal(shuffle_in_place(src, mask), golden_shuffle(src, src, mask))
+
+    def test_a_broadcast_and_255_entries_that_keep_their_partitions(self):
+        old = self.rng.uniform(-1, 1, (32, 8)).astype(np.float32)
+        row = self.rng.uniform(-1, 1, (1, 8)).astype(np.float32)
+        mask = [255 if i % 3 == 0 else 0 for i in range(32)]
+        got = shuffle_over(old, row, mask)
+        want = old.copy()
+        for p in range(32):
+            if mask[p] != 255:
+                want[p] = row[0]
+        np.testing.assert_array_equal(got, want)
+
+    def test_refusals_name_the_argument_at_the_kernel_line(self):
+        src = np.zeros((32, 16), dtype=np.float32)
+        for mode, words in (("mask", "is not modelled (a predicate"),
+                            ("short", "shuffle_mask has 31 entries"),
+                            ("entry", "shuffle_mask[31] = 40"),
+                            ("dtype", "but dst is fp32"),
+                            ("hbm", "dst is in HBM")):
+            with self.subTest(mode=mode):
+                refused(self, shuffle_with, src, mode, words=words)
+
+    def test_a_partition_the_source_does_not_have_fails_the_call(self):
+        with self.assertRaises(DynamicCheckFailure) as caught:
+            shuffle_with(np.zeros((32, 16), dtype=np.float32), "missing_partition")
+        self.assertIn("copies partition 1 of source", str(caught.exception))
 
 
 if __name__ == "__main__":
