@@ -1,6 +1,5 @@
-"""Stand-ins for the gathers and the stream shuffle: nisa.local_gather and
-nisa.nc_stream_shuffle (nl.gather_flattened follows), each one instruction of the model
-(model/semantics/gather.cpp) as the
+"""Stand-ins for the gathers and the stream shuffle: nisa.local_gather, nisa.nc_stream_shuffle
+and nl.gather_flattened, each one instruction of the model (model/semantics/gather.cpp) as the
 NKI API reference of Neuron SDK 2.26 documents it (the neuronxcc.nki pages; docstrings in
 aws-neuron/aws-neuron-sdk general/nki/api/nki/isa/__init__.py and .../language/__init__.py at
 0521004c). frontend/README.md "Arguments of every call" says what each argument does here.
@@ -146,3 +145,32 @@ def nc_stream_shuffle(src, dst, shuffle_mask, *, dtype=None, mask=None):
     tr.instr("nc_stream_shuffle", [(None, d), (None, s),
                                    ("shuffle_mask", _mask_entries(call, shuffle_mask))])
 
+
+@api("nl.gather_flattened")
+def gather_flattened(data, indices, *, mask=None, dtype=None):
+    call = "nl.gather_flattened"
+    if mask is not None:
+        refuse(call, "mask", mask, "a predicate on the gather's output is not modelled")
+    tr = trace.current()
+    d = ops._v(data, "data")
+    i = ops._v(indices, "indices")
+    for v, what in ((d, "data"), (i, "indices")):
+        if not 2 <= len(v.order) <= 4:
+            raise errors.NkiError("%s: %s is %d-dimensional; data and indices must be 2-, 3- or "
+                                  "4-dimensional (the page)" % (call, what, len(v.order)))
+    if i.tensor.dtype != "uint32":
+        raise errors.NkiError("%s: indices is %s; the indices must be uint32 (the page)" %
+                              (call, i.tensor.dtype))
+    # The gather runs on the GpSimd engine (the ISA's nc_n_gather), which cannot read PSUM: the
+    # compiler copies a PSUM operand to SBUF first.
+    if d.tensor.mem == "psum":
+        d = rules.evict(tr, d)
+    if i.tensor.mem == "psum":
+        i = rules.evict(tr, i)
+    pd, pi = _partitions(d), _partitions(i)
+    if pd is not None and pi is not None and pd != pi:
+        raise errors.NkiError("%s: data has %d partitions and indices %d; each partition "
+                              "gathers from its own row, so they must match" % (call, pd, pi))
+    dst, t = ops._out(tr, None, i, ops._dtype(dtype, d.tensor.dtype), tr.assigned_name())
+    tr.instr("gather_flattened", [(None, dst), (None, d), ("indices", i)], produces=t)
+    return Tile(dst)

@@ -1,5 +1,5 @@
 """The gathers and the stream shuffle under the simulator (nisa.local_gather,
-nisa.nc_stream_shuffle): ncverify's own kernels, each compared with NumPy
+nisa.nc_stream_shuffle, nl.gather_flattened): ncverify's own kernels, each compared with NumPy
 values computed here from the pages' descriptions, an index outside its source failing the call
 with the kernel's line, and every argument either exercised or refused at the kernel's line. Run
 by `python3 -m ncverify_nki.run` (ctest label `conformance`)."""
@@ -38,6 +38,13 @@ def golden_shuffle(dst, src, mask):
         if m != 255:
             out[p] = src[p - p % 32 + m]
     return out
+
+
+def to_bf16(x):
+    """float32 -> the nearest bfloat16 (ties to even), held in float32 (finite values)."""
+    bits = np.asarray(x, dtype=np.float32).view(np.uint32)
+    bits = (bits + (((bits >> 16) & 1) + 0x7FFF)) & 0xFFFF0000
+    return bits.astype(np.uint32).view(np.float32)
 
 
 @nki.jit
@@ -129,6 +136,30 @@ def shuffle_with(src, mode):
     return out
 
 
+@nki.jit
+def gather_flat(data, indices, dtype=None):
+    out = nl.ndarray(indices.shape, dtype=dtype or data.dtype, buffer=nl.shared_hbm)
+    d = nl.load(data)
+    i = nl.load(indices)
+    nl.store(out, value=nl.gather_flattened(d, i, dtype=dtype))
+    return out
+
+
+@nki.jit
+def gather_flat_with(data, indices, mode):
+    out = nl.ndarray((128, 8), dtype=nl.float32, buffer=nl.shared_hbm)
+    d = nl.load(data)
+    i = nl.load(indices)
+    if mode == "int32":
+        g = nl.gather_flattened(d, nl.copy(i, dtype=nl.int32))
+    elif mode == "mask":
+        g = nl.gather_flattened(d, i, mask=(nl.arange(128)[:, None] < 64))
+    else:
+        g = nl.gather_flattened(d, i, axis=1)
+    nl.store(out, value=g)
+    return out
+
+
 def refused(test, kernel, *args, words):
     with test.assertRaises(KernelNotTraced) as caught:
         kernel(*args)
@@ -217,6 +248,39 @@ class StreamShuffle(unittest.TestCase):
         with self.assertRaises(DynamicCheckFailure) as caught:
             shuffle_with(np.zeros((32, 16), dtype=np.float32), "missing_partition")
         self.assertIn("copies partition 1 of source", str(caught.exception))
+
+
+class GatherFlattened(unittest.TestCase):
+    def setUp(self):
+        self.rng = np.random.default_rng(8)
+
+    def test_indices_address_the_flattened_free_dims(self):
+        data = self.rng.uniform(-10, 10, (64, 4, 6)).astype(np.float32)
+        indices = self.rng.integers(0, 24, (64, 3, 5)).astype(np.uint32)
+        got = gather_flat(data, indices)
+        want = np.take_along_axis(data.reshape(64, -1), indices.reshape(64, -1), axis=-1)
+        np.testing.assert_array_equal(got, want.reshape(indices.shape))
+        got16 = gather_flat(data, indices, nl.bfloat16)
+        np.testing.assert_array_equal(np.asarray(got16, dtype=np.float32),
+                                      to_bf16(want).reshape(indices.shape))
+
+    def test_an_index_past_the_row_fails_the_call_at_its_line(self):
+        data = np.zeros((16, 10), dtype=np.float32)
+        indices = np.zeros((16, 3), dtype=np.uint32)
+        indices[2, 1] = 10
+        with self.assertRaises(DynamicCheckFailure) as caught:
+            gather_flat(data, indices)
+        self.assertEqual(caught.exception.kind, "out_of_bounds")
+        self.assertIn("[2, 1] = 10", str(caught.exception))
+
+    def test_refusals_name_the_argument_at_the_kernel_line(self):
+        data = np.zeros((128, 16), dtype=np.float32)
+        indices = np.zeros((128, 8), dtype=np.uint32)
+        for mode, words in (("int32", "must be uint32"),
+                            ("mask", "is not modelled (a predicate"),
+                            ("axis", "unknown keyword argument 'axis'")):
+            with self.subTest(mode=mode):
+                refused(self, gather_flat_with, data, indices, mode, words=words)
 
 
 if __name__ == "__main__":
