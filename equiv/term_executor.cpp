@@ -386,6 +386,24 @@ void TermExecutor::bn_aggr(const View& dst, const View&) {
   write_opaque(dst, "bn_aggr");
 }
 
+void TermExecutor::stream_shuffle(const View& dst, const View& src,
+                                  const std::vector<int64_t>& mask) {
+  // exec_stream_shuffle: every moved row is read before the first store; a row whose entry is
+  // 255 keeps its elements (and their terms).
+  const int64_t rows = std::max<int64_t>(dst.rows, 0), n = dst.free_elems();
+  std::vector<TermId>& out = out_;
+  out.resize(static_cast<size_t>(rows * n));
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t s = shuffle_source_row(mask, r);
+    if (s < 0) continue;
+    for (int64_t f = 0; f < n; ++f) out[r * n + f] = read(src, s, f);
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    if (shuffle_source_row(mask, r) < 0) continue;
+    for (int64_t f = 0; f < n; ++f) store(dst.at(r, f), dst.dtype, out[r * n + f]);
+  }
+}
+
 void TermExecutor::output(const Tensor& t, const uint8_t* base, int64_t elems) {
   const size_t size = dtype_size(t.dtype);
   std::vector<TermId>& terms = outputs_[t.name];

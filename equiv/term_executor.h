@@ -68,6 +68,8 @@ class TermExecutor final : public ValueObserver {
                                 const float* regs) override;
   void bn_stats(const View& dst, const View& src) override;
   void bn_aggr(const View& dst, const View& src) override;
+  // A pure movement of elements between partitions: each moved element keeps its term.
+  void stream_shuffle(const View& dst, const View& src, const std::vector<int64_t>& mask) override;
   // The top-8 family and random draws are outside the term language: opaque terms.
   void opaque(const View& dst, std::string_view what) override;
   void output(const Tensor& t, const uint8_t* base, int64_t elems) override;

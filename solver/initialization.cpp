@@ -370,6 +370,23 @@ class InitializationProver {
       covers = covers && in_dim(ctx, element[d], to_z3(ctx, ad.start, sym),
                                 to_z3(ctx, ad.size, sym), ad.step);
     }
+    // nc_stream_shuffle leaves a partition of dst as it is where its lane's mask entry is 255
+    // (exec_gather.cpp marks only the others written): it covers partition start + r only when
+    // lane r % 32 copies.
+    if (const auto* sh = std::get_if<StreamShuffle>(&w.stmt->ins)) {
+      const AccessDim& rows = wa.dims[0];
+      const z3::expr lane =
+          z3::mod(element[0] - to_z3(ctx, rows.start, sym), ctx.int_val(kShuffleQuadrant));
+      for (int64_t r = 0; r < kShuffleQuadrant; ++r) {
+        if (sh->shuffle_mask[static_cast<size_t>(r)] != kShuffleKeep) continue;
+        if (rows.step != 1) {
+          why = "a stream shuffle with 255 entries into partitions at a step of " +
+                std::to_string(rows.step);
+          return std::nullopt;
+        }
+        covers = covers && lane != ctx.int_val(r);
+      }
+    }
     return Cover{covers, exact};
   }
 

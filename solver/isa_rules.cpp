@@ -591,6 +591,107 @@ class IsaProver {
            Rule::reduce_dst_shape);
   }
 
+  // The gathers and the stream shuffle (exec_gather.cpp, the same rules in the same terms).
+  // local_gather: index and dst on src's partitions (count and first partition), a multiple of
+  // 16 of them; n indices per core within 16 * K and 4096; dst holds n * E per partition.
+  void rules(const LocalGather& i) {
+    const ViewTerms src = operand(i.src, "source");
+    const ViewTerms index = operand(i.index, "index");
+    const ViewTerms dst = operand(i.dst, "destination");
+    for (const ViewTerms* v : {&index, &dst}) {
+      same_rows_rule(*v, src, "local_gather");
+      const z3::expr begin = partition_begin(*v), want = partition_begin(src);
+      auto explain = [this, v = *v, begin, want](const z3::model& m) {
+        return "'" + v.tensor->name + "' starts at partition " + num(val(m, begin)) +
+               " and the source at " + num(val(m, want));
+      };
+      decide(make("local_gather operands on the same partitions", v), begin == want, explain,
+             Rule::partition_start);
+    }
+    auto explain16 = [this, src](const z3::model& m) {
+      return num(val(m, src.rows)) + " partitions, not a multiple of 16";
+    };
+    decide(make("local_gather partitions a multiple of 16", &src),
+           ops().mod(src.rows, kLocalGatherGroup) == ctx().int_val(0), explain16,
+           Rule::partition_start);
+    const z3::expr per_core = ctx().int_val(kLocalGatherGroup) * index.free;
+    const z3::expr n =
+        i.num_valid_indices > 0 ? ctx().int_val(i.num_valid_indices) : per_core.simplify();
+    auto explain_n = [this, n, per_core](const z3::model& m) {
+      return num(val(m, n)) + " indices per core; the index holds " + num(val(m, per_core)) +
+             " per core and a core gathers at most " + num(kLocalGatherMaxIndices);
+    };
+    decide(make("local_gather indices per core <= 4096 and within the index", &index),
+           n <= per_core && n <= ctx().int_val(kLocalGatherMaxIndices), explain_n,
+           Rule::same_shape);
+    const z3::expr want = n * ctx().int_val(i.num_elem_per_idx);
+    auto explain_dst = [this, dst, want](const z3::model& m) {
+      return "'" + dst.tensor->name + "' is " + shape_of(m, dst) + "; the gather writes " +
+             num(val(m, want)) + " elements per partition";
+    };
+    decide(make(same_shape_label("local_gather"), &dst), dst.free == want, explain_dst,
+           Rule::same_shape);
+  }
+
+  // nc_stream_shuffle: the same elements per partition; both start where num_active_partitions
+  // (max partitions rounded up to 32) allows; every copying partition of dst names one of src.
+  void rules(const StreamShuffle& i) {
+    const ViewTerms src = operand(i.src, "source");
+    const ViewTerms dst = operand(i.dst, "destination");
+    auto explain = [this, src, dst](const z3::model& m) {
+      return "'" + dst.tensor->name + "' is " + shape_of(m, dst) + " and '" + src.tensor->name +
+             "' " + shape_of(m, src);
+    };
+    decide(make(same_shape_label("nc_stream_shuffle"), &dst), dst.free == src.free, explain,
+           Rule::same_shape);
+    const z3::expr widest = z3::ite(src.rows > dst.rows, src.rows, dst.rows);
+    const int64_t q = kShuffleQuadrant;
+    const z3::expr active = ops().div(widest + ctx().int_val(q - 1), q) * ctx().int_val(q);
+    for (const ViewTerms* v : {&src, &dst}) {
+      const z3::expr begin = partition_begin(*v);
+      auto explain_start = [this, begin, active](const z3::model& m) {
+        return "starts at partition " + num(val(m, begin)) + " with " + num(val(m, active)) +
+               " active partitions (96/128: 0; 64: 0 or 64; 32: a multiple of 32)";
+      };
+      decide(make("nc_stream_shuffle start partition", v),
+             partition_start_ok(ops(), begin, active, hw_), explain_start, Rule::partition_start);
+    }
+    z3::expr ok = ctx().bool_val(true);
+    for (int64_t lane = 0; lane < q; ++lane) {
+      const int64_t m = i.shuffle_mask[static_cast<size_t>(lane)];
+      if (m == kShuffleKeep) continue;
+      // The last quadrant that has this lane copies partition 32 * quadrant + m.
+      const z3::expr last = ops().div(dst.rows - ctx().int_val(1 + lane), q);
+      ok = ok && (dst.rows <= ctx().int_val(lane) ||
+                  last * ctx().int_val(q) + ctx().int_val(m) < src.rows);
+    }
+    auto explain_src = [this, src, dst](const z3::model& m) {
+      return "'" + dst.tensor->name + "' spans " + num(val(m, dst.rows)) + " partitions; the " +
+             "mask copies a partition past the " + num(val(m, src.rows)) + " of '" +
+             src.tensor->name + "'";
+    };
+    decide(make("nc_stream_shuffle reads partitions the source has", &dst), ok, explain_src,
+           Rule::same_shape);
+  }
+
+  // gather_flattened: indices and dst on data's partitions; dst has the indices' shape.
+  void rules(const GatherFlattened& i) {
+    const ViewTerms data = operand(i.data, "data");
+    const ViewTerms indices = operand(i.indices, "indices");
+    const ViewTerms dst = operand(i.dst, "destination");
+    same_rows_rule(indices, data, "gather_flattened");
+    same_shape_rule(dst, indices, "gather_flattened");
+  }
+
+  void same_rows_rule(const ViewTerms& v, const ViewTerms& want, const char* op) {
+    auto explain = [this, v, want](const z3::model& m) {
+      return "'" + v.tensor->name + "' spans " + num(val(m, v.rows)) + " partitions and '" +
+             want.tensor->name + "' " + num(val(m, want.rows));
+    };
+    decide(make(std::string(op) + " operands on the same partition count", &v), v.rows == want.rows,
+           explain, Rule::same_shape);
+  }
+
   // Rule::affine_pattern_int32: the pattern's largest magnitude over the view fits int32. The
   // step count matches the free dims by validation.
   void affine_pattern_rule(const ViewTerms& dst, const Expr& offset, int64_t cm,

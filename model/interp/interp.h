@@ -109,6 +109,10 @@ class Interpreter {
   void exec(int core, const TensorScalarCumulative& i);
   void exec(int core, const BnStats& i);
   void exec(int core, const BnAggr& i);
+  // The gathers and the stream shuffle (exec_gather.cpp).
+  void exec(int core, const LocalGather& i);
+  void exec(int core, const StreamShuffle& i);
+  void exec(int core, const GatherFlattened& i);
   // The top-8 family and the random draws (exec_top8.cpp).
   void exec(int core, const Max8& i);
   void exec(int core, const FindIndex8& i);

@@ -60,6 +60,9 @@ struct ValueObserver {
   virtual void bn_stats(const View& dst, const View& src) = 0;
   virtual void bn_aggr(const View& dst, const View& src) = 0;
   virtual void reciprocal(const View& dst, const View& src) = 0;
+  // nc_stream_shuffle: dst row r takes src row shuffle_source_row(mask, r), or keeps its value.
+  virtual void stream_shuffle(const View& dst, const View& src,
+                              const std::vector<int64_t>& mask) = 0;
   // An instruction whose values the observer does not model (the top-8 family, random draws):
   // every element of dst gets a value the observer knows nothing about.
   virtual void opaque(const View& dst, std::string_view what) = 0;

@@ -289,6 +289,14 @@ void remap_instruction(Instruction& ins, const IdMaps& m) {
         } else if constexpr (std::is_same_v<T, Dropout>) {
           remap_access(i.data, m);
           remap_operand(i.prob, m);
+        } else if constexpr (std::is_same_v<T, LocalGather>) {
+          remap_access(i.src, m);
+          remap_access(i.index, m);
+        } else if constexpr (std::is_same_v<T, StreamShuffle>) {
+          remap_access(i.src, m);
+        } else if constexpr (std::is_same_v<T, GatherFlattened>) {
+          remap_access(i.data, m);
+          remap_access(i.indices, m);
         } else if constexpr (std::is_same_v<T, Iota> || std::is_same_v<T, Memset> ||
                              std::is_same_v<T, Rand>) {
           // dst only

@@ -73,7 +73,7 @@ bool is_comparison(AluOp op) {
 
 std::string_view op_name(const Instruction& ins) {
   // clang-format off
-  static constexpr std::array<std::string_view, 23> kNames = {
+  static constexpr std::array<std::string_view, 26> kNames = {
       "dma_copy",      "matmul",
       "transpose",     "activation",
       "tensor_reduce", "tensor_scalar",
@@ -85,7 +85,8 @@ std::string_view op_name(const Instruction& ins) {
       "nc_match_replace8", "rand",
       "dropout",
       "tensor_tensor_scan", "tensor_scalar_cumulative",
-      "bn_stats", "bn_aggr"};
+      "bn_stats", "bn_aggr",
+      "local_gather", "nc_stream_shuffle", "gather_flattened"};
   // clang-format on
   static_assert(kNames.size() == std::variant_size_v<Instruction>,
                 "every instruction needs a name");
@@ -118,7 +119,10 @@ EngineChoice engine_of(const Instruction& ins) {
                  [](const TensorTensorScan&) -> EngineChoice { return Engine::Vector; },
                  [](const TensorScalarCumulative&) -> EngineChoice { return Engine::Vector; },
                  [](const BnStats&) -> EngineChoice { return Engine::Vector; },
-                 [](const BnAggr&) -> EngineChoice { return Engine::Vector; }},
+                 [](const BnAggr&) -> EngineChoice { return Engine::Vector; },
+                 [](const LocalGather&) -> EngineChoice { return Engine::GpSimd; },
+                 [](const StreamShuffle&) -> EngineChoice { return Engine::Vector; },
+                 [](const GatherFlattened&) -> EngineChoice { return Engine::GpSimd; }},
       ins);
 }
 
@@ -137,6 +141,9 @@ std::vector<const Access*> written_accesses(const Instruction& ins) {
                    out.push_back(&m.dst);
                    if (m.dst_idx) out.push_back(&*m.dst_idx);
                  },
+                 [&](const LocalGather& g) { out.push_back(&g.dst); },
+                 [&](const StreamShuffle& g) { out.push_back(&g.dst); },
+                 [&](const GatherFlattened& g) { out.push_back(&g.dst); },
                  [&](const auto& i) {
                    using T = std::decay_t<decltype(i)>;
                    if constexpr (std::is_same_v<T, DmaCopy> || std::is_same_v<T, Matmul> ||
@@ -223,7 +230,16 @@ std::vector<const Access*> read_accesses(const Instruction& ins) {
                           if (i.imm1) push_operand(*i.imm1, out);
                         },
                         [&](const BnStats& i) { out.push_back(&i.src); },
-                        [&](const BnAggr& i) { out.push_back(&i.src); }},
+                        [&](const BnAggr& i) { out.push_back(&i.src); },
+                        [&](const LocalGather& i) {
+                          out.push_back(&i.src);
+                          out.push_back(&i.index);
+                        },
+                        [&](const StreamShuffle& i) { out.push_back(&i.src); },
+                        [&](const GatherFlattened& i) {
+                          out.push_back(&i.data);
+                          out.push_back(&i.indices);
+                        }},
              ins);
   return out;
 }

@@ -277,11 +277,52 @@ struct BnAggr {
   bool operator==(const BnAggr&) const = default;
 };
 
+// Data movement by index and across partitions (model/semantics/gather.cpp; the NKI API
+// reference, Neuron SDK 2.26 pages of nki.isa.local_gather, nki.isa.nc_stream_shuffle and
+// nki.language.gather_flattened). Values move bit for bit (gather_flattened converts through fp32
+// when dst's dtype differs).
+//
+// local_gather (GpSimd): each group of 16 partitions (one GpSimd core) flattens its uint16 index
+// rows partition-first into indices_1d and keeps the first num_valid_indices of them (0: all
+// 16 * K, K = index elements per partition); every partition r of the group then writes, for each
+// j, the num_elem_per_idx contiguous elements of its own src row (flattened row-major) starting
+// at indices_1d[j]: dst[r, j * E + e] = src[r, indices_1d[j] + e].
+// The documented limits: 16 partitions per GpSimd core, at most 4096 indices per core; 32
+// partitions per shuffle quadrant, and the mask entry that leaves a partition unchanged.
+inline constexpr int64_t kLocalGatherGroup = 16;
+inline constexpr int64_t kLocalGatherMaxIndices = 4096;
+inline constexpr int64_t kShuffleQuadrant = 32;
+inline constexpr int64_t kShuffleKeep = 255;
+
+struct LocalGather {
+  Access dst, src, index;
+  int64_t num_elem_per_idx = 1;   // E: 1, 2, 4, 8, 16 or 32
+  int64_t num_valid_indices = 0;  // 0: every index of the group's 16 partitions
+  bool operator==(const LocalGather&) const = default;
+};
+
+// nc_stream_shuffle (Vector): within each quadrant q of 32 partitions of dst, partition 32q + i
+// takes partition 32q + shuffle_mask[i] of src (all of src is read before dst is written);
+// shuffle_mask[i] = 255 leaves that partition of dst unchanged. 32 entries, each 0..31 or 255.
+struct StreamShuffle {
+  Access dst, src;
+  std::vector<int64_t> shuffle_mask;
+  bool operator==(const StreamShuffle&) const = default;
+};
+
+// gather_flattened (GpSimd, as nki.isa.nc_n_gather documents the same gather): per partition r,
+// dst[r, j] = data[r, indices[r, j]] over the flattened free elements; uint32 indices.
+struct GatherFlattened {
+  Access dst, data, indices;
+  bool operator==(const GatherFlattened&) const = default;
+};
+
 using Instruction =
     std::variant<DmaCopy, Matmul, Transpose, Activation, TensorReduce, TensorScalar, TensorTensor,
                  TensorScalarReduce, TensorCopy, TensorCopyPredicated, AffineSelect, Iota, Memset,
                  Reciprocal, Max8, FindIndex8, MatchReplace8, Rand, Dropout, TensorTensorScan,
-                 TensorScalarCumulative, BnStats, BnAggr>;
+                 TensorScalarCumulative, BnStats, BnAggr, LocalGather, StreamShuffle,
+                 GatherFlattened>;
 
 // For consumers that visit an Instruction with one generic lambda: `static_assert(
 // kDependentFalse<T>, ...)` in the last `if constexpr` branch makes a new instruction kind a

@@ -122,6 +122,20 @@ void describe(I& i, V& v) {
   } else if constexpr (std::is_same_v<T, BnStats> || std::is_same_v<T, BnAggr>) {
     v.pos("dst", i.dst);
     v.pos("src", i.src);
+  } else if constexpr (std::is_same_v<T, LocalGather>) {
+    v.pos("dst", i.dst);
+    v.pos("src", i.src);
+    v.req("index", i.index);
+    v.show("num_elem_per_idx", i.num_elem_per_idx, d.num_elem_per_idx);
+    v.opt("num_valid_indices", i.num_valid_indices, d.num_valid_indices);
+  } else if constexpr (std::is_same_v<T, StreamShuffle>) {
+    v.pos("dst", i.dst);
+    v.pos("src", i.src);
+    v.req("shuffle_mask", i.shuffle_mask);
+  } else if constexpr (std::is_same_v<T, GatherFlattened>) {
+    v.pos("dst", i.dst);
+    v.pos("data", i.data);
+    v.req("indices", i.indices);
   } else if constexpr (std::is_same_v<T, Max8>) {
     v.pos("dst", i.dst);
     v.pos("src", i.src);

@@ -60,6 +60,17 @@ bool touches(const Stmt& s, TensorId t) {
   return false;
 }
 
+// The accesses an instruction writes in full. nc_stream_shuffle with a 255 entry leaves those
+// partitions of dst as they are: it writes none of dst in full, so a read after it may still need
+// the values of an earlier write.
+std::vector<const Access*> full_writes(const Instruction& ins) {
+  if (const auto* sh = std::get_if<StreamShuffle>(&ins)) {
+    const auto& m = sh->shuffle_mask;
+    if (std::find(m.begin(), m.end(), kShuffleKeep) != m.end()) return {};
+  }
+  return written_accesses(ins);
+}
+
 // Every access of t under `body`, in program order.
 void accesses_of(const std::vector<Stmt>& body, TensorId t, std::vector<const Access*>& out) {
   for (const Stmt& s : body) {
@@ -121,7 +132,7 @@ void loop_writes(const Loop& l, const Tensor& t, std::vector<const Access*>& wri
   for (const Stmt& s : l.body) {
     const auto* i = std::get_if<InstrStmt>(&s.node);
     if (!i) continue;
-    for (const Access* w : written_accesses(i->ins)) {
+    for (const Access* w : full_writes(i->ins)) {
       if (w->tensor != t.id || w->indirect || w->core) continue;
       std::optional<size_t> dim;
       bool ok = true;
@@ -167,7 +178,7 @@ bool reads_own_writes(const std::vector<Stmt>& body, const Tensor& t,
           return false;
         }
       }
-      for (const Access* a : written_accesses(i->ins)) {
+      for (const Access* a : full_writes(i->ins)) {
         if (a->tensor != t.id) continue;
         if (whole(*a, t)) all_written = true;
         written.push_back(a);
@@ -276,7 +287,7 @@ class RegionFinder {
         see_through = false;  // the value may come from anywhere before: one span from here on
       }
       if (const auto* i = std::get_if<InstrStmt>(&s.node)) {
-        for (const Access* a : written_accesses(i->ins)) {
+        for (const Access* a : full_writes(i->ins)) {
           if (a->tensor != t.id) continue;
           if (whole(*a, t)) all_written = true;
           written.push_back(a);

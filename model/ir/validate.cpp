@@ -641,6 +641,60 @@ class Validator {
     require_on_chip(s, i.dst, "destination");
   }
 
+  // nisa.local_gather (NKI API reference, SDK 2.26): GpSimd engine, so SBUF operands (ARCH2: the
+  // GpSimd engine cannot access PSUM); uint16 indices; no dtype cast (dst has src's dtype);
+  // num_elem_per_idx in {1, 2, 4, 8, 16, 32}; at most 4096 indices per core. The shapes
+  // (partitions, a multiple of 16; dst's size) are checked per instance (exec_gather.cpp).
+  void check_specific(const InstrStmt& s, const LocalGather& i,
+                      const std::vector<const Loop*>& loops) {
+    check_access(i.src, loops, s, "source");
+    check_access(i.index, loops, s, "index");
+    require_mem(s, i.src, Memory::SBUF, "local_gather source");
+    require_mem(s, i.index, Memory::SBUF, "local_gather index");
+    require_mem(s, i.dst, Memory::SBUF, "local_gather destination");
+    if (dt(i.index) != DType::uint16) fail_ins(s, "local_gather's index must be uint16");
+    if (dt(i.dst) != dt(i.src)) {
+      fail_ins(s, "local_gather keeps src's dtype: no cast (dst must have src's dtype)");
+    }
+    const int64_t e = i.num_elem_per_idx;
+    if (e < 1 || e > 32 || (e & (e - 1)) != 0) {
+      fail_ins(s, "num_elem_per_idx must be 1, 2, 4, 8, 16 or 32");
+    }
+    if (i.num_valid_indices < 0 || i.num_valid_indices > kLocalGatherMaxIndices) {
+      fail_ins(s, "num_valid_indices must be in [0, 4096] (0: all; at most 4096 per core)");
+    }
+  }
+  // nisa.nc_stream_shuffle (SDK 2.26): Vector engine, SBUF or PSUM operands of one dtype; 32
+  // mask entries, each a partition of the quadrant (0..31) or 255 (leave dst's partition).
+  void check_specific(const InstrStmt& s, const StreamShuffle& i,
+                      const std::vector<const Loop*>& loops) {
+    check_access(i.src, loops, s, "source");
+    require_on_chip(s, i.src, "source");
+    require_on_chip(s, i.dst, "destination");
+    if (dt(i.dst) != dt(i.src)) fail_ins(s, "nc_stream_shuffle's dst must have src's dtype");
+    if (i.shuffle_mask.size() != static_cast<size_t>(kShuffleQuadrant)) {
+      fail_ins(s, "shuffle_mask has " + std::to_string(i.shuffle_mask.size()) +
+                      " entries; it takes 32 (one per partition of a quadrant)");
+    }
+    for (int64_t m : i.shuffle_mask) {
+      if ((m < 0 || m >= kShuffleQuadrant) && m != kShuffleKeep) {
+        fail_ins(s, "shuffle_mask entry " + std::to_string(m) +
+                        " is neither a partition of the quadrant (0..31) nor 255");
+      }
+    }
+  }
+  // nl.gather_flattened (SDK 2.26): uint32 indices; run on the GpSimd engine (the ISA's
+  // nc_n_gather), so SBUF operands.
+  void check_specific(const InstrStmt& s, const GatherFlattened& i,
+                      const std::vector<const Loop*>& loops) {
+    check_access(i.data, loops, s, "data");
+    check_access(i.indices, loops, s, "indices");
+    require_mem(s, i.data, Memory::SBUF, "gather_flattened data");
+    require_mem(s, i.indices, Memory::SBUF, "gather_flattened indices");
+    require_mem(s, i.dst, Memory::SBUF, "gather_flattened destination");
+    if (dt(i.indices) != DType::uint32) fail_ins(s, "gather_flattened's indices must be uint32");
+  }
+
   const Program& p_;
   std::set<SymbolId> param_syms_;
   std::set<TensorId> declared_;

@@ -23,6 +23,7 @@
 
 #include <optional>
 #include <variant>
+#include <vector>
 
 #include "model/ir/instruction.h"
 #include "model/semantics/view.h"
@@ -121,6 +122,36 @@ void exec_tensor_scalar_cumulative(ExecMode mode, const View& dst, const View& s
 // outputs, not the hardware's order of operations (model/semantics/README.md, "Statistics").
 void exec_bn_stats(ExecMode mode, const View& dst, const View& src);
 void exec_bn_aggr(ExecMode mode, const View& dst, const View& src);
+
+// Gathers and the stream shuffle (gather.cpp): values move bit for bit; every output is computed
+// before the first store. A gather index whose elements lie outside its source row is reported
+// (the first one, in the order the instruction reads them) and nothing is written: the pages
+// leave such a read undefined, so the interpreter fails the run there.
+struct GatherMiss {
+  int64_t row = 0;       // the view row holding the index
+  int64_t position = 0;  // its flat free position in that row
+  int64_t index = 0;     // its value
+  int64_t limit = 0;     // elements per partition of the source
+};
+// local_gather: rows in groups of 16 (one GpSimd core each, rows a multiple of 16); a group's
+// indices_1d[j] = index[16g + j % 16, j / 16] for j < n (n = local_gather_indices); each row r of
+// the group writes dst[r, j * E + e] = src[r, indices_1d[j] + e]. A miss: indices_1d[j] + E >
+// src's elements per partition. dst has n * E elements per partition, src's dtype.
+int64_t local_gather_indices(const View& index, int64_t valid_indices);
+std::optional<GatherMiss> exec_local_gather(ExecMode mode, const View& dst, const View& src,
+                                            const View& index, int64_t elems_per_index,
+                                            int64_t valid_indices);
+// nc_stream_shuffle: dst row r takes src row shuffle_source_row(mask, r) = 32 * (r / 32) +
+// mask[r % 32], or keeps its value (-1: the entry is 255). Same dtype and elements per row; every
+// source row exists (checked by the interpreter).
+int64_t shuffle_source_row(const std::vector<int64_t>& mask, int64_t row);
+void exec_stream_shuffle(ExecMode mode, const View& dst, const View& src,
+                         const std::vector<int64_t>& mask);
+// gather_flattened: dst[r, j] = data[r, indices[r, j]] (flattened row-major, converted to dst's
+// dtype through fp32 when it differs). A miss: an index >= data's elements per partition. Same
+// rows; dst has indices' elements per partition.
+std::optional<GatherMiss> exec_gather_flattened(ExecMode mode, const View& dst, const View& data,
+                                                const View& indices);
 
 // The scalar building blocks, exposed for tests and for independent checks (equiv/ builds its
 // terms from them, so they are stated once).

@@ -236,6 +236,33 @@ double cost_ns(const CostTable& t, const BnAggr&, const TraceEvent& ev, const Tr
   return elementwise_ns(t, ev, std::max(v.min_ii, 13 * (v.n / 3)));
 }
 
+// local_gather: 150 + (n * E) / C GpSimd cycles, C = ((28 + t * E) / (t * E)) / min(4 /
+// dtype_size, E), t = 4, n indices per core, E = num_elem_per_idx (ISA docstring of local_gather,
+// aws-neuron-sdk 0521004c general/nki/api/nki/isa/__init__.py), plus the static overhead every
+// instruction pays here. n * E is the destination's elements per partition (the event's).
+double cost_ns(const CostTable& t, const LocalGather& g, const TraceEvent& ev, const Trace&) {
+  const double e = static_cast<double>(g.num_elem_per_idx), tt = 4.0;
+  const double dsize = static_cast<double>(dtype_size(ev.in_dtype));
+  const double c = ((28.0 + tt * e) / (tt * e)) / std::min(4.0 / dsize, e);
+  const double ne = static_cast<double>(std::max<int64_t>(ev.free_elems, 1));
+  return (150.0 + ne / c + t.static_overhead_cycles) / t.hw->gpsimd_ghz;
+}
+
+// nc_stream_shuffle: max(MIN_II, N) Vector cycles, N elements per partition of src (ISA
+// docstring, aws-neuron-sdk 0521004c general/nki/api/nki/isa/__init__.py).
+double cost_ns(const CostTable& t, const StreamShuffle&, const TraceEvent& ev, const Trace& tr) {
+  const VectorInputs v(t, ev, tr);
+  return elementwise_ns(t, ev, std::max(v.min_ii, v.n));
+}
+
+// gather_flattened: no published cost (the language page gives none; the ISA's nc_n_gather page,
+// SDK 2.27 on, neither). The GpSimd engine's per-element rate, start + N + static, N elements
+// per partition of the result: one pass over what it writes.
+double cost_ns(const CostTable& t, const GatherFlattened&, const TraceEvent& ev, const Trace& tr) {
+  const VectorInputs v(t, ev, tr);
+  return elementwise_ns(t, ev, std::max(v.min_ii, v.n));
+}
+
 }  // namespace
 
 bool element_wise_dma(const TraceEvent& ev) {

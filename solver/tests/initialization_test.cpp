@@ -138,6 +138,37 @@ TEST(Initialization, MissingFirstTileFailsAtItsFirstColumn) {
   EXPECT_TRUE(bad[0].replay->reproduced) << bad[0].replay->detail;
 }
 
+// nc_stream_shuffle into a fresh tile with 255 entries: the kept partitions stay unwritten. A
+// read of the written ones is proved; a read that reaches a kept one (lane 5 of the second
+// quadrant: partition 37) is a counterexample the interpreter replays.
+Program shuffle_with_kept_lane(int64_t rows_read) {
+  Builder b("shuffle_kept");
+  auto x = b.input("x", DType::fp32, {64, 8});
+  auto y = b.output("y", DType::fp32, {64, 8});
+  auto a = b.sbuf("a", DType::fp32, {64, 8});
+  auto d = b.sbuf("d", DType::fp32, {64, 8});
+  b.dma_copy(a(), x());
+  std::vector<int64_t> mask(32);
+  for (int64_t i = 0; i < 32; ++i) mask[i] = i >= 5 ? kShuffleKeep : 31 - i;
+  b.emit(StreamShuffle{d(), a(), mask});
+  b.dma_copy(y(), a());
+  b.dma_copy(y({ds(32, rows_read), all()}), d({ds(32, rows_read), all()}));
+  b.dma_copy(y({ds(0, rows_read), all()}), d({ds(0, rows_read), all()}));
+  return b.finish();
+}
+
+TEST(Initialization, AStreamShuffleLeavesItsKeptPartitionsUnwritten) {
+  EXPECT_TRUE(uncovered(shuffle_with_kept_lane(5)).empty())
+      << describe_all(uncovered(shuffle_with_kept_lane(5)));
+  const auto bad = uncovered(shuffle_with_kept_lane(6));
+  ASSERT_EQ(bad.size(), 2u) << describe_all(bad);
+  ASSERT_EQ(bad[0].verdict, Verdict::counterexample) << bad[0].describe();
+  EXPECT_NE(bad[0].counterexample->violated.find("element [37, "), std::string::npos)
+      << bad[0].counterexample->violated;
+  ASSERT_TRUE(bad[0].replay);
+  EXPECT_TRUE(bad[0].replay->reproduced) << bad[0].replay->detail;
+}
+
 TEST(Initialization, RunningSumNeedsItsZeroingAndFailsAtTheFirstIteration) {
   EXPECT_TRUE(uncovered(running_sum(true)).empty()) << describe_all(uncovered(running_sum(true)));
   const auto bad = uncovered(running_sum(false));

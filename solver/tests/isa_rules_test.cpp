@@ -199,6 +199,43 @@ TEST(IsaRules, BnStatsWiderThan512IsACounterexample) {
   EXPECT_EQ(not_proved(all).size(), 1u) << describe_all(not_proved(all));
 }
 
+// nki.isa.local_gather gathers at most 4096 indices per GpSimd core: with every index of a
+// [128, k] tile valid (16 * k per core), k = 257 is the first width past the limit (replayed by
+// the interpreter); the shuffle and gather_flattened beside it are proved.
+Program gather_program(int64_t max_k) {
+  Builder b("gather_width");
+  Expr k = b.param("k", 1, max_k);
+  auto x = b.input("x", DType::fp32, {128, 64});
+  auto idx = b.input("idx", DType::uint16, {128, k});
+  auto fidx = b.input("fidx", DType::uint32, {128, 8});
+  auto y = b.output("y", DType::fp32, {128, k * 16});
+  auto z = b.output("z", DType::fp32, {128, 8});
+  auto t = b.sbuf("t", DType::fp32, {128, 64});
+  auto it = b.sbuf("it", DType::uint16, {128, k});
+  auto ft = b.sbuf("ft", DType::uint32, {128, 8});
+  auto g = b.sbuf("g", DType::fp32, {128, k * 16});
+  auto f = b.sbuf("f", DType::fp32, {128, 8});
+  b.dma_copy(t(), x());
+  b.dma_copy(it(), idx());
+  b.dma_copy(ft(), fidx());
+  std::vector<int64_t> mask(32);
+  for (int64_t i = 0; i < 32; ++i) mask[i] = 31 - i;
+  b.emit(StreamShuffle{t(), t(), mask});
+  b.emit(LocalGather{g(), t(), it(), 1, 0});
+  b.emit(GatherFlattened{f(), t(), ft()});
+  b.dma_copy(y(), g());
+  b.dma_copy(z(), f());
+  return b.finish();
+}
+
+TEST(IsaRules, LocalGatherPast4096IndicesPerCoreIsACounterexample) {
+  expect_all_proved(prove_isa_rules(gather_program(256)));
+  const auto all = prove_isa_rules(gather_program(300));
+  expect_counterexample(all, "local_gather indices per core <= 4096 and within the index",
+                        {{"k", 257}}, {}, "4112 indices per core");
+  EXPECT_EQ(not_proved(all).size(), 1u) << describe_all(not_proved(all));
+}
+
 // ISA-NEW: trn3 takes N <= 4096 (all eight banks), so neither the N limit nor the one-bank rule
 // refutes the same program there.
 TEST(IsaRules, MatmulNLimitAndPsumBankDependOnTheGeneration) {

@@ -385,3 +385,5 @@ from .isa_top8 import dropout, max8, nc_find_index8, nc_match_replace8  # noqa: 
 # The scans and the statistics live in their own modules (isa_scan.py, isa_stats.py).
 from .isa_scan import tensor_scalar_cumulative, tensor_tensor_scan  # noqa: E402,F401
 from .isa_stats import bn_aggr, bn_stats  # noqa: E402,F401
+# The gathers and the stream shuffle live in their own module (gathers.py).
+from .gathers import local_gather, nc_stream_shuffle  # noqa: E402,F401

@@ -530,6 +530,8 @@ for _n in ("where", "all_reduce", "mean",
 from .launch import nc, spmd_dim  # noqa: E402,F401  (launch grid axes: launch.py)
 # The random calls live in their own module (language_random.py).
 from .language_random import dropout, rand, random_seed  # noqa: E402,F401
+# nl.gather_flattened lives with the ISA gathers (gathers.py).
+from .gathers import gather_flattened  # noqa: E402,F401
 
 
 class _Limits:

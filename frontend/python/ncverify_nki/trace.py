@@ -74,6 +74,11 @@ def _span(node):
     return (getattr(node, "end_lineno", node.lineno) or node.lineno) - node.lineno
 
 
+_NKIR_KEYWORDS = ("kernel", "param", "require", "grid", "input", "output", "scratch", "buffer",
+                  "for", "in", "range", "affine", "sequential", "min", "max", "divides",
+                  "program_id", "nan", "inf", "at", "bufs", "multiple_of")
+
+
 class Tracer:
     def __init__(self, kernel_name, source_index):
         self.kernel_name = kernel_name
@@ -86,7 +91,9 @@ class Tracer:
         self.root = []
         self.stack = [self.root]
         self.loops = []
-        self.names = set()
+        # The .nkir keywords name nothing (model/ir/validate.cpp is_reserved): a kernel's
+        # `output = nl.ndarray(...)` becomes `output_2`.
+        self.names = set(_NKIR_KEYWORDS)
         self.queues = {}  # HBM tensor name -> DMA queue
         self.source_file = None  # the `.nkir` `source` line: the kernel file the `@line`s count in
         # The generation the kernel is written for, when its decorator names one

@@ -117,6 +117,28 @@ TEST(AllocationRules, ABufferUsedInSeveralIterationLocalLoopsIsDeadBetweenThem) 
   EXPECT_EQ(at(a.psum_peak_bytes, 4096), kBank);
 }
 
+// A buffer written whole, read, then written whole again and read is dead between the two uses
+// (two regions). An nc_stream_shuffle with a 255 entry as the second write leaves those
+// partitions holding the first write's values: one region, alive throughout.
+TEST(AllocationRules, AStreamShuffleThatKeepsPartitionsDoesNotEndTheBuffersValues) {
+  for (bool keeps : {false, true}) {
+    Builder b("shuffle_keep");
+    auto y = b.output("y", DType::fp32, {64, 8});
+    auto a = b.sbuf("a", DType::fp32, {64, 8});
+    auto d = b.sbuf("d", DType::fp32, {64, 8});
+    b.memset(a(), 2.0f);
+    b.memset(d(), 1.0f);
+    b.dma_copy(y(), d());
+    std::vector<int64_t> mask(32, 0);
+    if (keeps) mask[7] = kShuffleKeep;
+    b.emit(StreamShuffle{d(), a(), mask});
+    b.dma_copy(y(), d());
+    const Program p = b.finish();
+    const Allocation al = allocate(p, hw_config_trn1());
+    EXPECT_EQ(al.regions.at(p.find_tensor("d").value()).size(), keeps ? 1u : 2u) << keeps;
+  }
+}
+
 TEST(AllocationRules, ExplicitPlacementIsKeptAsWrittenAndLeftOutOfTheRequirement) {
   Builder b("placed");
   Expr S = b.param("S", 512, 4096, 512);

@@ -165,6 +165,16 @@ Program all_features_program() {
         b.emit(Rand{t()});
         b.emit(Dropout{s(), s(), col()});
         b.emit(Dropout{t(), t(), Imm{0.25f}});
+        // the gathers (num_valid_indices given and not) and the stream shuffle (a 255 entry)
+        auto gix = b.sbuf("gix", DType::uint16, {128, 4});
+        auto gfx = b.sbuf("gfx", DType::uint32, {128, 8});
+        auto gout = b.sbuf("gout", DType::fp32, {128, 64});
+        b.emit(LocalGather{gout(), s(), gix(), 4, 16});
+        b.emit(LocalGather{gout(), s(), gix(), 1, 0});
+        std::vector<int64_t> mask(32, 255);
+        mask[0] = 31;
+        b.emit(StreamShuffle{t(), t(), mask});
+        b.emit(GatherFlattened{top(), s(), gfx()});
         // core, indirect, strided HBM rows, program_id in an access
         b.dma_copy(g(), on_core(xt(), Expr::mod(Builder::program_id() + 1, 2)), 7);
         b.dma_copy(g(), indirect(cache({ds(j * 128, 128), all()}), 0, ids(), 0, 63), 2);
