@@ -343,6 +343,14 @@ class IsaProver {
                 src.subject() + " -> " + dst.subject()),
            dma_counts_ok(ops(), src.rows * src.free, dst.rows * dst.free), explain,
            Rule::dma_element_counts);
+    if (!i.oob_skip && !i.dst_rmw) return;
+    auto explain_rows = [this, src, dst](const z3::model& m) {
+      return "source '" + src.tensor->name + "' has " + num(val(m, src.rows)) +
+             " rows, destination '" + dst.tensor->name + "' has " + num(val(m, dst.rows));
+    };
+    decide(make(std::string(rule_info(Rule::dma_rows_paired).name), &dst,
+                src.subject() + " -> " + dst.subject()),
+           dma_rows_paired_ok(ops(), src.rows, dst.rows), explain_rows, Rule::dma_rows_paired);
   }
 
   // The Tensor engine's limits; the PSUM bank rule applies where the destination lies in one

@@ -42,6 +42,8 @@ struct Resolved {
   // Value runs only: the bytes covered within each partition (on-chip; before the row offset of
   // an indirect access) or within the tensor (HBM), sorted and coalesced.
   std::vector<ByteRun> runs;
+  // A DMA's oob_skip: 1 for each row that is not transferred (empty: every row is).
+  std::vector<uint8_t> skipped;
 };
 
 }  // namespace interp

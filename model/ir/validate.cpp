@@ -356,6 +356,17 @@ class Validator {
     if (i.queue < 0 || i.queue >= kDmaQueues) {
       fail_ins(s, "DMA queue must be in [0, " + std::to_string(kDmaQueues - 1) + "] (DMA)");
     }
+    // ISA-OLD dma_copy: oob_mode.skip concerns the run-time indices of indirect accesses; the
+    // read-modify-write supports add only, and with oob_mode.error only.
+    if (i.oob_skip && !i.dst.indirect && !i.src.indirect) {
+      fail_ins(s, "oob_skip needs an indirect source or destination (ISA-OLD dma_copy oob_mode)");
+    }
+    if (i.dst_rmw && *i.dst_rmw != AluOp::add) {
+      fail_ins(s, "dst_rmw supports add only (ISA-OLD dma_copy dst_rmw_op)");
+    }
+    if (i.dst_rmw && i.oob_skip) {
+      fail_ins(s, "dst_rmw allows oob_mode.error only, not oob_skip (ISA-OLD dma_copy dst_rmw_op)");
+    }
   }
   void check_specific(const InstrStmt& s, const Matmul& i, const std::vector<const Loop*>& loops) {
     check_access(i.stationary, loops, s, "stationary");

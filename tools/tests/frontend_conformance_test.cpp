@@ -207,8 +207,8 @@ TEST(ConformanceRefusals, MatmulArgumentsTheModelDoesNotRun) {
 
 TEST(ConformanceRefusals, DataMovementArgumentsTheModelDoesNotRun) {
   expect_refusals({
-      {"dma_read_modify_write", "nisa.dma_copy: dst_rmw_op=add is not modelled"},
-      {"dma_oob_skip", "nisa.dma_copy: oob_mode='skip' is not modelled"},
+      {"dma_read_modify_write", "nisa.dma_copy: dst_rmw_op=multiply is not modelled"},
+      {"dma_oob_skip", "nisa.dma_copy: oob_mode='skip' is not modelled (skipping concerns"},
       {"dma_dge_mode", "nisa.dma_copy: dge_mode='hwdge' is not modelled"},
       {"predicated_copy_casts", "nisa.tensor_copy_predicated: dtype=nl.bfloat16 is not"},
       {"psum_alloc_offset", "ncc.psum.mod_alloc: base_addr=512 is not modelled"},

@@ -1,6 +1,9 @@
 """Stand-in for `neuronxcc.nki.isa` (nisa): one instruction per call, as the ISA documents."""
 
+import numpy as np
+
 from . import errors, ops, trace
+from .program import Enum, Indirect
 from .sealed import SealedClass
 from .signatures import api, refuse
 from .tiles import Tile, as_view
@@ -320,20 +323,52 @@ def _check_dge(call, mode):
            "(a kernel for trn2 says so with nki.jit(platform_target='trn2'))")
 
 
+# The full range of an index tile's dtype: the offsets an oob_mode.skip DMA accepts (a row whose
+# index leaves the tensor is skipped, not an error).
+_INDEX_RANGE = {"int32": (-2**31, 2**31 - 1), "uint32": (0, 2**32 - 1)}
+
+
+def _rmw_op(op):
+    """dst_rmw_op: the ISA page (nki.isa.dma_copy, SDK 2.2x) documents np.add only (later pages
+    nl.add); the accumulation is the DMA engines' fp32 add, cast to dst's dtype."""
+    from . import language as nl
+
+    if op is np.add or op is nl.add:
+        return "add"
+    refuse("nisa.dma_copy", "dst_rmw_op", op, "the documented read-modify-write operation is "
+           "np.add (nl.add) only")
+
+
 @api("nisa.dma_copy")
 def dma_copy(*, dst, src, mask=None, dst_rmw_op=None, oob_mode=oob_mode.error,
              dge_mode=dge_mode.unknown):
-    if dst_rmw_op is not None:
-        refuse("nisa.dma_copy", "dst_rmw_op", dst_rmw_op,
-               "a read-modify-write DMA adds to what dst holds; the model's DMA copies")
-    if oob_mode != "error":
-        refuse("nisa.dma_copy", "oob_mode", oob_mode,
-               "the model stops at any out-of-bounds access (oob_mode.error)")
+    """A DMA: dst = src (cast through fp32). oob_mode.skip: a row of an indirect access whose
+    index leaves its tensor is not transferred. dst_rmw_op=np.add: dst = dst + src in fp32."""
+    if oob_mode not in ("error", "skip"):
+        refuse("nisa.dma_copy", "oob_mode", oob_mode, "the modes are oob_mode.error and "
+               "oob_mode.skip")
+    rmw = None if dst_rmw_op is None else _rmw_op(dst_rmw_op)
+    if rmw is not None and oob_mode == "skip":
+        refuse("nisa.dma_copy", "oob_mode", oob_mode, "with dst_rmw_op only oob_mode.error is "
+               "allowed (the dma_copy page)")
     _check_dge("nisa.dma_copy", dge_mode)
     tr = trace.current()
     d, s = as_view(_masked(dst, mask)), as_view(_masked(src, mask))
+    extra = []
+    if oob_mode == "skip":
+        if d.indirect is None and s.indirect is None:
+            refuse("nisa.dma_copy", "oob_mode", oob_mode, "skipping concerns the run-time "
+                   "indices of an indirect access (t[idx_tile, ...]); this DMA has none")
+        for v in (d, s):
+            if v.indirect is not None:
+                ind = v.indirect
+                lo, hi = _INDEX_RANGE[ind.offsets.tensor.dtype]
+                v.indirect = Indirect(ind.dim, ind.offsets, lo, hi)
+        extra.append(("oob_skip", True))
+    if rmw is not None:
+        extra.append(("dst_rmw", Enum(rmw)))
     queue = tr.queue_for(d.tensor if d.tensor.mem == "hbm" else s.tensor)
-    tr.instr("dma_copy", [(None, d), (None, s)] + ([("queue", queue)] if queue else []))
+    tr.instr("dma_copy", [(None, d), (None, s)] + ([("queue", queue)] if queue else []) + extra)
 
 
 # The permutation of each supported rank (nisa.dma_transpose's page): axis i of the result is axis

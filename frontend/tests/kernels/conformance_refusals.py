@@ -108,7 +108,7 @@ def matmul_tile_too_small(a):
 def dma_read_modify_write(a):
     n, m = a.shape
     out, x = _square(a, n, m)
-    nisa.dma_copy(dst=out, src=x, dst_rmw_op=np.add)  # refused: dst_rmw_op
+    nisa.dma_copy(dst=out, src=x, dst_rmw_op=np.multiply)  # refused: add is the only op
     return out
 
 
@@ -116,7 +116,7 @@ def dma_read_modify_write(a):
 def dma_oob_skip(a):
     n, m = a.shape
     out, x = _square(a, n, m)
-    nisa.dma_copy(dst=out, src=x, oob_mode=nisa.oob_mode.skip)  # refused: oob_mode
+    nisa.dma_copy(dst=out, src=x, oob_mode=nisa.oob_mode.skip)  # refused: no indirect index
     return out
 
 
