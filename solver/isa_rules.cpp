@@ -103,9 +103,9 @@ class IsaProver {
       v.last.push_back(v.start.back() + (v.size.back() - 1) * ctx().int_val(d.step));
       v.sizes_positive = v.sizes_positive && access_size_ok(ops(), v.size.back());
     }
-    // On chip the partition dim is view dim 0 (validate: perm[0] == 0); an HBM view's rows are
-    // its first view dim, whichever tensor dim that is.
-    v.rows = v.size[t.on_chip() ? 0 : static_cast<size_t>(a.tensor_dim(0))];
+    // A view's rows are its first view dim, whichever tensor dim that is: on chip the partition
+    // dim except in a DMA that moves data across partitions (validate: perm[0] != 0).
+    v.rows = v.size[static_cast<size_t>(a.tensor_dim(0))];
     for (size_t k = 1; k < a.rank(); ++k) {
       v.free_sizes.push_back(v.size[static_cast<size_t>(a.tensor_dim(k))]);
     }

@@ -131,7 +131,7 @@ void Interpreter::exec(int core, const DmaCopy& i) {
   if (i.dst_rmw) reads.push_back(&dst);
   const uint64_t dst_bytes = static_cast<uint64_t>(n_dst) * dtype_size(dst.view.dtype);
   record(core, Engine::Dma, reads, {&dst},
-         {.partitions = chip.view.rows,
+         {.partitions = chip.tensor->on_chip() ? chip.partitions : chip.view.rows,
           .free_elems = chip.view.free_elems(),
           .contiguous_bytes = std::min(src.contiguous_bytes, dst.contiguous_bytes),
           .bytes = i.dst_rmw ? 2 * dst_bytes : dst_bytes,

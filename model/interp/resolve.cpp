@@ -185,10 +185,17 @@ void AccessResolver::place_view(Resolved& r, const Access& a, const DimRanges& d
   const size_t rank = a.dims.size();
   const int64_t dsize = static_cast<int64_t>(dtype_size(t.dtype));
   auto tdim = [&](size_t k) { return a.perm.empty() ? static_cast<int>(k) : a.perm[k]; };
+  // On chip, tensor dim 0 is the partition: consecutive indices are a partition apart. A DMA
+  // may view it elsewhere than first (validate: moves_across_partitions).
+  const int64_t mem_stride = !t.on_chip()               ? 0
+                             : t.memory == Memory::SBUF ? m_.sbuf_stride
+                                                        : m_.psum_stride;
+  auto byte_stride = [&](int td) {
+    return (t.on_chip() && td == 0 ? mem_stride : es[td] * dsize) * a.dims[td].step;
+  };
   int64_t base = 0;
   if (t.on_chip()) {
     const BufferPlacement& bp = *m_.alloc.placements.at(t.id);
-    const int64_t mem_stride = t.memory == Memory::SBUF ? m_.sbuf_stride : m_.psum_stride;
     int64_t part = eval(bp.partition, m_.cores[r.core].env) + d.start[0];
     int64_t coff = m_.copy_offset(r.core, bp, t);
     r.partition_begin = part;
@@ -201,8 +208,9 @@ void AccessResolver::place_view(Resolved& r, const Access& a, const DimRanges& d
     }
     r.byte_begin = bl;
     r.byte_end = bh + dsize;
-    r.view.rows = d.size[0];
-    r.view.row_stride = mem_stride;
+    r.partitions = d.size[0];
+    r.view.rows = d.size[tdim(0)];
+    r.view.row_stride = byte_stride(tdim(0));
     if (a.indirect && !indirect_dim_ok(true, a.indirect->dim)) {
       fail_check(Rule::indirect_not_partition,
                  std::string(role) + " '" + t.name +
@@ -217,16 +225,14 @@ void AccessResolver::place_view(Resolved& r, const Access& a, const DimRanges& d
     }
     r.byte_begin = bl;
     r.byte_end = bh + dsize;
-    int td0 = tdim(0);
-    r.view.rows = d.size[td0];
-    r.view.row_stride = es[td0] * a.dims[td0].step * dsize;
+    r.view.rows = d.size[tdim(0)];
+    r.view.row_stride = byte_stride(tdim(0));
   }
   r.view.dtype = t.dtype;
   r.view.free_rank = static_cast<int>(rank) - 1;
   for (size_t k = 1; k < rank; ++k) {
-    int td = tdim(k);
-    r.view.sizes[k - 1] = d.size[td];
-    r.view.strides[k - 1] = es[td] * a.dims[td].step * dsize;
+    r.view.sizes[k - 1] = d.size[tdim(k)];
+    r.view.strides[k - 1] = byte_stride(tdim(k));
   }
   r.base_offset = base;
 }
@@ -333,7 +339,7 @@ void AccessResolver::byte_runs(Resolved& r, const Access& a, const DimRanges& d)
   }
   if (t.on_chip()) {
     auto& mem = m_.memory(r.core, t.memory);
-    mem.prepare(r.partition_begin, r.view.rows, r.byte_begin, r.byte_end);
+    mem.prepare(r.partition_begin, r.partitions, r.byte_begin, r.byte_end);
     r.view.base = mem.data() + r.base_offset;
   } else {
     r.view.base = m_.hbm[t.id].data() + r.base_offset;

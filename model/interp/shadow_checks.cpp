@@ -16,7 +16,7 @@ template <class F>
 void for_each_row_runs(const Resolved& r, F&& f) {
   const int64_t p0 = r.tensor->on_chip() ? r.partition_begin : 0;
   if (!r.tensor->on_chip() || (r.row_offsets.empty() && r.skipped.empty())) {
-    f(p0, r.tensor->on_chip() ? p0 + r.view.rows : 1, r.runs);
+    f(p0, r.tensor->on_chip() ? p0 + r.partitions : 1, r.runs);
     return;
   }
   std::vector<ByteRun> shifted;

@@ -12,6 +12,7 @@
 #include "solver/bounds.h"
 #include "solver/initialization.h"
 #include "solver/isa_rules.h"
+#include "solver/prove.h"
 #include "solver/tests/obligation_helpers.h"
 
 namespace ncv::solver {
@@ -101,6 +102,33 @@ TEST(DmaModes, RowsPairedIsProvedOrACounterexampleThatReplays) {
     refuted = true;
   }
   EXPECT_TRUE(refuted);
+}
+
+// A DMA that transposes an SBUF tile (its source viewed across partitions, as
+// nisa.dma_transpose from SBUF) is proved like any DMA: bounds, element counts, allocation and
+// initialization; reading partitions nobody wrote is refuted.
+Program transpose_on_chip(int64_t rows_written) {
+  Builder b("sbuf_transpose");
+  auto x = b.input("x", DType::fp16, {16, 128});
+  auto y = b.output("y", DType::fp16, {128, 16});
+  auto a = b.sbuf("a", DType::fp16, {16, 128});
+  auto t = b.sbuf("t", DType::fp16, {128, 16});
+  b.dma_copy(a({ds(0, rows_written), all()}), x({ds(0, rows_written), all()}));
+  Access across = a();
+  across.perm = {1, 0};
+  b.dma_copy(t(), across);
+  b.dma_copy(y(), t());
+  return b.finish();
+}
+
+TEST(DmaModes, ATransposingDmaFromSbufIsProved) {
+  const auto all = prove_program(transpose_on_chip(16));
+  EXPECT_FALSE(all.empty());
+  EXPECT_TRUE(not_proved(all).empty()) << describe_all(not_proved(all));
+  const auto half = not_proved(prove_initialization(transpose_on_chip(8)));
+  ASSERT_EQ(half.size(), 1u) << describe_all(half);
+  EXPECT_EQ(half[0].verdict, Verdict::counterexample) << half[0].describe();
+  EXPECT_EQ(half[0].tensor, "a");
 }
 
 }  // namespace

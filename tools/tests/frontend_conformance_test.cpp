@@ -249,7 +249,7 @@ TEST(ConformanceRefusals, MemoryAccessesTheModelDoesNotMake) {
       {"symbolic_indexed_dim", "needs the size of its dim 0 fixed (give it with --shape)"},
       {"masked_indirect_load",
        "mask= of an indirectly addressed access of 'scratch' is not modelled"},
-      {"dma_transpose_from_sbuf", "nisa.dma_transpose: src='a tile in sbuf' is not modelled"},
+      {"dma_transpose_from_psum", "nisa.dma_transpose: src='a tile in psum' is not modelled"},
       {"dma_transpose_other_axes", "nisa.dma_transpose: axes=(0, 1) is not modelled"},
   });
 }

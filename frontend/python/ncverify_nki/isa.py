@@ -379,7 +379,8 @@ _DMA_TRANSPOSE_AXES = {2: (1, 0), 3: (2, 1, 0), 4: (3, 1, 2, 0)}
 @api("nisa.dma_transpose")
 def dma_transpose(src, *, axes=None, mask=None, dtype=None, dge_mode=dge_mode.unknown):
     """A DMA that writes a fresh SBUF tile with `src`'s axes permuted; the dtype cast, if any,
-    is the DMA's (through fp32, as dma_copy's)."""
+    is the DMA's (through fp32, as dma_copy's). The page allows a source in HBM or SBUF: from
+    SBUF the DMA moves elements across partitions (the permuted source view)."""
     v = as_view(_masked(src, mask), "src")
     v.refuse_indirect("nisa.dma_transpose")
     rank = len(v.order)
@@ -391,14 +392,49 @@ def dma_transpose(src, *, axes=None, mask=None, dtype=None, dge_mode=dge_mode.un
         refuse("nisa.dma_transpose", "axes", tuple(axes),
                "a rank-%d source transposes with axes %s only" % (rank, want))
     _check_dge("nisa.dma_transpose", dge_mode)
-    if v.tensor.mem != "hbm" or v.units:
+    if dge_mode == "hwdge":
+        _check_transpose_hwdge(v, rank)
+    if v.units or v.tensor.mem not in ("hbm", "sbuf"):
         refuse("nisa.dma_transpose", "src", "a tile in %s" % v.tensor.mem,
-               "the model's transposing DMA reads HBM (an SBUF source needs a DMA that moves "
-               "data across partitions, which the model does not have)")
+               "the transposing DMA reads HBM or SBUF (the dma_transpose page)")
     from .language import load
     from .program import View
 
-    return load(Tile(View(v.tensor, v.dims, [v.order[a] for a in want])), dtype=dtype)
+    permuted = View(v.tensor, v.dims, [v.order[a] for a in want])
+    if v.tensor.mem == "hbm":
+        return load(Tile(permuted), dtype=dtype)
+    permuted.across_partitions = True  # an SBUF view whose partition dim is not first
+    tr = trace.current()
+    t = tr.temp("sbuf", ops._dtype(dtype, v.tensor.dtype), permuted.logical_lins())
+    queue = tr.queue_for(v.tensor)
+    tr.instr("dma_copy", [(None, t.full_view()), (None, permuted)] +
+             ([("queue", queue)] if queue else []), produces=t)
+    return Tile(t.full_view())
+
+
+def _check_transpose_hwdge(v, rank):
+    """The dma_transpose page's "DMA Direct Transpose Constraints" for dge_mode.hwdge."""
+    shape = []
+    for n in v.logical_lins():
+        if not n.is_const():
+            refuse("nisa.dma_transpose", "dge_mode", "hwdge", "its constraints are on the "
+                   "source's sizes, which must be fixed (--shape)")
+        shape.append(n.const)
+    from .program import DTYPE_BYTES
+
+    if DTYPE_BYTES[v.tensor.dtype] != 2:
+        refuse("nisa.dma_transpose", "dge_mode", "hwdge", "a hardware-DGE transpose needs a "
+               "2-byte dtype, not %s" % v.tensor.dtype)
+    if rank == 2 and shape[0] != 16:
+        refuse("nisa.dma_transpose", "dge_mode", "hwdge", "a 2-D hardware-DGE transpose needs "
+               "src.shape[0] == 16, not %d" % shape[0])
+    if rank > 2 and (shape[0] not in (1, 2, 4, 8, 16) or (shape[0] * shape[-2]) % 16):
+        refuse("nisa.dma_transpose", "dge_mode", "hwdge", "a 3-/4-D hardware-DGE transpose "
+               "needs src.shape[0] in {1, 2, 4, 8, 16} and src.shape[0] * src.shape[-2] a "
+               "multiple of 16")
+    if shape[-1] > 128:
+        refuse("nisa.dma_transpose", "dge_mode", "hwdge", "a hardware-DGE transpose needs "
+               "src.shape[-1] <= 128, not %d" % shape[-1])
 
 
 def unsupported(name):

@@ -1,7 +1,8 @@
 """nisa.dma_copy's run-time modes under the simulator: oob_mode.skip (a row of an indirect access
-whose index falls outside the tensor is left alone, in a gather and in a scatter) and
+whose index falls outside the tensor is left alone, in a gather and in a scatter),
 dst_rmw_op=np.add (the destination rows accumulate the source in float32, rounded to the
-destination's dtype), with what each refuses at the kernel's line. ncverify's own kernels; the
+destination's dtype) and nisa.dma_transpose of an SBUF tile, with what each refuses at the
+kernel's line. ncverify's own kernels; the
 expected arrays are computed here with NumPy. Run by `python3 -m ncverify_nki.run` (ctest label
 `conformance`)."""
 
@@ -95,6 +96,24 @@ def modes_refused(table, ids, mode):
     return out
 
 
+@nki.jit(mode="simulation")
+def transpose_in_sbuf(a):
+    """nisa.dma_transpose of a tile already in SBUF: [m, n] -> [n, m], [a, b, c] -> [c, b, a]."""
+    t = nisa.dma_transpose(nl.load(a))
+    out = nl.ndarray(t.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    nl.store(out, value=t)
+    return out
+
+
+@nki.jit(mode="simulation", platform_target="trn2")
+def transpose_hwdge(a):
+    """The hardware-DGE transpose (trn2): the page's constraints on the source apply."""
+    t = nisa.dma_transpose(nl.load(a), dge_mode=nisa.dge_mode.hwdge)
+    out = nl.ndarray(t.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    nl.store(out, value=t)
+    return out
+
+
 def to_bf16(x):
     """float32 -> the nearest bfloat16 (ties to even), as float32 (finite values)."""
     bits = np.asarray(x, dtype=np.float32).view(np.uint32)
@@ -173,6 +192,26 @@ class DstRmwTest(unittest.TestCase):
         a = rng.standard_normal((128, 40)).astype(np.float32)
         b = rng.standard_normal((128, 40)).astype(np.float32)
         np.testing.assert_array_equal(accumulate_on_chip(a, b), (a + b).astype(np.float32))
+
+
+class TransposeFromSbufTest(unittest.TestCase):
+    def test_two_and_three_dims(self):
+        rng = np.random.default_rng(16)
+        a = rng.standard_normal((16, 100)).astype(np.float32)
+        np.testing.assert_array_equal(transpose_in_sbuf(a), a.T)
+        b = rng.standard_normal((8, 3, 20)).astype(np.float32)
+        np.testing.assert_array_equal(transpose_in_sbuf(b), np.transpose(b, (2, 1, 0)))
+
+    def test_hardware_dge_constraints(self):
+        a = (np.arange(16 * 64) % 251).astype(np.float16).reshape(16, 64)
+        np.testing.assert_array_equal(transpose_hwdge(a), a.T)
+        for bad, words in ((a.astype(np.float32), "2-byte dtype"),
+                           (a[:8], "src.shape[0] == 16")):
+            with self.subTest(words=words):
+                with self.assertRaises(KernelNotTraced) as caught:
+                    transpose_hwdge(np.ascontiguousarray(bad))
+                self.assertIn("dma_modes_test.py:", str(caught.exception))
+                self.assertIn(words, str(caught.exception))
 
 
 class RefusalTest(unittest.TestCase):

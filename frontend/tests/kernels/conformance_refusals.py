@@ -409,10 +409,11 @@ def masked_indirect_load(a):
 
 
 @nki.jit
-def dma_transpose_from_sbuf(a):
+def dma_transpose_from_psum(a):
     n, m = a.shape
     out, x = _square(a, n, m)
-    y = nisa.dma_transpose(x)  # refused: SBUF -> SBUF moves data across partitions
+    p = nisa.nc_transpose(x)
+    y = nisa.dma_transpose(p)  # refused: the page's source is in HBM or SBUF
     nl.store(out, value=y)
     return out
 

@@ -21,6 +21,10 @@ namespace {
 constexpr int64_t kInt32Min = std::numeric_limits<int32_t>::min();
 constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
 
+RunResult interptest_run(const Program& p) {
+  return run_program(p, {}, random_inputs(p, {}, 1));
+}
+
 void set_table(HostTensor& t, const std::vector<int32_t>& rows) {
   for (size_t r = 0; r < rows.size(); ++r) {
     store_bits(DType::int32, t.bytes.data() + 4 * r, static_cast<uint32_t>(rows[r]));
@@ -229,6 +233,79 @@ TEST(DmaModes, TheValidatorAcceptsOnlyTheDocumentedCombinations) {
   refused(head + gather_row + ", dst_rmw=add, oob_skip=true" + tail, "oob_mode.error only");
   refused(head + "dma_copy g[:, :], a[0:+4, :], oob_skip=true" + tail,
           "oob_skip needs an indirect");
+}
+
+// nisa.dma_transpose from SBUF: a DMA whose SBUF source is viewed with its partition dim last
+// (.perm(1, 0)) moves each element to the transposed partition. `rows_written`: how many of
+// the source's 16 partitions are written before it.
+Program transpose_on_chip(int64_t rows_written) {
+  Builder b("sbuf_transpose");
+  auto x = b.input("x", DType::fp16, {16, 128});
+  auto y = b.output("y", DType::fp16, {128, 16});
+  auto a = b.sbuf("a", DType::fp16, {16, 128});
+  auto t = b.sbuf("t", DType::fp16, {128, 16});
+  if (rows_written == 16) {
+    b.dma_copy(a(), x());
+  } else {
+    b.dma_copy(a({ds(0, rows_written), all()}), x({ds(0, rows_written), all()}));
+  }
+  Access across = a();
+  across.perm = {1, 0};
+  b.dma_copy(t(), across);
+  b.dma_copy(y(), t());
+  return b.finish();
+}
+
+TEST(DmaModes, AnSbufSourceViewedAcrossPartitionsTransposes) {
+  const Program p = transpose_on_chip(16);
+  auto in = random_inputs(p, {}, 6);
+  RunResult r = run_program(p, {}, in);
+  ASSERT_FALSE(r.error) << r.error->message;
+  const HostTensor& x = in.at("x");
+  const HostTensor& y = r.outputs.at("y");
+  for (int i = 0; i < 16; ++i) {
+    for (int j = 0; j < 128; ++j)
+      ASSERT_EQ(y.bits(j * 16 + i), x.bits(i * 128 + j)) << i << "," << j;
+  }
+  // The transposing DMA reads partitions [0, 16) of 'a' and writes [0, 128) of 't'.
+  const TraceEvent& e = r.trace.events.at(1);
+  ASSERT_EQ(e.num_reads, 1);
+  ASSERT_EQ(e.num_writes, 1);
+  const Region& read = r.trace.regions.at(e.region_begin);
+  EXPECT_EQ(read.partition_end - read.partition_begin, 16);
+  const Region& written = r.trace.regions.at(e.region_begin + 1);
+  EXPECT_EQ(written.partition_end - written.partition_begin, 128);
+}
+
+// Reading partitions nobody wrote is caught on the permuted view as on any other: the shadow
+// check covers the source's partitions, not its view rows.
+TEST(DmaModes, ATransposingDmaReadingUnwrittenPartitionsIsCaught) {
+  RunResult r = interptest_run(transpose_on_chip(8));
+  ASSERT_TRUE(r.error);
+  EXPECT_EQ(r.error->kind, CheckKind::uninitialized_read) << r.error->message;
+  EXPECT_NE(r.error->message.find("partition 8"), std::string::npos) << r.error->message;
+}
+
+// Only a DMA moves data across partitions: a compute engine's operand keeps them first.
+TEST(DmaModes, OnlyADmaMayViewAnOnChipTensorAcrossPartitions) {
+  Builder b("copy_across");
+  auto x = b.input("x", DType::fp32, {32, 32});
+  auto y = b.output("y", DType::fp32, {32, 32});
+  auto a = b.sbuf("a", DType::fp32, {32, 32});
+  auto t = b.sbuf("t", DType::fp32, {32, 32});
+  b.dma_copy(a(), x());
+  Access across = a();
+  across.perm = {1, 0};
+  b.tensor_copy(t(), across);
+  b.dma_copy(y(), t());
+  try {
+    b.finish();
+    ADD_FAILURE() << "a tensor_copy across partitions was accepted";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("only a DMA moves data across partitions"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace
