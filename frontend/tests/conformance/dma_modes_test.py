@@ -2,7 +2,7 @@
 whose index falls outside the tensor is left alone, in a gather and in a scatter),
 dst_rmw_op=np.add (the destination rows accumulate the source in float32, rounded to the
 destination's dtype) and nisa.dma_transpose of an SBUF tile, with what each refuses at the
-kernel's line. ncverify's own kernels; the
+kernel's line (and a mask= written with Python's `and`, which NKI does not support). ncverify's own kernels; the
 expected arrays are computed here with NumPy. Run by `python3 -m ncverify_nki.run` (ctest label
 `conformance`)."""
 
@@ -111,6 +111,17 @@ def transpose_hwdge(a):
     t = nisa.dma_transpose(nl.load(a), dge_mode=nisa.dge_mode.hwdge)
     out = nl.ndarray(t.shape, dtype=a.dtype, buffer=nl.shared_hbm)
     nl.store(out, value=t)
+    return out
+
+
+@nki.jit(mode="simulation")
+def masked_with_and(a):
+    """A mask written with Python's `and` (NKI documents &): refused with that reason."""
+    n, m = a.shape
+    out = nl.ndarray((n, m), dtype=a.dtype, buffer=nl.shared_hbm)
+    ix, iy = nl.mgrid[0:n, 0:m]
+    t = nl.load(a)
+    nl.store(out, value=nl.exp(t, mask=(ix < n // 2 and iy < m // 2)))
     return out
 
 
@@ -226,6 +237,12 @@ class RefusalTest(unittest.TestCase):
                     modes_refused(table, ids, mode)
                 self.assertIn("dma_modes_test.py:", str(caught.exception))
                 self.assertIn(words, str(caught.exception))
+
+    def test_a_mask_joined_with_python_and_is_refused(self):
+        with self.assertRaises(KernelNotTraced) as caught:
+            masked_with_and(np.zeros((16, 16), dtype=np.float32))
+        self.assertIn("dma_modes_test.py:", str(caught.exception))
+        self.assertIn("does not support `and` for masks", str(caught.exception))
 
 
 if __name__ == "__main__":
