@@ -77,6 +77,9 @@ class BoundsProver {
                          ", step " + std::to_string(a.dims[d].step);
       Goal g{start[d], last[d], ctx.int_val(0), shape[d] - 1, what};
       if (a.indirect && a.indirect->dim == static_cast<int>(d)) {
+        // oob_mode.skip: a row whose offset leaves the tensor is not transferred, so no index
+        // of the indirect dim is an obligation (the interpreter checks only the declared range).
+        if (skips_out_of_bounds_rows()) continue;
         // Any offset of the declared range may be read (Indirect: what the solver may assume).
         o.indirect_dim = true;
         g.first = g.first + ctx.int_val(a.indirect->lo);
@@ -87,6 +90,11 @@ class BoundsProver {
       decide(o, assumed, g);
     }
     if (a.indirect) access(*a.indirect->offsets, "indirect offsets of " + role);
+  }
+
+  bool skips_out_of_bounds_rows() const {
+    const auto* dma = std::get_if<DmaCopy>(&current_->ins);
+    return dma && dma->oob_skip;
   }
 
   void decide(Obligation& o, const z3::expr& assumed, const Goal& g) {

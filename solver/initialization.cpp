@@ -270,6 +270,10 @@ class InitializationProver {
       why = "the rows it writes are chosen by offsets read at run time";
       return std::nullopt;
     }
+    if (const auto* dma = std::get_if<DmaCopy>(&w.stmt->ins); dma && dma->oob_skip) {
+      why = "it skips the rows whose offsets, read at run time, leave the tensor (oob_skip)";
+      return std::nullopt;
+    }
     SymbolTerms sym = z_.symbols();
     for (size_t i = k; i < read_loops.size(); ++i) sym.erase(intern_symbol(read_loops[i]->var));
     z3::expr exact = ctx.bool_val(true);

@@ -103,9 +103,9 @@ class IsaProver {
       v.last.push_back(v.start.back() + (v.size.back() - 1) * ctx().int_val(d.step));
       v.sizes_positive = v.sizes_positive && access_size_ok(ops(), v.size.back());
     }
-    // On chip the partition dim is view dim 0 (validate: perm[0] == 0); an HBM view's rows are
-    // its first view dim, whichever tensor dim that is.
-    v.rows = v.size[t.on_chip() ? 0 : static_cast<size_t>(a.tensor_dim(0))];
+    // A view's rows are its first view dim, whichever tensor dim that is: on chip the partition
+    // dim except in a DMA that moves data across partitions (validate: perm[0] != 0).
+    v.rows = v.size[static_cast<size_t>(a.tensor_dim(0))];
     for (size_t k = 1; k < a.rank(); ++k) {
       v.free_sizes.push_back(v.size[static_cast<size_t>(a.tensor_dim(k))]);
     }
@@ -343,6 +343,14 @@ class IsaProver {
                 src.subject() + " -> " + dst.subject()),
            dma_counts_ok(ops(), src.rows * src.free, dst.rows * dst.free), explain,
            Rule::dma_element_counts);
+    if (!i.oob_skip && !i.dst_rmw) return;
+    auto explain_rows = [this, src, dst](const z3::model& m) {
+      return "source '" + src.tensor->name + "' has " + num(val(m, src.rows)) +
+             " rows, destination '" + dst.tensor->name + "' has " + num(val(m, dst.rows));
+    };
+    decide(make(std::string(rule_info(Rule::dma_rows_paired).name), &dst,
+                src.subject() + " -> " + dst.subject()),
+           dma_rows_paired_ok(ops(), src.rows, dst.rows), explain_rows, Rule::dma_rows_paired);
   }
 
   // The Tensor engine's limits; the PSUM bank rule applies where the destination lies in one

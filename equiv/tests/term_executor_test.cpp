@@ -391,6 +391,47 @@ TEST(AllOpsSelfCheck, EveryInstruction) {
   }
 }
 
+// dma_copy's modes: a gather that skips rows whose index leaves the table (oob_skip), a
+// scatter that accumulates into bf16 rows (dst_rmw=add, repeated indices included) and a DMA that
+// transposes an SBUF tile across partitions: the terms follow the interpreter's bits.
+constexpr const char* kDmaModes = R"(kernel dma_modes
+input X : hbm fp32 [8, 16]
+input I : hbm int32 [4, 1] range [-3, 10]
+input J : hbm int32 [4, 1] range [0, 2]
+input B : hbm fp16 [16, 32]
+output G : hbm fp32 [4, 16]
+output Y : hbm bf16 [6, 16]
+output T : hbm fp16 [32, 16]
+buffer i : sbuf int32 [4, 1]
+buffer j : sbuf int32 [4, 1]
+dma_copy i[:, :], I[:, :]
+dma_copy j[:, :], J[:, :], queue=1
+buffer g : sbuf fp32 [4, 16]
+memset g[:, :], value=-1
+dma_copy g[:, :], X[0:+4:0, :].indirect(0, i[:, :], -2147483648, 2147483647), oob_skip=true
+dma_copy G[:, :], g[:, :]
+buffer z : sbuf bf16 [6, 16]
+memset z[:, :], value=0.5
+dma_copy Y[:, :], z[:, :]
+buffer x4 : sbuf fp32 [4, 16]
+dma_copy x4[:, :], X[0:+4, :]
+dma_copy Y[0:+4:0, :].indirect(0, j[:, :], 0, 2), x4[:, :], dst_rmw=add
+buffer b : sbuf fp16 [16, 32]
+dma_copy b[:, :], B[:, :]
+buffer bt : sbuf fp16 [32, 16]
+dma_copy bt[:, :], b[:, :].perm(1, 0)
+dma_copy T[:, :], bt[:, :]
+)";
+
+TEST(AllOpsSelfCheck, DmaModes) {
+  const Program p = parse_program(kDmaModes, "dma_modes");
+  for (uint64_t seed : {1, 2, 3, 4}) {
+    const Inputs in = random_inputs(p, {}, seed);
+    expect_self_check(p, {}, in, "dma_modes seed " + std::to_string(seed));
+    expect_self_check(p, {}, in, "dma_modes (reference mode)", ExecMode::reference);
+  }
+}
+
 // The Tensor-engine transpose of data with NaN, Inf and -0: the term reproduces the spreading.
 TEST(AllOpsSelfCheck, TransposeSpreadsNonFinite) {
   const Program p = parse_program(kAllOps, "all_ops");

@@ -83,8 +83,8 @@ void Interpreter::execute(int core, const InstrStmt& s) {
 }
 
 void Interpreter::exec(int core, const DmaCopy& i) {
-  Resolved src = resolve(core, i.src, "source");
-  Resolved dst = resolve(core, i.dst, "destination");
+  Resolved src = resolve(core, i.src, "source", i.oob_skip);
+  Resolved dst = resolve(core, i.dst, "destination", i.oob_skip);
   int64_t n_src = src.view.rows * src.view.free_elems();
   int64_t n_dst = dst.view.rows * dst.view.free_elems();
   if (!dma_counts_ok(IntOps{}, n_src, n_dst)) {
@@ -93,25 +93,82 @@ void Interpreter::exec(int core, const DmaCopy& i) {
                                        " elements of '" + dst.tensor->name +
                                        "'; element counts must match");
   }
+  if ((i.oob_skip || i.dst_rmw) && !dma_rows_paired_ok(IntOps{}, src.view.rows, dst.view.rows)) {
+    fail(Rule::dma_rows_paired,
+         std::string(i.dst_rmw ? "dma_copy with dst_rmw" : "dma_copy with oob_skip") +
+             " pairs row r of the source with row r of the destination, but '" + src.tensor->name +
+             "' has " + std::to_string(src.view.rows) + " rows and '" + dst.tensor->name +
+             "' has " + std::to_string(dst.view.rows));
+  }
+  // oob_skip: a row skipped on one side (its run-time offset leaves the tensor) is skipped on
+  // both; the rest move as usual.
+  if (!src.skipped.empty() || !dst.skipped.empty()) {
+    std::vector<uint8_t> skipped(static_cast<size_t>(src.view.rows), 0);
+    for (const Resolved* r : {&src, &dst}) {
+      for (size_t k = 0; k < r->skipped.size(); ++k) skipped[k] |= r->skipped[k];
+    }
+    resolver_.skip_rows(src, skipped);
+    resolver_.skip_rows(dst, skipped);
+  }
   check_read(src, "source");
+  if (i.dst_rmw) check_read(dst, "read-modify-write destination");
   if (opts_.compute_values) {
-    if (src.view.rows == dst.view.rows) {
-      if (opts_.observer) opts_.observer->copy(dst.view, src.view);
-      exec_copy(opts_.mode, dst.view, src.view);
+    const auto rows_of = [](const View& v, int64_t r0, int64_t r1) {
+      View part = v;
+      part.base = v.base + r0 * v.row_stride;
+      part.rows = r1 - r0;
+      if (v.row_offsets) part.row_offsets = v.row_offsets + r0;
+      return part;
+    };
+    const auto move = [&](const View& d, const View& s) {
+      if (i.dst_rmw) {
+        // ISA-OLD dma_copy dst_rmw_op (add only, validate.cpp): the DMA engines read both in
+        // fp32 and write the sum cast to dst's dtype, which is tensor_tensor's add. Row by row
+        // in order, so that rows an indirect dst sends to one place all accumulate there (the
+        // compiler serializes duplicate offsets; the order of those fp32 adds is the model's).
+        for (int64_t r = 0; r < d.rows; ++r) {
+          const View dr = rows_of(d, r, r + 1), sr = rows_of(s, r, r + 1);
+          if (opts_.observer) opts_.observer->tensor_tensor(dr, dr, sr, *i.dst_rmw);
+          exec_tensor_tensor(opts_.mode, dr, dr, sr, *i.dst_rmw);
+        }
+      } else if (s.rows == d.rows) {
+        if (opts_.observer) opts_.observer->copy(d, s);
+        exec_copy(opts_.mode, d, s);
+      } else {
+        if (opts_.observer) opts_.observer->flat_copy(d, s);
+        flat_copy(d, s);
+      }
+    };
+    if (dst.skipped.empty()) {
+      move(dst.view, src.view);
     } else {
-      if (opts_.observer) opts_.observer->flat_copy(dst.view, src.view);
-      flat_copy(dst.view, src.view);
+      // Each run of transferred rows as one copy (rows are paired: dma_rows_paired).
+      for (int64_t r0 = 0; r0 < dst.view.rows;) {
+        if (dst.skipped[r0]) {
+          ++r0;
+          continue;
+        }
+        int64_t r1 = r0;
+        while (r1 < dst.view.rows && !dst.skipped[r1]) ++r1;
+        move(rows_of(dst.view, r0, r1), rows_of(src.view, r0, r1));
+        r0 = r1;
+      }
     }
   }
   mark_written(dst);
   // Partitions: those of the on-chip side, which decide how many DMA engines share the transfer
-  // (an HBM view's first dim is arbitrary, e.g. a batch dim of size 1).
+  // (an HBM view's first dim is arbitrary, e.g. a batch dim of size 1). Bytes: every row, skipped
+  // or not (trace-only runs cannot tell them apart, and the descriptors cover every row); a
+  // read-modify-write moves the destination's bytes twice, read and written back.
   const Resolved& chip = dst.tensor->on_chip() || !src.tensor->on_chip() ? dst : src;
-  record(core, Engine::Dma, {&src}, {&dst},
-         {.partitions = chip.view.rows,
+  std::vector<const Resolved*> reads = {&src};
+  if (i.dst_rmw) reads.push_back(&dst);
+  const uint64_t dst_bytes = static_cast<uint64_t>(n_dst) * dtype_size(dst.view.dtype);
+  record(core, Engine::Dma, reads, {&dst},
+         {.partitions = chip.tensor->on_chip() ? chip.partitions : chip.view.rows,
           .free_elems = chip.view.free_elems(),
           .contiguous_bytes = std::min(src.contiguous_bytes, dst.contiguous_bytes),
-          .bytes = static_cast<uint64_t>(n_dst) * dtype_size(dst.view.dtype),
+          .bytes = i.dst_rmw ? 2 * dst_bytes : dst_bytes,
           .in = src.view.dtype,
           .out = dst.view.dtype,
           .queue = i.queue});

@@ -64,8 +64,9 @@ class Interpreter {
   uint32_t current_serial() const { return frames_[current_core_].back().serial; }
 
   // --- the units an instance talks to: access resolution, the shadow checks (value runs)
-  Resolved resolve(int core, const Access& a, const char* role) {
-    return resolver_.resolve(core, a, role, shadows_ ? &*shadows_ : nullptr, current_serial());
+  Resolved resolve(int core, const Access& a, const char* role, bool oob_skip = false) {
+    return resolver_.resolve(core, a, role, shadows_ ? &*shadows_ : nullptr, current_serial(),
+                             oob_skip);
   }
   void check_read(const Resolved& r, const char* role, bool carried = true) {
     if (shadows_) shadows_->check_read(r, role, current_serial(), carried);

@@ -22,6 +22,7 @@ void for_each_run(const Resolved& r, F&& f) {
   int64_t outer = 1;
   for (int d = 0; d + 1 < fr; ++d) outer *= v.sizes[d];
   for (int64_t row = 0; row < v.rows; ++row) {
+    if (!r.skipped.empty() && r.skipped[row]) continue;
     int64_t roff =
         r.base_offset + row * v.row_stride + (r.row_offsets.empty() ? 0 : r.row_offsets[row]);
     for (int64_t o = 0; o < outer; ++o) {
@@ -90,7 +91,7 @@ std::vector<ByteRun> box_runs(int64_t base, std::vector<std::pair<int64_t, int64
 // (place_view), run-time offsets of an indirect dim (resolve_indirect), and the bytes it covers
 // (byte_runs, value runs).
 Resolved AccessResolver::resolve(int core, const Access& a, const char* role,
-                                 ShadowTracker* shadows, uint32_t reader) {
+                                 ShadowTracker* shadows, uint32_t reader, bool oob_skip) {
   Resolved r;
   const Tensor& t = m_.p.tensor(a.tensor);
   r.tensor = &t;
@@ -99,7 +100,7 @@ Resolved AccessResolver::resolve(int core, const Access& a, const char* role,
   r.core = resolve_core(core, a, t, role);
   const DimRanges d = resolve_dims(core, a, t, role);
   place_view(r, a, d, role);
-  if (a.indirect) resolve_indirect(r, core, a, d, role, shadows, reader);
+  if (a.indirect) resolve_indirect(r, core, a, d, role, shadows, reader, oob_skip);
   // Bytes per innermost contiguous run (DMA efficiency in the timing model).
   const int64_t dsize = static_cast<int64_t>(dtype_size(t.dtype));
   int64_t run = dsize;
@@ -184,10 +185,17 @@ void AccessResolver::place_view(Resolved& r, const Access& a, const DimRanges& d
   const size_t rank = a.dims.size();
   const int64_t dsize = static_cast<int64_t>(dtype_size(t.dtype));
   auto tdim = [&](size_t k) { return a.perm.empty() ? static_cast<int>(k) : a.perm[k]; };
+  // On chip, tensor dim 0 is the partition: consecutive indices are a partition apart. A DMA
+  // may view it elsewhere than first (validate: moves_across_partitions).
+  const int64_t mem_stride = !t.on_chip()               ? 0
+                             : t.memory == Memory::SBUF ? m_.sbuf_stride
+                                                        : m_.psum_stride;
+  auto byte_stride = [&](int td) {
+    return (t.on_chip() && td == 0 ? mem_stride : es[td] * dsize) * a.dims[td].step;
+  };
   int64_t base = 0;
   if (t.on_chip()) {
     const BufferPlacement& bp = *m_.alloc.placements.at(t.id);
-    const int64_t mem_stride = t.memory == Memory::SBUF ? m_.sbuf_stride : m_.psum_stride;
     int64_t part = eval(bp.partition, m_.cores[r.core].env) + d.start[0];
     int64_t coff = m_.copy_offset(r.core, bp, t);
     r.partition_begin = part;
@@ -200,8 +208,9 @@ void AccessResolver::place_view(Resolved& r, const Access& a, const DimRanges& d
     }
     r.byte_begin = bl;
     r.byte_end = bh + dsize;
-    r.view.rows = d.size[0];
-    r.view.row_stride = mem_stride;
+    r.partitions = d.size[0];
+    r.view.rows = d.size[tdim(0)];
+    r.view.row_stride = byte_stride(tdim(0));
     if (a.indirect && !indirect_dim_ok(true, a.indirect->dim)) {
       fail_check(Rule::indirect_not_partition,
                  std::string(role) + " '" + t.name +
@@ -216,16 +225,14 @@ void AccessResolver::place_view(Resolved& r, const Access& a, const DimRanges& d
     }
     r.byte_begin = bl;
     r.byte_end = bh + dsize;
-    int td0 = tdim(0);
-    r.view.rows = d.size[td0];
-    r.view.row_stride = es[td0] * a.dims[td0].step * dsize;
+    r.view.rows = d.size[tdim(0)];
+    r.view.row_stride = byte_stride(tdim(0));
   }
   r.view.dtype = t.dtype;
   r.view.free_rank = static_cast<int>(rank) - 1;
   for (size_t k = 1; k < rank; ++k) {
-    int td = tdim(k);
-    r.view.sizes[k - 1] = d.size[td];
-    r.view.strides[k - 1] = es[td] * a.dims[td].step * dsize;
+    r.view.sizes[k - 1] = d.size[tdim(k)];
+    r.view.strides[k - 1] = byte_stride(tdim(k));
   }
   r.base_offset = base;
 }
@@ -234,7 +241,8 @@ void AccessResolver::place_view(Resolved& r, const Access& a, const DimRanges& d
 // check it against the declared range and the tensor, and shift each row by it. The region
 // covers what the offsets (trace-only: the declared range, clamped to the tensor) can reach.
 void AccessResolver::resolve_indirect(Resolved& r, int core, const Access& a, const DimRanges& d,
-                                      const char* role, ShadowTracker* shadows, uint32_t reader) {
+                                      const char* role, ShadowTracker* shadows, uint32_t reader,
+                                      bool oob_skip) {
   const Tensor& t = *r.tensor;
   const Indirect& ind = *a.indirect;
   const auto& shape = m_.shapes[a.tensor];
@@ -260,23 +268,35 @@ void AccessResolver::resolve_indirect(Resolved& r, int core, const Access& a, co
       uint32_t bits = load_bits(off.view.dtype, off.view.row(row));
       int64_t v = off.view.dtype == DType::int32 ? static_cast<int64_t>(static_cast<int32_t>(bits))
                                                  : static_cast<int64_t>(bits);
+      const bool outside = lo + v < 0 || hi + v >= shape[ind.dim];
       if (v < ind.lo || v > ind.hi) {
         fail_check(CheckKind::indirect_range,
                    std::string(role) + " '" + t.name + "': offset " + std::to_string(v) +
                        " at row " + std::to_string(row) + " is outside the declared range [" +
-                       std::to_string(ind.lo) + ", " + std::to_string(ind.hi) + "]");
+                       std::to_string(ind.lo) + ", " + std::to_string(ind.hi) + "]" +
+                       (outside ? " (" + flat_element(a, d, v) + ")" : ""));
       }
-      if (lo + v < 0 || hi + v >= shape[ind.dim]) {
+      if (outside && oob_skip) {
+        // oob_mode.skip: the row is not transferred; its offset stays 0 (never dereferenced)
+        // and does not widen the region.
+        if (r.skipped.empty()) r.skipped.assign(static_cast<size_t>(r.view.rows), 0);
+        r.skipped[row] = 1;
+        r.row_offsets[row] = 0;
+        continue;
+      }
+      if (outside) {
         fail_check(CheckKind::out_of_bounds,
                    std::string(role) + " '" + t.name + "' dim " + std::to_string(ind.dim) +
                        " reads indices " + std::to_string(lo + v) + ".." + std::to_string(hi + v) +
                        " of size " + std::to_string(shape[ind.dim]) + " (indirect offset " +
-                       std::to_string(v) + " at row " + std::to_string(row) + ")");
+                       std::to_string(v) + " at row " + std::to_string(row) + "; " +
+                       flat_element(a, d, v) + ")");
       }
       r.row_offsets[row] = v * jstride;
       omin = std::min(omin, v);
       omax = std::max(omax, v);
     }
+    if (omin > omax) omin = omax = 0;  // every row skipped
   }
   // Trace-only runs know only the declared range; they do not check indirect bounds, and the
   // region is clamped to the tensor so that absurd declared ranges cannot overflow.
@@ -286,6 +306,17 @@ void AccessResolver::resolve_indirect(Resolved& r, int core, const Access& a, co
   r.byte_begin += omin * jstride;
   r.byte_end += omax * jstride;
   r.byte_begin = std::max<int64_t>(r.byte_begin, 0);
+}
+
+// The first element of a row that an indirect offset v sends outside the tensor, as a row-major
+// index into the whole tensor: "flat element F of N" (the NKI simulator reports such an access as
+// NumPy's "index F is out of bounds for axis 0 with size N"; ncverify_nki/simulate.py).
+std::string AccessResolver::flat_element(const Access& a, const DimRanges& d, int64_t v) const {
+  const auto& es = m_.estrides[a.tensor];
+  const auto& shape = m_.shapes[a.tensor];
+  int64_t flat = v * es[a.indirect->dim];
+  for (size_t k = 0; k < a.dims.size(); ++k) flat += d.start[k] * es[k];
+  return "flat element " + std::to_string(flat) + " of " + std::to_string(shape[0] * es[0]);
 }
 
 // Value runs: the bytes the access covers (on chip within each partition, from the copy's
@@ -308,7 +339,7 @@ void AccessResolver::byte_runs(Resolved& r, const Access& a, const DimRanges& d)
   }
   if (t.on_chip()) {
     auto& mem = m_.memory(r.core, t.memory);
-    mem.prepare(r.partition_begin, r.view.rows, r.byte_begin, r.byte_end);
+    mem.prepare(r.partition_begin, r.partitions, r.byte_begin, r.byte_end);
     r.view.base = mem.data() + r.base_offset;
   } else {
     r.view.base = m_.hbm[t.id].data() + r.base_offset;
@@ -325,6 +356,22 @@ void AccessResolver::byte_runs(Resolved& r, const Access& a, const DimRanges& d)
     });
     normalize_runs(r.runs);
   }
+}
+
+void AccessResolver::skip_rows(Resolved& r, const std::vector<uint8_t>& skipped) {
+  r.skipped = skipped;
+  if (r.tensor->on_chip() || !m_.compute_values) return;  // on chip: the shadow checks skip rows
+  // HBM: the covered bytes are those of the rows still transferred.
+  r.runs.clear();
+  const int64_t dsize = static_cast<int64_t>(dtype_size(r.tensor->dtype));
+  for_each_run(r, [&](int64_t off, int64_t n, int64_t s) {
+    if (s == dsize) {
+      r.runs.push_back({off, off + n * dsize});
+    } else {
+      for (int64_t j = 0; j < n; ++j) r.runs.push_back({off + j * s, off + j * s + dsize});
+    }
+  });
+  normalize_runs(r.runs);
 }
 
 }  // namespace interp

@@ -7,6 +7,8 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "model/interp/machine.h"
 #include "model/interp/resolved.h"
@@ -22,8 +24,13 @@ class AccessResolver {
   // Throws CheckFailure (out_of_bounds, shape_rule, indirect_range, and the shadow checks of
   // the indirect offsets it reads, with `shadows` in value runs; `reader` is the executing
   // core's affine-iteration serial).
+  // oob_skip (a DMA's oob_mode.skip): a row of an indirect dim whose offset leaves the tensor
+  // is marked skipped (Resolved::skipped) instead of failing out_of_bounds.
   Resolved resolve(int core, const Access& a, const char* role, ShadowTracker* shadows,
-                   uint32_t reader);
+                   uint32_t reader, bool oob_skip = false);
+  // Marks rows of `r` skipped (the other side of a DMA that skips rows): they are neither read
+  // nor written, and the bytes it covers leave them out.
+  void skip_rows(Resolved& r, const std::vector<uint8_t>& skipped);
 
  private:
   using Dims = std::array<int64_t, 1 + kMaxFreeDims>;
@@ -34,8 +41,9 @@ class AccessResolver {
   DimRanges resolve_dims(int core, const Access& a, const Tensor& t, const char* role);
   void place_view(Resolved& r, const Access& a, const DimRanges& d, const char* role);
   void resolve_indirect(Resolved& r, int core, const Access& a, const DimRanges& d,
-                        const char* role, ShadowTracker* shadows, uint32_t reader);
+                        const char* role, ShadowTracker* shadows, uint32_t reader, bool oob_skip);
   void byte_runs(Resolved& r, const Access& a, const DimRanges& d);
+  std::string flat_element(const Access& a, const DimRanges& d, int64_t v) const;
 
   Machine& m_;
 };

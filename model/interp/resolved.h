@@ -35,6 +35,7 @@ struct Resolved {
   View view;                             // base is null in trace-only runs
   int64_t base_offset = 0;               // byte offset of element (0,...) in its memory array
   int64_t partition_begin = 0;           // on-chip: physical first partition
+  int64_t partitions = 0;                // on-chip: partitions covered (tensor dim 0's size)
   int64_t byte_begin = 0, byte_end = 0;  // within a partition (on-chip) / within the tensor (HBM)
   std::vector<int64_t> row_offsets;      // indirect: byte offset per row
   int64_t contiguous_bytes = 0;          // bytes per innermost contiguous run
@@ -42,6 +43,8 @@ struct Resolved {
   // Value runs only: the bytes covered within each partition (on-chip; before the row offset of
   // an indirect access) or within the tensor (HBM), sorted and coalesced.
   std::vector<ByteRun> runs;
+  // A DMA's oob_skip: 1 for each row that is not transferred (empty: every row is).
+  std::vector<uint8_t> skipped;
 };
 
 }  // namespace interp

@@ -10,18 +10,21 @@ inline namespace interp {
 namespace {
 
 // Calls f(p0, p1, runs) for the byte runs of `r` in partitions [p0, p1): once for the whole
-// access, or once per row when indirect offsets shift each row.
+// access, or once per row when indirect offsets shift each row or a DMA skips some rows (HBM
+// runs already leave skipped rows out: resolve.cpp).
 template <class F>
 void for_each_row_runs(const Resolved& r, F&& f) {
   const int64_t p0 = r.tensor->on_chip() ? r.partition_begin : 0;
-  if (!r.tensor->on_chip() || r.row_offsets.empty()) {
-    f(p0, r.tensor->on_chip() ? p0 + r.view.rows : 1, r.runs);
+  if (!r.tensor->on_chip() || (r.row_offsets.empty() && r.skipped.empty())) {
+    f(p0, r.tensor->on_chip() ? p0 + r.partitions : 1, r.runs);
     return;
   }
   std::vector<ByteRun> shifted;
   for (int64_t row = 0; row < r.view.rows; ++row) {
+    if (!r.skipped.empty() && r.skipped[row]) continue;
     shifted = r.runs;
-    for (ByteRun& b : shifted) b = {b.begin + r.row_offsets[row], b.end + r.row_offsets[row]};
+    const int64_t off = r.row_offsets.empty() ? 0 : r.row_offsets[row];
+    for (ByteRun& b : shifted) b = {b.begin + off, b.end + off};
     f(p0 + row, p0 + row + 1, shifted);
   }
 }

@@ -54,7 +54,7 @@ void TraceRecorder::add_region(const Resolved& r) {
   g.tensor = r.id;
   if (r.tensor->on_chip()) {
     g.partition_begin = static_cast<uint16_t>(r.partition_begin);
-    g.partition_end = static_cast<uint16_t>(r.partition_begin + r.view.rows);
+    g.partition_end = static_cast<uint16_t>(r.partition_begin + r.partitions);
   } else {
     g.partition_begin = 0;
     g.partition_end = 1;

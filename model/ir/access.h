@@ -40,7 +40,8 @@ struct Access {
   TensorId tensor = 0;
   std::vector<AccessDim> dims;  // one per tensor dimension
   // View dim k is tensor dim perm[k]; empty means identity. Used for transposing DMA loads
-  // (load_transpose2d). On-chip views keep the partition dim first (perm[0] == 0).
+  // (load_transpose2d). On-chip views keep the partition dim first (perm[0] == 0), except the
+  // operands of a plain DMA (dma_transpose from SBUF moves data across partitions).
   std::vector<int> perm;
   // SPMD: the on-chip memory of another core (core-to-core transfer); absent = this core.
   std::optional<Expr> core;

@@ -169,7 +169,10 @@ std::vector<const Access*> written_accesses(const Instruction& ins) {
 
 std::vector<const Access*> read_accesses(const Instruction& ins) {
   std::vector<const Access*> out;
-  std::visit(Overloaded{[&](const DmaCopy& i) { out.push_back(&i.src); },
+  std::visit(Overloaded{[&](const DmaCopy& i) {
+                          out.push_back(&i.src);
+                          if (i.dst_rmw) out.push_back(&i.dst);  // read-modify-write
+                        },
                         [&](const Matmul& i) {
                           out.push_back(&i.stationary);
                           out.push_back(&i.moving);

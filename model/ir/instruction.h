@@ -89,6 +89,13 @@ using EngineChoice = std::optional<Engine>;
 struct DmaCopy {  // dst = src, cast through fp32 when dtypes differ; one DMA queue
   Access dst, src;
   int queue = 0;
+  // oob_mode.skip (ISA-OLD dma_copy): a row of an indirect operand whose run-time index puts it
+  // outside its tensor is not transferred (that row of neither side is read or written) instead
+  // of stopping the run. Needs an indirect operand; false is oob_mode.error.
+  bool oob_skip = false;
+  // dst_rmw_op (ISA-OLD dma_copy): dst = dst_rmw(dst, src), both read as fp32, the result cast
+  // to dst's dtype (the DMA engines compute in fp32). Only add is documented.
+  std::optional<AluOp> dst_rmw;
   bool operator==(const DmaCopy&) const = default;
 };
 

@@ -25,6 +25,8 @@ void describe(I& i, V& v) {
     v.pos("dst", i.dst);
     v.pos("src", i.src);
     v.opt("queue", i.queue, d.queue);
+    v.opt("oob_skip", i.oob_skip, d.oob_skip);
+    v.opt("dst_rmw", i.dst_rmw, d.dst_rmw);
   } else if constexpr (std::is_same_v<T, Matmul>) {
     v.pos("dst", i.dst);
     v.req("stationary", i.stationary);

@@ -229,6 +229,16 @@ class Validator {
     }
   }
 
+  // An operand of a plain DMA may name an on-chip tensor with its partition dim elsewhere than
+  // first (nisa.dma_transpose from SBUF, ISA dma_transpose: "a tile in HBM or SBUF"): the DMA
+  // engines move any element to any place. Not with indirect rows, oob_skip or dst_rmw, which
+  // pair rows of the two sides.
+  static bool moves_across_partitions(const InstrStmt& s, const Access& a) {
+    const auto* dma = std::get_if<DmaCopy>(&s.ins);
+    return dma && (&a == &dma->src || &a == &dma->dst) && !a.indirect && !dma->oob_skip &&
+           !dma->dst_rmw;
+  }
+
   void check_access(const Access& a, const std::vector<const Loop*>& loops, const InstrStmt& s,
                     const std::string& role) {
     if (a.tensor >= p_.tensors.size()) fail_ins(s, role + " names an unknown tensor");
@@ -252,8 +262,10 @@ class Validator {
           fail_ins(s, where + ": perm is not a permutation of the dims");
         }
       }
-      if (t.on_chip() && a.perm[0] != 0) {
-        fail_ins(s, where + ": an on-chip view keeps the partition dim first");
+      if (t.on_chip() && a.perm[0] != 0 && !moves_across_partitions(s, a)) {
+        fail_ins(s, where +
+                        ": an on-chip view keeps the partition dim first (only a DMA "
+                        "moves data across partitions)");
       }
     }
     for (size_t d = 0; d < a.dims.size(); ++d) {
@@ -355,6 +367,17 @@ class Validator {
     }
     if (i.queue < 0 || i.queue >= kDmaQueues) {
       fail_ins(s, "DMA queue must be in [0, " + std::to_string(kDmaQueues - 1) + "] (DMA)");
+    }
+    // ISA-OLD dma_copy: oob_mode.skip concerns the run-time indices of indirect accesses; the
+    // read-modify-write supports add only, and with oob_mode.error only.
+    if (i.oob_skip && !i.dst.indirect && !i.src.indirect) {
+      fail_ins(s, "oob_skip needs an indirect source or destination (ISA-OLD dma_copy oob_mode)");
+    }
+    if (i.dst_rmw && *i.dst_rmw != AluOp::add) {
+      fail_ins(s, "dst_rmw supports add only (ISA-OLD dma_copy dst_rmw_op)");
+    }
+    if (i.dst_rmw && i.oob_skip) {
+      fail_ins(s, "dst_rmw allows oob_mode.error only, not oob_skip (ISA-OLD dma_copy dst_rmw_op)");
     }
   }
   void check_specific(const InstrStmt& s, const Matmul& i, const std::vector<const Loop*>& loops) {

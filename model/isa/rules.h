@@ -35,6 +35,7 @@ enum class Rule : uint8_t {
   free_size,                // elements per partition of an engine operand
   psum_bank,                // a PSUM tile lies inside one bank
   dma_element_counts,       // a DMA writes as many elements as it reads
+  dma_rows_paired,          // oob_skip / dst_rmw: row r of the source meets row r of dst
   matmul_contraction,       // stationary and moving have the same K (partitions)
   matmul_k,                 // K within the Tensor engine's limit
   matmul_m,                 // M (stationary free size) within the limit
@@ -160,6 +161,15 @@ typename O::Bool dma_counts_ok(const O& o, const typename O::Int& src_elems,
                                const typename O::Int& dst_elems) {
   (void)o;
   return src_elems == dst_elems;
+}
+
+// A DMA that skips out-of-bounds rows or reads-modifies-writes its destination pairs row r of
+// the source with row r of the destination, so both views have the same rows.
+template <class O>
+typename O::Bool dma_rows_paired_ok(const O& o, const typename O::Int& src_rows,
+                                    const typename O::Int& dst_rows) {
+  (void)o;
+  return src_rows == dst_rows;
 }
 
 // The largest magnitude of offset + p * cm + sum_k steps[k] * i_k over a view of `rows`

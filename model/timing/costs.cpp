@@ -92,7 +92,9 @@ double dma_data_ns(const CostTable& t, const TraceEvent& ev, int engines) {
 
 // --- one cost per instruction -----------------------------------------------------------------
 
-// The queue's occupancy: the data time. The fixed cost is latency before it (timing.cpp).
+// The queue's occupancy: the data time. The fixed cost is latency before it (timing.cpp). A
+// read-modify-write (dst_rmw) records the destination's bytes twice (exec.cpp: read, then
+// written back); a DMA that skips out-of-bounds rows records every row (its descriptors do).
 double cost_ns(const CostTable& t, const DmaCopy&, const TraceEvent& ev, const Trace&) {
   return dma_transfer_ns(t, ev);
 }

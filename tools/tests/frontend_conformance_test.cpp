@@ -207,8 +207,8 @@ TEST(ConformanceRefusals, MatmulArgumentsTheModelDoesNotRun) {
 
 TEST(ConformanceRefusals, DataMovementArgumentsTheModelDoesNotRun) {
   expect_refusals({
-      {"dma_read_modify_write", "nisa.dma_copy: dst_rmw_op=add is not modelled"},
-      {"dma_oob_skip", "nisa.dma_copy: oob_mode='skip' is not modelled"},
+      {"dma_read_modify_write", "nisa.dma_copy: dst_rmw_op=multiply is not modelled"},
+      {"dma_oob_skip", "nisa.dma_copy: oob_mode='skip' is not modelled (skipping concerns"},
       {"dma_dge_mode", "nisa.dma_copy: dge_mode='hwdge' is not modelled"},
       {"predicated_copy_casts", "nisa.tensor_copy_predicated: dtype=nl.bfloat16 is not"},
       {"psum_alloc_offset", "ncc.psum.mod_alloc: base_addr=512 is not modelled"},
@@ -250,7 +250,7 @@ TEST(ConformanceRefusals, MemoryAccessesTheModelDoesNotMake) {
       // `scratch` is an .nkir keyword: the tracer names the kernel's tensor scratch_2.
       {"masked_indirect_load",
        "mask= of an indirectly addressed access of 'scratch_2' is not modelled"},
-      {"dma_transpose_from_sbuf", "nisa.dma_transpose: src='a tile in sbuf' is not modelled"},
+      {"dma_transpose_from_psum", "nisa.dma_transpose: src='a tile in psum' is not modelled"},
       {"dma_transpose_other_axes", "nisa.dma_transpose: axes=(0, 1) is not modelled"},
   });
 }

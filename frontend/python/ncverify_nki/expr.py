@@ -659,6 +659,23 @@ class IndexExpr:
         raise errors.NkiError("an index grid has no truth value (it is one value per element)")
 
 
+def _in_and_or():
+    """Whether the kernel statement being run holds an `and`/`or` of comparisons."""
+    import ast
+
+    from . import trace
+
+    where = errors.user_location()
+    tr = trace._current
+    if where is None or tr is None:
+        return False
+    node = tr.src.statement(*where)
+    if node is None:
+        return False
+    return any(isinstance(n, ast.BoolOp) and any(isinstance(v, ast.Compare) for v in n.values)
+               for n in ast.walk(node))
+
+
 def _is_one(x):
     return not isinstance(x, SymInt) and x == 1
 
@@ -677,5 +694,15 @@ class Predicate:
     __rand__ = __and__
 
     def __bool__(self):
+        if _in_and_or():
+            # Python's `and`/`or` call bool() on their first operand and pass on one operand
+            # only, so the call never sees the other condition. NKI combines mask conditions
+            # with & and documents that `and` is not supported for masks (NKI known issues,
+            # SDK 2.23: "Masks conjunction").
+            raise errors.NkiError("mask conditions joined with Python's `and`/`or`: Python "
+                                  "keeps one of the two (it calls bool() on the first), so the "
+                                  "mask is unknown; NKI combines masks with & and does not "
+                                  "support `and` for masks (NKI known issues); write "
+                                  "(a) & (b)")
         raise errors.NkiError("an affine condition has no truth value in Python; pass it as "
                               "mask= or pred=")

@@ -1,6 +1,9 @@
 """Stand-in for `neuronxcc.nki.isa` (nisa): one instruction per call, as the ISA documents."""
 
+import numpy as np
+
 from . import errors, ops, trace
+from .program import Enum, Indirect
 from .sealed import SealedClass
 from .signatures import api, refuse
 from .tiles import Tile, as_view
@@ -320,20 +323,52 @@ def _check_dge(call, mode):
            "(a kernel for trn2 says so with nki.jit(platform_target='trn2'))")
 
 
+# The full range of an index tile's dtype: the offsets an oob_mode.skip DMA accepts (a row whose
+# index leaves the tensor is skipped, not an error).
+_INDEX_RANGE = {"int32": (-2**31, 2**31 - 1), "uint32": (0, 2**32 - 1)}
+
+
+def _rmw_op(op):
+    """dst_rmw_op: the ISA page (nki.isa.dma_copy, SDK 2.2x) documents np.add only (later pages
+    nl.add); the accumulation is the DMA engines' fp32 add, cast to dst's dtype."""
+    from . import language as nl
+
+    if op is np.add or op is nl.add:
+        return "add"
+    refuse("nisa.dma_copy", "dst_rmw_op", op, "the documented read-modify-write operation is "
+           "np.add (nl.add) only")
+
+
 @api("nisa.dma_copy")
 def dma_copy(*, dst, src, mask=None, dst_rmw_op=None, oob_mode=oob_mode.error,
              dge_mode=dge_mode.unknown):
-    if dst_rmw_op is not None:
-        refuse("nisa.dma_copy", "dst_rmw_op", dst_rmw_op,
-               "a read-modify-write DMA adds to what dst holds; the model's DMA copies")
-    if oob_mode != "error":
-        refuse("nisa.dma_copy", "oob_mode", oob_mode,
-               "the model stops at any out-of-bounds access (oob_mode.error)")
+    """A DMA: dst = src (cast through fp32). oob_mode.skip: a row of an indirect access whose
+    index leaves its tensor is not transferred. dst_rmw_op=np.add: dst = dst + src in fp32."""
+    if oob_mode not in ("error", "skip"):
+        refuse("nisa.dma_copy", "oob_mode", oob_mode, "the modes are oob_mode.error and "
+               "oob_mode.skip")
+    rmw = None if dst_rmw_op is None else _rmw_op(dst_rmw_op)
+    if rmw is not None and oob_mode == "skip":
+        refuse("nisa.dma_copy", "oob_mode", oob_mode, "with dst_rmw_op only oob_mode.error is "
+               "allowed (the dma_copy page)")
     _check_dge("nisa.dma_copy", dge_mode)
     tr = trace.current()
     d, s = as_view(_masked(dst, mask)), as_view(_masked(src, mask))
+    extra = []
+    if oob_mode == "skip":
+        if d.indirect is None and s.indirect is None:
+            refuse("nisa.dma_copy", "oob_mode", oob_mode, "skipping concerns the run-time "
+                   "indices of an indirect access (t[idx_tile, ...]); this DMA has none")
+        for v in (d, s):
+            if v.indirect is not None:
+                ind = v.indirect
+                lo, hi = _INDEX_RANGE[ind.offsets.tensor.dtype]
+                v.indirect = Indirect(ind.dim, ind.offsets, lo, hi)
+        extra.append(("oob_skip", True))
+    if rmw is not None:
+        extra.append(("dst_rmw", Enum(rmw)))
     queue = tr.queue_for(d.tensor if d.tensor.mem == "hbm" else s.tensor)
-    tr.instr("dma_copy", [(None, d), (None, s)] + ([("queue", queue)] if queue else []))
+    tr.instr("dma_copy", [(None, d), (None, s)] + ([("queue", queue)] if queue else []) + extra)
 
 
 # The permutation of each supported rank (nisa.dma_transpose's page): axis i of the result is axis
@@ -344,7 +379,8 @@ _DMA_TRANSPOSE_AXES = {2: (1, 0), 3: (2, 1, 0), 4: (3, 1, 2, 0)}
 @api("nisa.dma_transpose")
 def dma_transpose(src, *, axes=None, mask=None, dtype=None, dge_mode=dge_mode.unknown):
     """A DMA that writes a fresh SBUF tile with `src`'s axes permuted; the dtype cast, if any,
-    is the DMA's (through fp32, as dma_copy's)."""
+    is the DMA's (through fp32, as dma_copy's). The page allows a source in HBM or SBUF: from
+    SBUF the DMA moves elements across partitions (the permuted source view)."""
     v = as_view(_masked(src, mask), "src")
     v.refuse_indirect("nisa.dma_transpose")
     rank = len(v.order)
@@ -356,14 +392,49 @@ def dma_transpose(src, *, axes=None, mask=None, dtype=None, dge_mode=dge_mode.un
         refuse("nisa.dma_transpose", "axes", tuple(axes),
                "a rank-%d source transposes with axes %s only" % (rank, want))
     _check_dge("nisa.dma_transpose", dge_mode)
-    if v.tensor.mem != "hbm" or v.units:
+    if dge_mode == "hwdge":
+        _check_transpose_hwdge(v, rank)
+    if v.units or v.tensor.mem not in ("hbm", "sbuf"):
         refuse("nisa.dma_transpose", "src", "a tile in %s" % v.tensor.mem,
-               "the model's transposing DMA reads HBM (an SBUF source needs a DMA that moves "
-               "data across partitions, which the model does not have)")
+               "the transposing DMA reads HBM or SBUF (the dma_transpose page)")
     from .language import load
     from .program import View
 
-    return load(Tile(View(v.tensor, v.dims, [v.order[a] for a in want])), dtype=dtype)
+    permuted = View(v.tensor, v.dims, [v.order[a] for a in want])
+    if v.tensor.mem == "hbm":
+        return load(Tile(permuted), dtype=dtype)
+    permuted.across_partitions = True  # an SBUF view whose partition dim is not first
+    tr = trace.current()
+    t = tr.temp("sbuf", ops._dtype(dtype, v.tensor.dtype), permuted.logical_lins())
+    queue = tr.queue_for(v.tensor)
+    tr.instr("dma_copy", [(None, t.full_view()), (None, permuted)] +
+             ([("queue", queue)] if queue else []), produces=t)
+    return Tile(t.full_view())
+
+
+def _check_transpose_hwdge(v, rank):
+    """The dma_transpose page's "DMA Direct Transpose Constraints" for dge_mode.hwdge."""
+    shape = []
+    for n in v.logical_lins():
+        if not n.is_const():
+            refuse("nisa.dma_transpose", "dge_mode", "hwdge", "its constraints are on the "
+                   "source's sizes, which must be fixed (--shape)")
+        shape.append(n.const)
+    from .program import DTYPE_BYTES
+
+    if DTYPE_BYTES[v.tensor.dtype] != 2:
+        refuse("nisa.dma_transpose", "dge_mode", "hwdge", "a hardware-DGE transpose needs a "
+               "2-byte dtype, not %s" % v.tensor.dtype)
+    if rank == 2 and shape[0] != 16:
+        refuse("nisa.dma_transpose", "dge_mode", "hwdge", "a 2-D hardware-DGE transpose needs "
+               "src.shape[0] == 16, not %d" % shape[0])
+    if rank > 2 and (shape[0] not in (1, 2, 4, 8, 16) or (shape[0] * shape[-2]) % 16):
+        refuse("nisa.dma_transpose", "dge_mode", "hwdge", "a 3-/4-D hardware-DGE transpose "
+               "needs src.shape[0] in {1, 2, 4, 8, 16} and src.shape[0] * src.shape[-2] a "
+               "multiple of 16")
+    if shape[-1] > 128:
+        refuse("nisa.dma_transpose", "dge_mode", "hwdge", "a hardware-DGE transpose needs "
+               "src.shape[-1] <= 128, not %d" % shape[-1])
 
 
 def unsupported(name):

@@ -115,7 +115,8 @@ class View:
             return None
         dropped = [d for d in range(len(self.dims)) if d not in self.order]
         perm = dropped + list(self.order)
-        if self.tensor.mem != "hbm" and perm[0] != 0:
+        if self.tensor.mem != "hbm" and perm[0] != 0 and \
+                not getattr(self, "across_partitions", False):
             raise errors.NkiError("tile of '%s' is indexed with its partition dim in another "
                                   "position: an on-chip tensor keeps its partition dim first"
                                   % self.tensor.name)

@@ -156,7 +156,7 @@ def _classify(exc):
 
     if isinstance(exc, simulate.KernelNotTraced):
         return "refused"
-    if isinstance(exc, simulate.DynamicCheckFailure):
+    if simulate.is_dynamic_check(exc):
         return "check"
     if isinstance(exc, AssertionError):
         return "fail"
@@ -292,8 +292,8 @@ def _message(outcome, info):
     kind, exc, tb = info
     from . import simulate
 
-    if isinstance(exc, simulate.DynamicCheckFailure):
-        return str(exc)
+    if simulate.is_dynamic_check(exc):
+        return simulate.check_message(exc)
     if isinstance(exc, simulate.KernelNotTraced):
         return str(exc)
     where = ""

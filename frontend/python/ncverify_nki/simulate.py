@@ -13,6 +13,7 @@ This runs in the user's own process (their test file, like pytest runs it): the 
 import inspect
 import json
 import os
+import re
 import shutil
 import subprocess
 import warnings
@@ -96,10 +97,49 @@ class CapacitySpill(UserWarning):
         super().__init__(message)
 
 
+# The interpreter's detail for an indirect index that sends a row outside its tensor names the
+# row's first element in the whole tensor (model/interp/resolve.cpp, flat_element).
+_FLAT_ELEMENT = re.compile(r"flat element (-?\d+) of (\d+)")
+
+
 def _failure(error):
     if error.get("kind") in ("out_of_bounds", "indirect_range"):
+        flat = _FLAT_ELEMENT.search(error.get("detail") or "")
+        if flat:
+            return _index_error(error, int(flat.group(1)), int(flat.group(2)))
         return OutOfBoundsAccess(error)
     return DynamicCheckFailure(error)
+
+
+def is_dynamic_check(exc):
+    """Whether `exc` reports a failed dynamic check: a DynamicCheckFailure, or the plain
+    IndexError of an indirect index outside its tensor (_index_error)."""
+    return isinstance(exc, DynamicCheckFailure) or getattr(exc, "dynamic_check", False) is True
+
+
+def check_message(exc):
+    """The interpreter's paragraph about a failed dynamic check (is_dynamic_check)."""
+    return getattr(exc, "message", None) if not isinstance(exc, DynamicCheckFailure) else str(exc)
+
+
+def _index_error(error, flat, size):
+    """An indirect index (t[idx_tile, ...], oob_mode.error) outside its tensor. The NKI simulator
+    raises NumPy's IndexError for it, of exactly that type and with NumPy's words about the
+    flattened tensor (the vendor's dma_copy examples check `type(exc) == IndexError` and the
+    text), so this is a plain IndexError with that message. What a DynamicCheckFailure carries is
+    kept: the same attributes (.kind, .instruction, .file, .line, .loop_indices, .params, .core,
+    .detail; .message: the interpreter's paragraph), and that paragraph as a note, which
+    tracebacks print. Unlike a DynamicCheckFailure it is not an AssertionError."""
+    info = DynamicCheckFailure(error)
+    e = IndexError("index %d is out of bounds for axis 0 with size %d" % (flat, size))
+    for name in ("kind", "instruction", "file", "line", "loop_indices", "params", "core",
+                 "detail"):
+        setattr(e, name, getattr(info, name))
+    e.message = str(info)
+    e.dynamic_check = True  # is_dynamic_check() and the runner's CHECK
+    if hasattr(e, "add_note"):  # Python 3.11+
+        e.add_note("ncverify: " + str(info))
+    return e
 
 
 def ncverify_binary():

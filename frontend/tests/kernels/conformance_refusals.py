@@ -108,7 +108,7 @@ def matmul_tile_too_small(a):
 def dma_read_modify_write(a):
     n, m = a.shape
     out, x = _square(a, n, m)
-    nisa.dma_copy(dst=out, src=x, dst_rmw_op=np.add)  # refused: dst_rmw_op
+    nisa.dma_copy(dst=out, src=x, dst_rmw_op=np.multiply)  # refused: add is the only op
     return out
 
 
@@ -116,7 +116,7 @@ def dma_read_modify_write(a):
 def dma_oob_skip(a):
     n, m = a.shape
     out, x = _square(a, n, m)
-    nisa.dma_copy(dst=out, src=x, oob_mode=nisa.oob_mode.skip)  # refused: oob_mode
+    nisa.dma_copy(dst=out, src=x, oob_mode=nisa.oob_mode.skip)  # refused: no indirect index
     return out
 
 
@@ -409,10 +409,11 @@ def masked_indirect_load(a):
 
 
 @nki.jit
-def dma_transpose_from_sbuf(a):
+def dma_transpose_from_psum(a):
     n, m = a.shape
     out, x = _square(a, n, m)
-    y = nisa.dma_transpose(x)  # refused: SBUF -> SBUF moves data across partitions
+    p = nisa.nc_transpose(x)
+    y = nisa.dma_transpose(p)  # refused: the page's source is in HBM or SBUF
     nl.store(out, value=y)
     return out
 

@@ -563,8 +563,9 @@ TEST(TextFormTest, SyntaxErrorsHaveExactPositions) {
                "expected a declared param or loop variable, got 'M'");
   expect_error(h + "dma_cpy o[:, :], a[:, :]\n", 5, 1, "expected statement (param, require");
   expect_error(h + "buffer t : sbuf fp64 [128, 64]\n", 5, 17, "expected dtype (fp32, bf16");
-  expect_error(h + "dma_copy o[:, :], a[:, :], qeue=1\n", 5, 28,
-               "expected an attribute of dma_copy (dst, src, queue), got 'qeue'");
+  expect_error(
+      h + "dma_copy o[:, :], a[:, :], qeue=1\n", 5, 28,
+      "expected an attribute of dma_copy (dst, src, queue, oob_skip, dst_rmw), got 'qeue'");
   expect_error(h + "dma_copy o[:, :], a[:, :], queue=1, queue=2\n", 5, 37,
                "expected each attribute at most once, got 'queue'");
   expect_error(h + "buffer s : sbuf fp32 [128, 64]\nbuffer p : psum fp32 [128, 64]\n"
