@@ -73,7 +73,7 @@ bool is_comparison(AluOp op) {
 
 std::string_view op_name(const Instruction& ins) {
   // clang-format off
-  static constexpr std::array<std::string_view, 23> kNames = {
+  static constexpr std::array<std::string_view, 27> kNames = {
       "dma_copy",      "matmul",
       "transpose",     "activation",
       "tensor_reduce", "tensor_scalar",
@@ -85,7 +85,9 @@ std::string_view op_name(const Instruction& ins) {
       "nc_match_replace8", "rand",
       "dropout",
       "tensor_tensor_scan", "tensor_scalar_cumulative",
-      "bn_stats", "bn_aggr"};
+      "bn_stats", "bn_aggr",
+      "tensor_partition_reduce", "select_reduce",
+      "sequence_bounds", "range_select"};
   // clang-format on
   static_assert(kNames.size() == std::variant_size_v<Instruction>,
                 "every instruction needs a name");
@@ -94,31 +96,37 @@ std::string_view op_name(const Instruction& ins) {
 
 EngineChoice engine_of(const Instruction& ins) {
   return std::visit(
-      Overloaded{[](const DmaCopy&) -> EngineChoice { return Engine::Dma; },
-                 [](const Matmul&) -> EngineChoice { return Engine::Tensor; },
-                 [](const Transpose& t) -> EngineChoice { return t.engine; },
-                 [](const Activation&) -> EngineChoice { return Engine::Scalar; },
-                 [](const TensorReduce&) -> EngineChoice { return Engine::Vector; },
-                 [](const TensorScalar& t) -> EngineChoice { return t.engine; },
-                 [](const TensorTensor& t) -> EngineChoice { return t.engine; },
-                 [](const TensorScalarReduce&) -> EngineChoice { return Engine::Vector; },
-                 [](const TensorCopy& t) -> EngineChoice { return t.engine; },
-                 [](const TensorCopyPredicated&) -> EngineChoice { return Engine::Vector; },
-                 [](const AffineSelect&) -> EngineChoice { return Engine::GpSimd; },
-                 [](const Iota&) -> EngineChoice { return Engine::GpSimd; },
-                 [](const Memset& m) -> EngineChoice { return m.engine; },
-                 [](const Reciprocal& r) -> EngineChoice { return r.engine; },
-                 // ISA-OLD: max8, nc_find_index8, nc_match_replace8 and dropout run on the Vector
-                 // engine; random draws too (ISA-NEW rng: Vector on NeuronCore-v2).
-                 [](const Max8&) -> EngineChoice { return Engine::Vector; },
-                 [](const FindIndex8&) -> EngineChoice { return Engine::Vector; },
-                 [](const MatchReplace8&) -> EngineChoice { return Engine::Vector; },
-                 [](const Rand&) -> EngineChoice { return Engine::Vector; },
-                 [](const Dropout&) -> EngineChoice { return Engine::Vector; },
-                 [](const TensorTensorScan&) -> EngineChoice { return Engine::Vector; },
-                 [](const TensorScalarCumulative&) -> EngineChoice { return Engine::Vector; },
-                 [](const BnStats&) -> EngineChoice { return Engine::Vector; },
-                 [](const BnAggr&) -> EngineChoice { return Engine::Vector; }},
+      Overloaded{
+          [](const DmaCopy&) -> EngineChoice { return Engine::Dma; },
+          [](const Matmul&) -> EngineChoice { return Engine::Tensor; },
+          [](const Transpose& t) -> EngineChoice { return t.engine; },
+          [](const Activation&) -> EngineChoice { return Engine::Scalar; },
+          [](const TensorReduce&) -> EngineChoice { return Engine::Vector; },
+          [](const TensorScalar& t) -> EngineChoice { return t.engine; },
+          [](const TensorTensor& t) -> EngineChoice { return t.engine; },
+          [](const TensorScalarReduce&) -> EngineChoice { return Engine::Vector; },
+          [](const TensorCopy& t) -> EngineChoice { return t.engine; },
+          [](const TensorCopyPredicated&) -> EngineChoice { return Engine::Vector; },
+          [](const AffineSelect&) -> EngineChoice { return Engine::GpSimd; },
+          [](const Iota&) -> EngineChoice { return Engine::GpSimd; },
+          [](const Memset& m) -> EngineChoice { return m.engine; },
+          [](const Reciprocal& r) -> EngineChoice { return r.engine; },
+          // ISA-OLD: max8, nc_find_index8, nc_match_replace8 and dropout run on the Vector
+          // engine; random draws too (ISA-NEW rng: Vector on NeuronCore-v2).
+          [](const Max8&) -> EngineChoice { return Engine::Vector; },
+          [](const FindIndex8&) -> EngineChoice { return Engine::Vector; },
+          [](const MatchReplace8&) -> EngineChoice { return Engine::Vector; },
+          [](const Rand&) -> EngineChoice { return Engine::Vector; },
+          [](const Dropout&) -> EngineChoice { return Engine::Vector; },
+          [](const TensorTensorScan&) -> EngineChoice { return Engine::Vector; },
+          [](const TensorScalarCumulative&) -> EngineChoice { return Engine::Vector; },
+          [](const BnStats&) -> EngineChoice { return Engine::Vector; },
+          [](const BnAggr&) -> EngineChoice { return Engine::Vector; },
+          // The pages: partition reduce and sequence bounds on GpSimd, the selects on Vector.
+          [](const TensorPartitionReduce&) -> EngineChoice { return Engine::GpSimd; },
+          [](const SelectReduce&) -> EngineChoice { return Engine::Vector; },
+          [](const SequenceBounds&) -> EngineChoice { return Engine::GpSimd; },
+          [](const RangeSelect&) -> EngineChoice { return Engine::Vector; }},
       ins);
 }
 
@@ -137,6 +145,14 @@ std::vector<const Access*> written_accesses(const Instruction& ins) {
                    out.push_back(&m.dst);
                    if (m.dst_idx) out.push_back(&*m.dst_idx);
                  },
+                 [&](const SelectReduce& i) {
+                   out.push_back(&i.dst);
+                   if (i.reduce_res) out.push_back(&*i.reduce_res);
+                 },
+                 [&](const RangeSelect& i) {
+                   out.push_back(&i.dst);
+                   if (i.reduce_res) out.push_back(&*i.reduce_res);
+                 },
                  [&](const auto& i) {
                    using T = std::decay_t<decltype(i)>;
                    if constexpr (std::is_same_v<T, DmaCopy> || std::is_same_v<T, Matmul> ||
@@ -150,7 +166,9 @@ std::vector<const Access*> written_accesses(const Instruction& ins) {
                                  std::is_same_v<T, Rand> || std::is_same_v<T, Dropout> ||
                                  std::is_same_v<T, TensorTensorScan> ||
                                  std::is_same_v<T, TensorScalarCumulative> ||
-                                 std::is_same_v<T, BnStats> || std::is_same_v<T, BnAggr>) {
+                                 std::is_same_v<T, BnStats> || std::is_same_v<T, BnAggr> ||
+                                 std::is_same_v<T, TensorPartitionReduce> ||
+                                 std::is_same_v<T, SequenceBounds>) {
                      out.push_back(&i.dst);
                    } else {
                      static_assert(kDependentFalse<T>, "what does the new instruction write?");
@@ -223,7 +241,19 @@ std::vector<const Access*> read_accesses(const Instruction& ins) {
                           if (i.imm1) push_operand(*i.imm1, out);
                         },
                         [&](const BnStats& i) { out.push_back(&i.src); },
-                        [&](const BnAggr& i) { out.push_back(&i.src); }},
+                        [&](const BnAggr& i) { out.push_back(&i.src); },
+                        [&](const TensorPartitionReduce& i) { out.push_back(&i.src); },
+                        [&](const SelectReduce& i) {
+                          out.push_back(&i.predicate);
+                          out.push_back(&i.on_true);
+                          push_operand(i.on_false, out);
+                        },
+                        [&](const SequenceBounds& i) { out.push_back(&i.src); },
+                        [&](const RangeSelect& i) {
+                          out.push_back(&i.on_true);
+                          out.push_back(&i.bound0);
+                          out.push_back(&i.bound1);
+                        }},
              ins);
   return out;
 }

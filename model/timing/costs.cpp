@@ -236,6 +236,34 @@ double cost_ns(const CostTable& t, const BnAggr&, const TraceEvent& ev, const Tr
   return elementwise_ns(t, ev, std::max(v.min_ii, 13 * (v.n / 3)));
 }
 
+// tensor_partition_reduce and sequence_bounds: no published cost (their pages, SDK 2.26, and the
+// ISA docstrings at aws-neuron-sdk 0521004c give none): the GpSimd formula of every GpSimd
+// instruction, N the source's elements per partition.
+double cost_ns(const CostTable& t, const TensorPartitionReduce&, const TraceEvent& ev,
+               const Trace& tr) {
+  const VectorInputs v(t, ev, tr);
+  return elementwise_ns(t, ev, std::max(v.min_ii, v.n));
+}
+
+double cost_ns(const CostTable& t, const SequenceBounds&, const TraceEvent& ev, const Trace& tr) {
+  const VectorInputs v(t, ev, tr);
+  return elementwise_ns(t, ev, std::max(v.min_ii, v.n));
+}
+
+// range_select: max(MIN_II, N) Vector cycles (ISA docstring, aws-neuron-sdk 0521004c
+// general/nki/api/nki/isa/__init__.py). select_reduce has no published cost: the same one pass,
+// as tensor_copy_predicated's rate without its dst read, plus the accumulator read-out when
+// reduce_res is written (as tensor_scalar_reduce's + MIN_II).
+double cost_ns(const CostTable& t, const RangeSelect&, const TraceEvent& ev, const Trace& tr) {
+  const VectorInputs v(t, ev, tr);
+  return elementwise_ns(t, ev, std::max(v.min_ii, v.n));
+}
+
+double cost_ns(const CostTable& t, const SelectReduce&, const TraceEvent& ev, const Trace& tr) {
+  const VectorInputs v(t, ev, tr);
+  return elementwise_ns(t, ev, std::max(v.min_ii, v.n) + (ev.reduce_readout ? v.min_ii : 0.0));
+}
+
 }  // namespace
 
 bool element_wise_dma(const TraceEvent& ev) {
