@@ -373,9 +373,9 @@ def unsupported(name):
     return f
 
 
-for _n in ("local_gather", "range_select", "select_reduce", "sequence_bounds",
+for _n in ("local_gather",
            "nc_stream_shuffle", "iota_partition", "scalar_tensor_tensor",
-           "tensor_partition_reduce", "nc_matmul_mx", "quantize_mx",
+           "nc_matmul_mx", "quantize_mx",
            "exponential", "tensor_copy_dynamic_src", "tensor_copy_dynamic_dst", "rand2",
            "rng", "core_barrier", "sendrecv", "builtin"):
     globals()[_n] = unsupported(_n)
@@ -385,3 +385,6 @@ from .isa_top8 import dropout, max8, nc_find_index8, nc_match_replace8  # noqa: 
 # The scans and the statistics live in their own modules (isa_scan.py, isa_stats.py).
 from .isa_scan import tensor_scalar_cumulative, tensor_tensor_scan  # noqa: E402,F401
 from .isa_stats import bn_aggr, bn_stats  # noqa: E402,F401
+# tensor_partition_reduce, select_reduce, sequence_bounds, range_select (isa_select.py).
+from .isa_select import (range_select, select_reduce, sequence_bounds,  # noqa: E402,F401
+                         tensor_partition_reduce)
