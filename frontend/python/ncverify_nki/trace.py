@@ -31,6 +31,11 @@ def stop():
     _current = None
 
 
+
+_NKIR_KEYWORDS = ("kernel", "param", "require", "grid", "input", "output", "scratch", "buffer",
+                  "for", "in", "range", "affine", "sequential", "min", "max", "divides",
+                  "program_id", "nan", "inf", "at", "bufs", "multiple_of")
+
 class Param:
     def __init__(self, name, fixed=None):
         self.name = name
@@ -86,7 +91,9 @@ class Tracer:
         self.root = []
         self.stack = [self.root]
         self.loops = []
-        self.names = set()
+        # The .nkir text form's keywords name nothing (model/ir/validate.cpp, is_reserved): a
+        # kernel's tensor called `output` or `input` is renamed `output_2`, as a second one would.
+        self.names = set(_NKIR_KEYWORDS)
         self.queues = {}  # HBM tensor name -> DMA queue
         self.source_file = None  # the `.nkir` `source` line: the kernel file the `@line`s count in
         # The generation the kernel is written for, when its decorator names one
