@@ -150,10 +150,10 @@ void Interpreter::exec(int core, const RangeSelect& i) {
              hw_.name + " is NeuronCore-v" + std::to_string(hw_.generation));
   }
   Resolved on_true = compute_operand(core, i.on_true, "on_true", true);
-  Resolved b0 = compute_operand(core, i.bound0, "bound0", true);
-  Resolved b1 = compute_operand(core, i.bound1, "bound1", true);
   const int64_t rows = on_true.view.rows;
+  Resolved b0 = compute_operand(core, i.bound0, "bound0", true);
   column_shape(b0, rows, "bound0");
+  Resolved b1 = compute_operand(core, i.bound1, "bound1", true);
   column_shape(b1, rows, "bound1");
   Resolved dst = compute_operand(core, i.dst, "destination", false);
   same_shape(dst, on_true, "range_select");
