@@ -631,6 +631,16 @@ class IsaProver {
     const ViewTerms dst = operand(i.dst, "destination");
     same_shape_rule(dst, on_true, "range_select");
     if (i.reduce_res) column_rule(operand(*i.reduce_res, "reduce_res"), on_true.rows);
+    // range_start + index within [-2^24, 2^24], where fp32 holds every integer (the page; the
+    // interpreter raises undefined_result, exec_select.cpp).
+    const z3::expr start = z_.term(i.range_start);
+    const z3::expr limit = ctx().int_val(int64_t{1} << 24);
+    const z3::expr last = start + on_true.free - 1;
+    auto explain = [this, start, last](const z3::model& m) {
+      return "indices " + num(val(m, start)) + " .. " + num(val(m, last)) + " leave [-2^24, 2^24]";
+    };
+    decide(make("range_select index within 2^24", &on_true), start >= -limit && last <= limit,
+           explain, {CheckKind::undefined_result, false}, ctx().bool_val(true));
   }
 
   void stats_dst_rule(const ViewTerms& dst, const ViewTerms& src, int64_t cols, const char* op) {

@@ -31,6 +31,8 @@
 //     tensor_partition_reduce: "destination is [1, F]"; select_reduce, range_select: "operand
 //     shapes match (...)" and "per-partition column [P,1]" for on_false / bounds / reduce_res;
 //     sequence_bounds: "reads one partition" and "destination is [1, 2n]" (all shape_rule);
+//     "range_select index within 2^24" (undefined_result: range_start + index stays exact in
+//     fp32);
 //   - rules of the generation no param changes (engine_rule): "matmul into bf16 PSUM" (trn3
 //     only), "tensor_copy on the scalar engine", "range_select on NeuronCore-v3 or newer" (trn2
 //     on): refuted at the smallest params that reach the instruction.

@@ -264,6 +264,30 @@ TEST(IsaRules, PartitionReduceDestinationAndRangeSelectGeneration) {
   expect_all_proved(prove_isa_rules(p, on(hw_config_trn2())));
 }
 
+// range_select compares range_start + index in fp32: beyond 2^24 is refuted at the smallest
+// param that gets there (and replayed as the interpreter's undefined_result).
+Program range_far(int64_t k_hi) {
+  Builder b("range_far");
+  Expr k = b.param("k", 1, k_hi, 1);
+  auto x = b.input("x", DType::fp32, {128, 64});
+  auto o = b.output("o", DType::fp32, {128, 64});
+  auto xs = b.sbuf("xs", DType::fp32, {128, 64});
+  auto bound = b.sbuf("bound", DType::fp32, {128, 1});
+  auto ys = b.sbuf("ys", DType::fp32, {128, 64});
+  b.dma_copy(xs(), x());
+  b.memset(bound(), 8.0f);
+  b.emit(RangeSelect{ys(), xs(), bound(), bound(), CmpOp::ge, CmpOp::le,
+                     k * Expr(int64_t{1} << 22) - 64});
+  b.dma_copy(o(), ys());
+  return b.finish();
+}
+
+TEST(IsaRules, RangeSelectIndexBeyond2To24IsACounterexample) {
+  expect_all_proved(prove_isa_rules(range_far(4), on(hw_config_trn2())));
+  expect_counterexample(prove_isa_rules(range_far(5), on(hw_config_trn2())),
+                        "range_select index within 2^24", {{"k", 5}}, {}, "leave [-2^24, 2^24]");
+}
+
 // 32-row slices of a tile at partitions j * s for j = 0, 1, 2: a multiple of 32 only when s is.
 Program row_slices(int64_t s_hi) {
   Builder b("row_slices");
