@@ -404,6 +404,92 @@ void TermExecutor::stream_shuffle(const View& dst, const View& src,
   }
 }
 
+// Partition reduce: max is a chain of max terms over partitions 0..P-1 (any order gives the
+// same value up to which NaN comes out). The hardware's order of an fp32 add is not documented
+// (model/semantics/partition_reduce.cpp), so the add is opaque: no proof rests on the model's
+// order. Bitwise operators are outside the term language.
+void TermExecutor::tensor_partition_reduce(const View& dst, const View& src, AluOp op) {
+  if (op != AluOp::max) {
+    return write_opaque(dst,
+                        "tensor_partition_reduce " + std::string(alu_op_name(op)) +
+                            (op == AluOp::add ? " (the partitions' order is not documented)" : ""));
+  }
+  const TermId identity = ts_.constant_f32(reduction_identity(op));
+  write_all(dst, [&](int64_t, int64_t f) {
+    TermId acc = identity;
+    for (int64_t p = 0; p < src.rows; ++p) acc = ts_.alu(op, acc, read(src, p, f));
+    return ts_.round(dst.dtype, acc);
+  });
+}
+
+template <class Choose>
+void TermExecutor::select_max(const View& dst, ReduceCmd cmd, const float* regs,
+                              const std::optional<View>& reduce_res, Choose&& choose) {
+  const bool reset = cmd == ReduceCmd::reset || cmd == ReduceCmd::reset_reduce;
+  const bool accumulate = cmd == ReduceCmd::reduce || cmd == ReduceCmd::reset_reduce;
+  const int64_t rows = std::max<int64_t>(dst.rows, 0);
+  std::vector<TermId>& acc = buf_b_;
+  acc.resize(static_cast<size_t>(rows));
+  const TermId minus_inf = ts_.constant_f32(-std::numeric_limits<float>::infinity());
+  for (int64_t r = 0; r < rows; ++r) acc[r] = reset ? minus_inf : reg(regs, r);
+  write_all(dst, [&](int64_t r, int64_t f) {
+    const TermId x = choose(r, f);
+    if (accumulate) acc[r] = ts_.alu(AluOp::max, acc[r], x);
+    return ts_.round(dst.dtype, x);
+  });
+  if (reset || accumulate) {
+    for (int64_t r = 0; r < rows; ++r) {
+      store(reinterpret_cast<const uint8_t*>(regs + r), DType::fp32, acc[r]);
+    }
+  }
+  if (reduce_res) {
+    const View& rr = *reduce_res;
+    for (int64_t r = 0; r < std::min(rr.rows, rows); ++r) {
+      store(rr.at(r, 0), rr.dtype, ts_.round(rr.dtype, acc[r]));
+    }
+  }
+}
+
+void TermExecutor::select_reduce(const View& dst, const View& predicate, const View& on_true,
+                                 const ScalarArg& on_false, bool reverse_pred, ReduceCmd cmd,
+                                 const float* regs, const std::optional<View>& reduce_res) {
+  select_max(dst, cmd, regs, reduce_res, [&](int64_t r, int64_t f) {
+    return ts_.select(read(predicate, r, f), reverse_pred, read(on_true, r, f), scalar(on_false, r),
+                      DType::fp32);
+  });
+}
+
+// The mask is two fp32 comparisons of the index with the bounds (1 or 0 each) multiplied.
+void TermExecutor::range_select(const View& dst, const View& on_true, const View& bound0,
+                                const View& bound1, CmpOp cmp0, CmpOp cmp1, int64_t range_start,
+                                float on_false, ReduceCmd cmd, const float* regs,
+                                const std::optional<View>& reduce_res) {
+  auto alu_of = [](CmpOp c) {
+    switch (c) {
+      case CmpOp::eq:
+        return AluOp::is_equal;
+      case CmpOp::ne:
+        return AluOp::not_equal;
+      case CmpOp::lt:
+        return AluOp::is_lt;
+      case CmpOp::le:
+        return AluOp::is_le;
+      case CmpOp::gt:
+        return AluOp::is_gt;
+      case CmpOp::ge:
+        break;
+    }
+    return AluOp::is_ge;
+  };
+  const TermId fill = ts_.constant_f32(on_false);
+  select_max(dst, cmd, regs, reduce_res, [&](int64_t r, int64_t f) {
+    const TermId i = ts_.constant_f32(static_cast<float>(range_start + f));
+    const TermId m = ts_.alu(AluOp::multiply, ts_.alu(alu_of(cmp0), i, read(bound0, r, 0)),
+                             ts_.alu(alu_of(cmp1), i, read(bound1, r, 0)));
+    return ts_.select(m, false, read(on_true, r, f), fill, DType::fp32);
+  });
+}
+
 void TermExecutor::output(const Tensor& t, const uint8_t* base, int64_t elems) {
   const size_t size = dtype_size(t.dtype);
   std::vector<TermId>& terms = outputs_[t.name];

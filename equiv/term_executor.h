@@ -70,6 +70,13 @@ class TermExecutor final : public ValueObserver {
   void bn_aggr(const View& dst, const View& src) override;
   // A pure movement of elements between partitions: each moved element keeps its term.
   void stream_shuffle(const View& dst, const View& src, const std::vector<int64_t>& mask) override;
+  void tensor_partition_reduce(const View& dst, const View& src, AluOp op) override;
+  void select_reduce(const View& dst, const View& predicate, const View& on_true,
+                     const ScalarArg& on_false, bool reverse_pred, ReduceCmd cmd, const float* regs,
+                     const std::optional<View>& reduce_res) override;
+  void range_select(const View& dst, const View& on_true, const View& bound0, const View& bound1,
+                    CmpOp cmp0, CmpOp cmp1, int64_t range_start, float on_false, ReduceCmd cmd,
+                    const float* regs, const std::optional<View>& reduce_res) override;
   // The top-8 family and random draws are outside the term language: opaque terms.
   void opaque(const View& dst, std::string_view what) override;
   void output(const Tensor& t, const uint8_t* base, int64_t elems) override;
@@ -94,6 +101,11 @@ class TermExecutor final : public ValueObserver {
   void write_all(const View& dst, Fn&& fn);
   // Every dst element becomes a fresh opaque term (an operation outside the term language).
   void write_opaque(const View& dst, const std::string& reason);
+  // select_reduce / range_select: dst = round(select(...)) per element from `choose(r, f)` (an
+  // fp32 term), the Vector registers following cmd with max (model/semantics/select_reduce.cpp).
+  template <class Choose>
+  void select_max(const View& dst, ReduceCmd cmd, const float* regs,
+                  const std::optional<View>& reduce_res, Choose&& choose);
   TermId converted(TermId t, DType from, DType to);  // a copy between dtypes
 
   TermStore& ts_;

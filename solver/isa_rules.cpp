@@ -589,6 +589,68 @@ class IsaProver {
     stats_dst_rule(dst, src, 2, "bn_aggr");
   }
 
+  // tensor_partition_reduce writes [1, F] for a [P, F] source (exec_select.cpp, the same rule).
+  void rules(const TensorPartitionReduce& i) {
+    const ViewTerms src = operand(i.src, "source");
+    const ViewTerms dst = operand(i.dst, "destination");
+    auto explain = [this, dst, src](const z3::model& m) {
+      return "tensor_partition_reduce writes [1, " + num(val(m, src.free)) + "] but '" +
+             dst.tensor->name + "' is " + shape_of(m, dst);
+    };
+    decide(make("tensor_partition_reduce destination is [1, F]", &dst),
+           shape_is(ops(), dst.rows, dst.free, ops().lit(1), src.free), explain,
+           Rule::reduce_dst_shape);
+  }
+
+  void rules(const SelectReduce& i) {
+    const ViewTerms pred = operand(i.predicate, "predicate");
+    const ViewTerms on_true = operand(i.on_true, "on_true");
+    column_operand(i.on_false, "on_false", on_true.rows);
+    const ViewTerms dst = operand(i.dst, "destination");
+    same_shape_rule(pred, on_true, "select_reduce predicate");
+    same_shape_rule(dst, on_true, "select_reduce");
+    if (i.reduce_res) column_rule(operand(*i.reduce_res, "reduce_res"), on_true.rows);
+  }
+
+  // sequence_bounds reads one partition [1, n] and writes [1, 2n].
+  void rules(const SequenceBounds& i) {
+    const ViewTerms src = operand(i.src, "source");
+    const ViewTerms dst = operand(i.dst, "destination");
+    auto explain_src = [this, src](const z3::model& m) {
+      return "'" + src.tensor->name + "' is " + shape_of(m, src) + "; segment ids are [1, n]";
+    };
+    decide(make("sequence_bounds reads one partition", &src), src.rows == ops().lit(1), explain_src,
+           Rule::reduce_dst_shape);
+    auto explain = [this, dst, src](const z3::model& m) {
+      return "sequence_bounds writes [1, 2, " + num(val(m, src.free)) + "] but '" +
+             dst.tensor->name + "' is " + shape_of(m, dst);
+    };
+    decide(make("sequence_bounds destination is [1, 2n]", &dst),
+           shape_is(ops(), dst.rows, dst.free, ops().lit(1), src.free * 2), explain,
+           Rule::reduce_dst_shape);
+  }
+
+  void rules(const RangeSelect& i) {
+    generation_rule(Rule::range_select_generation, range_select_ok(hw_),
+                    hw_.name + " has no range_select (NeuronCore-v3 or newer)");
+    const ViewTerms on_true = operand(i.on_true, "on_true");
+    column_rule(operand(i.bound0, "bound0"), on_true.rows);
+    column_rule(operand(i.bound1, "bound1"), on_true.rows);
+    const ViewTerms dst = operand(i.dst, "destination");
+    same_shape_rule(dst, on_true, "range_select");
+    if (i.reduce_res) column_rule(operand(*i.reduce_res, "reduce_res"), on_true.rows);
+    // range_start + index within [-2^24, 2^24], where fp32 holds every integer (the page; the
+    // interpreter raises undefined_result, exec_select.cpp).
+    const z3::expr start = z_.term(i.range_start);
+    const z3::expr limit = ctx().int_val(int64_t{1} << 24);
+    const z3::expr last = start + on_true.free - 1;
+    auto explain = [this, start, last](const z3::model& m) {
+      return "indices " + num(val(m, start)) + " .. " + num(val(m, last)) + " leave [-2^24, 2^24]";
+    };
+    decide(make("range_select index within 2^24", &on_true), start >= -limit && last <= limit,
+           explain, {CheckKind::undefined_result, false}, ctx().bool_val(true));
+  }
+
   void stats_dst_rule(const ViewTerms& dst, const ViewTerms& src, int64_t cols, const char* op) {
     auto explain = [this, dst, src, cols, op](const z3::model& m) {
       return std::string(op) + " writes [" + num(val(m, src.rows)) + ", " + num(cols) + "] but '" +

@@ -27,11 +27,15 @@
 //     interpreter's bound |offset| + |cm| (rows-1) + sum |step_k| (size_k-1)); tensor_tensor_scan,
 //     tensor_scalar_cumulative: "operand shapes match (...)" and "per-partition column [P,1]" for
 //     initial / imm0 / imm1; bn_stats: "free size <= 512" and "bn_stats destination is [P, 6]";
-//     bn_aggr: whole (count, mean, m2) triples in, "bn_aggr destination is [P, 2]" (all
-//     shape_rule);
+//     bn_aggr: whole (count, mean, m2) triples in, "bn_aggr destination is [P, 2]";
+//     tensor_partition_reduce: "destination is [1, F]"; select_reduce, range_select: "operand
+//     shapes match (...)" and "per-partition column [P,1]" for on_false / bounds / reduce_res;
+//     sequence_bounds: "reads one partition" and "destination is [1, 2n]" (all shape_rule);
+//     "range_select index within 2^24" (undefined_result: range_start + index stays exact in
+//     fp32);
 //   - rules of the generation no param changes (engine_rule): "matmul into bf16 PSUM" (trn3
-//     only), "tensor_copy on the scalar engine" (trn2 on): refuted at the smallest params that
-//     reach the instruction.
+//     only), "tensor_copy on the scalar engine", "range_select on NeuronCore-v3 or newer" (trn2
+//     on): refuted at the smallest params that reach the instruction.
 // Every rule is claimed where the instruction's sizes and tensor dims are >= 1 (resolve and
 // concrete_shape reject the rest first, and the sizes are obligations themselves). A rule that
 // constant-folds to true is proved without Z3.

@@ -36,6 +36,11 @@ inline constexpr NotCovered kNotCovered[] = {
      "the loops' dataflow is not modelled"},
     {"clobbered reads through overlapping placements (clobbered_read)",
      "the placements are proved disjoint; whether a read follows the other write is dataflow"},
+    {"results the ISA leaves undefined for run-time values (undefined_result): nc_find_index8 / "
+     "nc_match_replace8 values absent from the data, sequence_bounds ids that are not "
+     "non-negative integers, a Vector accumulator continued (reduce) after an idle select_reduce",
+     "they depend on run-time values, or on which instruction used the registers last "
+     "(dataflow); range_select's index bound is an isa-rules obligation"},
     {"the step and host-memory budgets of a run (--max-steps, --memory-budget-mib)",
      "they are limits of one run, not properties of the kernel"},
 };

@@ -30,6 +30,7 @@
 #include "equiv/term.h"
 #include "equiv/term_eval.h"
 #include "kernels/registry.h"
+#include "model/hw/hw_config.h"
 #include "model/interp/interpreter.h"
 #include "model/nkir/parse.h"
 
@@ -430,6 +431,84 @@ TEST(AllOpsSelfCheck, DmaModes) {
     expect_self_check(p, {}, in, "dma_modes seed " + std::to_string(seed));
     expect_self_check(p, {}, in, "dma_modes (reference mode)", ExecMode::reference);
   }
+}
+
+// tensor_partition_reduce (max), select_reduce and range_select (NeuronCore-v3: run on trn2),
+// with the Vector accumulator carried from one call to the next and read out in fp32 and bf16.
+constexpr const char* kSelects = R"(kernel selects
+input X : hbm fp32 [64, 32]
+input M : hbm uint8 [64, 32] range [0, 1]
+input L : hbm fp32 [64, 1]
+input H : hbm fp32 [64, 1]
+output P : hbm fp32 [1, 32]
+output D : hbm bf16 [64, 32]
+output Q : hbm fp32 [64, 1]
+output E : hbm fp32 [64, 32]
+output Z : hbm bf16 [64, 1]
+
+buffer x : sbuf fp32 [64, 32]
+buffer m : sbuf uint8 [64, 32]
+buffer l : sbuf fp32 [64, 1]
+dma_copy x[:, :], X[:, :]
+dma_copy m[:, :], M[:, :], queue=1
+dma_copy l[:, :], L[:, :], queue=2
+buffer h : sbuf fp32 [64, 1]
+dma_copy h[:, :], H[:, :], queue=3
+buffer p : sbuf fp32 [1, 32]
+tensor_partition_reduce p[:, :], x[:, :], op=max
+dma_copy P[:, :], p[:, :]
+buffer d : sbuf bf16 [64, 32]
+buffer q : sbuf fp32 [64, 1]
+select_reduce d[:, 0:+16], predicate=m[:, 0:+16], on_true=x[:, 0:+16], on_false=l[:, :], reduce_cmd=reset_reduce
+select_reduce d[:, 16:+16], predicate=m[:, 16:+16], on_true=x[:, 16:+16], on_false=-2.5, reduce_cmd=reduce, reduce_res=q[:, :], reverse_pred=true
+dma_copy D[:, :], d[:, :]
+dma_copy Q[:, :], q[:, :]
+buffer e : sbuf fp32 [64, 32]
+buffer z : sbuf bf16 [64, 1]
+range_select e[:, :], on_true=x[:, :], bound0=l[:, :], bound1=h[:, :], cmp0=gt, cmp1=le, range_start=-3, reduce_cmd=reset_reduce, reduce_res=z[:, :]
+dma_copy E[:, :], e[:, :]
+dma_copy Z[:, :], z[:, :]
+)";
+
+std::unique_ptr<Traced> trace_on_trn2(const Program& p, const Inputs& inputs) {
+  auto t = std::make_unique<Traced>();
+  RunOptions o;
+  o.observer = &t->exec;
+  o.hw = &hw_config_trn2();
+  o.record_trace = false;
+  t->run = run_program(p, {}, inputs, o);
+  return t;
+}
+
+TEST(AllOpsSelfCheck, PartitionReduceSelectReduceAndRangeSelect) {
+  const Program p = parse_program(kSelects, "selects");
+  Inputs in = random_inputs(p, {}, 4);
+  for (int64_t r = 0; r < 64; ++r) {
+    in.at("L").set(r, static_cast<float>(r % 40));
+    in.at("H").set(r, static_cast<float>(r % 40 + r % 7));  // (L, H]: empty when r % 7 == 0
+  }
+  for (const Inputs& run_in : {in, with_specials(in, 6)}) {
+    auto t = trace_on_trn2(p, run_in);
+    ASSERT_FALSE(t->run.error) << t->run.error->message;
+    const Comparison c = compare(*t, run_in, t->run.outputs);
+    EXPECT_EQ(c.elements, 32 + 64 * 32 + 64 + 64 * 32 + 64);
+    EXPECT_EQ(c.mismatches, 0) << c.first;
+    EXPECT_EQ(c.undefined, 0);
+  }
+}
+
+// The order in which the hardware adds partitions is not documented: a partition sum is opaque,
+// so no equivalence rests on the model's order.
+TEST(AllOpsSelfCheck, PartitionSumIsOpaque) {
+  std::string text = kSelects;
+  text.replace(text.find("op=max"), 6, "op=add");
+  const Program p = parse_program(text, "selects");
+  const Inputs in = random_inputs(p, {}, 4);
+  auto t = trace_on_trn2(p, in);
+  ASSERT_FALSE(t->run.error) << t->run.error->message;
+  const Comparison c = compare(*t, in, t->run.outputs);
+  EXPECT_EQ(c.undefined, 32);
+  EXPECT_EQ(c.mismatches, 0) << c.first;
 }
 
 // The Tensor-engine transpose of data with NaN, Inf and -0: the term reproduces the spreading.

@@ -55,6 +55,8 @@ void Interpreter::exec(int core, const TensorScalarCumulative& i) {
   Resolved dst = compute_operand(core, i.dst, "destination", false);
   same_shape(dst, src, "tensor_scalar_cumulative");
   if (opts_.compute_values) {
+    check_vec_regs_defined(core, src.partition_begin, src.view.rows, i.reduce_cmd,
+                           "tensor_scalar_cumulative");
     float* regs = m_.cores[core].vec_regs.data() + src.partition_begin;
     if (opts_.observer) {
       opts_.observer->tensor_scalar_cumulative(dst.view, src.view, i.op0, imm0, i.op1, i.reduce_cmd,
@@ -62,6 +64,7 @@ void Interpreter::exec(int core, const TensorScalarCumulative& i) {
     }
     exec_tensor_scalar_cumulative(opts_.mode, dst.view, src.view, i.op0, imm0, i.op1, i.reduce_cmd,
                                   imm1, regs);
+    set_vec_regs_state(core, src.partition_begin, src.view.rows, i.reduce_cmd, false);
   }
   mark_written(dst);
   std::vector<const Resolved*> reads = {&src};

@@ -114,6 +114,16 @@ class Interpreter {
   void exec(int core, const LocalGather& i);
   void exec(int core, const StreamShuffle& i);
   void exec(int core, const GatherFlattened& i);
+  // tensor_partition_reduce, select_reduce, sequence_bounds, range_select (exec_select.cpp).
+  void exec(int core, const TensorPartitionReduce& i);
+  void exec(int core, const SelectReduce& i);
+  void exec(int core, const SequenceBounds& i);
+  void exec(int core, const RangeSelect& i);
+  // The Vector accumulators' defined state (CoreState::vec_regs_undefined): `reduce` may not
+  // continue an undefined register; a command that starts the register defines it, and an idle
+  // select_reduce (`idle_clobbers`) leaves it undefined.
+  void check_vec_regs_defined(int core, int64_t begin, int64_t rows, ReduceCmd cmd, const char* op);
+  void set_vec_regs_state(int core, int64_t begin, int64_t rows, ReduceCmd cmd, bool idle_clobbers);
   // The top-8 family and the random draws (exec_top8.cpp).
   void exec(int core, const Max8& i);
   void exec(int core, const FindIndex8& i);

@@ -345,6 +345,7 @@ void Interpreter::setup_memory() {
     c.psum = HostMemory(rows, static_cast<size_t>(m_.psum_stride), 0xFF);
     c.act_regs.assign(static_cast<size_t>(hw_.partitions), 0.0f);
     c.vec_regs.assign(static_cast<size_t>(hw_.partitions), 0.0f);
+    c.vec_regs_undefined.assign(static_cast<size_t>(hw_.partitions), 0);
   }
   shadows_.emplace(p_, m_.grid, hw_.partitions, hbm_sizes_by_id);
   for (const Tensor& t : p_.tensors) {

@@ -21,6 +21,9 @@ struct CoreState {
   HostMemory sbuf, psum;
   std::vector<float> act_regs;  // Scalar-engine accumulator registers, one per partition
   std::vector<float> vec_regs;  // Vector-engine accumulator registers (tensor_scalar_cumulative)
+  // Per partition: the Vector register holds no defined value (an idle select_reduce "may still
+  // modify" it, the page says), so `reduce` may not continue it.
+  std::vector<uint8_t> vec_regs_undefined;
   Env env;
   std::vector<int64_t> scope_iteration;  // iteration index of each open scope's loop
   // The compiler's Vector/Scalar workload estimate so far, and its value when the current

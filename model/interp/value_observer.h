@@ -59,6 +59,15 @@ struct ValueObserver {
                                         const float* regs) = 0;
   virtual void bn_stats(const View& dst, const View& src) = 0;
   virtual void bn_aggr(const View& dst, const View& src) = 0;
+  virtual void tensor_partition_reduce(const View& dst, const View& src, AluOp op) = 0;
+  // `regs`: the Vector engine's accumulator registers of on_true's partitions.
+  virtual void select_reduce(const View& dst, const View& predicate, const View& on_true,
+                             const ScalarArg& on_false, bool reverse_pred, ReduceCmd cmd,
+                             const float* regs, const std::optional<View>& reduce_res) = 0;
+  virtual void range_select(const View& dst, const View& on_true, const View& bound0,
+                            const View& bound1, CmpOp cmp0, CmpOp cmp1, int64_t range_start,
+                            float on_false, ReduceCmd cmd, const float* regs,
+                            const std::optional<View>& reduce_res) = 0;
   virtual void reciprocal(const View& dst, const View& src) = 0;
   // nc_stream_shuffle: dst row r takes src row shuffle_source_row(mask, r), or keeps its value.
   virtual void stream_shuffle(const View& dst, const View& src,

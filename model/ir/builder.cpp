@@ -297,6 +297,19 @@ void remap_instruction(Instruction& ins, const IdMaps& m) {
         } else if constexpr (std::is_same_v<T, GatherFlattened>) {
           remap_access(i.data, m);
           remap_access(i.indices, m);
+        } else if constexpr (std::is_same_v<T, TensorPartitionReduce> ||
+                             std::is_same_v<T, SequenceBounds>) {
+          remap_access(i.src, m);
+        } else if constexpr (std::is_same_v<T, SelectReduce>) {
+          remap_access(i.predicate, m);
+          remap_access(i.on_true, m);
+          remap_operand(i.on_false, m);
+          if (i.reduce_res) remap_access(*i.reduce_res, m);
+        } else if constexpr (std::is_same_v<T, RangeSelect>) {
+          remap_access(i.on_true, m);
+          remap_access(i.bound0, m);
+          remap_access(i.bound1, m);
+          if (i.reduce_res) remap_access(*i.reduce_res, m);
         } else if constexpr (std::is_same_v<T, Iota> || std::is_same_v<T, Memset> ||
                              std::is_same_v<T, Rand>) {
           // dst only

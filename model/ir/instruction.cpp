@@ -73,7 +73,7 @@ bool is_comparison(AluOp op) {
 
 std::string_view op_name(const Instruction& ins) {
   // clang-format off
-  static constexpr std::array<std::string_view, 26> kNames = {
+  static constexpr std::array<std::string_view, 30> kNames = {
       "dma_copy",      "matmul",
       "transpose",     "activation",
       "tensor_reduce", "tensor_scalar",
@@ -86,7 +86,9 @@ std::string_view op_name(const Instruction& ins) {
       "dropout",
       "tensor_tensor_scan", "tensor_scalar_cumulative",
       "bn_stats", "bn_aggr",
-      "local_gather", "nc_stream_shuffle", "gather_flattened"};
+      "local_gather", "nc_stream_shuffle", "gather_flattened",
+      "tensor_partition_reduce", "select_reduce",
+      "sequence_bounds", "range_select"};
   // clang-format on
   static_assert(kNames.size() == std::variant_size_v<Instruction>,
                 "every instruction needs a name");
@@ -95,34 +97,40 @@ std::string_view op_name(const Instruction& ins) {
 
 EngineChoice engine_of(const Instruction& ins) {
   return std::visit(
-      Overloaded{[](const DmaCopy&) -> EngineChoice { return Engine::Dma; },
-                 [](const Matmul&) -> EngineChoice { return Engine::Tensor; },
-                 [](const Transpose& t) -> EngineChoice { return t.engine; },
-                 [](const Activation&) -> EngineChoice { return Engine::Scalar; },
-                 [](const TensorReduce&) -> EngineChoice { return Engine::Vector; },
-                 [](const TensorScalar& t) -> EngineChoice { return t.engine; },
-                 [](const TensorTensor& t) -> EngineChoice { return t.engine; },
-                 [](const TensorScalarReduce&) -> EngineChoice { return Engine::Vector; },
-                 [](const TensorCopy& t) -> EngineChoice { return t.engine; },
-                 [](const TensorCopyPredicated&) -> EngineChoice { return Engine::Vector; },
-                 [](const AffineSelect&) -> EngineChoice { return Engine::GpSimd; },
-                 [](const Iota&) -> EngineChoice { return Engine::GpSimd; },
-                 [](const Memset& m) -> EngineChoice { return m.engine; },
-                 [](const Reciprocal& r) -> EngineChoice { return r.engine; },
-                 // ISA-OLD: max8, nc_find_index8, nc_match_replace8 and dropout run on the Vector
-                 // engine; random draws too (ISA-NEW rng: Vector on NeuronCore-v2).
-                 [](const Max8&) -> EngineChoice { return Engine::Vector; },
-                 [](const FindIndex8&) -> EngineChoice { return Engine::Vector; },
-                 [](const MatchReplace8&) -> EngineChoice { return Engine::Vector; },
-                 [](const Rand&) -> EngineChoice { return Engine::Vector; },
-                 [](const Dropout&) -> EngineChoice { return Engine::Vector; },
-                 [](const TensorTensorScan&) -> EngineChoice { return Engine::Vector; },
-                 [](const TensorScalarCumulative&) -> EngineChoice { return Engine::Vector; },
-                 [](const BnStats&) -> EngineChoice { return Engine::Vector; },
-                 [](const BnAggr&) -> EngineChoice { return Engine::Vector; },
-                 [](const LocalGather&) -> EngineChoice { return Engine::GpSimd; },
-                 [](const StreamShuffle&) -> EngineChoice { return Engine::Vector; },
-                 [](const GatherFlattened&) -> EngineChoice { return Engine::GpSimd; }},
+      Overloaded{
+          [](const DmaCopy&) -> EngineChoice { return Engine::Dma; },
+          [](const Matmul&) -> EngineChoice { return Engine::Tensor; },
+          [](const Transpose& t) -> EngineChoice { return t.engine; },
+          [](const Activation&) -> EngineChoice { return Engine::Scalar; },
+          [](const TensorReduce&) -> EngineChoice { return Engine::Vector; },
+          [](const TensorScalar& t) -> EngineChoice { return t.engine; },
+          [](const TensorTensor& t) -> EngineChoice { return t.engine; },
+          [](const TensorScalarReduce&) -> EngineChoice { return Engine::Vector; },
+          [](const TensorCopy& t) -> EngineChoice { return t.engine; },
+          [](const TensorCopyPredicated&) -> EngineChoice { return Engine::Vector; },
+          [](const AffineSelect&) -> EngineChoice { return Engine::GpSimd; },
+          [](const Iota&) -> EngineChoice { return Engine::GpSimd; },
+          [](const Memset& m) -> EngineChoice { return m.engine; },
+          [](const Reciprocal& r) -> EngineChoice { return r.engine; },
+          // ISA-OLD: max8, nc_find_index8, nc_match_replace8 and dropout run on the Vector
+          // engine; random draws too (ISA-NEW rng: Vector on NeuronCore-v2).
+          [](const Max8&) -> EngineChoice { return Engine::Vector; },
+          [](const FindIndex8&) -> EngineChoice { return Engine::Vector; },
+          [](const MatchReplace8&) -> EngineChoice { return Engine::Vector; },
+          [](const Rand&) -> EngineChoice { return Engine::Vector; },
+          [](const Dropout&) -> EngineChoice { return Engine::Vector; },
+          [](const TensorTensorScan&) -> EngineChoice { return Engine::Vector; },
+          [](const TensorScalarCumulative&) -> EngineChoice { return Engine::Vector; },
+          [](const BnStats&) -> EngineChoice { return Engine::Vector; },
+          [](const BnAggr&) -> EngineChoice { return Engine::Vector; },
+          // The pages: partition reduce and sequence bounds on GpSimd, the selects on Vector.
+          [](const TensorPartitionReduce&) -> EngineChoice { return Engine::GpSimd; },
+          [](const SelectReduce&) -> EngineChoice { return Engine::Vector; },
+          [](const SequenceBounds&) -> EngineChoice { return Engine::GpSimd; },
+          [](const RangeSelect&) -> EngineChoice { return Engine::Vector; },
+          [](const LocalGather&) -> EngineChoice { return Engine::GpSimd; },
+          [](const StreamShuffle&) -> EngineChoice { return Engine::Vector; },
+          [](const GatherFlattened&) -> EngineChoice { return Engine::GpSimd; }},
       ins);
 }
 
@@ -144,6 +152,14 @@ std::vector<const Access*> written_accesses(const Instruction& ins) {
                  [&](const LocalGather& g) { out.push_back(&g.dst); },
                  [&](const StreamShuffle& g) { out.push_back(&g.dst); },
                  [&](const GatherFlattened& g) { out.push_back(&g.dst); },
+                 [&](const SelectReduce& i) {
+                   out.push_back(&i.dst);
+                   if (i.reduce_res) out.push_back(&*i.reduce_res);
+                 },
+                 [&](const RangeSelect& i) {
+                   out.push_back(&i.dst);
+                   if (i.reduce_res) out.push_back(&*i.reduce_res);
+                 },
                  [&](const auto& i) {
                    using T = std::decay_t<decltype(i)>;
                    if constexpr (std::is_same_v<T, DmaCopy> || std::is_same_v<T, Matmul> ||
@@ -157,7 +173,9 @@ std::vector<const Access*> written_accesses(const Instruction& ins) {
                                  std::is_same_v<T, Rand> || std::is_same_v<T, Dropout> ||
                                  std::is_same_v<T, TensorTensorScan> ||
                                  std::is_same_v<T, TensorScalarCumulative> ||
-                                 std::is_same_v<T, BnStats> || std::is_same_v<T, BnAggr>) {
+                                 std::is_same_v<T, BnStats> || std::is_same_v<T, BnAggr> ||
+                                 std::is_same_v<T, TensorPartitionReduce> ||
+                                 std::is_same_v<T, SequenceBounds>) {
                      out.push_back(&i.dst);
                    } else {
                      static_assert(kDependentFalse<T>, "what does the new instruction write?");
@@ -170,85 +188,104 @@ std::vector<const Access*> written_accesses(const Instruction& ins) {
 std::vector<const Access*> read_accesses(const Instruction& ins) {
   std::vector<const Access*> out;
   std::visit(Overloaded{[&](const DmaCopy& i) {
-                          out.push_back(&i.src);
-                          if (i.dst_rmw) out.push_back(&i.dst);  // read-modify-write
+      out.push_back(&i.src);
+      if (i.dst_rmw) out.push_back(&i.dst);  // read-modify-write
                         },
                         [&](const Matmul& i) {
-                          out.push_back(&i.stationary);
-                          out.push_back(&i.moving);
-                          if (i.accumulate) out.push_back(&i.dst);
+      out.push_back(&i.stationary);
+      out.push_back(&i.moving);
+      if (i.accumulate) out.push_back(&i.dst);
                         },
-                        [&](const Transpose& i) { out.push_back(&i.src); },
+                        [&](const Transpose& i) {
+      out.push_back(&i.src); },
                         [&](const Activation& i) {
-                          out.push_back(&i.src);
-                          push_operand(i.scale, out);
-                          if (i.bias) push_operand(*i.bias, out);
+      out.push_back(&i.src);
+      push_operand(i.scale, out);
+      if (i.bias) push_operand(*i.bias, out);
                         },
-                        [&](const TensorReduce& i) { out.push_back(&i.src); },
+                        [&](const TensorReduce& i) {
+      out.push_back(&i.src); },
                         [&](const TensorScalar& i) {
-                          out.push_back(&i.src);
-                          push_operand(i.operand0, out);
-                          if (i.op1) push_operand(i.operand1, out);
+      out.push_back(&i.src);
+      push_operand(i.operand0, out);
+      if (i.op1) push_operand(i.operand1, out);
                         },
                         [&](const TensorTensor& i) {
-                          out.push_back(&i.src0);
-                          out.push_back(&i.src1);
+      out.push_back(&i.src0);
+      out.push_back(&i.src1);
                         },
                         [&](const TensorScalarReduce& i) {
-                          out.push_back(&i.src);
-                          push_operand(i.operand0, out);
+      out.push_back(&i.src);
+      push_operand(i.operand0, out);
                         },
-                        [&](const TensorCopy& i) { out.push_back(&i.src); },
+                        [&](const TensorCopy& i) {
+      out.push_back(&i.src); },
                         [&](const TensorCopyPredicated& i) {
-                          push_operand(i.src, out);
-                          out.push_back(&i.predicate);
-                          out.push_back(&i.dst);  // unselected elements keep dst's old value
+      push_operand(i.src, out);
+      out.push_back(&i.predicate);
+      out.push_back(&i.dst);  // unselected elements keep dst's old value
                         },
-                        [&](const AffineSelect& i) { out.push_back(&i.on_true); },
+                        [&](const AffineSelect& i) {
+      out.push_back(&i.on_true); },
                         [&](const Iota&) {},
                         [&](const Memset&) {},
-                        [&](const Reciprocal& i) { out.push_back(&i.src); },
-                        [&](const Max8& i) { out.push_back(&i.src); },
+                        [&](const Reciprocal& i) {
+      out.push_back(&i.src); },
+                        [&](const Max8& i) {
+      out.push_back(&i.src); },
                         [&](const FindIndex8& i) {
-                          out.push_back(&i.data);
-                          out.push_back(&i.vals);
+      out.push_back(&i.data);
+      out.push_back(&i.vals);
                         },
                         [&](const MatchReplace8& i) {
-                          out.push_back(&i.data);
-                          out.push_back(&i.vals);
+      out.push_back(&i.data);
+      out.push_back(&i.vals);
                         },
                         [&](const Rand&) {},
                         [&](const Dropout& i) {
-                          out.push_back(&i.data);
-                          push_operand(i.prob, out);
+      out.push_back(&i.data);
+      push_operand(i.prob, out);
                         },
                         [&](const TensorTensorScan& i) {
-                          out.push_back(&i.src0);
-                          out.push_back(&i.src1);
-                          push_operand(i.initial, out);
+      out.push_back(&i.src0);
+      out.push_back(&i.src1);
+      push_operand(i.initial, out);
                         },
                         [&](const TensorScalarCumulative& i) {
-                          out.push_back(&i.src);
-                          push_operand(i.imm0, out);
-                          if (i.imm1) push_operand(*i.imm1, out);
+      out.push_back(&i.src);
+      push_operand(i.imm0, out);
+      if (i.imm1) push_operand(*i.imm1, out);
                         },
-                        [&](const BnStats& i) { out.push_back(&i.src); },
-                        [&](const BnAggr& i) { out.push_back(&i.src); },
+                        [&](const BnStats& i) {
+      out.push_back(&i.src); },
+                        [&](const BnAggr& i) {
+      out.push_back(&i.src); },
                         [&](const LocalGather& i) {
-                          out.push_back(&i.src);
-                          out.push_back(&i.index);
+      out.push_back(&i.src);
+      out.push_back(&i.index);
                         },
-                        [&](const StreamShuffle& i) { out.push_back(&i.src); },
+                        [&](const StreamShuffle& i) {
+      out.push_back(&i.src); },
                         [&](const GatherFlattened& i) {
-                          out.push_back(&i.data);
-                          out.push_back(&i.indices);
-                        }},
+      out.push_back(&i.data);
+      out.push_back(&i.indices);
+      [&](const TensorPartitionReduce& i) { out.push_back(&i.src); },
+          [&](const SelectReduce& i) {
+            out.push_back(&i.predicate);
+            out.push_back(&i.on_true);
+            push_operand(i.on_false, out);
+          },
+          [&](const SequenceBounds& i) { out.push_back(&i.src); }, [&](const RangeSelect& i) {
+            out.push_back(&i.on_true);
+            out.push_back(&i.bound0);
+            out.push_back(&i.bound1);
+          }},
              ins);
-  return out;
+    return out;
 }
 
 bool draws_random_values(const Instruction& ins) {
-  return std::holds_alternative<Rand>(ins) || std::holds_alternative<Dropout>(ins);
+    return std::holds_alternative<Rand>(ins) || std::holds_alternative<Dropout>(ins);
 }
 
 }  // namespace ir

@@ -121,7 +121,8 @@ void describe(I& i, V& v) {
     v.show("op1", i.op1, d.op1);
     v.show("reduce_cmd", i.reduce_cmd, d.reduce_cmd);
     v.opt("imm1", i.imm1, d.imm1);
-  } else if constexpr (std::is_same_v<T, BnStats> || std::is_same_v<T, BnAggr>) {
+  } else if constexpr (std::is_same_v<T, BnStats> || std::is_same_v<T, BnAggr> ||
+                       std::is_same_v<T, SequenceBounds>) {
     v.pos("dst", i.dst);
     v.pos("src", i.src);
   } else if constexpr (std::is_same_v<T, LocalGather>) {
@@ -138,6 +139,29 @@ void describe(I& i, V& v) {
     v.pos("dst", i.dst);
     v.pos("data", i.data);
     v.req("indices", i.indices);
+  } else if constexpr (std::is_same_v<T, TensorPartitionReduce>) {
+    v.pos("dst", i.dst);
+    v.pos("src", i.src);
+    v.show("op", i.op, d.op);
+  } else if constexpr (std::is_same_v<T, SelectReduce>) {
+    v.pos("dst", i.dst);
+    v.req("predicate", i.predicate);
+    v.req("on_true", i.on_true);
+    v.show("on_false", i.on_false, d.on_false);
+    v.opt("reduce_cmd", i.reduce_cmd, d.reduce_cmd);
+    v.opt("reduce_res", i.reduce_res, d.reduce_res);
+    v.opt("reverse_pred", i.reverse_pred, d.reverse_pred);
+  } else if constexpr (std::is_same_v<T, RangeSelect>) {
+    v.pos("dst", i.dst);
+    v.req("on_true", i.on_true);
+    v.req("bound0", i.bound0);
+    v.req("bound1", i.bound1);
+    v.show("cmp0", i.cmp0, d.cmp0);
+    v.show("cmp1", i.cmp1, d.cmp1);
+    v.show("range_start", i.range_start, d.range_start);
+    v.opt("on_false", i.on_false, d.on_false);
+    v.opt("reduce_cmd", i.reduce_cmd, d.reduce_cmd);
+    v.opt("reduce_res", i.reduce_res, d.reduce_res);
   } else if constexpr (std::is_same_v<T, Max8>) {
     v.pos("dst", i.dst);
     v.pos("src", i.src);

@@ -72,6 +72,9 @@ constexpr std::array<Row, kNumRules> kRules = {{
       "most 16,384"}},
     {Rule::buffer_partitions,
      {"buffer partitions", CheckKind::partition_rule, "ARCH2: 128 partitions per core"}},
+    {Rule::range_select_generation,
+     {"range_select on NeuronCore-v3 or newer", CheckKind::engine_rule,
+      "nki.isa.range_select (SDK 2.26): available only on NeuronCore-v3 and beyond"}},
 }};
 
 }  // namespace

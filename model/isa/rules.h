@@ -52,8 +52,9 @@ enum class Rule : uint8_t {
   top8_values,              // an 8-value operand of the top-8 family is [P, 8]
   top8_source_size,   // the top-8 family's data: 8 (1 for match_replace8) to 16384 per partition
   buffer_partitions,  // an on-chip buffer spans at most the generation's partitions
+  range_select_generation,  // range_select needs NeuronCore-v3 or newer
 };
-inline constexpr int kNumRules = static_cast<int>(Rule::buffer_partitions) + 1;
+inline constexpr int kNumRules = static_cast<int>(Rule::range_select_generation) + 1;
 
 struct RuleInfo {
   std::string_view name;    // the obligation name; rule_label() adds a limit or instruction
@@ -84,6 +85,10 @@ inline bool matmul_dst_dtype_ok(DType dst, const HwConfig& hw) {
 }
 inline bool tensor_copy_engine_ok(Engine e, const HwConfig& hw) {
   return e != Engine::Scalar || hw.scalar_tensor_copy;
+}
+// nki.isa.range_select (SDK 2.26): "Available only on NeuronCore-v3 and beyond".
+inline bool range_select_ok(const HwConfig& hw) {
+  return hw.generation >= 3;
 }
 inline bool indirect_dim_ok(bool on_chip, int dim) {
   return !(on_chip && dim == 0);

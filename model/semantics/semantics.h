@@ -152,6 +152,26 @@ void exec_stream_shuffle(ExecMode mode, const View& dst, const View& src,
 // rows; dst has indices' elements per partition.
 std::optional<GatherMiss> exec_gather_flattened(ExecMode mode, const View& dst, const View& data,
                                                 const View& indices);
+// tensor_partition_reduce: dst[0, f] = op over p = 0..P-1, in that order from op's identity, of
+// src[p, f] (fp32; bitwise ops in the integer domain); dst [1, F], src [P, F]. The hardware's
+// order is not documented (partition_reduce.cpp says what follows from that).
+void exec_tensor_partition_reduce(ExecMode mode, const View& dst, const View& src, AluOp op);
+// select_reduce: x = (predicate != 0) != reverse_pred ? on_true : on_false[r] in fp32, dst = x
+// converted. range_select: x = cmp0(i, bound0[r]) && cmp1(i, bound1[r]) ? on_true : on_false
+// with i = fp32(range_start + f). Both: regs[rows] (the Vector accumulators) start at -inf for
+// reset/reset_reduce and take max(reg, x) for reduce/reset_reduce, in row-major order; idle
+// leaves them; reduce_res ([rows, 1]) receives them afterwards (select_reduce.cpp).
+void exec_select_reduce(ExecMode mode, const View& dst, const View& predicate, const View& on_true,
+                        const ScalarArg& on_false, bool reverse_pred, ReduceCmd cmd, float* regs,
+                        const std::optional<View>& reduce_res);
+void exec_range_select(ExecMode mode, const View& dst, const View& on_true, const View& bound0,
+                       const View& bound1, CmpOp cmp0, CmpOp cmp1, int64_t range_start,
+                       float on_false, ReduceCmd cmd, float* regs,
+                       const std::optional<View>& reduce_res);
+// sequence_bounds: src [1, n] ids, dst [1, 2n]: starts, then ends (sequence_bounds.cpp).
+// sequence_bounds_bad_id: the first id that is not a non-negative integer, if any.
+void exec_sequence_bounds(ExecMode mode, const View& dst, const View& src);
+std::optional<int64_t> sequence_bounds_bad_id(const View& src);
 
 // The scalar building blocks, exposed for tests and for independent checks (equiv/ builds its
 // terms from them, so they are stated once).

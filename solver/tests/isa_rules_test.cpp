@@ -262,6 +262,69 @@ TEST(IsaRules, ScalarEngineTensorCopyDependsOnTheGeneration) {
   expect_all_proved(prove_isa_rules(p, on(hw_config_trn2())));
 }
 
+// tensor_partition_reduce of [128, 16] writes [1, 16]: a destination of w columns is refuted
+// at w = 32 (replayed by the interpreter). range_select exists from NeuronCore-v3 on.
+Program partition_sum(int64_t w_hi) {
+  Builder b("partition_sum");
+  Expr w = b.param("w", 16, w_hi, 16);
+  auto x = b.input("x", DType::fp32, {128, 16});
+  auto o = b.output("o", DType::fp32, {1, 32});
+  auto t = b.sbuf("t", DType::fp32, {128, 16});
+  auto d = b.sbuf("d", DType::fp32, {1, 32});
+  b.dma_copy(t(), x());
+  b.memset(d(), 0.0f);
+  b.emit(TensorPartitionReduce{d({all(), ds(0, w)}), t(), AluOp::add});
+  b.dma_copy(o(), d());
+  return b.finish();
+}
+
+TEST(IsaRules, PartitionReduceDestinationAndRangeSelectGeneration) {
+  expect_all_proved(prove_isa_rules(partition_sum(16)));
+  expect_counterexample(prove_isa_rules(partition_sum(32)),
+                        "tensor_partition_reduce destination is [1, F]", {{"w", 32}}, {},
+                        "writes [1, 16] but 'd' is [1, 32]");
+  Builder b("range_select");
+  Expr n = b.param("n", 64, 128, 64);
+  auto x = b.input("x", DType::fp32, {128, n});
+  auto o = b.output("o", DType::fp32, {128, n});
+  auto xs = b.sbuf("xs", DType::fp32, {128, n});
+  auto bound = b.sbuf("bound", DType::fp32, {128, 1});
+  auto ys = b.sbuf("ys", DType::fp32, {128, n});
+  b.dma_copy(xs(), x());
+  b.memset(bound(), 8.0f);
+  b.emit(RangeSelect{ys(), xs(), bound(), bound(), CmpOp::ge, CmpOp::le, Expr(0)});
+  b.dma_copy(o(), ys());
+  const Program p = b.finish();
+  expect_counterexample(prove_isa_rules(p, on(hw_config_trn1())),
+                        "range_select on NeuronCore-v3 or newer", {{"n", 64}}, {},
+                        "trn1 has no range_select");
+  expect_all_proved(prove_isa_rules(p, on(hw_config_trn2())));
+}
+
+// range_select compares range_start + index in fp32: beyond 2^24 is refuted at the smallest
+// param that gets there (and replayed as the interpreter's undefined_result).
+Program range_far(int64_t k_hi) {
+  Builder b("range_far");
+  Expr k = b.param("k", 1, k_hi, 1);
+  auto x = b.input("x", DType::fp32, {128, 64});
+  auto o = b.output("o", DType::fp32, {128, 64});
+  auto xs = b.sbuf("xs", DType::fp32, {128, 64});
+  auto bound = b.sbuf("bound", DType::fp32, {128, 1});
+  auto ys = b.sbuf("ys", DType::fp32, {128, 64});
+  b.dma_copy(xs(), x());
+  b.memset(bound(), 8.0f);
+  b.emit(RangeSelect{ys(), xs(), bound(), bound(), CmpOp::ge, CmpOp::le,
+                     k * Expr(int64_t{1} << 22) - 64});
+  b.dma_copy(o(), ys());
+  return b.finish();
+}
+
+TEST(IsaRules, RangeSelectIndexBeyond2To24IsACounterexample) {
+  expect_all_proved(prove_isa_rules(range_far(4), on(hw_config_trn2())));
+  expect_counterexample(prove_isa_rules(range_far(5), on(hw_config_trn2())),
+                        "range_select index within 2^24", {{"k", 5}}, {}, "leave [-2^24, 2^24]");
+}
+
 // 32-row slices of a tile at partitions j * s for j = 0, 1, 2: a multiple of 32 only when s is.
 Program row_slices(int64_t s_hi) {
   Builder b("row_slices");

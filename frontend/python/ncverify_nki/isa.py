@@ -444,9 +444,8 @@ def unsupported(name):
     return f
 
 
-for _n in ("local_gather", "range_select", "select_reduce", "sequence_bounds",
-           "nc_stream_shuffle", "iota_partition", "scalar_tensor_tensor",
-           "tensor_partition_reduce", "nc_matmul_mx", "quantize_mx",
+for _n in ("iota_partition", "scalar_tensor_tensor",
+           "nc_matmul_mx", "quantize_mx",
            "exponential", "tensor_copy_dynamic_src", "tensor_copy_dynamic_dst", "rand2",
            "rng", "core_barrier", "sendrecv", "builtin"):
     globals()[_n] = unsupported(_n)
@@ -458,3 +457,6 @@ from .isa_scan import tensor_scalar_cumulative, tensor_tensor_scan  # noqa: E402
 from .isa_stats import bn_aggr, bn_stats  # noqa: E402,F401
 # The gathers and the stream shuffle live in their own module (gathers.py).
 from .gathers import local_gather, nc_stream_shuffle  # noqa: E402,F401
+# tensor_partition_reduce, select_reduce, sequence_bounds, range_select (isa_select.py).
+from .isa_select import (range_select, select_reduce, sequence_bounds,  # noqa: E402,F401
+                         tensor_partition_reduce)

@@ -523,7 +523,7 @@ def unsupported(name):
 
 for _n in ("where", "all_reduce", "mean",
            "var", "softmax", "erf", "logical_and", "logical_or", "invert", "ceil", "floor",
-           "sign", "trunc", "cos", "tan", "arctan", "gather_flattened", "atomic_rmw", "select",
+           "sign", "trunc", "cos", "tan", "arctan", "atomic_rmw", "select",
            "expand_dims", "load_transpose", "layer_norm", "rms_norm"):
     globals()[_n] = unsupported(_n)
 

@@ -95,10 +95,11 @@ def reads_past_the_end(x):
 
 @nki.jit
 def sorts(x):
-    """A call the model does not have (nisa.sequence_bounds: not modelled)."""
+    """A call the model does not have (nisa.scalar_tensor_tensor: not modelled)."""
     out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
     t = nl.load(x)
-    nl.store(out, value=nisa.sequence_bounds(segment_ids=t))
+    nl.store(out, value=nisa.scalar_tensor_tensor(data=t, op0=np.add, operand0=1.0,
+                                                  op1=np.multiply, operand1=t))
     return out
 
 
@@ -207,7 +208,7 @@ class SimulatedCalls(unittest.TestCase):
         with self.assertRaises(KernelNotTraced) as caught:
             sorts(self.data(128, 8))
         self.assertIn("simulate_calls_test.py:", str(caught.exception))
-        self.assertIn("sequence_bounds", str(caught.exception))
+        self.assertIn("scalar_tensor_tensor", str(caught.exception))
 
 
 if __name__ == "__main__":

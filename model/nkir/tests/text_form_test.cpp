@@ -155,6 +155,17 @@ Program all_features_program() {
                                       ReduceCmd::reduce, std::nullopt});
         b.emit(BnStats{t(), s()});
         b.emit(BnAggr{r(), t()});
+        // partition reduce, select_reduce (immediate and column on_false, reduce_res, reversed),
+        // sequence bounds, range_select (a loop-variable start, reduce_res)
+        auto sel_pred = b.sbuf("sel_pred", DType::uint16, {128, 32});
+        b.emit(TensorPartitionReduce{t({ds(0, 1), all()}), s({all(), ds(0, 32)}), AluOp::max});
+        b.emit(TensorPartitionReduce{ii({ds(0, 1), all(), all()}), ii(), AluOp::bitwise_or});
+        b.emit(SelectReduce{t(), sel_pred(), t(), Imm{-0.0f}});
+        b.emit(SelectReduce{t(), sel_pred(), t(), col(), ReduceCmd::reset_reduce, r(), true});
+        b.emit(SequenceBounds{ii({ds(1, 1), ds(0, 2), all()}), ii({ds(0, 1), ds(0, 1), all()})});
+        b.emit(RangeSelect{s(), s(), col(), col(), CmpOp::gt, CmpOp::le, k * 4 + 1});
+        b.emit(RangeSelect{t(), t(), col(), col(), CmpOp::eq, CmpOp::ge, Expr(-3),
+                           Imm{-3.40282347e+38f}, ReduceCmd::reduce, r()});
         // the top-8 family (dst_idx given and not), random draws (prob immediate and column)
         auto top = b.sbuf("top", DType::fp32, {128, 8});
         auto idx = b.sbuf("idx", DType::uint32, {128, 8});
