@@ -188,104 +188,97 @@ std::vector<const Access*> written_accesses(const Instruction& ins) {
 std::vector<const Access*> read_accesses(const Instruction& ins) {
   std::vector<const Access*> out;
   std::visit(Overloaded{[&](const DmaCopy& i) {
-      out.push_back(&i.src);
-      if (i.dst_rmw) out.push_back(&i.dst);  // read-modify-write
+                          out.push_back(&i.src);
+                          if (i.dst_rmw) out.push_back(&i.dst);  // read-modify-write
                         },
                         [&](const Matmul& i) {
-      out.push_back(&i.stationary);
-      out.push_back(&i.moving);
-      if (i.accumulate) out.push_back(&i.dst);
+                          out.push_back(&i.stationary);
+                          out.push_back(&i.moving);
+                          if (i.accumulate) out.push_back(&i.dst);
                         },
-                        [&](const Transpose& i) {
-      out.push_back(&i.src); },
+                        [&](const Transpose& i) { out.push_back(&i.src); },
                         [&](const Activation& i) {
-      out.push_back(&i.src);
-      push_operand(i.scale, out);
-      if (i.bias) push_operand(*i.bias, out);
+                          out.push_back(&i.src);
+                          push_operand(i.scale, out);
+                          if (i.bias) push_operand(*i.bias, out);
                         },
-                        [&](const TensorReduce& i) {
-      out.push_back(&i.src); },
+                        [&](const TensorReduce& i) { out.push_back(&i.src); },
                         [&](const TensorScalar& i) {
-      out.push_back(&i.src);
-      push_operand(i.operand0, out);
-      if (i.op1) push_operand(i.operand1, out);
+                          out.push_back(&i.src);
+                          push_operand(i.operand0, out);
+                          if (i.op1) push_operand(i.operand1, out);
                         },
                         [&](const TensorTensor& i) {
-      out.push_back(&i.src0);
-      out.push_back(&i.src1);
+                          out.push_back(&i.src0);
+                          out.push_back(&i.src1);
                         },
                         [&](const TensorScalarReduce& i) {
-      out.push_back(&i.src);
-      push_operand(i.operand0, out);
+                          out.push_back(&i.src);
+                          push_operand(i.operand0, out);
                         },
-                        [&](const TensorCopy& i) {
-      out.push_back(&i.src); },
+                        [&](const TensorCopy& i) { out.push_back(&i.src); },
                         [&](const TensorCopyPredicated& i) {
-      push_operand(i.src, out);
-      out.push_back(&i.predicate);
-      out.push_back(&i.dst);  // unselected elements keep dst's old value
+                          push_operand(i.src, out);
+                          out.push_back(&i.predicate);
+                          out.push_back(&i.dst);  // unselected elements keep dst's old value
                         },
-                        [&](const AffineSelect& i) {
-      out.push_back(&i.on_true); },
+                        [&](const AffineSelect& i) { out.push_back(&i.on_true); },
                         [&](const Iota&) {},
                         [&](const Memset&) {},
-                        [&](const Reciprocal& i) {
-      out.push_back(&i.src); },
-                        [&](const Max8& i) {
-      out.push_back(&i.src); },
+                        [&](const Reciprocal& i) { out.push_back(&i.src); },
+                        [&](const Max8& i) { out.push_back(&i.src); },
                         [&](const FindIndex8& i) {
-      out.push_back(&i.data);
-      out.push_back(&i.vals);
+                          out.push_back(&i.data);
+                          out.push_back(&i.vals);
                         },
                         [&](const MatchReplace8& i) {
-      out.push_back(&i.data);
-      out.push_back(&i.vals);
+                          out.push_back(&i.data);
+                          out.push_back(&i.vals);
                         },
                         [&](const Rand&) {},
                         [&](const Dropout& i) {
-      out.push_back(&i.data);
-      push_operand(i.prob, out);
+                          out.push_back(&i.data);
+                          push_operand(i.prob, out);
                         },
                         [&](const TensorTensorScan& i) {
-      out.push_back(&i.src0);
-      out.push_back(&i.src1);
-      push_operand(i.initial, out);
+                          out.push_back(&i.src0);
+                          out.push_back(&i.src1);
+                          push_operand(i.initial, out);
                         },
                         [&](const TensorScalarCumulative& i) {
-      out.push_back(&i.src);
-      push_operand(i.imm0, out);
-      if (i.imm1) push_operand(*i.imm1, out);
+                          out.push_back(&i.src);
+                          push_operand(i.imm0, out);
+                          if (i.imm1) push_operand(*i.imm1, out);
                         },
-                        [&](const BnStats& i) {
-      out.push_back(&i.src); },
-                        [&](const BnAggr& i) {
-      out.push_back(&i.src); },
+                        [&](const BnStats& i) { out.push_back(&i.src); },
+                        [&](const BnAggr& i) { out.push_back(&i.src); },
                         [&](const LocalGather& i) {
-      out.push_back(&i.src);
-      out.push_back(&i.index);
+                          out.push_back(&i.src);
+                          out.push_back(&i.index);
                         },
-                        [&](const StreamShuffle& i) {
-      out.push_back(&i.src); },
+                        [&](const StreamShuffle& i) { out.push_back(&i.src); },
                         [&](const GatherFlattened& i) {
-      out.push_back(&i.data);
-      out.push_back(&i.indices);
-      [&](const TensorPartitionReduce& i) { out.push_back(&i.src); },
-          [&](const SelectReduce& i) {
-            out.push_back(&i.predicate);
-            out.push_back(&i.on_true);
-            push_operand(i.on_false, out);
-          },
-          [&](const SequenceBounds& i) { out.push_back(&i.src); }, [&](const RangeSelect& i) {
-            out.push_back(&i.on_true);
-            out.push_back(&i.bound0);
-            out.push_back(&i.bound1);
-          }},
+                          out.push_back(&i.data);
+                          out.push_back(&i.indices);
+                        },
+                        [&](const TensorPartitionReduce& i) { out.push_back(&i.src); },
+                        [&](const SelectReduce& i) {
+                          out.push_back(&i.predicate);
+                          out.push_back(&i.on_true);
+                          push_operand(i.on_false, out);
+                        },
+                        [&](const SequenceBounds& i) { out.push_back(&i.src); },
+                        [&](const RangeSelect& i) {
+                          out.push_back(&i.on_true);
+                          out.push_back(&i.bound0);
+                          out.push_back(&i.bound1);
+                        }},
              ins);
-    return out;
+  return out;
 }
 
 bool draws_random_values(const Instruction& ins) {
-    return std::holds_alternative<Rand>(ins) || std::holds_alternative<Dropout>(ins);
+  return std::holds_alternative<Rand>(ins) || std::holds_alternative<Dropout>(ins);
 }
 
 }  // namespace ir

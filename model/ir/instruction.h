@@ -322,87 +322,88 @@ struct StreamShuffle {
 struct GatherFlattened {
   Access dst, data, indices;
   bool operator==(const GatherFlattened&) const = default;
-  // nisa.tensor_partition_reduce (GpSimd): dst [1, F] = op over the partitions of src [P, F], per
-  // free element (row-major). op: add, max (fp32), bitwise_or, bitwise_and (integer domain). The
-  // model reduces partitions 0..P-1 in order (model/semantics/partition_reduce.cpp says why).
-  struct TensorPartitionReduce {
-    Access dst, src;
-    AluOp op = AluOp::add;
-    bool operator==(const TensorPartitionReduce&) const = default;
-  };
+};
 
-  // nisa.select_reduce (Vector): dst = (predicate != 0) xor reverse_pred ? on_true : on_false, in
-  // fp32, converted to dst's dtype; on_false an fp32 immediate or a [P, 1] column. The Vector
-  // accumulator registers (shared with tensor_scalar_cumulative) follow reduce_cmd with max over
-  // the fp32 selected values; reduce_res, when given, receives them after the instruction.
-  struct SelectReduce {
-    Access dst, predicate, on_true;
-    Operand on_false = Imm{0.0f};
-    ReduceCmd reduce_cmd = ReduceCmd::idle;
-    std::optional<Access> reduce_res;
-    bool reverse_pred = false;
-    bool operator==(const SelectReduce&) const = default;
-  };
+// nisa.tensor_partition_reduce (GpSimd): dst [1, F] = op over the partitions of src [P, F], per
+// free element (row-major). op: add, max (fp32), bitwise_or, bitwise_and (integer domain). The
+// model reduces partitions 0..P-1 in order (model/semantics/partition_reduce.cpp says why).
+struct TensorPartitionReduce {
+  Access dst, src;
+  AluOp op = AluOp::add;
+  bool operator==(const TensorPartitionReduce&) const = default;
+};
 
-  // nisa.sequence_bounds (GpSimd): src [1, n] segment ids (fp32 or int32, non-negative integers,
-  // 0 = padding); dst [1, 2n] (a [1, 2, n] tile): first the start index of each element's segment
-  // (n for padding), then its end index, one past the last element (-1 for padding).
-  struct SequenceBounds {
-    Access dst, src;
-    bool operator==(const SequenceBounds&) const = default;
-  };
+// nisa.select_reduce (Vector): dst = (predicate != 0) xor reverse_pred ? on_true : on_false, in
+// fp32, converted to dst's dtype; on_false an fp32 immediate or a [P, 1] column. The Vector
+// accumulator registers (shared with tensor_scalar_cumulative) follow reduce_cmd with max over
+// the fp32 selected values; reduce_res, when given, receives them after the instruction.
+struct SelectReduce {
+  Access dst, predicate, on_true;
+  Operand on_false = Imm{0.0f};
+  ReduceCmd reduce_cmd = ReduceCmd::idle;
+  std::optional<Access> reduce_res;
+  bool reverse_pred = false;
+  bool operator==(const SelectReduce&) const = default;
+};
 
-  // nisa.range_select (Vector, NeuronCore-v3 on): with i = range_start + the element's free index
-  // (row-major) in fp32, dst = cmp0(i, bound0[p]) && cmp1(i, bound1[p]) ? on_true : on_false;
-  // bound0/bound1 are fp32 [P, 1] columns; on_false is fp32's lowest value (the page: a hardware
-  // constraint). The accumulator registers follow reduce_cmd with max, as select_reduce's.
-  struct RangeSelect {
-    Access dst, on_true, bound0, bound1;
-    CmpOp cmp0 = CmpOp::ge;
-    CmpOp cmp1 = CmpOp::lt;
-    Expr range_start;
-    Imm on_false{-3.40282347e+38f};
-    ReduceCmd reduce_cmd = ReduceCmd::idle;
-    std::optional<Access> reduce_res;
-    bool operator==(const RangeSelect&) const = default;
-  };
+// nisa.sequence_bounds (GpSimd): src [1, n] segment ids (fp32 or int32, non-negative integers,
+// 0 = padding); dst [1, 2n] (a [1, 2, n] tile): first the start index of each element's segment
+// (n for padding), then its end index, one past the last element (-1 for padding).
+struct SequenceBounds {
+  Access dst, src;
+  bool operator==(const SequenceBounds&) const = default;
+};
 
-  using Instruction =
-      std::variant<DmaCopy, Matmul, Transpose, Activation, TensorReduce, TensorScalar, TensorTensor,
-                   TensorScalarReduce, TensorCopy, TensorCopyPredicated, AffineSelect, Iota, Memset,
-                   Reciprocal, Max8, FindIndex8, MatchReplace8, Rand, Dropout, TensorTensorScan,
-                   TensorScalarCumulative, BnStats, BnAggr, LocalGather, StreamShuffle,
-                   GatherFlattened, TensorPartitionReduce, SelectReduce, SequenceBounds,
-                   RangeSelect>;
+// nisa.range_select (Vector, NeuronCore-v3 on): with i = range_start + the element's free index
+// (row-major) in fp32, dst = cmp0(i, bound0[p]) && cmp1(i, bound1[p]) ? on_true : on_false;
+// bound0/bound1 are fp32 [P, 1] columns; on_false is fp32's lowest value (the page: a hardware
+// constraint). The accumulator registers follow reduce_cmd with max, as select_reduce's.
+struct RangeSelect {
+  Access dst, on_true, bound0, bound1;
+  CmpOp cmp0 = CmpOp::ge;
+  CmpOp cmp1 = CmpOp::lt;
+  Expr range_start;
+  Imm on_false{-3.40282347e+38f};
+  ReduceCmd reduce_cmd = ReduceCmd::idle;
+  std::optional<Access> reduce_res;
+  bool operator==(const RangeSelect&) const = default;
+};
 
-  // For consumers that visit an Instruction with one generic lambda: `static_assert(
-  // kDependentFalse<T>, ...)` in the last `if constexpr` branch makes a new instruction kind a
-  // compile error until that consumer handles it.
-  template <class>
-  inline constexpr bool kDependentFalse = false;
+using Instruction =
+    std::variant<DmaCopy, Matmul, Transpose, Activation, TensorReduce, TensorScalar, TensorTensor,
+                 TensorScalarReduce, TensorCopy, TensorCopyPredicated, AffineSelect, Iota, Memset,
+                 Reciprocal, Max8, FindIndex8, MatchReplace8, Rand, Dropout, TensorTensorScan,
+                 TensorScalarCumulative, BnStats, BnAggr, LocalGather, StreamShuffle,
+                 GatherFlattened, TensorPartitionReduce, SelectReduce, SequenceBounds, RangeSelect>;
 
-  // Text-form names ("dma_copy", "matmul", ...), engine of an instruction, and the accesses it
-  // writes and reads (in a fixed order), for generic consumers such as checks and the trace.
-  // engine_of is empty for an unpinned instruction (the compiler's choice: model/compiler).
-  std::string_view op_name(const Instruction& ins);
-  EngineChoice engine_of(const Instruction& ins);
-  std::vector<const Access*> written_accesses(const Instruction& ins);
-  std::vector<const Access*> read_accesses(const Instruction& ins);
-  // Whether the instruction's values come from a random draw (rand, dropout): no run of it says
-  // what the hardware computes, so no verification verdict may rest on its values.
-  bool draws_random_values(const Instruction& ins);
+// For consumers that visit an Instruction with one generic lambda: `static_assert(
+// kDependentFalse<T>, ...)` in the last `if constexpr` branch makes a new instruction kind a
+// compile error until that consumer handles it.
+template <class>
+inline constexpr bool kDependentFalse = false;
 
-  std::string_view alu_op_name(AluOp op);
-  std::string_view act_func_name(ActFunc f);
-  std::string_view reduce_cmd_name(ReduceCmd c);
-  std::string_view cmp_op_name(CmpOp c);
-  std::optional<AluOp> parse_alu_op(std::string_view s);
-  std::optional<ActFunc> parse_act_func(std::string_view s);
-  std::optional<ReduceCmd> parse_reduce_cmd(std::string_view s);
-  std::optional<CmpOp> parse_cmp_op(std::string_view s);
+// Text-form names ("dma_copy", "matmul", ...), engine of an instruction, and the accesses it
+// writes and reads (in a fixed order), for generic consumers such as checks and the trace.
+// engine_of is empty for an unpinned instruction (the compiler's choice: model/compiler).
+std::string_view op_name(const Instruction& ins);
+EngineChoice engine_of(const Instruction& ins);
+std::vector<const Access*> written_accesses(const Instruction& ins);
+std::vector<const Access*> read_accesses(const Instruction& ins);
+// Whether the instruction's values come from a random draw (rand, dropout): no run of it says
+// what the hardware computes, so no verification verdict may rest on its values.
+bool draws_random_values(const Instruction& ins);
 
-  bool is_bitwise(AluOp op);
-  bool is_comparison(AluOp op);
+std::string_view alu_op_name(AluOp op);
+std::string_view act_func_name(ActFunc f);
+std::string_view reduce_cmd_name(ReduceCmd c);
+std::string_view cmp_op_name(CmpOp c);
+std::optional<AluOp> parse_alu_op(std::string_view s);
+std::optional<ActFunc> parse_act_func(std::string_view s);
+std::optional<ReduceCmd> parse_reduce_cmd(std::string_view s);
+std::optional<CmpOp> parse_cmp_op(std::string_view s);
+
+bool is_bitwise(AluOp op);
+bool is_comparison(AluOp op);
 
 }  // namespace ir
 }  // namespace ncv

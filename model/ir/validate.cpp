@@ -716,105 +716,106 @@ class Validator {
     require_mem(s, i.indices, Memory::SBUF, "gather_flattened indices");
     require_mem(s, i.dst, Memory::SBUF, "gather_flattened destination");
     if (dt(i.indices) != DType::uint32) fail_ins(s, "gather_flattened's indices must be uint32");
-    // nisa.tensor_partition_reduce (NKI API reference, SDK 2.26): GpSimd engine (no PSUM, ARCH2);
-    // op add, max, bitwise_or or bitwise_and; a bitwise op works on integer dtypes.
-    void check_specific(const InstrStmt& s, const TensorPartitionReduce& i,
-                        const std::vector<const Loop*>& loops) {
-      check_access(i.src, loops, s, "source");
-      for (const Access* a : {&i.src, &i.dst}) {
-        require_on_chip(s, *a, "operand");
-        no_psum_on_gpsimd(s, Engine::GpSimd, *a, "tensor_partition_reduce operand");
-      }
-      static const std::set<AluOp> kOps = {AluOp::add, AluOp::max, AluOp::bitwise_or,
-                                           AluOp::bitwise_and};
-      if (!kOps.count(i.op)) {
-        fail_ins(s, "tensor_partition_reduce's op is add, max, bitwise_or or bitwise_and");
-      }
-      bitwise_needs_ints(s, i.op, {dt(i.src), dt(i.dst)});
+  }
+  // nisa.tensor_partition_reduce (NKI API reference, SDK 2.26): GpSimd engine (no PSUM, ARCH2);
+  // op add, max, bitwise_or or bitwise_and; a bitwise op works on integer dtypes.
+  void check_specific(const InstrStmt& s, const TensorPartitionReduce& i,
+                      const std::vector<const Loop*>& loops) {
+    check_access(i.src, loops, s, "source");
+    for (const Access* a : {&i.src, &i.dst}) {
+      require_on_chip(s, *a, "operand");
+      no_psum_on_gpsimd(s, Engine::GpSimd, *a, "tensor_partition_reduce operand");
     }
-    // The accumulator commands of select_reduce / range_select (their pages): idle, reset_reduce
-    // or reduce (range_select also reset); reduce_res is read out of an accumulator that reduced.
-    void check_select_accumulator(const InstrStmt& s, ReduceCmd cmd, bool allow_reset,
-                                  const std::optional<Access>& reduce_res, const char* op) {
-      const bool ok = cmd == ReduceCmd::idle || cmd == ReduceCmd::reset_reduce ||
-                      cmd == ReduceCmd::reduce || (allow_reset && cmd == ReduceCmd::reset);
-      if (!ok) {
-        fail_ins(s, std::string(op) + "'s reduce_cmd is idle, reset_reduce or reduce" +
-                        (allow_reset ? " (or reset)" : ""));
-      }
-      if (reduce_res) {
-        require_on_chip(s, *reduce_res, "reduce_res");
-        if (!is_float(dt(*reduce_res))) fail_ins(s, "reduce_res must be a float tile");
-        if (cmd != ReduceCmd::reset_reduce && cmd != ReduceCmd::reduce) {
-          fail_ins(s, std::string(op) + " writes reduce_res only when it reduces (reduce_cmd " +
-                          "reset_reduce or reduce)");
-        }
-      }
+    static const std::set<AluOp> kOps = {AluOp::add, AluOp::max, AluOp::bitwise_or,
+                                         AluOp::bitwise_and};
+    if (!kOps.count(i.op)) {
+      fail_ins(s, "tensor_partition_reduce's op is add, max, bitwise_or or bitwise_and");
     }
-    // nisa.select_reduce (NKI API reference, SDK 2.26): Vector engine; on_true and predicate not
-    // both in PSUM; on_true not int32/uint32; the predicate an 8/16-bit integer tile.
-    void check_specific(const InstrStmt& s, const SelectReduce& i,
-                        const std::vector<const Loop*>& loops) {
-      check_access(i.predicate, loops, s, "predicate");
-      check_access(i.on_true, loops, s, "on_true");
-      for (const Access* a : {&i.predicate, &i.on_true, &i.dst}) require_on_chip(s, *a, "operand");
-      if (mem(i.on_true) == Memory::PSUM && mem(i.predicate) == Memory::PSUM) {
-        fail_ins(s, "select_reduce's on_true and predicate cannot both be in PSUM");
-      }
-      if (dt(i.on_true) == DType::int32 || dt(i.on_true) == DType::uint32) {
-        fail_ins(s, "select_reduce's on_true cannot be int32 or uint32");
-      }
-      if (dt(i.predicate) != DType::uint8 && dt(i.predicate) != DType::uint16) {
-        fail_ins(s, "select_reduce's predicate is an 8- or 16-bit integer tile");
-      }
-      check_operand(s, i.on_false, loops, "on_false", Engine::Vector);
-      if (i.reduce_res) check_access(*i.reduce_res, loops, s, "reduce_res");
-      check_select_accumulator(s, i.reduce_cmd, false, i.reduce_res, "select_reduce");
+    bitwise_needs_ints(s, i.op, {dt(i.src), dt(i.dst)});
+  }
+  // The accumulator commands of select_reduce / range_select (their pages): idle, reset_reduce
+  // or reduce (range_select also reset); reduce_res is read out of an accumulator that reduced.
+  void check_select_accumulator(const InstrStmt& s, ReduceCmd cmd, bool allow_reset,
+                                const std::optional<Access>& reduce_res, const char* op) {
+    const bool ok = cmd == ReduceCmd::idle || cmd == ReduceCmd::reset_reduce ||
+                    cmd == ReduceCmd::reduce || (allow_reset && cmd == ReduceCmd::reset);
+    if (!ok) {
+      fail_ins(s, std::string(op) + "'s reduce_cmd is idle, reset_reduce or reduce" +
+                      (allow_reset ? " (or reset)" : ""));
     }
-    // nisa.sequence_bounds (NKI API reference, SDK 2.26): GpSimd engine; fp32 or int32 in and out.
-    void check_specific(const InstrStmt& s, const SequenceBounds& i,
-                        const std::vector<const Loop*>& loops) {
-      check_access(i.src, loops, s, "source");
-      for (const Access* a : {&i.src, &i.dst}) {
-        require_on_chip(s, *a, "operand");
-        no_psum_on_gpsimd(s, Engine::GpSimd, *a, "sequence_bounds operand");
-        if (dt(*a) != DType::fp32 && dt(*a) != DType::int32) {
-          fail_ins(s, "sequence_bounds reads and writes fp32 or int32");
-        }
+    if (reduce_res) {
+      require_on_chip(s, *reduce_res, "reduce_res");
+      if (!is_float(dt(*reduce_res))) fail_ins(s, "reduce_res must be a float tile");
+      if (cmd != ReduceCmd::reset_reduce && cmd != ReduceCmd::reduce) {
+        fail_ins(s, std::string(op) + " writes reduce_res only when it reduces (reduce_cmd " +
+                        "reset_reduce or reduce)");
       }
     }
-    // nisa.range_select (NKI API reference, SDK 2.26): Vector engine; float on_true; fp32 bounds;
-    // comparisons eq, lt, le, gt, ge; on_false is fp32's lowest value (a hardware constraint).
-    void check_specific(const InstrStmt& s, const RangeSelect& i,
-                        const std::vector<const Loop*>& loops) {
-      check_access(i.on_true, loops, s, "on_true");
-      check_access(i.bound0, loops, s, "bound0");
-      check_access(i.bound1, loops, s, "bound1");
-      for (const Access* a : {&i.on_true, &i.bound0, &i.bound1, &i.dst}) {
-        require_on_chip(s, *a, "operand");
-      }
-      if (!is_float(dt(i.on_true)) || !is_float(dt(i.dst))) {
-        fail_ins(s, "range_select selects float values");
-      }
-      if (dt(i.bound0) != DType::fp32 || dt(i.bound1) != DType::fp32) {
-        fail_ins(s, "range_select's bounds are fp32");
-      }
-      if (i.cmp0 == CmpOp::ne || i.cmp1 == CmpOp::ne) {
-        fail_ins(s, "range_select compares with eq, lt, le, gt or ge");
-      }
-      if (!(i.on_false == RangeSelect{}.on_false)) {
-        fail_ins(s, "range_select's on_false is fp32's lowest value -3.4028235e+38 (hardware)");
-      }
-      check_expr_vars(i.range_start, loops, "range_start", &s);
-      if (i.reduce_res) check_access(*i.reduce_res, loops, s, "reduce_res");
-      check_select_accumulator(s, i.reduce_cmd, true, i.reduce_res, "range_select");
+  }
+  // nisa.select_reduce (NKI API reference, SDK 2.26): Vector engine; on_true and predicate not
+  // both in PSUM; on_true not int32/uint32; the predicate an 8/16-bit integer tile.
+  void check_specific(const InstrStmt& s, const SelectReduce& i,
+                      const std::vector<const Loop*>& loops) {
+    check_access(i.predicate, loops, s, "predicate");
+    check_access(i.on_true, loops, s, "on_true");
+    for (const Access* a : {&i.predicate, &i.on_true, &i.dst}) require_on_chip(s, *a, "operand");
+    if (mem(i.on_true) == Memory::PSUM && mem(i.predicate) == Memory::PSUM) {
+      fail_ins(s, "select_reduce's on_true and predicate cannot both be in PSUM");
     }
+    if (dt(i.on_true) == DType::int32 || dt(i.on_true) == DType::uint32) {
+      fail_ins(s, "select_reduce's on_true cannot be int32 or uint32");
+    }
+    if (dt(i.predicate) != DType::uint8 && dt(i.predicate) != DType::uint16) {
+      fail_ins(s, "select_reduce's predicate is an 8- or 16-bit integer tile");
+    }
+    check_operand(s, i.on_false, loops, "on_false", Engine::Vector);
+    if (i.reduce_res) check_access(*i.reduce_res, loops, s, "reduce_res");
+    check_select_accumulator(s, i.reduce_cmd, false, i.reduce_res, "select_reduce");
+  }
+  // nisa.sequence_bounds (NKI API reference, SDK 2.26): GpSimd engine; fp32 or int32 in and out.
+  void check_specific(const InstrStmt& s, const SequenceBounds& i,
+                      const std::vector<const Loop*>& loops) {
+    check_access(i.src, loops, s, "source");
+    for (const Access* a : {&i.src, &i.dst}) {
+      require_on_chip(s, *a, "operand");
+      no_psum_on_gpsimd(s, Engine::GpSimd, *a, "sequence_bounds operand");
+      if (dt(*a) != DType::fp32 && dt(*a) != DType::int32) {
+        fail_ins(s, "sequence_bounds reads and writes fp32 or int32");
+      }
+    }
+  }
+  // nisa.range_select (NKI API reference, SDK 2.26): Vector engine; float on_true; fp32 bounds;
+  // comparisons eq, lt, le, gt, ge; on_false is fp32's lowest value (a hardware constraint).
+  void check_specific(const InstrStmt& s, const RangeSelect& i,
+                      const std::vector<const Loop*>& loops) {
+    check_access(i.on_true, loops, s, "on_true");
+    check_access(i.bound0, loops, s, "bound0");
+    check_access(i.bound1, loops, s, "bound1");
+    for (const Access* a : {&i.on_true, &i.bound0, &i.bound1, &i.dst}) {
+      require_on_chip(s, *a, "operand");
+    }
+    if (!is_float(dt(i.on_true)) || !is_float(dt(i.dst))) {
+      fail_ins(s, "range_select selects float values");
+    }
+    if (dt(i.bound0) != DType::fp32 || dt(i.bound1) != DType::fp32) {
+      fail_ins(s, "range_select's bounds are fp32");
+    }
+    if (i.cmp0 == CmpOp::ne || i.cmp1 == CmpOp::ne) {
+      fail_ins(s, "range_select compares with eq, lt, le, gt or ge");
+    }
+    if (!(i.on_false == RangeSelect{}.on_false)) {
+      fail_ins(s, "range_select's on_false is fp32's lowest value -3.4028235e+38 (hardware)");
+    }
+    check_expr_vars(i.range_start, loops, "range_start", &s);
+    if (i.reduce_res) check_access(*i.reduce_res, loops, s, "reduce_res");
+    check_select_accumulator(s, i.reduce_cmd, true, i.reduce_res, "range_select");
+  }
 
-    const Program& p_;
-    std::set<SymbolId> param_syms_;
-    std::set<TensorId> declared_;
-    std::set<TensorId> visible_;
-  };
+  const Program& p_;
+  std::set<SymbolId> param_syms_;
+  std::set<TensorId> declared_;
+  std::set<TensorId> visible_;
+};
 
 }  // namespace
 

@@ -238,6 +238,34 @@ double cost_ns(const CostTable& t, const BnAggr&, const TraceEvent& ev, const Tr
   return elementwise_ns(t, ev, std::max(v.min_ii, 13 * (v.n / 3)));
 }
 
+// tensor_partition_reduce and sequence_bounds: no published cost (their pages, SDK 2.26, and the
+// ISA docstrings at aws-neuron-sdk 0521004c give none): the GpSimd formula of every GpSimd
+// instruction, N the source's elements per partition.
+double cost_ns(const CostTable& t, const TensorPartitionReduce&, const TraceEvent& ev,
+               const Trace& tr) {
+  const VectorInputs v(t, ev, tr);
+  return elementwise_ns(t, ev, std::max(v.min_ii, v.n));
+}
+
+double cost_ns(const CostTable& t, const SequenceBounds&, const TraceEvent& ev, const Trace& tr) {
+  const VectorInputs v(t, ev, tr);
+  return elementwise_ns(t, ev, std::max(v.min_ii, v.n));
+}
+
+// range_select: max(MIN_II, N) Vector cycles (ISA docstring, aws-neuron-sdk 0521004c
+// general/nki/api/nki/isa/__init__.py). select_reduce has no published cost: the same one pass,
+// as tensor_copy_predicated's rate without its dst read, plus the accumulator read-out when
+// reduce_res is written (as tensor_scalar_reduce's + MIN_II).
+double cost_ns(const CostTable& t, const RangeSelect&, const TraceEvent& ev, const Trace& tr) {
+  const VectorInputs v(t, ev, tr);
+  return elementwise_ns(t, ev, std::max(v.min_ii, v.n));
+}
+
+double cost_ns(const CostTable& t, const SelectReduce&, const TraceEvent& ev, const Trace& tr) {
+  const VectorInputs v(t, ev, tr);
+  return elementwise_ns(t, ev, std::max(v.min_ii, v.n) + (ev.reduce_readout ? v.min_ii : 0.0));
+}
+
 // local_gather: 150 + (n * E) / C GpSimd cycles, C = ((28 + t * E) / (t * E)) / min(4 /
 // dtype_size, E), t = 4, n indices per core, E = num_elem_per_idx (ISA docstring of local_gather,
 // aws-neuron-sdk 0521004c general/nki/api/nki/isa/__init__.py), plus the static overhead every
@@ -253,84 +281,61 @@ double cost_ns(const CostTable& t, const LocalGather& g, const TraceEvent& ev, c
 // nc_stream_shuffle: max(MIN_II, N) Vector cycles, N elements per partition of src (ISA
 // docstring, aws-neuron-sdk 0521004c general/nki/api/nki/isa/__init__.py).
 double cost_ns(const CostTable& t, const StreamShuffle&, const TraceEvent& ev, const Trace& tr) {
-  // tensor_partition_reduce and sequence_bounds: no published cost (their pages, SDK 2.26, and the
-  // ISA docstrings at aws-neuron-sdk 0521004c give none): the GpSimd formula of every GpSimd
-  // instruction, N the source's elements per partition.
-  double cost_ns(const CostTable& t, const TensorPartitionReduce&, const TraceEvent& ev,
-                 const Trace& tr) {
-    const VectorInputs v(t, ev, tr);
-    return elementwise_ns(t, ev, std::max(v.min_ii, v.n));
-  }
+  const VectorInputs v(t, ev, tr);
+  return elementwise_ns(t, ev, std::max(v.min_ii, v.n));
+}
 
-  // gather_flattened: no published cost (the language page gives none; the ISA's nc_n_gather page,
-  // SDK 2.27 on, neither). The GpSimd engine's per-element rate, start + N + static, N elements
-  // per partition of the result: one pass over what it writes.
-  double cost_ns(const CostTable& t, const GatherFlattened&, const TraceEvent& ev,
-                 const Trace& tr) {
-    double cost_ns(const CostTable& t, const SequenceBounds&, const TraceEvent& ev,
-                   const Trace& tr) {
-      const VectorInputs v(t, ev, tr);
-      return elementwise_ns(t, ev, std::max(v.min_ii, v.n));
-    }
+// gather_flattened: no published cost (the language page gives none; the ISA's nc_n_gather page,
+// SDK 2.27 on, neither). The GpSimd engine's per-element rate, start + N + static, N elements
+// per partition of the result: one pass over what it writes.
+double cost_ns(const CostTable& t, const GatherFlattened&, const TraceEvent& ev, const Trace& tr) {
+  const VectorInputs v(t, ev, tr);
+  return elementwise_ns(t, ev, std::max(v.min_ii, v.n));
+}
 
-    // range_select: max(MIN_II, N) Vector cycles (ISA docstring, aws-neuron-sdk 0521004c
-    // general/nki/api/nki/isa/__init__.py). select_reduce has no published cost: the same one pass,
-    // as tensor_copy_predicated's rate without its dst read, plus the accumulator read-out when
-    // reduce_res is written (as tensor_scalar_reduce's + MIN_II).
-    double cost_ns(const CostTable& t, const RangeSelect&, const TraceEvent& ev, const Trace& tr) {
-      const VectorInputs v(t, ev, tr);
-      return elementwise_ns(t, ev, std::max(v.min_ii, v.n));
-    }
+}  // namespace
 
-    double cost_ns(const CostTable& t, const SelectReduce&, const TraceEvent& ev, const Trace& tr) {
-      const VectorInputs v(t, ev, tr);
-      return elementwise_ns(t, ev, std::max(v.min_ii, v.n) + (ev.reduce_readout ? v.min_ii : 0.0));
-    }
+bool element_wise_dma(const TraceEvent& ev) {
+  return ev.contiguous_bytes > 0 &&
+         ev.contiguous_bytes <= static_cast<int64_t>(dtype_size(ev.in_dtype)) &&
+         ev.bytes > static_cast<uint64_t>(ev.contiguous_bytes);
+}
 
-  }  // namespace
+int dma_engines_used(const CostTable& t, const TraceEvent& ev) {
+  const int64_t per = t.dma_partitions_per_engine;
+  const int64_t used = (std::max<int64_t>(ev.partitions, 1) + per - 1) / per;
+  return static_cast<int>(std::clamp<int64_t>(used, 1, t.dma_engines));
+}
 
-  bool element_wise_dma(const TraceEvent& ev) {
-    return ev.contiguous_bytes > 0 &&
-           ev.contiguous_bytes <= static_cast<int64_t>(dtype_size(ev.in_dtype)) &&
-           ev.bytes > static_cast<uint64_t>(ev.contiguous_bytes);
-  }
+// Occupancy of the core's DMA engines (their shared bandwidth) by one transfer.
+double dma_pool_ns(const CostTable& t, const TraceEvent& ev) {
+  return dma_data_ns(t, ev, t.dma_engines);
+}
 
-  int dma_engines_used(const CostTable& t, const TraceEvent& ev) {
-    const int64_t per = t.dma_partitions_per_engine;
-    const int64_t used = (std::max<int64_t>(ev.partitions, 1) + per - 1) / per;
-    return static_cast<int>(std::clamp<int64_t>(used, 1, t.dma_engines));
-  }
+double dma_transfer_ns(const CostTable& t, const TraceEvent& ev) {
+  return dma_data_ns(t, ev, dma_engines_used(t, ev));
+}
 
-  // Occupancy of the core's DMA engines (their shared bandwidth) by one transfer.
-  double dma_pool_ns(const CostTable& t, const TraceEvent& ev) {
-    return dma_data_ns(t, ev, t.dma_engines);
-  }
+// The Tensor engine's MultiplyMoving cost (without LoadStationary).
+double matmul_ns(const CostTable& t, const TraceEvent& ev) {
+  const double m = static_cast<double>(ev.stationary_cols), n = static_cast<double>(ev.free_elems);
+  double cycles = std::max(std::min(t.matmul_min_cycles, m), n);
+  if (ev.in_dtype == DType::fp32) cycles *= t.fp32_matmul_factor;
+  return cycles / t.hw->tensor_ghz;
+}
 
-  double dma_transfer_ns(const CostTable& t, const TraceEvent& ev) {
-    return dma_data_ns(t, ev, dma_engines_used(t, ev));
-  }
+// LoadStationary of an M-column stationary: up to 4x faster than an MM of that free size.
+double load_stationary_ns(const CostTable& t, const TraceEvent& ev) {
+  const double m = static_cast<double>(ev.stationary_cols);
+  double cycles = std::max(t.matmul_min_cycles, m) / t.load_stationary_speedup;
+  if (ev.in_dtype == DType::fp32) cycles *= t.fp32_matmul_factor;
+  return cycles / t.hw->tensor_ghz;
+}
 
-  // The Tensor engine's MultiplyMoving cost (without LoadStationary).
-  double matmul_ns(const CostTable& t, const TraceEvent& ev) {
-    const double m = static_cast<double>(ev.stationary_cols),
-                 n = static_cast<double>(ev.free_elems);
-    double cycles = std::max(std::min(t.matmul_min_cycles, m), n);
-    if (ev.in_dtype == DType::fp32) cycles *= t.fp32_matmul_factor;
-    return cycles / t.hw->tensor_ghz;
-  }
-
-  // LoadStationary of an M-column stationary: up to 4x faster than an MM of that free size.
-  double load_stationary_ns(const CostTable& t, const TraceEvent& ev) {
-    const double m = static_cast<double>(ev.stationary_cols);
-    double cycles = std::max(t.matmul_min_cycles, m) / t.load_stationary_speedup;
-    if (ev.in_dtype == DType::fp32) cycles *= t.fp32_matmul_factor;
-    return cycles / t.hw->tensor_ghz;
-  }
-
-  double instance_cost_ns(const CostTable& t, const Instruction& ins, const TraceEvent& ev,
-                          const Trace& tr) {
-    return std::visit([&](const auto& i) { return cost_ns(t, i, ev, tr); }, ins);
-  }
+double instance_cost_ns(const CostTable& t, const Instruction& ins, const TraceEvent& ev,
+                        const Trace& tr) {
+  return std::visit([&](const auto& i) { return cost_ns(t, i, ev, tr); }, ins);
+}
 
 }  // namespace timing
 }  // namespace ncv

@@ -344,6 +344,35 @@ def memset_view(view, value, engine=None):
     tr.instr("memset", [(None, view), ("value", float(value))] + _engine_arg(engine))
 
 
+def _engines_start_at(start, rows):
+    """The compute engines' partition-start rule (model/isa: start 0 for more than 64 partitions,
+    0 or 64 for 33-64, a multiple of 32 for at most 32)."""
+    if rows > 64:
+        return start == 0
+    if rows > 32:
+        return start in (0, 64)
+    return start % 32 == 0
+
+
+def assign_scalar(view, value):
+    """`tile[i, j] = c`: a memset of the view. A view of SBUF that starts at a partition the
+    engines cannot start at (`t[1, j] = c` of a [32, n] tile) cannot be a memset there; the
+    compiler's lowering of such an assignment is not documented, so the model picks one that is
+    legal and exact: a memset of a fresh tile at partition 0 and a DMA into place (DMA queues
+    address any partition). The values are the hardware's; the latency is this choice's
+    (frontend/README.md)."""
+    start, rows = view.dims[0][0], view.dims[0][1]
+    if view.tensor.mem == "sbuf" and start.is_const() and rows.is_const() and \
+            not _engines_start_at(start.const, rows.const):
+        tr = trace.current()
+        t = rules.result_tile(tr, "sbuf", view.tensor.dtype, view.logical_lins(),
+                              view.tensor.name + "_fill")
+        tr.instr("memset", [(None, t.full_view()), ("value", float(value))], produces=t)
+        tr.instr("dma_copy", [(None, view), (None, t.full_view())])
+        return
+    memset_view(view, value)
+
+
 def affine_select(pred, on_true, on_false, dtype=None):
     tr = trace.current()
     v = as_view(on_true, "on_true_tile")

@@ -359,7 +359,7 @@ def assign(target, value):
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         from . import ops
 
-        ops.memset_view(target, float(value))
+        ops.assign_scalar(target, float(value))
         return
     src = as_view(value, "assigned value")
     if not _assigns_named_tile(tr) and _retarget(tr, src, target):

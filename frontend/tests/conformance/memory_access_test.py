@@ -85,6 +85,19 @@ def transposed_to_bf16(a):
     return out
 
 
+@nki.jit(mode="simulation")
+def element_by_element(x):
+    """out = x with out[i, j] = 10 * i + j written one element at a time in rows 1..5 (rows the
+    engines cannot start at alone) and row 0, then added to x."""
+    out = nl.ndarray((32, 4), dtype=nl.float32, buffer=nl.shared_hbm)
+    t = nl.zeros((32, 4), dtype=nl.float32)
+    for i in nl.static_range(6):
+        for j in nl.static_range(4):
+            t[i, j] = 10 * i + j
+    nl.store(out, value=nl.add(t, nl.load(x)))
+    return out
+
+
 class MemoryAccessTest(unittest.TestCase):
     def test_gather_rows(self):
         rng = np.random.default_rng(1)
@@ -138,6 +151,14 @@ class MemoryAccessTest(unittest.TestCase):
         self.assertIn("offset 50 at row 2", e.message)
         with self.assertRaises(IndexError):
             gather_rows(table, np.array([-1], dtype=np.int32))
+
+    def test_element_assignment_in_any_partition(self):
+        x = np.random.default_rng(5).standard_normal((32, 4)).astype(np.float32)
+        want = np.zeros((32, 4), np.float32)
+        for i in range(6):
+            for j in range(4):
+                want[i, j] = 10 * i + j
+        np.testing.assert_array_equal(element_by_element(x), want + x)
 
     def test_rank1_index_grid(self):
         v = np.arange(7, dtype=np.int32) * 5
