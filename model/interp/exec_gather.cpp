@@ -20,6 +20,7 @@ Resolved row_of(const Resolved& r, int64_t row) {
   Resolved one = r;
   one.partition_begin = r.partition_begin + row;
   one.view.rows = 1;
+  one.partitions = 1;  // what the shadow checks cover (resolved.h)
   if (r.view.base != nullptr) one.view.base = r.view.row(row);
   return one;
 }
