@@ -182,18 +182,8 @@ void TermExecutor::activation(const View& dst, const View& src, ActFunc func,
     return ts_.round(dst.dtype, o);
   });
   if (regs == nullptr) return;
-  if (reset || accumulate) {
-    for (int64_t r = 0; r < rows; ++r) {
-      store(reinterpret_cast<const uint8_t*>(regs + r), DType::fp32, acc[r]);
-    }
-  }
   // reduce_res receives the registers after every dst write.
-  if (reduce_res) {
-    const View& rr = *reduce_res;
-    for (int64_t r = 0; r < std::min(rr.rows, rows); ++r) {
-      store(rr.at(r, 0), rr.dtype, ts_.round(rr.dtype, acc[r]));
-    }
-  }
+  store_registers(regs, acc, rows, reset || accumulate, reduce_res);
 }
 
 void TermExecutor::tensor_reduce(const View& dst, const View& src, AluOp op, int axes,
@@ -422,6 +412,23 @@ void TermExecutor::tensor_partition_reduce(const View& dst, const View& src, Alu
   });
 }
 
+// The Vector accumulators after an instruction that reset or accumulated them (`update`), and
+// reduce_res, when given, rounded from them: activation's and the selects' common tail.
+void TermExecutor::store_registers(const float* regs, const std::vector<TermId>& acc, int64_t rows,
+                                   bool update, const std::optional<View>& reduce_res) {
+  if (update) {
+    for (int64_t r = 0; r < rows; ++r) {
+      store(reinterpret_cast<const uint8_t*>(regs + r), DType::fp32, acc[r]);
+    }
+  }
+  if (reduce_res) {
+    const View& rr = *reduce_res;
+    for (int64_t r = 0; r < std::min(rr.rows, rows); ++r) {
+      store(rr.at(r, 0), rr.dtype, ts_.round(rr.dtype, acc[r]));
+    }
+  }
+}
+
 template <class Choose>
 void TermExecutor::select_max(const View& dst, ReduceCmd cmd, const float* regs,
                               const std::optional<View>& reduce_res, Choose&& choose) {
@@ -437,17 +444,7 @@ void TermExecutor::select_max(const View& dst, ReduceCmd cmd, const float* regs,
     if (accumulate) acc[r] = ts_.alu(AluOp::max, acc[r], x);
     return ts_.round(dst.dtype, x);
   });
-  if (reset || accumulate) {
-    for (int64_t r = 0; r < rows; ++r) {
-      store(reinterpret_cast<const uint8_t*>(regs + r), DType::fp32, acc[r]);
-    }
-  }
-  if (reduce_res) {
-    const View& rr = *reduce_res;
-    for (int64_t r = 0; r < std::min(rr.rows, rows); ++r) {
-      store(rr.at(r, 0), rr.dtype, ts_.round(rr.dtype, acc[r]));
-    }
-  }
+  store_registers(regs, acc, rows, reset || accumulate, reduce_res);
 }
 
 void TermExecutor::select_reduce(const View& dst, const View& predicate, const View& on_true,

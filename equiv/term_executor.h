@@ -103,6 +103,8 @@ class TermExecutor final : public ValueObserver {
   void write_opaque(const View& dst, const std::string& reason);
   // select_reduce / range_select: dst = round(select(...)) per element from `choose(r, f)` (an
   // fp32 term), the Vector registers following cmd with max (model/semantics/select_reduce.cpp).
+  void store_registers(const float* regs, const std::vector<TermId>& acc, int64_t rows, bool update,
+                       const std::optional<View>& reduce_res);
   template <class Choose>
   void select_max(const View& dst, ReduceCmd cmd, const float* regs,
                   const std::optional<View>& reduce_res, Choose&& choose);

@@ -347,14 +347,7 @@ void AccessResolver::byte_runs(Resolved& r, const Access& a, const DimRanges& d)
   if (!r.row_offsets.empty()) r.view.row_offsets = r.row_offsets.data();
   if (a.indirect && !t.on_chip()) {
     // Rows land at run-time offsets: collect the bytes element run by element run.
-    for_each_run(r, [&](int64_t off, int64_t n, int64_t s) {
-      if (s == dsize) {
-        r.runs.push_back({off, off + n * dsize});
-      } else {
-        for (int64_t j = 0; j < n; ++j) r.runs.push_back({off + j * s, off + j * s + dsize});
-      }
-    });
-    normalize_runs(r.runs);
+    collect_runs(r);
   }
 }
 
@@ -363,6 +356,12 @@ void AccessResolver::skip_rows(Resolved& r, const std::vector<uint8_t>& skipped)
   if (r.tensor->on_chip() || !m_.compute_values) return;  // on chip: the shadow checks skip rows
   // HBM: the covered bytes are those of the rows still transferred.
   r.runs.clear();
+  collect_runs(r);
+}
+
+// The bytes an HBM access covers, element run by element run (rows at run-time offsets, some
+// rows skipped), sorted and coalesced.
+void AccessResolver::collect_runs(Resolved& r) {
   const int64_t dsize = static_cast<int64_t>(dtype_size(r.tensor->dtype));
   for_each_run(r, [&](int64_t off, int64_t n, int64_t s) {
     if (s == dsize) {

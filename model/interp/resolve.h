@@ -33,6 +33,8 @@ class AccessResolver {
   void skip_rows(Resolved& r, const std::vector<uint8_t>& skipped);
 
  private:
+  // The bytes an HBM access covers, run by run, into r.runs (indirect rows, skipped rows).
+  void collect_runs(Resolved& r);
   using Dims = std::array<int64_t, 1 + kMaxFreeDims>;
   struct DimRanges {
     Dims start{}, size{}, lo{}, hi{};  // per tensor dim: first index, size, least/greatest index
