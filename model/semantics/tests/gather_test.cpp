@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "model/semantics/semantics.h"
+#include "model/semantics/tests/dense_tile.h"
 #include "model/semantics/tests/test_values.h"
 
 namespace ncv {
@@ -16,31 +17,6 @@ namespace {
 using namespace semtest;  // NOLINT
 
 const ExecMode kModes[] = {ExecMode::fast, ExecMode::reference};
-
-// A dense [rows, cols] tile.
-struct Tile {
-  DType dtype;
-  int64_t rows, cols;
-  Arena bytes;
-  Tile(DType t, int64_t r, int64_t c) : dtype(t), rows(r), cols(c), bytes(r * c * dtype_size(t)) {}
-  View view() {
-    View v;
-    v.base = bytes.data();
-    v.dtype = dtype;
-    v.rows = rows;
-    v.row_stride = cols * static_cast<int64_t>(dtype_size(dtype));
-    v.free_rank = 1;
-    v.sizes[0] = cols;
-    v.strides[0] = static_cast<int64_t>(dtype_size(dtype));
-    return v;
-  }
-  uint8_t* at(int64_t r, int64_t c) { return bytes.data() + (r * cols + c) * dtype_size(dtype); }
-  uint32_t bits(int64_t r, int64_t c) { return load_bits(dtype, at(r, c)); }
-  float get(int64_t r, int64_t c) { return decode_to_float(dtype, bits(r, c)); }
-  void set(int64_t r, int64_t c, float v) {
-    store_bits(dtype, at(r, c), encode_from_float(dtype, v));
-  }
-};
 
 void fill(Tile& t, Rng& rng) {
   for (int64_t r = 0; r < t.rows; ++r) {
@@ -68,7 +44,7 @@ TEST(Gather, LocalGatherReadsEachCoresIndicesPartitionFirst) {
             // indices_1d[j]: partition g + j % 16, element j / 16 (the core's slice, "F" order).
             const auto at = static_cast<int64_t>(index.get(g + j % 16, j / 16));
             for (int64_t k = 0; k < e; ++k) {
-              ASSERT_EQ(dst.bits(r, j * e + k), src.bits(r, at + k)) << r << " " << j << " " << k;
+              ASSERT_EQ(dst.raw(r, j * e + k), src.raw(r, at + k)) << r << " " << j << " " << k;
             }
           }
         }
@@ -110,7 +86,7 @@ TEST(Gather, StreamShuffleMovesPartitionsWithinEachQuadrant) {
     exec_stream_shuffle(mode, a.view(), a.view(), rotate);
     for (int64_t r = 0; r < 128; ++r) {
       const int64_t from = r / 32 * 32 + (r % 32 + 31) % 32;
-      for (int64_t c = 0; c < 5; ++c) ASSERT_EQ(a.bits(r, c), before.bits(from, c)) << r;
+      for (int64_t c = 0; c < 5; ++c) ASSERT_EQ(a.raw(r, c), before.raw(from, c)) << r;
     }
     // A broadcast of one partition, and 255 entries that leave their partitions alone.
     Tile one(DType::fp32, 1, 5), dst(DType::fp32, 32, 5);
@@ -122,7 +98,7 @@ TEST(Gather, StreamShuffleMovesPartitionsWithinEachQuadrant) {
     exec_stream_shuffle(mode, dst.view(), one.view(), mask);
     for (int64_t r = 0; r < 32; ++r) {
       for (int64_t c = 0; c < 5; ++c) {
-        ASSERT_EQ(dst.bits(r, c), mask[r] == kShuffleKeep ? old.bits(r, c) : one.bits(0, c));
+        ASSERT_EQ(dst.raw(r, c), mask[r] == kShuffleKeep ? old.raw(r, c) : one.raw(0, c));
       }
     }
     EXPECT_EQ(shuffle_source_row(rotate, 33), 32);
@@ -144,8 +120,8 @@ TEST(Gather, GatherFlattenedTakesAlongTheFlattenedRowAndConverts) {
     for (int64_t r = 0; r < 8; ++r) {
       for (int64_t c = 0; c < 10; ++c) {
         const auto k = static_cast<int64_t>(indices.get(r, c));
-        ASSERT_EQ(same.bits(r, c), data.bits(r, k));
-        ASSERT_EQ(narrow.bits(r, c), encode_from_float(DType::bf16, data.get(r, k)));
+        ASSERT_EQ(same.raw(r, c), data.raw(r, k));
+        ASSERT_EQ(narrow.raw(r, c), encode_from_float(DType::bf16, data.get(r, k)));
       }
     }
     indices.set(6, 2, 24.0f);  // one past the row

@@ -20,6 +20,7 @@
 #include "model/numerics/tests/exp_reference.h"
 #include "model/semantics/internal.h"
 #include "model/semantics/semantics.h"
+#include "model/semantics/tests/dense_tile.h"
 #include "model/semantics/tests/test_values.h"
 
 namespace ncv {
@@ -28,33 +29,7 @@ namespace {
 using namespace semtest;  // NOLINT
 
 // ---------------------------------------------------------------------------------------------
-// Independent checks. A plain dense tile in its own buffer.
-
-struct Tile {
-  DType dtype;
-  int64_t rows, cols;
-  Arena bytes;
-  Tile(DType t, int64_t r, int64_t c) : dtype(t), rows(r), cols(c), bytes(r * c * dtype_size(t)) {}
-  View view() {
-    View v;
-    v.base = bytes.data();
-    v.dtype = dtype;
-    v.rows = rows;
-    v.row_stride = cols * static_cast<int64_t>(dtype_size(dtype));
-    v.free_rank = 1;
-    v.sizes[0] = cols;
-    v.strides[0] = static_cast<int64_t>(dtype_size(dtype));
-    return v;
-  }
-  uint32_t raw(int64_t r, int64_t c) const {
-    return load_bits(dtype, bytes.data() + (r * cols + c) * dtype_size(dtype));
-  }
-  float get(int64_t r, int64_t c) const { return decode_to_float(dtype, raw(r, c)); }
-  void set_raw(int64_t r, int64_t c, uint32_t b) {
-    store_bits(dtype, bytes.data() + (r * cols + c) * dtype_size(dtype), b);
-  }
-  void set(int64_t r, int64_t c, float v) { set_raw(r, c, encode_from_float(dtype, v)); }
-};
+// Independent checks, on dense tiles in their own buffers (dense_tile.h).
 
 const ExecMode kModes[] = {ExecMode::fast, ExecMode::reference};
 

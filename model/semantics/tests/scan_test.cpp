@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "model/semantics/semantics.h"
+#include "model/semantics/tests/dense_tile.h"
 #include "model/semantics/tests/test_values.h"
 
 namespace ncv {
@@ -19,33 +20,6 @@ namespace {
 using namespace semtest;  // NOLINT
 
 const ExecMode kModes[] = {ExecMode::fast, ExecMode::reference};
-
-// A dense [rows, cols] tile; view() optionally every `step`-th column of a wider buffer.
-struct Tile {
-  DType dtype;
-  int64_t rows, cols, step;
-  Arena bytes;
-  Tile(DType t, int64_t r, int64_t c, int64_t s = 1)
-      : dtype(t), rows(r), cols(c), step(s), bytes(r * c * s * dtype_size(t)) {}
-  View view() {
-    View v;
-    v.base = bytes.data();
-    v.dtype = dtype;
-    v.rows = rows;
-    v.row_stride = cols * step * static_cast<int64_t>(dtype_size(dtype));
-    v.free_rank = 1;
-    v.sizes[0] = cols;
-    v.strides[0] = step * static_cast<int64_t>(dtype_size(dtype));
-    return v;
-  }
-  uint8_t* at(int64_t r, int64_t c) {
-    return bytes.data() + (r * cols * step + c * step) * dtype_size(dtype);
-  }
-  float get(int64_t r, int64_t c) { return decode_to_float(dtype, load_bits(dtype, at(r, c))); }
-  void set(int64_t r, int64_t c, float v) {
-    store_bits(dtype, at(r, c), encode_from_float(dtype, v));
-  }
-};
 
 void fill(Tile& t, Rng& rng, double lo, double hi) {
   for (int64_t r = 0; r < t.rows; ++r) {

@@ -14,38 +14,13 @@
 
 #include "model/numerics/dtype.h"
 #include "model/semantics/random.h"
+#include "model/semantics/tests/dense_tile.h"
 #include "model/semantics/top8.h"
 
 namespace ncv {
 namespace {
 
-// A dense [rows, cols] tile in its own bytes.
-struct Tile {
-  DType dtype;
-  int64_t rows, cols;
-  std::vector<uint8_t> bytes;
-  Tile(DType t, int64_t r, int64_t c)
-      : dtype(t), rows(r), cols(c), bytes(static_cast<size_t>(r * c) * dtype_size(t)) {}
-  View view() {
-    View v;
-    v.base = bytes.data();
-    v.dtype = dtype;
-    v.rows = rows;
-    v.row_stride = cols * static_cast<int64_t>(dtype_size(dtype));
-    v.free_rank = 1;
-    v.sizes[0] = cols;
-    v.strides[0] = static_cast<int64_t>(dtype_size(dtype));
-    return v;
-  }
-  uint8_t* at(int64_t r, int64_t c) {
-    return bytes.data() + static_cast<size_t>(r * cols + c) * dtype_size(dtype);
-  }
-  uint32_t raw(int64_t r, int64_t c) { return load_bits(dtype, at(r, c)); }
-  float get(int64_t r, int64_t c) { return decode_to_float(dtype, raw(r, c)); }
-  void set(int64_t r, int64_t c, float v) {
-    store_bits(dtype, at(r, c), encode_from_float(dtype, v));
-  }
-};
+using semtest::Tile;
 
 Tile random_tile(int64_t rows, int64_t cols, uint32_t seed, int distinct_values) {
   std::mt19937 g(seed);
