@@ -139,7 +139,7 @@ NKI_API.update({
         "float8_e4m3fn_x4", "float8_e5m2_x4", "float4_e2m1fn_x4", "float8_e8m0fnu", "int8",
         "int16", "int32", "tfloat32", "uint8", "uint16", "uint32",
         "ndarray", "zeros", "ones", "full", "zeros_like", "empty_like", "shared_constant",
-        "shared_identity_matrix", "NKIObject", "ds", "affine_range", "sequential_range",
+        "shared_identity_matrix", "NKIObject", "load", "store", "ds", "affine_range", "sequential_range",
         "static_range", "program_id", "num_programs", "program_ndim", "device_print",
         "add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "equal",
         "not_equal", "greater", "greater_equal", "less", "less_equal", "bitwise_and",
