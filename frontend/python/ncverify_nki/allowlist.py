@@ -141,10 +141,20 @@ NKI_API.update({
         "ndarray", "zeros", "ones", "full", "zeros_like", "empty_like", "shared_constant",
         "shared_identity_matrix", "NKIObject", "ds", "affine_range", "sequential_range",
         "static_range", "program_id", "num_programs", "program_ndim", "device_print",
+        "no_reorder", "rand", "random_seed", "dropout", "bool",
+        # data movement (newapi/language_memory.py)
+        "load", "store", "load_transpose2d", "gather_flattened",
+        # compute calls and operator / activation names (newapi/language_compute.py)
         "add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "equal",
         "not_equal", "greater", "greater_equal", "less", "less_equal", "bitwise_and",
-        "bitwise_or", "bitwise_xor", "exp", "log", "tanh", "sigmoid", "relu", "gelu", "silu",
-        "square", "sqrt", "rsqrt", "sin", "abs", "reciprocal", "copy",
+        "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "invert", "logical_and",
+        "logical_or", "logical_xor", "logical_not", "abs_max", "abs_min", "average", "bypass",
+        "fmod", "mod", "exp", "log", "tanh", "sigmoid", "relu", "gelu", "silu", "square",
+        "sqrt", "rsqrt", "sin", "cos", "tan", "arctan", "abs", "reciprocal", "copy", "negative",
+        "sign", "ceil", "floor", "trunc", "prelu", "gelu_dx", "gelu_apprx_tanh",
+        "gelu_apprx_sigmoid", "gelu_apprx_sigmoid_dx", "silu_dx", "softplus", "mish", "erf",
+        "erf_dx", "sum", "max", "min", "prod", "mean", "var", "all", "softmax", "rms_norm",
+        "where", "matmul", "transpose",
     ),
     "nki.isa": (
         "activation", "activation_reduce", "dma_copy", "get_nc_sub_version", "get_nc_version",

@@ -456,6 +456,8 @@ def trace_kernel(tr, func, path, call_args, kwargs, header, recorded=None):
     _mark_outputs(tr, result, (os.path.abspath(path), _def_line(func)))
     if tr.loops:
         raise errors.NkiError("a traced loop was left open (break out of a loop?)")
+    for check in tr.at_end:
+        check(tr)
     return result, tr.text(header, recorded)
 
 

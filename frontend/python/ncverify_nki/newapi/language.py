@@ -3,11 +3,14 @@ __init__.py at 81ce03ae; https://awsdocs-neuron.readthedocs-hosted.com/en/latest
 nki.language.html): tensors are created with `nl.ndarray(shape, dtype, buffer=)`, whose buffer
 defaults to SBUF (NKI 0.3.0) and must be a buffer object, not a string; `nl.hbm` is
 `nl.private_hbm`; a kernel's outputs are `nl.shared_hbm` tensors. What the new API keeps from the
-legacy one (loops, `nl.ds`, launch queries, the element-wise and reduction calls as ISA op
-constants) is the legacy stand-in's."""
+legacy one (loops, `nl.ds`) is the legacy stand-in's; the compute calls and operator names are in
+language_compute.py, the data-movement calls in language_memory.py."""
+
+import builtins as _builtins
 
 from .. import errors, trace
 from .. import language as legacy
+from .. import language_random
 from ..dtypes import (bfloat16, bool_, float8_e4m3, float8_e5m2, float16, float32,  # noqa: F401
                       int32, tfloat32, uint8, uint16, uint32)
 from ..dtypes import DType
@@ -43,6 +46,11 @@ def is_sbuf(buffer):
 # ---------------------------------------------------------------- dtypes
 
 float8_e4m3fn = DType("fp8_e4m3fn")  # NKI 0.2.0
+# nl.bool: not in the 0.6 reference (its boolean is bool_, "boolean stored as uint8", the shared
+# page's dtype table), but nki-library's resolve_dtype_to_nki (utils/kernel_helpers.py, in the
+# attention kernels' closure) maps NumPy's 'bool' to it, so the compiler accepts the name; it is
+# taken as bool_, a byte.
+bool = bool_  # noqa: A001 (the name nki-library uses)
 
 
 class _Unmodelled:
@@ -84,13 +92,70 @@ def _buffer(buffer, call):
     return buffer
 
 
-def _address(address, call):
-    if address is not None:
-        from ..signatures import refuse
+PSUM_BANK_BYTES = 2048  # "each bank holding up to 2KB" (migration guide, allocation API)
 
-        refuse(call, "address", address, "a fixed on-chip address places the tensor where the "
-               "kernel says, and tensors whose addresses overlap share bytes; the model "
-               "allocates each tensor apart")
+
+def _address(address, buffer, call):
+    """address=(partition_offset, free_offset) (NKI 0.2.0; migration guide "Improved allocation
+    API"): the first partition and the byte offset within each partition (the guide's examples
+    and nki-library's allocator count bytes: `n_k * 2` for bf16, `bank_id * 2048` in PSUM; its
+    prose says "element offset", which those examples contradict). PSUM tensors start on a 2 KiB
+    bank boundary (the guide: "the compiler will throw an error otherwise"). Returns the direct
+    allocation legacy.allocate applies (allocation.py), or None."""
+    if address is None:
+        return None
+    from .. import allocation
+
+    if not isinstance(address, (tuple, list)) or len(address) != 2 or not _builtins.all(
+            isinstance(a, int) and not isinstance(a, _builtins.bool) for a in address):
+        raise errors.NkiError("%s: address=%r; it is (partition_offset, free_offset), two "
+                              "integers known while tracing" % (call, address))
+    part, off = address
+    if is_hbm(buffer):
+        raise errors.NkiError("%s: address= places SBUF or PSUM tensors; this one is in %r" %
+                              (call, buffer))
+    if not 0 <= part < 128 or off < 0:
+        raise errors.NkiError("%s: address=%r: the partition offset is in [0, 128) and the byte "
+                              "offset is not negative" % (call, tuple(address)))
+    if buffer is psum and off % PSUM_BANK_BYTES:
+        raise errors.NkiError("%s: address=%r: a PSUM tensor starts at a bank boundary (a "
+                              "multiple of %d bytes; migration guide, \"Improved allocation "
+                              "API\")" % (call, tuple(address), PSUM_BANK_BYTES))
+    tr = trace.current()
+    if _check_layout not in tr.at_end:
+        tr.at_end.append(_check_layout)
+    if buffer is psum:
+        return allocation.ModAlloc(buffer, base_partition=part, base_bank=off // PSUM_BANK_BYTES)
+    return allocation.ModAlloc(buffer, base_partition=part, base_addr=off)
+
+
+def _check_layout(tr):
+    """A kernel that places some tensors of a memory by address= and leaves others to the
+    compiler: the compiler's allocation avoids the explicit addresses, the model's layout of the
+    others (model/ir/allocator.h) does not, so the model would report clobbered reads hardware
+    does not have. Such a mix is refused; explicit tensors alone are checked as written (inside
+    the memory; two sharing bytes may not both hold values a later read needs: the
+    interpreter's clobbered-read check)."""
+    from ..program import BufferDecl
+
+    placed, auto = {}, {}
+
+    def walk(stmts):
+        for st in stmts:
+            if isinstance(st, BufferDecl) and not st.tensor.dead:
+                t = st.tensor
+                (placed if t.placement is not None else auto).setdefault(t.mem, t.name)
+            for sub in (getattr(st, "body", None), getattr(st, "peel", None)):
+                if isinstance(sub, list):
+                    walk(sub)
+
+    walk(tr.root)
+    for mem in sorted(set(placed) & set(auto)):
+        raise errors.NkiError("%s tensor '%s' has an address= and '%s' has none (or is a "
+                              "compiler temporary): the model lays out the tensors without an "
+                              "address apart from each other but not from the addressed ones, "
+                              "so it cannot check this mix; give every %s tensor an address, "
+                              "or none" % (mem.upper(), placed[mem], auto[mem], mem.upper()))
 
 
 def _name(name, call):
@@ -102,8 +167,9 @@ def _name(name, call):
 @api("nl.ndarray")
 def ndarray(shape, dtype, buffer=sbuf, name="", address=None):
     """A tensor; its memory is not initialised (the language guide, "Creating Tensors")."""
-    _address(address, "nl.ndarray")
-    return legacy.allocate(shape, _dtype(dtype, "nl.ndarray"), _buffer(buffer, "nl.ndarray"),
+    buf = _buffer(buffer, "nl.ndarray")
+    alloc = _address(address, buf, "nl.ndarray")
+    return legacy.allocate(shape, _dtype(dtype, "nl.ndarray"), alloc or buf,
                            _name(name, "nl.ndarray"))
 
 
@@ -152,13 +218,116 @@ class tile_size(metaclass=SealedClass):  # noqa: N801
 # ---------------------------------------------------------------- classes
 
 class NKIObject:
-    """nl.NKIObject: the base of a kernel's config classes (dataclasses or not); the compiler
-    copies an instance's fields (the language guide, "Class Support"). Here an instance is an
-    ordinary Python object: the trace reads its fields as values."""
+    """nl.NKIObject: the base of a kernel's config classes; the compiler copies an instance's
+    fields (`__dict__`) into the kernel (the language guide, "Class Support"). Here an instance is
+    an ordinary Python object: the trace reads its fields as values.
+
+    "classes with and without the @dataclass decorator will be compiled in the same way": a
+    subclass that defines no __init__ gets the guide's default one, each annotated field a
+    parameter in order with its class value as default (None if it has none), then
+    `__post_init__()`; @dataclass, applied after, replaces it with its own."""
 
     def __init__(self, **kwargs):
         for k, v in kwargs.items():
             setattr(self, k, v)
+
+    def __init_subclass__(cls, **kw):
+        super().__init_subclass__(**kw)
+        if "__init__" in cls.__dict__:
+            return
+        fields = []
+        for base in reversed(cls.__mro__):
+            for name in base.__dict__.get("__annotations__", {}):
+                if name not in fields:
+                    fields.append(name)
+        if not fields:
+            return
+
+        def __init__(self, *args, **kwargs):
+            if len(args) > len(fields):
+                raise errors.NkiError("%s() takes %d field values, %d given" %
+                                      (cls.__name__, len(fields), len(args)))
+            for name in kwargs:
+                if name not in fields:
+                    raise errors.NkiError("%s() has no field '%s' (its fields: %s)" %
+                                          (cls.__name__, name, ", ".join(fields)))
+            given = dict(zip(fields, args))
+            for name, value in kwargs.items():
+                if name in given:
+                    raise errors.NkiError("%s(): field '%s' given twice" % (cls.__name__, name))
+                given[name] = value
+            for name in fields:
+                setattr(self, name, given[name] if name in given else getattr(cls, name, None))
+            post = getattr(self, "__post_init__", None)
+            if post is not None:
+                post()
+
+        __init__.__qualname__ = cls.__qualname__ + ".__init__"
+        cls.__init__ = __init__
+
+
+# ---------------------------------------------------------------- launch and scheduling
+
+@api("nl.program_id")
+def program_id(axis=0):
+    """The program's index along `axis` of the launch grid (axis defaults to 0 since NKI
+    0.3.0)."""
+    return legacy.program_id(axis)
+
+
+@api("nl.num_programs")
+def num_programs(axes=0):
+    """The number of programs along `axes` (an axis or a tuple of them; 0 by default since NKI
+    0.3.0, release notes "num_programs axes default changed from None to 0")."""
+    if isinstance(axes, (tuple, list)):
+        n = 1
+        for a in axes:
+            n = n * legacy.num_programs(a)
+        return n
+    return legacy.num_programs(axes)
+
+
+program_ndim = legacy.program_ndim
+
+
+class _NoReorder:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+@api("nl.no_reorder")
+def no_reorder():
+    """`with nl.no_reorder():` keeps the block's instructions in program order in the
+    compiler's schedule (NKI 0.2.0). The model issues each engine's instructions in program order
+    anyway, so it changes no value and no dependence."""
+    return _NoReorder()
+
+
+# ---------------------------------------------------------------- random numbers
+
+@api("nl.rand")
+def rand(shape, dtype, buffer=sbuf, name=""):
+    """A new tile of values uniform in [0, 1): the model draws from its own generator (the
+    hardware's sequence is not documented), so checks of such a kernel are unknown
+    (language_random.py)."""
+    if _buffer(buffer, "nl.rand") is not sbuf:
+        raise errors.NkiError("nl.rand: buffer=%r; the model generates random tiles in SBUF" %
+                              (buffer,))
+    return language_random.rand(shape, _dtype(dtype, "nl.rand"))
+
+
+@api("nl.random_seed")
+def random_seed(seed):
+    return language_random.random_seed(seed)
+
+
+@api("nl.dropout")
+def dropout(x, rate, dtype=None):
+    return language_random.dropout(x, rate, dtype=_dtype(dtype, "nl.dropout") if dtype is not
+                                   None else None)
 
 
 # ---------------------------------------------------------------- what the new API keeps
@@ -167,25 +336,16 @@ ds = legacy.ds
 affine_range = legacy.affine_range
 sequential_range = legacy.sequential_range
 static_range = legacy.static_range
-program_id = legacy.program_id
-num_programs = legacy.num_programs
-program_ndim = legacy.program_ndim
-shared_constant = legacy.shared_constant
-shared_identity_matrix = legacy.shared_identity_matrix
-device_print = legacy.device_print
 
-# Operators and activation functions, passed to nki.isa calls as `op=` (the shared page
-# nki.api.shared: ALU operators and activation functions).
-add, subtract, multiply, maximum, minimum = (legacy.add, legacy.subtract, legacy.multiply,
-                                             legacy.maximum, legacy.minimum)
-divide, power = legacy.divide, legacy.power
-equal, not_equal = legacy.equal, legacy.not_equal
-greater, greater_equal, less, less_equal = (legacy.greater, legacy.greater_equal, legacy.less,
-                                            legacy.less_equal)
-bitwise_and, bitwise_or, bitwise_xor = legacy.bitwise_and, legacy.bitwise_or, legacy.bitwise_xor
-exp, log, tanh, sigmoid, relu, gelu, silu = (legacy.exp, legacy.log, legacy.tanh, legacy.sigmoid,
-                                             legacy.relu, legacy.gelu, legacy.silu)
-square, sqrt, rsqrt, sin, abs, reciprocal = (legacy.square, legacy.sqrt,  # noqa: A001
-                                             legacy.rsqrt, legacy.sin, legacy.abs,
-                                             legacy.reciprocal)
-copy = legacy.copy
+# The compute calls and the operator / activation-function names (language_compute.py), the
+# data-movement calls (language_memory.py).
+from .language_compute import (  # noqa: E402,F401
+    abs, abs_max, abs_min, add, all, arctan, average, bitwise_and, bitwise_or, bitwise_xor,
+    bypass, ceil, copy, cos, divide, equal, erf, erf_dx, exp, floor, fmod, gelu, gelu_apprx_sigmoid,
+    gelu_apprx_sigmoid_dx, gelu_apprx_tanh, gelu_dx, greater, greater_equal, invert, left_shift,
+    less, less_equal, log, logical_and, logical_not, logical_or, logical_xor, matmul, max,
+    maximum, mean, min, minimum, mish, mod, multiply, negative, not_equal, power, prelu, prod,
+    reciprocal, relu, right_shift, rms_norm, rsqrt, sigmoid, sign, silu, silu_dx, sin, softmax,
+    softplus, sqrt, square, subtract, sum, tan, tanh, transpose, trunc, var, where)
+from .language_memory import (device_print, gather_flattened, load, load_transpose2d,  # noqa
+                              shared_constant, shared_identity_matrix, store)
