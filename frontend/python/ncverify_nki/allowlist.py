@@ -131,7 +131,13 @@ NKI_API = {
 # The top-level `nki` package: today's API (NKI 0.2-0.6, ncverify_nki/newapi), the names of the
 # 0.6 reference's nki, nki.language, nki.isa and nki.collectives pages that the stand-in has.
 NKI_API.update({
-    "nki": ("jit", "simulate", "language", "isa", "collectives", "typing"),
+    "nki": ("jit", "simulate", "language", "isa", "collectives", "typing", "dtype"),
+    # nki.dtype: undocumented; nki-library's annotations and tests name it (nki/dtype.py)
+    "nki.dtype": (
+        "bfloat16", "bool_", "float16", "float32", "float8_e4m3", "float8_e4m3fn", "float8_e5m2",
+        "float8_e4m3fn_x4", "float8_e5m2_x4", "float4_e2m1fn_x4", "float8_e8m0fnu", "int8",
+        "int16", "int32", "tfloat32", "uint8", "uint16", "uint32",
+    ),
     "nki.language": (
         "sbuf", "psum", "hbm", "private_hbm", "shared_hbm", "is_hbm", "is_on_chip", "is_psum",
         "is_sbuf", "tile_size",

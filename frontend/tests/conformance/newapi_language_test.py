@@ -5,15 +5,46 @@ of what the model does not compute. Each kernel is ncverify's own, checked again
 Run by `python3 -m ncverify_nki.run` (ctest label `conformance`)."""
 
 import enum
+import os
+import subprocess
+import tempfile
 import unittest
 from dataclasses import dataclass
 
 import numpy as np
 
 import nki
+import nki.dtype as nt
 import nki.isa as nisa
 import nki.language as nl
 from ncverify_nki.simulate import DynamicCheckFailure, KernelNotTraced
+
+# A kernel for `ncverify import --param`: an NKIObject config without @dataclass and an Enum.
+_CONFIGURED_KERNEL = """
+import enum
+import nki
+import nki.language as nl
+
+
+class Cfg(nl.NKIObject):
+    scale: float = 2.0
+    bias: float = 0.0
+
+
+class Mode(enum.Enum):
+    A = 1
+    B = 2
+
+
+@nki.jit
+def k(a, cfg=Cfg(), mode=Mode.A):
+    out = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+    y = nl.add(nl.multiply(nl.load(a), cfg.scale), cfg.bias)
+    if mode == Mode.B:
+        y = nl.exp(y)
+    nl.store(out, y)
+    return out
+"""
 
 # ------------------------------------------------------------------ compute calls
 
@@ -137,6 +168,21 @@ def placed(a):
 
 
 @nki.jit
+def rotating(a):
+    """Addresses that depend on the loop index: two rotating places per tensor."""
+    out = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+    for i in nl.affine_range(a.shape[0] // 32):
+        t = nl.ndarray((32, a.shape[1]), dtype=nl.float32, buffer=nl.sbuf,
+                       address=(0, (i % 2) * 512))
+        nisa.dma_copy(t, a[i * 32:(i + 1) * 32, :])
+        u = nl.ndarray((32, a.shape[1]), dtype=nl.float32, buffer=nl.sbuf,
+                       address=(32, (i % 2) * 512))
+        nisa.tensor_scalar(u, t, op0=nl.multiply, operand0=2.0)
+        nisa.dma_copy(out[i * 32:(i + 1) * 32, :], u)
+    return out
+
+
+@nki.jit
 def clobbered(a):
     """`second` is placed over `first` while `first` is still read."""
     p, f = a.shape
@@ -200,6 +246,18 @@ def configured(a, cfg=Scale(3.0), shift=Shift(1.0), mode=Mode.NEGATE):
     if mode == Mode.NEGATE:
         y = nl.negative(y)
     nl.store(out, y)
+    return out
+
+
+def _cast(x, dtype: nki.dtype = nl.bfloat16):
+    return nl.copy(x, dtype=dtype)
+
+
+@nki.jit
+def annotated(a):
+    """nki.dtype as an annotation (nki-library's habit) and as a module of dtypes."""
+    out = nl.ndarray(a.shape, dtype=nt.bfloat16, buffer=nl.shared_hbm)
+    nl.store(out, _cast(nl.load(a)))
     return out
 
 
@@ -341,6 +399,10 @@ class NewLanguageTest(unittest.TestCase):
         # eye is all ones: each row of ones.T @ (2a) is the column sums of 2a
         np.testing.assert_allclose(got[1], np.broadcast_to(2 * a.sum(0), a.shape), rtol=1e-5)
 
+    def test_explicit_addresses_per_loop_iteration(self):
+        a = self.rand(128, 64)
+        np.testing.assert_array_equal(nki.simulate(rotating)(a), 2 * a)
+
     def test_explicit_addresses_overlapping_while_read_fail(self):
         with self.assertRaises(DynamicCheckFailure) as caught:
             nki.simulate(clobbered)(self.rand(16, 8))
@@ -363,10 +425,46 @@ class NewLanguageTest(unittest.TestCase):
         got = nki.simulate(configured)(a, cfg=Scale(factor=2.0, offset=1.0), mode=Mode.DOUBLE)
         np.testing.assert_allclose(got, a * 2.0 + 2.0, rtol=1e-6)
 
+    def test_nki_dtype_module_and_annotation(self):
+        a = np.array([[1.0, 1.00390625, 3.5]] * 4, np.float32)  # 1 + 2^-8 rounds to 1 in bf16
+        got = nki.simulate(annotated)(a)
+        np.testing.assert_array_equal(np.asarray(got, np.float32), [[1.0, 1.0, 3.5]] * 4)
+
     def test_program_id_and_num_programs_default_to_axis_0(self):
         a = self.rand(256, 8)
         got = blocks[2](a)
         np.testing.assert_allclose(got, a + 1.0, rtol=1e-6)
+
+    def test_import_takes_nkiobject_and_enum_params(self):
+        """`--param cfg.bias=1.5` replaces a field of an NKIObject (its __dict__), `cfg=Cfg(..)`
+        builds one, `mode=Mode.B` names an enum member; a field it has not is a usage error."""
+        # the front end of this tree: the folder holding the `nki` stand-in
+        stand_ins = os.path.dirname(os.path.dirname(os.path.abspath(nki.__file__)))
+        env = dict(os.environ, NCVERIFY_FRONTEND_DIR=stand_ins)
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "configured.py")
+            with open(path, "w") as f:
+                f.write(_CONFIGURED_KERNEL)
+
+            def imp(*params):
+                args = [os.environ["NCVERIFY"], "import", path + ":k", "--input",
+                        "a=fp32[128,64]"]
+                for p in params:
+                    args += ["--param", p]
+                return subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                      env=env, text=True, timeout=60)
+
+            done = imp("cfg.bias=1.5")
+            self.assertEqual(done.returncode, 0, done.stderr)
+            self.assertIn("op0=multiply, operand0=2", done.stdout)
+            self.assertIn("op0=add, operand0=1.5", done.stdout)
+            done = imp("cfg=Cfg(scale=3.0)", "mode=Mode.B")
+            self.assertEqual(done.returncode, 0, done.stderr)
+            self.assertIn("op0=multiply, operand0=3", done.stdout)
+            self.assertIn("func=exp", done.stdout)
+            done = imp("cfg.nope=1")
+            self.assertEqual(done.returncode, 2)
+            self.assertIn("Cfg has no field nope (its fields: scale, bias)", done.stderr)
 
     def refused(self, kernel, *args, says):
         with self.assertRaises(KernelNotTraced) as caught:

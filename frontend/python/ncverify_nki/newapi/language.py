@@ -106,22 +106,38 @@ def _address(address, buffer, call):
         return None
     from .. import allocation
 
+    from ..expr import Lin, SymInt
+
+    def integer(a):
+        return isinstance(a, (int, SymInt)) and not isinstance(a, _builtins.bool)
+
     if not isinstance(address, (tuple, list)) or len(address) != 2 or not _builtins.all(
-            isinstance(a, int) and not isinstance(a, _builtins.bool) for a in address):
+            integer(a) for a in address):
         raise errors.NkiError("%s: address=%r; it is (partition_offset, free_offset), two "
-                              "integers known while tracing" % (call, address))
-    part, off = address
+                              "integers" % (call, address))
+    tr = trace.current()
+    part, off = (tr.evaluate(Lin.of(a)) for a in address)
     if is_hbm(buffer):
         raise errors.NkiError("%s: address= places SBUF or PSUM tensors; this one is in %r" %
                               (call, buffer))
-    if not 0 <= part < 128 or off < 0:
+    if not part.is_const():
+        raise errors.NkiError("%s: address=%r: the partition offset must be known while tracing "
+                              "(fix what it depends on with --param)" % (call, tuple(address)))
+    part = part.const
+    if off.is_const():
+        off = off.const
+    elif buffer is psum:
+        raise errors.NkiError("%s: address=%r: a PSUM offset must be known while tracing, to "
+                              "check that it starts a bank" % (call, tuple(address)))
+    # A symbolic SBUF offset (one depending on a loop index) is a placement per iteration; the
+    # interpreter checks each against the memory when the tensor comes alive.
+    if not 0 <= part < 128 or (isinstance(off, int) and off < 0):
         raise errors.NkiError("%s: address=%r: the partition offset is in [0, 128) and the byte "
                               "offset is not negative" % (call, tuple(address)))
     if buffer is psum and off % PSUM_BANK_BYTES:
         raise errors.NkiError("%s: address=%r: a PSUM tensor starts at a bank boundary (a "
                               "multiple of %d bytes; migration guide, \"Improved allocation "
                               "API\")" % (call, tuple(address), PSUM_BANK_BYTES))
-    tr = trace.current()
     if _check_layout not in tr.at_end:
         tr.at_end.append(_check_layout)
     if buffer is psum:
