@@ -262,6 +262,22 @@ def annotated(a):
 
 
 @nki.jit
+def limits(a):
+    """nl.tile_size's byte constants (NKI 0.4.0) and nl.empty_like of an HBM input (a private
+    HBM tensor, same shape and dtype)."""
+    out = nl.ndarray((1, 4), dtype=nl.float32, buffer=nl.shared_hbm)
+    scratch = nl.empty_like(a)
+    nisa.dma_copy(scratch, a)
+    t = nl.ndarray((1, 4), dtype=nl.float32, buffer=nl.sbuf)
+    for k, v in enumerate((nl.tile_size.total_available_sbuf_size, nl.tile_size.sbuf_fmax,
+                           nl.tile_size.psum_bank_fmax_bytes, nl.tile_size.pmax)):
+        nisa.memset(t[0:1, k:k + 1], float(v))
+    back = nl.load(scratch[0:1, 0:4])
+    nl.store(out, nl.add(t, back))
+    return out
+
+
+@nki.jit
 def blocks(a):
     """Program nl.program_id() (axis 0 by default) of nl.num_programs() writes its block."""
     p = nl.program_id()
@@ -429,6 +445,11 @@ class NewLanguageTest(unittest.TestCase):
         a = np.array([[1.0, 1.00390625, 3.5]] * 4, np.float32)  # 1 + 2^-8 rounds to 1 in bf16
         got = nki.simulate(annotated)(a)
         np.testing.assert_array_equal(np.asarray(got, np.float32), [[1.0, 1.0, 3.5]] * 4)
+
+    def test_tile_size_constants_of_trn1_and_empty_like(self):
+        a = np.zeros((4, 8), np.float32)
+        got = nki.simulate(limits)(a)
+        np.testing.assert_array_equal(got, [[176 * 1024, 176 * 256, 2048, 128]])
 
     def test_program_id_and_num_programs_default_to_axis_0(self):
         a = self.rand(256, 8)

@@ -16,6 +16,7 @@ from ..dtypes import (bfloat16, bool_, float8_e4m3, float8_e5m2, float16, float3
 from ..dtypes import DType
 from ..sealed import SealedClass
 from ..signatures import api
+from ..tiles import as_view
 
 # ---------------------------------------------------------------- buffers
 
@@ -208,23 +209,68 @@ def full(shape, fill_value, dtype, buffer=sbuf, name=""):
 
 
 @api("nl.zeros_like")
-def zeros_like(a, dtype=None, buffer=sbuf, name=""):
-    return zeros(a.shape, dtype if dtype is not None else a.dtype, buffer=buffer, name=name)
+def zeros_like(x, dtype=None, buffer=None, name=""):
+    """The 0.6 reference: buffer "defaults to sbuf"."""
+    return zeros(x.shape, dtype if dtype is not None else x.dtype,
+                 buffer=sbuf if buffer is None else buffer, name=name)
 
 
 @api("nl.empty_like")
-def empty_like(a, dtype=None, buffer=sbuf, name=""):
-    return ndarray(a.shape, dtype if dtype is not None else a.dtype, buffer=buffer, name=name)
+def empty_like(x, dtype=None, buffer=None, name=""):
+    """The 0.6 reference: dtype and buffer default to x's ("default: same as x"; an HBM x gives
+    a private_hbm tensor, a kernel output a shared_hbm one)."""
+    if buffer is None:
+        t = as_view(x, "nl.empty_like: x").tensor
+        buffer = {"sbuf": sbuf, "psum": psum}.get(t.mem) or \
+            (shared_hbm if t.role == "output" else private_hbm)
+    return ndarray(x.shape, dtype if dtype is not None else x.dtype, buffer=buffer, name=name)
 
 
-class tile_size(metaclass=SealedClass):  # noqa: N801
+class _TileSizeLimits(SealedClass):
+    """The SBUF sizes of nl.tile_size depend on the generation the kernel is traced for (NKI
+    0.4.0's byte constants): class properties of the metaclass."""
+
+    # Usable SBUF bytes per partition (the model's hw_config: trn1 176 KiB of 192 (ALLOC);
+    # trn2 212984 of 224 KiB and trn3 245752 of 256 KiB (KLR's total_available_sbuf_size,
+    # unconfirmed)); the SBUF is 128 partitions of 192, 224, 256 KiB.
+    _USABLE = {2: 176 * 1024, 3: 212984, 4: 245752}
+    _PER_PARTITION = {2: 192 * 1024, 3: 224 * 1024, 4: 256 * 1024}
+
+    @property
+    def total_available_sbuf_size(cls):
+        """Usable SBUF bytes per partition (deprecated in NKI 0.4.0 for sbuf_fmax_bytes)."""
+        from .constants import current_version
+
+        return cls._USABLE[int(current_version())]
+
+    @property
+    def sbuf_fmax_bytes(cls):
+        return cls.total_available_sbuf_size
+
+    @property
+    def sbuf_fmax(cls):
+        """The same in fp32 elements."""
+        return cls.total_available_sbuf_size // 4
+
+    @property
+    def sbuf_size_bytes(cls):
+        """The whole SBUF: 128 partitions."""
+        from .constants import current_version
+
+        return 128 * cls._PER_PARTITION[int(current_version())]
+
+
+class tile_size(metaclass=_TileSizeLimits):  # noqa: N801
     """nl.tile_size: the limits the 0.6 reference names; values as the legacy page and the ISA
     pages give them (nc_matmul: 128 partitions, stationary free size 128, moving 512; a PSUM bank
-    is 2 KiB per partition, 512 fp32, 8 banks)."""
+    is 2 KiB per partition, 512 fp32, 8 banks). psum_min_align and sbuf_min_align (older pages)
+    have no documented value and are not given. psum_num_banks is 8; the v2.30.0 page's 7 under
+    NKI_DMA_TRANSPOSE_AS_PE_TRANSPOSE=true (bank 7 kept for nc_transpose) is not modelled."""
 
     pmax = 128
     psum_fmax = 512  # deprecated in NKI 0.4.0 (psum_bank_fmax), still read by nki-library
     psum_bank_fmax = 512
+    psum_bank_fmax_bytes = 2048
     psum_num_banks = 8
     gemm_stationary_fmax = 128
     gemm_moving_fmax = 512
