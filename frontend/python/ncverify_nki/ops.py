@@ -48,6 +48,14 @@ def alu_name(f, what="op"):
     except TypeError:
         pass
     _refuse_unmodelled(f, what)
+    try:
+        unary = f in ACT
+    except TypeError:
+        unary = False
+    if unary:
+        raise errors.NkiError("%s %s is an activation function; the model's ALU has no unary "
+                              "operators (the shared page's abs, square, relu, rsqrt, reciprocal "
+                              "as op0 are not modelled): use nisa.activation" % (what, _fname(f)))
     raise errors.NkiError("%s %s is not an ALU operation the model knows" % (what, _fname(f)))
 
 

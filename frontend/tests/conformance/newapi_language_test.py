@@ -336,6 +336,14 @@ def abs_max_op(a):
 
 
 @nki.jit
+def unary_alu_op(a):
+    x = nl.load(a)
+    t = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_scalar(t, x, op0=nl.square, operand0=0.0)
+    return t
+
+
+@nki.jit
 def store_psum(a, b):
     out = nl.ndarray((a.shape[1], b.shape[1]), dtype=nl.float32, buffer=nl.shared_hbm)
     nl.store(out, nl.matmul(nl.load(a), nl.load(b), transpose_x=True))
@@ -507,6 +515,8 @@ class NewLanguageTest(unittest.TestCase):
         self.refused(erf_call, a, says=["nl.erf is not modelled", "no erf function"])
         self.refused(unmodelled_activation, a, says=["gelu_apprx_tanh is not modelled"])
         self.refused(abs_max_op, a, says=["abs_max is not modelled", "signed input"])
+        self.refused(unary_alu_op, a, says=["op0 square is an activation function",
+                                            "no unary operators"])
 
 
 if __name__ == "__main__":
