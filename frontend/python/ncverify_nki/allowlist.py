@@ -160,7 +160,7 @@ NKI_API.update({
         "sign", "ceil", "floor", "trunc", "prelu", "gelu_dx", "gelu_apprx_tanh",
         "gelu_apprx_sigmoid", "gelu_apprx_sigmoid_dx", "silu_dx", "softplus", "mish", "erf",
         "erf_dx", "sum", "max", "min", "prod", "mean", "var", "all", "softmax", "rms_norm",
-        "where", "matmul", "transpose",
+        "where", "matmul", "transpose", "broadcast_to",
     ),
     "nki.isa": (
         "activation", "activation_reduce", "dma_copy", "get_nc_sub_version", "get_nc_version",

@@ -111,6 +111,19 @@ def transposes(a):
 
 
 @nki.jit
+def broadcasts_to(row, col):
+    """nl.broadcast_to: [1, F] -> [P, F], [P, 1] -> [P, F], and a same-shape dtype cast."""
+    p, f = col.shape[0], row.shape[1]
+    out = nl.ndarray((2, p, f), dtype=nl.float32, buffer=nl.shared_hbm)
+    cast = nl.ndarray((1, f), dtype=nl.float32, buffer=nl.shared_hbm)
+    nl.store(out[0], nl.broadcast_to(nl.load(row), (p, f)))
+    nl.store(out[1], nl.broadcast_to(nl.load(col), (p, f)))
+    same = nl.broadcast_to(nl.load(row), (1, f), dtype=nl.bfloat16)
+    nl.store(cast, nl.copy(same, dtype=nl.float32))
+    return out, cast
+
+
+@nki.jit
 def identity_product(a):
     """identity.T @ a == a; the identity also written into a given tile (dst=)."""
     n = a.shape[0]
@@ -401,6 +414,14 @@ class NewLanguageTest(unittest.TestCase):
         got = nki.simulate(transposes)(a)
         np.testing.assert_array_equal(got[0], a.T)
         np.testing.assert_array_equal(got[1], a.T)
+
+    def test_broadcast_to(self):
+        row, col = self.rand(1, 40), self.rand(64, 1)
+        got, cast = nki.simulate(broadcasts_to)(row, col)
+        np.testing.assert_array_equal(got[0], np.broadcast_to(row, (64, 40)))
+        np.testing.assert_array_equal(got[1], np.broadcast_to(col, (64, 40)))
+        np.testing.assert_allclose(cast, row, rtol=2 ** -8)  # through bf16
+        self.assertFalse(np.array_equal(cast, row))  # rounded: the dtype= cast happened
 
     def test_shared_identity_matrix(self):
         a = self.rand(64, 64)

@@ -403,6 +403,7 @@ static_range = legacy.static_range
 # data-movement calls (language_memory.py).
 from .language_compute import (  # noqa: E402,F401
     abs, abs_max, abs_min, add, all, arctan, average, bitwise_and, bitwise_or, bitwise_xor,
+    broadcast_to,
     bypass, ceil, copy, cos, divide, equal, erf, erf_dx, exp, floor, fmod, gelu, gelu_apprx_sigmoid,
     gelu_apprx_sigmoid_dx, gelu_apprx_tanh, gelu_dx, greater, greater_equal, invert, left_shift,
     less, less_equal, log, logical_and, logical_not, logical_or, logical_xor, matmul, max,

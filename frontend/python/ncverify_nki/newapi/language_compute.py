@@ -192,6 +192,22 @@ min = _reduction("min", "min")  # noqa: A001
 prod = _reduction("prod", "multiply")
 
 
+@api("nl.broadcast_to")
+def broadcast_to(x, shape, dtype=None):
+    """x (an SBUF or PSUM tile, "the source tile in SBUF or PSUM") broadcast to `shape` of the
+    same rank, each dim equal or from 1: x itself when the shapes agree (a copy when `dtype`
+    differs), else a new SBUF tile (the legacy call's partition and free-dim broadcasts)."""
+    from .. import language as legacy
+
+    v = _tile(x, "nl.broadcast_to")
+    dt = _dtype(dtype, "nl.broadcast_to")
+    out = legacy.broadcast_to(Tile(v), shape=shape)
+    ov = as_view(out)
+    if dt is not None and ops._dtype(dt, None) != ov.tensor.dtype:
+        return ops.copy(out, dtype=dt, engine="vector")
+    return out
+
+
 # ---------------------------------------------------------------- Tensor engine
 
 @api("nl.matmul")
