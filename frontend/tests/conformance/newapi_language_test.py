@@ -9,7 +9,7 @@ import os
 import subprocess
 import tempfile
 import unittest
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -243,7 +243,10 @@ class Scale(nl.NKIObject):
 
 @dataclass
 class Shift(nl.NKIObject):
+    """@dataclass: dataclasses' own __init__ (a default_factory field included)."""
+
     amount: float = 0.0
+    extra: list = field(default_factory=lambda: [0.25])
 
 
 class Mode(enum.Enum):
@@ -255,7 +258,7 @@ class Mode(enum.Enum):
 def configured(a, cfg=Scale(3.0), shift=Shift(1.0), mode=Mode.NEGATE):
     out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
     x = nl.load(a)
-    y = nl.add(nl.multiply(x, cfg.factor), cfg.offset + shift.amount)
+    y = nl.add(nl.multiply(x, cfg.factor), cfg.offset + shift.amount + shift.extra[0])
     if mode == Mode.NEGATE:
         y = nl.negative(y)
     nl.store(out, y)
@@ -466,9 +469,9 @@ class NewLanguageTest(unittest.TestCase):
     def test_nkiobject_without_dataclass_dataclass_and_enum_arguments(self):
         a = self.rand(8, 8)
         got = nki.simulate(configured)(a)
-        np.testing.assert_allclose(got, -(a * 3.0 + 1.5), rtol=1e-6)
+        np.testing.assert_allclose(got, -(a * 3.0 + 1.75), rtol=1e-6)
         got = nki.simulate(configured)(a, cfg=Scale(factor=2.0, offset=1.0), mode=Mode.DOUBLE)
-        np.testing.assert_allclose(got, a * 2.0 + 2.0, rtol=1e-6)
+        np.testing.assert_allclose(got, a * 2.0 + 2.25, rtol=1e-6)
 
     def test_nki_dtype_module_and_annotation(self):
         a = np.array([[1.0, 1.00390625, 3.5]] * 4, np.float32)  # 1 + 2^-8 rounds to 1 in bf16

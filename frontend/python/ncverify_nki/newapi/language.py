@@ -285,47 +285,42 @@ class NKIObject:
     an ordinary Python object: the trace reads its fields as values.
 
     "classes with and without the @dataclass decorator will be compiled in the same way": a
-    subclass that defines no __init__ gets the guide's default one, each annotated field a
-    parameter in order with its class value as default (None if it has none), then
-    `__post_init__()`; @dataclass, applied after, replaces it with its own."""
+    subclass without an __init__ of its own gets the guide's default one (this one): each
+    annotated field a parameter in order, its class value the default (None if it has none),
+    then `__post_init__()`. A @dataclass subclass has dataclasses' own __init__, which takes
+    precedence (field(default_factory=...) included). The class itself keeps the 0.6
+    reference's `NKIObject(**kwargs)`."""
 
-    def __init__(self, **kwargs):
-        for k, v in kwargs.items():
-            setattr(self, k, v)
-
-    def __init_subclass__(cls, **kw):
-        super().__init_subclass__(**kw)
-        if "__init__" in cls.__dict__:
-            return
+    def __init__(self, *args, **kwargs):
+        cls = type(self)
         fields = []
         for base in reversed(cls.__mro__):
             for name in base.__dict__.get("__annotations__", {}):
                 if name not in fields:
                     fields.append(name)
         if not fields:
+            if args:
+                raise errors.NkiError("%s() takes keyword arguments only (it declares no "
+                                      "fields)" % cls.__name__)
+            for k, v in kwargs.items():
+                setattr(self, k, v)
             return
-
-        def __init__(self, *args, **kwargs):
-            if len(args) > len(fields):
-                raise errors.NkiError("%s() takes %d field values, %d given" %
-                                      (cls.__name__, len(fields), len(args)))
-            for name in kwargs:
-                if name not in fields:
-                    raise errors.NkiError("%s() has no field '%s' (its fields: %s)" %
-                                          (cls.__name__, name, ", ".join(fields)))
-            given = dict(zip(fields, args))
-            for name, value in kwargs.items():
-                if name in given:
-                    raise errors.NkiError("%s(): field '%s' given twice" % (cls.__name__, name))
-                given[name] = value
-            for name in fields:
-                setattr(self, name, given[name] if name in given else getattr(cls, name, None))
-            post = getattr(self, "__post_init__", None)
-            if post is not None:
-                post()
-
-        __init__.__qualname__ = cls.__qualname__ + ".__init__"
-        cls.__init__ = __init__
+        if len(args) > len(fields):
+            raise errors.NkiError("%s() takes %d field values, %d given" %
+                                  (cls.__name__, len(fields), len(args)))
+        given = dict(zip(fields, args))
+        for name, value in kwargs.items():
+            if name not in fields:
+                raise errors.NkiError("%s() has no field '%s' (its fields: %s)" %
+                                      (cls.__name__, name, ", ".join(fields)))
+            if name in given:
+                raise errors.NkiError("%s(): field '%s' given twice" % (cls.__name__, name))
+            given[name] = value
+        for name in fields:
+            setattr(self, name, given[name] if name in given else getattr(cls, name, None))
+        post = getattr(self, "__post_init__", None)
+        if post is not None:
+            post()
 
 
 # ---------------------------------------------------------------- launch and scheduling
