@@ -72,6 +72,16 @@ def integer_ops(a, b):
 
 
 @nki.jit
+def nots(a):
+    """nl.invert and nl.logical_not of an integer tile (XOR with all-ones, with 1)."""
+    out = nl.ndarray((2,) + a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    x = nl.load(a)
+    nl.store(out[0], nl.invert(x))
+    nl.store(out[1], nl.logical_not(nl.bitwise_and(x, 1)))
+    return out
+
+
+@nki.jit
 def unaries(a):
     out = nl.ndarray((9,) + a.shape, dtype=nl.float32, buffer=nl.shared_hbm)
     x = nl.load(a)
@@ -354,6 +364,22 @@ def abs_max_op(a):
 
 
 @nki.jit
+def logical_and_op(a):
+    x = nl.load(a)
+    t = nl.ndarray(a.shape, dtype=nl.int32, buffer=nl.sbuf)
+    nisa.tensor_tensor(t, x, x, op=nl.logical_and)
+    return t
+
+
+@nki.jit
+def invert_op(a):
+    x = nl.load(a)
+    t = nl.ndarray(a.shape, dtype=nl.int32, buffer=nl.sbuf)
+    nisa.tensor_scalar(t, x, op0=nl.invert, operand0=0)
+    return t
+
+
+@nki.jit
 def unary_alu_op(a):
     x = nl.load(a)
     t = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.sbuf)
@@ -394,6 +420,14 @@ class NewLanguageTest(unittest.TestCase):
         got = nki.simulate(integer_ops)(a, b)
         for k, w in enumerate((a & b, a | b, a ^ b, a << 2, a >> 1)):
             np.testing.assert_array_equal(got[k], w, err_msg="output %d" % k)
+
+    def test_invert_and_logical_not_of_integers(self):
+        for dt in (np.int32, np.uint8, np.uint16):
+            a = self.rng.integers(0, 200, (16, 12)).astype(dt)
+            got = nki.simulate(nots)(a)
+            np.testing.assert_array_equal(got[0], ~a, err_msg=str(dt))
+            np.testing.assert_array_equal(got[1], 1 - (a & 1), err_msg=str(dt))
+        self.refused(nots, np.zeros((4, 4), np.uint32), says=["all-ones mask is no fp32"])
 
     def test_unary_calls(self):
         a = self.rand(128, 64)
@@ -541,6 +575,10 @@ class NewLanguageTest(unittest.TestCase):
         self.refused(erf_call, a, says=["nl.erf is not modelled", "no erf function"])
         self.refused(unmodelled_activation, a, says=["gelu_apprx_tanh is not modelled"])
         self.refused(abs_max_op, a, says=["abs_max is not modelled", "signed input"])
+        ints = np.zeros((16, 8), np.int32)
+        self.refused(logical_and_op, ints, says=["op logical_and is not modelled",
+                                                 "no logical_and operator"])
+        self.refused(invert_op, ints, says=["op0 invert is not modelled", "no bitwise-not"])
         self.refused(unary_alu_op, a, says=["op0 square is an activation function",
                                             "no unary operators"])
 

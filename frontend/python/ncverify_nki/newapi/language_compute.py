@@ -288,11 +288,9 @@ floor = _unmodelled("floor", _NO_LOWERING)
 trunc = _unmodelled("trunc", _NO_LOWERING)
 
 # ALU operators of the shared page the model has not got (or computes otherwise).
-invert = _unmodelled("invert", _NO_ALU % "bitwise-not")
 logical_and = _unmodelled("logical_and", _NO_ALU % "logical_and", "x, y, dtype=None")
 logical_or = _unmodelled("logical_or", _NO_ALU % "logical_or", "x, y, dtype=None")
 logical_xor = _unmodelled("logical_xor", _NO_ALU % "logical_xor", "x, y, dtype=None")
-logical_not = _unmodelled("logical_not", _NO_ALU % "logical-not")
 _ABS = "NKI 0.4.0's %s returns the signed input of %s magnitude (ties give y; the 0.6 " \
        "reference), the model's ALU op of that name the magnitude itself"
 abs_max = _unmodelled("abs_max", _ABS % ("nl.abs_max", "larger"), "x, y, dtype=None")
@@ -316,6 +314,42 @@ softmax = _unmodelled("softmax", _NO_LOWERING, "x, axis=-1, dtype=None")
 rms_norm = _unmodelled("rms_norm", _NO_LOWERING,
                        "x, w, axis, n, epsilon=1e-06, dtype=None, compute_dtype=None")
 where = _unmodelled("where", _NO_LOWERING, "condition, x, y, dtype=None")
+
+
+# All ones of each integer dtype as the fp32 immediate of a tensor_scalar (exact up to 16 bits;
+# int32's is -1). uint32's 2^32-1 is no fp32 value.
+_ALL_ONES = {"int32": -1.0, "uint8": 255.0, "uint16": 65535.0}
+
+
+def _xor_with(call, x, dtype, value_of):
+    v = _tile(x, call)
+    _integers(call, v)
+    value = value_of(v.tensor.dtype)
+    if value is None:
+        raise errors.NkiError("%s: x is uint32; its all-ones mask is no fp32 immediate, so the "
+                              "model's tensor_scalar cannot hold it" % call)
+    return ops.binary("bitwise_xor", Tile(v), value, dtype=_dtype(dtype, call))
+
+
+@api("nl.invert")
+def invert(x, dtype=None):
+    """Bitwise NOT of an integer tile: "Implemented as XOR with all-ones" (the reference), a
+    tensor_scalar bitwise_xor with the dtype's all-ones (int32, uint8, uint16)."""
+    return _xor_with("nl.invert", x, dtype, _ALL_ONES.get)
+
+
+@api("nl.logical_not")
+def logical_not(x, dtype=None):
+    """"Implemented as XOR with 1, so inputs should be boolean-like (0 or 1 values)" (the
+    reference): a tensor_scalar bitwise_xor with 1 of an integer tile (a float tile's XOR would
+    act on its bit pattern, which the model's value-level bitwise operators do not)."""
+    return _xor_with("nl.logical_not", x, dtype, lambda dt: 1.0)
+
+
+# As op= constants they are the shared page's unary bitvec / logical operators, which the
+# model's ALU has not got.
+ops.UNMODELLED[invert] = _NO_ALU % "bitwise-not"
+ops.UNMODELLED[logical_not] = _NO_ALU % "logical-not"
 
 
 class _Bypass:
