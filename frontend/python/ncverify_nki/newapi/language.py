@@ -387,20 +387,6 @@ def dropout(x, rate, dtype=None):
                                    None else None)
 
 
-# ---------------------------------------------------------------- memory movement
-
-@api("nl.load")
-def load(src, dtype=None):
-    """nl.load (re-introduced in NKI 0.3.0, without mask=): an SBUF tile of src's values."""
-    return legacy.load(src, dtype=dtype)
-
-
-@api("nl.store")
-def store(dst, value):
-    """nl.store (NKI 0.3.0, without mask=): dst (HBM) = value."""
-    return legacy.store(dst, value)
-
-
 # ---------------------------------------------------------------- what the new API keeps
 
 ds = legacy.ds
