@@ -1,7 +1,8 @@
 """The new API's DMA, pattern and register calls (`import nki`, NKI 0.2-0.6) under the simulator:
 nisa.dma_copy (no PSUM since NKI 0.3.0, dge_mode/engine/priority per generation), nisa.dma_transpose
 (exact dst shape since NKI 0.4.0), nisa.dma_compute (a sum on the DMA engines), nisa.iota and
-nisa.affine_select with an access pattern, and the register calls the model refuses. ncverify's
+nisa.affine_select with an access pattern, the register calls the model refuses, and a kernel's
+outputs in nl.shared_hbm (NKI 0.3.0). ncverify's
 own kernels; the expected arrays are computed here with NumPy. Run by
 `python3 -m ncverify_nki.run` (ctest label `conformance`)."""
 
@@ -256,6 +257,20 @@ def registers(a, case):
     return _out(t)
 
 
+@nki.jit
+def returns_private_hbm(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.hbm)
+    nisa.dma_copy(dst=out, src=a)
+    return out
+
+
+@nki.jit
+def returns_shared_hbm(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=a)
+    return out
+
+
 def bf16(x):
     """float32 -> the nearest bfloat16 (ties to even), as float32 (finite values)."""
     bits = np.asarray(x, dtype=np.float32).view(np.uint32)
@@ -299,6 +314,16 @@ class DmaCopyTest(unittest.TestCase):
         with self.assertRaises(KernelNotTraced) as caught:
             copy_priority_trn3(self.a)
         self.assertIn("priority=0 is not modelled", str(caught.exception))
+
+
+class OutputsTest(unittest.TestCase):
+    def test_outputs_are_shared_hbm(self):
+        a = np.arange(12, dtype=np.float32).reshape(3, 4)
+        np.testing.assert_array_equal(returns_shared_hbm(a), a)
+        with self.assertRaises(KernelNotTraced) as caught:
+            returns_private_hbm(a)
+        self.assertIn(HERE, str(caught.exception))
+        self.assertIn("a kernel's outputs are nl.shared_hbm tensors", str(caught.exception))
 
 
 class DmaTransposeTest(unittest.TestCase):

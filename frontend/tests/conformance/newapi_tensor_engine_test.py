@@ -188,6 +188,38 @@ def _transposer(gen, dst_dtype, buffer, engine=nisa.engine.unknown):
 
 
 @nki.jit(platform_target="trn2")
+def transpose_dtype_refused(a, dtype):
+    """data of `dtype` through the Tensor engine (dst in PSUM, the same dtype)."""
+    P, F = a.shape
+    t = nl.ndarray((P, F), dtype=dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a)
+    d = nl.ndarray((F, P), dtype=dtype, buffer=nl.psum)
+    nisa.nc_transpose(d, t)
+    return _store(d, nl.float32)
+
+
+@nki.jit
+def matmul_shapes_refused(a, case):
+    """Operands whose shapes the page's "Tile size" rules out."""
+    st = nl.ndarray((128, 128), dtype=a.dtype, buffer=nl.sbuf)
+    mv = nl.ndarray((64, 32), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.memset(st, 1.0)
+    nisa.memset(mv, 1.0)
+    acc = nl.ndarray((128, 32), dtype=nl.float32, buffer=nl.psum)
+    if case == "partitions":
+        nisa.nc_matmul(acc, st, mv)
+    elif case == "tile_too_small":
+        nisa.nc_matmul(acc, st[0:64, :], mv, tile_position=(0, 0), tile_size=(64, 64))
+    elif case == "dst_shape":
+        nisa.nc_matmul(acc[0:64, :], st[0:64, :], mv)
+    elif case == "psum_operand":
+        ps = nl.ndarray((64, 32), dtype=nl.float32, buffer=nl.psum)
+        nisa.memset(ps, 1.0)
+        nisa.nc_matmul(acc, st[0:64, :], ps)
+    return _store(acc)
+
+
+@nki.jit(platform_target="trn2")
 def transpose_by_version(a):
     """The dst dtype a portable kernel picks: fp32 on NeuronCore-v2, the input's from v3."""
     P, F = a.shape
@@ -284,6 +316,18 @@ class MatmulRefusalTest(unittest.TestCase):
                 self.assertIn("newapi_tensor_engine_test.py:", str(caught.exception))
                 self.assertIn(words, str(caught.exception))
 
+    def test_shapes(self):
+        a = np.zeros((1, 1), dtype=np.float32)
+        for case, words in (("partitions", "stationary has 128 partitions, moving 64"),
+                            ("tile_too_small", "tile_size columns (free size) 64 is smaller"),
+                            ("dst_shape", "differ in partitions or elements per partition"),
+                            ("psum_operand", "moving is in PSUM; the Tensor engine reads SBUF")):
+            with self.subTest(case=case):
+                with self.assertRaises(KernelNotTraced) as caught:
+                    matmul_shapes_refused(a, case)
+                self.assertIn("newapi_tensor_engine_test.py:", str(caught.exception))
+                self.assertIn(words, str(caught.exception))
+
     def test_moving_wider_than_a_psum_bank_before_v4(self):
         a, b = operands(9, k=128, n=1024)
         with self.assertRaises(KernelNotTraced) as caught:
@@ -327,6 +371,12 @@ class TransposeTest(unittest.TestCase):
              "the Tensor engine reads SBUF and writes PSUM"),
             (_transposer("trn1", nl.float32, nl.psum, nisa.engine.gpsimd), self.small,
              "is not one the call runs on"),
+        ]
+        cases += [
+            (lambda x: transpose_dtype_refused(x, nl.int32), self.small,
+             "the model's Tensor-engine transpose is a float matmul"),
+            (lambda x: transpose_dtype_refused(x, nl.float8_e4m3), self.small,
+             "writes fp8 as 16-bit PSUM elements"),
         ]
         for kernel, arr, words in cases:
             with self.subTest(words=words):

@@ -198,6 +198,10 @@ def _check_sizes(stationary, moving, d, tile_size, gen):
     4096 (fp32 dst) or 8192 (bf16 dst) from NeuronCore-v4."""
     r = trace.current().evaluate
     s, m = as_view(stationary, "stationary"), as_view(moving, "moving")
+    for what, v in (("stationary", s), ("moving", m)):
+        if v.tensor.mem != "sbuf":
+            raise errors.NkiError("%s: %s is in %s; the Tensor engine reads SBUF" %
+                                  (_MM, what, v.tensor.mem.upper()))
     ks, km = r(s.logical_lins()[0]), r(m.logical_lins()[0])
     if ks.is_const() and km.is_const() and ks.const != km.const:
         raise errors.NkiError("%s: stationary has %d partitions, moving %d: the contraction is "
