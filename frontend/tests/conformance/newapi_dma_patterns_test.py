@@ -144,6 +144,14 @@ def compute_rmw_bf16(a, b):
 
 
 @nki.jit
+def compute_bf16_three(a, b, c):
+    """dst bf16 = a + b + c: the fp32 sum rounded once (through an fp32 staging tile)."""
+    t = nl.ndarray(a.shape, dtype=nl.bfloat16, buffer=nl.sbuf)
+    nisa.dma_compute(t, [a, b, c], nl.add)
+    return _out(t, nl.float32)
+
+
+@nki.jit
 def compute_refused(a, b, case):
     t = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.sbuf)
     if case == "multiply":
@@ -152,9 +160,10 @@ def compute_refused(a, b, case):
         nisa.dma_compute(t, [a, b], nl.add, scales=[1.0, 2.0])
     elif case == "non_unique":
         nisa.dma_compute(t, [a, b], nl.add, unique_indices=False)
-    elif case == "bf16_three":
-        t16 = nl.ndarray(a.shape, dtype=nl.bfloat16, buffer=nl.sbuf)
-        nisa.dma_compute(t16, [a, b, a], nl.add)
+    elif case == "bf16_three_hbm":
+        h = nl.ndarray(a.shape, dtype=nl.bfloat16, buffer=nl.shared_hbm)
+        nisa.dma_compute(h, [a, b, a], nl.add)
+        return h
     elif case == "skip":
         nisa.dma_compute(t, [a, b], nl.add, oob_mode=nisa.oob_mode.skip)
     elif case == "empty":
@@ -359,13 +368,20 @@ class DmaComputeTest(unittest.TestCase):
         b = rng.uniform(-1e-2, 1e-2, (16, 32)).astype(np.float32)
         np.testing.assert_array_equal(compute_rmw_bf16(a, b), bf16(bf16(a) + b))
 
+    def test_a_bf16_sum_of_three_is_rounded_once(self):
+        rng = np.random.default_rng(5)
+        a, b, c = (rng.uniform(-1, 1, (16, 32)).astype(np.float32) for _ in range(3))
+        want = bf16((a + b) + c)
+        np.testing.assert_array_equal(compute_bf16_three(a, b, c), want)
+        self.assertFalse(np.array_equal(want, bf16(bf16(bf16(a) + b) + c)))  # not step by step
+
     def test_refusals(self):
         a = np.zeros((16, 32), dtype=np.float32)
         refused(self, compute_refused, (a, a), {
             "multiply": "reduce_op must be nl.add",
             "scales": "every scale must be 1.0",
             "non_unique": "unique_indices=False is not modelled",
-            "bf16_three": "each rounded to dst.dtype",
+            "bf16_three_hbm": "the fp32 staging tile that avoids it is an SBUF tile",
             "skip": "oob_mode='skip' is not modelled",
             "empty": "srcs= takes a list of 1 to 16 tensors",
         })

@@ -5,7 +5,7 @@ __init__.py at 81ce03ae; https://awsdocs-neuron.readthedocs-hosted.com/en/latest
 generated/nki.isa.dma_copy.html, .../nki.isa.dma_transpose.html, .../nki.isa.dma_compute.html)
 and the release notes of NKI 0.3.0-0.6.0."""
 
-from .. import errors, ops, trace
+from .. import errors, ops, rules, trace
 from .. import isa as legacy
 from ..expr import Lin
 from ..program import Enum, View
@@ -182,8 +182,10 @@ def dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True, oob_mode
     """dst = srcs[0] + srcs[1] + ... in fp32 on the DMA engines, cast to dst.dtype (only nl.add
     and scales of 1.0 are supported, the page says). Recorded as DMAs: the first source copied
     into dst (none when a source is dst itself, the read-modify-write form), each other one
-    added with the DMA's read-modify-write add, in order; exact where no intermediate rounding
-    to dst.dtype happens (an fp32 dst, or two sources of which one is dst or has dst's dtype)."""
+    added with the DMA's read-modify-write add, in order. Where that would round to dst.dtype
+    between steps (a non-fp32 dst, more than two sources or the first not of dst's dtype) the
+    sum goes through an fp32 SBUF staging tile and one final DMA (an SBUF dst), else it is
+    refused."""
     _name_arg(_CO, name)
     if ops.alu_name(reduce_op, "reduce_op") != "add":
         raise errors.NkiError("%s: reduce_op must be nl.add (the only one the page supports)" %
@@ -216,23 +218,38 @@ def dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True, oob_mode
     if len(own) > 1:
         refuse(_CO, "srcs", "dst twice", "the read-modify-write form has dst once")
     order = own + [k for k in range(len(views)) if k not in own]
+    tr = trace.current()
     exact = d.tensor.dtype == "fp32" or len(views) == 1 or \
         (len(views) == 2 and (own or views[order[0]].tensor.dtype == d.tensor.dtype))
-    if not exact:
-        refuse(_CO, "dst", "a %s tensor" % d.tensor.dtype, "the sum of these sources is "
-               "recorded as successive read-modify-write DMAs, each rounded to dst.dtype, while "
-               "the DMA engines round the fp32 sum once; an fp32 dst (or two sources, one of "
-               "them dst or of dst's dtype) is exact")
-    tr = trace.current()
-    for n, k in enumerate(order):
-        v = views[k]
-        if n == 0 and own:
+    if exact:
+        _sum_into(tr, d, [views[k] for k in order], bool(own))
+        return
+    if d.tensor.mem != "sbuf":
+        refuse(_CO, "dst", "a %s tensor in %s" % (d.tensor.dtype, d.tensor.mem.upper()),
+               "the DMA engines round the fp32 sum once; summed step by step in dst each step "
+               "would round to dst.dtype, and the fp32 staging tile that avoids it is an SBUF "
+               "tile, for an SBUF dst")
+    # The fp32 sum in an SBUF staging tile, then one DMA that rounds it to dst.dtype: the
+    # values are the engines'; the time is one DMA more than theirs.
+    stage = rules.result_tile(tr, "sbuf", "fp32", d.logical_lins(), d.tensor.name + "_sum")
+    _sum_into(tr, stage.full_view(), [views[k] for k in order], False)
+    _dma(tr, d, stage.full_view())
+
+
+def _dma(tr, d, v, rmw=False):
+    hbm = d.tensor if d.tensor.mem == "hbm" else v.tensor
+    queue = tr.queue_for(hbm)
+    tr.instr("dma_copy", [(None, d), (None, v)] + ([("queue", queue)] if queue else []) +
+             ([("dst_rmw", Enum("add"))] if rmw else []))
+
+
+def _sum_into(tr, d, views, first_is_dst):
+    """d = views[0] + views[1] + ... as DMAs: a copy of the first (none when it is d itself),
+    then a read-modify-write add of each other, in order."""
+    for n, v in enumerate(views):
+        if n == 0 and first_is_dst:
             continue
-        hbm = d.tensor if d.tensor.mem == "hbm" else v.tensor
-        queue = tr.queue_for(hbm)
-        extra = [("dst_rmw", Enum("add"))] if n > 0 else []
-        tr.instr("dma_copy", [(None, d), (None, v)] + ([("queue", queue)] if queue else []) +
-                 extra)
+        _dma(tr, d, v, rmw=n > 0)
 
 
 def _same_view(a, b):
