@@ -102,6 +102,15 @@ def transpose_3d_sbuf(a):
 
 
 @nki.jit
+def transpose_4d(a):
+    """[w, x, y, z] in HBM -> [z, x, y, w] (axes (3, 1, 2, 0)) in SBUF."""
+    w, x, y, z = a.shape
+    t = nl.ndarray((z, x, y, w), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.dma_transpose(t, a, axes=(3, 1, 2, 0))
+    return _out(t)
+
+
+@nki.jit
 def transpose_refused(a, case):
     m, n = a.shape
     t = nl.ndarray((n, m), dtype=a.dtype, buffer=nl.sbuf)
@@ -336,12 +345,14 @@ class OutputsTest(unittest.TestCase):
 
 
 class DmaTransposeTest(unittest.TestCase):
-    def test_2d_from_hbm_and_3d_within_sbuf(self):
+    def test_2d_and_4d_from_hbm_and_3d_within_sbuf(self):
         rng = np.random.default_rng(2)
         a = rng.standard_normal((24, 40)).astype(np.float32)
         np.testing.assert_array_equal(transpose_2d(a), a.T)
         b = rng.standard_normal((8, 5, 6)).astype(np.float32)
         np.testing.assert_array_equal(transpose_3d_sbuf(b), b.transpose(2, 1, 0))
+        c = rng.standard_normal((3, 4, 5, 6)).astype(np.float32)
+        np.testing.assert_array_equal(transpose_4d(c), c.transpose(3, 1, 2, 0))
 
     def test_refusals(self):
         a = np.zeros((24, 40), dtype=np.float32)

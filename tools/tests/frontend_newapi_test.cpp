@@ -1,7 +1,9 @@
-// The generation a traced NKI kernel is traced for (label frontend): `--gen` of import, run,
-// check, bench and prove reaches the tracer, so nki.isa.get_nc_version() answers NeuronCore-v2,
-// v3 or v4 for trn1, trn2 or trn3 (trn1 without --gen); a --gen that contradicts the kernel's
-// own nki.jit(platform_target=) and `import --gen all` are usage errors.
+// New-API NKI kernels (`import nki`) through the CLI (label frontend): the generation a kernel
+// is traced for (`--gen` of import, run, check, bench and prove reaches the tracer, so
+// nki.isa.get_nc_version() answers NeuronCore-v2, v3 or v4 for trn1, trn2 or trn3, trn1 without
+// --gen; a --gen that contradicts the kernel's own nki.jit(platform_target=) and `import --gen
+// all` are usage errors), and an nc_matmul whose accumulate flag depends on the loop variable
+// staying a symbolic program that `prove` proves for every shape.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -13,8 +15,8 @@ namespace {
 
 const fs::path kKernels = NCV_FRONTEND_KERNELS_DIR;
 
-std::string kernel(const std::string& function) {
-  return (kKernels / "nc_version.py").string() + ":" + function;
+std::string kernel(const std::string& function, const std::string& file = "nc_version.py") {
+  return (kKernels / file).string() + ":" + function;
 }
 
 TEST(FrontendGeneration, ImportTracesForTheNamedGeneration) {
@@ -64,6 +66,23 @@ TEST(FrontendGeneration, ContradictionsAndSeveralGenerationsAreUsageErrors) {
       run_cli({"import", kernel("for_trn2"), "--input", "a=fp32[4,8]", "--gen", "trn2"}).exit_code,
       0);
   EXPECT_EQ(run_cli({"import", kernel("for_trn2"), "--input", "a=fp32[4,8]"}).exit_code, 0);
+}
+
+TEST(FrontendNewApiMatmul, AFlagOnTheLoopVariableSplitsTheSymbolicLoopAndProves) {
+  const std::string k = kernel("matmul_k_tiles", "newapi_matmul.py");
+  const CliResult r = run_cli({"import", k, "--shape", "a=K,M", "--shape", "b=K,N"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("param K in [128, 65536] multiple_of 128"), std::string::npos) << r.out;
+  // the first iteration overwrites (accumulate's default, false), the rest accumulate
+  const size_t first = r.out.find("for k in affine_range(1) {");
+  const size_t rest = r.out.find("for k in affine_range(1, K // 128) {");
+  ASSERT_NE(first, std::string::npos) << r.out;
+  ASSERT_NE(rest, std::string::npos) << r.out;
+  EXPECT_EQ(r.out.substr(first, rest - first).find("accumulate=true"), std::string::npos);
+  EXPECT_NE(r.out.find("accumulate=true", rest), std::string::npos);
+  const CliResult p = run_cli({"prove", k, "--shape", "a=K,M", "--shape", "b=K,N"});
+  EXPECT_EQ(p.exit_code, 0) << describe(p);
+  EXPECT_NE(p.out.find("PROVED"), std::string::npos) << p.out;
 }
 
 }  // namespace
