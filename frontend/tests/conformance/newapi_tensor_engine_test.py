@@ -83,6 +83,27 @@ def matmul_per_block(a, b):
     return out
 
 
+@nki.jit
+def matmul_regions(a, b, case):
+    """accumulate=None per PSUM location across matmuls of different regions of one tile:
+    a region inside what earlier matmuls wrote adds, a disjoint one overwrites, one that is
+    partly written is refused."""
+    M, N = a.shape[1], b.shape[1]
+    acc = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.psum)
+    at, bt = _tiles(a, b, 0)
+    if case == "inside":
+        nisa.nc_matmul(acc, at, bt)
+        nisa.nc_matmul(acc[:, 0:16], at, bt[:, 0:16])
+    elif case == "union":
+        nisa.nc_matmul(acc[:, 0:16], at, bt[:, 0:16])
+        nisa.nc_matmul(acc[:, 16:N], at, bt[:, 16:N])
+        nisa.nc_matmul(acc, at, bt)
+    elif case == "partial":
+        nisa.nc_matmul(acc[:, 0:16], at, bt[:, 0:16])
+        nisa.nc_matmul(acc[:, 8:24], at, bt[:, 8:24])
+    return _store(acc)
+
+
 @nki.jit(platform_target="trn3")
 def matmul_bf16_dst_trn3(a, b):
     """NeuronCore-v4 writes a bf16 PSUM destination."""
@@ -276,6 +297,18 @@ class AccumulateTest(unittest.TestCase):
         got = matmul_per_block(a, b)
         self.check(got[0], partial(a, b, [0, 1]))
         self.check(got[1], partial(a, b, [2, 3]))
+
+    def test_none_per_location_across_regions(self):
+        a, b = operands(11, k=128)
+        p = partial(a, b, [0])
+        want = p.copy()
+        want[:, 0:16] *= 2
+        self.check(matmul_regions(a, b, "inside"), want)
+        self.check(matmul_regions(a, b, "union"), 2 * p)
+        with self.assertRaises(KernelNotTraced) as caught:
+            matmul_regions(a, b, "partial")
+        self.assertIn("newapi_tensor_engine_test.py:", str(caught.exception))
+        self.assertIn("is partly a region of 'acc' an earlier matmul wrote", str(caught.exception))
 
     def test_bf16_destination_on_trn3_rounds_the_product(self):
         a, b = operands(5, k=128)

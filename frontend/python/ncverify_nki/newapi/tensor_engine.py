@@ -57,9 +57,80 @@ def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_on
     _same_elements(_MM, d, r, "stationary.T @ moving")
     if flag is None:
         _unmodelled_accumulation(d, gen, "accumulate=None adds to a location written before")
-        tiles.accumulate_matmul(d, r)
+        if _earlier_regions(d) == "inside":  # every location written before by a matmul: it adds
+            _write(d, r, True, gen)
+        else:
+            tiles.accumulate_matmul(d, r)
     else:
         _write(d, r, flag, gen)
+    _remember_region(d)
+
+
+def _box(view):
+    """The rectangle of storage a view covers, [(start, stop)] per dim, when it is known (no
+    loop variable in it, unit steps); else None."""
+    ev = trace.current().evaluate
+    if view.indirect is not None:
+        return None
+    box = []
+    for start, size, step in view.dims:
+        a, n = ev(Lin.of(start)), ev(Lin.of(size))
+        if not (a.is_const() and n.is_const()) or step != 1:
+            return None
+        box.append((a.const, a.const + n.const))
+    return box
+
+
+def _earlier_regions(d):
+    """How dst's locations relate to the known regions earlier nc_matmul calls wrote in its
+    tensor: "inside" their union (each location was written: accumulate=None adds), "partial"
+    (some were, some not: refused, as one instruction cannot add on part of its tile and
+    overwrite the rest, which the rule per PSUM location asks (NKI 0.6.0 simulator fix,
+    "overlapping PSUM regions")), or None (disjoint or unknown: the accumulation groups of
+    tiles.accumulate_matmul decide)."""
+    mine = _box(d)
+    if mine is None:
+        return None
+    hits = [o for o in getattr(d.tensor, "matmul_regions", [])
+            if all(a < d2 and c < b for (a, b), (c, d2) in zip(mine, o))]
+    if not hits:
+        return None
+    if _covered(mine, hits):
+        return "inside"
+    raise errors.NkiError("%s: dst %s is partly a region of '%s' an earlier matmul wrote: per "
+                          "PSUM location the written part would accumulate and the rest be "
+                          "overwritten, which one matmul instruction of the model cannot do" %
+                          (_MM, tuple(d.shape), d.tensor.name))
+
+
+def _covered(box, regions, max_cells=1 << 16):
+    """Whether the union of `regions` covers `box` (cells between the regions' bounds)."""
+    cuts = []
+    for k, (lo, hi) in enumerate(box):
+        cs = {lo, hi}
+        for r in regions:
+            cs.update(x for x in r[k] if lo < x < hi)
+        cuts.append(sorted(cs))
+    cells = 1
+    for c in cuts:
+        cells *= len(c) - 1
+    if cells > max_cells:
+        return False
+    import itertools
+
+    for cell in itertools.product(*[range(len(c) - 1) for c in cuts]):
+        lows = [cuts[k][i] for k, i in enumerate(cell)]
+        if not any(all(r[k][0] <= x < r[k][1] for k, x in enumerate(lows)) for r in regions):
+            return False
+    return True
+
+
+def _remember_region(d):
+    box = _box(d)
+    if box is not None:
+        if not hasattr(d.tensor, "matmul_regions"):
+            d.tensor.matmul_regions = []
+        d.tensor.matmul_regions.append(box)
 
 
 def _accumulate_flag(accumulate):
