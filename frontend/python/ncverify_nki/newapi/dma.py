@@ -84,6 +84,10 @@ def dma_copy(dst, src, priority=None, oob_mode=oob_mode.error, dge_mode=dge_mode
     dge = _enum_member(_CP, "dge_mode", dge_mode, _DGE_MODES, "dge_mode")
     _check_engine(engine, dge)
     _priority(_CP, priority)
+    if dge == "hwdge" and current_version() < nc_version.gen3:
+        raise errors.NkiError("%s: dge_mode=hwdge: hardware DGE needs NeuronCore-v3 or newer "
+                              "(--gen trn2 or trn3); this kernel is traced for NeuronCore-v%d" %
+                              (_CP, int(current_version())))
     if dge == "hwdge" and s.tensor.dtype != d.tensor.dtype:
         raise errors.NkiError("%s: a hardware-DGE DMA needs src and dst of one dtype (%s and %s; "
                               "NKI 0.3.0)" % (_CP, s.tensor.dtype, d.tensor.dtype))
