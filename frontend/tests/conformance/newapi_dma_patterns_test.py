@@ -63,6 +63,10 @@ def copy_refused(a, case):
         nisa.dma_copy(dst=t[:, 0:F // 2], src=a)
     elif case == "skip_direct":
         nisa.dma_copy(dst=t, src=a, oob_mode=nisa.oob_mode.skip)
+    elif case == "unknown_mode":
+        nisa.dma_copy(dst=t, src=a, dge_mode="fast")
+    elif case == "priority_value":
+        nisa.dma_copy(dst=t, src=a, priority=7)
     return _out(t)
 
 
@@ -128,6 +132,15 @@ def transpose_refused(a, case):
         nisa.dma_transpose(t, a, dge_mode=nisa.dge_mode.hwdge)
     elif case == "skip":
         nisa.dma_transpose(t, a, oob_mode=nisa.oob_mode.skip)
+    elif case == "from_psum":
+        ps = nl.ndarray((m, n), dtype=a.dtype, buffer=nl.psum)
+        nisa.memset(ps, 0.0)
+        nisa.dma_transpose(t, ps)
+    elif case == "rank_5":
+        s5 = nl.ndarray((2, 2, 2, 2, 2), dtype=a.dtype, buffer=nl.sbuf)
+        nisa.memset(s5, 0.0)
+        d5 = nl.ndarray((2, 2, 2, 2, 2), dtype=a.dtype, buffer=nl.sbuf)
+        nisa.dma_transpose(d5, s5)
     elif case == "to_hbm":
         h = nl.ndarray((n, m), dtype=a.dtype, buffer=nl.shared_hbm)
         nisa.dma_transpose(h, a)
@@ -161,6 +174,16 @@ def compute_bf16_three(a, b, c):
 
 
 @nki.jit
+def compute_halves(a):
+    """dst = its own left half + right half: a source in dst's tensor, apart from dst."""
+    P, F = a.shape
+    t = nl.ndarray((P, F), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a)
+    nisa.dma_compute(t[:, 0:F // 2], [t[:, F // 2:F], a[:, 0:F // 2]], nl.add)
+    return _out(t)
+
+
+@nki.jit
 def compute_refused(a, b, case):
     t = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.sbuf)
     if case == "multiply":
@@ -177,6 +200,18 @@ def compute_refused(a, b, case):
         nisa.dma_compute(t, [a, b], nl.add, oob_mode=nisa.oob_mode.skip)
     elif case == "empty":
         nisa.dma_compute(t, [], nl.add)
+    elif case == "psum_source":
+        ps = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.psum)
+        nisa.memset(ps, 0.0)
+        nisa.dma_compute(t, [a, ps], nl.add)
+    elif case == "scales_count":
+        nisa.dma_compute(t, [a, b], nl.add, scales=[1.0])
+    elif case == "part_of_dst":
+        nisa.dma_copy(dst=t, src=a)
+        nisa.dma_compute(t[:, 0:16], [t[:, 8:24], b[:, 0:16]], nl.add)
+    elif case == "dst_twice":
+        nisa.dma_copy(dst=t, src=a)
+        nisa.dma_compute(t, [t, t], nl.add)
     return _out(t)
 
 
@@ -216,6 +251,10 @@ def iota_refused(a, case):
         return _out(t2)
     elif case == "float_step":
         nisa.iota(t, [[1.5, 12]])
+    elif case == "zero_num":
+        nisa.iota(t, [[1, 0], [1, 12]])
+    elif case == "bool_offset":
+        nisa.iota(t, [[1, 12]], offset=True)
     return _out(t)
 
 
@@ -326,6 +365,8 @@ class DmaCopyTest(unittest.TestCase):
             "raw_int_mode": "a raw integer is not a mode",
             "count": "elements",
             "skip_direct": "skipping concerns the run-time indices",
+            "unknown_mode": "dge_mode= takes a member of nisa.dge_mode",
+            "priority_value": "priority= takes 0, 1, 2 or 3, not 7",
         })
         refused(self, copy_refused_trn2, (self.a,),
                 {"hwdge_dtypes": "needs src and dst of one dtype"})
@@ -364,6 +405,8 @@ class DmaTransposeTest(unittest.TestCase):
             "hwdge_trn1": "needs NeuronCore-v3",
             "skip": "oob_mode=skip is valid only for an indirect source",
             "to_hbm": "the transpose writes SBUF",
+            "from_psum": "src is in PSUM; the transposing DMA reads HBM or SBUF",
+            "rank_5": "src has rank 5; the transposes are of 2-, 3- and 4-D tiles",
         })
 
 
@@ -378,6 +421,12 @@ class DmaComputeTest(unittest.TestCase):
         a = rng.uniform(-4, 4, (16, 32)).astype(np.float32)
         b = rng.uniform(-1e-2, 1e-2, (16, 32)).astype(np.float32)
         np.testing.assert_array_equal(compute_rmw_bf16(a, b), bf16(bf16(a) + b))
+
+    def test_a_source_apart_from_dst_in_its_tensor(self):
+        a = np.random.default_rng(6).standard_normal((8, 32)).astype(np.float32)
+        want = a.copy()
+        want[:, 0:16] = a[:, 16:32] + a[:, 0:16]
+        np.testing.assert_array_equal(compute_halves(a), want)
 
     def test_a_bf16_sum_of_three_is_rounded_once(self):
         rng = np.random.default_rng(5)
@@ -395,6 +444,10 @@ class DmaComputeTest(unittest.TestCase):
             "bf16_three_hbm": "the fp32 staging tile that avoids it is an SBUF tile",
             "skip": "oob_mode='skip' is not modelled",
             "empty": "srcs= takes a list of 1 to 16 tensors",
+            "psum_source": "srcs[1] is in PSUM",
+            "scales_count": "scales= takes one number per source (2)",
+            "part_of_dst": "srcs[0]='a view overlapping dst' is not modelled",
+            "dst_twice": "srcs='dst twice' is not modelled",
         })
 
 
@@ -422,6 +475,8 @@ class IotaTest(unittest.TestCase):
             "not_affine": "is not affine in dst's free index 1",
             "no_refinement": "(no common refinement)",
             "float_step": "a pattern step must be a compile-time integer",
+            "zero_num": "a pattern num must be positive, not 0",
+            "bool_offset": "offset= takes an integer, not True",
         })
 
 

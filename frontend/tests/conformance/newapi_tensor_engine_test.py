@@ -156,6 +156,18 @@ def matmul_refused(a, b, case):
         nisa.nc_matmul(acc, at, bt, perf_mode=nisa.matmul_perf_mode.double_row)
     elif case == "perf_mode_int":
         nisa.nc_matmul(acc, at, bt, perf_mode=1)
+    elif case == "perf_mode_unknown":
+        nisa.nc_matmul(acc, at, bt, perf_mode="fast")
+    elif case == "hint_not_bool":
+        nisa.nc_matmul(acc, at, bt, is_transpose="yes")
+    elif case == "int_dst":
+        acci = nl.ndarray((M, N), dtype=nl.int32, buffer=nl.psum)
+        nisa.nc_matmul(acci, at, bt)
+    elif case == "true_onto_copy":
+        sb = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.memset(sb, 1.0)
+        nisa.tensor_copy(acc, sb)
+        nisa.nc_matmul(acc, at, bt, accumulate=True)
     elif case == "bf16_dst":
         acc16 = nl.ndarray((M, N), dtype=nl.bfloat16, buffer=nl.psum)
         nisa.nc_matmul(acc16, at, bt)
@@ -220,6 +232,20 @@ def transpose_dtype_refused(a, dtype):
 
 
 @nki.jit
+def transpose_refused(a, case):
+    P, F = a.shape
+    if case == "hbm_data":
+        d = nl.ndarray((F, P), dtype=a.dtype, buffer=nl.sbuf)
+        nisa.nc_transpose(d, a)
+    elif case == "dst_shape":
+        t = nl.ndarray((P, F), dtype=a.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=a)
+        d = nl.ndarray((P, F), dtype=a.dtype, buffer=nl.sbuf)
+        nisa.nc_transpose(d, t)
+    return _store(d, a.dtype)
+
+
+@nki.jit
 def matmul_shapes_refused(a, case):
     """Operands whose shapes the page's "Tile size" rules out."""
     st = nl.ndarray((128, 128), dtype=a.dtype, buffer=nl.sbuf)
@@ -233,6 +259,10 @@ def matmul_shapes_refused(a, case):
         nisa.nc_matmul(acc, st[0:64, :], mv, tile_position=(0, 0), tile_size=(64, 64))
     elif case == "dst_shape":
         nisa.nc_matmul(acc[0:64, :], st[0:64, :], mv)
+    elif case == "stationary_wide":
+        wide = nl.ndarray((64, 256), dtype=a.dtype, buffer=nl.sbuf)
+        nisa.memset(wide, 1.0)
+        nisa.nc_matmul(acc, wide, mv)
     elif case == "psum_operand":
         ps = nl.ndarray((64, 32), dtype=nl.float32, buffer=nl.psum)
         nisa.memset(ps, 1.0)
@@ -332,6 +362,10 @@ class MatmulRefusalTest(unittest.TestCase):
         "bad_flag": "accumulate= takes None, True or False",
         "double_row": "perf_mode='double_row' is not modelled",
         "perf_mode_int": "a raw integer is not a mode",
+        "perf_mode_unknown": "perf_mode= takes nisa.matmul_perf_mode.none or .double_row",
+        "hint_not_bool": "is_transpose= takes True or False",
+        "int_dst": "dst is int32; the Tensor engine writes fp32 PSUM",
+        "true_onto_copy": "accumulate=True, but 'acc' was written by an instruction other",
         "bf16_dst": "needs NeuronCore-v4",
         "sbuf_dst": "dst is in SBUF; this call writes PSUM",
         "tile_size_32": "column 32",
@@ -354,7 +388,8 @@ class MatmulRefusalTest(unittest.TestCase):
         for case, words in (("partitions", "stationary has 128 partitions, moving 64"),
                             ("tile_too_small", "tile_size columns (free size) 64 is smaller"),
                             ("dst_shape", "differ in partitions or elements per partition"),
-                            ("psum_operand", "moving is in PSUM; the Tensor engine reads SBUF")):
+                            ("psum_operand", "moving is in PSUM; the Tensor engine reads SBUF"),
+                            ("stationary_wide", "stationary's free size is 256; at most 128")):
             with self.subTest(case=case):
                 with self.assertRaises(KernelNotTraced) as caught:
                     matmul_shapes_refused(a, case)
@@ -410,6 +445,12 @@ class TransposeTest(unittest.TestCase):
              "the model's Tensor-engine transpose is a float matmul"),
             (lambda x: transpose_dtype_refused(x, nl.float8_e4m3), self.small,
              "writes fp8 as 16-bit PSUM elements"),
+        ]
+        cases += [
+            (lambda x: transpose_refused(x, "hbm_data"), self.small,
+             "data is in HBM; a transpose reads SBUF or PSUM"),
+            (lambda x: transpose_refused(x, "dst_shape"), self.small,
+             "dst (32, 16) is not data (32, 16) transposed"),
         ]
         for kernel, arr, words in cases:
             with self.subTest(words=words):

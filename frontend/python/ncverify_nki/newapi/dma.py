@@ -216,9 +216,9 @@ def dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True, oob_mode
         _same_count(_CO, d, v, "dst", "srcs[%d]" % k)
     own = [k for k, v in enumerate(views) if _same_view(v, d)]
     for k, v in enumerate(views):
-        if k not in own and v.tensor is d.tensor:
-            refuse(_CO, "srcs[%d]" % k, "a view overlapping dst", "a source that is part of dst "
-                   "but not dst itself is read while dst is written")
+        if k not in own and v.tensor is d.tensor and not _disjoint(v, d):
+            refuse(_CO, "srcs[%d]" % k, "a view overlapping dst", "a source that overlaps dst "
+                   "but is not dst itself is read while dst is written")
     if len(own) > 1:
         refuse(_CO, "srcs", "dst twice", "the read-modify-write form has dst once")
     order = own + [k for k in range(len(views)) if k not in own]
@@ -254,6 +254,15 @@ def _sum_into(tr, d, views, first_is_dst):
         if n == 0 and first_is_dst:
             continue
         _dma(tr, d, v, rmw=n > 0)
+
+
+def _disjoint(a, b):
+    """Whether two views of one tensor are known to share no element."""
+    from .tensor_engine import _box
+
+    ba, bb = _box(a), _box(b)
+    return ba is not None and bb is not None and any(
+        hi1 <= lo2 or hi2 <= lo1 for (lo1, hi1), (lo2, hi2) in zip(ba, bb))
 
 
 def _same_view(a, b):
