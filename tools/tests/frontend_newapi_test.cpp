@@ -85,5 +85,21 @@ TEST(FrontendNewApiMatmul, AFlagOnTheLoopVariableSplitsTheSymbolicLoopAndProves)
   EXPECT_NE(p.out.find("PROVED"), std::string::npos) << p.out;
 }
 
+TEST(FrontendNewApiMatmul, WhatASymbolicShapeCannotDecideIsExitTwoAtTheKernelLine) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"import", kernel("flag_on_a_shape", "newapi_matmul.py"), "--shape", "a=K,M", "--shape",
+        "b=K,N"},
+       "nisa.nc_matmul: accumulate=M > 64: this branch needs the value of M"},
+      {{"import", kernel("iota_over_symbolic_dims", "newapi_matmul.py"), "--shape", "a=P,F"},
+       "nisa.iota: the pattern's dims"},
+  };
+  for (const auto& [args, why] : cases) {
+    const CliResult r = run_cli(args);
+    EXPECT_EQ(r.exit_code, 2) << describe(r);
+    EXPECT_NE(r.err.find("newapi_matmul.py:"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(why), std::string::npos) << why << "\n" << r.err;
+  }
+}
+
 }  // namespace
 }  // namespace ncv::cli_test

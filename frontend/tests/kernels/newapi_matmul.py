@@ -23,3 +23,32 @@ def matmul_k_tiles(a, b):
     nisa.tensor_copy(res, acc)
     nisa.dma_copy(dst=out, src=res)
     return out
+
+
+@nki.jit
+def flag_on_a_shape(a, b):
+    """accumulate= depends on a shape the kernel leaves open, outside any loop."""
+    K, M = a.shape
+    N = b.shape[1]
+    out = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.shared_hbm)
+    acc = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.psum)
+    at = nl.ndarray((128, M), dtype=a.dtype, buffer=nl.sbuf)
+    bt = nl.ndarray((128, N), dtype=b.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=at, src=a[0:128, :])
+    nisa.dma_copy(dst=bt, src=b[0:128, :])
+    nisa.nc_matmul(acc, at, bt, accumulate=(M > 64))
+    res = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(res, acc)
+    nisa.dma_copy(dst=out, src=res)
+    return out
+
+
+@nki.jit
+def iota_over_symbolic_dims(a):
+    """A pattern whose dims are not dst's, with sizes the kernel leaves open."""
+    P, F = a.shape
+    out = nl.ndarray((P, F), dtype=nl.float32, buffer=nl.shared_hbm)
+    t = nl.ndarray((P, F), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.iota(t, [[1, 2], [2, F // 2]])
+    nisa.dma_copy(dst=out, src=t)
+    return out
