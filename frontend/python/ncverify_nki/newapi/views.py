@@ -1,0 +1,953 @@
+"""NkiTensor views of the new API (NKI 0.2-0.6): indexing, `.ap(...)` access patterns, the 0.5
+view methods (slice, select, permute, broadcast, expand_dim, squeeze_dim, reshape_dim,
+flatten_dims, rearrange, reshape, vector_select) and the tensor attributes (shape, strides,
+offset, name, dtype, buffer, ndim, size).
+
+The reference defines a view as (shape, strides, offset) over a tensor's flat storage: element
+(i, ...) is storage[offset + sum(strides[k] * i_k)] (the language guide, "Anatomy of a tensor";
+the access-pattern deep dive nki/deep-dives/nki-aps.rst). The IR's access (program.View) has,
+per storage dim, one start, size and step, and an order of the kept dims. A view is kept here in
+the form both share: per storage dim its start, and per view axis the storage dims it steps
+through (`segs`, outermost first: one for a plain axis, several for axes merged by flatten_dims
+or reshape, none for an added size-1 axis). The flat strides and offset are computed from it;
+`.ap` patterns are mapped onto storage dims. What the IR's access cannot express (two axes
+stepping through one storage dim, a dtype reinterpretation, a run-time offset shared by many
+rows) is refused with the reason when an instruction consumes the view, so that `.ap` and
+`.reshape` may still be used to compute patterns and strides.
+"""
+
+from .. import errors, trace
+from ..expr import IndexExpr, Lin, SymInt
+from ..program import Indirect, View
+from ..tiles import DS, Tile
+
+# The names Tile.__getattr__ hands to an NkiTensor in the new dialect.
+METHODS = ("ap", "slice", "select", "permute", "broadcast", "expand_dim", "squeeze_dim",
+           "reshape_dim", "flatten_dims", "rearrange", "reshape", "view", "reinterpret_cast",
+           "vector_select", "is_contiguous", "is_indirect", "get_pattern", "indirect", "strides",
+           "offset", "size")
+
+
+def _const(x):
+    """The integer value of x when the trace knows it, else None."""
+    lin = trace.current().evaluate(Lin.of(x))
+    return lin.const if lin.is_const() else None
+
+
+def _same(a, b):
+    ev = trace.current().evaluate
+    return ev(Lin.of(a)) == ev(Lin.of(b))
+
+
+def _int(x, what):
+    """A compile-time integer argument (a number or a symbolic shape the trace knows)."""
+    if isinstance(x, bool):
+        raise errors.NkiError("%s must be an integer, not %r" % (what, x))
+    try:
+        lin = Lin.of(x)
+    except TypeError:
+        raise errors.NkiError("%s must be an integer, not %r" % (what, x))
+    v = _const(lin)
+    if v is None:
+        raise errors.NkiError("%s (%s) must be known when the kernel is traced; give the sizes "
+                              "it depends on with --param" % (what, lin.text()))
+    return v
+
+
+def _mem_name(mem):
+    return {"hbm": "HBM", "sbuf": "SBUF", "psum": "PSUM"}[mem]
+
+
+class Axis:
+    """One axis of a view: `count` elements; `segs` the storage dims it steps through, outermost
+    first, each (dim, size, step) with dim None for a broadcast axis no storage dim carries yet."""
+
+    def __init__(self, count, segs):
+        self.count, self.segs = Lin.of(count), segs
+
+    def copy(self):
+        return Axis(self.count, [tuple(s) for s in self.segs])
+
+
+class NkiTensor(Tile):
+    """A view of one tensor's storage, as a kernel of the new API sees it."""
+
+    def __init__(self, base, starts, axes, indirect=None, why=None, flat=None):
+        self._base = base  # program.Tensor
+        self._starts = [Lin.of(s) for s in starts]  # per storage dim
+        self._axes = axes  # list of Axis (None: a flat-only view, see `why`)
+        self._indirect = indirect  # (storage dim, offsets View, lo, hi)
+        self._why = why  # why the IR cannot address this view (consuming it is refused)
+        self._flat = flat  # (shape, strides, offset) a flat-only view keeps
+
+    # ---- construction
+    @staticmethod
+    def of(x):
+        if isinstance(x, NkiTensor):
+            return x
+        v = x._view
+        t = v.tensor
+        if t.fold or t.logical or t.nki_to_storage != list(range(len(t.shape))):
+            raise errors.NkiError("'%s' has block dims or padded storage (legacy allocation); "
+                                  "the new API's views address plain tensors" % t.name)
+        axes = [Axis(v.dims[d][1], [(d, v.dims[d][1], v.dims[d][2])]) for d in v.order]
+        for a in v.units:
+            axes.insert(a, Axis(1, []))
+        ind = None
+        if v.indirect is not None:
+            ind = (v.indirect.dim, v.indirect.offsets, v.indirect.lo, v.indirect.hi)
+        return NkiTensor(t, [d[0] for d in v.dims], axes, ind)
+
+    def _derive(self, axes, starts=None, indirect="same"):
+        return NkiTensor(self._base, self._starts if starts is None else starts, axes,
+                         self._indirect if indirect == "same" else indirect)
+
+    def _structured(self, what):
+        if self._axes is None:
+            raise errors.NkiError("%s of '%s': %s" % (what, self._base.name, self._why))
+        return [a.copy() for a in self._axes]
+
+    def _on_chip(self):
+        return self._base.mem != "hbm"
+
+    def _dim(self, dim, what, extra=0):
+        n = len(self.shape) + extra
+        d = _int(dim, what + ": dim")
+        if d < 0:
+            d += n
+        if not 0 <= d < n:
+            raise errors.NkiError("%s: dim %d of a %d-dimensional view of '%s'" %
+                                  (what, dim, len(self.shape), self._base.name))
+        return d
+
+    # ---- the IR access
+    @property
+    def _view(self):
+        if self._axes is None:
+            raise errors.NkiError("'%s' is used by an instruction through a view the IR cannot "
+                                  "address: %s" % (self._base.name, self._why))
+        t = self._base
+        dims = [[s, Lin.of(1), 1] for s in self._starts]
+        used = {d for a in self._axes for d, _, _ in a.segs if d is not None}
+        order = []
+        for k, a in enumerate(self._axes):
+            for d, size, step in a.segs:
+                if d is None:
+                    free = [c for c in range(len(dims)) if c not in used and
+                            (c > 0 or not self._on_chip())]
+                    if not free:
+                        raise errors.NkiError("axis %d of '%s' is broadcast and every storage "
+                                              "dim is used by another axis: the IR's access "
+                                              "broadcasts through a storage dim (step 0)" %
+                                              (k, t.name))
+                    d = free[-1]
+                    used.add(d)
+                dims[d] = [self._starts[d], Lin.of(size), step]
+                order.append(d)
+        if len(order) > 5:
+            raise errors.NkiError("a view of '%s' steps through %d storage dims; an access has "
+                                  "at most a partition and 4 free dims" % (t.name, len(order)))
+        if self._on_chip() and (not order or order[0] != 0):
+            raise errors.NkiError("a view of on-chip '%s' must keep the partition dim first" %
+                                  t.name)
+        v = View(t, dims, order)
+        if self._indirect is not None:
+            d, offsets, lo, hi = self._indirect
+            v.indirect = Indirect(d, offsets, lo, hi)
+        return v
+
+    # ---- attributes
+    @property
+    def shape(self):
+        if self._axes is None:
+            return tuple(SymInt.make(Lin.of(s)) for s in self._flat[0])
+        return tuple(SymInt.make(a.count) for a in self._axes)
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        n = Lin.of(1)
+        for s in self.shape:
+            n = n.mul(Lin.of(s))
+        return SymInt.make(n)
+
+    @property
+    def dtype(self):
+        from ..dtypes import DType
+
+        return DType(self._base.dtype)
+
+    @property
+    def name(self):
+        return self._base.name
+
+    @property
+    def buffer(self):
+        return buffer_of(self._base)
+
+    def _storage_strides(self):
+        shape = self._base.shape
+        out = [Lin.of(1)] * len(shape)
+        for d in range(len(shape) - 2, -1, -1):
+            out[d] = out[d + 1].mul(shape[d + 1])
+        return out
+
+    def _axis_stride(self, k):
+        a = self._axes[k]
+        S = self._storage_strides()
+        if a.segs:
+            d, _, step = a.segs[-1]
+            return Lin.of(0) if d is None or step == 0 else S[d].scale(step)
+        # an added size-1 axis: the stride that keeps the view contiguous (as if inserted)
+        return self._axis_stride(k + 1).mul(self._axes[k + 1].count) \
+            if k + 1 < len(self._axes) else Lin.of(1)
+
+    @property
+    def strides(self):
+        if self._axes is None:
+            return tuple(SymInt.make(Lin.of(s)) for s in self._flat[1])
+        return tuple(SymInt.make(self._axis_stride(k)) for k in range(len(self._axes)))
+
+    @property
+    def offset(self):
+        if self._axes is None:
+            return SymInt.make(Lin.of(self._flat[2]))
+        S = self._storage_strides()
+        off = Lin.of(0)
+        for d, s in enumerate(self._starts):
+            off = off.add(s.mul(S[d]))
+        return SymInt.make(off)
+
+    def get_pattern(self):
+        """The view's access pattern [[stride, count], ...] (the get_pattern reference)."""
+        return [[st, n] for st, n in zip(self.strides, self.shape)]
+
+    def is_indirect(self):
+        return self._indirect is not None
+
+    def is_contiguous(self):
+        """Each non-size-1 dim's stride is the product of the inner sizes; an on-chip view's
+        partition dim is not counted (the is_contiguous reference)."""
+        shape, strides = self.shape, self.strides
+        inner = Lin.of(1)
+        first = 1 if self._on_chip() else 0
+        for k in range(len(shape) - 1, first - 1, -1):
+            n = _int(shape[k], "is_contiguous: size")
+            if n != 1:
+                st = _const(strides[k])
+                if st is None:
+                    raise errors.NkiError("is_contiguous of '%s' needs its sizes known (--param)"
+                                          % self._base.name)
+                if st != _const(inner):
+                    return False
+            inner = inner.mul(Lin.of(shape[k]))
+        return True
+
+    def __repr__(self):
+        return "NkiTensor(%s %s %s)" % (self._base.name, self._base.dtype, self.shape)
+
+    # ---- indexing
+    def __getitem__(self, idx):
+        return getitem(self, idx)
+
+    def __setitem__(self, idx, value):
+        from ..tiles import assign
+
+        assign(getitem(self, idx)._view, value)
+
+    # ---- the 0.5 view methods
+    def slice(self, dim, start, end, step=1):
+        d = self._dim(dim, "slice")
+        n = self.shape[d]
+        if _const(start) is not None and _const(start) < 0 or \
+                (_const(end) is not None and _const(n) is not None and _const(end) > _const(n)):
+            raise errors.NkiError("slice: [%s, %s) is outside dim %d of size %s" %
+                                  (start, end, d, n))
+        return _apply(self, {d: slice(start, end, step)}, "slice")
+
+    def select(self, dim, index):
+        d = self._dim(dim, "select")
+        if isinstance(index, Tile):
+            return _dynamic_select(self, d, index)
+        if d == 0 and self._on_chip():
+            raise errors.NkiError("select: dim 0 of on-chip '%s' is its partition dim, which a "
+                                  "view keeps (index it with t[i:i+1] or t[i])" % self._base.name)
+        return _apply(self, {d: index}, "select", drop=True)
+
+    def permute(self, dims):
+        axes = self._structured("permute")
+        dims = [self._dim(k, "permute") for k in dims]
+        if sorted(dims) != list(range(len(axes))):
+            raise errors.NkiError("permute: %s is not a permutation of the %d dims of '%s'" %
+                                  (tuple(dims), len(axes), self._base.name))
+        if self._on_chip() and dims[0] != 0:
+            raise errors.NkiError("permute: on-chip '%s' keeps its partition dim first "
+                                  "(dims[0] must be 0)" % self._base.name)
+        if self._indirect is not None and dims[0] != 0:
+            raise errors.NkiError("permute: the indirect dim of '%s' stays first" %
+                                  self._base.name)
+        return self._derive([axes[k] for k in dims])
+
+    def broadcast(self, dim, size):
+        axes = self._structured("broadcast")
+        d = self._dim(dim, "broadcast")
+        if _const(axes[d].count) != 1:
+            raise errors.NkiError("broadcast: dim %d of '%s' has size %s, not 1" %
+                                  (d, self._base.name, axes[d].count.text()))
+        if d == 0 and (self._on_chip() or self._indirect is not None):
+            raise errors.NkiError("broadcast: dim 0 of '%s' is its %s dim, which cannot be "
+                                  "broadcast by a view" % (self._base.name, "partition" if
+                                                           self._on_chip() else "indirect"))
+        n = _int(size, "broadcast: size")
+        seg = axes[d].segs[-1][0] if axes[d].segs else None
+        axes[d] = Axis(n, [(seg, n, 0)])
+        return self._derive(axes)
+
+    def expand_dim(self, dim):
+        axes = self._structured("expand_dim")
+        d = self._dim(dim, "expand_dim", extra=1)
+        if d == 0 and (self._on_chip() or self._indirect is not None):
+            raise errors.NkiError("expand_dim: dim 0 of '%s' stays its partition/indirect dim" %
+                                  self._base.name)
+        axes.insert(d, Axis(1, []))
+        return self._derive(axes)
+
+    def squeeze_dim(self, dim):
+        axes = self._structured("squeeze_dim")
+        d = self._dim(dim, "squeeze_dim")
+        if _const(axes[d].count) != 1:
+            raise errors.NkiError("squeeze_dim: dim %d of '%s' has size %s, not 1" %
+                                  (d, self._base.name, axes[d].count.text()))
+        if d == 0 and (self._on_chip() or self._indirect is not None):
+            raise errors.NkiError("squeeze_dim: dim 0 of '%s' stays its partition/indirect dim"
+                                  % self._base.name)
+        del axes[d]
+        return self._derive(axes)
+
+    def reshape_dim(self, dim, shape):
+        d = self._dim(dim, "reshape_dim")
+        sizes = _infer(list(shape), self.shape[d], "reshape_dim")
+        if d == 0 and (self._on_chip() or self._indirect is not None) and len(sizes) != 1:
+            raise errors.NkiError("reshape_dim: dim 0 of '%s' is its partition/indirect dim" %
+                                  self._base.name)
+        new = list(self.shape[:d]) + sizes + list(self.shape[d + 1:])
+        return _regroup(self, new, "reshape_dim")
+
+    def flatten_dims(self, start_dim, end_dim):
+        a = self._dim(start_dim, "flatten_dims")
+        b = self._dim(end_dim, "flatten_dims")
+        if a > b:
+            raise errors.NkiError("flatten_dims: start_dim %d after end_dim %d" % (a, b))
+        if a == 0 and (self._on_chip() or self._indirect is not None):
+            raise errors.NkiError("flatten_dims: dim 0 of '%s' is its partition/indirect dim" %
+                                  self._base.name)
+        axes = self._structured("flatten_dims")
+        strides = self.strides
+        for k in range(a, b):
+            if _const(axes[k].count) != 1 and _const(axes[k + 1].count) != 1 and not _same(
+                    Lin.of(strides[k]), Lin.of(strides[k + 1]).mul(axes[k + 1].count)):
+                raise errors.NkiError("flatten_dims: dims %d and %d of '%s' are not contiguous "
+                                      "in memory (strides %s)" % (k, k + 1, self._base.name,
+                                                                  tuple(strides)))
+        count = Lin.of(1)
+        segs = []
+        for k in range(a, b + 1):
+            count = count.mul(axes[k].count)
+            segs += [s for s in axes[k].segs if _const(s[1]) != 1]
+        return self._derive(axes[:a] + [Axis(count, segs)] + axes[b + 1:])
+
+    def reshape(self, shape):
+        shape = list(shape) if isinstance(shape, (tuple, list)) else [shape]
+        total = Lin.of(1)
+        for s in self.shape:
+            total = total.mul(Lin.of(s))
+        sizes = _infer(shape, SymInt.make(total), "reshape")
+        if (self._on_chip() or self._indirect is not None) and not _same(sizes[0],
+                                                                          self.shape[0]):
+            raise errors.NkiError("reshape: on-chip '%s' keeps its partition dim (%s), not %s" %
+                                  (self._base.name, self.shape[0], sizes[0]))
+        return _regroup(self, sizes, "reshape")
+
+    def rearrange(self, src_pattern, dst_pattern, fixed_sizes=None):
+        """einops-style: split the grouped names of src_pattern, reorder to dst_pattern, merge
+        its groups (the rearrange reference)."""
+        fixed = dict(fixed_sizes or {})
+        src = [p if isinstance(p, (tuple, list)) else (p,) for p in src_pattern]
+        if len(src) != len(self.shape):
+            raise errors.NkiError("rearrange: %d names in the source pattern for %d dims" %
+                                  (len(src), len(self.shape)))
+        v = self
+        at = 0
+        names = []
+        for group in src:
+            if len(group) > 1:
+                v = v.reshape_dim(at, tuple(fixed.get(n, -1) for n in group))
+            names += list(group)
+            at += len(group)
+        if len(set(names)) != len(names):
+            raise errors.NkiError("rearrange: a name repeats in %r" % (src_pattern,))
+        dst = [p if isinstance(p, (tuple, list)) else (p,) for p in dst_pattern]
+        flat = [n for g in dst for n in g]
+        if sorted(flat) != sorted(names):
+            raise errors.NkiError("rearrange: %r and %r name different dims" %
+                                  (src_pattern, dst_pattern))
+        v = v.permute(tuple(names.index(n) for n in flat))
+        at = 0
+        for g in dst:
+            if len(g) > 1:
+                v = v.flatten_dims(at, at + len(g) - 1)
+            at += 1
+        return v
+
+    def view(self, dtype):
+        return _reinterpret(self, dtype, "view")
+
+    def reinterpret_cast(self, dtype):
+        return _reinterpret(self, dtype, "reinterpret_cast")
+
+    def vector_select(self, dim, vector_offset):
+        d = self._dim(dim, "vector_select")
+        if d != 0:
+            raise errors.NkiError("vector_select: dim must be 0, not %d" % d)
+        if self._on_chip():
+            raise errors.NkiError("vector_select: '%s' is in %s; per-partition indirect "
+                                  "addressing reads HBM only" % (self._base.name,
+                                                                 _mem_name(self._base.mem)))
+        if self._indirect is not None:
+            raise errors.NkiError("vector_select: '%s' is already indirectly addressed (one "
+                                  "dynamic select per view)" % self._base.name)
+        axes = self._structured("vector_select")
+        if len(axes[0].segs) != 1 or axes[0].segs[0][2] != 1 or axes[0].segs[0][0] is None:
+            raise errors.NkiError("vector_select: dim 0 of this view of '%s' does not step "
+                                  "through one storage dim by 1 (%s)" %
+                                  (self._base.name, self.get_pattern()))
+        s = axes[0].segs[0][0]
+        return _vector_offsets(self, axes, s, vector_offset, "vector_select")
+
+    def indirect(self, index, num_elem=None):
+        raise errors.NkiError("tensor.indirect (Tensor Indirection, NeuronCore-v4) is not "
+                              "modelled")
+
+    def ap(self, pattern, offset=None, scalar_offset=None, vector_offset=None, indirect_dim=0,
+           dtype=None):
+        return access_pattern(self, pattern, offset, scalar_offset, vector_offset,
+                              indirect_dim, dtype)
+
+
+def buffer_of(t):
+    """The buffer object (nl.sbuf, nl.psum, nl.shared_hbm, nl.private_hbm) of a tensor."""
+    from . import language as nl
+
+    if t.mem == "sbuf":
+        return nl.sbuf
+    if t.mem == "psum":
+        return nl.psum
+    return nl.private_hbm if t.role == "scratch" else nl.shared_hbm
+
+
+def attribute(tile, name):
+    """Tile.__getattr__ in the new dialect: the NkiTensor attribute or method `name`."""
+    if name not in METHODS:
+        raise AttributeError(name)
+    return getattr(NkiTensor.of(tile), name)
+
+
+# ------------------------------------------------------------------ indexing
+
+def getitem(tile, idx):
+    """t[idx] by the new API's rules (the __getitem__ reference): ints, slices with a positive
+    step, `...`, negative indices and nl.ds; an integer on an on-chip tensor's dim 0 keeps a
+    size-1 partition dim, and the result keeps at least 2 dims on chip (1 in HBM)."""
+    v = NkiTensor.of(tile)
+    rank = len(v.shape)
+    if not isinstance(idx, tuple):
+        idx = (idx,)
+    if sum(1 for i in idx if i is Ellipsis) > 1:
+        raise errors.NkiError("an index with more than one '...'")
+    if any(i is Ellipsis for i in idx):
+        k = next(n for n, i in enumerate(idx) if i is Ellipsis)
+        idx = idx[:k] + (slice(None),) * (rank - len(idx) + 1) + idx[k + 1:]
+    if len(idx) > rank:
+        raise errors.NkiError("%d indices for '%s' of rank %d" % (len(idx), v.name, rank))
+    for i in idx:
+        if isinstance(i, (Tile, IndexExpr)):
+            raise errors.NkiError("indexing '%s' with a %s: the new API indexes with integers, "
+                                  "slices and nl.ds (run-time indices: .select, "
+                                  ".vector_select, .ap(vector_offset=))" %
+                                  (v.name, "tensor" if isinstance(i, Tile) else "nl.arange grid"))
+    return _apply(v, dict(enumerate(idx)), "index", drop=True, keep_partition=True)
+
+
+def _apply(v, by_axis, what, drop=False, keep_partition=False):
+    axes = v._structured(what)
+    starts = list(v._starts)
+    dropped = []
+    for k, i in sorted(by_axis.items()):
+        a = axes[k]
+        n = a.count
+        if isinstance(i, slice):
+            axes[k] = _slice_axis(v, k, a, i, starts, what)
+        elif isinstance(i, DS):
+            axes[k] = _slice_axis(v, k, a, slice(i.start, i.start.add(i.size), 1), starts, what,
+                                  size=i.size)
+        else:
+            try:
+                lin = Lin.of(i)
+            except TypeError:
+                raise errors.NkiError("%s: an index of type %s into '%s'" %
+                                      (what, type(i).__name__, v.name))
+            if lin.is_const() and lin.const < 0:
+                nc = _const(n)
+                if nc is None:
+                    raise errors.NkiError("%s: a negative index into a dim of symbolic size" %
+                                          what)
+                lin = Lin.of(lin.const + nc)
+            c, nc = _const(lin), _const(n)
+            if c is not None and nc is not None and not 0 <= c < nc:
+                raise errors.NkiError("%s: index %d is outside dim %d of '%s' (size %d)" %
+                                      (what, c, k, v.name, nc))
+            axes[k] = _slice_axis(v, k, a, slice(lin, lin.add(Lin.of(1)), 1), starts, what,
+                                  size=Lin.of(1))
+            if drop and not (keep_partition and k == 0 and v._on_chip()):
+                dropped.append(k)
+    if v._indirect is not None and 0 in by_axis and not (
+            isinstance(by_axis[0], slice) and by_axis[0] == slice(None)):
+        raise errors.NkiError("%s: dim 0 of '%s' is indirectly addressed; it cannot be sliced "
+                              "or selected" % (what, v.name))
+    least = 2 if v._on_chip() else 1
+    while dropped and len(axes) - len(dropped) < least:
+        dropped.pop()  # the last dim indexed stays, size 1
+    axes = [a for k, a in enumerate(axes) if k not in dropped]
+    return NkiTensor(v._base, starts, axes, v._indirect)
+
+
+def _slice_axis(v, k, a, sl, starts, what, size=None):
+    """Axis a restricted to sl (start, stop, positive step), moving the storage starts."""
+    step = 1 if sl.step is None else sl.step
+    if not isinstance(step, int) or isinstance(step, bool) or step <= 0:
+        raise errors.NkiError("%s: a slice step must be a positive integer, not %r" %
+                              (what, sl.step))
+    n = a.count
+    lo = Lin.of(0) if sl.start is None else Lin.of(sl.start)
+    hi = n if sl.stop is None else Lin.of(sl.stop)
+    nc = _const(n)
+    if nc is not None and size is None:
+        clo, chi = _const(lo), _const(hi)
+        if clo is not None and chi is not None:  # Python's rules: negatives, clamping
+            clo, chi, _ = slice(clo, chi, step).indices(nc)
+            lo, hi = Lin.of(clo), Lin.of(max(chi, clo))
+    for b in (lo, hi):
+        if b.is_const() and b.const < 0:
+            raise errors.NkiError("%s: a negative slice bound into a dim of symbolic size" % what)
+    count = size if size is not None else hi.sub(lo)
+    if step > 1:
+        count = count.add(Lin.of(step - 1)).floordiv(step)
+    if not a.segs:
+        return Axis(count, [])
+    if len(a.segs) == 1:
+        d, _, st = a.segs[0]
+        if d is not None:
+            starts[d] = starts[d].add(lo.scale(st))
+        return Axis(count, [(d, count, st * step)])
+    # An axis merged from several storage dims: the slice must fall on whole inner blocks.
+    inner = Lin.of(1)
+    for _, s, _ in a.segs[1:]:
+        inner = inner.mul(Lin.of(s))
+    ci, cl, cc = _const(inner), _const(lo), _const(count)
+    if step == 1 and None not in (ci, cl, cc) and cl % ci == 0 and cc % ci == 0:
+        d, _, st = a.segs[0]
+        starts[d] = starts[d].add(Lin.of(cl // ci * st))
+        return Axis(count, [(d, cc // ci, st)] + a.segs[1:])
+    if cc == 1 and None not in (cl,) and all(_const(s) is not None for _, s, _ in a.segs):
+        rem = cl  # one element: its index in each merged dim (mixed radix)
+        for d, s, st in reversed(a.segs):
+            starts[d] = starts[d].add(Lin.of(rem % _const(s) * st))
+            rem //= _const(s)
+        return Axis(1, [(a.segs[-1][0], 1, 1)])
+    raise errors.NkiError("%s: dim %d of this view of '%s' merges storage dims %s; a slice of it "
+                          "that does not fall on whole inner rows is not one access" %
+                          (what, k, v.name, [d for d, _, _ in a.segs]))
+
+
+def _infer(shape, total, what):
+    """A shape with at most one -1, its product checked against total."""
+    sizes = []
+    unknown = [k for k, s in enumerate(shape) if not isinstance(s, SymInt) and s == -1]
+    if len(unknown) > 1:
+        raise errors.NkiError("%s: more than one -1 in %r" % (what, tuple(shape)))
+    known = Lin.of(1)
+    for k, s in enumerate(shape):
+        if k not in unknown:
+            known = known.mul(Lin.of(s))
+    if unknown:
+        t, kn = _const(total), _const(known)
+        if t is None or kn is None or kn == 0 or t % kn:
+            raise errors.NkiError("%s: -1 in %r cannot be inferred from %s elements" %
+                                  (what, tuple(shape), total))
+    for k, s in enumerate(shape):
+        sizes.append(SymInt.make(Lin.of(_const(total) // _const(known))) if k in unknown else s)
+    prod = Lin.of(1)
+    for s in sizes:
+        prod = prod.mul(Lin.of(s))
+    if not _same(prod, total):
+        raise errors.NkiError("%s: %r has %s elements, the view %s" %
+                              (what, tuple(shape), prod.text(), Lin.of(total).text()))
+    return sizes
+
+
+def _regroup(v, sizes, what):
+    """The view with its axes regrouped to `sizes` (row-major order kept): each new axis made of
+    consecutive storage-dim runs adjacent in memory; an on-chip view keeps its partition axis. A
+    size that splits one storage dim gives a view the IR cannot address (kept flat, for .ap and
+    the attributes)."""
+    axes = v._structured(what)
+    keep = 1 if v._on_chip() or v._indirect is not None else 0
+    out = _regroup_axes(v, axes[keep:], sizes[keep:])
+    if out is not None:
+        return v._derive(axes[:keep] + out)
+    if not v.is_contiguous():
+        raise errors.NkiError("%s of '%s' to %s: the view is not contiguous (strides %s)" %
+                              (what, v.name, tuple(sizes), tuple(v.strides)))
+    st, strides = Lin.of(1), []
+    for s in reversed(sizes):
+        strides.insert(0, st)
+        st = st.mul(Lin.of(s))
+    if keep:
+        strides[0] = Lin.of(v.strides[0])
+    why = ("%s to %s splits a storage dim of '%s' (shape %s) into several axes, and the IR's "
+           "access has one start, size and step per storage dim" %
+           (what, tuple(sizes), v.name, tuple(SymInt.make(s) for s in v._base.shape)))
+    return NkiTensor(v._base, v._starts, None, v._indirect, why,
+                     (list(sizes), strides, Lin.of(v.offset)))
+
+
+def _regroup_axes(v, axes, sizes):
+    runs = [s for a in axes for s in a.segs if _const(s[1]) != 1]
+    S = v._storage_strides()
+    out, at = [], 0
+    for size in sizes:
+        if _const(size) == 1:
+            out.append(Axis(1, []))
+            continue
+        segs, n = [], Lin.of(1)
+        while at < len(runs) and not _same(n, size):
+            segs.append(runs[at])
+            n = n.mul(Lin.of(runs[at][1]))
+            at += 1
+        if not _same(n, size):
+            return None
+        for (d1, _, st1), (d2, n2, st2) in zip(segs, segs[1:]):
+            if d1 is None or d2 is None or st1 == 0 or st2 == 0 or \
+                    not _same(S[d1].scale(st1), S[d2].scale(st2).mul(Lin.of(n2))):
+                return None
+        out.append(Axis(size, segs))
+    return out if at == len(runs) else None
+
+
+def _reinterpret(v, dtype, what):
+    from ..dtypes import normalize
+
+    name = normalize(dtype).name
+    if name == v._base.dtype:
+        return v
+    raise errors.NkiError("%s(%s) of '%s' (%s): the IR has no reinterpretation of a tensor's "
+                          "bytes as another dtype" % (what, name, v.name, v._base.dtype))
+
+
+# ------------------------------------------------------------------ access patterns
+
+def access_pattern(v, pattern, offset, scalar_offset, vector_offset, indirect_dim, dtype):
+    """t.ap(pattern, offset, ...): the view addressing t's storage by [[step, count], ...]
+    (the access-pattern deep dive): element (i, ...) is storage[offset + sum(step_k * i_k)]."""
+    t = v._base
+    name = "%s.ap" % t.name
+    if dtype is not None:
+        _reinterpret(v, dtype, "ap(dtype=)")
+    if scalar_offset is not None and vector_offset is not None:
+        raise errors.NkiError("%s: at most one of scalar_offset and vector_offset" % name)
+    if not isinstance(pattern, (list, tuple)) or not pattern or \
+            any(not isinstance(p, (list, tuple)) or len(p) != 2 for p in pattern):
+        raise errors.NkiError("%s: pattern must be a list of [step, count] pairs, not %r" %
+                              (name, pattern))
+    pairs = [(Lin.of(_lin(p[0], name + ": a step")), _int(p[1], name + ": a count"))
+             for p in pattern]
+    for st, n in pairs:
+        if n < 1:
+            raise errors.NkiError("%s: a count of %d" % (name, n))
+        c = _const(st)
+        if c is not None and c < 0:
+            raise errors.NkiError("%s: a negative step (%d)" % (name, c))
+    off = Lin.of(v.offset) if offset is None else Lin.of(_lin(offset, name + ": offset"))
+    starts = _split_offset(t, off, name)
+    if vector_offset is None and scalar_offset is None:
+        return NkiTensor(t, starts, _map_pattern(t, pairs, name, None, starts))
+    k = _int(indirect_dim, name + ": indirect_dim")
+    vstrides = v.strides
+    if not 0 <= k < len(vstrides):
+        raise errors.NkiError("%s: indirect_dim %d of a %d-dimensional view" %
+                              (name, k, len(vstrides)))
+    if t.mem != "hbm":
+        raise errors.NkiError("%s: a run-time offset into '%s' (in %s): indirect addressing "
+                              "reads or writes HBM only in the model" %
+                              (name, t.name, _mem_name(t.mem)))
+    d = _storage_dim_of_stride(t, Lin.of(vstrides[k]))
+    if d is None:
+        raise errors.NkiError("%s: the run-time offset is scaled by stride %s (dim %d), which "
+                              "is no storage dim's stride of '%s' %s: the IR offsets one storage "
+                              "dim" % (name, vstrides[k], k, t.name,
+                                       tuple(SymInt.make(s) for s in t.shape)))
+    if vector_offset is not None:
+        if k != 0:
+            raise errors.NkiError("%s: vector_offset needs indirect_dim=0 (the deep dive: "
+                                  "'only indirect_dim=0 is supported')" % name)
+        # The leading pair's step is ignored (the deep dive): it steps through the indirect dim,
+        # row r at the offsets' value r.
+        axes = _map_pattern(t, pairs, name, d, starts)
+        return _vector_offsets(NkiTensor(t, starts, axes), axes, d, vector_offset, name,
+                               count=pairs[0][1])
+    return _scalar_offset(t, starts, pairs, d, scalar_offset, name)
+
+
+def _lin(x, what):
+    if isinstance(x, bool):
+        raise errors.NkiError("%s must be an integer, not %r" % (what, x))
+    try:
+        return Lin.of(x)
+    except TypeError:
+        raise errors.NkiError("%s must be an integer, not %r" % (what, x))
+
+
+def _storage_strides(t):
+    out = [Lin.of(1)] * len(t.shape)
+    for d in range(len(t.shape) - 2, -1, -1):
+        out[d] = out[d + 1].mul(t.shape[d + 1])
+    return out
+
+
+def _storage_dim_of_stride(t, st):
+    S = _storage_strides(t)
+    for d in range(len(S)):
+        if _same(S[d], st) and (_const(t.shape[d]) != 1 or d == len(S) - 1):
+            return d
+    return None
+
+
+def _split_offset(t, off, name):
+    """A flat element offset as a start per storage dim: each run-time term goes to the
+    outermost dim whose stride divides its coefficient; the constant part is written in the
+    mixed radix of the storage shape."""
+    S = [_const(s) for s in _storage_strides(t)]
+    starts = [Lin.of(0) for _ in S]
+    off = trace.current().evaluate(off)
+    Sym = _storage_strides(t)
+    for atom, coef in off.terms:
+        if atom.kind == "mul":  # a run-time index times a symbolic stride
+            hit = next(((d, o) for d in range(len(S)) if S[d] is None
+                        for f, o in (atom.args, atom.args[::-1]) if _same(f, Sym[d])), None)
+            if hit is not None:
+                starts[hit[0]] = starts[hit[0]].add(hit[1].scale(coef))
+                continue
+        d = next((d for d, s in enumerate(S) if s and coef % s == 0), None)
+        if d is None:
+            raise errors.NkiError("%s: the offset term %s is not a multiple of a storage stride "
+                                  "of '%s' (known strides %s; give symbolic sizes with --param)"
+                                  % (name, Lin(((atom, coef),), 0).text(), t.name, S))
+        starts[d] = starts[d].add(Lin(((atom, coef // S[d]),), 0))
+    c = off.const
+    if c and None in S:
+        raise errors.NkiError("%s: a constant offset into '%s' needs its sizes known (give them "
+                              "with --param)" % (name, t.name))
+    for d, s in enumerate(S):
+        if c:
+            starts[d] = starts[d].add(Lin.of(c // s))
+            c %= s
+    return starts
+
+
+def _map_pattern(t, pairs, name, rows_dim, starts):
+    """Each [step, count] pair onto the storage dim it steps through (outermost dim whose stride
+    divides the step and whose size holds the count from the start there), or onto a run of
+    whole storage dims (a pair over contiguous rows); count-1 pairs need none, step-0 pairs are
+    broadcasts."""
+    S = _storage_strides(t)
+    sizes = [_const(s) for s in t.shape]
+    first = [_const(s) for s in starts]  # None: a run-time start (the interpreter checks it)
+    used = set()
+    axes = []
+    on_chip = t.mem != "hbm"
+    for k, (st, n) in enumerate(pairs):
+        if k == 0 and rows_dim is not None:
+            used.add(rows_dim)
+            axes.append(Axis(n, [(rows_dim, n, 0)]))
+            continue
+        if k == 0 and on_chip:
+            if not _same(st, S[0]):
+                raise errors.NkiError(
+                    "%s: the first pair of an %s access steps through partitions and its step "
+                    "must be the free size per partition (%s), not %s (the deep dive: reading "
+                    "every other partition is not allowed)" %
+                    (name, _mem_name(t.mem), S[0].text(), st.text()))
+            used.add(0)
+            axes.append(Axis(n, [(0, n, 1)]))
+            continue
+        if n == 1:
+            axes.append(Axis(1, []))
+            continue
+        if _const(st) == 0:
+            axes.append(Axis(n, [(None, n, 0)]))
+            continue
+        seg = _one_dim(st, n, S, sizes, first, used, on_chip)
+        if seg is None:
+            seg = _dim_run(st, n, S, sizes, first, used, on_chip)
+        if seg is None:
+            raise errors.NkiError(
+                "%s: pair %d [%s, %d] of %s is not a step through one storage dim of '%s' %s "
+                "nor through whole consecutive ones%s: the IR's access names each storage dim "
+                "once, with one start, size and step" %
+                (name, k, st.text(), n, [[p[0].text(), p[1]] for p in pairs], t.name,
+                 tuple(SymInt.make(s) for s in t.shape),
+                 " (not the partition dim of an on-chip tensor)" if on_chip else ""))
+        used.update(d for d, _, _ in seg)
+        axes.append(Axis(n, seg))
+    return axes
+
+
+def _one_dim(st, n, S, sizes, first, used, on_chip):
+    for d in range(len(S)):
+        if d in used or (on_chip and d == 0):
+            continue
+        if _same(st, S[d]):
+            q = 1
+        else:
+            cs, cd = _const(st), _const(S[d])
+            if cs is None or cd is None or cs % cd:
+                continue
+            q = cs // cd
+        if sizes[d] is None:
+            if q == 1:
+                return [(d, n, 1)]
+            continue
+        if (first[d] or 0) + q * (n - 1) < sizes[d]:
+            return [(d, n, q)]
+    return None
+
+
+def _dim_run(st, n, S, sizes, first, used, on_chip):
+    """A pair over several whole storage dims: step = the innermost one's stride."""
+    inner = next((d for d in range(len(S)) if _same(st, S[d])), None)
+    if inner is None or None in sizes:
+        return None
+    segs, rem, d = [], n, inner
+    while d >= 0:
+        if d in used or (on_chip and d == 0):
+            return None
+        if first[d] is None:
+            return None
+        if first[d] + rem <= sizes[d]:
+            segs.insert(0, (d, rem, 1))
+            return segs
+        if rem % sizes[d] or first[d] != 0:
+            return None
+        segs.insert(0, (d, sizes[d], 1))
+        rem //= sizes[d]
+        d -= 1
+    return None
+
+
+def _offsets_view(x, rows, what, scalar=False):
+    from ..tiles import as_view
+
+    if not isinstance(x, Tile):
+        raise errors.NkiError("%s: the run-time offsets must be an SBUF tensor, not %s (a "
+                              "VirtualRegister offset is not modelled)" % (what,
+                                                                          type(x).__name__))
+    o = as_view(x, "offsets")
+    if o.tensor.mem == "hbm":
+        raise errors.NkiError("%s: the offsets '%s' are in HBM; they are read from SBUF" %
+                              (what, o.tensor.name))
+    if o.tensor.dtype not in ("int32", "uint32"):
+        raise errors.NkiError("%s: the offsets '%s' are %s; run-time offsets are int32 or "
+                              "uint32" % (what, o.tensor.name, o.tensor.dtype))
+    shape = [_const(s) for s in o.logical_lins()]
+    if len(shape) != 2 or shape[1] != 1 or (rows is not None and shape[0] != rows):
+        raise errors.NkiError("%s: the offsets '%s' have shape %s; they must be %s" %
+                              (what, o.tensor.name, tuple(o.shape),
+                               "(1, 1)" if scalar else "(%s, 1): one per row" % rows))
+    return o
+
+
+def _vector_offsets(v, axes, d, vector_offset, what, count=None):
+    """Row r of the view reads storage dim d at start + vector_offset[r] (program.Indirect)."""
+    t = v._base
+    from ..tiles import as_view
+
+    rows = _const(as_view(vector_offset, "vector_offset").logical_lins()[0])
+    if count is not None and rows != count:
+        raise errors.NkiError("%s: the leading pair counts %d rows and vector_offset has %s" %
+                              (what, count, rows))
+    o = _offsets_view(vector_offset, rows, what)
+    size = _const(t.shape[d])
+    if size is None:
+        raise errors.NkiError("%s: indirect addressing into '%s' needs the size of its dim %d "
+                              "known (give it with --param): the offsets read are checked "
+                              "against it" % (what, t.name, d))
+    axes = [a.copy() for a in axes]
+    axes[0] = Axis(rows, [(d, rows, 0)])
+    return NkiTensor(t, v._starts, axes, (d, o, 0, size - 1))
+
+
+def _scalar_offset(t, starts, pairs, d, scalar_offset, what):
+    """A (1, 1) offset shifts the whole access along storage dim d. The IR's run-time offsets
+    are one per row of the access, so this is one access only when it has one row."""
+    o = _offsets_view(scalar_offset, 1, what, scalar=True)
+    n = pairs[0][1]
+    if n != 1:
+        raise errors.NkiError("%s: scalar_offset shifts all %d rows of the access by one run-time "
+                              "value, and the IR's run-time offsets are one per row (a [rows, 1] "
+                              "column); an access of one row (a leading pair [step, 1]) is "
+                              "modelled" % (what, n))
+    axes = _map_pattern(t, pairs, what, None, starts)
+    if any(s[0] == d for a in axes for s in a.segs):
+        raise errors.NkiError("%s: the offset's dim %d of '%s' is also stepped through by the "
+                              "pattern" % (what, d, t.name))
+    axes[0] = Axis(1, [(d, 1, 1)])
+    size = _const(t.shape[d])
+    if size is None:
+        raise errors.NkiError("%s: indirect addressing into '%s' needs the size of its dim %d "
+                              "known (give it with --param)" % (what, t.name, d))
+    return NkiTensor(t, starts, axes, (d, o, 0, size - 1))
+
+
+def _dynamic_select(v, d, index):
+    """select(dim, tensor): dim d at a run-time index, removed from the view."""
+    if v._on_chip():
+        raise errors.NkiError("select: a run-time index into '%s' (in %s): indirect addressing "
+                              "reads or writes HBM only in the model" %
+                              (v.name, _mem_name(v._base.mem)))
+    if v._indirect is not None:
+        raise errors.NkiError("select: '%s' is already indirectly addressed (one dynamic select "
+                              "per view)" % v.name)
+    axes = v._structured("select")
+    a = axes[d]
+    if len(a.segs) != 1 or a.segs[0][0] is None or a.segs[0][2] != 1:
+        raise errors.NkiError("select: dim %d of this view of '%s' does not step through one "
+                              "storage dim by 1" % (d, v.name))
+    s = a.segs[0][0]
+    o = _offsets_view(index, 1, "select", scalar=True)
+    rest = [x for k, x in enumerate(axes) if k != d]
+    if rest and _const(rest[0].count) != 1:
+        raise errors.NkiError("select: a run-time index shifts all %s rows of the view of '%s' "
+                              "by one value, and the IR's run-time offsets are one per row (a "
+                              "[rows, 1] column); a view whose first remaining dim has size 1 is "
+                              "modelled" % (rest[0].count.text(), v.name))
+    size = _const(v._base.shape[s])
+    if size is None:
+        raise errors.NkiError("select: indirect addressing into '%s' needs the size of its dim "
+                              "%d known (--param)" % (v.name, s))
+    # The selected storage dim carries the single row; the first remaining axis (size 1) has
+    # no storage dim of its own in the access.
+    axes = [Axis(1, [(s, 1, 1)])] + rest[1:] if rest else [Axis(1, [(s, 1, 1)])]
+    return NkiTensor(v._base, v._starts, axes, (s, o, 0, size - 1))
