@@ -176,6 +176,30 @@ def scalar_row(a, idx, how):
 
 
 @nki.jit
+def scalar_dynamic_dma(a):
+    """The deep dive's example: A [512, 512]; rows 3*128.. read at a run-time offset on dim 0."""
+    batch_idx = nl.ndarray((1, 1), nl.int32, buffer=nl.sbuf)
+    nisa.memset(batch_idx, value=3 * 128)
+    result = nl.ndarray((128, 256), a.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(src=a.ap(pattern=[[512, 128], [1, 256]], offset=0, scalar_offset=batch_idx,
+                           indirect_dim=0), dst=result[...])
+    return result
+
+
+@nki.jit
+def batch_select(a, idx):
+    """The deep dive's scalar_dynamic_select: a [4, 128, 64] in HBM, the batch at a run-time
+    index; then a column block of an SBUF tile at a run-time index (a free dim)."""
+    i = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=i, src=idx)
+    t = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a.select(0, i))
+    u = nl.ndarray((128, 1), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(u, t.reshape((128, 64)).select(1, i).expand_dim(1))
+    return store(t, (128, 64)), store(u, (128, 1))
+
+
+@nki.jit
 def refused(a, what):
     t = load(a, (128, 64))
     u = nl.ndarray((128, 32), dtype=nl.float32, buffer=nl.sbuf)
@@ -191,11 +215,14 @@ def refused(a, what):
         nisa.tensor_copy(u.reshape_dim(1, (4, 8)), t.ap([[64, 128], [8, 4], [1, 8]]))
     elif what == "pair_across_rows":
         nisa.tensor_copy(u, t.ap([[64, 128], [1, 32]], offset=48))  # columns 48..79
-    elif what == "scalar_many_rows":
+    elif what == "vector_offset_on_chip":
+        i = nl.ndarray((128, 1), dtype=nl.int32, buffer=nl.sbuf)
+        nisa.memset(i, 0)
+        nisa.tensor_copy(u, t.ap([[64, 128], [1, 32]], vector_offset=i, indirect_dim=0))
+    elif what == "scalar_on_partitions":
         i = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)
         nisa.memset(i, 0)
-        v = nl.ndarray((4, 16), dtype=nl.float32, buffer=nl.sbuf)
-        nisa.dma_copy(dst=v, src=a.ap([[64, 4], [1, 16]], 0, scalar_offset=i, indirect_dim=0))
+        nisa.tensor_copy(u, t.select(0, i))
     elif what == "tensor_index":
         i = nl.ndarray((128, 1), dtype=nl.int32, buffer=nl.sbuf)
         nisa.memset(i, 0)
@@ -288,6 +315,14 @@ class Views(unittest.TestCase):
         np.testing.assert_array_equal(scalar_row(a, idx, "select"), a[6])
         np.testing.assert_array_equal(scalar_row(a.reshape(8, 32), idx, "ap"), a[6])
 
+    def test_a_scalar_offset_shared_by_many_rows(self):
+        a = np.arange(512 * 512, dtype=np.float32).reshape(512, 512)
+        np.testing.assert_array_equal(scalar_dynamic_dma(a), a[384:512, 0:256])
+        b = np.arange(4 * 128 * 64, dtype=np.float32).reshape(4, 128, 64)
+        t, u = batch_select(b, np.array([[3]], dtype=np.int32))
+        np.testing.assert_array_equal(t, b[3])
+        np.testing.assert_array_equal(u[:, 0], b[3][:, 3])
+
     def test_what_the_ir_cannot_address_is_refused_with_the_reason(self):
         cases = {
             "every_other_partition": "reading every other partition is not allowed",
@@ -296,7 +331,8 @@ class Views(unittest.TestCase):
             "split_dim": "splits a storage dim",
             "two_pairs_one_dim": "names each storage dim once",
             "pair_across_rows": "pair 1 [1, 32]",
-            "scalar_many_rows": "one per row",
+            "vector_offset_on_chip": "never addressed at run time",
+            "scalar_on_partitions": "free dims only",
             "tensor_index": "the new API indexes with integers, slices and nl.ds",
             "partition_broadcast": "cannot be broadcast by a view",
             "permute_partition": "keeps its partition dim first",

@@ -110,6 +110,13 @@ class NkiTensor(Tile):
     def _on_chip(self):
         return self._base.mem != "hbm"
 
+    def _vector(self):
+        """Whether axis 0 is the rows of per-row run-time offsets (vector_select): it stays
+        first and is not sliced, split or broadcast."""
+        if self._indirect is None or not self._axes or not self._axes[0].segs:
+            return False
+        return self._axes[0].segs[0][0] == self._indirect[0] and self._axes[0].segs[0][2] == 0
+
     def _dim(self, dim, what, extra=0):
         n = len(self.shape) + extra
         d = _int(dim, what + ": dim")
@@ -129,6 +136,8 @@ class NkiTensor(Tile):
         t = self._base
         dims = [[s, Lin.of(1), 1] for s in self._starts]
         used = {d for a in self._axes for d, _, _ in a.segs if d is not None}
+        if self._indirect is not None:
+            used.add(self._indirect[0])  # a run-time offset's dim carries no broadcast
         order = []
         for k, a in enumerate(self._axes):
             for d, size, step in a.segs:
@@ -153,6 +162,8 @@ class NkiTensor(Tile):
         v = View(t, dims, order)
         if self._indirect is not None:
             d, offsets, lo, hi = self._indirect
+            if isinstance(offsets, _Shared):
+                offsets = offsets.column(t, _const(ir_rows(v)))
             v.indirect = Indirect(d, offsets, lo, hi)
         return v
 
@@ -286,7 +297,7 @@ class NkiTensor(Tile):
         if self._on_chip() and dims[0] != 0:
             raise errors.NkiError("permute: on-chip '%s' keeps its partition dim first "
                                   "(dims[0] must be 0)" % self._base.name)
-        if self._indirect is not None and dims[0] != 0:
+        if self._vector() and dims[0] != 0:
             raise errors.NkiError("permute: the indirect dim of '%s' stays first" %
                                   self._base.name)
         return self._derive([axes[k] for k in dims])
@@ -297,7 +308,7 @@ class NkiTensor(Tile):
         if _const(axes[d].count) != 1:
             raise errors.NkiError("broadcast: dim %d of '%s' has size %s, not 1" %
                                   (d, self._base.name, axes[d].count.text()))
-        if d == 0 and (self._on_chip() or self._indirect is not None):
+        if d == 0 and (self._on_chip() or self._vector()):
             raise errors.NkiError("broadcast: dim 0 of '%s' is its %s dim, which cannot be "
                                   "broadcast by a view" % (self._base.name, "partition" if
                                                            self._on_chip() else "indirect"))
@@ -309,7 +320,7 @@ class NkiTensor(Tile):
     def expand_dim(self, dim):
         axes = self._structured("expand_dim")
         d = self._dim(dim, "expand_dim", extra=1)
-        if d == 0 and (self._on_chip() or self._indirect is not None):
+        if d == 0 and (self._on_chip() or self._vector()):
             raise errors.NkiError("expand_dim: dim 0 of '%s' stays its partition/indirect dim" %
                                   self._base.name)
         axes.insert(d, Axis(1, []))
@@ -321,7 +332,7 @@ class NkiTensor(Tile):
         if _const(axes[d].count) != 1:
             raise errors.NkiError("squeeze_dim: dim %d of '%s' has size %s, not 1" %
                                   (d, self._base.name, axes[d].count.text()))
-        if d == 0 and (self._on_chip() or self._indirect is not None):
+        if d == 0 and (self._on_chip() or self._vector()):
             raise errors.NkiError("squeeze_dim: dim 0 of '%s' stays its partition/indirect dim"
                                   % self._base.name)
         del axes[d]
@@ -330,7 +341,7 @@ class NkiTensor(Tile):
     def reshape_dim(self, dim, shape):
         d = self._dim(dim, "reshape_dim")
         sizes = _infer(list(shape), self.shape[d], "reshape_dim")
-        if d == 0 and (self._on_chip() or self._indirect is not None) and len(sizes) != 1:
+        if d == 0 and (self._on_chip() or self._vector()) and len(sizes) != 1:
             raise errors.NkiError("reshape_dim: dim 0 of '%s' is its partition/indirect dim" %
                                   self._base.name)
         new = list(self.shape[:d]) + sizes + list(self.shape[d + 1:])
@@ -341,7 +352,7 @@ class NkiTensor(Tile):
         b = self._dim(end_dim, "flatten_dims")
         if a > b:
             raise errors.NkiError("flatten_dims: start_dim %d after end_dim %d" % (a, b))
-        if a == 0 and (self._on_chip() or self._indirect is not None):
+        if a == 0 and (self._on_chip() or self._vector()):
             raise errors.NkiError("flatten_dims: dim 0 of '%s' is its partition/indirect dim" %
                                   self._base.name)
         axes = self._structured("flatten_dims")
@@ -365,7 +376,7 @@ class NkiTensor(Tile):
         for s in self.shape:
             total = total.mul(Lin.of(s))
         sizes = _infer(shape, SymInt.make(total), "reshape")
-        if (self._on_chip() or self._indirect is not None) and not _same(sizes[0],
+        if (self._on_chip() or self._vector()) and not _same(sizes[0],
                                                                           self.shape[0]):
             raise errors.NkiError("reshape: on-chip '%s' keeps its partition dim (%s), not %s" %
                                   (self._base.name, self.shape[0], sizes[0]))
@@ -435,6 +446,16 @@ class NkiTensor(Tile):
            dtype=None):
         return access_pattern(self, pattern, offset, scalar_offset, vector_offset,
                               indirect_dim, dtype)
+
+
+def ir_rows(v):
+    """The rows of an IR access (model/interp place_view): the size of its first dim in the
+    `.perm` the printer writes (dropped dims first), or of storage dim 0 without a perm. Run-time
+    offsets come one per row."""
+    order = v.order
+    perm = list(range(len(v.dims))) if order == sorted(order) else \
+        [d for d in range(len(v.dims)) if d not in order] + list(order)
+    return v.dims[perm[0]][1]
 
 
 def buffer_of(t):
@@ -513,7 +534,7 @@ def _apply(v, by_axis, what, drop=False, keep_partition=False):
                                   size=Lin.of(1))
             if drop and not (keep_partition and k == 0 and v._on_chip()):
                 dropped.append(k)
-    if v._indirect is not None and 0 in by_axis and not (
+    if v._vector() and 0 in by_axis and not (
             isinstance(by_axis[0], slice) and by_axis[0] == slice(None)):
         raise errors.NkiError("%s: dim 0 of '%s' is indirectly addressed; it cannot be sliced "
                               "or selected" % (what, v.name))
@@ -604,7 +625,7 @@ def _regroup(v, sizes, what):
     size that splits one storage dim gives a view the IR cannot address (kept flat, for .ap and
     the attributes)."""
     axes = v._structured(what)
-    keep = 1 if v._on_chip() or v._indirect is not None else 0
+    keep = 1 if v._on_chip() or v._vector() else 0
     out = _regroup_axes(v, axes[keep:], sizes[keep:])
     if out is not None:
         return v._derive(axes[:keep] + out)
@@ -689,10 +710,10 @@ def access_pattern(v, pattern, offset, scalar_offset, vector_offset, indirect_di
     if not 0 <= k < len(vstrides):
         raise errors.NkiError("%s: indirect_dim %d of a %d-dimensional view" %
                               (name, k, len(vstrides)))
-    if t.mem != "hbm":
-        raise errors.NkiError("%s: a run-time offset into '%s' (in %s): indirect addressing "
-                              "reads or writes HBM only in the model" %
-                              (name, t.name, _mem_name(t.mem)))
+    if t.mem != "hbm" and vector_offset is not None:
+        raise errors.NkiError("%s: vector_offset into '%s' (in %s): its indirect dim 0 is the "
+                              "partition dim, which is never addressed at run time (per-row "
+                              "offsets read HBM)" % (name, t.name, _mem_name(t.mem)))
     d = _storage_dim_of_stride(t, Lin.of(vstrides[k]))
     if d is None:
         raise errors.NkiError("%s: the run-time offset is scaled by stride %s (dim %d), which "
@@ -896,37 +917,69 @@ def _vector_offsets(v, axes, d, vector_offset, what, count=None):
                               "against it" % (what, t.name, d))
     axes = [a.copy() for a in axes]
     axes[0] = Axis(rows, [(d, rows, 0)])
-    return NkiTensor(t, v._starts, axes, (d, o, 0, size - 1))
+    out = NkiTensor(t, v._starts, axes, (d, o, 0, size - 1))
+    if _const(ir_rows(out._view)) != rows:
+        raise errors.NkiError("%s: the rows of '%s' picked by the offsets are its storage dim %d, "
+                              "and the IR's access takes its rows from its first storage dim "
+                              "(the dims before it dropped by an index come first): index the "
+                              "view so that dim %d is its first, or use .ap" %
+                              (what, t.name, d, d))
+    return out
 
 
 def _scalar_offset(t, starts, pairs, d, scalar_offset, what):
-    """A (1, 1) offset shifts the whole access along storage dim d. The IR's run-time offsets
-    are one per row of the access, so this is one access only when it has one row."""
+    """A (1, 1) offset shifts the whole access along storage dim d: every index of dim d (which
+    the pattern may step through too) moves by the value, read at run time."""
+    if t.mem != "hbm" and d == 0:
+        raise errors.NkiError("%s: a run-time offset on the partition dim of '%s' (in %s): "
+                              "on-chip tensors are addressed at run time in their free dims "
+                              "only" % (what, t.name, _mem_name(t.mem)))
     o = _offsets_view(scalar_offset, 1, what, scalar=True)
-    n = pairs[0][1]
-    if n != 1:
-        raise errors.NkiError("%s: scalar_offset shifts all %d rows of the access by one run-time "
-                              "value, and the IR's run-time offsets are one per row (a [rows, 1] "
-                              "column); an access of one row (a leading pair [step, 1]) is "
-                              "modelled" % (what, n))
-    axes = _map_pattern(t, pairs, what, None, starts)
-    if any(s[0] == d for a in axes for s in a.segs):
-        raise errors.NkiError("%s: the offset's dim %d of '%s' is also stepped through by the "
-                              "pattern" % (what, d, t.name))
-    axes[0] = Axis(1, [(d, 1, 1)])
+    return _shifted(t, starts, _map_pattern(t, pairs, what, None, starts), d, o, what)
+
+
+def _shifted(t, starts, axes, d, o, what):
     size = _const(t.shape[d])
     if size is None:
         raise errors.NkiError("%s: indirect addressing into '%s' needs the size of its dim %d "
-                              "known (give it with --param)" % (what, t.name, d))
-    return NkiTensor(t, starts, axes, (d, o, 0, size - 1))
+                              "known (give it with --param): the offsets read are checked "
+                              "against it" % (what, t.name, d))
+    v = NkiTensor(t, starts, axes, (d, _Shared(o), 0, size - 1))
+    v._structured(what)
+    return v
+
+
+class _Shared:
+    """A (1, 1) run-time offset shared by every row of an access. The IR's indirect access reads
+    one offset per row, so an access of R > 1 rows reads a [R, 1] column holding the value: the
+    first instruction that consumes such a view copies it there (ops.partition_broadcast: a DMA
+    to HBM scratch and one back; the values exact, the latency that choice's,
+    frontend/README.md), and later ones reuse the column (the value at that first
+    instruction)."""
+
+    def __init__(self, offsets):
+        self.offsets, self.columns = offsets, {}
+
+    def column(self, t, rows):
+        if rows is None or rows > 128:
+            raise errors.NkiError("a run-time offset shared by %s rows of '%s': the IR's offsets "
+                                  "are one per row, a column of at most 128 partitions" %
+                                  (rows if rows is not None else "a symbolic number of", t.name))
+        if rows == 1:
+            return self.offsets
+        if rows not in self.columns:
+            from .. import ops
+
+            self.columns[rows] = ops.partition_broadcast(trace.current(), self.offsets, rows)
+        return self.columns[rows]
 
 
 def _dynamic_select(v, d, index):
     """select(dim, tensor): dim d at a run-time index, removed from the view."""
-    if v._on_chip():
-        raise errors.NkiError("select: a run-time index into '%s' (in %s): indirect addressing "
-                              "reads or writes HBM only in the model" %
-                              (v.name, _mem_name(v._base.mem)))
+    if v._on_chip() and d == 0:
+        raise errors.NkiError("select: a run-time index on the partition dim of '%s' (in %s): "
+                              "on-chip tensors are addressed at run time in their free dims "
+                              "only (the select reference)" % (v.name, _mem_name(v._base.mem)))
     if v._indirect is not None:
         raise errors.NkiError("select: '%s' is already indirectly addressed (one dynamic select "
                               "per view)" % v.name)
@@ -938,16 +991,6 @@ def _dynamic_select(v, d, index):
     s = a.segs[0][0]
     o = _offsets_view(index, 1, "select", scalar=True)
     rest = [x for k, x in enumerate(axes) if k != d]
-    if rest and _const(rest[0].count) != 1:
-        raise errors.NkiError("select: a run-time index shifts all %s rows of the view of '%s' "
-                              "by one value, and the IR's run-time offsets are one per row (a "
-                              "[rows, 1] column); a view whose first remaining dim has size 1 is "
-                              "modelled" % (rest[0].count.text(), v.name))
-    size = _const(v._base.shape[s])
-    if size is None:
-        raise errors.NkiError("select: indirect addressing into '%s' needs the size of its dim "
-                              "%d known (--param)" % (v.name, s))
-    # The selected storage dim carries the single row; the first remaining axis (size 1) has
-    # no storage dim of its own in the access.
-    axes = [Axis(1, [(s, 1, 1)])] + rest[1:] if rest else [Axis(1, [(s, 1, 1)])]
-    return NkiTensor(v._base, v._starts, axes, (s, o, 0, size - 1))
+    if not rest:
+        rest = [Axis(1, [])]
+    return _shifted(v._base, v._starts, rest, s, o, "select")

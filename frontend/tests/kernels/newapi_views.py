@@ -1,0 +1,46 @@
+"""New-API (`import nki`) kernels reaching their tensors through views: `ncverify import`
+traces them for every shape (tools/tests/frontend_test.cpp, FrontendNewApiViews)."""
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+
+@nki.jit
+def column_blocks(a):
+    """a [n, m]: per 128-row block and 64-column block (nl.ds with loop variables), the block
+    doubled, written to out through .ap with an offset of the loop variables."""
+    n, m = a.shape
+    out = nl.ndarray((n, m), dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(n // 128):
+        for j in nl.affine_range(m // 64):
+            t = nl.ndarray((128, 64), dtype=a.dtype, buffer=nl.sbuf)
+            nisa.dma_copy(dst=t, src=a[nl.ds(i * 128, 128), nl.ds(j * 64, 64)])
+            u = nl.ndarray((128, 64), dtype=a.dtype, buffer=nl.sbuf)
+            nisa.tensor_scalar(u, t, nl.multiply, 2.0)
+            nisa.dma_copy(dst=out.ap([[m, 128], [1, 64]], offset=i * 128 * m + j * 64), src=u)
+    return out
+
+
+@nki.jit
+def halves_swapped(a):
+    """a [128, 2, 32] in HBM: the two halves of each row swapped through permute-free views:
+    select, expand_dim and a flatten of the result."""
+    p, h, w = a.shape
+    assert (p, h, w) == (128, 2, 32)
+    out = nl.ndarray((128, 64), dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray((128, 2, 32), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a)
+    u = nl.ndarray((128, 2, 32), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.tensor_copy(u.select(1, 0).expand_dim(1), t[:, 1:2, :])
+    nisa.tensor_copy(u[:, 1, :], t.select(1, 0))
+    nisa.dma_copy(dst=out, src=u.flatten_dims(1, 2))
+    return out
+
+
+@nki.jit
+def split_storage_dim(a):
+    """Refused: the reshape splits t's free dim, which one access cannot name twice."""
+    p, f = a.shape
+    t = nl.ndarray((128, 64), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t.reshape((128, 4, 16)), src=a)
+    return a
