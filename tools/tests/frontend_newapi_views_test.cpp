@@ -1,7 +1,8 @@
 // New-API (`import nki`) views end to end (label frontend): `ncverify import` traces kernels that
 // reach their tensors through nl.ds, `.ap(...)` and the NkiTensor view methods for every shape
 // (frontend/tests/kernels/newapi_views.py), the traced programs run, and a view the IR cannot
-// address is refused at the kernel's line with exit 2.
+// address is refused at the kernel's line with exit 2; a buffer dim stepped twice is declared
+// split.
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -55,13 +56,25 @@ TEST(FrontendNewApiViews, ViewMethodsAreAccessesOfTheStorageDims) {
   EXPECT_EQ(run.exit_code, 0) << describe(run);
 }
 
-TEST(FrontendNewApiViews, AViewSplittingAStorageDimIsRefusedAtItsLine) {
-  const CliResult r = run_cli({"import", target("split_storage_dim")});
+// A view stepping twice through one free dim of an SBUF buffer: the buffer is declared with the
+// dim split, and the program runs.
+TEST(FrontendNewApiViews, ABufferDimSteppedTwiceIsDeclaredSplit) {
+  const CliResult r = run_cli({"import", target("blocks_transposed")});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_TRUE(contains(r.out, "buffer t : sbuf fp32 [128, 4, 16]")) << r.out;
+  EXPECT_TRUE(contains(r.out, "dma_copy t[:, :, :], a[:, :]")) << r.out;
+  EXPECT_TRUE(contains(r.out, "t[:, :, :].perm(0, 2, 1)")) << r.out;
+  const CliResult run = run_cli({"run", target("blocks_transposed")});
+  EXPECT_EQ(run.exit_code, 0) << describe(run);
+}
+
+TEST(FrontendNewApiViews, SplittingAKernelArgumentsDimIsRefusedAtItsLine) {
+  const CliResult r = run_cli({"import", target("split_argument_dim")});
   EXPECT_EQ(r.exit_code, 2) << describe(r);
   const std::string where =
-      "newapi_views.py:" + std::to_string(line_of("t.reshape((128, 4")) + ": ";
+      "newapi_views.py:" + std::to_string(line_of("a.reshape((128, 4")) + ": ";
   EXPECT_TRUE(contains(r.err, where)) << r.err;
-  EXPECT_TRUE(contains(r.err, "splits a storage dim of 't'")) << r.err;
+  EXPECT_TRUE(contains(r.err, "'a' is a kernel argument or HBM tensor")) << r.err;
   EXPECT_FALSE(contains(r.err, "Traceback")) << r.err;
 }
 

@@ -200,6 +200,20 @@ def batch_select(a, idx):
 
 
 @nki.jit
+def split_views(a):
+    """Views that step twice through one storage dim of an SBUF buffer: reshape_dim of a free
+    dim, then an .ap with two pairs in one row (the buffers' dims are split, refine.py)."""
+    t = load(a, (128, 64))
+    u = nl.ndarray((128, 32), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(u.reshape_dim(1, (8, 4)), t[:, 0:32].reshape_dim(1, (4, 8)).permute((0, 2, 1)))
+    v = nl.ndarray((128, 16, 4), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(v, t.ap([[64, 128], [1, 16], [16, 4]]))
+    w = nl.ndarray((128, 2, 32), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(w, t.reshape((128, 2, 32)))
+    return store(u, (128, 32)), store(v, (128, 16, 4)), store(w, (128, 2, 32))
+
+
+@nki.jit
 def refused(a, what):
     t = load(a, (128, 64))
     u = nl.ndarray((128, 32), dtype=nl.float32, buffer=nl.sbuf)
@@ -209,10 +223,15 @@ def refused(a, what):
         nisa.tensor_copy(u, t.ap([[64, 128], [1, 32]], dtype=nl.int32))
     elif what == "view":
         nisa.tensor_copy(u, t.view(nl.bfloat16))
-    elif what == "split_dim":
-        nisa.tensor_copy(u.reshape_dim(1, (4, 8)), t[:, 0:32].reshape_dim(1, (4, 8)))
-    elif what == "two_pairs_one_dim":
-        nisa.tensor_copy(u.reshape_dim(1, (4, 8)), t.ap([[64, 128], [8, 4], [1, 8]]))
+    elif what == "split_hbm_argument":
+        nisa.dma_copy(dst=u, src=a.reshape((128, 4, 16))[:, :, 0:8])
+    elif what == "split_straddled":
+        nisa.tensor_copy(u, t[:, 8:40])
+        nisa.tensor_copy(u.reshape_dim(1, (4, 8)), t.reshape((128, 4, 16))[:, :, 0:8])
+    elif what == "split_psum":
+        ps = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.psum)
+        nisa.tensor_copy(ps, t)
+        nisa.tensor_copy(u.reshape_dim(1, (4, 8)), ps.reshape((128, 4, 16))[:, :, 0:8])
     elif what == "pair_across_rows":
         nisa.tensor_copy(u, t.ap([[64, 128], [1, 32]], offset=48))  # columns 48..79
     elif what == "vector_offset_on_chip":
@@ -323,13 +342,21 @@ class Views(unittest.TestCase):
         np.testing.assert_array_equal(t, b[3])
         np.testing.assert_array_equal(u[:, 0], b[3][:, 3])
 
+    def test_views_stepping_twice_through_one_storage_dim(self):
+        u, v, w = split_views(self.a)
+        np.testing.assert_array_equal(
+            u, self.a[:, 0:32].reshape(128, 4, 8).transpose(0, 2, 1).reshape(128, 32))
+        np.testing.assert_array_equal(v, ap_golden(self.a, [[64, 128], [1, 16], [16, 4]], 0))
+        np.testing.assert_array_equal(w, self.a.reshape(128, 2, 32))
+
     def test_what_the_ir_cannot_address_is_refused_with_the_reason(self):
         cases = {
             "every_other_partition": "reading every other partition is not allowed",
             "dtype": "no reinterpretation",
             "view": "no reinterpretation",
-            "split_dim": "splits a storage dim",
-            "two_pairs_one_dim": "names each storage dim once",
+            "split_hbm_argument": "'a' is a kernel argument or HBM tensor",
+            "split_straddled": "the earlier access t[:, 8:+32] is not one access",
+            "split_psum": "is in PSUM",
             "pair_across_rows": "pair 1 [1, 32]",
             "vector_offset_on_chip": "never addressed at run time",
             "scalar_on_partitions": "free dims only",

@@ -38,9 +38,26 @@ def halves_swapped(a):
 
 
 @nki.jit
-def split_storage_dim(a):
-    """Refused: the reshape splits t's free dim, which one access cannot name twice."""
+def blocks_transposed(a):
+    """a [128, 64]: each row's four 16-element blocks transposed (element (k, j) of the
+    blocks to (j, k)) through a reshape_dim view: t is declared [128, 4, 16]."""
     p, f = a.shape
+    assert (p, f) == (128, 64)
+    out = nl.ndarray((128, 64), dtype=a.dtype, buffer=nl.shared_hbm)
     t = nl.ndarray((128, 64), dtype=a.dtype, buffer=nl.sbuf)
-    nisa.dma_copy(dst=t.reshape((128, 4, 16)), src=a)
+    nisa.dma_copy(dst=t, src=a)
+    u = nl.ndarray((128, 16, 4), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.tensor_copy(u, t.reshape_dim(1, (4, 16)).permute((0, 2, 1)))
+    nisa.dma_copy(dst=out, src=u.flatten_dims(1, 2))
+    return out
+
+
+@nki.jit
+def split_argument_dim(a):
+    """Refused: the reshape splits a dim of the kernel argument a, whose shape is its
+    interface."""
+    p, f = a.shape
+    assert (p, f) == (128, 64)
+    t = nl.ndarray((128, 4, 8), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a.reshape((128, 4, 16))[:, :, 0:8])
     return a

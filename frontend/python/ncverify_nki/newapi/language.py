@@ -13,6 +13,7 @@ from ..dtypes import (bfloat16, bool_, float8_e4m3, float8_e5m2, float16, float3
 from ..dtypes import DType
 from ..sealed import SealedClass
 from ..signatures import api
+from .views import owned
 
 # ---------------------------------------------------------------- buffers
 
@@ -103,26 +104,26 @@ def _name(name, call):
 def ndarray(shape, dtype, buffer=sbuf, name="", address=None):
     """A tensor; its memory is not initialised (the language guide, "Creating Tensors")."""
     _address(address, "nl.ndarray")
-    return legacy.allocate(shape, _dtype(dtype, "nl.ndarray"), _buffer(buffer, "nl.ndarray"),
-                           _name(name, "nl.ndarray"))
+    return owned(legacy.allocate(shape, _dtype(dtype, "nl.ndarray"), _buffer(buffer, "nl.ndarray"),
+                                 _name(name, "nl.ndarray")))
 
 
 @api("nl.zeros")
 def zeros(shape, dtype, buffer=sbuf, name=""):
-    return legacy.allocate(shape, _dtype(dtype, "nl.zeros"), _buffer(buffer, "nl.zeros"),
-                           _name(name, "nl.zeros"), zero=True)
+    return owned(legacy.allocate(shape, _dtype(dtype, "nl.zeros"), _buffer(buffer, "nl.zeros"),
+                                 _name(name, "nl.zeros"), zero=True))
 
 
 @api("nl.ones")
 def ones(shape, dtype, buffer=sbuf, name=""):
-    return legacy.allocate(shape, _dtype(dtype, "nl.ones"), _buffer(buffer, "nl.ones"),
-                           _name(name, "nl.ones"), fill=1.0)
+    return owned(legacy.allocate(shape, _dtype(dtype, "nl.ones"), _buffer(buffer, "nl.ones"),
+                                 _name(name, "nl.ones"), fill=1.0))
 
 
 @api("nl.full")
 def full(shape, fill_value, dtype, buffer=sbuf, name=""):
-    return legacy.allocate(shape, _dtype(dtype, "nl.full"), _buffer(buffer, "nl.full"),
-                           _name(name, "nl.full"), fill=fill_value)
+    return owned(legacy.allocate(shape, _dtype(dtype, "nl.full"), _buffer(buffer, "nl.full"),
+                                 _name(name, "nl.full"), fill=fill_value))
 
 
 @api("nl.zeros_like")

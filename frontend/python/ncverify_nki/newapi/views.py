@@ -18,6 +18,7 @@ rows) is refused with the reason when an instruction consumes the view, so that 
 
 from .. import errors, trace
 from ..expr import IndexExpr, Lin, SymInt
+from . import refine
 from ..program import Indirect, View
 from ..tiles import DS, Tile
 
@@ -79,6 +80,7 @@ class NkiTensor(Tile):
         self._indirect = indirect  # (storage dim, offsets View, lo, hi)
         self._why = why  # why the IR cannot address this view (consuming it is refused)
         self._flat = flat  # (shape, strides, offset) a flat-only view keeps
+        refine.register(self)
 
     # ---- construction
     @staticmethod
@@ -104,8 +106,27 @@ class NkiTensor(Tile):
 
     def _structured(self, what):
         if self._axes is None:
-            raise errors.NkiError("%s of '%s': %s" % (what, self._base.name, self._why))
+            self._resolve(what)
         return [a.copy() for a in self._axes]
+
+    def _resolve(self, what):
+        """A flat view (a reshape that splits a storage dim) as an access: its pattern mapped
+        onto the storage dims, an SBUF buffer's dims split where it needs (refine.py)."""
+        shape, strides, off = self._flat
+        t = self._base
+        if self._indirect is not None or any(_const(n) is None for n in shape):
+            raise errors.NkiError("%s of '%s': %s" % (what, t.name, self._why))
+        pairs = [(Lin.of(st), _const(n)) for st, n in zip(strides, shape)]
+
+        def attempt():
+            starts = _split_offset(t, Lin.of(off), what)
+            return starts, _map_pattern(t, pairs, what, None, starts)
+
+        try:
+            self._starts, self._axes = refine.structure(t, attempt, pairs, self._why)
+        except refine.Unmapped:
+            raise errors.NkiError("%s of '%s': %s" % (what, t.name, self._why))
+        self._flat = None
 
     def _on_chip(self):
         return self._base.mem != "hbm"
@@ -131,8 +152,7 @@ class NkiTensor(Tile):
     @property
     def _view(self):
         if self._axes is None:
-            raise errors.NkiError("'%s' is used by an instruction through a view the IR cannot "
-                                  "address: %s" % (self._base.name, self._why))
+            self._resolve("an instruction's operand")
         t = self._base
         dims = [[s, Lin.of(1), 1] for s in self._starts]
         used = {d for a in self._axes for d, _, _ in a.segs if d is not None}
@@ -448,6 +468,13 @@ class NkiTensor(Tile):
                               indirect_dim, dtype)
 
 
+def owned(tile):
+    """A tensor nl.ndarray (and nl.zeros, ...) made: the kernel holds it only as an NkiTensor,
+    so its dims may be split (refine.py) with every view of it rewritten."""
+    tile._view.tensor.nki_owned = True
+    return NkiTensor.of(tile)
+
+
 def ir_rows(v):
     """The rows of an IR access (model/interp place_view): the size of its first dim in the
     `.perm` the printer writes (dropped dims first), or of storage dim 0 without a perm. Run-time
@@ -702,9 +729,12 @@ def access_pattern(v, pattern, offset, scalar_offset, vector_offset, indirect_di
         if c is not None and c < 0:
             raise errors.NkiError("%s: a negative step (%d)" % (name, c))
     off = Lin.of(v.offset) if offset is None else Lin.of(_lin(offset, name + ": offset"))
-    starts = _split_offset(t, off, name)
     if vector_offset is None and scalar_offset is None:
-        return NkiTensor(t, starts, _map_pattern(t, pairs, name, None, starts))
+        def attempt():
+            starts = _split_offset(t, off, name)
+            return NkiTensor(t, starts, _map_pattern(t, pairs, name, None, starts))
+
+        return refine.structure(t, attempt, pairs, None)
     k = _int(indirect_dim, name + ": indirect_dim")
     vstrides = v.strides
     if not 0 <= k < len(vstrides):
@@ -714,22 +744,28 @@ def access_pattern(v, pattern, offset, scalar_offset, vector_offset, indirect_di
         raise errors.NkiError("%s: vector_offset into '%s' (in %s): its indirect dim 0 is the "
                               "partition dim, which is never addressed at run time (per-row "
                               "offsets read HBM)" % (name, t.name, _mem_name(t.mem)))
-    d = _storage_dim_of_stride(t, Lin.of(vstrides[k]))
-    if d is None:
-        raise errors.NkiError("%s: the run-time offset is scaled by stride %s (dim %d), which "
-                              "is no storage dim's stride of '%s' %s: the IR offsets one storage "
-                              "dim" % (name, vstrides[k], k, t.name,
-                                       tuple(SymInt.make(s) for s in t.shape)))
-    if vector_offset is not None:
-        if k != 0:
-            raise errors.NkiError("%s: vector_offset needs indirect_dim=0 (the deep dive: "
-                                  "'only indirect_dim=0 is supported')" % name)
-        # The leading pair's step is ignored (the deep dive): it steps through the indirect dim,
-        # row r at the offsets' value r.
-        axes = _map_pattern(t, pairs, name, d, starts)
-        return _vector_offsets(NkiTensor(t, starts, axes), axes, d, vector_offset, name,
-                               count=pairs[0][1])
-    return _scalar_offset(t, starts, pairs, d, scalar_offset, name)
+    scale = Lin.of(vstrides[k])
+
+    def attempt_indirect():
+        starts = _split_offset(t, off, name)
+        d = _storage_dim_of_stride(t, scale)
+        if d is None:
+            raise errors.NkiError("%s: the run-time offset is scaled by stride %s (dim %d), "
+                                  "which is no storage dim's stride of '%s' %s: the IR offsets "
+                                  "one storage dim" % (name, scale.text(), k, t.name,
+                                                       tuple(SymInt.make(s) for s in t.shape)))
+        if vector_offset is not None:
+            if k != 0:
+                raise errors.NkiError("%s: vector_offset needs indirect_dim=0 (the deep dive: "
+                                      "'only indirect_dim=0 is supported')" % name)
+            # The leading pair's step is ignored (the deep dive): it steps through the indirect
+            # dim, row r at the offsets' value r.
+            axes = _map_pattern(t, pairs, name, d, starts)
+            return _vector_offsets(NkiTensor(t, starts, axes), axes, d, vector_offset, name,
+                                   count=pairs[0][1])
+        return _scalar_offset(t, starts, pairs, d, scalar_offset, name)
+
+    return refine.structure(t, attempt_indirect, pairs, None)
 
 
 def _lin(x, what):
@@ -824,7 +860,7 @@ def _map_pattern(t, pairs, name, rows_dim, starts):
         if seg is None:
             seg = _dim_run(st, n, S, sizes, first, used, on_chip)
         if seg is None:
-            raise errors.NkiError(
+            raise refine.Unmapped(
                 "%s: pair %d [%s, %d] of %s is not a step through one storage dim of '%s' %s "
                 "nor through whole consecutive ones%s: the IR's access names each storage dim "
                 "once, with one start, size and step" %
