@@ -45,6 +45,18 @@ TEST(FrontendNewApiViews, DsAndApOffsetsOfLoopVariablesAreSymbolicAccesses) {
   EXPECT_TRUE(contains(run.out, "result: ok")) << run.out;
 }
 
+// A slice of a merged dim (reshape of an argument) and an `.ap` whose count is a symbolic size.
+TEST(FrontendNewApiViews, MergedDimsAndSymbolicCountsAreAccessesForEveryShape) {
+  const CliResult r = run_cli({"import", target("batches_flattened")});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_TRUE(contains(r.out, "input a : hbm fp32 [b, 128, m]")) << r.out;
+  EXPECT_TRUE(contains(r.out, "dma_copy t[:, :], a[i, :, :]")) << r.out;
+  EXPECT_TRUE(contains(r.out, "dma_copy out[i * 128:+128, :], t[:, :]")) << r.out;
+  const CliResult run =
+      run_cli({"run", target("batches_flattened"), "--param", "b=2", "--param", "m=96"});
+  EXPECT_EQ(run.exit_code, 0) << describe(run);
+}
+
 // select / expand_dim / flatten_dims are accesses of the tensors' own dims.
 TEST(FrontendNewApiViews, ViewMethodsAreAccessesOfTheStorageDims) {
   const CliResult r = run_cli({"import", target("halves_swapped")});

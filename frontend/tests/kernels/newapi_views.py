@@ -61,3 +61,18 @@ def split_argument_dim(a):
     t = nl.ndarray((128, 4, 8), dtype=a.dtype, buffer=nl.sbuf)
     nisa.dma_copy(dst=t, src=a.reshape((128, 4, 16))[:, :, 0:8])
     return a
+
+
+@nki.jit
+def batches_flattened(a):
+    """a [b, 128, m] read through a.reshape((b * 128, m)) by 128-row blocks (nl.ds on the
+    merged dim), and written back per batch through .ap with a symbolic count m."""
+    b, n, m = a.shape
+    assert n == 128
+    out = nl.ndarray((b * n, m), dtype=a.dtype, buffer=nl.shared_hbm)
+    flat = a.reshape((b * n, m))
+    for i in nl.affine_range(b):
+        t = nl.ndarray((128, m), dtype=a.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=flat[nl.ds(i * 128, 128), :])
+        nisa.dma_copy(dst=out.ap([[m, n], [1, m]], offset=i * n * m), src=t)
+    return out

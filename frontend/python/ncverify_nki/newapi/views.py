@@ -605,9 +605,11 @@ def _slice_axis(v, k, a, sl, starts, what, size=None):
     for _, s, _ in a.segs[1:]:
         inner = inner.mul(Lin.of(s))
     ci, cl, cc = _const(inner), _const(lo), _const(count)
-    if step == 1 and None not in (ci, cl, cc) and cl % ci == 0 and cc % ci == 0:
+    lo_e = trace.current().evaluate(lo)
+    whole = ci is not None and lo_e.mod(ci) == Lin.of(0)  # lo is a multiple of the inner rows
+    if step == 1 and whole and cc is not None and cc % ci == 0:
         d, _, st = a.segs[0]
-        starts[d] = starts[d].add(Lin.of(cl // ci * st))
+        starts[d] = starts[d].add(lo_e.floordiv(ci).scale(st))
         return Axis(count, [(d, cc // ci, st)] + a.segs[1:])
     if cc == 1 and None not in (cl,) and all(_const(s) is not None for _, s, _ in a.segs):
         rem = cl  # one element: its index in each merged dim (mixed radix)
@@ -720,10 +722,9 @@ def access_pattern(v, pattern, offset, scalar_offset, vector_offset, indirect_di
             any(not isinstance(p, (list, tuple)) or len(p) != 2 for p in pattern):
         raise errors.NkiError("%s: pattern must be a list of [step, count] pairs, not %r" %
                               (name, pattern))
-    pairs = [(Lin.of(_lin(p[0], name + ": a step")), _int(p[1], name + ": a count"))
-             for p in pattern]
+    pairs = [(Lin.of(_lin(p[0], name + ": a step")), _count(p[1], name)) for p in pattern]
     for st, n in pairs:
-        if n < 1:
+        if isinstance(n, int) and n < 1:
             raise errors.NkiError("%s: a count of %d" % (name, n))
         c = _const(st)
         if c is not None and c < 0:
@@ -766,6 +767,14 @@ def access_pattern(v, pattern, offset, scalar_offset, vector_offset, indirect_di
         return _scalar_offset(t, starts, pairs, d, scalar_offset, name)
 
     return refine.structure(t, attempt_indirect, pairs, None)
+
+
+def _count(x, name):
+    """A pattern count: an int when the trace knows it, else a symbolic size (a dim's size,
+    given with --param or not)."""
+    lin = Lin.of(_lin(x, name + ": a count"))
+    c = _const(lin)
+    return c if c is not None else lin
 
 
 def _lin(x, what):
@@ -856,8 +865,8 @@ def _map_pattern(t, pairs, name, rows_dim, starts):
         if _const(st) == 0:
             axes.append(Axis(n, [(None, n, 0)]))
             continue
-        seg = _one_dim(st, n, S, sizes, first, used, on_chip)
-        if seg is None:
+        seg = _one_dim(st, n, S, sizes, first, used, on_chip, t.shape)
+        if seg is None and isinstance(n, int):
             seg = _dim_run(st, n, S, sizes, first, used, on_chip)
         if seg is None:
             raise refine.Unmapped(
@@ -872,7 +881,7 @@ def _map_pattern(t, pairs, name, rows_dim, starts):
     return axes
 
 
-def _one_dim(st, n, S, sizes, first, used, on_chip):
+def _one_dim(st, n, S, sizes, first, used, on_chip, shape):
     for d in range(len(S)):
         if d in used or (on_chip and d == 0):
             continue
@@ -883,6 +892,10 @@ def _one_dim(st, n, S, sizes, first, used, on_chip):
             if cs is None or cd is None or cs % cd:
                 continue
             q = cs // cd
+        if not isinstance(n, int):  # a symbolic count: the whole dim, from its start
+            if q == 1 and first[d] == 0 and _same(n, shape[d]):
+                return [(d, n, 1)]
+            continue
         if sizes[d] is None:
             if q == 1:
                 return [(d, n, 1)]
