@@ -115,6 +115,9 @@ class View:
             return None
         dropped = [d for d in range(len(self.dims)) if d not in self.order]
         perm = dropped + list(self.order)
+        if self.tensor.mem != "hbm" and perm[0] != 0 and self.order and self.order[0] == 0:
+            # on chip the partition dim leads; the dropped (size-1) dims follow it
+            perm = [0] + dropped + list(self.order[1:])
         if self.tensor.mem != "hbm" and perm[0] != 0 and \
                 not getattr(self, "across_partitions", False):
             raise errors.NkiError("tile of '%s' is indexed with its partition dim in another "

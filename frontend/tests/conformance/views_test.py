@@ -147,6 +147,31 @@ def view_methods(a):
 
 
 @nki.jit
+def more_views(a, h):
+    """rearrange with groups on both sides, an HBM argument merged by reshape, the attributes of
+    HBM tensors and of an .ap view, vector_select of a 3-D HBM tensor."""
+    t = load(a, (128, 64))
+    r = t.rearrange(('p', ('h', 'w')), ('p', 'w', 'h'), {'h': 4})  # [128, 16, 4]
+    try:
+        t.rearrange(('p', ('h', 'w')), ('p', ('w', 'h')), {'h': 4})
+        SEEN["merge_permuted"] = "made"
+    except Exception as e:  # merging permuted dims is not a view (flatten_dims: contiguous)
+        SEEN["merge_permuted"] = str(e)
+    SEEN["rearrange"] = (r.shape, r.strides, r.is_contiguous())
+    u = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(u.reshape_dim(1, (16, 4)), t.reshape_dim(1, (4, 16)).permute((0, 2, 1)))
+    m = h.reshape((8 * 16, 32))  # [8, 16, 32] merged
+    v = nl.ndarray((128, 32), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=v, src=m)
+    p = load(a, (128, 64)).ap([[64, 128], [2, 8], [16, 3]], offset=1)
+    SEEN["hbm"] = (h.buffer == nl.shared_hbm, h.strides, m.shape, m.strides, h[3].offset,
+                   p.get_pattern(), p.offset, p.shape)
+    w = nl.ndarray((128, 8, 3), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(w, p)
+    return store(u, (128, 64)), store(v, (128, 32)), store(w, (128, 8, 3))
+
+
+@nki.jit
 def gather_rows(a, idx, how):
     """Rows of an HBM tensor picked at run time by an int32 column in SBUF."""
     offsets = nl.ndarray((16, 1), dtype=nl.int32, buffer=nl.sbuf)
@@ -210,7 +235,15 @@ def split_views(a):
     nisa.tensor_copy(v, t.ap([[64, 128], [1, 16], [16, 4]]))
     w = nl.ndarray((128, 2, 32), dtype=nl.float32, buffer=nl.sbuf)
     nisa.tensor_copy(w, t.reshape((128, 2, 32)))
-    return store(u, (128, 32)), store(v, (128, 16, 4)), store(w, (128, 2, 32))
+    q = load(a, (128, 64))
+    held = q[:, 20:28]  # a view the kernel holds while q's dim is split
+    rows = q[:, 17:64:16]  # one element of each row of 16 from the second on
+    nisa.tensor_copy(w.reshape((128, 4, 16)), q.reshape_dim(1, (4, 16)))
+    x = nl.ndarray((128, 11), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(x[:, 0:8], held)
+    nisa.tensor_copy(x[:, 8:11], rows)
+    return (store(u, (128, 32)), store(v, (128, 16, 4)), store(w, (128, 2, 32)),
+            store(x, (128, 11)))
 
 
 @nki.jit
@@ -246,6 +279,19 @@ def refused(a, what):
         i = nl.ndarray((128, 1), dtype=nl.int32, buffer=nl.sbuf)
         nisa.memset(i, 0)
         nisa.dma_copy(dst=u, src=a[i, 0:32])
+    elif what == "negative_step":
+        nisa.tensor_copy(u, t[:, 63:0:-2])
+    elif what == "across_split_rows":
+        nisa.tensor_copy(u.reshape_dim(1, (2, 16)), t[:, 0:32].reshape_dim(1, (2, 16)))
+        nisa.tensor_copy(u[:, 0:8], t.ap([[64, 128], [2, 8]], offset=5))  # 5..19: across 16
+    elif what == "no_carrier":
+        nisa.tensor_copy(u.reshape_dim(1, (4, 8)), t[:, 0:8].expand_dim(1).broadcast(1, 4))
+    elif what == "tensor_indirection":
+        i = nl.ndarray((128, 1), dtype=nl.int32, buffer=nl.sbuf)
+        nisa.memset(i, 0)
+        nisa.tensor_copy(u, t.indirect(i, 32))
+    elif what == "register_offset":
+        nisa.dma_copy(dst=u, src=a.ap([[64, 128], [1, 32]], 0, scalar_offset=3, indirect_dim=1))
     elif what == "partition_broadcast":
         nisa.tensor_copy(u, t[0:1, 0:32].broadcast(0, 128))
     elif what == "permute_partition":
@@ -321,6 +367,18 @@ class Views(unittest.TestCase):
         for got, w in zip(r, want):
             np.testing.assert_array_equal(got, w)
 
+    def test_rearrange_merges_and_attributes_of_hbm_and_ap_views(self):
+        h = np.arange(8 * 16 * 32, dtype=np.float32).reshape(8, 16, 32)
+        u, v, w = more_views(self.a, h)
+        self.assertEqual(SEEN["rearrange"], ((128, 16, 4), (64, 1, 16), False))
+        self.assertIn("not contiguous in memory", SEEN["merge_permuted"])
+        self.assertEqual(SEEN["hbm"], (True, (512, 32, 1), (128, 32), (32, 1), 1536,
+                                       [[64, 128], [2, 8], [16, 3]], 1, (128, 8, 3)))
+        np.testing.assert_array_equal(
+            u, self.a.reshape(128, 4, 16).transpose(0, 2, 1).reshape(128, 64))
+        np.testing.assert_array_equal(v, h.reshape(128, 32))
+        np.testing.assert_array_equal(w, ap_golden(self.a, [[64, 128], [2, 8], [16, 3]], 1))
+
     def test_rows_gathered_at_run_time(self):
         a = np.arange(64 * 32, dtype=np.float32).reshape(64, 32)
         idx = np.array([[5], [0], [63], [7]] * 4, dtype=np.int32)
@@ -343,11 +401,13 @@ class Views(unittest.TestCase):
         np.testing.assert_array_equal(u[:, 0], b[3][:, 3])
 
     def test_views_stepping_twice_through_one_storage_dim(self):
-        u, v, w = split_views(self.a)
+        u, v, w, x = split_views(self.a)
+        np.testing.assert_array_equal(x, np.concatenate([self.a[:, 20:28], self.a[:, 17:64:16]],
+                                                        axis=1))
         np.testing.assert_array_equal(
             u, self.a[:, 0:32].reshape(128, 4, 8).transpose(0, 2, 1).reshape(128, 32))
         np.testing.assert_array_equal(v, ap_golden(self.a, [[64, 128], [1, 16], [16, 4]], 0))
-        np.testing.assert_array_equal(w, self.a.reshape(128, 2, 32))
+        np.testing.assert_array_equal(w, self.a.reshape(128, 2, 32))  # written twice, same
 
     def test_what_the_ir_cannot_address_is_refused_with_the_reason(self):
         cases = {
@@ -362,6 +422,11 @@ class Views(unittest.TestCase):
             "scalar_on_partitions": "free dims only",
             "tensor_index": "the new API indexes with integers, slices and nl.ds",
             "partition_broadcast": "cannot be broadcast by a view",
+            "negative_step": "a slice step must be a positive integer",
+            "no_carrier": "every storage dim is used by another axis",
+            "across_split_rows": "pair 1 [2, 8]",
+            "tensor_indirection": "Tensor Indirection, NeuronCore-v4) is not modelled",
+            "register_offset": "a VirtualRegister offset is not modelled",
             "permute_partition": "keeps its partition dim first",
         }
         for what, words in cases.items():

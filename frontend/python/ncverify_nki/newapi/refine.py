@@ -59,6 +59,8 @@ def cut_for(t, c):
     sizes = [_const(s) for s in t.shape]
     stride = 1
     for d in range(len(sizes) - 1, 0, -1):
+        if sizes[d] is None:
+            return None
         extent = stride * sizes[d]
         if stride < c < extent and c % stride == 0 and extent % c == 0:
             return d, c // stride
@@ -201,27 +203,61 @@ def _new_nki(x, d, b):
 
 
 def structure(t, attempt, pairs, why):
-    """attempt() with t's dims split as the pattern's pairs need when it fails: each pair's
-    stride and extent made a dim boundary, one split at a time."""
+    """attempt(t) with t's dims split as the pattern's pairs need when it fails: each pair's
+    stride and extent made a dim boundary. The splits are planned on t's shape alone and made
+    only when the pattern is then one access, so a failing view leaves t as it was."""
+    try:
+        return attempt(t, False)
+    except Unmapped as e:
+        first = e
+    if refusal(t) is not None:
+        cuts = _plan(t, attempt, pairs)
+        if cuts:
+            d, b = cuts[0]
+            split(t, d, b, why or str(first))  # raises the refusal with the reason
+        raise first
+    cuts = _plan(t, attempt, pairs)
+    if cuts is None:
+        raise first
+    for d, b in cuts:
+        split(t, d, b, why or str(first))
+    return attempt(t, False)
+
+
+class _Shape:
+    """What the pattern mapping reads of a tensor: its name, memory and shape."""
+
+    def __init__(self, t, shape):
+        self.name, self.mem, self.shape = t.name, t.mem, shape
+
+
+def _plan(t, attempt, pairs):
+    """The splits ((dim, inner size), in order) after which attempt maps the pattern; None when
+    no splits at pair boundaries do."""
+    shape = list(t.shape)
+    cuts = []
+    on_chip = t.mem != "hbm"
     for _ in range(5):
+        probe = _Shape(t, shape)
         try:
-            return attempt()
-        except Unmapped as e:
-            first = e
-            cut = None
-            on_chip = t.mem != "hbm"
-            for k, (st, n) in enumerate(pairs):
-                s = _const(st)
-                if (k == 0 and on_chip) or s is None or s == 0 or n == 1:
-                    continue
-                for c in (s, s * n):
-                    cut = cut_for(t, c)
-                    if cut is not None:
-                        break
+            attempt(probe, True)
+            return cuts
+        except Unmapped:
+            pass
+        cut = None
+        for k, (st, n) in enumerate(pairs):
+            s = _const(st)
+            if (k == 0 and on_chip) or s is None or s == 0 or n == 1 or not isinstance(n, int):
+                continue
+            for c in (s, s * n):
+                cut = cut_for(probe, c)
                 if cut is not None:
                     break
-            if cut is None:
-                raise first
-            split(t, cut[0], cut[1], why or str(first))
-    return attempt()
-
+            if cut is not None:
+                break
+        if cut is None or len(shape) >= 5:
+            return None
+        d, b = cut
+        shape[d:d + 1] = [Lin.of(_const(shape[d]) // b), Lin.of(b)]
+        cuts.append(cut)
+    return None

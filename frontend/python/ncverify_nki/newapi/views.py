@@ -118,9 +118,9 @@ class NkiTensor(Tile):
             raise errors.NkiError("%s of '%s': %s" % (what, t.name, self._why))
         pairs = [(Lin.of(st), _const(n)) for st, n in zip(strides, shape)]
 
-        def attempt():
-            starts = _split_offset(t, Lin.of(off), what)
-            return starts, _map_pattern(t, pairs, what, None, starts)
+        def attempt(tt, dry):
+            starts = _split_offset(tt, Lin.of(off), what)
+            return starts, _map_pattern(tt, pairs, what, None, starts)
 
         try:
             self._starts, self._axes = refine.structure(t, attempt, pairs, self._why)
@@ -477,11 +477,9 @@ def owned(tile):
 
 def ir_rows(v):
     """The rows of an IR access (model/interp place_view): the size of its first dim in the
-    `.perm` the printer writes (dropped dims first), or of storage dim 0 without a perm. Run-time
-    offsets come one per row."""
-    order = v.order
-    perm = list(range(len(v.dims))) if order == sorted(order) else \
-        [d for d in range(len(v.dims)) if d not in order] + list(order)
+    `.perm` the printer writes (program.View.perm: dropped dims first, after the partition dim
+    on chip), or of storage dim 0 without a perm. Run-time offsets come one per row."""
+    perm = v.perm() or list(range(len(v.dims)))
     return v.dims[perm[0]][1]
 
 
@@ -611,12 +609,20 @@ def _slice_axis(v, k, a, sl, starts, what, size=None):
         d, _, st = a.segs[0]
         starts[d] = starts[d].add(lo_e.floordiv(ci).scale(st))
         return Axis(count, [(d, cc // ci, st)] + a.segs[1:])
-    if cc == 1 and None not in (cl,) and all(_const(s) is not None for _, s, _ in a.segs):
-        rem = cl  # one element: its index in each merged dim (mixed radix)
-        for d, s, st in reversed(a.segs):
-            starts[d] = starts[d].add(Lin.of(rem % _const(s) * st))
-            rem //= _const(s)
-        return Axis(1, [(a.segs[-1][0], 1, 1)])
+    last = _const(a.segs[-1][1])
+    r = lo_e.mod(last) if last is not None else None
+    if cc is not None and r is not None and r.is_const() and \
+            r.const + step * (cc - 1) < last and \
+            all(_const(n) is not None for _, n, _ in a.segs[:-1]):
+        # Within one row of the innermost merged dim: the outer ones at one index each (the
+        # mixed radix of lo's row), the innermost sliced.
+        row = lo_e.floordiv(last)
+        for d, n, st in reversed(a.segs[:-1]):
+            starts[d] = starts[d].add(row.mod(_const(n)).scale(st))
+            row = row.floordiv(_const(n))
+        d, _, st = a.segs[-1]
+        starts[d] = starts[d].add(r.scale(st))
+        return Axis(count, [(d, count, st * step)])
     raise errors.NkiError("%s: dim %d of this view of '%s' merges storage dims %s; a slice of it "
                           "that does not fall on whole inner rows is not one access" %
                           (what, k, v.name, [d for d, _, _ in a.segs]))
@@ -731,9 +737,10 @@ def access_pattern(v, pattern, offset, scalar_offset, vector_offset, indirect_di
             raise errors.NkiError("%s: a negative step (%d)" % (name, c))
     off = Lin.of(v.offset) if offset is None else Lin.of(_lin(offset, name + ": offset"))
     if vector_offset is None and scalar_offset is None:
-        def attempt():
-            starts = _split_offset(t, off, name)
-            return NkiTensor(t, starts, _map_pattern(t, pairs, name, None, starts))
+        def attempt(tt, dry):
+            starts = _split_offset(tt, off, name)
+            axes = _map_pattern(tt, pairs, name, None, starts)
+            return None if dry else NkiTensor(t, starts, axes)
 
         return refine.structure(t, attempt, pairs, None)
     k = _int(indirect_dim, name + ": indirect_dim")
@@ -747,9 +754,9 @@ def access_pattern(v, pattern, offset, scalar_offset, vector_offset, indirect_di
                               "offsets read HBM)" % (name, t.name, _mem_name(t.mem)))
     scale = Lin.of(vstrides[k])
 
-    def attempt_indirect():
-        starts = _split_offset(t, off, name)
-        d = _storage_dim_of_stride(t, scale)
+    def attempt_indirect(tt, dry):
+        starts = _split_offset(tt, off, name)
+        d = _storage_dim_of_stride(tt, scale)
         if d is None:
             raise errors.NkiError("%s: the run-time offset is scaled by stride %s (dim %d), "
                                   "which is no storage dim's stride of '%s' %s: the IR offsets "
@@ -761,9 +768,14 @@ def access_pattern(v, pattern, offset, scalar_offset, vector_offset, indirect_di
                                       "'only indirect_dim=0 is supported')" % name)
             # The leading pair's step is ignored (the deep dive): it steps through the indirect
             # dim, row r at the offsets' value r.
-            axes = _map_pattern(t, pairs, name, d, starts)
+            axes = _map_pattern(tt, pairs, name, d, starts)
+            if dry:
+                return None
             return _vector_offsets(NkiTensor(t, starts, axes), axes, d, vector_offset, name,
                                    count=pairs[0][1])
+        if dry:
+            _map_pattern(tt, pairs, name, None, starts)
+            return None
         return _scalar_offset(t, starts, pairs, d, scalar_offset, name)
 
     return refine.structure(t, attempt_indirect, pairs, None)
