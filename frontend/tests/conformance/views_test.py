@@ -172,6 +172,23 @@ def more_views(a, h):
 
 
 @nki.jit
+def pooled(x, k):
+    """A k x k max pool of x [C, H, W] as one 5-D .ap view of the SBUF copy
+    [C, H/k, W/k, k, k] reduced over its last two dims (the pattern of the deep dive's pooling
+    examples); the buffer's H and W dims are split to make it one access. Then a sum over a
+    dim merged by flatten_dims (two storage dims of the access)."""
+    c, h, w = x.shape
+    t = nl.ndarray((c, h, w), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=x)
+    view = t.ap([[h * w, c], [k * w, h // k], [k, w // k], [w, k], [1, k]])
+    m = nl.ndarray((c, h // k, w // k), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_reduce(m, nl.maximum, view, axis=(3, 4))
+    s = nl.ndarray((c, 1), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_reduce(s, nl.add, m.flatten_dims(1, 2), axis=1)
+    return store(m, (c, h // k, w // k)), store(s, (c, 1))
+
+
+@nki.jit
 def gather_rows(a, idx, how):
     """Rows of an HBM tensor picked at run time by an int32 column in SBUF."""
     offsets = nl.ndarray((16, 1), dtype=nl.int32, buffer=nl.sbuf)
@@ -378,6 +395,13 @@ class Views(unittest.TestCase):
             u, self.a.reshape(128, 4, 16).transpose(0, 2, 1).reshape(128, 64))
         np.testing.assert_array_equal(v, h.reshape(128, 32))
         np.testing.assert_array_equal(w, ap_golden(self.a, [[64, 128], [2, 8], [16, 3]], 1))
+
+    def test_a_pooling_pattern_and_a_reduction_over_merged_dims(self):
+        x = np.random.RandomState(0).standard_normal((16, 8, 12)).astype(np.float32)
+        m, s = pooled(x, 2)
+        want = x.reshape(16, 4, 2, 6, 2).max(axis=(2, 4))
+        np.testing.assert_array_equal(m, want)
+        np.testing.assert_allclose(s[:, 0], want.reshape(16, -1).sum(axis=1), rtol=1e-5)
 
     def test_rows_gathered_at_run_time(self):
         a = np.arange(64 * 32, dtype=np.float32).reshape(64, 32)

@@ -468,6 +468,27 @@ class NkiTensor(Tile):
                               indirect_dim, dtype)
 
 
+def ir_axes(x, axis, call):
+    """The axes of x's IR access that the view's axes `axis` are (a call that takes axes reads
+    the access): an axis merged from several storage dims is several, an added size-1 axis
+    none."""
+    if not isinstance(x, NkiTensor) or x._axes is None:
+        return axis
+    axes = x._axes
+    counts = [max(1, len(a.segs)) if a.segs else 0 for a in axes]
+    if all(c == 1 for c in counts):
+        return axis
+    rank = len(axes)
+    wanted = [axis] if isinstance(axis, int) else list(axis)
+    wanted = sorted(_int(a, call + ": axis") % rank for a in wanted)
+    starts = [sum(counts[:k]) for k in range(rank)]
+    out = [starts[k] + j for k in wanted for j in range(counts[k])]
+    if not out:
+        raise errors.NkiError("%s: axis %s of this view of '%s' are added size-1 dims, which "
+                              "its access does not have" % (call, axis, x.name))
+    return out
+
+
 def owned(tile):
     """A tensor nl.ndarray (and nl.zeros, ...) made: the kernel holds it only as an NkiTensor,
     so its dims may be split (refine.py) with every view of it rewritten."""
