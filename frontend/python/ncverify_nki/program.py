@@ -115,8 +115,10 @@ class View:
             return None
         dropped = [d for d in range(len(self.dims)) if d not in self.order]
         perm = dropped + list(self.order)
-        if self.tensor.mem != "hbm" and perm[0] != 0 and self.order and self.order[0] == 0:
-            # on chip the partition dim leads; the dropped (size-1) dims follow it
+        if self.tensor.mem != "hbm" and perm[0] != 0 and self.order and self.order[0] == 0 and \
+                getattr(self, "partition_leads", False):
+            # a view of the new API (newapi/views.py): on chip the partition dim leads, the
+            # dropped (size-1) dims follow it
             perm = [0] + dropped + list(self.order[1:])
         if self.tensor.mem != "hbm" and perm[0] != 0 and \
                 not getattr(self, "across_partitions", False):

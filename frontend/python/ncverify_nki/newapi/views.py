@@ -180,6 +180,7 @@ class NkiTensor(Tile):
             raise errors.NkiError("a view of on-chip '%s' must keep the partition dim first" %
                                   t.name)
         v = View(t, dims, order)
+        v.partition_leads = True  # its .perm: the dropped dims after the partition dim
         if self._indirect is not None:
             d, offsets, lo, hi = self._indirect
             if isinstance(offsets, _Shared):
