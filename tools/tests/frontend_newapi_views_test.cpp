@@ -86,7 +86,7 @@ TEST(FrontendNewApiViews, SplittingAKernelArgumentsDimIsRefusedAtItsLine) {
   const std::string where =
       "newapi_views.py:" + std::to_string(line_of("a.reshape((128, 4")) + ": ";
   EXPECT_TRUE(contains(r.err, where)) << r.err;
-  EXPECT_TRUE(contains(r.err, "'a' is a kernel argument or HBM tensor")) << r.err;
+  EXPECT_TRUE(contains(r.err, "'a' is a kernel argument or output")) << r.err;
   EXPECT_FALSE(contains(r.err, "Traceback")) << r.err;
 }
 

@@ -128,7 +128,9 @@ class View:
         return perm
 
     def with_dims(self, dims, order=None):
-        return View(self.tensor, dims, list(self.order if order is None else order))
+        out = View(self.tensor, dims, list(self.order if order is None else order))
+        out.partition_leads = getattr(self, "partition_leads", False)  # newapi/views.py
+        return out
 
     def refuse_indirect(self, what):
         """Views derived by a rule that knows nothing of run-time offsets must not drop them."""

@@ -264,6 +264,17 @@ def split_views(a):
 
 
 @nki.jit
+def scratch_split(a):
+    """A private HBM scratch tensor read through a reshape that splits its free dim."""
+    s = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.private_hbm)
+    nisa.dma_copy(dst=s, src=a)
+    t = nl.ndarray((128, 16, 4), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=s.reshape((128, 4, 16)).permute((0, 2, 1)))
+    SEEN["scratch"] = s.buffer == nl.private_hbm
+    return store(t, (128, 16, 4))
+
+
+@nki.jit
 def refused(a, what):
     t = load(a, (128, 64))
     u = nl.ndarray((128, 32), dtype=nl.float32, buffer=nl.sbuf)
@@ -433,12 +444,17 @@ class Views(unittest.TestCase):
         np.testing.assert_array_equal(v, ap_golden(self.a, [[64, 128], [1, 16], [16, 4]], 0))
         np.testing.assert_array_equal(w, self.a.reshape(128, 2, 32))  # written twice, same
 
+    def test_a_private_hbm_dim_split(self):
+        r = scratch_split(self.a)
+        self.assertTrue(SEEN["scratch"])
+        np.testing.assert_array_equal(r, self.a.reshape(128, 4, 16).transpose(0, 2, 1))
+
     def test_what_the_ir_cannot_address_is_refused_with_the_reason(self):
         cases = {
             "every_other_partition": "reading every other partition is not allowed",
             "dtype": "no reinterpretation",
             "view": "no reinterpretation",
-            "split_hbm_argument": "'a' is a kernel argument or HBM tensor",
+            "split_hbm_argument": "'a' is a kernel argument or output",
             "split_straddled": "the earlier access t[:, 8:+32] is not one access",
             "split_psum": "is in PSUM",
             "pair_across_rows": "pair 1 [1, 32]",

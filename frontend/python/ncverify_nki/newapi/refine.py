@@ -1,14 +1,14 @@
-"""Splitting a storage dim of an SBUF buffer, so that a view stepping twice through one dim
-(`t.reshape((128, 4, 16))` of a (128, 64) buffer, `reshape_dim`, an `.ap` pattern with two
-pairs in one row) is one IR access.
+"""Splitting a storage dim of a tensor the kernel made, so that a view stepping twice through
+one dim (`t.reshape((128, 4, 16))` of a (128, 64) buffer, `reshape_dim`, an `.ap` pattern with
+two pairs in one row) is one IR access.
 
 The IR's access has one start, size and step per storage dim (program.View), so such a view
 needs the dim declared as two: (128, 64) becomes (128, 4, 16), the same bytes in the same order.
-Every access of the buffer recorded so far, and every live view the kernel holds, is rewritten
+Every access of the tensor recorded so far, and every live view the kernel holds, is rewritten
 in the split shape; if one of them cannot be (an earlier `t[:, 8:40]` straddles the 16-element
-rows), the split is refused with the access named. Only SBUF buffers of the new API whose sizes
-are known are split: a kernel argument's shape is its interface, and PSUM accumulation groups
-are keyed by their accesses (tiles.py)."""
+rows), the split is refused with the access named. Only SBUF and private HBM tensors of the new
+API's nl.ndarray whose sizes are known are split: a kernel argument's or output's shape is its
+interface, and PSUM accumulation groups are keyed by their accesses (tiles.py)."""
 
 import weakref
 
@@ -29,7 +29,7 @@ class Unmapped(errors.NkiError):
 def register(view):
     """Remember a live NkiTensor of its tensor (rewritten in place when the tensor is split)."""
     t = view._base
-    if t.mem != "sbuf":
+    if t.mem == "psum" or (t.mem == "hbm" and t.role != "scratch"):
         return
     refs = t.__dict__.setdefault("nki_views", [])
     if len(refs) > 256:
@@ -39,10 +39,11 @@ def register(view):
 
 def refusal(t):
     """Why t's dims cannot be split (None: they can)."""
-    if t.mem != "sbuf" or t.role != "buffer" or not t.__dict__.get("nki_owned"):
-        return "'%s' is %s; only SBUF tensors of nl.ndarray are redeclared with a dim split" % (
-            t.name, "a kernel argument or HBM tensor" if t.mem == "hbm" else
-            "in PSUM" if t.mem == "psum" else "not one")
+    own = t.__dict__.get("nki_owned")
+    if not own or (t.mem, t.role) not in (("sbuf", "buffer"), ("hbm", "scratch")):
+        return "'%s' is %s; only SBUF and private HBM tensors of nl.ndarray are redeclared " \
+            "with a dim split" % (t.name, "a kernel argument or output" if t.mem == "hbm" else
+                                  "in PSUM" if t.mem == "psum" else "not one")
     if t.fold or t.logical or any(m is not None for m in t.mods):
         return "'%s' has a legacy allocation" % t.name
     if any(_const(s) is None for s in t.shape):
@@ -58,7 +59,7 @@ def cut_for(t, c):
     none evenly."""
     sizes = [_const(s) for s in t.shape]
     stride = 1
-    for d in range(len(sizes) - 1, 0, -1):
+    for d in range(len(sizes) - 1, 0 if t.mem != "hbm" else -1, -1):
         if sizes[d] is None:
             return None
         extent = stride * sizes[d]

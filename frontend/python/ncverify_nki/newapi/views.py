@@ -111,7 +111,7 @@ class NkiTensor(Tile):
 
     def _resolve(self, what):
         """A flat view (a reshape that splits a storage dim) as an access: its pattern mapped
-        onto the storage dims, an SBUF buffer's dims split where it needs (refine.py)."""
+        onto the storage dims, a tensor's dims split where it needs (refine.py)."""
         shape, strides, off = self._flat
         t = self._base
         if self._indirect is not None or any(_const(n) is None for n in shape):
