@@ -15,11 +15,7 @@ import weakref
 from .. import errors, trace
 from ..expr import Lin
 from ..program import Instr, Loop
-
-
-def _const(x):
-    lin = trace.current().evaluate(Lin.of(x))
-    return lin.const if lin.is_const() else None
+from .sizes import const as _const
 
 
 class Unmapped(errors.NkiError):
