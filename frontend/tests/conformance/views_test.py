@@ -275,6 +275,17 @@ def scratch_split(a):
 
 
 @nki.jit
+def argument_blocks(a):
+    """A kernel argument [256, 64] viewed as [2, 128, 64] (a reshape that splits its dim, which
+    is not an access) and indexed by a loop variable: each block is one access again."""
+    t = nl.ndarray((128, 2, 64), dtype=nl.float32, buffer=nl.sbuf)
+    for k in nl.affine_range(2):
+        nisa.dma_copy(dst=t[:, k, :], src=a.reshape((2, 128, 64)).permute((1, 0, 2))[:, k, :])
+    SEEN["flat"] = (a.reshape((2, 128, 64)).strides, a.reshape((2, 128, 64))[1].offset)
+    return store(t, (128, 2, 64))
+
+
+@nki.jit
 def refused(a, what):
     t = load(a, (128, 64))
     u = nl.ndarray((128, 32), dtype=nl.float32, buffer=nl.sbuf)
@@ -443,6 +454,12 @@ class Views(unittest.TestCase):
             u, self.a[:, 0:32].reshape(128, 4, 8).transpose(0, 2, 1).reshape(128, 32))
         np.testing.assert_array_equal(v, ap_golden(self.a, [[64, 128], [1, 16], [16, 4]], 0))
         np.testing.assert_array_equal(w, self.a.reshape(128, 2, 32))  # written twice, same
+
+    def test_a_split_argument_indexed_back_to_an_access(self):
+        a = np.arange(256 * 64, dtype=np.float32).reshape(256, 64)
+        r = argument_blocks(a)
+        self.assertEqual(SEEN["flat"], ((128 * 64, 64, 1), 128 * 64))
+        np.testing.assert_array_equal(r, a.reshape(2, 128, 64).transpose(1, 0, 2))
 
     def test_a_private_hbm_dim_split(self):
         r = scratch_split(self.a)

@@ -281,52 +281,67 @@ class NkiTensor(Tile):
         return _apply(self, {d: index}, "select", drop=True)
 
     def permute(self, dims):
-        axes = self._structured("permute")
         dims = [self._dim(k, "permute") for k in dims]
-        if sorted(dims) != list(range(len(axes))):
+        if sorted(dims) != list(range(self.ndim)):
             raise errors.NkiError("permute: %s is not a permutation of the %d dims of '%s'" %
-                                  (tuple(dims), len(axes), self._base.name))
+                                  (tuple(dims), self.ndim, self._base.name))
         if self._on_chip() and dims[0] != 0:
             raise errors.NkiError("permute: on-chip '%s' keeps its partition dim first "
                                   "(dims[0] must be 0)" % self._base.name)
         if self._vector() and dims[0] != 0:
             raise errors.NkiError("permute: the indirect dim of '%s' stays first" %
                                   self._base.name)
+        if self._axes is None:
+            sh, st, off = self._flat
+            return _flat(self, [sh[k] for k in dims], [st[k] for k in dims], off)
+        axes = self._structured("permute")
         return self._derive([axes[k] for k in dims])
 
     def broadcast(self, dim, size):
-        axes = self._structured("broadcast")
         d = self._dim(dim, "broadcast")
-        if _const(axes[d].count) != 1:
+        if _const(self.shape[d]) != 1:
             raise errors.NkiError("broadcast: dim %d of '%s' has size %s, not 1" %
-                                  (d, self._base.name, axes[d].count.text()))
+                                  (d, self._base.name, self.shape[d]))
         if d == 0 and (self._on_chip() or self._vector()):
             raise errors.NkiError("broadcast: dim 0 of '%s' is its %s dim, which cannot be "
                                   "broadcast by a view" % (self._base.name, "partition" if
                                                            self._on_chip() else "indirect"))
         n = _int(size, "broadcast: size")
+        if self._axes is None:
+            sh, st, off = [list(x) for x in self._flat[:2]] + [self._flat[2]]
+            sh[d], st[d] = n, 0
+            return _flat(self, sh, st, off)
+        axes = self._structured("broadcast")
         seg = axes[d].segs[-1][0] if axes[d].segs else None
         axes[d] = Axis(n, [(seg, n, 0)])
         return self._derive(axes)
 
     def expand_dim(self, dim):
-        axes = self._structured("expand_dim")
         d = self._dim(dim, "expand_dim", extra=1)
         if d == 0 and (self._on_chip() or self._vector()):
             raise errors.NkiError("expand_dim: dim 0 of '%s' stays its partition/indirect dim" %
                                   self._base.name)
+        if self._axes is None:
+            sh, st, off = [list(x) for x in self._flat[:2]] + [self._flat[2]]
+            sh.insert(d, 1)
+            st.insert(d, Lin.of(st[d]).mul(Lin.of(sh[d + 1])) if d < len(st) else 1)
+            return _flat(self, sh, st, off)
+        axes = self._structured("expand_dim")
         axes.insert(d, Axis(1, []))
         return self._derive(axes)
 
     def squeeze_dim(self, dim):
-        axes = self._structured("squeeze_dim")
         d = self._dim(dim, "squeeze_dim")
-        if _const(axes[d].count) != 1:
+        if _const(self.shape[d]) != 1:
             raise errors.NkiError("squeeze_dim: dim %d of '%s' has size %s, not 1" %
-                                  (d, self._base.name, axes[d].count.text()))
+                                  (d, self._base.name, self.shape[d]))
         if d == 0 and (self._on_chip() or self._vector()):
             raise errors.NkiError("squeeze_dim: dim 0 of '%s' stays its partition/indirect dim"
                                   % self._base.name)
+        if self._axes is None:
+            sh, st, off = self._flat
+            return _flat(self, sh[:d] + sh[d + 1:], st[:d] + st[d + 1:], off)
+        axes = self._structured("squeeze_dim")
         del axes[d]
         return self._derive(axes)
 
@@ -347,14 +362,21 @@ class NkiTensor(Tile):
         if a == 0 and (self._on_chip() or self._vector()):
             raise errors.NkiError("flatten_dims: dim 0 of '%s' is its partition/indirect dim" %
                                   self._base.name)
-        axes = self._structured("flatten_dims")
-        strides = self.strides
+        strides, shape = self.strides, self.shape
         for k in range(a, b):
-            if _const(axes[k].count) != 1 and _const(axes[k + 1].count) != 1 and not _same(
-                    Lin.of(strides[k]), Lin.of(strides[k + 1]).mul(axes[k + 1].count)):
+            if _const(shape[k]) != 1 and _const(shape[k + 1]) != 1 and not _same(
+                    Lin.of(strides[k]), Lin.of(strides[k + 1]).mul(Lin.of(shape[k + 1]))):
                 raise errors.NkiError("flatten_dims: dims %d and %d of '%s' are not contiguous "
                                       "in memory (strides %s)" % (k, k + 1, self._base.name,
                                                                   tuple(strides)))
+        if self._axes is None:
+            n = Lin.of(1)
+            for k in range(a, b + 1):
+                n = n.mul(Lin.of(shape[k]))
+            sh, st, off = self._flat
+            return _flat(self, list(sh[:a]) + [n] + list(sh[b + 1:]),
+                         list(st[:a]) + [st[b]] + list(st[b + 1:]), off)
+        axes = self._structured("flatten_dims")
         count = Lin.of(1)
         segs = []
         for k in range(a, b + 1):
@@ -521,6 +543,8 @@ def getitem(tile, idx):
 
 
 def _apply(v, by_axis, what, drop=False, keep_partition=False):
+    if v._axes is None:
+        return _flat_apply(v, by_axis, what, drop, keep_partition)
     axes = v._structured(what)
     starts = list(v._starts)
     dropped = []
@@ -533,21 +557,7 @@ def _apply(v, by_axis, what, drop=False, keep_partition=False):
             axes[k] = _slice_axis(v, k, a, slice(i.start, i.start.add(i.size), 1), starts, what,
                                   size=i.size)
         else:
-            try:
-                lin = Lin.of(i)
-            except TypeError:
-                raise errors.NkiError("%s: an index of type %s into '%s'" %
-                                      (what, type(i).__name__, v.name))
-            if lin.is_const() and lin.const < 0:
-                nc = _const(n)
-                if nc is None:
-                    raise errors.NkiError("%s: a negative index into a dim of symbolic size" %
-                                          what)
-                lin = Lin.of(lin.const + nc)
-            c, nc = _const(lin), _const(n)
-            if c is not None and nc is not None and not 0 <= c < nc:
-                raise errors.NkiError("%s: index %d is outside dim %d of '%s' (size %d)" %
-                                      (what, c, k, v.name, nc))
+            lin = _index(v, k, n, i, what)
             axes[k] = _slice_axis(v, k, a, slice(lin, lin.add(Lin.of(1)), 1), starts, what,
                                   size=Lin.of(1))
             if drop and not (keep_partition and k == 0 and v._on_chip()):
@@ -563,13 +573,12 @@ def _apply(v, by_axis, what, drop=False, keep_partition=False):
     return NkiTensor(v._base, starts, axes, v._indirect)
 
 
-def _slice_axis(v, k, a, sl, starts, what, size=None):
-    """Axis a restricted to sl (start, stop, positive step), moving the storage starts."""
+def _bounds(n, sl, what, size=None):
+    """(start, count, step) of slice sl of a dim of n elements (Python's rules when known)."""
     step = 1 if sl.step is None else sl.step
     if not isinstance(step, int) or isinstance(step, bool) or step <= 0:
         raise errors.NkiError("%s: a slice step must be a positive integer, not %r" %
                               (what, sl.step))
-    n = a.count
     lo = Lin.of(0) if sl.start is None else Lin.of(sl.start)
     hi = n if sl.stop is None else Lin.of(sl.stop)
     nc = _const(n)
@@ -584,6 +593,62 @@ def _slice_axis(v, k, a, sl, starts, what, size=None):
     count = size if size is not None else hi.sub(lo)
     if step > 1:
         count = count.add(Lin.of(step - 1)).floordiv(step)
+    return lo, count, step
+
+
+def _flat_apply(v, by_axis, what, drop, keep_partition):
+    """Indexing of a flat view (a reshape not yet an access): its shape, strides and offset."""
+    shape = [Lin.of(x) for x in v._flat[0]]
+    strides = [Lin.of(x) for x in v._flat[1]]
+    off = Lin.of(v._flat[2])
+    dropped = []
+    for k, i in sorted(by_axis.items()):
+        if isinstance(i, (slice, DS)):
+            sl = i if isinstance(i, slice) else slice(i.start, i.start.add(i.size), 1)
+            lo, count, step = _bounds(shape[k], sl, what, None if isinstance(i, slice) else
+                                      i.size)
+            off = off.add(lo.mul(strides[k]))
+            shape[k], strides[k] = count, strides[k].scale(step)
+            continue
+        lin = _index(v, k, shape[k], i, what)
+        off = off.add(lin.mul(strides[k]))
+        shape[k] = Lin.of(1)
+        if drop and not (keep_partition and k == 0 and v._on_chip()):
+            dropped.append(k)
+    least = 2 if v._on_chip() else 1
+    while dropped and len(shape) - len(dropped) < least:
+        dropped.pop()
+    keep = [k for k in range(len(shape)) if k not in dropped]
+    return _flat(v, [shape[k] for k in keep], [strides[k] for k in keep], off)
+
+
+def _flat(v, shape, strides, off):
+    return NkiTensor(v._base, v._starts, None, v._indirect, v._why,
+                     (list(shape), list(strides), off))
+
+
+def _index(v, k, n, i, what):
+    """An integer index into dim k (n elements): negative counts from the end."""
+    try:
+        lin = Lin.of(i)
+    except TypeError:
+        raise errors.NkiError("%s: an index of type %s into '%s'" % (what, type(i).__name__,
+                                                                     v.name))
+    nc = _const(n)
+    if lin.is_const() and lin.const < 0:
+        if nc is None:
+            raise errors.NkiError("%s: a negative index into a dim of symbolic size" % what)
+        lin = Lin.of(lin.const + nc)
+    c = _const(lin)
+    if c is not None and nc is not None and not 0 <= c < nc:
+        raise errors.NkiError("%s: index %d is outside dim %d of '%s' (size %d)" %
+                              (what, c, k, v.name, nc))
+    return lin
+
+
+def _slice_axis(v, k, a, sl, starts, what, size=None):
+    """Axis a restricted to sl (start, stop, positive step), moving the storage starts."""
+    lo, count, step = _bounds(a.count, sl, what, size)
     if not a.segs:
         return Axis(count, [])
     if len(a.segs) == 1:
@@ -652,11 +717,12 @@ def _regroup(v, sizes, what):
     consecutive storage-dim runs adjacent in memory; an on-chip view keeps its partition axis. A
     size that splits one storage dim gives a view the IR cannot address (kept flat, for .ap and
     the attributes)."""
-    axes = v._structured(what)
     keep = 1 if v._on_chip() or v._vector() else 0
-    out = _regroup_axes(v, axes[keep:], sizes[keep:])
-    if out is not None:
-        return v._derive(axes[:keep] + out)
+    if v._axes is not None:
+        axes = v._structured(what)
+        out = _regroup_axes(v, axes[keep:], sizes[keep:])
+        if out is not None:
+            return v._derive(axes[:keep] + out)
     if not v.is_contiguous():
         raise errors.NkiError("%s of '%s' to %s: the view is not contiguous (strides %s)" %
                               (what, v.name, tuple(sizes), tuple(v.strides)))
