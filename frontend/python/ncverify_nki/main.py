@@ -490,6 +490,12 @@ def _mark_outputs(tr, result, where):
             raise errors.NkiError("the kernel returns an on-chip tile; a kernel returns HBM "
                                   "tensors (nl.ndarray(..., buffer=nl.shared_hbm))", where)
     returned = {r._view.tensor.name for r in results if isinstance(r, Tile)}
+    if tr.dialect == dialect.NEW:
+        for t in tr.hbm:  # NKI 0.3.0: outputs are shared_hbm; nl.hbm (private) fails to compile
+            if t.name in returned and t.kind_given == "scratch":
+                raise errors.NkiError("the kernel returns '%s', a private HBM tensor (nl.hbm is "
+                                      "nl.private_hbm); since NKI 0.3.0 a kernel's outputs are "
+                                      "nl.shared_hbm tensors" % t.name, where)
     for t in tr.hbm:  # a returned HBM tensor is an output, whatever buffer made it (nl.hbm too)
         if t.name in returned and t.role == "scratch":
             t.role = "output"
