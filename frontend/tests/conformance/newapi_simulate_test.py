@@ -5,7 +5,9 @@ NEURON_PLATFORM_TARGET_OVERRIDE, inputs updated in place, outputs in shared HBM,
 refused. The kernels are ncverify's own, each checked against NumPy. Run by `python3 -m
 ncverify_nki.run` (ctest label `conformance`)."""
 
+import importlib
 import os
+import subprocess
 import unittest
 import warnings
 from unittest import mock
@@ -17,9 +19,10 @@ import nki.isa as nisa
 import nki.language as nl
 from ncverify_nki.errors import NkiError
 from ncverify_nki.simulate import (DynamicCheckFailure, KernelNotTraced, SimulationError,
-                                   UnwrittenOutput)
+                                   UnwrittenOutput, ncverify_binary)
 
 TARGET = "NEURON_PLATFORM_TARGET_OVERRIDE"
+SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "newapi_script_kernel.py")
 
 
 def _on_chip(t, buffer=nl.sbuf):
@@ -255,6 +258,20 @@ class Matmul(unittest.TestCase):
         rhs = rng.standard_normal((256, 1024)).astype(np.float32)
         out = nki.simulate(matmul_blocks)(lhs_t, rhs)
         np.testing.assert_allclose(out, lhs_t.T.astype(np.float64) @ rhs, rtol=1e-4, atol=1e-4)
+
+
+class Scripts(unittest.TestCase):
+    def test_import_traces_the_kernel_of_a_script(self):
+        r = subprocess.run([ncverify_binary(), "import", SCRIPT + ":negated"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           universal_newlines=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("input x : hbm fp32 [n, m]", r.stdout)
+        self.assertIn("tensor_scalar", r.stdout)
+
+    def test_importing_the_script_simulates_its_call(self):
+        module = importlib.import_module("newapi_script_kernel")
+        np.testing.assert_array_equal(module.result, -module.x)
 
 
 class Refusals(unittest.TestCase):
