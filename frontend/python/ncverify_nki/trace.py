@@ -162,6 +162,12 @@ class Tracer:
         return tensor
 
     def temp(self, mem, dtype, shape, hint=None):
+        if mem in ("sbuf", "psum") and shape and shape[0].is_const() and shape[0].const > 128:
+            # The program would fail validation; say so at the kernel's line instead (the
+            # SDK's layout-violation example: nl.load of 256 rows).
+            raise errors.NkiError("a tile of %d partitions: an on-chip tile has at most 128 "
+                                  "(its first dim is the partition dim); split the access into "
+                                  "tiles of at most 128 rows" % shape[0].const)
         name = self.unique(hint or self.assigned_name())
         return self.declare(Tensor(name, mem, dtype, shape))
 
