@@ -288,7 +288,7 @@ class Refusals(unittest.TestCase):
 
     def test_outputs_are_shared_hbm(self):
         x, _ = arrays(rows=8)
-        with self.assertRaisesRegex(KernelNotTraced, "private HBM tensor .*nl.shared_hbm"):
+        with self.assertRaisesRegex(KernelNotTraced, r"nl.private_hbm \(nl.hbm\) tensor.*nl.shared_hbm"):
             returns_private_hbm(x)
         with self.assertRaisesRegex(KernelNotTraced, "returns an on-chip tile"):
             returns_a_tile(x)
