@@ -140,13 +140,11 @@ class TensorTensor(unittest.TestCase):
             c.check("tensor_tensor(mask=i_f < %d)" % k, got[:, :k], (a + b)[:, :k])
         run_case("tt_mask", body)
 
-    @unittest.expectedFailure
     def test_masked_assign(self):
-        """KNOWN BUG (masked-assign): `d[i_p, i_f] = call(..., mask=m)` -- the documented way
-        to write the masked elements of a tile (nki-mask) -- writes the call's narrowed result
-        into the whole of d: the run stops on a shape_rule check (tiles._retarget and
-        rules.copy do not narrow the destination by the mask). The rest of d should keep its
-        value."""
+        """`d[i_p, i_f] = call(..., mask=m)` (the nki-mask page's way to write part of a
+        tile) writes the elements where m holds; the rest of d keeps its value. Found by this
+        test: the destination was not narrowed by the mask (a shape_rule failure at run time);
+        fixed in tiles.assign."""
         def body(c):
             p, f = c.shape(free=(2, 64))
             k = int(c.rng.integers(1, f))
@@ -157,10 +155,18 @@ class TensorTensor(unittest.TestCase):
                 d = nl.zeros((p, f), dtype=nl.float32)
                 d[i_p, i_f] = nisa.tensor_tensor(ta[i_p, i_f], tb[i_p, i_f], np.add,
                                                  mask=(i_f < k))
-                return [d]
-            got, = run(kern, a, b)
-            want = np.where(np.arange(f)[None, :] < k, a + b, 0).astype(F32)
-            c.check("masked assignment, i_f < %d" % k, got, want)
+                e = nl.copy(tb)
+                e[i_p, i_f] = nl.multiply(ta[i_p, i_f], 2.0, mask=(i_f >= k))
+                g = nl.copy(ta)
+                g[i_p, i_f] = nisa.activation(np.exp, tb[i_p, i_f], mask=(i_p < 1))
+                return [d, e, g]
+            d, e, g = run(kern, a, b)
+            before = np.arange(f)[None, :] < k
+            c.check("masked assignment, i_f < %d" % k, d, np.where(before, a + b, 0))
+            c.check("masked assignment, i_f >= %d" % k, e, np.where(before, b, a * 2))
+            c.check("masked assignment, i_p < 1", g,
+                    np.where(np.arange(p)[:, None] < 1, np.exp(b.astype(np.float64)), a),
+                    ACT_RTOL, ACT_ATOL)
         run_case("masked_assign", body)
 
     def test_tt_refused_engine(self):

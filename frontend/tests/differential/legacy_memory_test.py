@@ -210,21 +210,26 @@ class LoadStore(unittest.TestCase):
                 o1, o2, o3 = out_like((p, f), nl.float32), out_like((p, f), nl.float32), \
                     out_like((p, f), nl.float32)
                 o4, o5 = out_like((f, p), nl.float32), out_like((p, f), nl.float32)
+                o6 = out_like((p, f), nl.float32)
                 i_p, i_f = nl.mgrid[0:p, 0:f]
                 nl.store(dst=o1, value=nl.load(src=ha, dtype=nl.bfloat16))
                 nl.store(o2, s)
                 nl.store(o3, 0.0)
                 both = (i_p < kp) & (i_f < k)
                 nl.store(o3[i_p, i_f], nl.load(ha[i_p, i_f], mask=both), mask=both)
+                buf = nl.zeros((p, f), dtype=nl.float32)
+                buf[i_p, i_f] = nl.load(ha[i_p, i_f], mask=both)
+                nl.store(o6, buf)
                 nl.store(o4, nl.load_transpose2d(src=ha, dtype=nl.float32))
                 nl.store(o5, nl.load(ha))
-                return [o1, o2, o3, o4, o5]
-            o1, o2, o3, o4, o5 = hbm_kernel(a, body=kern)
+                return [o1, o2, o3, o4, o5, o6]
+            o1, o2, o3, o4, o5, o6 = hbm_kernel(a, body=kern)
             c.check("load dtype=bf16", o1, to_bf16(a))
             c.check("store scalar", o2, np.full((p, f), s, F32))
             w = np.zeros((p, f), F32)
             w[:kp, :k] = a[:kp, :k]
             c.check("load/store masks", o3, w)
+            c.check("masked load assigned into a zeroed tile", o6, w)
             c.check("load_transpose2d", o4, a.T)
             c.check("load", o5, a)
         run_case("load_store", body)
@@ -256,17 +261,20 @@ class Creation(unittest.TestCase):
             a = c.floats((p, f))
 
             def kern(ta):
-                z = nl.zeros((p, f), dtype=nl.float32, buffer=nl.sbuf, name="z")
-                o = nl.ones(shape=(p, f), dtype=nl.bfloat16)
-                fu = nl.full((p, f), v, nl.float32, lazy_initialization=False)
+                z = nl.zeros((p, f), dtype=nl.float32, buffer=nl.sbuf, name="z",
+                             lazy_initialization=False)
+                o = nl.ones(shape=(p, f), dtype=nl.bfloat16, buffer=nl.sbuf, name="o",
+                            lazy_initialization=False)
+                fu = nl.full((p, f), v, nl.float32, buffer=nl.sbuf, name="fu",
+                             lazy_initialization=False)
                 e = nl.ndarray((p, f), nl.float32, buffer=nl.sbuf, name="e",
-                               lazy_initialization=True)
+                               lazy_initialization=False)
                 e[...] = nl.copy(ta)
                 el = nl.empty_like(ta, dtype=nl.float32, buffer=nl.sbuf, name="el",
-                                   lazy_initialization=True)
+                                   lazy_initialization=False)
                 el[...] = nl.negative(ta)
                 zl = nl.zeros_like(a=ta, dtype=nl.bfloat16, buffer=nl.sbuf, name="zl",
-                                   lazy_initialization=True)
+                                   lazy_initialization=False)
                 ps = nl.zeros((p, f), nl.float32, buffer=nl.psum)
                 m1 = nisa.memset(shape=(p, f), value=v, dtype=nl.float32)
                 m2 = nisa.memset((p, f), 3, nl.int32, engine=nisa.gpsimd_engine)
@@ -389,28 +397,39 @@ class TransposeMatmul(unittest.TestCase):
             s64 = c.ints((64, 64), -4, 4).astype(F32)
             m64 = c.ints((64, n), -4, 4).astype(F32)
 
-            def kern(ts, tm, tx, ts64, tm64):
+            s01 = c.ints((kk, m), 0, 1).astype(F32)
+            m01 = c.ints((kk, n), 0, 1).astype(F32)
+            sq = c.ints((kk, kk), -4, 4).astype(F32)
+
+            def kern(ts, tm, tx, ts64, tm64, t01, m01, tsq, tid):
                 i_k, i_m = nl.mgrid[0:kk, 0:m]
                 i_k2, i_n = nl.mgrid[0:kk, 0:n]
-                return [nisa.nc_matmul(stationary=ts, moving=tm),
-                        nisa.nc_matmul(ts, tm, is_stationary_onezero=False,
-                                       is_moving_onezero=False, is_transpose=False),
-                        nisa.nc_matmul(ts64, tm64, tile_position=(64, 0), tile_size=(64, 64)),
-                        nisa.nc_matmul(ts[i_k, i_m], tm[i_k2, i_n], mask=(i_k < kk)),
-                        nisa.nc_matmul(ts, tm, perf_mode="none"),
-                        nl.matmul(x=tx, y=tm), nl.matmul(ts, tm, transpose_x=True),
-                        nl.matmul(ts[i_k, i_m], tm[i_k2, i_n], transpose_x=True,
-                                  mask=(i_k < kk))]
-            outs = run(kern, s, mv, x, s64, m64)
+                # each product copied to SBUF at once: ten live PSUM tiles would not fit
+                calls = [lambda: nisa.nc_matmul(stationary=ts, moving=tm),
+                         lambda: nisa.nc_matmul(t01, tm, is_stationary_onezero=True),
+                         lambda: nisa.nc_matmul(ts64, tm64, tile_position=(64, 0),
+                                                tile_size=(64, 64)),
+                         lambda: nisa.nc_matmul(ts[i_k, i_m], tm[i_k2, i_n], mask=(i_k < kk)),
+                         lambda: nisa.nc_matmul(ts, tm, perf_mode="none"),
+                         lambda: nl.matmul(x=tx, y=tm),
+                         lambda: nl.matmul(ts, tm, transpose_x=True),
+                         lambda: nl.matmul(ts[i_k, i_m], tm[i_k2, i_n], transpose_x=True,
+                                           mask=(i_k < kk)),
+                         lambda: nisa.nc_matmul(ts, m01, is_moving_onezero=True),
+                         lambda: nisa.nc_matmul(tsq, tid, is_transpose=True)]
+                return [nl.copy(f()) for f in calls]
+            outs = run(kern, s, mv, x, s64, m64, s01, m01, sq, np.identity(kk, F32))
             want = s.T @ mv
             c.check("nc_matmul", outs[0], want)
-            c.check("nc_matmul flags", outs[1], want)
+            c.check("nc_matmul is_stationary_onezero", outs[1], s01.T @ mv)
             c.check("nc_matmul PE tile", outs[2], s64.T @ m64)
             c.check("nc_matmul mask", outs[3], want)
             c.check("nc_matmul perf_mode none", outs[4], want)
             c.check("nl.matmul", outs[5], x @ mv)
             c.check("nl.matmul transpose_x", outs[6], want)
             c.check("nl.matmul mask", outs[7], want)
+            c.check("nc_matmul is_moving_onezero", outs[8], s.T @ m01)
+            c.check("nc_matmul is_transpose (moving = I)", outs[9], sq.T)
         run_case("matmul", body)
 
     def test_matmul_bf16(self):
@@ -451,7 +470,7 @@ class IndexingAndLoops(unittest.TestCase):
                     out_like((2, f), nl.float32)
                 t = nl.load(ha[nl.arange(p)[:, None], nl.arange(start=s0, stop=s0 + sz)[None, :]])
                 nl.store(o1, nl.load(ha[:, nl.ds(start=s0, size=sz)]) + t * 0.0)
-                nl.device_print(prefix="t", x=t, mask=None)
+                nl.device_print(prefix="t", x=t, mask=(nl.arange(p)[:, None] < 1))
                 for j in nl.static_range(0, f, 2):
                     nl.store(o2[:, nl.ds(j, 1)], nl.load(ha[:, nl.ds(j, 1)]))
                 for j in nl.affine_range(1, f, 2):
@@ -471,11 +490,6 @@ class IndexingAndLoops(unittest.TestCase):
 
 
 
-@nki.jit
-@ncc.skip_middle_end_transformations
-@ncc.force_auto_alloc
-@ncc.enable_stack_allocator(log_level=10)
-@ncc.disable_stack_allocator
 def allocated_kernel(a, b):
     """Direct allocation and the compiler's options change where tiles live and how the kernel
     is compiled, never the values: out = (a + b) * 2 and a.T @ b through allocated buffers."""
@@ -508,7 +522,11 @@ class Compiler(unittest.TestCase):
         def body(c):
             p, f = c.shape(free=(1, 64))
             a, b = c.ints((p, f), -4, 4).astype(F32), c.ints((p, f), -4, 4).astype(F32)
-            out, prod = allocated_kernel(a, b)
+            # the compiler's decorators, applied here (where the case observes the calls)
+            kern = nki.jit(ncc.enable_stack_allocator(log_level=10)(ncc.disable_stack_allocator(
+                ncc.force_auto_alloc(ncc.skip_middle_end_transformations(
+                    ncc.enable_stack_allocator(func=allocated_kernel))))))
+            out, prod = kern(a, b)
             c.check("(a + b) * 2 through allocated tiles", out, (a + b) * 2)
             c.check("2 a.T @ b through allocated PSUM", prod, 2 * (a.T @ b))
         run_case("compiler_alloc", body)

@@ -78,7 +78,8 @@ class Selects(unittest.TestCase):
         """dst = where(pred, on_true, on_false) (reverse_pred inverts); reduce_res = max over
         the free axis (reset_reduce from -inf; reduce continues)."""
         def body(c):
-            p, f = c.shape(free=(1, 48))
+            p, f = c.shape(free=(2, 48))
+            k = int(c.rng.integers(1, f))
             t1, t2 = c.floats((p, f)), c.floats((p, f))
             pred = c.ints((p, f), 0, 1, np.uint8)
             col = c.floats((p, 1))
@@ -89,12 +90,16 @@ class Selects(unittest.TestCase):
                 d2 = nl.ndarray((p, f), dtype=nl.float32)
                 r = nl.ndarray((p, 1), dtype=nl.float32)
                 nisa.select_reduce(dst=d1, predicate=tp, on_true=ta, on_false=v,
-                                   reduce_res=None, reduce_cmd=nisa.reduce_cmd.reset_reduce,
-                                   reduce_op=np.max)
+                                   reduce_cmd=nisa.reduce_cmd.reset_reduce,
+                                   reduce_op=nl.max)
                 nisa.select_reduce(dst=d2, predicate=tp, on_true=tb, on_false=tc,
                                    reduce_res=r, reduce_cmd=nisa.reduce_cmd.reduce,
-                                   reverse_pred=True, mask=None, dtype=nl.float32)
-                return [d1, d2, r]
+                                   reverse_pred=True, dtype=nl.float32)
+                d3 = nl.copy(ta)
+                i_p, i_f = nl.mgrid[0:p, 0:f]
+                nisa.select_reduce(dst=d3[i_p, i_f], predicate=tp[i_p, i_f],
+                                   on_true=tb[i_p, i_f], on_false=v, mask=(i_f < k))
+                return [d1, d2, r, d3]
             outs = run(kern, t1, t2, pred, col)
             s1 = np.where(pred != 0, t1, F32(v))
             s2 = np.where(pred == 0, t2, col)
@@ -102,6 +107,9 @@ class Selects(unittest.TestCase):
             c.check("select_reduce reverse_pred column", outs[1], s2)
             c.check("select_reduce reduce continues", outs[2],
                     np.maximum(s1.max(1), s2.max(1))[:, None])
+            before = np.arange(f)[None, :] < k
+            c.check("select_reduce mask", outs[3],
+                    np.where(before, np.where(pred != 0, t2, F32(v)), t1))
         run_case("select_reduce", body)
 
     def test_range_select(self):
@@ -111,7 +119,8 @@ class Selects(unittest.TestCase):
                 (np.greater, np.greater), (np.less_equal, np.less_equal), (np.equal, np.equal)]
 
         def body(c):
-            p, f = c.shape(free=(1, 48))
+            p, f = c.shape(free=(2, 48))
+            k = int(c.rng.integers(1, f))
             t = c.floats((p, f))
             start = int(c.rng.integers(0, 100))
             b0 = c.ints((p, 1), start - 5, start + f).astype(F32)
@@ -125,11 +134,15 @@ class Selects(unittest.TestCase):
                 o1 = nisa.range_select(on_true_tile=tt, comp_op0=op0, comp_op1=op1,
                                        bound0=tb0, bound1=tb1, range_start=start,
                                        reduce_cmd=nisa.reduce_cmd.reset_reduce, reduce_res=r,
-                                       reduce_op=np.max, on_false_value=nl.fp32.min)
+                                       reduce_op=nl.max, on_false_value=nl.fp32.min)
                 o2 = nisa.range_select(on_true_tile=tt, comp_op0=np.greater_equal,
                                        comp_op1=np.less, bound0=tb0, bound1=tb1,
-                                       dtype=nl.bfloat16, mask=None)
-                return [o1, r, o2]
+                                       dtype=nl.bfloat16)
+                i_p, i_f = nl.mgrid[0:p, 0:f]
+                o3 = nisa.range_select(on_true_tile=tt[i_p, i_f], comp_op0=np.greater_equal,
+                                       comp_op1=np.less, bound0=tb0, bound1=tb1,
+                                       mask=(i_f < k))
+                return [o1, r, o2, o3]
             outs = tiles_kernel_trn2(t, b0, b1, body=kern)
             idx = (start + np.arange(f))[None, :].astype(F32)
             keep = op0(idx, b0) & op1(idx, b1)
@@ -139,6 +152,12 @@ class Selects(unittest.TestCase):
             idx0 = np.arange(f)[None, :].astype(F32)  # range_start's default 0
             keep2 = (idx0 >= b0) & (idx0 < b1)
             c.check("range_select bf16", outs[2], to_bf16(np.where(keep2, t, F32(FP32_MIN))))
+            c.check("range_select mask", outs[3][:, :k], np.where(keep2, t, F32(FP32_MIN))[:, :k])
+            call = lambda tt, tb0, tb1: nisa.range_select(  # noqa: E731
+                on_true_tile=tt, comp_op0=np.less, comp_op1=np.less, bound0=tb0, bound1=tb1,
+                on_false_value=0.0)
+            c.refused(tiles_kernel_trn2, (t, b0, b1), {"body": lambda *ts: [call(*ts)]},
+                      "nisa.range_select", "on_false_value", call)
         run_case("range_select", body)
 
     def test_sequence_bounds(self):
@@ -168,19 +187,22 @@ class Selects(unittest.TestCase):
         """op across the partitions: a [1, F] result (the page gives no order: small
         integers keep sums exact in any order)."""
         def body(c):
-            p, f = c.shape(free=(1, 32))
+            p, f = c.shape(free=(2, 32))
+            k = int(c.rng.integers(1, f))
             x = c.ints((p, f), -8, 8).astype(F32)
             b = c.ints((p, f), 0, 2**16)
+            grid = lambda: nl.mgrid[0:p, 0:f]  # noqa: E731
             outs = run(lambda tx, tb: [
                 nisa.tensor_partition_reduce(np.add, tx),
-                nisa.tensor_partition_reduce(op=np.maximum, data=tx, dtype=nl.bfloat16,
-                                             mask=None),
+                nisa.tensor_partition_reduce(op=np.maximum, data=tx, dtype=nl.bfloat16),
+                nisa.tensor_partition_reduce(np.add, tx[grid()], mask=(grid()[1] < k)),
                 nisa.tensor_partition_reduce(np.bitwise_or, tb),
                 nisa.tensor_partition_reduce(np.bitwise_and, tb)], x, b)
             c.check("partition add", outs[0], x.sum(0, keepdims=True))
             c.check("partition max bf16", outs[1], to_bf16(x.max(0, keepdims=True)))
-            c.check("partition or", outs[2], np.bitwise_or.reduce(b, 0, keepdims=True))
-            c.check("partition and", outs[3], np.bitwise_and.reduce(b, 0, keepdims=True))
+            c.check("partition add mask", outs[2][:, :k], x.sum(0, keepdims=True)[:, :k])
+            c.check("partition or", outs[3], np.bitwise_or.reduce(b, 0, keepdims=True))
+            c.check("partition and", outs[4], np.bitwise_and.reduce(b, 0, keepdims=True))
         run_case("partition_reduce", body)
 
 
@@ -189,7 +211,9 @@ class Scans(unittest.TestCase):
         """acc = initial; acc = op1(op0(data0[i], acc), data1[i]) (reverse0: op0(acc, data0);
         reverse1: op1(data1, x)); fp32 math; each output is acc cast to dtype."""
         def body(c):
-            p, f = c.shape(free=(1, 32))
+            p, f = c.shape(free=(2, 32))
+            k = int(c.rng.integers(1, f))
+            grid = lambda: nl.mgrid[0:p, 0:f]  # noqa: E731
             a, b = c.floats((p, f), -1, 1), c.floats((p, f), -1, 1)
             init = c.floats((p, 1), -1, 1)
             s = float(F32(c.rng.uniform(-1, 1)))
@@ -207,13 +231,15 @@ class Scans(unittest.TestCase):
                                         op1=np.add),
                 nisa.tensor_tensor_scan(ta, tb, ti, np.subtract, np.maximum, reverse0=True,
                                         reverse1=True, dtype=nl.bfloat16),
-                nisa.tensor_tensor_scan(ta, tb, ti, np.add, np.subtract, False, True,
-                                        mask=None)], a, b, init)
+                nisa.tensor_tensor_scan(ta, tb, ti, np.add, np.subtract, False, True),
+                nisa.tensor_tensor_scan(ta[grid()], tb[grid()], s, np.multiply, np.add,
+                                        mask=(grid()[1] < k))], a, b, init)
             c.check("scan multiply/add", outs[0], scan(s, np.multiply, np.add))
             c.check("scan reversed bf16", outs[1],
                     to_bf16(scan(init, np.subtract, np.maximum, True, True)))
             c.check("scan add/subtract reverse1", outs[2],
                     scan(init, np.add, np.subtract, False, True))
+            c.check("scan mask", outs[3][:, :k], scan(s, np.multiply, np.add)[:, :k])
         run_case("tensor_tensor_scan", body)
 
     def test_scalar_cumulative(self):
@@ -261,12 +287,17 @@ class Statistics(unittest.TestCase):
         mean and variance of all. fp32 math whose order is not documented: a tolerance."""
         def body(c):
             p, f = c.shape(free=(2, 512))
+            k = int(c.rng.integers(1, f))
             x = c.floats((p, f), -2, 2)
 
             def kern(tx):
-                st = nisa.bn_stats(data=tx, mask=None, dtype=nl.float32)
-                return [st, nisa.bn_aggr(data=st, mask=None, dtype=nl.float32),
-                        nisa.bn_aggr(nisa.bn_stats(tx, dtype=nl.bfloat16))]
+                st = nisa.bn_stats(data=tx, dtype=nl.float32)
+                i_p, i_f = nl.mgrid[0:p, 0:f]
+                sm = nisa.bn_stats(tx[i_p, i_f], mask=(i_f < k))
+                i_p6, i_f6 = nl.mgrid[0:p, 0:6]
+                return [st, nisa.bn_aggr(data=st, dtype=nl.float32),
+                        nisa.bn_aggr(nisa.bn_stats(tx, dtype=nl.bfloat16)),
+                        nisa.bn_aggr(sm), nisa.bn_aggr(st[i_p6, i_f6], mask=(i_f6 < 3))]
             outs = run(kern, x)
             x64 = x.astype(np.float64)
             ev, od = x64[:, 0::2], x64[:, 1::2]
@@ -277,6 +308,10 @@ class Statistics(unittest.TestCase):
             # bf16 statistics (rounded) aggregated: a bf16-sized tolerance
             c.check("bn_aggr of bf16 stats", outs[2], np.stack([x64.mean(1), x64.var(1)], 1),
                     2 ** -6, 2 ** -6)
+            xk = x64[:, :k]
+            c.check("bn_stats mask", outs[3], np.stack([xk.mean(1), xk.var(1)], 1), 1e-5, 1e-5)
+            c.check("bn_aggr mask (the even triple)", outs[4],
+                    np.stack([ev.mean(1), ev.var(1)], 1), 1e-5, 1e-5)
         run_case("bn_stats_aggr", body)
 
 
@@ -286,19 +321,25 @@ class TopEight(unittest.TestCase):
         first occurrence of each of 8 values; nc_match_replace8: the first occurrence of each
         replaced by imm (dst_idx: their indices)."""
         def body(c):
-            p, f = c.shape(free=(8, 64))
+            p, f = c.shape(free=(9, 64))
+            k = int(c.rng.integers(8, f))
             # distinct values per row, so "first occurrence" is the occurrence
             x = np.stack([c.rng.permutation(f) for _ in range(p)]).astype(F32) - f / 2
             imm = float(F32(c.rng.uniform(-100, -50)))
 
             def kern(tx):
-                m8 = nisa.max8(src=tx, mask=None, dtype=nl.float32)
-                idx = nisa.nc_find_index8(data=tx, vals=m8, mask=None, dtype=nl.uint32)
+                m8 = nisa.max8(src=tx, dtype=nl.float32)
+                idx = nisa.nc_find_index8(data=tx, vals=m8, dtype=nl.uint32)
                 idx16 = nisa.nc_find_index8(data=tx, vals=m8, dtype=nl.uint16)
                 dst_idx = nl.ndarray((p, 8), dtype=nl.uint32)
                 rep = nisa.nc_match_replace8(data=tx, vals=m8, imm=imm, dst_idx=dst_idx,
-                                             mask=None, dtype=nl.float32)
-                return [m8, idx, idx16, rep, dst_idx, nisa.max8(src=tx, dtype=nl.bfloat16)]
+                                             dtype=nl.float32)
+                i_p, i_f = nl.mgrid[0:p, 0:f]
+                mm = nisa.max8(src=tx[i_p, i_f], mask=(i_f < k))
+                mi = nisa.nc_find_index8(data=tx[i_p, i_f], vals=mm, mask=(i_f < k))
+                mr = nisa.nc_match_replace8(data=tx[i_p, i_f], vals=mm, imm=imm, mask=(i_f < k))
+                return [m8, idx, idx16, rep, dst_idx, nisa.max8(src=tx, dtype=nl.bfloat16),
+                        mm, mi, mr]
             outs = run(kern, x)
             order = np.argsort(-x, axis=1, kind="stable")[:, :8]
             top = np.take_along_axis(x, order, 1)
@@ -310,6 +351,13 @@ class TopEight(unittest.TestCase):
             c.check("nc_match_replace8", outs[3], rep)
             c.check("nc_match_replace8 dst_idx", outs[4], order.astype(np.uint32))
             c.check("max8 bf16", outs[5], to_bf16(top))
+            xk = x[:, :k]
+            order_k = np.argsort(-xk, axis=1, kind="stable")[:, :8]
+            rep_k = xk.copy()
+            np.put_along_axis(rep_k, order_k, F32(imm), 1)
+            c.check("max8 mask", outs[6], np.take_along_axis(xk, order_k, 1))
+            c.check("nc_find_index8 mask", outs[7], order_k.astype(np.uint32))
+            c.check("nc_match_replace8 mask", outs[8][:, :k], rep_k)
         run_case("top8", body)
 
 
@@ -411,32 +459,38 @@ class Random(unittest.TestCase):
         """prob 1.0 drops every element, 0.0 keeps every one (the page's two fixed points);
         with other probabilities each element is either kept or 0. No rescaling."""
         def body(c):
-            p, f = c.shape(free=(1, 64))
+            p, f = c.shape(free=(2, 64))
+            k = int(c.rng.integers(1, f))
             x = c.floats((p, f), 1, 2)
             probs = np.where(c.rng.random((p, 1)) < 0.5, 0.0, 1.0).astype(F32)
 
             def kern(tx, tp):
-                return [nisa.dropout(tx, 1.0), nisa.dropout(data=tx, prob=0.0, mask=None,
-                                                            dtype=nl.float32),
-                        nisa.dropout(tx, tp), nl.dropout(x=tx, rate=0.0, mask=None,
-                                                         dtype=nl.float32),
-                        nl.dropout(tx, 1.0), nisa.dropout(tx, 0.5), nl.rand((p, f), nl.float32)]
+                i_p, i_f = nl.mgrid[0:p, 0:f]
+                return [nisa.dropout(tx, 1.0), nisa.dropout(data=tx, prob=0.0,
+                                                            dtype=nl.bfloat16),
+                        nisa.dropout(tx, tp), nl.dropout(x=tx, rate=0.0, dtype=nl.bfloat16),
+                        nl.dropout(tx, 1.0), nisa.dropout(tx, 0.5),
+                        nl.rand(shape=(p, f), dtype=nl.float32),
+                        nisa.dropout(tx[i_p, i_f], 0.0, mask=(i_f < k)),
+                        nl.dropout(tx[i_p, i_f], 0.0, mask=(i_f < k))]
             outs = run(kern, x, probs)
             c.check("dropout prob 1", outs[0], np.zeros((p, f)))
-            c.check("dropout prob 0", outs[1], x)
+            c.check("dropout prob 0 bf16", outs[1], to_bf16(x))
             c.check("dropout per-partition prob", outs[2], np.where(probs == 1.0, 0, x))
-            c.check("nl.dropout rate 0", outs[3], x)
+            c.check("nl.dropout rate 0 bf16", outs[3], to_bf16(x))
             c.check("nl.dropout rate 1", outs[4], np.zeros((p, f)))
             half = outs[5]
             c.check("dropout 0.5: kept or 0", np.where(half == 0, x, half), x)
             r = outs[6]
             c.check("nl.rand in [0, 1)", ((r >= 0) & (r < 1)).astype(F32), np.ones((p, f)))
+            c.check("dropout mask", outs[7][:, :k], x[:, :k])
+            c.check("nl.dropout mask", outs[8][:, :k], x[:, :k])
         run_case("dropout_rand", body)
 
     def test_random_refused(self):
         def body(c):
             a = c.floats((8, 8))
-            call = lambda t: nl.random_seed(seed=1, mask=None) or t  # noqa: E731
+            call = lambda t: nl.random_seed(seed=1, mask=(nl.arange(8)[:, None] < 4)) or t  # noqa
             c.refused(tiles_kernel, (a,), {"body": lambda t: [call(t)]}, "nl.random_seed",
                       "seed", call)
             call2 = lambda t: nisa.dropout(nl.copy(t, dtype=nl.int32), 0.5, dtype=nl.float32)  # noqa

@@ -1,0 +1,286 @@
+"""Differential cases, new dialect (`import nki`, NKI 0.2-0.6): destination-first nki.isa
+calls, nl.ndarray(..., buffer=). The references are the documented semantics of the nki.isa
+and nki.language pages (aws-neuron-sdk nki/api/nki/isa/__init__.py at 81ce03ae, NKI 0.6; cited
+in /work/notes/nki-new-api.md): every call writes `dst`, computes arithmetic in fp32 and casts
+the result to dst.dtype. Written against the documentation, not the implementation. Run by
+`python3 -m ncverify_nki.run` (ctest label `frontend`)."""
+
+import unittest
+
+import numpy as np
+
+import nki
+import nki.isa as nisa
+import nki.language as nl
+from diffharness import cast, run_case, to_bf16
+
+F32 = np.float32
+D = "nki"
+
+
+@nki.jit
+def sbuf_kernel(*arrays, body):
+    """Copies every array into an SBUF tile (nisa.dma_copy), runs `body` on the tiles and
+    copies each SBUF tile it returns to an HBM output."""
+    tiles = []
+    for a in arrays:
+        t = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=a)
+        tiles.append(t)
+    outs = []
+    for r in body(*tiles):
+        o = nl.ndarray(r.shape, dtype=r.dtype, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=o, src=r)
+        outs.append(o)
+    return tuple(outs)
+
+
+def run(body, *arrays):
+    return sbuf_kernel(*arrays, body=body)
+
+
+def sb(shape, dtype=nl.float32):
+    return nl.ndarray(shape, dtype=dtype, buffer=nl.sbuf)
+
+
+def ps(shape, dtype=nl.float32):
+    return nl.ndarray(shape, dtype=dtype, buffer=nl.psum)
+
+
+ARITH = [(nl.add, np.add), (nl.subtract, np.subtract), (nl.multiply, np.multiply),
+         (nl.maximum, np.maximum), (nl.minimum, np.minimum), (nl.divide, np.divide),
+         (nl.equal, np.equal), (nl.not_equal, np.not_equal), (nl.greater, np.greater),
+         (nl.greater_equal, np.greater_equal), (nl.less, np.less),
+         (nl.less_equal, np.less_equal)]
+
+
+class Elementwise(unittest.TestCase):
+    def test_tensor_tensor(self):
+        """dst = op(data1, data2) in fp32, cast to dst.dtype."""
+        def body(c):
+            p, f = c.shape()
+            a = c.floats((p, f))
+            b = np.where(c.rng.random((p, f)) < 0.3, a, c.floats((p, f))).astype(F32)
+            b[np.abs(b) < 0.25] = 0.5
+
+            def kern(ta, tb):
+                outs = []
+                for op, _ in ARITH:
+                    d = sb((p, f))
+                    nisa.tensor_tensor(d, ta, tb, op)
+                    outs.append(d)
+                d16 = sb((p, f), nl.bfloat16)
+                nisa.tensor_tensor(dst=d16, data1=ta, data2=tb, op=nl.subtract,
+                                   engine=nisa.engine.vector, name="tt")
+                return outs + [d16]
+            outs = run(kern, a, b)
+            for (op, ref), got in zip(ARITH, outs):
+                c.check("tensor_tensor(%s)" % ref.__name__, got, ref(a, b).astype(F32))
+            c.check("tensor_tensor to a bf16 dst", outs[-1], to_bf16(a - b))
+        run_case("nki_tensor_tensor", body)
+
+    def test_tensor_scalar(self):
+        """dst = (data op0 operand0) op1 operand1; reverse0/reverse1 swap each operator's
+        inputs; operands fp32 scalars or [P, 1] columns."""
+        def body(c):
+            p, f = c.shape()
+            a = c.floats((p, f))
+            c0, c1 = c.floats((p, 1)), c.floats((p, 1))
+            s0 = float(F32(c.rng.uniform(-3, 3)))
+
+            def kern(ta, t0, t1):
+                d1, d2, d3 = sb((p, f)), sb((p, f)), sb((p, f), nl.bfloat16)
+                nisa.tensor_scalar(d1, ta, nl.subtract, s0, reverse0=True)
+                nisa.tensor_scalar(dst=d2, data=ta, op0=nl.multiply, operand0=t0,
+                                   reverse0=False, op1=nl.subtract, operand1=t1, reverse1=True,
+                                   engine=nisa.engine.vector, name="ts")
+                nisa.tensor_scalar(d3, ta, nl.add, s0, op1=nl.maximum, operand1=0.0)
+                return [d1, d2, d3]
+            outs = run(kern, a, c0, c1)
+            c.check("s0 - data", outs[0], F32(s0) - a)
+            c.check("col1 - data * col0", outs[1], c1 - a * c0)
+            c.check("max(data + s0, 0) to bf16", outs[2], to_bf16(np.maximum(a + F32(s0), 0)))
+        run_case("nki_tensor_scalar", body)
+
+    def test_copy_reciprocal(self):
+        """tensor_copy: dst = src (through fp32 when the dtypes differ); reciprocal: 1/x."""
+        def body(c):
+            p, f = c.shape()
+            a = c.floats((p, f))
+            d = (c.floats((p, f), 0.5, 4) * np.where(c.rng.random((p, f)) < .5, -1, 1)).astype(F32)
+
+            def kern(ta, td):
+                o1, o2, o3, o4 = sb((p, f)), sb((p, f), nl.bfloat16), sb((p, f)), \
+                    sb((p, f), nl.float16)
+                nisa.tensor_copy(o1, ta)
+                nisa.tensor_copy(dst=o2, src=ta, engine=nisa.engine.gpsimd, name="copy")
+                nisa.reciprocal(o3, td)
+                nisa.reciprocal(dst=o4, data=td, name="r")
+                return [o1, o2, o3, o4]
+            outs = run(kern, a, d)
+            c.check("tensor_copy", outs[0], a)
+            c.check("tensor_copy to bf16", outs[1], to_bf16(a))
+            c.check("reciprocal", outs[2], F32(1) / d)
+            c.check("reciprocal to fp16", outs[3], cast(F32(1) / d, "float16"))
+        run_case("nki_copy_reciprocal", body)
+
+    def test_activation(self):
+        """dst = op(data * scale + bias) in fp32 (ScalarE approximates: rtol 1e-5);
+        reduce_res = the accumulator after reduce_cmd (reset_reduce: the row sums)."""
+        def body(c):
+            p, f = c.shape(free=(1, 32))
+            x = c.floats((p, f), -1, 1)
+            bias, scale = c.floats((p, 1), -1, 1), c.floats((p, 1), -2, 2)
+
+            def kern(tx, tb, ts):
+                d1, d2, d3 = sb((p, f)), sb((p, f)), sb((p, f))
+                r1, r3 = sb((p, 1)), sb((p, 1))
+                nisa.activation(d1, nl.exp, tx, bias=tb, scale=2.0)
+                nisa.activation(dst=d2, op=nl.tanh, data=tx, bias=tb, scale=ts,
+                                reduce_op=nl.add, reduce_res=r1,
+                                reduce_cmd=nisa.reduce_cmd.reset_reduce, name="act")
+                nisa.activation_reduce(d3, nl.square, tx, nl.add, r3, bias=tb, scale=0.5,
+                                       name="ar")
+                return [d1, d2, r1, d3, r3]
+            outs = run(kern, x, bias, scale)
+            x64 = x.astype(np.float64)
+            t = np.tanh(x64 * scale + bias)
+            sq = np.square(x64 * 0.5 + bias)
+            c.check("exp(2x + bias)", outs[0], np.exp(2 * x64 + bias), 1e-5, 1e-6)
+            c.check("tanh(x * scale + bias)", outs[1], t, 1e-5, 1e-6)
+            c.check("reset_reduce row sums", outs[2], t.sum(1, keepdims=True), 1e-5, 1e-5)
+            c.check("activation_reduce", outs[3], sq, 1e-5, 1e-6)
+            c.check("activation_reduce sums", outs[4], sq.sum(1, keepdims=True), 1e-5, 1e-5)
+        run_case("nki_activation", body)
+
+    def test_tensor_reduce(self):
+        """dst = op over the given axes (the last free dims); negate multiplies by -1."""
+        def body(c):
+            p, f = c.shape(free=(1, 32))
+            g = int(c.rng.integers(1, 5))
+            x = c.ints((p, g, f), -8, 8).astype(F32)
+
+            def kern(tx):
+                d1, d2, d3 = sb((p, g)), sb((p, g, 1)), sb((p, 1))
+                nisa.tensor_reduce(d1, nl.add, tx, axis=2)
+                nisa.tensor_reduce(dst=d2, op=nl.maximum, data=tx, axis=[2], negate=True,
+                                   keepdims=True, name="red")
+                nisa.tensor_reduce(d3, nl.minimum, tx, axis=(1, 2))
+                return [d1, d2, d3]
+            outs = run(kern, x)
+            c.check("sum over axis 2", outs[0], x.sum(2))
+            c.check("-max keepdims", outs[1], -x.max(2, keepdims=True))
+            c.check("min over (1, 2)", outs[2], x.min((1, 2))[:, None])
+        run_case("nki_tensor_reduce", body)
+
+
+class Creation(unittest.TestCase):
+    def test_memset_iota_select(self):
+        """memset fills dst; iota: offset + p * channel_multiplier + sum(step * i) over the
+        pattern's [step, num] pairs, in int32, cast to dst.dtype; affine_select: on_true where
+        cmp_op(affine, 0), else on_false_value."""
+        def body(c):
+            p, f = c.shape(free=(2, 32))
+            v = float(F32(c.rng.uniform(-5, 5)))
+            off, cm, step = int(c.rng.integers(-20, 20)), int(c.rng.integers(-3, 4)), \
+                int(c.rng.integers(-3, 4))
+            a = c.floats((p, f))
+
+            def kern(ta):
+                m1, m2 = sb((p, f)), sb((p, f), nl.int32)
+                nisa.memset(m1, v)
+                nisa.memset(dst=m2, value=7, engine=nisa.engine.gpsimd, name="ms")
+                i1, i2 = sb((p, f), nl.int32), sb((p, f))
+                nisa.iota(i1, [[step, f]], offset=off, channel_multiplier=cm)
+                nisa.iota(dst=i2, pattern=[[1, f]], name="io")
+                s1, s2 = sb((p, f)), sb((p, f))
+                nisa.affine_select(s1, [[-1, f]], 1, ta, v, cmp_op=nl.greater_equal,
+                                   offset=off)
+                nisa.affine_select(dst=s2, pattern=[[1, f]], channel_multiplier=-1,
+                                   on_true_tile=ta, on_false_value=0.0, name="sel")
+                return [m1, m2, i1, i2, s1, s2]
+            outs = run(kern, a)
+            ip, jf = np.mgrid[0:p, 0:f]
+            c.check("memset", outs[0], np.full((p, f), v, F32))
+            c.check("memset int32", outs[1], np.full((p, f), 7, np.int32))
+            c.check("iota", outs[2], (off + cm * ip + step * jf).astype(np.int32))
+            c.check("iota fp32", outs[3], jf.astype(F32))
+            c.check("affine_select >=", outs[4], np.where(off + ip - jf >= 0, a, F32(v)))
+            c.check("affine_select == (default)", outs[5], np.where(jf - ip == 0, a, 0))
+        run_case("nki_memset_iota_select", body)
+
+
+class MatmulTranspose(unittest.TestCase):
+    def test_matmul(self):
+        """dst (PSUM) = stationary.T @ moving in fp32; accumulate=None: the first write to a
+        PSUM location overwrites, later ones add; accumulate=True adds, False overwrites."""
+        def body(c):
+            kk, m, n = int(c.rng.integers(1, 129)), int(c.rng.integers(1, 129)), \
+                int(c.rng.integers(1, 513))
+            s = c.ints((kk, m), -4, 4).astype(F32)
+            mv = c.ints((kk, n), -4, 4).astype(F32)
+
+            def kern(ts, tm):
+                acc, once = ps((m, n)), ps((m, n))
+                nisa.nc_matmul(acc, ts, tm)
+                nisa.nc_matmul(acc, ts, tm)
+                nisa.nc_matmul(dst=acc, stationary=ts, moving=tm, accumulate=True, name="mm")
+                nisa.nc_matmul(once, ts, tm, accumulate=False)
+                o1, o2 = sb((m, n)), sb((m, n))
+                nisa.tensor_copy(o1, acc)
+                nisa.tensor_copy(o2, once)
+                return [o1, o2]
+            outs = run(kern, s, mv)
+            c.check("three matmuls accumulate", outs[0], 3 * (s.T @ mv))
+            c.check("accumulate=False overwrites", outs[1], s.T @ mv)
+        run_case("nki_matmul", body)
+
+    def test_transpose(self):
+        """dst = data.T (dst.dtype == data.dtype)."""
+        def body(c):
+            p, f = c.shape(parts=(1, 32), free=(1, 32))
+            a = c.floats((p, f))
+
+            def kern(ta):
+                t1, t2 = ps((f, p)), sb((f, p))
+                nisa.nc_transpose(t1, ta, engine=nisa.engine.tensor)
+                nisa.nc_transpose(dst=t2, data=ta, engine=nisa.engine.vector, name="tr")
+                o1 = sb((f, p))
+                nisa.tensor_copy(o1, t1)
+                return [o1, t2]
+            outs = run(kern, a)
+            c.check("nc_transpose tensor engine", outs[0], a.T)
+            c.check("nc_transpose vector engine", outs[1], a.T)
+        run_case("nki_transpose", body)
+
+
+class Language(unittest.TestCase):
+    def test_ndarray_family(self):
+        """zeros/ones/full fill; ndarray and empty_like allocate; zeros_like fills with 0."""
+        def body(c):
+            p, f = c.shape(free=(1, 32))
+            v = float(F32(c.rng.uniform(-5, 5)))
+            a = c.floats((p, f))
+
+            def kern(ta):
+                z = nl.zeros((p, f), nl.float32, buffer=nl.sbuf, name="z")
+                o = nl.ones((p, f), dtype=nl.bfloat16, buffer=nl.sbuf)
+                fu = nl.full((p, f), v, nl.float32, buffer=nl.sbuf)
+                e = nl.ndarray((p, f), nl.float32, buffer=nl.sbuf, name="e")
+                nisa.tensor_copy(e, ta)
+                zl = nl.zeros_like(ta, dtype=nl.float32, buffer=nl.sbuf)
+                el = nl.empty_like(ta, dtype=nl.float32, buffer=nl.sbuf)
+                nisa.tensor_scalar(el, ta, nl.multiply, -1.0)
+                return [z, o, fu, e, zl, el]
+            outs = run(kern, a)
+            c.check("zeros", outs[0], np.zeros((p, f)))
+            c.check("ones", outs[1], np.ones((p, f)))
+            c.check("full", outs[2], np.full((p, f), v, F32))
+            c.check("ndarray written", outs[3], a)
+            c.check("zeros_like", outs[4], np.zeros((p, f)))
+            c.check("empty_like written", outs[5], -a)
+        run_case("nki_ndarray_family", body)
+
+
+if __name__ == "__main__":
+    unittest.main()
