@@ -11,7 +11,7 @@ import numpy as np
 
 import legacy_elementwise_test as elementwise
 import neuronxcc.nki.isa as nisa
-from diffharness import Mismatch, run_case
+from diffharness import Mismatch, run_case, to_bf16
 from ncverify_nki import ops
 
 
@@ -42,6 +42,14 @@ def drop_reverse0(tensor_scalar):
 
 
 class HarnessFails(unittest.TestCase):
+    def test_bf16_rounding_is_to_nearest_even(self):
+        """The references' bf16 rounding: ties to even, overflow to infinity, NaN kept."""
+        x = np.array([1 + 2 ** -8, 1 + 3 * 2 ** -8, 1 + 2 ** -8 + 2 ** -20, -(1 + 2 ** -8),
+                      3.4028235e38, np.nan, 2 ** -130], dtype=np.float32)
+        want = np.array([1.0, 1 + 2 ** -6, 1 + 2 ** -7, -1.0, np.inf, np.nan, 2 ** -130],
+                        dtype=np.float32)
+        np.testing.assert_array_equal(to_bf16(x), want)
+
     def test_swapped_subtract_operands_are_reported(self):
         with patched(ops, "binary", swap_subtract):
             with self.assertRaises(Mismatch) as cm:
