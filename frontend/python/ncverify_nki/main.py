@@ -14,7 +14,7 @@ import sys
 import textwrap
 import traceback
 
-from . import errors, kernel_language, sandbox, trace
+from . import dialect, errors, kernel_language, sandbox, trace
 from .dtypes import normalize
 from .expr import Lin, SymInt, name_lin
 from .program import Tensor
@@ -146,6 +146,19 @@ def _data_value(node, namespace):
 
 
 def _with_field(base, head, field, value):
+    from .newapi.language import NKIObject
+
+    if isinstance(base, NKIObject) and not dataclasses.is_dataclass(base):
+        # An nl.NKIObject is its __dict__ (the language guide, "Class Support": the compiler
+        # copies the object dictionary): a copy with the field replaced.
+        if field not in vars(base):
+            raise UsageError("--param %s.%s: %s has no field %s (its fields: %s)" %
+                             (head, field, type(base).__name__, field, ", ".join(vars(base))))
+        import copy
+
+        new = copy.copy(base)
+        setattr(new, field, value)
+        return new
     if base is None or not dataclasses.is_dataclass(base):
         raise UsageError("--param %s.%s: the argument %s is %r, not a config object; give the "
                          "whole object, e.g. --param \"%s=Config(%s=...)\"" %
@@ -174,6 +187,7 @@ def load_module(path):
     file with the sandbox armed (sandbox.py). Returns the module."""
     path = os.path.abspath(path)
     checked = kernel_language.check_kernel(path)
+    _dialect_of[path] = dialect.of_trees([tree for _, _, tree in checked.values()])
     modules = sandbox.KernelModules(checked, {"range": _python_range(builtins.range)})
     sandbox.seal_stand_in_classes()
     module = modules.module_for_file(KERNEL_MODULE, path)
@@ -195,6 +209,7 @@ def load_module(path):
     return module
 
 
+_dialect_of = {}  # kernel file -> the NKI API it is written in (dialect.py)
 _stopped_at = {}  # kernel file -> (file, line) of the module-level kernel call that stopped it
 
 
@@ -430,6 +445,7 @@ def run(argv):
         raise UsageError("%s:%s is not a function" % (path, func_name))
     tr = trace.Tracer(re.sub(r"\W", "_", func_name), trace.SourceIndex())
     tr.generation = generation_of(getattr(kernel, "options", {}).get("platform_target"))
+    tr.dialect = _dialect_of.get(os.path.abspath(path), dialect.LEGACY)
     # Instructions name the line of this file that made them (`@line`); the basename keeps the
     # text independent of where the file was traced from.
     tr.source_file = os.path.basename(path)
@@ -453,6 +469,8 @@ def trace_kernel(tr, func, path, call_args, kwargs, header, recorded=None):
     _mark_outputs(tr, result, (os.path.abspath(path), _def_line(func)))
     if tr.loops:
         raise errors.NkiError("a traced loop was left open (break out of a loop?)")
+    for check in tr.at_end:
+        check(tr)
     return result, tr.text(header, recorded)
 
 
