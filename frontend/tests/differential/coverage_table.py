@@ -194,7 +194,77 @@ for _f in _NL_INT_BINARY:
     _LEGACY["nl." + _f] = {"x": "nl_binary_int_mask", "y": "nl_binary_int_mask",
                            "dtype": "nl_binary_int_mask", "mask": "nl_binary_int_mask"}
 
-TABLE = {"neuronxcc": _LEGACY, "nki": {}}
+_NKI = {
+    # ---------------------------------------------------------------- nisa (destination first)
+    "nisa.tensor_tensor": dict.fromkeys(("dst", "data1", "data2", "engine", "name"),
+                                        "nki_tensor_tensor"),
+    "nisa.tensor_scalar": dict.fromkeys(("dst", "data", "op0", "operand0", "reverse0", "op1",
+                                         "operand1", "reverse1", "engine", "name"),
+                                        "nki_tensor_scalar"),
+    "nisa.tensor_copy": dict.fromkeys(("dst", "src", "engine", "name"), "nki_copy_reciprocal"),
+    "nisa.reciprocal": dict.fromkeys(("dst", "data", "name"), "nki_copy_reciprocal"),
+    "nisa.activation": dict.fromkeys(("dst", "op", "data", "bias", "scale", "reduce_res",
+                                      "reduce_cmd", "name"), "nki_activation"),
+    "nisa.activation_reduce": dict.fromkeys(("dst", "op", "data", "reduce_res", "bias", "scale",
+                                             "name"), "nki_activation"),
+    "nisa.tensor_reduce": dict.fromkeys(("dst", "op", "data", "axis", "negate", "keepdims",
+                                         "name"), "nki_tensor_reduce"),
+    "nisa.memset": dict.fromkeys(("dst", "value", "engine", "name"), "nki_memset"),
+    "nisa.dma_copy": {"dst": "nki_dma_copy", "src": "nki_dma_copy", "priority": "nki_refused",
+                      "oob_mode": "nki_refused", "dge_mode": ("nki_dma_copy", "nki_dma_hwdge"),
+                      "engine": "nki_dma_hwdge", "name": "nki_dma_copy"},
+    "nisa.nc_matmul": dict.fromkeys(("dst", "stationary", "moving", "is_stationary_onezero",
+                                     "is_moving_onezero", "is_transpose", "accumulate",
+                                     "tile_position", "tile_size", "name"), "nki_matmul"),
+    "nisa.nc_transpose": dict.fromkeys(("dst", "data", "engine", "name"), "nki_transpose"),
+    "nisa.get_nc_version": {},  # no arguments: nki_versions
+    "nisa.get_nc_sub_version": {},  # no arguments: refused as a whole in nki_refused
+    # ---------------------------------------------------------------- nl
+    "nl.broadcast_to": dict.fromkeys(("x", "shape", "dtype"), "nkl_matmul_transpose"),
+    "nl.transpose": dict.fromkeys(("x", "dtype"), "nkl_matmul_transpose"),
+    "nl.matmul": {"x": "nkl_matmul_transpose", "y": "nkl_matmul_transpose",
+                  "transpose_x": "nkl_matmul_transpose"},
+    "nl.invert": dict.fromkeys(("x", "dtype"), "nkl_integer"),
+    "nl.logical_not": dict.fromkeys(("x", "dtype"), "nkl_integer"),
+    "nl.load": dict.fromkeys(("src", "dtype"), "nkl_memory"),
+    "nl.load_transpose2d": dict.fromkeys(("src", "dtype"), "nkl_memory"),
+    "nl.store": dict.fromkeys(("dst", "value"), "nkl_memory"),
+    "nl.gather_flattened": {"data": "nkl_memory", "indices": "nkl_memory", "axis": "nkl_refused",
+                            "dtype": "nkl_memory"},
+    "nl.device_print": dict.fromkeys(("print_prefix", "tensor"), "nkl_memory"),
+    "nl.ndarray": {"shape": "nkl_creation", "dtype": "nkl_creation", "buffer": "nkl_creation",
+                   "name": "nkl_creation", "address": "nkl_address"},
+    "nl.zeros": dict.fromkeys(("shape", "dtype", "buffer", "name"), "nkl_creation"),
+    "nl.ones": dict.fromkeys(("shape", "dtype", "buffer", "name"), "nkl_creation"),
+    "nl.full": dict.fromkeys(("shape", "fill_value", "dtype", "buffer", "name"), "nkl_creation"),
+    "nl.zeros_like": dict.fromkeys(("x", "dtype", "buffer", "name"), "nkl_creation"),
+    "nl.empty_like": dict.fromkeys(("x", "dtype", "buffer", "name"), "nkl_creation"),
+    "nl.shared_constant": {"constant": "nkl_creation"},
+    "nl.shared_identity_matrix": dict.fromkeys(("n", "dtype", "dst"), "nkl_creation"),
+    "nl.rand": {"shape": "nkl_random_launch", "dtype": "nkl_random_launch",
+                "buffer": "nkl_refused", "name": "nkl_random_launch"},
+    "nl.dropout": dict.fromkeys(("x", "rate", "dtype"), "nkl_random_launch"),
+    "nl.random_seed": {"seed": "nkl_refused"},
+    "nl.program_id": {"axis": "nkl_random_launch"},
+    "nl.num_programs": {"axes": "nkl_random_launch"},
+    "nl.no_reorder": {},  # no arguments: nkl_random_launch
+}
+_NKI["nisa.tensor_tensor"]["op"] = ("nki_tensor_tensor", "nki_refused")
+_NKI["nisa.activation"]["reduce_op"] = ("nki_activation", "nki_refused")
+_NKI["nisa.activation_reduce"]["reduce_op"] = ("nki_activation", "nki_refused")
+_NKI["nisa.nc_matmul"]["perf_mode"] = "nki_refused"
+for _f in ("abs", "exp", "log", "tanh", "sigmoid", "relu", "gelu", "silu", "square", "sqrt",
+           "rsqrt", "sin", "negative", "copy", "reciprocal"):
+    _NKI["nl." + _f] = dict.fromkeys(("x", "dtype"), "nkl_unary")
+for _f in ("add", "subtract", "multiply", "maximum", "minimum", "equal", "not_equal", "greater",
+           "greater_equal", "less", "less_equal", "power"):
+    _NKI["nl." + _f] = dict.fromkeys(("x", "y", "dtype"), "nkl_binary")
+for _f in ("bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift"):
+    _NKI["nl." + _f] = dict.fromkeys(("x", "y", "dtype"), "nkl_integer")
+for _f in ("sum", "max", "min", "prod"):
+    _NKI["nl." + _f] = dict.fromkeys(("x", "axis", "dtype", "keepdims"), "nkl_reductions")
+
+TABLE = {"neuronxcc": _LEGACY, "nki": _NKI}
 
 # Facade names (allowlist.NKI_API) that are calls the front end refuses as a whole: each is
 # called in a kernel by the case `unsupported_calls` and must be refused at that line naming it.
@@ -210,7 +280,14 @@ UNSUPPORTED = {
                                    "mean", "var", "all_reduce", "softmax", "layer_norm",
                                    "rms_norm"),
     },
-    "nki": {},
+    "nki": {
+        "nki.language": ("divide", "logical_and", "logical_or", "logical_xor", "abs_max",
+                         "abs_min", "average", "fmod", "mod", "cos", "tan", "arctan", "sign",
+                         "ceil", "floor", "trunc", "prelu", "gelu_dx", "gelu_apprx_tanh",
+                         "gelu_apprx_sigmoid", "gelu_apprx_sigmoid_dx", "silu_dx", "softplus",
+                         "mish", "erf", "erf_dx", "mean", "var", "all", "softmax", "rms_norm",
+                         "where"),
+    },
 }
 
 # The other facade names: not calls of the traced kernel (constants, dtypes, enums, modules,
@@ -253,7 +330,45 @@ OTHER = {
                                  "scalar": "annotation"},
         "neuronxcc.nki.isa.constants": {"dge_mode": "dma_copy", "oob_mode": "dma_copy_indirect"},
     },
-    "nki": {},
+    "nki": {
+        "nki": {"jit": "the decorator of every case's kernel", "simulate": "a simulator entry "
+                "point", "language": "module", "isa": "module", "collectives": "module (empty)",
+                "typing": "module", "dtype": "module"},
+        "nki.dtype": dict.fromkeys(
+            ("bfloat16", "bool_", "float16", "float32", "float8_e4m3", "float8_e4m3fn",
+             "float8_e5m2", "float8_e4m3fn_x4", "float8_e5m2_x4", "float4_e2m1fn_x4",
+             "float8_e8m0fnu", "int8", "int16", "int32", "tfloat32", "uint8", "uint16",
+             "uint32"), "dtype (the x4, e8m0, int8 and int16 ones refused where used)"),
+        "nki.language": dict(
+            dict.fromkeys(("bfloat16", "bool_", "bool", "float16", "float32", "float8_e4m3",
+                           "float8_e4m3fn", "float8_e5m2", "float8_e4m3fn_x4", "float8_e5m2_x4",
+                           "float4_e2m1fn_x4", "float8_e8m0fnu", "int8", "int16", "int32",
+                           "tfloat32", "uint8", "uint16", "uint32"), "dtype"),
+            sbuf="nkl_creation", psum="nki_matmul", hbm="a buffer (HBM scratch)",
+            private_hbm="a buffer (HBM scratch)", shared_hbm="every case's outputs",
+            is_hbm="a predicate on buffers (no instruction)",
+            is_on_chip="a predicate on buffers (no instruction)",
+            is_psum="a predicate on buffers (no instruction)",
+            is_sbuf="a predicate on buffers (no instruction)",
+            tile_size="constants of the ISA's sizes", NKIObject="a base class for configs",
+            ds="the legacy nl.ds (same signature; indexing_loops), nkl_random_launch",
+            affine_range="a loop (not @api: *args); the legacy cases' indexing_loops",
+            sequential_range="a loop (not @api: *args); the legacy cases' indexing_loops",
+            static_range="the legacy nl.static_range (indexing_loops)",
+            program_ndim="the legacy nl.program_ndim (indexing_loops)",
+            bypass="an operator name for tensor_scalar (no call)"),
+        "nki.isa": dict(
+            engine="nki_tensor_tensor", reduce_cmd="nki_activation", dge_mode="nki_dma_copy",
+            oob_mode="nki_refused", matmul_perf_mode="nki_refused", nc_version="nki_versions",
+            dma_engine="an enum of sendrecv (not modelled)", tensor_engine="deprecated engine",
+            vector_engine="deprecated engine", scalar_engine="deprecated engine",
+            gpsimd_engine="deprecated engine", unknown_engine="deprecated engine",
+            constants="module"),
+        "nki.isa.constants": dict.fromkeys(("dge_mode", "oob_mode", "matmul_perf_mode",
+                                            "engine", "reduce_cmd", "nc_version",
+                                            "dma_engine"), "the nki.isa enums"),
+        "nki.typing": dict.fromkeys(("tensor", "mutable_tensor", "scalar"), "annotation"),
+    },
 }
 
 

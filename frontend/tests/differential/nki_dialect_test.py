@@ -35,6 +35,17 @@ def sbuf_kernel(*arrays, body):
     return tuple(outs)
 
 
+@nki.jit
+def hbm_kernel(*arrays, body):
+    """`body` gets the HBM tensors and returns the HBM outputs it made."""
+    return tuple(body(*arrays))
+
+
+@nki.jit(platform_target="trn2")
+def hbm_kernel_trn2(*arrays, body):
+    return tuple(body(*arrays))
+
+
 def run(body, *arrays):
     return sbuf_kernel(*arrays, body=body)
 
@@ -48,7 +59,7 @@ def ps(shape, dtype=nl.float32):
 
 
 ARITH = [(nl.add, np.add), (nl.subtract, np.subtract), (nl.multiply, np.multiply),
-         (nl.maximum, np.maximum), (nl.minimum, np.minimum), (nl.divide, np.divide),
+         (nl.maximum, np.maximum), (nl.minimum, np.minimum),
          (nl.equal, np.equal), (nl.not_equal, np.not_equal), (nl.greater, np.greater),
          (nl.greater_equal, np.greater_equal), (nl.less, np.less),
          (nl.less_equal, np.less_equal)]
@@ -61,7 +72,6 @@ class Elementwise(unittest.TestCase):
             p, f = c.shape()
             a = c.floats((p, f))
             b = np.where(c.rng.random((p, f)) < 0.3, a, c.floats((p, f))).astype(F32)
-            b[np.abs(b) < 0.25] = 0.5
 
             def kern(ta, tb):
                 outs = []
@@ -175,39 +185,106 @@ class Elementwise(unittest.TestCase):
 
 
 class Creation(unittest.TestCase):
-    def test_memset_iota_select(self):
-        """memset fills dst; iota: offset + p * channel_multiplier + sum(step * i) over the
-        pattern's [step, num] pairs, in int32, cast to dst.dtype; affine_select: on_true where
-        cmp_op(affine, 0), else on_false_value."""
+    def test_memset(self):
+        """memset fills dst with value (of dst's dtype: an int tile takes an int)."""
         def body(c):
-            p, f = c.shape(free=(2, 32))
+            p, f = c.shape(free=(1, 32))
             v = float(F32(c.rng.uniform(-5, 5)))
-            off, cm, step = int(c.rng.integers(-20, 20)), int(c.rng.integers(-3, 4)), \
-                int(c.rng.integers(-3, 4))
             a = c.floats((p, f))
 
             def kern(ta):
-                m1, m2 = sb((p, f)), sb((p, f), nl.int32)
+                m1, m2, m3 = sb((p, f)), sb((p, f), nl.int32), sb((p, f), nl.bfloat16)
                 nisa.memset(m1, v)
                 nisa.memset(dst=m2, value=7, engine=nisa.engine.gpsimd, name="ms")
-                i1, i2 = sb((p, f), nl.int32), sb((p, f))
-                nisa.iota(i1, [[step, f]], offset=off, channel_multiplier=cm)
-                nisa.iota(dst=i2, pattern=[[1, f]], name="io")
-                s1, s2 = sb((p, f)), sb((p, f))
-                nisa.affine_select(s1, [[-1, f]], 1, ta, v, cmp_op=nl.greater_equal,
-                                   offset=off)
-                nisa.affine_select(dst=s2, pattern=[[1, f]], channel_multiplier=-1,
-                                   on_true_tile=ta, on_false_value=0.0, name="sel")
-                return [m1, m2, i1, i2, s1, s2]
+                nisa.memset(m3, v, engine=nisa.engine.vector)
+                return [m1, m2, m3]
             outs = run(kern, a)
-            ip, jf = np.mgrid[0:p, 0:f]
             c.check("memset", outs[0], np.full((p, f), v, F32))
             c.check("memset int32", outs[1], np.full((p, f), 7, np.int32))
-            c.check("iota", outs[2], (off + cm * ip + step * jf).astype(np.int32))
-            c.check("iota fp32", outs[3], jf.astype(F32))
-            c.check("affine_select >=", outs[4], np.where(off + ip - jf >= 0, a, F32(v)))
-            c.check("affine_select == (default)", outs[5], np.where(jf - ip == 0, a, 0))
-        run_case("nki_memset_iota_select", body)
+            c.check("memset bf16", outs[2], to_bf16(np.full((p, f), v, F32)))
+        run_case("nki_memset", body)
+
+
+class DmaAndQueries(unittest.TestCase):
+    def test_dma_copy(self):
+        """dst = src (a dtype change goes through fp32); dge_mode picks who makes the
+        descriptors, engine= (with hwdge) the queue's engine: the bytes are the same."""
+        def body(c):
+            p, f = c.shape(free=(1, 64))
+            a = c.floats((p, f))
+
+            def kern(ha):
+                o1 = nl.ndarray((p, f), dtype=nl.float32, buffer=nl.shared_hbm)
+                o2 = nl.ndarray((p, f), dtype=nl.bfloat16, buffer=nl.shared_hbm)
+                t = nl.ndarray((p, f), dtype=nl.float32, buffer=nl.sbuf)
+                nisa.dma_copy(t, ha, dge_mode=nisa.dge_mode.swdge, name="in")
+                nisa.dma_copy(dst=o1, src=t, oob_mode=nisa.oob_mode.error)
+                nisa.dma_copy(o2, t)
+                return [o1, o2]
+            o1, o2 = hbm_kernel(a, body=kern)
+            c.check("dma_copy", o1, a)
+            c.check("dma_copy to bf16", o2, to_bf16(a))
+        run_case("nki_dma_copy", body)
+
+    def test_dma_copy_hwdge_trn2(self):
+        def body(c):
+            p, f = c.shape(free=(1, 64))
+            a = c.floats((p, f))
+
+            def kern(ha):
+                o = nl.ndarray((p, f), dtype=nl.float32, buffer=nl.shared_hbm)
+                nisa.dma_copy(o, ha, dge_mode=nisa.dge_mode.hwdge, engine=nisa.engine.sync)
+                return [o]
+            o, = hbm_kernel_trn2(a, body=kern)
+            c.check("dma_copy hwdge sync engine", o, a)
+        run_case("nki_dma_hwdge", body)
+
+    def test_versions(self):
+        """get_nc_version: the traced generation's NeuronCore version (trn1: gen2, trn2:
+        gen3)."""
+        def body(c):
+            a = c.floats((4, 4))
+
+            def kern(ha):
+                o = nl.ndarray((4, 4), dtype=nl.float32, buffer=nl.shared_hbm)
+                t = nl.ndarray((4, 4), dtype=nl.float32, buffer=nl.sbuf)
+                nisa.memset(t, 2.0 if nisa.get_nc_version() == nisa.nc_version.gen3 else 1.0)
+                nisa.dma_copy(o, t)
+                return [o]
+            o1, = hbm_kernel(a, body=kern)
+            o2, = hbm_kernel_trn2(a, body=kern)
+            c.check("get_nc_version on trn1 is not gen3", o1, np.ones((4, 4)))
+            c.check("get_nc_version on trn2 is gen3", o2, np.full((4, 4), 2.0))
+        run_case("nki_versions", body)
+
+    def test_refused(self):
+        """Documented arguments the model does not run, refused at the kernel's line naming
+        them."""
+        def body(c):
+            a = c.floats((8, 8))
+            o = lambda: nl.ndarray((8, 8), dtype=nl.float32, buffer=nl.shared_hbm)  # noqa: E731
+            call = lambda ha: nisa.dma_copy(o(), ha, priority=1)  # noqa: E731
+            c.refused(hbm_kernel, (a,), {"body": lambda ha: [call(ha)]}, "nisa.dma_copy",
+                      "priority", call)
+            call2 = lambda t: nisa.nc_matmul(ps((8, 8)), t, t, perf_mode=nisa.matmul_perf_mode.double_row)  # noqa
+            c.refused(sbuf_kernel, (a,), {"body": lambda t: [call2(t)]}, "nisa.nc_matmul",
+                      "perf_mode", call2)
+            call3 = lambda t: nisa.tensor_tensor(sb((8, 8)), t, t, nl.divide)  # noqa: E731
+            c.refused(sbuf_kernel, (a,), {"body": lambda t: [call3(t)]}, "nisa.tensor_tensor",
+                      "op", call3)
+            call4 = lambda t: nisa.activation(sb((8, 8)), nl.exp, t, reduce_op=nl.maximum, reduce_res=sb((8, 1)))  # noqa
+            c.refused(sbuf_kernel, (a,), {"body": lambda t: [call4(t)]}, "nisa.activation",
+                      "reduce_op", call4)
+            call5 = lambda t: nisa.activation_reduce(sb((8, 8)), nl.exp, t, nl.maximum, sb((8, 1)))  # noqa
+            c.refused(sbuf_kernel, (a,), {"body": lambda t: [call5(t)]},
+                      "nisa.activation_reduce", "reduce_op", call5)
+            call7 = lambda ha: nisa.dma_copy(o(), ha, oob_mode=nisa.oob_mode.skip)  # noqa: E731
+            c.refused(hbm_kernel, (a,), {"body": lambda ha: [call7(ha)]}, "nisa.dma_copy",
+                      "oob_mode", call7)
+            call6 = lambda t: nisa.get_nc_sub_version() or t  # noqa: E731
+            c.refused(sbuf_kernel, (a,), {"body": lambda t: [call6(t)]},
+                      "nisa.get_nc_sub_version", "get_nc_sub_version", call6)
+        run_case("nki_refused", body)
 
 
 class MatmulTranspose(unittest.TestCase):
@@ -220,7 +297,13 @@ class MatmulTranspose(unittest.TestCase):
             s = c.ints((kk, m), -4, 4).astype(F32)
             mv = c.ints((kk, n), -4, 4).astype(F32)
 
-            def kern(ts, tm):
+            s01 = c.ints((kk, m), 0, 1).astype(F32)
+            m01 = c.ints((kk, n), 0, 1).astype(F32)
+            sq = c.ints((kk, kk), -4, 4).astype(F32)
+            s64 = c.ints((64, 64), -4, 4).astype(F32)
+            m64 = c.ints((64, n), -4, 4).astype(F32)
+
+            def kern(ts, tm, t01, m01, tsq, tid, ts64, tm64):
                 acc, once = ps((m, n)), ps((m, n))
                 nisa.nc_matmul(acc, ts, tm)
                 nisa.nc_matmul(acc, ts, tm)
@@ -229,10 +312,25 @@ class MatmulTranspose(unittest.TestCase):
                 o1, o2 = sb((m, n)), sb((m, n))
                 nisa.tensor_copy(o1, acc)
                 nisa.tensor_copy(o2, once)
-                return [o1, o2]
-            outs = run(kern, s, mv)
+                f1, f2, f3, f4 = ps((m, n)), ps((m, n)), ps((kk, kk)), ps((64, n))
+                nisa.nc_matmul(f1, t01, tm, is_stationary_onezero=True)
+                nisa.nc_matmul(f2, ts, m01, is_moving_onezero=True)
+                nisa.nc_matmul(f3, tsq, tid, is_transpose=True)
+                nisa.nc_matmul(f4, ts64, tm64, tile_position=(64, 0), tile_size=(64, 64),
+                               perf_mode=nisa.matmul_perf_mode.none)
+                outs = [o1, o2]
+                for t in (f1, f2, f3, f4):
+                    o = sb(t.shape)
+                    nisa.tensor_copy(o, t)
+                    outs.append(o)
+                return outs
+            outs = run(kern, s, mv, s01, m01, sq, np.identity(kk, F32), s64, m64)
             c.check("three matmuls accumulate", outs[0], 3 * (s.T @ mv))
             c.check("accumulate=False overwrites", outs[1], s.T @ mv)
+            c.check("is_stationary_onezero", outs[2], s01.T @ mv)
+            c.check("is_moving_onezero", outs[3], s.T @ m01)
+            c.check("is_transpose (moving = I)", outs[4], sq.T)
+            c.check("PE tile", outs[5], s64.T @ m64)
         run_case("nki_matmul", body)
 
     def test_transpose(self):
