@@ -517,6 +517,22 @@ def allocated_kernel(a, b):
     return out, prod
 
 
+class FacadeHelpers(unittest.TestCase):
+    @unittest.expectedFailure
+    def test_undocumented_helpers_are_refused(self):
+        """KNOWN BUG (facade-helpers): `nl.allocate` and `nl.normalize` are in the kernel
+        language's facade (allowlist.NKI_API) but are the stand-in's own helpers
+        (language.allocate, dtypes.normalize), not calls of the neuronxcc.nki.language pages; a
+        kernel calling them gets the helper's behaviour (an unchecked allocation, a DType)
+        instead of a refusal naming the call."""
+        def body(c):
+            a = c.floats((8, 8))
+            call = lambda t: nl.allocate((8, 8), nl.float32, None)  # noqa: E731
+            c.refused(tiles_kernel, (a,), {"body": lambda t: [(call(t), t)[1]]},
+                      "nl.allocate", "allocate", call)
+        run_case("facade_helpers", body)
+
+
 class Compiler(unittest.TestCase):
     def test_compiler_alloc(self):
         def body(c):
