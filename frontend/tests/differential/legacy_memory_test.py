@@ -15,7 +15,7 @@ import neuronxcc.nki as nki
 import neuronxcc.nki.compiler as ncc
 import neuronxcc.nki.isa as nisa
 import neuronxcc.nki.language as nl
-from diffharness import cast, run_case, to_bf16
+from diffharness import run_case, to_bf16
 
 F32 = np.float32
 

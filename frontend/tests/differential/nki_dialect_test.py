@@ -15,7 +15,6 @@ import nki.language as nl
 from diffharness import cast, run_case, to_bf16
 
 F32 = np.float32
-D = "nki"
 
 
 @nki.jit
