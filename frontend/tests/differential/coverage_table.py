@@ -312,12 +312,7 @@ OTHER = {
             "uint32": "dtype", "uint8": "dtype",
             "mgrid": "the masks of every mask case", "affine_range": "indexing_loops",
             "sequential_range": "indexing_loops", "spmd_dim": "a launch-grid axis (launch.py)",
-            "nc": "a launch-grid axis (launch.py)",
-            # Not NKI calls: the stand-in's own helpers reachable under these facade names
-            # (language.allocate, dtypes.normalize). Reported (issue 45 differential tests);
-            # neither is on the neuronxcc.nki.language pages.
-            "allocate": "KNOWN BUG: the stand-in's allocator, not a documented call",
-            "normalize": "KNOWN BUG: the stand-in's dtype normaliser, not a documented call"},
+            "nc": "a launch-grid axis (launch.py)"},
         "neuronxcc.nki.isa": {
             "dge_mode": "dma_copy", "engine": "an enum (its members: the *_engine cases)",
             "gpsimd_engine": "tt_dtype_engine", "scalar_engine": "ts_dtype_engine_mask",

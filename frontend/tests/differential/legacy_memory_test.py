@@ -518,18 +518,19 @@ def allocated_kernel(a, b):
 
 
 class FacadeHelpers(unittest.TestCase):
-    @unittest.expectedFailure
     def test_undocumented_helpers_are_refused(self):
-        """KNOWN BUG (facade-helpers): `nl.allocate` and `nl.normalize` are in the kernel
-        language's facade (allowlist.NKI_API) but are the stand-in's own helpers
-        (language.allocate, dtypes.normalize), not calls of the neuronxcc.nki.language pages; a
-        kernel calling them gets the helper's behaviour (an unchecked allocation, a DType)
-        instead of a refusal naming the call."""
+        """`nl.allocate` and `nl.normalize` were in the kernel language's facade and the
+        stand-in module but are the stand-in's own helpers (language.allocate, dtypes.normalize),
+        not calls of the neuronxcc.nki.language pages: found by coverage_test, now refused at
+        the kernel's line like any name the stand-ins lack."""
         def body(c):
             a = c.floats((8, 8))
             call = lambda t: nl.allocate((8, 8), nl.float32, None)  # noqa: E731
             c.refused(tiles_kernel, (a,), {"body": lambda t: [(call(t), t)[1]]},
                       "nl.allocate", "allocate", call)
+            call2 = lambda t: nl.normalize(nl.float32)  # noqa: E731
+            c.refused(tiles_kernel, (a,), {"body": lambda t: [(call2(t), t)[1]]},
+                      "nl.normalize", "normalize", call2)
         run_case("facade_helpers", body)
 
 
