@@ -217,6 +217,26 @@ _NKI = {
                                      "is_moving_onezero", "is_transpose", "accumulate",
                                      "tile_position", "tile_size", "name"), "nki_matmul"),
     "nisa.nc_transpose": dict.fromkeys(("dst", "data", "engine", "name"), "nki_transpose"),
+    "nisa.iota": dict.fromkeys(("dst", "pattern", "offset", "channel_multiplier", "name"),
+                               "nki_patterns"),
+    "nisa.affine_select": dict.fromkeys(("dst", "pattern", "channel_multiplier", "on_true_tile",
+                                         "on_false_value", "cmp_op", "offset", "name"),
+                                        "nki_patterns"),
+    "nisa.dma_transpose": {"dst": "nki_dma_transpose_compute",
+                           "src": "nki_dma_transpose_compute",
+                           "axes": "nki_dma_transpose_compute",
+                           "priority": "nki_refused", "dge_mode": "nki_dma_transpose_hwdge",
+                           "oob_mode": "nki_refused", "name": "nki_dma_transpose_compute"},
+    "nisa.dma_compute": {"dst": "nki_dma_transpose_compute",
+                         "srcs": "nki_dma_transpose_compute",
+                         "reduce_op": "nki_dma_transpose_compute",
+                         "scales": "nki_dma_transpose_compute", "unique_indices": "nki_refused",
+                         "oob_mode": "nki_refused", "name": "nki_dma_transpose_compute"},
+    # refused as whole calls (the model has no run-time scalar state): every argument
+    "nisa.register_alloc": {"x": "nki_registers"},
+    "nisa.register_move": dict.fromkeys(("dst", "src"), "nki_registers"),
+    "nisa.register_load": dict.fromkeys(("dst", "src"), "nki_registers"),
+    "nisa.register_store": dict.fromkeys(("dst", "src"), "nki_registers"),
     "nisa.get_nc_version": {},  # no arguments: nki_versions
     "nisa.get_nc_sub_version": {},  # no arguments: refused as a whole in nki_refused
     # ---------------------------------------------------------------- nl

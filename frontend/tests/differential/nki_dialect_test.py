@@ -222,7 +222,101 @@ class Creation(unittest.TestCase):
         run_case("nki_memset", body)
 
 
+class Patterns(unittest.TestCase):
+    def test_iota_affine_select(self):
+        """iota: dst = offset + p * channel_multiplier + sum(step * i) over the pattern's
+        [step, num] pairs (int32 math, cast to dst.dtype); affine_select: dst = on_true where
+        cmp_op(that affine value, 0), else on_false_value (cmp_op defaults to equal)."""
+        def body(c):
+            p, f = c.shape(free=(2, 32))
+            v = float(F32(c.rng.uniform(-5, 5)))
+            off = int(c.rng.integers(1, 20)) * int(c.rng.choice([-1, 1]))
+            cm, step = int(c.rng.integers(1, 4)), int(c.rng.integers(-3, 4))
+            a = c.floats((p, f))
+
+            def kern(ta):
+                i1, i2 = sb((p, f), nl.int32), sb((p, f))
+                nisa.iota(i1, [[step, f]], offset=off, channel_multiplier=cm)
+                nisa.iota(dst=i2, pattern=[[1, f]], name="io")
+                s1, s2 = sb((p, f)), sb((p, f))
+                nisa.affine_select(s1, [[-1, f]], 1, ta, v, cmp_op=nl.greater_equal,
+                                   offset=off)
+                nisa.affine_select(dst=s2, pattern=[[1, f]], channel_multiplier=-1,
+                                   on_true_tile=ta, on_false_value=0.0, name="sel")
+                return [i1, i2, s1, s2]
+            outs = run(kern, a)
+            ip, jf = np.mgrid[0:p, 0:f]
+            c.check("iota", outs[0], (off + cm * ip + step * jf).astype(np.int32))
+            c.check("iota fp32", outs[1], jf.astype(F32))
+            c.check("affine_select >=", outs[2], np.where(off + ip - jf >= 0, a, F32(v)))
+            c.check("affine_select == (default)", outs[3], np.where(jf - ip == 0, a, 0))
+        run_case("nki_patterns", body)
+
+
 class DmaAndQueries(unittest.TestCase):
+    def test_dma_transpose_compute(self):
+        """dma_transpose: dst = src with the axes permuted ((1, 0); (2, 1, 0)); dma_compute:
+        dst = the fp32 sum of srcs (scales 1.0), cast to dst.dtype."""
+        def body(c):
+            p, f = c.shape(parts=(1, 64), free=(1, 64))
+            g = int(c.rng.integers(1, 4))
+            a, b, d = c.floats((p, f)), c.floats((p, f)), c.floats((p, f))
+            t3 = c.floats((g, 4, 8))
+
+            def kern(ha, hb, hd, ht3):
+                o1 = nl.ndarray((f, p), dtype=nl.float32, buffer=nl.shared_hbm)
+                o2 = nl.ndarray((8, 4, g), dtype=nl.float32, buffer=nl.shared_hbm)
+                o3 = nl.ndarray((p, f), dtype=nl.float32, buffer=nl.shared_hbm)
+                o4 = nl.ndarray((p, f), dtype=nl.bfloat16, buffer=nl.shared_hbm)
+                t1, t2 = sb((f, p)), sb((8, 4, g))
+                nisa.dma_transpose(t1, ha)
+                nisa.dma_transpose(dst=t2, src=ht3, axes=(2, 1, 0), name="tp")
+                nisa.dma_copy(o1, t1)
+                nisa.dma_copy(o2, t2)
+                nisa.dma_compute(o3, [ha, hb], nl.add)
+                s4 = sb((p, f), nl.bfloat16)
+                nisa.dma_compute(dst=s4, srcs=[ha, hb, hd], reduce_op=nl.add,
+                                 scales=[1.0, 1.0, 1.0], name="dc")
+                nisa.dma_copy(o4, s4)
+                return [o1, o2, o3, o4]
+            o1, o2, o3, o4 = hbm_kernel(a, b, d, t3, body=kern)
+            c.check("dma_transpose 2-D", o1, a.T)
+            c.check("dma_transpose 3-D", o2, t3.transpose(2, 1, 0))
+            c.check("dma_compute add", o3, a + b)
+            c.check("dma_compute 3 sources to bf16", o4, to_bf16(a + b + d))
+        run_case("nki_dma_transpose_compute", body)
+
+    def test_dma_transpose_hwdge(self):
+        def body(c):
+            f = int(c.rng.integers(1, 129))
+            a = c.floats((16, f))
+
+            def kern(ha):
+                o = nl.ndarray((f, 16), dtype=nl.bfloat16, buffer=nl.shared_hbm)
+                s, t = sb((16, f), nl.bfloat16), sb((f, 16), nl.bfloat16)
+                nisa.dma_copy(s, ha)
+                nisa.dma_transpose(t, s, dge_mode=nisa.dge_mode.hwdge)
+                nisa.dma_copy(o, t)
+                return [o]
+            o, = hbm_kernel_trn2(a, body=kern)
+            c.check("dma_transpose hwdge", o, to_bf16(a).T)
+        run_case("nki_dma_transpose_hwdge", body)
+
+    def test_registers_refused(self):
+        """The virtual-register calls are refused as a whole, at the kernel's line."""
+        def body(c):
+            a = c.floats((8, 8))
+            calls = [(lambda t: nisa.register_alloc(x=3), "nisa.register_alloc", "x"),
+                     (lambda t: nisa.register_move(dst=t, src=t), "nisa.register_move", "dst"),
+                     (lambda t: nisa.register_load(dst=t, src=t), "nisa.register_load", "dst"),
+                     (lambda t: nisa.register_store(dst=t, src=t), "nisa.register_store",
+                      "src")]
+            for call, name, arg in calls:
+                c.refused(sbuf_kernel, (a,), {"body": lambda t: [(call(t), t)[1]]}, name, arg,
+                          call)
+        run_case("nki_registers", body)
+
+
     def test_dma_copy(self):
         """dst = src (a dtype change goes through fp32); dge_mode picks who makes the
         descriptors, engine= (with hwdge) the queue's engine: the bytes are the same."""
@@ -298,6 +392,19 @@ class DmaAndQueries(unittest.TestCase):
             call7 = lambda ha: nisa.dma_copy(o(), ha, oob_mode=nisa.oob_mode.skip)  # noqa: E731
             c.refused(hbm_kernel, (a,), {"body": lambda ha: [call7(ha)]}, "nisa.dma_copy",
                       "oob_mode", call7)
+            hb = lambda: nl.ndarray((8, 8), dtype=nl.float32, buffer=nl.shared_hbm)  # noqa
+            call8 = lambda ha: nisa.dma_compute(hb(), [ha, ha], nl.add, unique_indices=False)  # noqa
+            c.refused(hbm_kernel, (a,), {"body": lambda ha: [call8(ha)]}, "nisa.dma_compute",
+                      "unique_indices", call8)
+            call9 = lambda ha: nisa.dma_compute(hb(), [ha, ha], nl.add, oob_mode=nisa.oob_mode.skip)  # noqa
+            c.refused(hbm_kernel, (a,), {"body": lambda ha: [call9(ha)]}, "nisa.dma_compute",
+                      "oob_mode", call9)
+            call10 = lambda ha: nisa.dma_transpose(sb((8, 8)), ha, priority=1)  # noqa: E731
+            c.refused(hbm_kernel, (a,), {"body": lambda ha: [(call10(ha), hb())[1]]},
+                      "nisa.dma_transpose", "priority", call10)
+            call11 = lambda ha: nisa.dma_transpose(sb((8, 8)), ha, oob_mode=nisa.oob_mode.skip)  # noqa
+            c.refused(hbm_kernel, (a,), {"body": lambda ha: [(call11(ha), hb())[1]]},
+                      "nisa.dma_transpose", "oob_mode", call11)
             call6 = lambda t: nisa.get_nc_sub_version() or t  # noqa: E731
             c.refused(sbuf_kernel, (a,), {"body": lambda t: [call6(t)]},
                       "nisa.get_nc_sub_version", "get_nc_sub_version", call6)
