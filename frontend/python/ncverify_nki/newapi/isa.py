@@ -215,7 +215,10 @@ def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, name=None):
     if pd.is_const() and pv.is_const() and pd != pv:
         raise errors.NkiError("nisa.tensor_reduce: dst has %d partitions, data %d" %
                               (pd.const, pv.const))
-    ops.reduce(name_, data, axis, negate=bool(negate), keepdims=bool(keepdims), out=d)
+    from .views import ir_axes
+
+    ops.reduce(name_, data, ir_axes(data, axis, "nisa.tensor_reduce"), negate=bool(negate),
+               keepdims=bool(keepdims), out=d)
 
 
 # The Tensor-engine, DMA, pattern and register calls live in their own modules.
