@@ -182,8 +182,13 @@ class Tracer:
 
     def instr(self, op, args, produces=None):
         ins = Instr(op, [list(a) for a in args])
+        # the mask= its operands were narrowed by (masks.apply_mask), kept on a fresh result
+        # so that `dst[...] = call(..., mask=m)` narrows dst the same way (tiles.assign)
+        mask, self.last_mask = getattr(self, "last_mask", None), None
         if produces is not None:
             produces.producers.append(ins)
+            if mask is not None:
+                produces.mask_applied = mask
         if any(getattr(v, "masked_out", False) for v in ins.views()):
             return ins  # a mask= that fails for the whole tile: the instruction writes nothing
         for v in ins.views():
