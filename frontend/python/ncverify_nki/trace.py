@@ -437,7 +437,8 @@ class Tracer:
             raise errors.NkiError("nl.program_id without a launch grid: give --grid N (the "
                                   "kernel[N] of the launch)")
         if not 0 <= axis < len(self.grid):
-            raise errors.NkiError("program_id(%d) of a %d-axis grid" % (axis, len(self.grid)))
+            raise errors.NkiError("nl.program_id: axis=%d is outside the launch grid's %d axes" %
+                                  (axis, len(self.grid)))
         pid = name_lin("program_id")
         inner = Lin.of(1)
         for g in self.grid[axis + 1:]:

@@ -25,6 +25,9 @@ import zlib
 
 import numpy as np
 
+# The conformance tests' helper that picks a new-API kernel's generation (targets.py).
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "conformance"))
+
 from ncverify_nki import signatures
 from ncverify_nki.simulate import KernelNotTraced
 

@@ -294,23 +294,27 @@ class Memory(unittest.TestCase):
                 o2 = nl.ndarray((p, f), dtype=nl.float32, buffer=nl.shared_hbm)
                 o3 = nl.ndarray((p, f), dtype=nl.float32, buffer=nl.shared_hbm)
                 o4 = nl.ndarray((2, f), dtype=nl.float32, buffer=nl.shared_hbm)
-                o5 = nl.ndarray((1, nl.num_programs(axes=1)), dtype=nl.float32,
+                o5 = nl.ndarray((1, nl.num_programs(axes=(0,))), dtype=nl.float32,
                                 buffer=nl.shared_hbm)
                 t = nl.load(hx)
                 with nl.no_reorder():
                     nl.store(o, nl.dropout(x=t, rate=0.0, dtype=nl.float32))
                     nl.store(o2, nl.dropout(t, 1.0))
                 nl.store(o3, nl.rand(shape=(p, f), dtype=nl.float32, name="r"))
-                pid = nl.program_id(axis=1)
+                pid = nl.program_id(axis=0)
                 nl.store(o4[nl.ds(pid, 1), :], nl.load(hx[nl.ds(pid, 1), :]))
                 nl.store(o5, nl.full((1, 2), 1.0, nl.float32))
                 return [o, o2, o3, o4, o5]
-            o, o2, o3, o4, o5 = hbm_kernel[1, 2](x, body=kern)
+            o, o2, o3, o4, o5 = hbm_kernel[2](x, body=kern)
             c.check("dropout rate 0", o, x)
             c.check("dropout rate 1", o2, np.zeros((p, f)))
             c.check("rand in [0, 1)", ((o3 >= 0) & (o3 < 1)).astype(F32), np.ones((p, f)))
             c.check("program_id", o4, x[:2])
             c.check("num_programs", o5.shape, (1, 2))
+            # an LNC launch has one axis: another axis is refused at the call
+            pid_axis_1 = lambda hx: [nl.program_id(axis=1)]  # noqa: E731
+            c.refused(hbm_kernel[2], (x,), {"body": pid_axis_1}, "nl.program_id", "axis=1",
+                      pid_axis_1)
         run_case("nkl_random_launch", body)
 
     def test_refused(self):
