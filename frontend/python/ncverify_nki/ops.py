@@ -134,10 +134,10 @@ def binary(op, a, b, out=None, dtype=None, engine=None, operator=False):
             return reciprocal(b, dtype=dtype, out=out)
         v = _v(b)
         rev = op not in ("add", "multiply", "max", "min")
-        return _tensor_scalar(tr, v, op, float(a), rev, out, dtype, engine)
+        return _tensor_scalar(tr, v, op, float(a), rev, out, _weak(tr, dtype, v, a), engine)
     va = _v(a)
     if is_scalar(b):
-        return _tensor_scalar(tr, va, op, float(b), False, out, dtype, engine)
+        return _tensor_scalar(tr, va, op, float(b), False, out, _weak(tr, dtype, va, b), engine)
     vb = _v(b)
     if dtype is None:
         dtype = promote(va.tensor.dtype, vb.tensor.dtype)
@@ -154,6 +154,18 @@ def binary(op, a, b, out=None, dtype=None, engine=None, operator=False):
     args = [(None, dst), (None, va), (None, vb), ("op", Enum(op))] + _engine_arg(engine)
     tr.instr("tensor_tensor", args, produces=t)
     return Tile(dst)
+
+
+def _weak(tr, dtype, view, scalar):
+    """The output dtype of an arithmetic op on a tile and a Python number without dtype=, in the
+    legacy API: "Weakly typed scalars ... will be inferred as the widest dtype supported by
+    hardware" (integer int32, floating float32), then promoted with the tile's ("NKI Type
+    Promotion", nki.api.shared at SDK 2.26: "(np.float16, 1.2) -> np.float32", "(np.int8, 2) ->
+    np.int32"). The new API's pages state no such rule: there the tile's dtype is kept."""
+    if dtype is not None or tr.dialect != "neuronxcc":
+        return dtype
+    weak = "int32" if isinstance(scalar, (int, np.integer)) else "fp32"
+    return promote(view.tensor.dtype, weak)
 
 
 _FLOAT_RANK = {"fp8_e4m3": 1, "fp8_e4m3fn": 1, "fp8_e5m2": 1, "bf16": 2, "fp16": 2, "fp32": 3}

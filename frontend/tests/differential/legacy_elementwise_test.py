@@ -623,12 +623,9 @@ class LanguageArithmetic(unittest.TestCase):
             c.check("multiply(bf16, fp16) is fp32", outs[1], xb * yh)
         run_case("nl_promotion", body)
 
-    @unittest.expectedFailure
     def test_nl_weak_scalar(self):
-        """KNOWN BUG (weak-scalar): "Weakly typed scalars ... floating --> float32", so
-        nl.add(fp16_tile, 1.2) is fp32 (NKI Type Promotion, "Weakly Typed Scalar Type
-        Inference"); the front end keeps the tile's dtype (ops.binary with a scalar). Not fixed
-        here: it changes the traces of public kernels that scale bf16 tiles by a float."""
+        """"Weakly typed scalars ... floating --> float32", so nl.add(fp16_tile, 1.2) is fp32
+        (NKI Type Promotion, "Weakly Typed Scalar Type Inference"; ops._weak)."""
         def body(c):
             y = c.floats(c.shape())
             outs = run(lambda ty: [nl.add(nl.copy(ty, dtype=nl.float16), 1.2)], y)
