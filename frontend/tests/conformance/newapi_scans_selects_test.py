@@ -12,7 +12,7 @@ import numpy as np
 import nki
 import nki.isa as nisa
 import nki.language as nl
-from ncverify_nki.simulate import KernelNotTraced
+from ncverify_nki.simulate import DynamicCheckFailure, KernelNotTraced
 
 FP32_MIN = np.finfo(np.float32).min
 
@@ -214,6 +214,10 @@ def selects(x, sel, col, mode):
                            reduce_cmd=nisa.reduce_cmd.reset_reduce)
         nisa.select_reduce(r[:, half:n], pred[:, half:n], t[:, half:n], c, reduce_res=rr,
                            reduce_cmd=nisa.reduce_cmd.reduce)
+    elif mode == "after_tensor_scalar_reduce":
+        # The accumulator is shared: this reduce would continue the tensor_scalar_reduce's sum.
+        nisa.tensor_scalar_reduce(r, t, nl.add, 0.0, nl.add, rr)
+        nisa.select_reduce(r, pred, t, c, reduce_res=rr, reduce_cmd=nisa.reduce_cmd.reduce)
     elif mode == "sum":
         nisa.select_reduce(r, pred, t, 0.0, reduce_res=rr, reduce_op=nl.add,
                            reduce_cmd=nisa.reduce_cmd.reset_reduce)
@@ -296,6 +300,11 @@ class Selections(unittest.TestCase):
         want = np.where(self.sel > 0, self.x, self.c)
         np.testing.assert_array_equal(r, want)
         np.testing.assert_array_equal(rr, want.max(axis=1, keepdims=True))
+
+    def test_a_reduce_after_tensor_scalar_reduce_stops_the_run(self):
+        with self.assertRaises(DynamicCheckFailure) as caught:
+            selects(self.x, self.sel, self.c, "after_tensor_scalar_reduce")
+        self.assertIn("holds a tensor_scalar_reduce's reduction", str(caught.exception))
 
     def test_select_reduce_refusals(self):
         refused(self, selects, (self.x, self.sel, self.c, "sum"),
