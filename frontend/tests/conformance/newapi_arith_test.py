@@ -125,6 +125,11 @@ def tsr(a, col, mode):
     elif mode == "multiply":
         nisa.tensor_scalar_reduce(r, ta, nl.add, 0.0, nl.multiply, rr,
                                   reduce_cmd=nisa.reduce_cmd.reset_reduce)
+    elif mode == "abs":  # a unary op0 with operand0 0 (nki-library's rmsnorm_quant)
+        nisa.tensor_scalar_reduce(dst=r, data=ta, op0=nl.abs, operand0=0.0,
+                                  reduce_op=nl.maximum, reduce_res=rr)
+    elif mode == "abs_none":
+        nisa.tensor_scalar_reduce(r, ta, nl.abs, None, nl.add, rr)
     else:  # min
         nisa.tensor_scalar_reduce(r, ta, nl.multiply, tc, nl.minimum, rr)
     return to_hbm(r), to_hbm(rr)
@@ -146,6 +151,8 @@ def tsr_with(a, mode):
         nisa.tensor_scalar_reduce(r, ta, nl.add, 0.0, nl.add)
     elif mode == "reverse0":
         nisa.tensor_scalar_reduce(r, ta, nl.subtract, 1.0, nl.add, rr, reverse0=True)
+    elif mode == "abs_operand":
+        nisa.tensor_scalar_reduce(r, ta, nl.abs, 1.0, nl.add, rr)
     else:  # divide
         nisa.tensor_scalar_reduce(r, ta, nl.add, 0.0, nl.divide, rr)
     return to_hbm(rr)
@@ -175,8 +182,16 @@ class TensorScalarReduce(unittest.TestCase):
         r, rr = tsr(self.a, self.c, "min")
         np.testing.assert_array_equal(rr, (self.a * self.c).min(axis=1, keepdims=True))
 
+    def test_unary_abs_op0(self):
+        r, rr = tsr(self.a, self.c, "abs")
+        np.testing.assert_array_equal(r, np.abs(self.a))
+        np.testing.assert_array_equal(rr, np.abs(self.a).max(axis=1, keepdims=True))
+        _, rr = tsr(self.a, self.c, "abs_none")
+        np.testing.assert_array_equal(rr, np.abs(self.a).sum(axis=1, keepdims=True))
+
     def test_refusals_at_the_kernel_line(self):
-        for mode, words in (("reduce", "reduce_cmd='reduce' is not modelled"),
+        for mode, words in (("abs_operand", "op0=abs is unary; operand0 must be None or 0"),
+                            ("reduce", "reduce_cmd='reduce' is not modelled"),
                             ("load_reduce", "reduce_cmd='load_reduce' is not modelled"),
                             ("init_without_load", "reduce_init= is read by reduce_cmd=load_reduce"),
                             ("no_reduce_res", "reduce_res=None is not modelled"),

@@ -234,6 +234,9 @@ def range_kernel(x, lo, hi, mode):
     nisa.memset(rr, 0.0)
     if mode == "default":
         nisa.range_select(r, t, nl.greater_equal, nl.less, b0, b1, reduce_res=rr)
+    elif mode == "library_min":  # nki-library's spelling of FP32_MIN, a double
+        nisa.range_select(r, t, nl.greater_equal, nl.less, b0, b1, reduce_res=rr,
+                          on_false_value=-3.4028235e38)
     elif mode == "start":
         nisa.range_select(dst=r, on_true_tile=t, comp_op0=nl.greater, comp_op1=nl.less_equal,
                           bound0=b0, bound1=b1, reduce_cmd=nisa.reduce_cmd.idle, range_start=8,
@@ -320,6 +323,9 @@ class Selections(unittest.TestCase):
         want = np.where((idx >= lo) & (idx < hi), self.x, FP32_MIN)
         np.testing.assert_array_equal(r, want)
         np.testing.assert_array_equal(rr, want.max(axis=1, keepdims=True))
+        r2, rr2 = range_trn2(self.x, lo, hi, "library_min")
+        np.testing.assert_array_equal(r2, r)
+        np.testing.assert_array_equal(rr2, rr)
         r, _ = range_trn2(self.x, lo, hi, "start")
         want = np.where((idx + 8 > lo) & (idx + 8 <= hi), self.x, FP32_MIN)
         np.testing.assert_array_equal(r, want)

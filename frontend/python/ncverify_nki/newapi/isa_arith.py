@@ -89,6 +89,21 @@ def scalar_tensor_tensor(dst, data, op0, operand0, op1, operand1, reverse0=False
 _REDUCE_OPS = ("add", "multiply", "max", "min")
 
 
+def _unary_op0(call, op0, operand0):
+    """op0 and operand0; the page allows a unary op0 (nl.abs) with operand0 None or 0: |x| is
+    the ALU's abs_max(x, 0) = max(|x|, |0|), exactly."""
+    try:
+        is_abs = ops.ACT.get(op0) == "abs"
+    except TypeError:
+        is_abs = False
+    if not is_abs:
+        return _arith(call, op0, "op0"), operand0
+    if operand0 is not None and not (ops.is_scalar(operand0) and float(operand0) == 0.0):
+        raise errors.NkiError("%s: op0=abs is unary; operand0 must be None or 0 (the page), not "
+                              "%r" % (call, operand0))
+    return "abs_max", 0.0
+
+
 @api("nisa.tensor_scalar_reduce")
 def tensor_scalar_reduce(dst, data, op0, operand0, reduce_op, reduce_res=None, reverse0=False,
                          reduce_cmd=reduce_cmd.reset_reduce, reduce_init=None,
@@ -128,7 +143,7 @@ def tensor_scalar_reduce(dst, data, op0, operand0, reduce_op, reduce_res=None, r
     v = ops._v(data, "data")
     _on_chip(call, v, "data")
     core._same_elements(call, d, v, "data")
-    name0 = _arith(call, op0, "op0")
+    name0, operand0 = _unary_op0(call, op0, operand0)
     red = ops.alu_name(reduce_op, "reduce_op")
     if red not in _REDUCE_OPS:
         raise errors.NkiError("%s: reduce_op=%s; the page lists nl.add, nl.multiply, nl.max and "

@@ -91,7 +91,9 @@ def range_select(dst, on_true_tile, comp_op0, comp_op1, bound0, bound1,
                               "on NeuronCore-v3 and newer\"); this kernel is traced for "
                               "NeuronCore-v%d" % (call, int(current_version())))
     legacy._max_only(call, reduce_op)
-    if not ops.is_scalar(on_false_value) or float(on_false_value) != _FP32_MIN:
+    # Compared as fp32: nki-library writes the constant as -3.4028235e38, a double that rounds
+    # to FP32_MIN.
+    if not ops.is_scalar(on_false_value) or np.float32(on_false_value) != np.float32(_FP32_MIN):
         refuse(call, "on_false_value", on_false_value,
                "the page: due to hardware constraints it must be FP32_MIN (-3.4028235e+38)")
     try:
