@@ -38,7 +38,8 @@ inline constexpr NotCovered kNotCovered[] = {
      "the placements are proved disjoint; whether a read follows the other write is dataflow"},
     {"results the ISA leaves undefined for run-time values (undefined_result): nc_find_index8 / "
      "nc_match_replace8 values absent from the data, sequence_bounds ids that are not "
-     "non-negative integers, a Vector accumulator continued (reduce) after an idle select_reduce",
+     "non-negative integers, a Vector accumulator continued (reduce) after an idle select_reduce "
+     "or a tensor_scalar_reduce",
      "they depend on run-time values, or on which instruction used the registers last "
      "(dataflow); range_select's index bound is an isa-rules obligation"},
     {"the step and host-memory budgets of a run (--max-steps, --memory-budget-mib)",

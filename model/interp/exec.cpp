@@ -400,6 +400,13 @@ void Interpreter::exec(int core, const TensorScalarReduce& i) {
     }
     exec_tensor_scalar_reduce(opts_.mode, dst.view, src.view, i.op0, a0, i.reverse0, i.reduce_op,
                               rr.view);
+    // The hardware leaves the reduction in the Vector accumulator, which later Vector
+    // reductions share (the 0.6 tensor_scalar_reduce page); the model does not keep it there,
+    // so a later `reduce` of those partitions stops the run instead of continuing a stale value.
+    std::vector<uint8_t>& undefined = m_.cores[static_cast<size_t>(core)].vec_regs_undefined;
+    for (int64_t r = src.partition_begin; r < src.partition_begin + src.view.rows; ++r) {
+      undefined.at(static_cast<size_t>(r)) = kVecRegsAfterTensorScalarReduce;
+    }
   }
   mark_written(dst);
   mark_written(rr);

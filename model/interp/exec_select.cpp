@@ -41,7 +41,8 @@ void Interpreter::check_vec_regs_defined(int core, int64_t begin, int64_t rows, 
   if (cmd != ReduceCmd::reduce) return;
   const std::vector<uint8_t>& u = m_.cores[static_cast<size_t>(core)].vec_regs_undefined;
   for (int64_t r = begin; r < begin + rows; ++r) {
-    if (u.at(static_cast<size_t>(r))) {
+    const uint8_t why = u.at(static_cast<size_t>(r));
+    if (why == kVecRegsAfterIdleSelect) {
       fail(CheckKind::undefined_result,
            std::string(op) +
                " with reduce_cmd=reduce continues the Vector accumulator of "
@@ -49,6 +50,15 @@ void Interpreter::check_vec_regs_defined(int core, int64_t begin, int64_t rows, 
                std::to_string(r) +
                ", which a select_reduce with reduce_cmd=idle left undefined (the select_reduce "
                "page: use reset_reduce after an idle one)");
+    }
+    if (why == kVecRegsAfterTensorScalarReduce) {
+      fail(CheckKind::undefined_result,
+           std::string(op) +
+               " with reduce_cmd=reduce continues the Vector accumulator of "
+               "partition " +
+               std::to_string(r) +
+               ", which holds a tensor_scalar_reduce's reduction (the accumulator is shared, the "
+               "page says); the model does not keep that value there");
     }
   }
 }
@@ -59,7 +69,9 @@ void Interpreter::set_vec_regs_state(int core, int64_t begin, int64_t rows, Redu
   const bool starts =
       cmd == ReduceCmd::reset || cmd == ReduceCmd::reset_reduce || cmd == ReduceCmd::load_reduce;
   if (!starts && !(idle_clobbers && cmd == ReduceCmd::idle)) return;
-  for (int64_t r = begin; r < begin + rows; ++r) u.at(static_cast<size_t>(r)) = !starts;
+  for (int64_t r = begin; r < begin + rows; ++r) {
+    u.at(static_cast<size_t>(r)) = starts ? kVecRegsDefined : kVecRegsAfterIdleSelect;
+  }
 }
 
 void Interpreter::exec(int core, const SelectReduce& i) {

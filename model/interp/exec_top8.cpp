@@ -76,7 +76,7 @@ void Interpreter::exec(int core, const FindIndex8& i) {
   top8_values_shape(dst, data.view.rows, "nc_find_index8 destination");
   if (opts_.compute_values) {
     if (opts_.observer) opts_.observer->opaque(dst.view, "nc_find_index8");
-    if (auto miss = exec_find_index8(dst.view, data.view, vals.view)) {
+    if (auto miss = exec_find_index8(dst.view, data.view, vals.view, i.successive)) {
       undefined("nc_find_index8", *miss);
     }
   }
@@ -104,7 +104,7 @@ void Interpreter::exec(int core, const MatchReplace8& i) {
       if (idx) opts_.observer->opaque(idx->view, "nc_match_replace8 dst_idx");
     }
     if (auto miss = exec_match_replace8(dst.view, data.view, vals.view, i.imm.value,
-                                        idx ? &idx->view : nullptr)) {
+                                        idx ? &idx->view : nullptr, i.reverse)) {
       undefined("nc_match_replace8", *miss);
     }
   }

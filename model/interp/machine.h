@@ -17,12 +17,17 @@ inline namespace interp {
 
 // One core's on-chip memory (physical byte arrays laid out partition-major), its Scalar-engine
 // accumulators and the values of params and loop variables on it.
+inline constexpr uint8_t kVecRegsDefined = 0;
+inline constexpr uint8_t kVecRegsAfterIdleSelect = 1;
+inline constexpr uint8_t kVecRegsAfterTensorScalarReduce = 2;
+
 struct CoreState {
   HostMemory sbuf, psum;
   std::vector<float> act_regs;  // Scalar-engine accumulator registers, one per partition
   std::vector<float> vec_regs;  // Vector-engine accumulator registers (tensor_scalar_cumulative)
-  // Per partition: the Vector register holds no defined value (an idle select_reduce "may still
-  // modify" it, the page says), so `reduce` may not continue it.
+  // Per partition: the Vector register holds no defined value, so `reduce` may not continue it
+  // (kVecRegsDefined, or why not: an idle select_reduce "may still modify" it, the page says; a
+  // tensor_scalar_reduce left its reduction there, which the model does not keep).
   std::vector<uint8_t> vec_regs_undefined;
   Env env;
   std::vector<int64_t> scope_iteration;  // iteration index of each open scope's loop

@@ -214,17 +214,24 @@ struct Max8 {  // dst[P,8] = the 8 largest source values of each partition, desc
 };
 
 // dst[P,8] (uint16/uint32) = the flat index of the first occurrence of vals[p,k] in data[p,:].
+// successive (NKI 0.6 nc_find_index8): for k = 0..7 in order, the first occurrence not taken by
+// an earlier k (duplicate values take successive occurrences), and all ones (0xFFFF / 0xFFFFFFFF)
+// for a value with no such occurrence. Without it (ISA-OLD) duplicates share the first
+// occurrence and a value not found has no documented result.
 struct FindIndex8 {
   Access dst, data, vals;
+  bool successive = false;
   bool operator==(const FindIndex8&) const = default;
 };
 
 // dst = data with, for k = 0..7 in order, the first element still equal to vals[p,k] replaced
-// by imm; dst_idx[p,k] (when given) = that element's flat index.
+// by imm; dst_idx[p,k] (when given) = that element's flat index. reverse (NKI 0.6
+// nc_match_replace8, the hardware's tie-break): k = 7..0 instead.
 struct MatchReplace8 {
   Access dst, data, vals;
   Imm imm;
   std::optional<Access> dst_idx;
+  bool reverse = false;
   bool operator==(const MatchReplace8&) const = default;
 };
 

@@ -169,12 +169,14 @@ void describe(I& i, V& v) {
     v.pos("dst", i.dst);
     v.req("data", i.data);
     v.req("vals", i.vals);
+    v.opt("successive", i.successive, d.successive);
   } else if constexpr (std::is_same_v<T, MatchReplace8>) {
     v.pos("dst", i.dst);
     v.req("data", i.data);
     v.req("vals", i.vals);
     v.show("imm", i.imm, d.imm);
     v.opt("dst_idx", i.dst_idx, d.dst_idx);
+    v.opt("reverse", i.reverse, d.reverse);
   } else if constexpr (std::is_same_v<T, Rand>) {
     v.pos("dst", i.dst);
   } else if constexpr (std::is_same_v<T, Dropout>) {

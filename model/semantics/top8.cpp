@@ -61,18 +61,25 @@ void exec_max8(const View& dst, const View& src) {
   }
 }
 
-std::optional<Top8Miss> exec_find_index8(const View& dst, const View& data, const View& vals) {
+std::optional<Top8Miss> exec_find_index8(const View& dst, const View& data, const View& vals,
+                                         bool successive) {
   const int64_t n = data.free_elems();
+  // The all-ones index of dst's dtype (uint16 or uint32: the validator's rule).
+  const int64_t all_ones = dst.dtype == DType::uint16 ? 0xffff : 0xffffffffLL;
   std::vector<int64_t> idx(static_cast<size_t>(data.rows) * 8);
+  std::vector<char> taken(static_cast<size_t>(successive ? n : 0));
   for (int64_t r = 0; r < data.rows; ++r) {
     const std::vector<float> want = row_values(vals, r);
+    std::fill(taken.begin(), taken.end(), 0);
     for (int k = 0; k < 8; ++k) {
       int64_t hit = -1;
       for (int64_t f = 0; f < n && hit < 0; ++f) {
+        if (successive && taken[static_cast<size_t>(f)]) continue;
         if (read_f32(data, r, f) == want[static_cast<size_t>(k)]) hit = f;
       }
-      if (hit < 0) return Top8Miss{r, k, want[static_cast<size_t>(k)]};
-      idx[static_cast<size_t>(r * 8 + k)] = hit;
+      if (hit < 0 && !successive) return Top8Miss{r, k, want[static_cast<size_t>(k)]};
+      if (hit >= 0 && successive) taken[static_cast<size_t>(hit)] = 1;
+      idx[static_cast<size_t>(r * 8 + k)] = hit < 0 ? all_ones : hit;
     }
   }
   for (int64_t r = 0; r < data.rows; ++r) {
@@ -85,7 +92,7 @@ std::optional<Top8Miss> exec_find_index8(const View& dst, const View& data, cons
 }
 
 std::optional<Top8Miss> exec_match_replace8(const View& dst, const View& data, const View& vals,
-                                            float imm, const View* dst_idx) {
+                                            float imm, const View* dst_idx, bool reverse) {
   const int64_t n = data.free_elems();
   std::vector<float> out(static_cast<size_t>(data.rows * n));
   std::vector<int64_t> idx(static_cast<size_t>(data.rows) * 8);
@@ -93,7 +100,8 @@ std::optional<Top8Miss> exec_match_replace8(const View& dst, const View& data, c
     float* row = out.data() + r * n;
     for (int64_t f = 0; f < n; ++f) row[f] = read_f32(data, r, f);
     const std::vector<float> want = row_values(vals, r);
-    for (int k = 0; k < 8; ++k) {
+    for (int j = 0; j < 8; ++j) {
+      const int k = reverse ? 7 - j : j;
       int64_t hit = -1;
       for (int64_t f = 0; f < n && hit < 0; ++f) {
         if (row[f] == want[static_cast<size_t>(k)]) hit = f;

@@ -28,16 +28,20 @@ struct Top8Miss {
 
 // nc_find_index8: dst[r, k] = the flat index of the first element of data's row r equal (in
 // fp32, so -0 == +0 and a NaN matches nothing) to vals[r, k]. Writes nothing and returns the
-// first miss (row-major) when some value is not in its row.
-std::optional<Top8Miss> exec_find_index8(const View& dst, const View& data, const View& vals);
+// first miss (row-major) when some value is not in its row. successive (NKI 0.6): for k = 0..7
+// the first equal element no earlier k took, and all ones (dst's dtype) when there is none; no
+// miss is returned then.
+std::optional<Top8Miss> exec_find_index8(const View& dst, const View& data, const View& vals,
+                                         bool successive = false);
 
 // nc_match_replace8, as the ISA's NumPy equivalent states it: for k = 0..7 in order, the first
 // element of the row (as replaced so far, in fp32) equal to vals[r, k] becomes imm and its index
 // goes to dst_idx[r, k] (when given); dst = the replaced row converted to dst's dtype. Reads
 // every input before writing (dst may be data). Writes nothing and returns the first miss when a
-// value is not found.
+// value is not found. reverse (NKI 0.6, the hardware's tie-break): k = 7..0 instead, so
+// duplicate values pair the first occurrence with the highest k.
 std::optional<Top8Miss> exec_match_replace8(const View& dst, const View& data, const View& vals,
-                                            float imm, const View* dst_idx);
+                                            float imm, const View* dst_idx, bool reverse = false);
 
 }  // namespace semantics
 }  // namespace ncv

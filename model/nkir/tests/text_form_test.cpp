@@ -171,8 +171,10 @@ Program all_features_program() {
         auto idx = b.sbuf("idx", DType::uint32, {128, 8});
         b.emit(Max8{top(), s()});
         b.emit(FindIndex8{idx(), s(), top()});
+        b.emit(FindIndex8{idx(), s(), top(), true});  // NKI 0.6: successive=true
         b.emit(MatchReplace8{s(), s(), top(), Imm{-0.0f}, idx()});
         b.emit(MatchReplace8{t(), t(), top(), Imm{1.5f}, std::nullopt});
+        b.emit(MatchReplace8{t(), t(), top(), Imm{1.5f}, idx(), true});  // reverse=true
         b.emit(Rand{t()});
         b.emit(Dropout{s(), s(), col()});
         b.emit(Dropout{t(), t(), Imm{0.25f}});

@@ -117,6 +117,52 @@ TEST(Top8Semantics, FindIndex8OfAMissingValueWritesNothingAndSaysWhich) {
   EXPECT_EQ(dst.bytes, before);
 }
 
+// NKI 0.6 nc_find_index8 (successive): duplicate values take successive occurrences in
+// ascending order, and a value with no (further) occurrence gives all ones of dst's dtype.
+TEST(Top8Semantics, FindIndex8SuccessiveTakesLaterOccurrencesAndMarksMissesAllOnes) {
+  const float row[11] = {1, 2, 3, 4, 8, 8, 8, 8, 8, 8, 8};
+  const float want_vals[8] = {3, 8, 8, 42, 8, 1, 1, 8};
+  const uint32_t want[8] = {2, 4, 5, 0xffffffffu, 6, 0, 0xffffffffu, 7};
+  for (DType t : {DType::uint32, DType::uint16}) {
+    Tile data(DType::fp32, 2, 11);
+    Tile vals(DType::fp32, 2, 8);
+    for (int64_t r = 0; r < 2; ++r) {
+      for (int64_t c = 0; c < 11; ++c) data.set(r, c, row[c]);
+      for (int k = 0; k < 8; ++k) vals.set(r, k, want_vals[k]);
+    }
+    Tile dst(t, 2, 8);
+    EXPECT_FALSE(exec_find_index8(dst.view(), data.view(), vals.view(), true));
+    for (int64_t r = 0; r < 2; ++r) {
+      for (int k = 0; k < 8; ++k) {
+        const uint32_t w = t == DType::uint16 && want[k] == 0xffffffffu ? 0xffffu : want[k];
+        EXPECT_EQ(dst.raw(r, k), w) << r << " " << k;
+      }
+    }
+    // Without successive (ISA-OLD) the same values miss at the 42.
+    EXPECT_TRUE(exec_find_index8(dst.view(), data.view(), vals.view()).has_value());
+  }
+}
+
+// NKI 0.6 nc_match_replace8 (reverse): the page's example, vals processed 7..0.
+TEST(Top8Semantics, MatchReplace8ReverseIsThePagesTieBreak) {
+  const float row[11] = {1, 2, 3, 4, 8, 8, 8, 8, 8, 8, 8};
+  const float v[8] = {3, 8, 8, 8, 8, 8, 8, 8};
+  const uint32_t want[8] = {2, 10, 9, 8, 7, 6, 5, 4};
+  Tile data(DType::fp32, 1, 11);
+  Tile vals(DType::fp32, 1, 8);
+  for (int64_t c = 0; c < 11; ++c) data.set(0, c, row[c]);
+  for (int k = 0; k < 8; ++k) vals.set(0, k, v[k]);
+  Tile dst(DType::fp32, 1, 11);
+  Tile idx(DType::uint32, 1, 8);
+  const View i = idx.view();
+  EXPECT_FALSE(exec_match_replace8(dst.view(), data.view(), vals.view(), -1.0f, &i, true));
+  for (int k = 0; k < 8; ++k) EXPECT_EQ(idx.raw(0, k), want[k]) << k;
+  for (int64_t c = 0; c < 11; ++c) EXPECT_EQ(dst.get(0, c), c < 2 || c == 3 ? row[c] : -1.0f);
+  // Forward (ISA-OLD) pairs the duplicates in ascending order instead.
+  EXPECT_FALSE(exec_match_replace8(dst.view(), data.view(), vals.view(), -1.0f, &i));
+  for (int k = 1; k < 8; ++k) EXPECT_EQ(idx.raw(0, k), static_cast<uint32_t>(k + 3)) << k;
+}
+
 // The ISA page's NumPy equivalent of nc_match_replace8, for one row.
 void numpy_match_replace(std::vector<float>& row, const std::vector<float>& vals, float imm,
                          std::vector<uint32_t>& idx) {

@@ -227,3 +227,17 @@ from .patterns import affine_select, iota  # noqa: E402,F401
 from .registers import (register_alloc, register_load, register_move,  # noqa: E402,F401
                         register_store)
 from .tensor_engine import nc_matmul, nc_transpose  # noqa: E402,F401
+
+# The other compute calls of the 0.6 API, one concern per module.
+from .isa_arith import (scalar_tensor_tensor, tensor_copy_predicated,  # noqa: E402,F401
+                        tensor_scalar_reduce)
+from .isa_gathers import local_gather, nc_n_gather, nc_stream_shuffle  # noqa: E402,F401
+from .isa_gen4 import activate2, exponential  # noqa: E402,F401
+from .isa_random import (dropout, rand2, rand_get_state, rand_set_state, rng,  # noqa: E402,F401
+                         set_rng_seed)
+from .isa_scans import (bn_aggr, bn_stats, tensor_partition_reduce,  # noqa: E402,F401
+                        tensor_scalar_cumulative, tensor_tensor_scan)
+from .isa_selects import range_select, select_reduce, sequence_bounds  # noqa: E402,F401
+from .isa_top8 import max8, nc_find_index8, nc_match_replace8  # noqa: E402,F401
+from .isa_unmodelled import (core_barrier, nc_matmul_mx, nonzero_with_count,  # noqa: E402,F401
+                             quantize_mx, sendrecv, topk)

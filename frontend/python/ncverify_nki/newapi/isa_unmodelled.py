@@ -1,0 +1,58 @@
+"""`nki.isa` 0.6 calls the model has no instruction for: MX quantisation and matmul
+(quantize_mx, nc_matmul_mx), nonzero_with_count, topk, and the multi-core calls core_barrier and
+sendrecv (docstrings: aws-neuron-sdk nki/api/nki/isa/__init__.py at 81ce03ae). Each has its
+documented signature, so a misspelt argument is named as such, and stops the trace at the
+kernel's line with the reason; none is approximated by other instructions."""
+
+from .. import errors
+from ..signatures import api
+from . import isa as core
+from .constants import dma_engine, engine
+
+
+def _unmodelled(call, name, why):
+    core._name_arg(call, name)
+    raise errors.NkiError("%s is not modelled (%s)" % (call, why))
+
+
+_MX = ("the MX formats (packed x4 fp8/fp4 elements with float8_e8m0fnu block scales, "
+       "NeuronCore-v4) are not among the model's dtypes")
+
+
+@api("nisa.quantize_mx")
+def quantize_mx(dst, src, dst_scale, name=None):
+    _unmodelled("nisa.quantize_mx", name, _MX)
+
+
+@api("nisa.nc_matmul_mx")
+def nc_matmul_mx(dst, stationary, moving, stationary_scale, moving_scale, tile_position=None,
+                 tile_size=None, accumulate=None, name=None):
+    _unmodelled("nisa.nc_matmul_mx", name, _MX)
+
+
+@api("nisa.nonzero_with_count")
+def nonzero_with_count(dst, src, index_offset=0, padding_val=-1, name=None):
+    _unmodelled("nisa.nonzero_with_count", name, "the model has no GpSimd instruction that "
+                "compacts indices; the values would have to be invented")
+
+
+@api("nisa.topk")
+def topk(val_dst, idx_dst, src, n, name=None):
+    _unmodelled("nisa.topk", name, "the model has no GpSimd top-K instruction over the "
+                "16-partition snake layout (max8 and nc_find_index8 are the Vector engine's "
+                "top-8)")
+
+
+_MULTI_CORE = ("the model has no instruction that synchronises NeuronCores or moves data "
+               "between them (the cores of a logical NeuronCore, LNC2)")
+
+
+@api("nisa.core_barrier")
+def core_barrier(data, cores, engine=engine.gpsimd, name=None):
+    _unmodelled("nisa.core_barrier", name, _MULTI_CORE)
+
+
+@api("nisa.sendrecv")
+def sendrecv(src, dst, send_to_rank, recv_from_rank, pipe_id, dma_engine=dma_engine.dma,
+             name=None):
+    _unmodelled("nisa.sendrecv", name, _MULTI_CORE)
