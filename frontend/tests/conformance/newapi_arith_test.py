@@ -200,7 +200,7 @@ class TensorScalarReduce(unittest.TestCase):
                             ("init_without_load", "reduce_init= is read by reduce_cmd=load_reduce"),
                             ("no_reduce_res", "reduce_res=None is not modelled"),
                             ("reverse0", "reverse0=True is not modelled"),
-                            ("divide", "reduce_op=divide")):
+                            ("divide", "reduce_op divide")):
             with self.subTest(mode=mode):
                 with self.assertRaises(KernelNotTraced) as caught:
                     tsr_with(self.a, mode)
