@@ -176,7 +176,7 @@ def load_module(path):
     checked = kernel_language.check_kernel(path)
     modules = sandbox.KernelModules(checked, {"range": _python_range(builtins.range)})
     sandbox.seal_stand_in_classes()
-    module = modules.module_for_file(KERNEL_MODULE, path)
+    module = modules.kernel_module(KERNEL_MODULE)
     sys.modules[KERNEL_MODULE] = module
     _local_module_names.update(modules.local_by_name)
     sandbox.arm()
