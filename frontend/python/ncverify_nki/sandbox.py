@@ -425,6 +425,7 @@ def seal_stand_in_classes():
             tamper("sets attribute %s of the front end's class %s" % (name, cls.__name__))
 
     SealedClass.guard = guard
+    kernel_bases = _kernel_bases()
     for mod_name, mod in list(sys.modules.items()):
         if not mod_name.startswith("ncverify_nki") or mod is None:
             continue
@@ -432,7 +433,9 @@ def seal_stand_in_classes():
             if isinstance(value, type) and value.__module__ == mod_name and \
                     not issubclass(value, BaseException) and value is not Facade and \
                     not issubclass(value, types.ModuleType) and value is not _Missing and \
-                    not issubclass(value, type):
+                    not issubclass(value, type) and value not in kernel_bases:
+                # (nl.NKIObject is the base of the kernel's own config classes: their objects
+                # hold the kernel's data, which the kernel's code sets)
                 _seal(value)
 
 
