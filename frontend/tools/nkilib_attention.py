@@ -2,7 +2,7 @@
 """nki-library's attention kernels through ncverify's front end, one row per test configuration.
 
     python3 frontend/tools/nkilib_attention.py --nkilib DIR [--ncverify BIN] [--kernel cte|tkg]
-        [--only REGEX] [--timeout S] [--check] [--list] [--json FILE]
+        [--only REGEX] [--sample N] [--timeout S] [--check] [--list] [--json FILE]
 
 DIR is a local checkout of aws-neuron/nki-library (issue 45 names d2ad3a5). Nothing of the library
 is copied into this repository: the script reads the library's test files, builds from each
@@ -455,6 +455,8 @@ def main(argv):
     ap.add_argument("--only", default=None, help="rows whose id matches this regex")
     ap.add_argument("--timeout", type=int, default=60, help="seconds per trace")
     ap.add_argument("--check", action="store_true", help="also `check` the rows that trace")
+    ap.add_argument("--sample", type=int, default=None,
+                    help="only the first N rows of each configuration list (a quick survey)")
     ap.add_argument("--list", action="store_true", help="print the command lines, run nothing")
     ap.add_argument("--json", default=None, help="write the rows here")
     ap.add_argument("--scratch", default=None,
@@ -473,6 +475,15 @@ def main(argv):
         return 2
     if args.only:
         rows = [r for r in rows if re.search(args.only, r["id"])]
+    if args.sample is not None:
+        taken = {}
+        kept = []
+        for r in rows:
+            list_id = r["id"].split("[")[0]
+            if taken.get(list_id, 0) < args.sample:
+                taken[list_id] = taken.get(list_id, 0) + 1
+                kept.append(r)
+        rows = kept
     scratch = args.scratch or tempfile.mkdtemp(prefix="ncv_nkilib_")
     if args.scratch:
         if os.path.exists(scratch) and os.listdir(scratch):
