@@ -205,6 +205,7 @@ class KernelModules:
         self.loaded = {}
         self.namespaces = {}  # packages whose __init__.py has not run: their submodules only
         self._package_of = {}  # id(module globals) -> the package its relative imports start at
+        self._own_classes = set()  # classes kernel_private found to be the kernel's own
         self.facades = {}
         for name in sorted(allowlist.NKI_API, key=lambda n: -n.count(".")):
             names = allowlist.NKI_API[name]
@@ -266,6 +267,8 @@ class KernelModules:
             tamper("reads %s of module %s: private names of modules other than the kernel's "
                    "own are outside the kernel language" % (name, obj.__name__))
         cls = obj if isinstance(obj, type) else type(obj)
+        if cls in self._own_classes:  # (a class's MRO and metaclass cannot change after)
+            return obj
         names = set(self.loaded) | {m.__name__ for m in self.loaded.values()}
         bases = _kernel_bases()
         if type(cls) is not type and type(cls) not in bases:
@@ -275,6 +278,7 @@ class KernelModules:
             if k is not object and k not in bases and k.__module__ not in names:
                 tamper("reads %s of a %s object: private names of objects other than the "
                        "kernel's own are outside the kernel language" % (name, k.__name__))
+        self._own_classes.add(cls)
         return obj
 
     def kernel_module(self, name):
