@@ -14,7 +14,7 @@ import sys
 import textwrap
 import traceback
 
-from . import errors, kernel_language, sandbox, trace
+from . import dialect, errors, kernel_language, sandbox, trace
 from .dtypes import normalize
 from .expr import Lin, SymInt, name_lin
 from .program import Tensor
@@ -174,6 +174,7 @@ def load_module(path):
     file with the sandbox armed (sandbox.py). Returns the module."""
     path = os.path.abspath(path)
     checked = kernel_language.check_kernel(path)
+    _dialect_of[path] = dialect.of_trees([tree for _, _, tree in checked.values()])
     modules = sandbox.KernelModules(checked, {"range": _python_range(builtins.range)})
     sandbox.seal_stand_in_classes()
     module = modules.kernel_module(KERNEL_MODULE)
@@ -195,6 +196,7 @@ def load_module(path):
     return module
 
 
+_dialect_of = {}  # kernel file -> the NKI API it is written in (dialect.py)
 _stopped_at = {}  # kernel file -> (file, line) of the module-level kernel call that stopped it
 
 
@@ -439,6 +441,7 @@ def run(argv):
         raise UsageError("%s:%s is not a function" % (path, func_name))
     tr = trace.Tracer(re.sub(r"\W", "_", func_name), trace.SourceIndex())
     tr.generation = generation_of(getattr(kernel, "options", {}).get("platform_target"))
+    tr.dialect = _dialect_of.get(os.path.abspath(path), dialect.LEGACY)
     # Instructions name the line of this file that made them (`@line`); the basename keeps the
     # text independent of where the file was traced from.
     tr.source_file = os.path.basename(path)

@@ -19,7 +19,7 @@ import subprocess
 import warnings
 import tempfile
 
-from . import errors, trace
+from . import dialect, errors, trace
 from .expr import Lin
 from .program import Tensor
 from .tiles import Tile
@@ -261,6 +261,7 @@ def trace_for_arrays(func, args, kwargs, grid=None, generation=None):
         raise SimulationError("%s: %s" % (func.__name__, e)) from None
     tr = trace.Tracer(func.__name__, trace.SourceIndex())
     tr.generation = generation
+    tr.dialect = dialect.of_file(func.__code__.co_filename)
     tr.source_file = os.path.basename(path)
     tr.grid = _grid_of(grid)
     arrays = {}

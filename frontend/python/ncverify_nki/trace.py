@@ -99,6 +99,8 @@ class Tracer:
         # The generation the kernel is written for, when its decorator names one
         # (`platform_target=`): calls that exist from NeuronCore-v3 on are accepted for trn2/trn3.
         self.generation = None
+        # The NKI API the kernel is written in (dialect.py): "neuronxcc" (legacy) or "nki".
+        self.dialect = "neuronxcc"
 
     # ---- names
     def unique(self, base):
