@@ -174,7 +174,7 @@ def load_module(path):
     file with the sandbox armed (sandbox.py). Returns the module."""
     path = os.path.abspath(path)
     checked = kernel_language.check_kernel(path)
-    _dialect_of[path] = dialect.of_trees([tree for _, _, tree in checked.values()])
+    _dialect_of[path] = dialect.of_trees([tree for _, tree in checked.files.values()])
     modules = sandbox.KernelModules(checked, {"range": _python_range(builtins.range)})
     sandbox.seal_stand_in_classes()
     module = modules.kernel_module(KERNEL_MODULE)
