@@ -212,6 +212,7 @@ class KernelModules:
         self.namespaces = {}  # packages whose __init__.py has not run: their submodules only
         self._package_of = {}  # id(module globals) -> the package its relative imports start at
         self._own_classes = set()  # classes kernel_private found to be the kernel's own
+        self.kernel_module_name = None  # the name the kernel file runs as (kernel_module)
         self.facades = {}
         for name in sorted(allowlist.NKI_API, key=lambda n: -n.count(".")):
             names = allowlist.NKI_API[name]
@@ -266,7 +267,8 @@ class KernelModules:
         cls = obj if isinstance(obj, type) else type(obj)
         if cls in self._own_classes:  # (a class's MRO and metaclass cannot change after)
             return obj
-        names = set(self.loaded) | {m.__name__ for m in self.loaded.values()}
+        names = set(self.loaded) | {m.__name__ for m in self.loaded.values()} | \
+            {self.kernel_module_name}
         bases = _kernel_bases()
         if type(cls) is not type and type(cls) not in bases:
             tamper("reads %s of %r: private names of objects other than the kernel's own are "
@@ -284,6 +286,7 @@ class KernelModules:
         checked = self.checked
         package = checked.packages.get(checked.kernel_name)
         module = self.module_for_file(name, checked.kernel, package)
+        self.kernel_module_name = name
         if checked.kernel_name is not None:
             self.loaded[checked.kernel_name] = module
         return module

@@ -1,8 +1,10 @@
-// Kernels that live in a package (label frontend), as nki-library's do: the package's modules
+// nki-library's idioms (label frontend). Kernels that live in a package: the package's modules
 // reached by absolute imports from its top-level package and by relative imports are checked
 // against the kernel language like local modules and run; a package's __init__.py runs only when
 // a name is taken from it; a module of the package outside the kernel language is refused
-// (frontend/README.md "Kernels in a package"). Kernels in frontend/tests/kernels/kernelpkg.
+// (frontend/README.md "Kernels in a package"; kernels in frontend/tests/kernels/kernelpkg). An
+// nl.NKIObject dataclass config as a kernel argument, its private method, the environment read
+// when the module loads (frontend/tests/kernels/nkiobject_config.py).
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -62,6 +64,28 @@ TEST(FrontendPackage, AModuleOfThePackageIsHeldToTheKernelLanguage) {
     EXPECT_NE(r.err.find(c.why), std::string::npos) << r.err;
     EXPECT_EQ(r.err.find("Traceback"), std::string::npos) << r.err;
   }
+}
+
+// The config is the kernel's argument (--param builds it from the kernel's own class) or its
+// default; its private method is the kernel's own; reading os.environ at load is no tampering,
+// and the environment the kernel sees is empty whatever the user's is (NCV_SCALE is not seen).
+TEST(FrontendNkilibIdioms, AnNkiObjectConfigIsAKernelArgument) {
+  const std::string target =
+      (fs::path(NCV_FRONTEND_KERNELS_DIR) / "nkiobject_config.py").string() + ":scaled";
+  setenv("NCV_SCALE", "5.0", 1);
+  const CliResult given = run_cli({"import", target, "--input", "a=fp32[128,64]", "--param",
+                                   "cfg=TileCfg(rows=128, scale=3.0)"});
+  const CliResult dflt = run_cli({"import", target, "--input", "a=fp32[128,64]"});
+  unsetenv("NCV_SCALE");
+  ASSERT_EQ(given.exit_code, 0) << describe(given);
+  EXPECT_NE(given.out.find("op0=multiply, operand0=3 @line 31"), std::string::npos) << given.out;
+  ASSERT_EQ(dflt.exit_code, 0) << describe(dflt);
+  EXPECT_NE(dflt.out.find("op0=multiply, operand0=2 @line 31"), std::string::npos) << dflt.out;
+  // a field the class does not have is a usage error naming it
+  const CliResult bad =
+      run_cli({"import", target, "--input", "a=fp32[128,64]", "--param", "cfg=TileCfg(colums=3)"});
+  EXPECT_EQ(bad.exit_code, 2) << describe(bad);
+  EXPECT_NE(bad.err.find("colums"), std::string::npos) << bad.err;
 }
 
 }  // namespace
