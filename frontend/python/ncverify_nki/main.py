@@ -146,6 +146,19 @@ def _data_value(node, namespace):
 
 
 def _with_field(base, head, field, value):
+    from .newapi.language import NKIObject
+
+    if isinstance(base, NKIObject) and not dataclasses.is_dataclass(base):
+        # An nl.NKIObject is its __dict__ (the language guide, "Class Support": the compiler
+        # copies the object dictionary): a copy with the field replaced.
+        if field not in vars(base):
+            raise UsageError("--param %s.%s: %s has no field %s (its fields: %s)" %
+                             (head, field, type(base).__name__, field, ", ".join(vars(base))))
+        import copy
+
+        new = copy.copy(base)
+        setattr(new, field, value)
+        return new
     if base is None or not dataclasses.is_dataclass(base):
         raise UsageError("--param %s.%s: the argument %s is %r, not a config object; give the "
                          "whole object, e.g. --param \"%s=Config(%s=...)\"" %
@@ -465,6 +478,8 @@ def trace_kernel(tr, func, path, call_args, kwargs, header, recorded=None):
     _mark_outputs(tr, result, (os.path.abspath(path), _def_line(func)))
     if tr.loops:
         raise errors.NkiError("a traced loop was left open (break out of a loop?)")
+    for check in tr.at_end:
+        check(tr)
     return result, tr.text(header, recorded)
 
 

@@ -101,6 +101,9 @@ class Tracer:
         self.generation = None
         # The NKI API the kernel is written in (dialect.py): "neuronxcc" (legacy) or "nki".
         self.dialect = "neuronxcc"
+        # Checks of the whole program, run once the kernel returned (main.trace_kernel): each
+        # takes the tracer and raises NkiError (newapi.language: explicit addresses).
+        self.at_end = []
 
     # ---- names
     def unique(self, base):

@@ -3,6 +3,6 @@ ncverify_nki.newapi). `neuronxcc.nki` is the legacy API, a separate stand-in."""
 from ncverify_nki.kernel_api import jit, simulate  # noqa: F401
 from ncverify_nki.errors import missing_name as _missing_name  # noqa: E402
 
-from . import collectives, isa, language, typing  # noqa: F401,E402
+from . import collectives, dtype, isa, language, typing  # noqa: F401,E402
 
 __getattr__ = _missing_name("nki")

@@ -3,16 +3,20 @@ __init__.py at 81ce03ae; https://awsdocs-neuron.readthedocs-hosted.com/en/latest
 nki.language.html): tensors are created with `nl.ndarray(shape, dtype, buffer=)`, whose buffer
 defaults to SBUF (NKI 0.3.0) and must be a buffer object, not a string; `nl.hbm` is
 `nl.private_hbm`; a kernel's outputs are `nl.shared_hbm` tensors. What the new API keeps from the
-legacy one (loops, `nl.ds`, launch queries, the element-wise and reduction calls as ISA op
-constants) is the legacy stand-in's."""
+legacy one (loops, `nl.ds`) is the legacy stand-in's; the compute calls and operator names are in
+language_compute.py, the data-movement calls in language_memory.py."""
+
+import builtins as _builtins
 
 from .. import errors, trace
 from .. import language as legacy
+from .. import language_random
 from ..dtypes import (bfloat16, bool_, float8_e4m3, float8_e5m2, float16, float32,  # noqa: F401
                       int32, tfloat32, uint8, uint16, uint32)
 from ..dtypes import DType
 from ..sealed import SealedClass
 from ..signatures import api
+from ..tiles import as_view
 
 # ---------------------------------------------------------------- buffers
 
@@ -43,6 +47,11 @@ def is_sbuf(buffer):
 # ---------------------------------------------------------------- dtypes
 
 float8_e4m3fn = DType("fp8_e4m3fn")  # NKI 0.2.0
+# nl.bool: not in the 0.6 reference (its boolean is bool_, "boolean stored as uint8", the shared
+# page's dtype table), but nki-library's resolve_dtype_to_nki (utils/kernel_helpers.py, in the
+# attention kernels' closure) maps NumPy's 'bool' to it, so the compiler accepts the name; it is
+# taken as bool_, a byte.
+bool = bool_  # noqa: A001 (the name nki-library uses)
 
 
 class _Unmodelled:
@@ -84,13 +93,86 @@ def _buffer(buffer, call):
     return buffer
 
 
-def _address(address, call):
-    if address is not None:
-        from ..signatures import refuse
+PSUM_BANK_BYTES = 2048  # "each bank holding up to 2KB" (migration guide, allocation API)
 
-        refuse(call, "address", address, "a fixed on-chip address places the tensor where the "
-               "kernel says, and tensors whose addresses overlap share bytes; the model "
-               "allocates each tensor apart")
+
+def _address(address, buffer, call):
+    """address=(partition_offset, free_offset) (NKI 0.2.0; migration guide "Improved allocation
+    API"): the first partition and the byte offset within each partition (the guide's examples
+    and nki-library's allocator count bytes: `n_k * 2` for bf16, `bank_id * 2048` in PSUM; its
+    prose says "element offset", which those examples contradict). PSUM tensors start on a 2 KiB
+    bank boundary (the guide: "the compiler will throw an error otherwise"). Returns the direct
+    allocation legacy.allocate applies (allocation.py), or None."""
+    if address is None:
+        return None
+    from .. import allocation
+
+    from ..expr import Lin, SymInt
+
+    def integer(a):
+        return isinstance(a, (int, SymInt)) and not isinstance(a, _builtins.bool)
+
+    if not isinstance(address, (tuple, list)) or len(address) != 2 or not _builtins.all(
+            integer(a) for a in address):
+        raise errors.NkiError("%s: address=%r; it is (partition_offset, free_offset), two "
+                              "integers" % (call, address))
+    tr = trace.current()
+    part, off = (tr.evaluate(Lin.of(a)) for a in address)
+    if is_hbm(buffer):
+        raise errors.NkiError("%s: address= places SBUF or PSUM tensors; this one is in %r" %
+                              (call, buffer))
+    if not part.is_const():
+        raise errors.NkiError("%s: address=%r: the partition offset must be known while tracing "
+                              "(fix what it depends on with --param)" % (call, tuple(address)))
+    part = part.const
+    if off.is_const():
+        off = off.const
+    elif buffer is psum:
+        raise errors.NkiError("%s: address=%r: a PSUM offset must be known while tracing, to "
+                              "check that it starts a bank" % (call, tuple(address)))
+    # A symbolic SBUF offset (one depending on a loop index) is a placement per iteration; the
+    # interpreter checks each against the memory when the tensor comes alive.
+    if not 0 <= part < 128 or (isinstance(off, int) and off < 0):
+        raise errors.NkiError("%s: address=%r: the partition offset is in [0, 128) and the byte "
+                              "offset is not negative" % (call, tuple(address)))
+    if buffer is psum and off % PSUM_BANK_BYTES:
+        raise errors.NkiError("%s: address=%r: a PSUM tensor starts at a bank boundary (a "
+                              "multiple of %d bytes; migration guide, \"Improved allocation "
+                              "API\")" % (call, tuple(address), PSUM_BANK_BYTES))
+    if _check_layout not in tr.at_end:
+        tr.at_end.append(_check_layout)
+    if buffer is psum:
+        return allocation.ModAlloc(buffer, base_partition=part, base_bank=off // PSUM_BANK_BYTES)
+    return allocation.ModAlloc(buffer, base_partition=part, base_addr=off)
+
+
+def _check_layout(tr):
+    """A kernel that places some tensors of a memory by address= and leaves others to the
+    compiler: the compiler's allocation avoids the explicit addresses, the model's layout of the
+    others (model/ir/allocator.h) does not, so the model would report clobbered reads hardware
+    does not have. Such a mix is refused; explicit tensors alone are checked as written (inside
+    the memory; two sharing bytes may not both hold values a later read needs: the
+    interpreter's clobbered-read check)."""
+    from ..program import BufferDecl
+
+    placed, auto = {}, {}
+
+    def walk(stmts):
+        for st in stmts:
+            if isinstance(st, BufferDecl) and not st.tensor.dead:
+                t = st.tensor
+                (placed if t.placement is not None else auto).setdefault(t.mem, t.name)
+            for sub in (getattr(st, "body", None), getattr(st, "peel", None)):
+                if isinstance(sub, list):
+                    walk(sub)
+
+    walk(tr.root)
+    for mem in sorted(set(placed) & set(auto)):
+        raise errors.NkiError("%s tensor '%s' has an address= and '%s' has none (or is a "
+                              "compiler temporary): the model lays out the tensors without an "
+                              "address apart from each other but not from the addressed ones, "
+                              "so it cannot check this mix; give every %s tensor an address, "
+                              "or none" % (mem.upper(), placed[mem], auto[mem], mem.upper()))
 
 
 def _name(name, call):
@@ -102,8 +184,9 @@ def _name(name, call):
 @api("nl.ndarray")
 def ndarray(shape, dtype, buffer=sbuf, name="", address=None):
     """A tensor; its memory is not initialised (the language guide, "Creating Tensors")."""
-    _address(address, "nl.ndarray")
-    return legacy.allocate(shape, _dtype(dtype, "nl.ndarray"), _buffer(buffer, "nl.ndarray"),
+    buf = _buffer(buffer, "nl.ndarray")
+    alloc = _address(address, buf, "nl.ndarray")
+    return legacy.allocate(shape, _dtype(dtype, "nl.ndarray"), alloc or buf,
                            _name(name, "nl.ndarray"))
 
 
@@ -126,23 +209,68 @@ def full(shape, fill_value, dtype, buffer=sbuf, name=""):
 
 
 @api("nl.zeros_like")
-def zeros_like(a, dtype=None, buffer=sbuf, name=""):
-    return zeros(a.shape, dtype if dtype is not None else a.dtype, buffer=buffer, name=name)
+def zeros_like(x, dtype=None, buffer=None, name=""):
+    """The 0.6 reference: buffer "defaults to sbuf"."""
+    return zeros(x.shape, dtype if dtype is not None else x.dtype,
+                 buffer=sbuf if buffer is None else buffer, name=name)
 
 
 @api("nl.empty_like")
-def empty_like(a, dtype=None, buffer=sbuf, name=""):
-    return ndarray(a.shape, dtype if dtype is not None else a.dtype, buffer=buffer, name=name)
+def empty_like(x, dtype=None, buffer=None, name=""):
+    """The 0.6 reference: dtype and buffer default to x's ("default: same as x"; an HBM x gives
+    a private_hbm tensor, a kernel output a shared_hbm one)."""
+    if buffer is None:
+        t = as_view(x, "nl.empty_like: x").tensor
+        buffer = {"sbuf": sbuf, "psum": psum}.get(t.mem) or \
+            (shared_hbm if t.role == "output" else private_hbm)
+    return ndarray(x.shape, dtype if dtype is not None else x.dtype, buffer=buffer, name=name)
 
 
-class tile_size(metaclass=SealedClass):  # noqa: N801
+class _TileSizeLimits(SealedClass):
+    """The SBUF sizes of nl.tile_size depend on the generation the kernel is traced for (NKI
+    0.4.0's byte constants): class properties of the metaclass."""
+
+    # Usable SBUF bytes per partition (the model's hw_config: trn1 176 KiB of 192 (ALLOC);
+    # trn2 212984 of 224 KiB and trn3 245752 of 256 KiB (KLR's total_available_sbuf_size,
+    # unconfirmed)); the SBUF is 128 partitions of 192, 224, 256 KiB.
+    _USABLE = {2: 176 * 1024, 3: 212984, 4: 245752}
+    _PER_PARTITION = {2: 192 * 1024, 3: 224 * 1024, 4: 256 * 1024}
+
+    @property
+    def total_available_sbuf_size(cls):
+        """Usable SBUF bytes per partition (deprecated in NKI 0.4.0 for sbuf_fmax_bytes)."""
+        from .constants import current_version
+
+        return cls._USABLE[int(current_version())]
+
+    @property
+    def sbuf_fmax_bytes(cls):
+        return cls.total_available_sbuf_size
+
+    @property
+    def sbuf_fmax(cls):
+        """The same in fp32 elements."""
+        return cls.total_available_sbuf_size // 4
+
+    @property
+    def sbuf_size_bytes(cls):
+        """The whole SBUF: 128 partitions."""
+        from .constants import current_version
+
+        return 128 * cls._PER_PARTITION[int(current_version())]
+
+
+class tile_size(metaclass=_TileSizeLimits):  # noqa: N801
     """nl.tile_size: the limits the 0.6 reference names; values as the legacy page and the ISA
     pages give them (nc_matmul: 128 partitions, stationary free size 128, moving 512; a PSUM bank
-    is 2 KiB per partition, 512 fp32, 8 banks)."""
+    is 2 KiB per partition, 512 fp32, 8 banks). psum_min_align and sbuf_min_align (older pages)
+    have no documented value and are not given. psum_num_banks is 8; the v2.30.0 page's 7 under
+    NKI_DMA_TRANSPOSE_AS_PE_TRANSPOSE=true (bank 7 kept for nc_transpose) is not modelled."""
 
     pmax = 128
     psum_fmax = 512  # deprecated in NKI 0.4.0 (psum_bank_fmax), still read by nki-library
     psum_bank_fmax = 512
+    psum_bank_fmax_bytes = 2048
     psum_num_banks = 8
     gemm_stationary_fmax = 128
     gemm_moving_fmax = 512
@@ -152,27 +280,111 @@ class tile_size(metaclass=SealedClass):  # noqa: N801
 # ---------------------------------------------------------------- classes
 
 class NKIObject:
-    """nl.NKIObject: the base of a kernel's config classes (dataclasses or not); the compiler
-    copies an instance's fields (the language guide, "Class Support"). Here an instance is an
-    ordinary Python object: the trace reads its fields as values."""
+    """nl.NKIObject: the base of a kernel's config classes; the compiler copies an instance's
+    fields (`__dict__`) into the kernel (the language guide, "Class Support"). Here an instance is
+    an ordinary Python object: the trace reads its fields as values.
 
-    def __init__(self, **kwargs):
-        for k, v in kwargs.items():
-            setattr(self, k, v)
+    "classes with and without the @dataclass decorator will be compiled in the same way": a
+    subclass without an __init__ of its own gets the guide's default one (this one): each
+    annotated field a parameter in order, its class value the default (None if it has none),
+    then `__post_init__()`. A @dataclass subclass has dataclasses' own __init__, which takes
+    precedence (field(default_factory=...) included). The class itself keeps the 0.6
+    reference's `NKIObject(**kwargs)`."""
+
+    def __init__(self, *args, **kwargs):
+        cls = type(self)
+        fields = []
+        for base in reversed(cls.__mro__):
+            for name in base.__dict__.get("__annotations__", {}):
+                if name not in fields:
+                    fields.append(name)
+        if not fields:
+            if args:
+                raise errors.NkiError("%s() takes keyword arguments only (it declares no "
+                                      "fields)" % cls.__name__)
+            for k, v in kwargs.items():
+                setattr(self, k, v)
+            return
+        if len(args) > len(fields):
+            raise errors.NkiError("%s() takes %d field values, %d given" %
+                                  (cls.__name__, len(fields), len(args)))
+        given = dict(zip(fields, args))
+        for name, value in kwargs.items():
+            if name not in fields:
+                raise errors.NkiError("%s() has no field '%s' (its fields: %s)" %
+                                      (cls.__name__, name, ", ".join(fields)))
+            if name in given:
+                raise errors.NkiError("%s(): field '%s' given twice" % (cls.__name__, name))
+            given[name] = value
+        for name in fields:
+            setattr(self, name, given[name] if name in given else getattr(cls, name, None))
+        post = getattr(self, "__post_init__", None)
+        if post is not None:
+            post()
 
 
-# ---------------------------------------------------------------- memory movement
+# ---------------------------------------------------------------- launch and scheduling
 
-@api("nl.load")
-def load(src, dtype=None):
-    """nl.load (re-introduced in NKI 0.3.0, without mask=): an SBUF tile of src's values."""
-    return legacy.load(src, dtype=dtype)
+@api("nl.program_id")
+def program_id(axis=0):
+    """The program's index along `axis` of the launch grid (axis defaults to 0 since NKI
+    0.3.0)."""
+    return legacy.program_id(axis)
 
 
-@api("nl.store")
-def store(dst, value):
-    """nl.store (NKI 0.3.0, without mask=): dst (HBM) = value."""
-    return legacy.store(dst, value)
+@api("nl.num_programs")
+def num_programs(axes=0):
+    """The number of programs along `axes` (an axis or a tuple of them; 0 by default since NKI
+    0.3.0, release notes "num_programs axes default changed from None to 0")."""
+    if isinstance(axes, (tuple, list)):
+        n = 1
+        for a in axes:
+            n = n * legacy.num_programs(a)
+        return n
+    return legacy.num_programs(axes)
+
+
+program_ndim = legacy.program_ndim
+
+
+class _NoReorder:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+@api("nl.no_reorder")
+def no_reorder():
+    """`with nl.no_reorder():` keeps the block's instructions in program order in the
+    compiler's schedule (NKI 0.2.0). The model issues each engine's instructions in program order
+    anyway, so it changes no value and no dependence."""
+    return _NoReorder()
+
+
+# ---------------------------------------------------------------- random numbers
+
+@api("nl.rand")
+def rand(shape, dtype, buffer=sbuf, name=""):
+    """A new tile of values uniform in [0, 1): the model draws from its own generator (the
+    hardware's sequence is not documented), so checks of such a kernel are unknown
+    (language_random.py)."""
+    if _buffer(buffer, "nl.rand") is not sbuf:
+        raise errors.NkiError("nl.rand: buffer=%r; the model generates random tiles in SBUF" %
+                              (buffer,))
+    return language_random.rand(shape, _dtype(dtype, "nl.rand"))
+
+
+@api("nl.random_seed")
+def random_seed(seed):
+    return language_random.random_seed(seed)
+
+
+@api("nl.dropout")
+def dropout(x, rate, dtype=None):
+    return language_random.dropout(x, rate, dtype=_dtype(dtype, "nl.dropout") if dtype is not
+                                   None else None)
 
 
 # ---------------------------------------------------------------- what the new API keeps
@@ -181,25 +393,17 @@ ds = legacy.ds
 affine_range = legacy.affine_range
 sequential_range = legacy.sequential_range
 static_range = legacy.static_range
-program_id = legacy.program_id
-num_programs = legacy.num_programs
-program_ndim = legacy.program_ndim
-shared_constant = legacy.shared_constant
-shared_identity_matrix = legacy.shared_identity_matrix
-device_print = legacy.device_print
 
-# Operators and activation functions, passed to nki.isa calls as `op=` (the shared page
-# nki.api.shared: ALU operators and activation functions).
-add, subtract, multiply, maximum, minimum = (legacy.add, legacy.subtract, legacy.multiply,
-                                             legacy.maximum, legacy.minimum)
-divide, power = legacy.divide, legacy.power
-equal, not_equal = legacy.equal, legacy.not_equal
-greater, greater_equal, less, less_equal = (legacy.greater, legacy.greater_equal, legacy.less,
-                                            legacy.less_equal)
-bitwise_and, bitwise_or, bitwise_xor = legacy.bitwise_and, legacy.bitwise_or, legacy.bitwise_xor
-exp, log, tanh, sigmoid, relu, gelu, silu = (legacy.exp, legacy.log, legacy.tanh, legacy.sigmoid,
-                                             legacy.relu, legacy.gelu, legacy.silu)
-square, sqrt, rsqrt, sin, abs, reciprocal = (legacy.square, legacy.sqrt,  # noqa: A001
-                                             legacy.rsqrt, legacy.sin, legacy.abs,
-                                             legacy.reciprocal)
-copy = legacy.copy
+# The compute calls and the operator / activation-function names (language_compute.py), the
+# data-movement calls (language_memory.py).
+from .language_compute import (  # noqa: E402,F401
+    abs, abs_max, abs_min, add, all, arctan, average, bitwise_and, bitwise_or, bitwise_xor,
+    broadcast_to,
+    bypass, ceil, copy, cos, divide, equal, erf, erf_dx, exp, floor, fmod, gelu, gelu_apprx_sigmoid,
+    gelu_apprx_sigmoid_dx, gelu_apprx_tanh, gelu_dx, greater, greater_equal, invert, left_shift,
+    less, less_equal, log, logical_and, logical_not, logical_or, logical_xor, matmul, max,
+    maximum, mean, min, minimum, mish, mod, multiply, negative, not_equal, power, prelu, prod,
+    reciprocal, relu, right_shift, rms_norm, rsqrt, sigmoid, sign, silu, silu_dx, sin, softmax,
+    softplus, sqrt, square, subtract, sum, tan, tanh, transpose, trunc, var, where)
+from .language_memory import (device_print, gather_flattened, load, load_transpose2d,  # noqa
+                              shared_constant, shared_identity_matrix, store)
