@@ -88,5 +88,15 @@ TEST(FrontendNkilibIdioms, AnNkiObjectConfigIsAKernelArgument) {
   EXPECT_NE(bad.err.find("colums"), std::string::npos) << bad.err;
 }
 
+// A @dataclass NKIObject whose fields are plain class attributes (nki-library's SectionParams)
+// is built with them as keywords; an unnamed tensor (name=None, nki-library's SbufManager).
+TEST(FrontendNkilibIdioms, PlainClassAttributesAreFields) {
+  const std::string target =
+      (fs::path(NCV_FRONTEND_KERNELS_DIR) / "nkiobject_config.py").string() + ":sectioned";
+  const CliResult r = run_cli({"import", target, "--input", "a=fp32[128,64]"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("dma_copy t[:, :], a[64:+64, :] @line 47"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace ncv::cli_test

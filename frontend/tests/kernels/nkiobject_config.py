@@ -31,3 +31,19 @@ def scaled(a, cfg=TileCfg()):
     nisa.tensor_scalar(dst=t, data=t, op0=nl.multiply, operand0=cfg._factor())
     nisa.dma_copy(dst=out[0:cfg.rows, :], src=t)
     return out
+
+
+@dataclass
+class Section(nl.NKIObject):
+    index = None  # plain class attributes as fields (nki-library's SectionParams)
+    offset = None
+
+
+@nki.jit
+def sectioned(a):
+    s = Section(index=1, offset=64)
+    out = nl.ndarray((64, a.shape[1]), dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray((64, a.shape[1]), dtype=a.dtype, buffer=nl.sbuf, name=None)
+    nisa.dma_copy(dst=t, src=a[s.offset:s.offset + 64, :])
+    nisa.dma_copy(dst=out, src=t)
+    return out
