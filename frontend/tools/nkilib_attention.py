@@ -2,7 +2,8 @@
 """nki-library's attention kernels through ncverify's front end, one row per test configuration.
 
     python3 frontend/tools/nkilib_attention.py --nkilib DIR [--ncverify BIN] [--kernel cte|tkg]
-        [--only REGEX] [--sample N] [--timeout S] [--check] [--list] [--json FILE]
+        [--only REGEX] [--sample N] [--gen trn2|none] [--timeout S] [--check] [--list]
+        [--json FILE] [--scratch DIR]
 
 DIR is a local checkout of aws-neuron/nki-library (issue 45 names d2ad3a5). Nothing of the library
 is copied into this repository: the script reads the library's test files, builds from each
@@ -455,6 +456,9 @@ def main(argv):
     ap.add_argument("--only", default=None, help="rows whose id matches this regex")
     ap.add_argument("--timeout", type=int, default=60, help="seconds per trace")
     ap.add_argument("--check", action="store_true", help="also `check` the rows that trace")
+    ap.add_argument("--gen", default="trn2",
+                    help="the generation to trace for (the tests' default platform target, "
+                         "trn2); `none` leaves --gen out (the kernel's own, else trn1)")
     ap.add_argument("--sample", type=int, default=None,
                     help="only the first N rows of each configuration list (a quick survey)")
     ap.add_argument("--list", action="store_true", help="print the command lines, run nothing")
@@ -475,6 +479,9 @@ def main(argv):
         return 2
     if args.only:
         rows = [r for r in rows if re.search(args.only, r["id"])]
+    if args.gen != "none":
+        for r in rows:
+            r["args"] = r["args"] + ["--gen", args.gen]
     if args.sample is not None:
         taken = {}
         kept = []

@@ -72,6 +72,8 @@ TEST(FrontendNkilibRows, EveryConfigurationIsARowWithTheTestsInputs) {
   EXPECT_NE(line_of_row(r.out, "tkg/fast[0]/lnc=1").find("--grid 1"), std::string::npos);
   EXPECT_NE(line_of_row(r.out, "tkg/slow[0]").find("--grid 2"), std::string::npos);
   EXPECT_NE(cte.find("--grid 1"), std::string::npos);
+  // the tests' default platform target
+  EXPECT_NE(slow.find("--gen trn2"), std::string::npos) << slow;
   // block KV (block_len 32), Q and K in SBUF, fp32, a sink, a sliding window
   const std::string slow = line_of_row(r.out, "tkg/slow[0]");
   for (const char* piece :
@@ -85,7 +87,7 @@ TEST(FrontendNkilibRows, EachRowRunsAndGetsItsStatus) {
   const fs::path rows = temp_dir() / "nkilib_rows.json";
   fs::remove(rows);
   const CliResult r = run_script({"--nkilib", kLayout.string(), "--kernel", "cte", "--ncverify",
-                                  NCVERIFY_BINARY, "--json", rows.string()});
+                                  NCVERIFY_BINARY, "--json", rows.string(), "--gen", "none"});
   ASSERT_EQ(r.exit_code, 0) << describe(r);
   const nlohmann::json j = nlohmann::json::parse(read_file(rows));
   ASSERT_EQ(j.size(), 4U) << j.dump(1);
