@@ -264,7 +264,10 @@ class KernelModules:
                 return obj
             tamper("reads %s of module %s: private names of modules other than the kernel's "
                    "own are outside the kernel language" % (name, obj.__name__))
-        cls = obj if isinstance(obj, type) else type(obj)
+        if isinstance(obj, super):  # super()._helper(): the class of the object it binds
+            cls = obj.__self_class__
+        else:
+            cls = obj if isinstance(obj, type) else type(obj)
         if cls in self._own_classes:  # (a class's MRO and metaclass cannot change after)
             return obj
         names = set(self.loaded) | {m.__name__ for m in self.loaded.values()} | \
