@@ -166,6 +166,8 @@ NKI_API.update({
         "activation", "activation_reduce", "dma_copy", "get_nc_sub_version", "get_nc_version",
         "memset", "nc_matmul", "nc_transpose", "reciprocal", "tensor_copy", "tensor_reduce",
         "tensor_scalar", "tensor_tensor",
+        "dma_transpose", "dma_compute", "iota", "affine_select", "register_alloc",
+        "register_move", "register_load", "register_store",
         "engine", "reduce_cmd", "dge_mode", "oob_mode", "matmul_perf_mode", "nc_version",
         "dma_engine", "tensor_engine", "vector_engine", "scalar_engine", "gpsimd_engine",
         "unknown_engine", "constants",

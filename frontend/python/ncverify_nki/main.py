@@ -34,6 +34,22 @@ def generation_of(platform_target):
     return None if platform_target is None else GENERATIONS.get(str(platform_target))
 
 
+def _generation(gen, platform_target):
+    """The generation a kernel is traced for: --gen, else its decorator's platform_target (None:
+    trn1). The two must agree when both are given: a kernel written for trn2 that uses trn2's
+    calls is not a trn1 kernel."""
+    declared = generation_of(platform_target)
+    if gen is None:
+        return declared
+    if gen not in ("trn1", "trn2", "trn3"):
+        raise UsageError("--gen %s: the model's generations are trn1, trn2 and trn3" % gen)
+    if declared is not None and declared != gen:
+        raise UsageError("--gen %s: the kernel's decorator says platform_target=%r (%s); trace "
+                         "it for that generation or change the decorator" %
+                         (gen, platform_target, declared))
+    return gen
+
+
 def parse_args(argv):
     ap = argparse.ArgumentParser(prog="ncverify_trace", add_help=True)
     ap.add_argument("target")
@@ -42,6 +58,9 @@ def parse_args(argv):
     ap.add_argument("--input", action="append", default=[])
     ap.add_argument("--shape", action="append", default=[])
     ap.add_argument("--grid", default=None)
+    # The generation to trace for (ncverify's --gen): get_nc_version() and the calls that exist
+    # from one generation on follow it. Without it, the kernel's platform_target, else trn1.
+    ap.add_argument("--gen", default=None)
     # The program goes to this file descriptor (ncverify's channel, which the kernel's code
     # cannot reach); without it, to standard output (a developer running the tracer by hand).
     ap.add_argument("--program-fd", type=int, default=None)
@@ -453,7 +472,7 @@ def run(argv):
     if not inspect.isfunction(func):
         raise UsageError("%s:%s is not a function" % (path, func_name))
     tr = trace.Tracer(re.sub(r"\W", "_", func_name), trace.SourceIndex())
-    tr.generation = generation_of(getattr(kernel, "options", {}).get("platform_target"))
+    tr.generation = _generation(args.gen, getattr(kernel, "options", {}).get("platform_target"))
     tr.dialect = _dialect_of.get(os.path.abspath(path), dialect.LEGACY)
     # Instructions name the line of this file that made them (`@line`); the basename keeps the
     # text independent of where the file was traced from.
@@ -514,6 +533,14 @@ def _mark_outputs(tr, result, where):
             raise errors.NkiError("the kernel returns an on-chip tile; a kernel returns HBM "
                                   "tensors (nl.ndarray(..., buffer=nl.shared_hbm))", where)
     returned = {r._view.tensor.name for r in results if isinstance(r, Tile)}
+    if tr.dialect == dialect.NEW:
+        # NKI 0.3.0 (release notes, "Breaking changes"): a kernel's outputs are nl.shared_hbm
+        # tensors; returning an nl.hbm / nl.private_hbm one fails to compile.
+        for t in tr.hbm:
+            if t.name in returned and t.kind_given == "scratch":
+                raise errors.NkiError("the kernel returns '%s', an nl.private_hbm (nl.hbm) "
+                                      "tensor; since NKI 0.3.0 a kernel's outputs are "
+                                      "nl.shared_hbm tensors" % t.name, where)
     for t in tr.hbm:  # a returned HBM tensor is an output, whatever buffer made it (nl.hbm too)
         if t.name in returned and t.role == "scratch":
             t.role = "output"

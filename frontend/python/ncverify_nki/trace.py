@@ -538,6 +538,7 @@ def _subst_value(v, env):
     if isinstance(v, View):
         out = View(v.tensor, [[s.subst(env), n.subst(env), st] for s, n, st in v.dims],
                    list(v.order), v.units)
+        out.partition_leads = getattr(v, "partition_leads", False)  # newapi/views.py
         if v.indirect is not None:
             ind = v.indirect
             out.indirect = Indirect(ind.dim, _subst_value(ind.offsets, env), ind.lo, ind.hi)

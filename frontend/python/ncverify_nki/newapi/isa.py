@@ -5,7 +5,7 @@ support"). The signatures are the 0.6 reference's (aws-neuron-sdk nki/api/nki/is
 at 81ce03ae; https://awsdocs-neuron.readthedocs-hosted.com/en/latest/nki/api/nki.isa.html).
 Each call records the same IR instruction as the legacy stand-in (ops.py), writing `dst`."""
 
-from .. import errors, ops, tiles, trace
+from .. import errors, ops, trace
 from .. import isa as legacy
 from ..program import Enum
 from ..signatures import api, refuse
@@ -71,33 +71,6 @@ def get_nc_sub_version():
 
 
 # ------------------------------------------------------------------ data movement
-
-@api("nisa.dma_copy")
-def dma_copy(dst, src, priority=None, oob_mode=oob_mode.error, dge_mode=dge_mode.unknown,
-             engine=unknown_engine, name=None):
-    """dst = src through the DMA engines (dtype cast through fp32). Since NKI 0.3.0 a DMA does
-    not read PSUM (release notes, "Breaking changes"; copy it to SBUF with tensor_copy)."""
-    _name_arg("nisa.dma_copy", name)
-    s = as_view(src, "src")
-    d = as_view(dst, "dst")
-    for what, v in (("src", s), ("dst", d)):
-        if v.tensor.mem == "psum":
-            raise errors.NkiError("nisa.dma_copy: %s is in PSUM; a DMA reads and writes HBM or "
-                                  "SBUF only (NKI 0.3.0; copy PSUM to SBUF with "
-                                  "nisa.tensor_copy first)" % what)
-    if engine is not unknown_engine:
-        eng = _engine("nisa.dma_copy", engine, ("sync", "scalar", "dma"))
-        if dge_mode != "hwdge":
-            raise errors.NkiError("nisa.dma_copy: engine=nisa.engine.%s is valid only with "
-                                  "dge_mode=nisa.dge_mode.hwdge" % eng)
-    if priority is not None:
-        refuse("nisa.dma_copy", "priority", priority, "DMA priorities (NeuronCore-v4) order "
-               "queues; the model's DMA queues have none")
-    if dge_mode == "hwdge" and s.tensor.dtype != d.tensor.dtype:
-        raise errors.NkiError("nisa.dma_copy: a hardware-DGE DMA needs src and dst of one dtype "
-                              "(%s and %s; NKI 0.3.0)" % (s.tensor.dtype, d.tensor.dtype))
-    legacy.dma_copy(dst=dst, src=src, oob_mode=oob_mode, dge_mode=dge_mode)
-
 
 @api("nisa.tensor_copy")
 def tensor_copy(dst, src, engine=unknown_engine, name=None):
@@ -242,88 +215,15 @@ def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, name=None):
     if pd.is_const() and pv.is_const() and pd != pv:
         raise errors.NkiError("nisa.tensor_reduce: dst has %d partitions, data %d" %
                               (pd.const, pv.const))
-    ops.reduce(name_, data, axis, negate=bool(negate), keepdims=bool(keepdims), out=d)
+    from .views import ir_axes
+
+    ops.reduce(name_, data, ir_axes(data, axis, "nisa.tensor_reduce"), negate=bool(negate),
+               keepdims=bool(keepdims), out=d)
 
 
-# ------------------------------------------------------------------ Tensor engine
-
-@api("nisa.nc_matmul")
-def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_onezero=False,
-              is_transpose=False, accumulate=None, tile_position=(), tile_size=(),
-              perf_mode=matmul_perf_mode.none, name=None):
-    """dst (PSUM) = stationary.T @ moving, or += with accumulation. accumulate=None is the
-    documented default: the first matmul writing a PSUM location overwrites it, later ones add
-    (the nc_matmul page, "Accumulation mode"); False overwrites; True adds and needs a location
-    a matmul has written (undefined on hardware otherwise)."""
-    _name_arg("nisa.nc_matmul", name)
-    d = _dst("nisa.nc_matmul", dst, ("psum",))
-    if d.tensor.dtype != "fp32":
-        refuse("nisa.nc_matmul", "dst", "a %s PSUM tile" % d.tensor.dtype,
-               "the model's Tensor engine accumulates in fp32 PSUM")
-    if perf_mode not in (None, "none"):
-        refuse("nisa.nc_matmul", "perf_mode", perf_mode, "the double-row mode (fp8, "
-               "NeuronCore-v4) is not modelled")
-    if accumulate not in (None, True, False):
-        raise errors.NkiError("nisa.nc_matmul: accumulate= takes None, True or False, not %r" %
-                              (accumulate,))
-    result = legacy.nc_matmul(stationary, moving, is_stationary_onezero=is_stationary_onezero,
-                              is_moving_onezero=is_moving_onezero, is_transpose=is_transpose,
-                              tile_position=tile_position, tile_size=tile_size)
-    r = as_view(result, "result")
-    _same_elements("nisa.nc_matmul", d, r, "stationary.T @ moving")
-    if accumulate is False:
-        if not tiles._retarget(trace.current(), r, d):
-            raise errors.NkiError("nisa.nc_matmul: internal: the product could not be written "
-                                  "to dst")
-        r.tensor.producers[0].set("accumulate", False) if r.tensor.producers else None
-        return
-    z = d.tensor
-    if accumulate is True and not z.group_keys:
-        raise errors.NkiError("nisa.nc_matmul: accumulate=True into '%s', which no matmul has "
-                              "written: accumulating into an uninitialised PSUM location is "
-                              "undefined on hardware (the nc_matmul page)" % z.name)
-    tiles.accumulate_matmul(d, r)
-
-
-@api("nisa.nc_transpose")
-def nc_transpose(dst, data, engine=unknown_engine, name=None):
-    """dst = data transposed (partition and free axes swapped). The Tensor engine reads SBUF and
-    writes PSUM (up to 128x128), the Vector engine either (up to 32x32); unpinned, the engine
-    follows dst's buffer (NKI 0.4.0). dtype: from NeuronCore-v3 the Tensor engine's transpose
-    mode keeps the input dtype, so dst.dtype must equal data.dtype; on NeuronCore-v2 it is a
-    matmul with an identity, written as fp32 (trainium2_arch guide, "transpose mode")."""
-    _name_arg("nisa.nc_transpose", name)
-    d = _dst("nisa.nc_transpose", dst)
-    v = ops._v(data, "data")
-    eng = _engine("nisa.nc_transpose", engine, ("tensor", "vector"))
-    if eng is None:
-        eng = "tensor" if d.tensor.mem == "psum" else "vector"
-    limit = 128 if eng == "tensor" else 32
-    r = trace.current().evaluate
-    p, f = r(v.logical_lins()[0]), r(ops._free_size(v))
-    if (p.is_const() and p.const > limit) or (f.is_const() and f.const > limit):
-        raise errors.NkiError("nisa.nc_transpose: the %s engine transposes up to %dx%d; data is "
-                              "%s" % (eng, limit, limit, tuple(v.shape)))
-    if eng == "tensor":
-        if v.tensor.mem != "sbuf" or d.tensor.mem != "psum":
-            raise errors.NkiError("nisa.nc_transpose: the Tensor engine reads SBUF and writes "
-                                  "PSUM")
-        if current_version() < nc_version.gen3:
-            if d.tensor.dtype != "fp32":
-                raise errors.NkiError("nisa.nc_transpose: on NeuronCore-v2 the Tensor engine's "
-                                      "transpose is a matmul and writes fp32 PSUM; dst is %s"
-                                      % d.tensor.dtype)
-        elif d.tensor.dtype != v.tensor.dtype:
-            raise errors.NkiError("nisa.nc_transpose: dst.dtype (%s) must equal data.dtype (%s)"
-                                  % (d.tensor.dtype, v.tensor.dtype))
-        elif v.tensor.dtype.startswith("fp8"):
-            refuse("nisa.nc_transpose", "data", "an fp8 tile", "the transpose mode writes fp8 "
-                   "as 16-bit PSUM elements, which the model does not")
-    elif d.tensor.dtype != v.tensor.dtype:
-        raise errors.NkiError("nisa.nc_transpose: dst.dtype (%s) must equal data.dtype (%s)" %
-                              (d.tensor.dtype, v.tensor.dtype))
-    pd, fd = r(d.logical_lins()[0]), r(ops._free_size(d))
-    if all(x.is_const() for x in (p, f, pd, fd)) and (pd.const, fd.const) != (f.const, p.const):
-        raise errors.NkiError("nisa.nc_transpose: dst %s is not data %s transposed" %
-                              (tuple(d.shape), tuple(v.shape)))
-    trace.current().instr("transpose", [(None, d), (None, v), ("engine", Enum(eng))])
+# The Tensor-engine, DMA, pattern and register calls live in their own modules.
+from .dma import dma_compute, dma_copy, dma_transpose  # noqa: E402,F401
+from .patterns import affine_select, iota  # noqa: E402,F401
+from .registers import (register_alloc, register_load, register_move,  # noqa: E402,F401
+                        register_store)
+from .tensor_engine import nc_matmul, nc_transpose  # noqa: E402,F401

@@ -10,6 +10,7 @@ from .. import language as legacy
 from ..dtypes import normalize, uint8
 from ..signatures import api, refuse
 from ..tiles import Tile, as_view
+from .views import owned
 
 
 def _dtype(dtype, call):
@@ -28,6 +29,8 @@ def load(src, dtype=None):
         if v.tensor.mem != "hbm":
             raise errors.NkiError("nl.load: src '%s' is in %s; nl.load reads HBM (nl.copy copies "
                                   "an on-chip tile)" % (v.tensor.name, v.tensor.mem.upper()))
+        # a fresh tile the kernel holds only as a view: its dims may be split (views.owned)
+        return owned(legacy.load(src, dtype=dt))
     return legacy.load(src, dtype=dt)
 
 
