@@ -98,5 +98,13 @@ TEST(FrontendNkilibIdioms, PlainClassAttributesAreFields) {
   EXPECT_NE(r.out.find("dma_copy t[:, :], a[64:+64, :] @line 47"), std::string::npos) << r.out;
 }
 
+// str() of a dtype is its NKI name (nki-library's allocator compares it with "float8_e4m3").
+TEST(FrontendNkilibIdioms, ADtypeStringIsItsName) {
+  const std::string target =
+      (fs::path(NCV_FRONTEND_KERNELS_DIR) / "nkiobject_config.py").string() + ":dtype_names";
+  const CliResult r = run_cli({"import", target, "--input", "a=fp32[128,64]"});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+}
+
 }  // namespace
 }  // namespace ncv::cli_test

@@ -47,3 +47,13 @@ def sectioned(a):
     nisa.dma_copy(dst=t, src=a[s.offset:s.offset + 64, :])
     nisa.dma_copy(dst=out, src=t)
     return out
+
+
+@nki.jit
+def dtype_names(a):
+    # nki-library's allocator sizes a tensor by its dtype's name (utils/allocator.py)
+    assert str(nl.float8_e4m3) == "float8_e4m3" and str(nl.bfloat16) == "bfloat16", \
+        "dtype names: %s %s" % (nl.float8_e4m3, nl.bfloat16)
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=a)
+    return out
