@@ -136,6 +136,12 @@ const Attack kAttacks[] = {
     {"update_wrapper", "import functools\nclass Box:\n    mem = 'psum'",
      "functools.update_wrapper(nl.sbuf, Box())", "sets attribute"},
     {"class_attr_write", "", "T = type(nl.sbuf)\nT.mem = 'psum'", "type() of the front end"},
+    // Private names are the kernel's own objects' only (sandbox.kernel_private): not through a
+    // method of its own class called on a stand-in's object, not an enum's.
+    {"private_via_own_method", "class Evil:\n    def peek(self):\n        return self._view",
+     "v = Evil.peek(q)", "reads _view of a Tile object"},
+    {"enum_private", "import enum\nclass E(enum.Enum):\n    A = 1", "c = E._convert_",
+     "reads _convert_"},
     {"caught_tamper", "", "try:\n    m = nl\n    m.exp = None\nexcept Exception:\n    pass",
      "read-only"},
     // A kernel's local module is held to the same language.

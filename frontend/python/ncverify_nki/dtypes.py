@@ -25,6 +25,11 @@ class DType:
     def __repr__(self):
         return "nl.%s" % _NKI_NAME.get(self.name, self.name)
 
+    def __str__(self):
+        # the dtype's NKI name: nki-library's allocator sizes tensors by
+        # `str(dtype) in ["float8e4", "float8_e4m3", ...]` (utils/allocator.py, sizeinbytes)
+        return _NKI_NAME.get(self.name, self.name)
+
     @property
     def dtype(self):
         """What np.dtype(nl.bfloat16) sees: the numpy dtype; for bf16 and fp8, which numpy lacks,

@@ -12,6 +12,11 @@ import string
 from . import allowlist, errors
 
 
+# The builtin that checks a read, write or deletion of a private attribute (`x._name`) when it runs
+# (sandbox.kernel_private); a dunder, so no kernel can name it.
+PRIVATE_CHECK = "__ncverify_private__"
+
+
 class Tamper(Exception):
     """A kernel that reaches past the NKI language: into the tracer, the interpreter or the
     host. `where` is (file, line)."""
@@ -43,15 +48,48 @@ def module_kind(name):
     return "other"
 
 
-def local_module_file(name, directory):
-    """The file of local module `name` (a .py file or a package's __init__.py under
-    `directory`), or None."""
+def local_module_file(name, directories):
+    """The file of local module `name` (a .py file or a package's __init__.py under one of
+    `directories`, the first that has it), or None."""
     parts = name.split(".")
-    base = os.path.join(directory, *parts)
-    for candidate in (base + ".py", os.path.join(base, "__init__.py")):
-        if os.path.isfile(candidate):
-            return os.path.abspath(candidate)
+    for directory in directories:
+        base = os.path.join(directory, *parts)
+        for candidate in (base + ".py", os.path.join(base, "__init__.py")):
+            if os.path.isfile(candidate):
+                return os.path.abspath(candidate)
     return None
+
+
+def package_of_file(path):
+    """Where a file sits in a package: (the directory holding its top-level package, the file's
+    dotted module name, the dotted name of its package) found by walking up the directories that
+    have an __init__.py; None when the file's directory is not a package."""
+    directory = os.path.dirname(os.path.abspath(path))
+    parts = []
+    while os.path.isfile(os.path.join(directory, "__init__.py")) and \
+            os.path.basename(directory).isidentifier():
+        parts.insert(0, os.path.basename(directory))
+        directory = os.path.dirname(directory)
+    if not parts:
+        return None
+    stem = os.path.splitext(os.path.basename(path))[0]
+    package = ".".join(parts)
+    name = package if stem == "__init__" else package + "." + stem
+    return directory, name, package
+
+
+def resolve_relative(package, level, module, where):
+    """The absolute name of `from <level dots><module> import ...` in a module of `package`."""
+    if package is None:
+        raise errors.NkiError("a relative import (from %s%s import ...) in a file that is not in "
+                              "a package (no __init__.py beside it)" % ("." * level, module or ""),
+                              where)
+    parts = package.split(".")
+    if level - 1 >= len(parts):
+        raise errors.NkiError("a relative import (from %s%s import ...) goes above the top-level "
+                              "package %s" % ("." * level, module or "", parts[0]), where)
+    base = parts[:len(parts) - (level - 1)]
+    return ".".join(base + ([module] if module else []))
 
 
 def _format_fields_are_plain(text):
@@ -68,13 +106,15 @@ def _format_fields_are_plain(text):
 
 
 class _Checker(ast.NodeVisitor):
-    def __init__(self, path, directory):
+    def __init__(self, path, directories, package):
         self.path = path
-        self.directory = directory
+        self.directories = directories  # where local modules are looked for
+        self.package = package  # the dotted package the file is in, or None
         self.local_modules = {}  # module name -> file
         self.module_names = set()  # names an import binds (writes to their attributes refused)
         self.nki_names = set()  # names bound to the NKI modules (their facades check '_' names)
         self.bound = set()  # every name the file binds anywhere
+        self.private_attributes = []  # `x._name` nodes, checked when they run
 
     def fail(self, node, message):
         raise Tamper(message, (self.path, getattr(node, "lineno", 0)))
@@ -88,7 +128,7 @@ class _Checker(ast.NodeVisitor):
                             "internals, the OS or the tracer" % (name, ", ".join(sorted(
                                 allowlist.PURE_MODULES))))
         if kind == "other":
-            f = local_module_file(name, self.directory)
+            f = local_module_file(name, self.directories)
             if f is not None:
                 self.local_modules[name] = f
 
@@ -102,28 +142,46 @@ class _Checker(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_ImportFrom(self, node):
-        if node.level:
-            raise errors.NkiError("a relative import (from %s%s import ...): the kernel file is "
-                                  "loaded as a module of its own, not as part of a package" %
-                                  ("." * node.level, node.module or ""),
-                                  (self.path, node.lineno))
-        self._import(node, node.module)
+        module = node.module
+        if node.level:  # from .m import x, from ..pkg.m import x: a module of the file's package
+            module = resolve_relative(self.package, node.level, node.module,
+                                      (self.path, node.lineno))
+        kind = module_kind(module)
+        if kind == "forbidden":
+            self._import(node, module)
+        submodules = 0
         for alias in node.names:
             if alias.name.startswith("_"):
                 self.fail(node, "imports %s from %s: names starting with '_' are private to the "
-                                "module" % (alias.name, node.module))
-            full = node.module + "." + alias.name
-            if module_kind(node.module) == "other" and local_module_file(full, self.directory):
-                self.local_modules[full] = local_module_file(full, self.directory)
-            if module_kind(node.module) == "nki":
+                                "module" % (alias.name, module))
+            full = module + "." + alias.name
+            if kind == "other" and local_module_file(full, self.directories):
+                self.local_modules[full] = local_module_file(full, self.directories)
+                submodules += 1
+            if kind == "nki":
                 self.nki_names.add(alias.asname or alias.name)
-            if module_kind(node.module) in ("nki", "numpy", "pure"):  # read-only names
+            if kind in ("nki", "numpy", "pure"):  # read-only names
                 self.module_names.add(alias.asname or alias.name)
+        # The module itself runs unless every name imported is a submodule of it (a package's
+        # __init__.py runs only when a name is taken from it: README "Kernels in a package")
+        if kind != "other" or submodules < len(node.names):
+            self._import(node, module)
+            if node.level and module not in self.local_modules:
+                raise errors.NkiError("a relative import (from %s%s import %s): the package has "
+                                      "no module %s" % ("." * node.level, node.module or "",
+                                                        ", ".join(a.name for a in node.names),
+                                                        module), (self.path, node.lineno))
         self.generic_visit(node)
 
     # --------------------------------------------------------------- attributes
     def visit_Attribute(self, node):
-        if node.attr.startswith("_") and not self._super_dunder(node) and \
+        if node.attr.startswith("_") and not node.attr.startswith("__") and \
+                not self._nki_private(node):
+            # self._stats, allocator._current_address: a private name of the kernel's own
+            # objects, checked when it runs (sandbox.kernel_private: only objects of the kernel's
+            # own classes and its own modules)
+            self.private_attributes.append(node)
+        elif node.attr.startswith("_") and not self._super_dunder(node) and \
                 not self._nki_private(node):
             self.fail(node, "reads attribute %s: names starting with '_' reach the interpreter's "
                             "internals (dunders) or the NKI stand-ins' private state" % node.attr)
@@ -223,34 +281,76 @@ def read_source(path):
         raise errors.NkiError("%s is not UTF-8 text (byte %d)" % (path, e.start), (path, 0))
 
 
-def check_file(path, directory, source):
-    """Checks one file's source; returns (tree, {local module name: file})."""
+def check_file(path, directories, package, source):
+    """Checks one file's source (a module of `package`, None outside a package); returns (tree,
+    {local module name: file})."""
     try:
         tree = ast.parse(source, filename=path)
     except SyntaxError as e:
         raise errors.NkiError("syntax error: %s" % e.msg, (path, e.lineno or 0))
     except ValueError as e:  # null bytes
         raise errors.NkiError("cannot parse: %s" % e, (path, 0))
-    checker = _Checker(path, directory)
+    checker = _Checker(path, directories, package)
     checker.bound = _bound_names(tree)
     checker.visit(tree)
+    for node in checker.private_attributes:
+        # x._name becomes PRIVATE_CHECK(x, "_name")._name: the check sees the object before any
+        # load, store or delete of the name (the check cannot be named by a kernel: a dunder)
+        check = ast.Call(func=ast.Name(id=PRIVATE_CHECK, ctx=ast.Load()),
+                         args=[node.value, ast.Constant(node.attr)], keywords=[])
+        node.value = ast.copy_location(check, node.value)
+    ast.fix_missing_locations(tree)
     return tree, checker.local_modules
 
 
+class CheckedKernel:
+    """The kernel file and its local modules, checked. `files`: file -> (source, tree); `names`:
+    local module name -> file; `packages`: module name -> the package it is in (None outside
+    one); `kernel`: the kernel file; `kernel_name`: its dotted name when it sits in a package
+    (None otherwise)."""
+
+    def __init__(self, kernel, kernel_name):
+        self.kernel = kernel
+        self.kernel_name = kernel_name
+        self.files = {}
+        self.names = {}
+        self.packages = {}
+
+
+def _package_of_name(name, path):
+    if os.path.basename(path) == "__init__.py":
+        return name
+    return name.rpartition(".")[0] or None
+
+
 def check_kernel(path):
-    """Checks the kernel file and, transitively, every local module it imports (modules found
-    next to the kernel file). Returns {file: (module name, source, tree)} for the kernel file
-    (module name None) and each local module. Raises Tamper or errors.NkiError."""
+    """Checks the kernel file and, transitively, every local module it imports: modules found
+    next to the kernel file and, when the kernel file sits in a package, the modules of that
+    package's tree (absolute imports from its top-level package and relative imports). Returns a
+    CheckedKernel. Raises Tamper or errors.NkiError."""
     path = os.path.abspath(path)
-    directory = os.path.dirname(path)
-    out = {}
-    pending = [(None, path)]
+    directories = [os.path.dirname(path)]
+    place = package_of_file(path)
+    kernel_name, kernel_package = None, None
+    if place is not None:
+        root, kernel_name, kernel_package = place
+        directories.append(root)
+    out = CheckedKernel(path, kernel_name)
+    pending = [(kernel_name, path, kernel_package)]
+    done = set()
     while pending:
-        name, f = pending.pop()
-        if f in out:
+        name, f, package = pending.pop()
+        if (name, f) in done:
             continue
-        source = read_source(f)
-        tree, local = check_file(f, directory, source)
-        out[f] = (name, source, tree)
-        pending.extend(local.items())
+        done.add((name, f))
+        if f not in out.files:
+            out.files[f] = (read_source(f), None)
+        source = out.files[f][0]
+        tree, local = check_file(f, directories, package, source)
+        out.files[f] = (source, tree)
+        if name is not None:
+            out.names[name] = f
+            out.packages[name] = package
+        for sub, sub_file in local.items():
+            pending.append((sub, sub_file, _package_of_name(sub, sub_file)))
     return out

@@ -206,10 +206,10 @@ def load_module(path):
     file with the sandbox armed (sandbox.py). Returns the module."""
     path = os.path.abspath(path)
     checked = kernel_language.check_kernel(path)
-    _dialect_of[path] = dialect.of_trees([tree for _, _, tree in checked.values()])
+    _dialect_of[path] = dialect.of_trees([tree for _, tree in checked.files.values()])
     modules = sandbox.KernelModules(checked, {"range": _python_range(builtins.range)})
     sandbox.seal_stand_in_classes()
-    module = modules.module_for_file(KERNEL_MODULE, path)
+    module = modules.kernel_module(KERNEL_MODULE)
     sys.modules[KERNEL_MODULE] = module
     _local_module_names.update(modules.local_by_name)
     sandbox.arm()
@@ -413,8 +413,17 @@ def bind(tr, func, args, file_label):
             else:
                 raise UsageError("--grid %s: '%s' is neither a number nor a shape name (%s)" %
                                  (args.grid, g, ", ".join(sizes) or "none"))
-    call_args = [dim_specs[a] for a in tensor_args]
-    bound_kwargs = dict(given_kwargs)
+    # Tensors go positionally up to the first parameter that is not one, the rest by name
+    # (nki-library's attention_cte takes its optional tensors k_prior, sink, ... after `scale`).
+    call_args, bound_kwargs = [], dict(given_kwargs)
+    positional = True
+    for name, p in sig.parameters.items():
+        if name not in tensor_args:
+            positional = False
+        elif positional and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            call_args.append(dim_specs[name])
+        else:
+            bound_kwargs[name] = dim_specs[name]
     bound_kwargs.update({a: None for a in none_args})
     notes = ["%s=%r" % (k, v) for k, v in given_kwargs.items()] + \
         ["%s=None" % a for a in none_args]

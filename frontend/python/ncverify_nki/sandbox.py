@@ -14,7 +14,7 @@ import sys
 import types
 
 from . import allowlist, errors
-from .kernel_language import Tamper, module_kind
+from .kernel_language import PRIVATE_CHECK, Tamper, module_kind, resolve_relative
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 _FRONT_END_DIR = os.path.dirname(_PACKAGE_DIR)
@@ -123,10 +123,23 @@ class _Placeholder(types.ModuleType):
     def __getattr__(self, attr):
         if attr.startswith("__"):
             raise AttributeError(attr)
+        if self.__name__ == "os" and attr in _EMPTY_ENVIRONMENT:
+            return _EMPTY_ENVIRONMENT[attr]()
         return getattr(object.__getattribute__(self, "_missing"), attr)
 
     def __setattr__(self, attr, value):
         pass  # (a harness's module-level setting: nothing to do here)
+
+
+def _getenv(key, default=None):
+    return default
+
+
+# The environment a kernel reads is empty: nki-library's logging.py reads its log levels from
+# `os.environ` when it is imported; the tracer's own environment is minimal anyway, and a trace
+# must not depend on the user's. `os.environ` is a fresh empty dict at each use (a harness's
+# `os.environ[...] = "1"` sets nothing that lasts), `os.getenv(key, default)` is the default.
+_EMPTY_ENVIRONMENT = {"environ": dict, "getenv": lambda: _getenv}
 
 
 class _Missing:
@@ -192,10 +205,14 @@ class KernelModules:
         import nki.language  # noqa: F401
         import nki.typing  # noqa: F401
 
-        self.checked = checked  # file -> (module name, source, tree)
-        _kernel_files.update(checked)
-        self.local_by_name = {name: f for f, (name, _, _) in checked.items() if name}
+        self.checked = checked  # kernel_language.CheckedKernel
+        _kernel_files.update(checked.files)
+        self.local_by_name = dict(checked.names)
         self.loaded = {}
+        self.namespaces = {}  # packages whose __init__.py has not run: their submodules only
+        self._package_of = {}  # id(module globals) -> the package its relative imports start at
+        self._own_classes = set()  # classes kernel_private found to be the kernel's own
+        self.kernel_module_name = None  # the name the kernel file runs as (kernel_module)
         self.facades = {}
         for name in sorted(allowlist.NKI_API, key=lambda n: -n.count(".")):
             names = allowlist.NKI_API[name]
@@ -222,17 +239,63 @@ class KernelModules:
         b["getattr"] = _checked_getattr
         b["hasattr"] = _checked_hasattr
         b["type"] = _checked_type
+        b[PRIVATE_CHECK] = self.kernel_private
         b.update(extra)
         return b
 
-    def module_for_file(self, name, path):
+    def module_for_file(self, name, path, package=None):
         module = types.ModuleType(name)
         module.__dict__["__builtins__"] = self.builtins
         module.__dict__["__file__"] = path
+        self._package_of[id(module.__dict__)] = package
+        return module
+
+    def kernel_private(self, obj, name):
+        """`obj._name` in the kernel's code: allowed on the kernel's own modules and on objects
+        and classes of the kernel's own classes (Python's private-by-convention names, which
+        nki-library's helpers use: `self._print`, `allocator._current_address`), tampering on
+        anything else (the stand-ins' private state, the interpreter's objects). A class counts
+        as the kernel's when every class in its MRO was defined by the kernel's files (or is
+        `object` or the stand-in `NKIObject` base, which holds no state of the stand-ins') and
+        its metaclass is `type` (not EnumType, whose private methods read other modules)."""
+        if isinstance(obj, types.ModuleType):
+            if any(obj is m for m in self.loaded.values()) or \
+                    any(obj is m for m in self.namespaces.values()):
+                return obj
+            tamper("reads %s of module %s: private names of modules other than the kernel's "
+                   "own are outside the kernel language" % (name, obj.__name__))
+        if isinstance(obj, super):  # super()._helper(): the class of the object it binds
+            cls = obj.__self_class__
+        else:
+            cls = obj if isinstance(obj, type) else type(obj)
+        if cls in self._own_classes:  # (a class's MRO and metaclass cannot change after)
+            return obj
+        names = set(self.loaded) | {m.__name__ for m in self.loaded.values()} | \
+            {self.kernel_module_name}
+        bases = _kernel_bases()
+        if type(cls) is not type and type(cls) not in bases:
+            tamper("reads %s of %r: private names of objects other than the kernel's own are "
+                   "outside the kernel language" % (name, cls.__name__))
+        for k in cls.__mro__:
+            if k is not object and k not in bases and k.__module__ not in names:
+                tamper("reads %s of a %s object: private names of objects other than the "
+                       "kernel's own are outside the kernel language" % (name, k.__name__))
+        self._own_classes.add(cls)
+        return obj
+
+    def kernel_module(self, name):
+        """The module the kernel file runs as (`name`, not its own dotted name: its `__main__`
+        block must not run); a module of its package importing it gets this same module."""
+        checked = self.checked
+        package = checked.packages.get(checked.kernel_name)
+        module = self.module_for_file(name, checked.kernel, package)
+        self.kernel_module_name = name
+        if checked.kernel_name is not None:
+            self.loaded[checked.kernel_name] = module
         return module
 
     def run_module(self, module, path):
-        _, source, tree = self.checked[path]
+        _, tree = self.checked.files[path]
         exec(compile(tree, path, "exec"), module.__dict__)  # noqa: S102 (checked source)
 
     def _nki_placeholder(self, name):
@@ -252,14 +315,35 @@ class KernelModules:
         if name in self.loaded:
             return self.loaded[name]
         path = self.local_by_name[name]
-        module = self.module_for_file(name, path)
+        module = self.module_for_file(name, path, self.checked.packages.get(name))
         self.loaded[name] = module
+        self.namespaces.pop(name, None)
         self.run_module(module, path)
+        return module
+
+    def _package(self, name):
+        """Package `name` as the kernel sees it: its module when its __init__.py ran, else a
+        namespace holding the submodules imported so far."""
+        if name in self.loaded:
+            return self.loaded[name]
+        if name not in self.namespaces:
+            self.namespaces[name] = types.ModuleType(name)
+        return self.namespaces[name]
+
+    def _hang(self, name, module):
+        """Sets module `name` as an attribute of its parent packages (`import a.b.c` binds `a`,
+        whose `b.c` is the module); returns the top-level package."""
+        parts = name.split(".")
+        for k in range(len(parts) - 1, 0, -1):
+            parent = self._package(".".join(parts[:k]))
+            parent.__dict__[parts[k]] = module
+            module = parent
         return module
 
     def import_module(self, name, globals=None, locals=None, fromlist=(), level=0):
         if level:
-            raise ImportError("relative imports are not supported in a kernel file")
+            package = self._package_of.get(id(globals))
+            name = resolve_relative(package, level, name, errors.user_location())
         kind = module_kind(name)
         if kind == "forbidden":
             tamper("imports %s while running" % name)
@@ -273,19 +357,34 @@ class KernelModules:
             elif leaf is None:
                 leaf = _Placeholder(name, False)
             return leaf if fromlist else self.facades.get(top, leaf)
-        if name in self.local_by_name:
-            leaf = self._local(name)
-            if fromlist:
-                for f in fromlist:
-                    if name + "." + f in self.local_by_name:
-                        self._local(name + "." + f)
-                return leaf
-            return self._local(top) if top in self.local_by_name else leaf
-        if fromlist:
-            for f in fromlist:
-                if name + "." + f in self.local_by_name:
-                    self._local(name + "." + f)
-        return _Placeholder(name if fromlist else top, False)
+        if not fromlist:
+            if name in self.local_by_name:
+                return self._hang(name, self._local(name))
+            return _Placeholder(top, False)
+        submodules = [f for f in fromlist if name + "." + f in self.local_by_name]
+        if name in self.local_by_name and len(submodules) < len(fromlist):
+            leaf = self._local(name)  # a name taken from the module itself: it runs
+        elif submodules:
+            leaf = self._package(name)
+            self._hang(name, leaf)
+        else:
+            return _Placeholder(name, False)
+        for f in submodules:
+            leaf.__dict__[f] = self._local(name + "." + f)
+        return leaf
+
+
+def _kernel_bases():
+    """Classes of the stand-ins a kernel's own classes may derive from without their private
+    names becoming the stand-ins': `nl.NKIObject` (a marker base of config objects) and its
+    metaclass."""
+    out = set()
+    for module in ("nki.language", "neuronxcc.nki.language"):
+        base = getattr(sys.modules.get(module), "NKIObject", None)
+        if isinstance(base, type):
+            out.update((base, type(base)))
+    out.discard(type)
+    return out
 
 
 def _checked_type(*args):
@@ -333,6 +432,7 @@ def seal_stand_in_classes():
             tamper("sets attribute %s of the front end's class %s" % (name, cls.__name__))
 
     SealedClass.guard = guard
+    kernel_bases = _kernel_bases()
     for mod_name, mod in list(sys.modules.items()):
         if not mod_name.startswith("ncverify_nki") or mod is None:
             continue
@@ -340,7 +440,9 @@ def seal_stand_in_classes():
             if isinstance(value, type) and value.__module__ == mod_name and \
                     not issubclass(value, BaseException) and value is not Facade and \
                     not issubclass(value, types.ModuleType) and value is not _Missing and \
-                    not issubclass(value, type):
+                    not issubclass(value, type) and value not in kernel_bases:
+                # (nl.NKIObject is the base of the kernel's own config classes: their objects
+                # hold the kernel's data, which the kernel's code sets)
                 _seal(value)
 
 

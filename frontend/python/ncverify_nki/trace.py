@@ -94,6 +94,8 @@ class Tracer:
         # The .nkir keywords name nothing (model/ir/validate.cpp is_reserved): a kernel's
         # `output = nl.ndarray(...)` becomes `output_2`.
         self.names = set(_NKIR_KEYWORDS)
+        self._probe = {}  # base name -> where unique() resumes probing (names only grow, but
+        # a closed loop frees its variable's name: close_loop clears this)
         self.queues = {}  # HBM tensor name -> DMA queue
         self.source_file = None  # the `.nkir` `source` line: the kernel file the `@line`s count in
         # The generation the kernel is written for, when its decorator names one
@@ -107,12 +109,20 @@ class Tracer:
 
     # ---- names
     def unique(self, base):
+        """`base`, else the first free `base_k` (k = 2, 3, ...). `_probe[base]` is a k below which
+        every `base_k` is taken, so a kernel that allocates thousands of tensors from one line
+        (nki-library's allocators) does not probe them all again each time."""
         base = base or "t"
-        name, k = base, 2
+        if base not in self.names:
+            self.names.add(base)
+            return base
+        k = self._probe.get(base, 2)
+        name = "%s_%d" % (base, k)
         while name in self.names:
-            name = "%s_%d" % (base, k)
             k += 1
+            name = "%s_%d" % (base, k)
         self.names.add(name)
+        self._probe[base] = k + 1
         return name
 
     def assigned_name(self, default="t"):
@@ -256,6 +266,7 @@ class Tracer:
         self.loops.pop()
         self.stack.pop()
         self.names.discard(loop.var)
+        self._probe.clear()
         if not loop.body and (len(loop.family) > 1 or loop.pending):
             self.stack[-1].remove(loop)  # a piece whose branch does nothing
             return

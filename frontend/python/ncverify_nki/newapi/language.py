@@ -177,6 +177,8 @@ def _check_layout(tr):
 
 
 def _name(name, call):
+    if name is None:  # nki-library's SbufManager passes name=None for a tensor it does not name
+        return None
     if not isinstance(name, str):
         raise errors.NkiError("%s: name= takes a string, not %r" % (call, name))
     return name or None
@@ -280,6 +282,33 @@ class tile_size(metaclass=_TileSizeLimits):  # noqa: N801
 
 # ---------------------------------------------------------------- classes
 
+def _plain_fields(cls):
+    """The class-level data attributes (not annotated, not methods or descriptors) of the
+    classes between `cls` and NKIObject, in order."""
+    out = []
+    for base in reversed(cls.__mro__):
+        if base is object or base.__name__ == "NKIObject" and base.__module__ == __name__:
+            continue
+        annotated = base.__dict__.get("__annotations__", {})
+        for name, value in base.__dict__.items():
+            if name.startswith("__") or name in annotated or name in out or callable(value) or \
+                    isinstance(value, (staticmethod, classmethod, property)):
+                continue
+            out.append(name)
+    return out
+
+
+def _fields_of(cls):
+    """The fields of the compiler's default __init__, in order: the annotated names (the
+    guide's example), then the plain class attributes (`_plain_fields`)."""
+    fields = []
+    for base in reversed(cls.__mro__):
+        for name in base.__dict__.get("__annotations__", {}):
+            if name not in fields:
+                fields.append(name)
+    return fields + [n for n in _plain_fields(cls) if n not in fields]
+
+
 class NKIObject:
     """nl.NKIObject: the base of a kernel's config classes; the compiler copies an instance's
     fields (`__dict__`) into the kernel (the language guide, "Class Support"). Here an instance is
@@ -288,17 +317,15 @@ class NKIObject:
     "classes with and without the @dataclass decorator will be compiled in the same way": a
     subclass without an __init__ of its own gets the guide's default one (this one): each
     annotated field a parameter in order, its class value the default (None if it has none),
-    then `__post_init__()`. A @dataclass subclass has dataclasses' own __init__, which takes
-    precedence (field(default_factory=...) included). The class itself keeps the 0.6
-    reference's `NKIObject(**kwargs)`."""
+    then `__post_init__()`; plain class attributes (`x = None`, no annotation) are fields too,
+    after the annotated ones. A @dataclass subclass has dataclasses' own __init__, which takes
+    precedence (field(default_factory=...) included), unless it has plain class attributes
+    (__init_subclass__ below). The class itself keeps the 0.6 reference's
+    `NKIObject(**kwargs)`."""
 
     def __init__(self, *args, **kwargs):
         cls = type(self)
-        fields = []
-        for base in reversed(cls.__mro__):
-            for name in base.__dict__.get("__annotations__", {}):
-                if name not in fields:
-                    fields.append(name)
+        fields = _fields_of(cls)
         if not fields:
             if args:
                 raise errors.NkiError("%s() takes keyword arguments only (it declares no "
@@ -322,6 +349,17 @@ class NKIObject:
         post = getattr(self, "__post_init__", None)
         if post is not None:
             post()
+
+    def __init_subclass__(cls, **kw):
+        super().__init_subclass__(**kw)
+        # A class whose fields are plain class attributes (nki-library's attention_cte.py:
+        # `@dataclass class SectionParams(nl.NKIObject): section_idx = None`, built with
+        # SectionParams(section_idx=...)) keeps the default __init__ even under @dataclass, whose
+        # own would take no field (it sees annotations only) while the compiler's takes them
+        # ("classes with and without the @dataclass decorator will be compiled in the same
+        # way"). @dataclass leaves an __init__ the class already has.
+        if "__init__" not in cls.__dict__ and _plain_fields(cls):
+            cls.__init__ = NKIObject.__init__
 
 
 # ---------------------------------------------------------------- launch and scheduling

@@ -1,0 +1,2 @@
+def kernel_assert(condition, text):
+    assert condition, text

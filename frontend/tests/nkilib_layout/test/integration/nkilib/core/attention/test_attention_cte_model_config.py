@@ -1,0 +1,1 @@
+attention_cte_model_configs = []

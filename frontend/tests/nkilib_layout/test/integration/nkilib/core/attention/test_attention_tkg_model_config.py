@@ -1,0 +1,1 @@
+attention_tkg_model_configs = []

@@ -1,0 +1,112 @@
+// frontend/tools/nkilib_attention.py on a stand-in nki-library layout (label frontend,
+// frontend/tests/nkilib_layout): every configuration of the test files' parametrize lists
+// becomes one row (crossed lists, the test body's `if` deciding a negative case, the
+// coverage sweeps left out), with the kernel's inputs the test would make, and each row runs
+// `ncverify import` and gets its status.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "tools/tests/cli_test_support.h"
+
+namespace ncv::cli_test {
+namespace {
+
+const fs::path kFrontend = fs::path(NCV_FRONTEND_KERNELS_DIR).parent_path().parent_path();
+const fs::path kLayout = kFrontend / "tests" / "nkilib_layout";
+
+// Runs the script with `args`; stdout, stderr and the exit code.
+CliResult run_script(const std::vector<std::string>& args) {
+  const std::string python = fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+  std::string cmd =
+      python + " " + shell_quote((kFrontend / "tools" / "nkilib_attention.py").string());
+  for (const std::string& a : args) {
+    cmd += ' ';
+    cmd += shell_quote(a);
+  }
+  const fs::path err = temp_dir() / "nkilib_rows_stderr.txt";
+  cmd += " 2>" + shell_quote(err.string()) + " </dev/null";
+  CliResult r;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (pipe == nullptr) return r;
+  char buf[4096];
+  size_t n = 0;
+  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) r.out.append(buf, n);
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.err = read_file(err);
+  return r;
+}
+
+std::string line_of_row(const std::string& out, const std::string& id) {
+  std::istringstream in(out);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(id + "\t", 0) == 0) return line;
+  }
+  return "";
+}
+
+TEST(FrontendNkilibRows, EveryConfigurationIsARowWithTheTestsInputs) {
+  const CliResult r = run_script({"--nkilib", kLayout.string(), "--list"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  // 2 rows x cache_softmax {False, True}; tkg: fast x lnc {1, 2}, slow once; no sweep rows
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 7) << r.out;
+  EXPECT_EQ(r.out.find("sweep"), std::string::npos) << r.out;
+  // the second row: bs 2, k's seqlen twice q's (the test body's arithmetic), a sink (bs > 1)
+  const std::string cte = line_of_row(r.out, "cte/small[1]/cache_softmax=True");
+  for (const char* piece : {"attention_cte.py:attention_cte", "'q=fp32[2,200,64]'",
+                            "'k=fp32[2,64,400]'", "'sink=fp32[2,1]'", "k_prior=None", "scale=0.5",
+                            "causal_mask=False", "cache_softmax=True"}) {
+    EXPECT_NE(cte.find(piece), std::string::npos) << piece << "\n" << r.out;
+  }
+  const std::string fast2 = line_of_row(r.out, "tkg/fast[0]/lnc=2");
+  for (const char* piece :
+       {"attention_tkg_entry", "'k_prior=bf16[2,1,512,64]'", "'mask=uint8[3,2,1,3]'",
+        "'inv_freqs=fp32[32,1]'", "lnc=2", "--grid 2", "AttnTKGConfig(2, 1, 3, 256, 512, 64, 0"}) {
+    EXPECT_NE(fast2.find(piece), std::string::npos) << piece << "\n" << r.out;
+  }
+  // the harness launches kernel[lnc] whatever lnc is; CompilerArgs() is degree 2 (trn2)
+  EXPECT_NE(line_of_row(r.out, "tkg/fast[0]/lnc=1").find("--grid 1"), std::string::npos);
+  EXPECT_NE(line_of_row(r.out, "tkg/slow[0]").find("--grid 2"), std::string::npos);
+  EXPECT_NE(cte.find("--grid 1"), std::string::npos);
+  // the tests' default platform target
+  EXPECT_NE(cte.find("--gen trn2"), std::string::npos) << cte;
+  // block KV (block_len 32), Q and K in SBUF, fp32, a sink, a sliding window
+  const std::string slow = line_of_row(r.out, "tkg/slow[0]");
+  for (const char* piece :
+       {"'q=fp32[128,40]'", "'k_prior=fp32[128,32,128]'", "'active_blocks_table=uint32[4,32]'",
+        "'sink=fp32[2,1]'", "dtype=float32", "rope_pos_ids=None"}) {
+    EXPECT_NE(slow.find(piece), std::string::npos) << piece << "\n" << r.out;
+  }
+}
+
+TEST(FrontendNkilibRows, EachRowRunsAndGetsItsStatus) {
+  const fs::path rows = temp_dir() / "nkilib_rows.json";
+  fs::remove(rows);
+  const CliResult r = run_script({"--nkilib", kLayout.string(), "--kernel", "cte", "--ncverify",
+                                  NCVERIFY_BINARY, "--json", rows.string(), "--gen", "none"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  const nlohmann::json j = nlohmann::json::parse(read_file(rows));
+  ASSERT_EQ(j.size(), 4U) << j.dump(1);
+  std::map<std::string, std::string> status;
+  for (const auto& row : j) status[row["id"]] = row["status"];
+  EXPECT_EQ(status["cte/small[0]/cache_softmax=False"], "traced");
+  EXPECT_EQ(status["cte/small[0]/cache_softmax=True"], "traced");
+  // an optional tensor given after a keyword argument (sink after scale) is bound by name
+  EXPECT_EQ(status["cte/small[1]/cache_softmax=False"], "traced");
+  // the test expects the kernel to refuse it (seqlen_q 200 with cache_softmax), and it does
+  EXPECT_EQ(status["cte/small[1]/cache_softmax=True"], "negative");
+  EXPECT_NE(r.out.find("4 configurations: 1 negative, 3 traced"), std::string::npos) << r.out;
+}
+
+TEST(FrontendNkilibRows, ACheckoutWithoutTheTestsIsExitTwo) {
+  const CliResult r = run_script({"--nkilib", temp_dir().string(), "--list"});
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_NE(r.err.find("cannot read"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace ncv::cli_test
