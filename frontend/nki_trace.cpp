@@ -129,6 +129,10 @@ std::string trace_nki(const TraceRequest& request) {
     argv.push_back("--grid");
     argv.push_back(request.grid);
   }
+  if (!request.generation.empty()) {
+    argv.push_back("--gen");
+    argv.push_back(request.generation);
+  }
   if (access(argv[0].c_str(), X_OK) != 0) {
     throw FrontendError("cannot run " + argv[0] + " (" + strerror(errno) +
                         "): the NKI front end needs python3 and python3-numpy (ci/setup "

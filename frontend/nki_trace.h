@@ -34,7 +34,11 @@ struct TraceRequest {
   std::vector<std::string> inputs;   // NAME=DTYPE or NAME=DTYPE[d0,d1,...]
   std::vector<std::string> shapes;   // NAME=a,b,...
   std::string grid;                  // launch grid: "N" or "bs" or "b,h" (empty: none)
-  int64_t memory_mib = 8192;         // the tracer's address space (--memory-budget-mib)
+  // The generation the kernel is traced for (trn1, trn2, trn3): nki.isa.get_nc_version() and the
+  // calls that exist from one generation on follow it. Empty: the kernel's own
+  // nki.jit(platform_target=), else trn1.
+  std::string generation;
+  int64_t memory_mib = 8192;  // the tracer's address space (--memory-budget-mib)
   int64_t max_program_bytes = int64_t{64} << 20;  // the traced program's size (--max-input-mib)
 };
 

@@ -154,6 +154,7 @@ double percent(const MemoryPeak& m) {
 
 int run_bench(const BenchCommandOptions& given) {
   BenchCommandOptions opts = given;
+  opts.nki.gen = opts.gen;  // a traced kernel is traced for the generation it is benched on
   if (!opts.gen.empty()) hw_config_for(opts.gen);  // an unknown name first
   const KernelSource src = load_kernel_source(opts.target, opts.params, "", opts.nki);
   const HwConfig& hw = generation_for(src.variant, opts.gen);

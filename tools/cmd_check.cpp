@@ -182,6 +182,7 @@ int run_sweep(const CheckCommandOptions& opts, const KernelSource& src,
 
 int run_check(const CheckCommandOptions& given) {
   CheckCommandOptions opts = given;
+  opts.nki.gen = opts.gen;  // a traced kernel is traced for the generation it is checked on
   const bool explicit_layout = !opts.layout.empty() || !opts.contract.empty();
   if (explicit_layout && !opts.like.empty()) {
     throw UsageError(

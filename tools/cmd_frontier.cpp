@@ -111,8 +111,10 @@ int run_frontier(const FrontierCommandOptions& opts) {
   } else {
     split_assignments(kernels::find_variant(opts.target), opts.assignments, options, given);
   }
+  NkiFlags nki = opts.nki;
+  nki.gen = opts.gen;  // a traced kernel is traced for the generation named (not for `all`)
   const std::vector<kernels::LabelledProgram> programs = solver_programs(
-      opts.target, options, traced ? opts.assignments : std::vector<std::string>{}, opts.nki);
+      opts.target, options, traced ? opts.assignments : std::vector<std::string>{}, nki);
   // The generations the kernel runs on: one it does not run on is refused, `all` skips those.
   const GenerationPlan plan =
       generations_for(programs.empty() ? nullptr : programs.front().variant, opts.gen, "");

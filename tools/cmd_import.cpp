@@ -1,7 +1,7 @@
 // `ncverify import FILE.py:FUNCTION [--param NAME=VALUE ...] [--input ...] [--shape ...]
-// [--grid ...] [-o OUT.nkir [--force]]`: traces an unmodified NKI kernel with the front end
-// (frontend/) and prints or writes the program as `.nkir`, headed by comments that say where it
-// came from and with which arguments.
+// [--grid ...] [--gen trn1|trn2|trn3] [-o OUT.nkir [--force]]`: traces an unmodified NKI kernel
+// with the front end (frontend/) for one generation and prints or writes the program as `.nkir`,
+// headed by comments that say where it came from and with which arguments.
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <memory>
@@ -27,6 +27,9 @@ struct ImportOptions {
 int run_import(const ImportOptions& opts) {
   if (!frontend::is_python_target(opts.target)) {
     throw UsageError("import takes an NKI kernel FILE.py:FUNCTION, got '" + opts.target + "'");
+  }
+  if (opts.nki.gen == "all") {
+    throw UsageError("import traces for one generation: --gen takes trn1, trn2 or trn3");
   }
   if (!opts.out.empty()) refuse_existing_output(opts.out, opts.force, "-o");
   const KernelSource src = load_kernel_source(opts.target, opts.params, "", opts.nki);
@@ -55,6 +58,10 @@ void register_import(CLI::App& app, Action& action) {
       ->expected(1)
       ->take_all();
   opts->nki.add_options(cmd);
+  cmd->add_option("--gen", opts->nki.gen,
+                  "The generation to trace for: trn1, trn2 or trn3 (nki.isa.get_nc_version() "
+                  "answers NeuronCore-v2, v3 or v4; default: the kernel's platform_target, else "
+                  "trn1)");
   add_memory_budget_option(cmd);
   cmd->add_option("-o,--out", opts->out, "Write the program here instead of standard output");
   cmd->add_flag("--force", opts->force, "Replace an existing -o file");

@@ -141,8 +141,10 @@ int run_prove(const ProveCommandOptions& opts) {
   if (opts.all == !opts.target.empty()) {
     throw UsageError("prove needs exactly one of KERNEL, FILE.nkir or --all");
   }
+  NkiFlags nki = opts.nki;
+  nki.gen = opts.gen;  // a traced kernel is traced for the generation named (not for `all`)
   const std::vector<kernels::LabelledProgram> programs =
-      opts.all ? all_solver_programs() : solver_programs(opts.target, {}, opts.params, opts.nki);
+      opts.all ? all_solver_programs() : solver_programs(opts.target, {}, opts.params, nki);
   const ProveJobs jobs = prove_jobs(opts, programs);
   ClassCounts total;
   nlohmann::json jprograms = nlohmann::json::array();

@@ -120,6 +120,7 @@ void write_npy_outputs(const RunCommandOptions& opts, const RunResult& result) {
 
 int run_run(const RunCommandOptions& given) {
   RunCommandOptions opts = given;
+  opts.nki.gen = opts.gen;  // a traced kernel is traced for the generation it runs on
   if (!opts.gen.empty()) hw_config_for(opts.gen);  // an unknown name first
   const KernelSource src = load_kernel_source(opts.file, opts.params, "", opts.nki);
   const HwConfig& hw = generation_for(src.variant, opts.gen);

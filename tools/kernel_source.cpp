@@ -12,6 +12,7 @@
 #include "model/nkir/parse.h"
 #include "properties/bug_catalogue.h"
 #include "tools/cli_common.h"
+#include "tools/generations.h"
 #include "tools/input_file.h"
 #include "workloads/workload.h"
 
@@ -64,6 +65,16 @@ void load_traced(KernelSource& src, const std::string& target,
   req.inputs = nki.inputs;
   req.shapes = nki.shapes;
   req.grid = nki.grid;
+  // The generation the command runs on, so that the kernel's get_nc_version() branches take
+  // that generation's path: --gen when it names one; else a --like kernel's default generation
+  // when it is not trn1 (a kernel for trn2 and trn3 only). Otherwise the tracer uses the
+  // kernel's nki.jit(platform_target=), else trn1. (`--gen all` traces once, for that default.)
+  if (!nki.gen.empty() && nki.gen != "all") {
+    req.generation = generation_for(src.variant, nki.gen).name;
+  } else if (src.variant != nullptr) {
+    const std::string& gen = generation_for(src.variant, "").name;
+    if (gen != kDefaultGeneration) req.generation = gen;
+  }
   std::vector<std::pair<std::string, std::string>> values;
   for (const std::string& a : assignments) {
     const auto eq = a.find('=');

@@ -23,6 +23,10 @@ struct NkiFlags {
   std::vector<std::string> inputs;  // --input NAME=DTYPE[d0,d1,...]
   std::vector<std::string> shapes;  // --shape NAME=a,b,...
   std::string grid;                 // --grid N | NAME | A,B
+  // The generation the kernel is traced for: the command's --gen when it names one generation
+  // ("" or "all": the --like kernel's default generation, else the kernel's platform_target,
+  // else trn1). Set by the command, not a flag of its own.
+  std::string gen;
   void add_options(CLI::App* cmd);
   bool empty() const { return inputs.empty() && shapes.empty() && grid.empty(); }
 };

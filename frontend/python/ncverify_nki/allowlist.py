@@ -128,8 +128,56 @@ NKI_API = {
     ),
     "neuronxcc.nki.typing": ("tensor", "mutable_tensor", "scalar"),
 }
-# The top-level `nki` package is the same API under another name.
-NKI_ALIASES = {"nki": "neuronxcc.nki"}
+# The top-level `nki` package: today's API (NKI 0.2-0.6, ncverify_nki/newapi), the names of the
+# 0.6 reference's nki, nki.language, nki.isa and nki.collectives pages that the stand-in has.
+NKI_API.update({
+    "nki": ("jit", "simulate", "language", "isa", "collectives", "typing", "dtype"),
+    # nki.dtype: undocumented; nki-library's annotations and tests name it (nki/dtype.py)
+    "nki.dtype": (
+        "bfloat16", "bool_", "float16", "float32", "float8_e4m3", "float8_e4m3fn", "float8_e5m2",
+        "float8_e4m3fn_x4", "float8_e5m2_x4", "float4_e2m1fn_x4", "float8_e8m0fnu", "int8",
+        "int16", "int32", "tfloat32", "uint8", "uint16", "uint32",
+    ),
+    "nki.language": (
+        "sbuf", "psum", "hbm", "private_hbm", "shared_hbm", "is_hbm", "is_on_chip", "is_psum",
+        "is_sbuf", "tile_size",
+        "bfloat16", "bool_", "float16", "float32", "float8_e4m3", "float8_e4m3fn", "float8_e5m2",
+        "float8_e4m3fn_x4", "float8_e5m2_x4", "float4_e2m1fn_x4", "float8_e8m0fnu", "int8",
+        "int16", "int32", "tfloat32", "uint8", "uint16", "uint32",
+        "ndarray", "zeros", "ones", "full", "zeros_like", "empty_like", "shared_constant",
+        "shared_identity_matrix", "NKIObject", "load", "store", "ds", "affine_range", "sequential_range",
+        "static_range", "program_id", "num_programs", "program_ndim", "device_print",
+        "fori_loop", "dynamic_range", "while_loop",
+        "no_reorder", "rand", "random_seed", "dropout", "bool",
+        # data movement (newapi/language_memory.py)
+        "load", "store", "load_transpose2d", "gather_flattened",
+        # compute calls and operator / activation names (newapi/language_compute.py)
+        "add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "equal",
+        "not_equal", "greater", "greater_equal", "less", "less_equal", "bitwise_and",
+        "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "invert", "logical_and",
+        "logical_or", "logical_xor", "logical_not", "abs_max", "abs_min", "average", "bypass",
+        "fmod", "mod", "exp", "log", "tanh", "sigmoid", "relu", "gelu", "silu", "square",
+        "sqrt", "rsqrt", "sin", "cos", "tan", "arctan", "abs", "reciprocal", "copy", "negative",
+        "sign", "ceil", "floor", "trunc", "prelu", "gelu_dx", "gelu_apprx_tanh",
+        "gelu_apprx_sigmoid", "gelu_apprx_sigmoid_dx", "silu_dx", "softplus", "mish", "erf",
+        "erf_dx", "sum", "max", "min", "prod", "mean", "var", "all", "softmax", "rms_norm",
+        "where", "matmul", "transpose", "broadcast_to",
+    ),
+    "nki.isa": (
+        "activation", "activation_reduce", "dma_copy", "get_nc_sub_version", "get_nc_version",
+        "memset", "nc_matmul", "nc_transpose", "reciprocal", "tensor_copy", "tensor_reduce",
+        "tensor_scalar", "tensor_tensor",
+        "dma_transpose", "dma_compute", "iota", "affine_select", "register_alloc",
+        "register_move", "register_load", "register_store",
+        "engine", "reduce_cmd", "dge_mode", "oob_mode", "matmul_perf_mode", "nc_version",
+        "dma_engine", "tensor_engine", "vector_engine", "scalar_engine", "gpsimd_engine",
+        "unknown_engine", "constants",
+    ),
+    "nki.isa.constants": ("dge_mode", "oob_mode", "matmul_perf_mode", "engine", "reduce_cmd",
+                          "nc_version", "dma_engine"),
+    "nki.collectives": (),
+    "nki.typing": ("tensor", "mutable_tensor", "scalar"),
+})
 
 # Modules whose import is refused as tampering: each has no use in a kernel file (not even in its
 # test harness) and reaches the interpreter's objects, frames and code (gc, inspect, builtins,

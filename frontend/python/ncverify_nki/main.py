@@ -14,7 +14,7 @@ import sys
 import textwrap
 import traceback
 
-from . import errors, kernel_language, sandbox, trace, unrolling
+from . import dialect, errors, kernel_language, sandbox, trace, unrolling
 from .dtypes import normalize
 from .expr import Lin, SymInt, name_lin
 from .program import Tensor
@@ -34,6 +34,22 @@ def generation_of(platform_target):
     return None if platform_target is None else GENERATIONS.get(str(platform_target))
 
 
+def _generation(gen, platform_target):
+    """The generation a kernel is traced for: --gen, else its decorator's platform_target (None:
+    trn1). The two must agree when both are given: a kernel written for trn2 that uses trn2's
+    calls is not a trn1 kernel."""
+    declared = generation_of(platform_target)
+    if gen is None:
+        return declared
+    if gen not in ("trn1", "trn2", "trn3"):
+        raise UsageError("--gen %s: the model's generations are trn1, trn2 and trn3" % gen)
+    if declared is not None and declared != gen:
+        raise UsageError("--gen %s: the kernel's decorator says platform_target=%r (%s); trace "
+                         "it for that generation or change the decorator" %
+                         (gen, platform_target, declared))
+    return gen
+
+
 def parse_args(argv):
     ap = argparse.ArgumentParser(prog="ncverify_trace", add_help=True)
     ap.add_argument("target")
@@ -42,6 +58,9 @@ def parse_args(argv):
     ap.add_argument("--input", action="append", default=[])
     ap.add_argument("--shape", action="append", default=[])
     ap.add_argument("--grid", default=None)
+    # The generation to trace for (ncverify's --gen): get_nc_version() and the calls that exist
+    # from one generation on follow it. Without it, the kernel's platform_target, else trn1.
+    ap.add_argument("--gen", default=None)
     # The program goes to this file descriptor (ncverify's channel, which the kernel's code
     # cannot reach); without it, to standard output (a developer running the tracer by hand).
     ap.add_argument("--program-fd", type=int, default=None)
@@ -146,6 +165,19 @@ def _data_value(node, namespace):
 
 
 def _with_field(base, head, field, value):
+    from .newapi.language import NKIObject
+
+    if isinstance(base, NKIObject) and not dataclasses.is_dataclass(base):
+        # An nl.NKIObject is its __dict__ (the language guide, "Class Support": the compiler
+        # copies the object dictionary): a copy with the field replaced.
+        if field not in vars(base):
+            raise UsageError("--param %s.%s: %s has no field %s (its fields: %s)" %
+                             (head, field, type(base).__name__, field, ", ".join(vars(base))))
+        import copy
+
+        new = copy.copy(base)
+        setattr(new, field, value)
+        return new
     if base is None or not dataclasses.is_dataclass(base):
         raise UsageError("--param %s.%s: the argument %s is %r, not a config object; give the "
                          "whole object, e.g. --param \"%s=Config(%s=...)\"" %
@@ -174,6 +206,7 @@ def load_module(path):
     file with the sandbox armed (sandbox.py). Returns the module."""
     path = os.path.abspath(path)
     checked = kernel_language.check_kernel(path)
+    _dialect_of[path] = dialect.of_trees([tree for _, _, tree in checked.values()])
     modules = sandbox.KernelModules(checked, {"range": _python_range(builtins.range)})
     sandbox.seal_stand_in_classes()
     module = modules.module_for_file(KERNEL_MODULE, path)
@@ -195,6 +228,7 @@ def load_module(path):
     return module
 
 
+_dialect_of = {}  # kernel file -> the NKI API it is written in (dialect.py)
 _stopped_at = {}  # kernel file -> (file, line) of the module-level kernel call that stopped it
 
 
@@ -442,7 +476,9 @@ def run(argv):
         # (unrolling.py)
         tr = trace.Tracer(re.sub(r"\W", "_", func_name), source_index)
         tr.unroll = unroll
-        tr.generation = generation_of(getattr(kernel, "options", {}).get("platform_target"))
+        tr.generation = _generation(args.gen,
+                                    getattr(kernel, "options", {}).get("platform_target"))
+        tr.dialect = _dialect_of.get(os.path.abspath(path), dialect.LEGACY)
         # Instructions name the line of this file that made them (`@line`); the basename keeps
         # the text independent of where the file was traced from.
         tr.source_file = os.path.basename(path)
@@ -483,6 +519,8 @@ def trace_kernel(tr, func, path, call_args, kwargs, header, recorded=None):
     _mark_outputs(tr, result, (os.path.abspath(path), _def_line(func)))
     if tr.loops:
         raise errors.NkiError("a traced loop was left open (break out of a loop?)")
+    for check in tr.at_end:
+        check(tr)
     return result, tr.text(header, recorded)
 
 
@@ -517,6 +555,14 @@ def _mark_outputs(tr, result, where):
             raise errors.NkiError("the kernel returns an on-chip tile; a kernel returns HBM "
                                   "tensors (nl.ndarray(..., buffer=nl.shared_hbm))", where)
     returned = {r._view.tensor.name for r in results if isinstance(r, Tile)}
+    if tr.dialect == dialect.NEW:
+        # NKI 0.3.0 (release notes, "Breaking changes"): a kernel's outputs are nl.shared_hbm
+        # tensors; returning an nl.hbm / nl.private_hbm one fails to compile.
+        for t in tr.hbm:
+            if t.name in returned and t.kind_given == "scratch":
+                raise errors.NkiError("the kernel returns '%s', an nl.private_hbm (nl.hbm) "
+                                      "tensor; since NKI 0.3.0 a kernel's outputs are "
+                                      "nl.shared_hbm tensors" % t.name, where)
     for t in tr.hbm:  # a returned HBM tensor is an output, whatever buffer made it (nl.hbm too)
         if t.name in returned and t.role == "scratch":
             t.role = "output"

@@ -13,6 +13,10 @@ from .tiles import Tile, as_view
 
 ALU = {}  # function object -> ALU op name
 ACT = {}  # function object -> activation func name
+# Function objects NKI documents as operators or activation functions but the model does not
+# compute (the new API's shared page: nl.erf, nl.logical_and, ...) -> why; naming one as an `op=`
+# stops the trace with the reason instead of "not an operation the model knows".
+UNMODELLED = {}
 
 
 def _register_numpy():
@@ -43,6 +47,15 @@ def alu_name(f, what="op"):
             return ALU[f]
     except TypeError:
         pass
+    _refuse_unmodelled(f, what)
+    try:
+        unary = f in ACT
+    except TypeError:
+        unary = False
+    if unary:
+        raise errors.NkiError("%s %s is an activation function; the model's ALU has no unary "
+                              "operators (the shared page's abs, square, relu, rsqrt, reciprocal "
+                              "as op0 are not modelled): use nisa.activation" % (what, _fname(f)))
     raise errors.NkiError("%s %s is not an ALU operation the model knows" % (what, _fname(f)))
 
 
@@ -54,9 +67,19 @@ def act_name(f):
             return ACT[f]
     except TypeError:
         pass
+    _refuse_unmodelled(f, "activation function")
     raise errors.NkiError("activation function %s is not one the model knows (exp, log, tanh, "
                           "relu, sigmoid, gelu, silu, square, sqrt, rsqrt, reciprocal, sin, abs, "
                           "copy)" % _fname(f))
+
+
+def _refuse_unmodelled(f, what):
+    try:
+        why = UNMODELLED.get(f)
+    except TypeError:
+        return
+    if why is not None:
+        raise errors.NkiError("%s %s is not modelled (%s)" % (what, _fname(f), why))
 
 
 def _fname(f):
@@ -208,9 +231,27 @@ def _tensor_scalar(tr, v, op, operand, reverse, out, dtype, engine, op1=None, op
     return Tile(dst)
 
 
+def _is_bypass(op):
+    return any(op is b for b in BYPASS)
+
+
+BYPASS = []  # nl.bypass of the new API: an operator that skips its tensor_scalar stage
+
+
 def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, reverse1=False,
                   dtype=None, engine=None, out=None):
     tr = trace.current()
+    # nl.bypass (NKI 0.4.0) as op1 skips the second stage, as op0 the first: the instruction is
+    # then the other stage alone. Both stages bypassed would be a plain cast, which this call
+    # does not record.
+    if op1 is not None and _is_bypass(op1):
+        op1, operand1, reverse1 = None, None, False
+    if _is_bypass(op0):
+        if op1 is None:
+            raise errors.NkiError("tensor_scalar with op0 and op1 both nl.bypass (or op1 absent) "
+                                  "computes nothing; use nisa.tensor_copy for a copy")
+        op0, operand0, reverse0, op1, operand1, reverse1 = op1, operand1, reverse1, None, None, \
+            False
     v = _v(data, "data")
     o0 = float(operand0) if is_scalar(operand0) else _v(operand0, "operand0")
     o1 = None

@@ -115,6 +115,11 @@ class View:
             return None
         dropped = [d for d in range(len(self.dims)) if d not in self.order]
         perm = dropped + list(self.order)
+        if self.tensor.mem != "hbm" and perm[0] != 0 and self.order and self.order[0] == 0 and \
+                getattr(self, "partition_leads", False):
+            # a view of the new API (newapi/views.py): on chip the partition dim leads, the
+            # dropped (size-1) dims follow it
+            perm = [0] + dropped + list(self.order[1:])
         if self.tensor.mem != "hbm" and perm[0] != 0 and \
                 not getattr(self, "across_partitions", False):
             raise errors.NkiError("tile of '%s' is indexed with its partition dim in another "
@@ -123,7 +128,9 @@ class View:
         return perm
 
     def with_dims(self, dims, order=None):
-        return View(self.tensor, dims, list(self.order if order is None else order))
+        out = View(self.tensor, dims, list(self.order if order is None else order))
+        out.partition_leads = getattr(self, "partition_leads", False)  # newapi/views.py
+        return out
 
     def refuse_indirect(self, what):
         """Views derived by a rule that knows nothing of run-time offsets must not drop them."""

@@ -200,6 +200,12 @@ class KernelModules:
         import neuronxcc.nki.isa.constants  # noqa: F401
         import neuronxcc.nki.language  # noqa: F401
         import neuronxcc.nki.typing  # noqa: F401
+        import nki  # noqa: F401  (today's API, its own stand-in: ncverify_nki.newapi)
+        import nki.collectives  # noqa: F401
+        import nki.isa  # noqa: F401
+        import nki.isa.constants  # noqa: F401
+        import nki.language  # noqa: F401
+        import nki.typing  # noqa: F401
 
         self.checked = checked  # file -> (module name, source, tree)
         _kernel_files.update(checked)
@@ -217,15 +223,6 @@ class KernelModules:
                 if value is not None or hasattr(sys.modules[name], n):
                     object.__setattr__(fac, n, value)
             fac.publish()
-        for alias, target in allowlist.NKI_ALIASES.items():
-            fac = Facade(alias, sys.modules[target], ())
-            for n in allowlist.NKI_API[target]:
-                if hasattr(self.facades[target], n):
-                    object.__setattr__(fac, n, getattr(self.facades[target], n))
-            fac.publish()
-            self.facades[alias] = fac
-            for sub in ("language", "isa", "isa.constants", "compiler", "typing"):
-                self.facades[alias + "." + sub] = self.facades[target + "." + sub]
         self.facades["numpy"] = _numpy_facade(numpy)
         for sub in allowlist.NUMPY_SUBMODULES:
             self.facades["numpy." + sub] = getattr(self.facades["numpy"], sub)

@@ -19,7 +19,7 @@ import subprocess
 import warnings
 import tempfile
 
-from . import errors, trace, unrolling
+from . import dialect, errors, trace, unrolling
 from .expr import Lin
 from .program import Tensor
 from .tiles import Tile
@@ -276,6 +276,7 @@ def _trace_once(func, path, sig, args, kwargs, grid, generation, source_index, u
     tr = trace.Tracer(func.__name__, source_index)
     tr.unroll = unroll
     tr.generation = generation
+    tr.dialect = dialect.of_file(func.__code__.co_filename)
     tr.source_file = os.path.basename(path)
     tr.grid = _grid_of(grid)
     arrays = {}

@@ -34,6 +34,10 @@ class Tile:
 
     @property
     def buffer(self):
+        if _new_dialect():  # the buffer object the kernel compares with (nl.sbuf, ...)
+            from .newapi import views
+
+            return views.buffer_of(self._view.tensor)
         return self._view.tensor.mem
 
     @property
@@ -67,11 +71,29 @@ class Tile:
                               "which are only known on the device (select with "
                               "nisa.affine_select / a mask, or compute both sides)")
 
+    def __getattr__(self, name):
+        # The new API's NkiTensor methods and attributes (.ap, .slice, .strides, ...;
+        # newapi/views.py); the legacy API has none of them.
+        if name.startswith("_") or not _new_dialect():
+            raise AttributeError(name)
+        from .newapi import views
+
+        return views.attribute(self, name)
+
     # ---- indexing
     def __getitem__(self, idx):
+        if _new_dialect():  # the new API's indexing rules (newapi/views.py)
+            from .newapi import views
+
+            return views.getitem(self, idx)
         return Tile(index_view(self._view, idx))
 
     def __setitem__(self, idx, value):
+        if _new_dialect():
+            from .newapi import views
+
+            assign(views.getitem(self, idx)._view, value)
+            return
         assign(index_view(self._view, idx), value)
 
     def _inplace(self, other, op):
@@ -153,6 +175,10 @@ class Tile:
         return Tile(broadcast_view(self._view, shape))
 
     def reshape(self, shape):
+        if _new_dialect():
+            from .newapi import views
+
+            return views.NkiTensor.of(self).reshape(shape)
         return Tile(reshape_view(self._view, shape))
 
     def view_as(self, dtype):
@@ -165,6 +191,11 @@ class Tile:
 class Accumulated(Tile):
     """What `tile += x` returns: the same tile, the update already recorded. Python then either
     rebinds the name to it (`acc += ...`) or assigns it back (`acc[i] += ...`: a no-op)."""
+
+
+def _new_dialect():
+    """Whether the kernel being traced is written in the new API (`import nki`)."""
+    return trace._current is not None and trace._current.dialect == "nki"
 
 
 def as_view(x, what="operand"):

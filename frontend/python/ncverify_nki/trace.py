@@ -106,6 +106,11 @@ class Tracer:
         # The generation the kernel is written for, when its decorator names one
         # (`platform_target=`): calls that exist from NeuronCore-v3 on are accepted for trn2/trn3.
         self.generation = None
+        # The NKI API the kernel is written in (dialect.py): "neuronxcc" (legacy) or "nki".
+        self.dialect = "neuronxcc"
+        # Checks of the whole program, run once the kernel returned (main.trace_kernel): each
+        # takes the tracer and raises NkiError (newapi.language: explicit addresses).
+        self.at_end = []
         # The new dialect's loops (unrolling.py): the source loops to unroll in this trace
         # (key -> why), the loop key and kind of every loop variable of this trace, the
         # NeedsUnroll raised (kept even if the kernel catches it), and per param given by
@@ -692,6 +697,7 @@ def _subst_value(v, env):
     if isinstance(v, View):
         out = View(v.tensor, [[s.subst(env), n.subst(env), st] for s, n, st in v.dims],
                    list(v.order), v.units)
+        out.partition_leads = getattr(v, "partition_leads", False)  # newapi/views.py
         if v.indirect is not None:
             ind = v.indirect
             out.indirect = Indirect(ind.dim, _subst_value(ind.offsets, env), ind.lo, ind.hi)

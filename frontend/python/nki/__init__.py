@@ -1,11 +1,8 @@
-"""The top-level `nki` package name, an alias of ncverify's `neuronxcc.nki` stand-in."""
-import sys
+"""ncverify's stand-in for the top-level `nki` package (NKI 0.2-0.6, the new API; see
+ncverify_nki.newapi). `neuronxcc.nki` is the legacy API, a separate stand-in."""
+from ncverify_nki.kernel_api import jit, simulate  # noqa: F401
+from ncverify_nki.errors import missing_name as _missing_name  # noqa: E402
 
-import neuronxcc.nki as _nki
-from neuronxcc.nki import *  # noqa: F401,F403
-from neuronxcc.nki import compiler, isa, language, typing  # noqa: F401
+from . import collectives, dtype, isa, language, typing  # noqa: F401,E402
 
-for _name in ("compiler", "isa", "language", "typing"):
-    sys.modules["nki." + _name] = getattr(_nki, _name)
-jit = _nki.jit
-baremetal = _nki.baremetal
+__getattr__ = _missing_name("nki")

@@ -1,0 +1,260 @@
+"""Splitting a storage dim of a tensor the kernel made, so that a view stepping twice through
+one dim (`t.reshape((128, 4, 16))` of a (128, 64) buffer, `reshape_dim`, an `.ap` pattern with
+two pairs in one row) is one IR access.
+
+The IR's access has one start, size and step per storage dim (program.View), so such a view
+needs the dim declared as two: (128, 64) becomes (128, 4, 16), the same bytes in the same order.
+Every access of the tensor recorded so far, and every live view the kernel holds, is rewritten
+in the split shape; if one of them cannot be (an earlier `t[:, 8:40]` straddles the 16-element
+rows), the split is refused with the access named. Only SBUF and private HBM tensors of the new
+API's nl.ndarray whose sizes are known are split: a kernel argument's or output's shape is its
+interface, and PSUM accumulation groups are keyed by their accesses (tiles.py)."""
+
+import weakref
+
+from .. import errors, trace
+from ..expr import Lin
+from ..program import Instr, Loop
+from .sizes import const as _const
+
+
+class Unmapped(errors.NkiError):
+    """A pattern pair that no storage dim (or run of them) of the tensor steps through."""
+
+
+def register(view):
+    """Remember a live NkiTensor of its tensor (rewritten in place when the tensor is split)."""
+    t = view._base
+    if t.mem == "psum" or (t.mem == "hbm" and t.role != "scratch"):
+        return
+    refs = t.__dict__.setdefault("nki_views", [])
+    if len(refs) > 256:
+        refs[:] = [r for r in refs if r() is not None]
+    refs.append(weakref.ref(view))
+
+
+def refusal(t):
+    """Why t's dims cannot be split (None: they can)."""
+    own = t.__dict__.get("nki_owned")
+    if not own or (t.mem, t.role) not in (("sbuf", "buffer"), ("hbm", "scratch")):
+        return "'%s' is %s; only SBUF and private HBM tensors of nl.ndarray are redeclared " \
+            "with a dim split" % (t.name, "a kernel argument or output" if t.mem == "hbm" else
+                                  "in PSUM" if t.mem == "psum" else "not one")
+    if t.fold or t.logical or any(m is not None for m in t.mods):
+        return "'%s' has a legacy allocation" % t.name
+    if any(_const(s) is None for s in t.shape):
+        return "the sizes of '%s' are not known (give them with --param)" % t.name
+    if len(t.shape) >= 5:
+        return "'%s' already has 5 dims (a partition and 4 free dims)" % t.name
+    return None
+
+
+def cut_for(t, c):
+    """(d, b): the free storage dim d that an element stride c falls inside, to be split into
+    (size_d / b, b) so that a dim has stride c; None when c is a dim's stride already or splits
+    none evenly."""
+    sizes = [_const(s) for s in t.shape]
+    stride = 1
+    for d in range(len(sizes) - 1, 0 if t.mem != "hbm" else -1, -1):
+        if sizes[d] is None:
+            return None
+        extent = stride * sizes[d]
+        if stride < c < extent and c % stride == 0 and extent % c == 0:
+            return d, c // stride
+        stride = extent
+    return None
+
+
+def _split(start, size, step, b):
+    """One access dim (start, size, step) of a dim split into (outer, inner of size b): the two
+    dims and which of them the access keeps; None when the access is not one in the split
+    shape."""
+    start = Lin.of(start)
+    n = _const(size)
+    q, r = start.floordiv(b), start.mod(b)
+    one, size = Lin.of(1), Lin.of(size)
+    if n == 1:
+        return [q, one, 1], [r, one, 1], ["inner"]
+    rc = r.const if r.is_const() else None
+    if n is None or rc is None:
+        return None
+    if step == 0:
+        return [q, one, 1], [r, size, 0], ["inner"]
+    if step == 1 and rc == 0 and n % b == 0:
+        return [q, Lin.of(n // b), 1], [Lin.of(0), Lin.of(b), 1], ["outer", "inner"]
+    if rc + step * (n - 1) < b:
+        return [q, one, 1], [r, size, step], ["inner"]
+    if step % b == 0:
+        return [q, size, step // b], [r, one, 1], ["outer"]
+    return None
+
+
+def _renumber(x, d):
+    return x + 1 if x > d else x
+
+
+def _views_of(t, stmts, out):
+    for s in stmts:
+        if isinstance(s, Instr):
+            for v in s.views():
+                if v.tensor is t and all(v is not w for w in out):
+                    out.append(v)
+        elif isinstance(s, Loop):
+            _views_of(t, s.body, out)
+    return out
+
+
+def _new_view(v, d, b):
+    """View v in the shape with dim d split; None when it is not one access there."""
+    if v.indirect is not None and v.indirect.dim == d:
+        return None
+    parts = _split(v.dims[d][0], v.dims[d][1], v.dims[d][2], b)
+    if parts is None:
+        return None
+    outer, inner, kept = parts
+    dims = [list(x) for x in v.dims[:d]] + [outer, inner] + [list(x) for x in v.dims[d + 1:]]
+    order = []
+    for x in v.order:
+        if x == d:
+            order += [d + (k == "inner") for k in kept]
+        else:
+            order.append(_renumber(x, d))
+    return dims, order
+
+
+def split(t, d, b, why):
+    """Redeclare t with storage dim d split into (size / b, b), rewriting every recorded access
+    and live view of t; an NkiError naming the access that cannot be rewritten otherwise."""
+    no = refusal(t)
+    if no is not None:
+        raise errors.NkiError("%s; splitting its dim %d into rows of %d would do, but %s" %
+                              (why, d, b, no))
+    tr = trace.current()
+    views = _views_of(t, tr.root, [])
+    printer = None
+    new_views = []
+    for v in views:
+        nv = _new_view(v, d, b)
+        if nv is None:
+            from ..program import Printer
+
+            printer = printer or Printer(tr.resolve)
+            raise errors.NkiError("%s; splitting its dim %d into rows of %d would do, but the "
+                                  "earlier access %s is not one access in that shape" %
+                                  (why, d, b, printer.access(v)))
+        new_views.append((v, nv))
+    live = [r() for r in t.__dict__.get("nki_views", [])]
+    live = [x for x in live if x is not None]
+    new_live = []
+    for x in live:
+        nx = _new_nki(x, d, b)
+        if nx is None:
+            raise errors.NkiError("%s; splitting its dim %d into rows of %d would do, but a view "
+                                  "of '%s' the kernel holds (shape %s) is not one access in that "
+                                  "shape" % (why, d, b, t.name, tuple(x.shape)))
+        new_live.append((x, nx))
+    # Commit: the tensor, the recorded accesses, the live views.
+    size = _const(t.shape[d])
+    t.shape[d:d + 1] = [Lin.of(size // b), Lin.of(b)]
+    t.mods.insert(d + 1, None)
+    t.nki_to_storage = list(range(len(t.shape)))
+    for v, (dims, order) in new_views:
+        v.dims, v.order = dims, order
+        if v.indirect is not None:
+            v.indirect.dim = _renumber(v.indirect.dim, d)
+    for x, (starts, axes, indirect) in new_live:
+        x._starts, x._axes, x._indirect = starts, axes, indirect
+    t.nki_views = [weakref.ref(x) for x in live]
+
+
+def _new_nki(x, d, b):
+    """The starts, axes and indirect dim of NkiTensor x in the split shape (None: not one)."""
+    from .views import Axis
+
+    ind = x._indirect
+    if ind is not None:
+        if ind[0] == d:
+            return None
+        ind = (_renumber(ind[0], d),) + tuple(ind[1:])
+    start = x._starts[d]
+    starts = x._starts[:d] + [start.floordiv(b), start.mod(b)] + x._starts[d + 1:]
+    if x._axes is None:
+        return starts, None, ind
+    axes = []
+    for a in x._axes:
+        segs = []
+        for dd, n, st in a.segs:
+            if dd != d:
+                segs.append((None if dd is None else _renumber(dd, d), n, st))
+                continue
+            parts = _split(start, n, st, b)
+            if parts is None:
+                return None
+            outer, inner, kept = parts
+            starts[d], starts[d + 1] = outer[0], inner[0]
+            for k in kept:
+                part = outer if k == "outer" else inner
+                segs.append((d + (k == "inner"), part[1], part[2]))
+        axes.append(Axis(a.count, segs))
+    return starts, axes, ind
+
+
+def structure(t, attempt, pairs, why):
+    """attempt(t) with t's dims split as the pattern's pairs need when it fails: each pair's
+    stride and extent made a dim boundary. The splits are planned on t's shape alone and made
+    only when the pattern is then one access, so a failing view leaves t as it was."""
+    try:
+        return attempt(t, False)
+    except Unmapped as e:
+        first = e
+    if refusal(t) is not None:
+        cuts = _plan(t, attempt, pairs)
+        if cuts:
+            d, b = cuts[0]
+            split(t, d, b, why or str(first))  # raises the refusal with the reason
+        raise first
+    cuts = _plan(t, attempt, pairs)
+    if cuts is None:
+        raise first
+    for d, b in cuts:
+        split(t, d, b, why or str(first))
+    return attempt(t, False)
+
+
+class _Shape:
+    """What the pattern mapping reads of a tensor: its name, memory and shape."""
+
+    def __init__(self, t, shape):
+        self.name, self.mem, self.shape = t.name, t.mem, shape
+
+
+def _plan(t, attempt, pairs):
+    """The splits ((dim, inner size), in order) after which attempt maps the pattern; None when
+    no splits at pair boundaries do."""
+    shape = list(t.shape)
+    cuts = []
+    on_chip = t.mem != "hbm"
+    for _ in range(5):
+        probe = _Shape(t, shape)
+        try:
+            attempt(probe, True)
+            return cuts
+        except Unmapped:
+            pass
+        cut = None
+        for k, (st, n) in enumerate(pairs):
+            s = _const(st)
+            if (k == 0 and on_chip) or s is None or s == 0 or n == 1 or not isinstance(n, int):
+                continue
+            for c in (s, s * n):
+                cut = cut_for(probe, c)
+                if cut is not None:
+                    break
+            if cut is not None:
+                break
+        if cut is None or len(shape) >= 5:
+            return None
+        d, b = cut
+        shape[d:d + 1] = [Lin.of(_const(shape[d]) // b), Lin.of(b)]
+        cuts.append(cut)
+    return None

@@ -1,0 +1,94 @@
+// New-API (`import nki`) views end to end (label frontend): `ncverify import` traces kernels that
+// reach their tensors through nl.ds, `.ap(...)` and the NkiTensor view methods for every shape
+// (frontend/tests/kernels/newapi_views.py), the traced programs run, and a view the IR cannot
+// address is refused at the kernel's line with exit 2; a buffer dim stepped twice is declared
+// split.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "tools/tests/cli_test_support.h"
+
+namespace ncv::cli_test {
+namespace {
+
+const fs::path kFile = fs::path(NCV_FRONTEND_KERNELS_DIR) / "newapi_views.py";
+
+std::string target(const std::string& function) {
+  return kFile.string() + ":" + function;
+}
+
+int line_of(const std::string& needle) {
+  std::istringstream in(read_file(kFile));
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    if (line.find(needle) != std::string::npos) return n;
+  }
+  return -1;
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// nl.ds with loop variables and an `.ap` whose offset is i * 128 * m + j * 64 on an [n, m] HBM
+// tensor: one access per storage dim, for every n and m.
+TEST(FrontendNewApiViews, DsAndApOffsetsOfLoopVariablesAreSymbolicAccesses) {
+  const CliResult r = run_cli({"import", target("column_blocks")});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_TRUE(contains(r.out, "input a : hbm fp32 [n, m]")) << r.out;
+  EXPECT_TRUE(contains(r.out, "dma_copy t[:, :], a[i * 128:+128, j * 64:+64]")) << r.out;
+  EXPECT_TRUE(contains(r.out, "dma_copy out[i * 128:+128, j * 64:+64], u[:, :]")) << r.out;
+  const CliResult run =
+      run_cli({"run", target("column_blocks"), "--param", "n=256", "--param", "m=128"});
+  EXPECT_EQ(run.exit_code, 0) << describe(run);
+  EXPECT_TRUE(contains(run.out, "result: ok")) << run.out;
+}
+
+// A slice of a merged dim (reshape of an argument) and an `.ap` whose count is a symbolic size.
+TEST(FrontendNewApiViews, MergedDimsAndSymbolicCountsAreAccessesForEveryShape) {
+  const CliResult r = run_cli({"import", target("batches_flattened")});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_TRUE(contains(r.out, "input a : hbm fp32 [b, n, m]")) << r.out;
+  EXPECT_TRUE(contains(r.out, "dma_copy t[:, :], a[i, :, :]")) << r.out;
+  EXPECT_TRUE(contains(r.out, "dma_copy out[i * 128:+128, :], t[:, :]")) << r.out;
+  const CliResult run =
+      run_cli({"run", target("batches_flattened"), "--param", "b=2", "--param", "m=96"});
+  EXPECT_EQ(run.exit_code, 0) << describe(run);
+}
+
+// select / expand_dim / flatten_dims are accesses of the tensors' own dims.
+TEST(FrontendNewApiViews, ViewMethodsAreAccessesOfTheStorageDims) {
+  const CliResult r = run_cli({"import", target("halves_swapped")});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_TRUE(contains(r.out, "tensor_copy u[:, 0, :], t[:, 1, :]")) << r.out;
+  EXPECT_TRUE(contains(r.out, "tensor_copy u[:, 1, :], t[:, 0, :]")) << r.out;
+  EXPECT_TRUE(contains(r.out, "dma_copy out[:, :], u[:, :, :]")) << r.out;
+  const CliResult run = run_cli({"run", target("halves_swapped")});
+  EXPECT_EQ(run.exit_code, 0) << describe(run);
+}
+
+// A view stepping twice through one free dim of an SBUF buffer: the buffer is declared with the
+// dim split, and the program runs.
+TEST(FrontendNewApiViews, ABufferDimSteppedTwiceIsDeclaredSplit) {
+  const CliResult r = run_cli({"import", target("blocks_transposed")});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_TRUE(contains(r.out, "buffer t : sbuf fp32 [128, 4, 16]")) << r.out;
+  EXPECT_TRUE(contains(r.out, "dma_copy t[:, :, :], a[:, :]")) << r.out;
+  EXPECT_TRUE(contains(r.out, "t[:, :, :].perm(0, 2, 1)")) << r.out;
+  const CliResult run = run_cli({"run", target("blocks_transposed")});
+  EXPECT_EQ(run.exit_code, 0) << describe(run);
+}
+
+TEST(FrontendNewApiViews, SplittingAKernelArgumentsDimIsRefusedAtItsLine) {
+  const CliResult r = run_cli({"import", target("split_argument_dim")});
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  const std::string where =
+      "newapi_views.py:" + std::to_string(line_of("a.reshape((128, 4")) + ": ";
+  EXPECT_TRUE(contains(r.err, where)) << r.err;
+  EXPECT_TRUE(contains(r.err, "'a' is a kernel argument or output")) << r.err;
+  EXPECT_FALSE(contains(r.err, "Traceback")) << r.err;
+}
+
+}  // namespace
+}  // namespace ncv::cli_test
