@@ -286,6 +286,7 @@ class Tracer:
             if not pending:
                 return
             a, b, piece_step, facts, substs = pending[0]
+            self.names.discard(loop.var)  # the next piece keeps the variable's name
             loop = self.open_loop(kind, a, b, piece_step, loop.var)
             loop.key = key
             loop.pending, loop.facts, loop.family = pending[1:], dict(facts), family
