@@ -102,6 +102,12 @@ TEST(FrontendPythonLoops, ABodyWithoutPythonEffectsStaysALoop) {
   const CliResult rebinds = run_cli({"import", kernel("rebinds_before_reading")});
   ASSERT_EQ(rebinds.exit_code, 0) << describe(rebinds);
   EXPECT_EQ(count(rebinds.out, "\nfor j in sequential_range("), 1u) << rebinds.out;
+  const CliResult causal = run_cli({"import", kernel("causal_prefix_sums")});
+  ASSERT_EQ(causal.exit_code, 0) << describe(causal);
+  EXPECT_NE(causal.out.find("\nfor q in affine_range(n // 128) {"), std::string::npos)
+      << causal.out;
+  EXPECT_NE(causal.out.find("\n  for k in sequential_range(q + 1) {"), std::string::npos)
+      << causal.out;
   const CliResult prove = run_cli({"prove", kernel("stays_a_loop")});
   EXPECT_EQ(prove.exit_code, 0) << describe(prove);
   EXPECT_NE(prove.out.find("PROVED"), std::string::npos) << prove.out;

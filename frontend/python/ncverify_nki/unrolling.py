@@ -208,7 +208,7 @@ def snapshot_at(where):
 _MISSING = object()
 _MUTATORS = ("append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault",
              "add", "discard", "popitem", "sort", "reverse")
-_VALUE_CALLS = ("int", "range", "float", "len", "bool", "str")
+_VALUE_CALLS = ("int", "float", "bool", "str")  # not range(): a loop bound may be a variable
 _hazard_cache = {}
 
 

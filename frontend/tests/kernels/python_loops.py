@@ -26,6 +26,21 @@ def stays_a_loop(a):
 
 
 @nki.jit
+def causal_prefix_sums(a):
+    """A triangular loop (`range(q + 1)` inside the loop over q): both stay loops of the
+    program, the inner one's bound the outer variable."""
+    n, m = a.shape
+    assert n % TILE == 0 and n <= 4096 and m <= 512
+    out = nl.ndarray((n, m), dtype=a.dtype, buffer=nl.shared_hbm)
+    for q in nl.affine_range(n // TILE):
+        acc = nl.zeros((TILE, m), dtype=nl.float32, buffer=nl.sbuf)
+        for k in range(q + 1):
+            acc[...] = nl.add(acc, nl.load(a[nl.ds(k * TILE, TILE), :]))
+        nl.store(out[nl.ds(q * TILE, TILE), :], value=acc)
+    return out
+
+
+@nki.jit
 def rebinds_before_reading(a):
     """`t` is bound before the loop and rebound in the body before any read, and never read after
     it: the loop stays a loop."""
