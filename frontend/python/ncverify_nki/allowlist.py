@@ -95,7 +95,7 @@ NKI_API = {
         "load", "store", "load_transpose2d", "load_transpose", "copy", "arange", "mgrid", "ds",
         "affine_range", "sequential_range", "static_range", "program_id", "num_programs",
         "program_ndim", "spmd_dim", "broadcast_to", "expand_dims", "gather_flattened",
-        "atomic_rmw", "device_print", "random_seed", "rand", "dropout", "allocate", "nc",
+        "atomic_rmw", "device_print", "random_seed", "rand", "dropout", "nc",
         # arithmetic, math, comparison, logic
         "abs", "add", "subtract", "multiply", "divide", "power", "maximum", "minimum",
         "negative", "reciprocal", "exp", "log", "sqrt", "rsqrt", "square", "sin", "cos", "tan",
@@ -105,7 +105,7 @@ NKI_API = {
         "where", "select",
         # reductions, matmul, normalisation
         "sum", "max", "min", "mean", "var", "all_reduce", "matmul", "transpose", "softmax",
-        "layer_norm", "rms_norm", "normalize",
+        "layer_norm", "rms_norm",
     ),
     "neuronxcc.nki.isa": (
         "activation", "activation_reduce", "affine_select", "bn_aggr", "bn_stats",

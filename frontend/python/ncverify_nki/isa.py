@@ -203,6 +203,9 @@ def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, 
 
 @api("nisa.tensor_tensor")
 def tensor_tensor(data1, data2, op, *, dtype=None, mask=None, engine=unknown_engine):
+    if all(isinstance(d, Tile) and d._view.tensor.mem == "psum" for d in (data1, data2)):
+        raise errors.NkiError("nisa.tensor_tensor: data1 and data2 cannot both be in PSUM (the "
+                              "tensor_tensor page); copy one of them to SBUF first")
     return ops.binary(ops.alu_name(op), _masked(data1, mask), _masked(data2, mask), dtype=dtype,
                       engine=_eng(engine, "nisa.tensor_tensor", ("vector", "gpsimd")))
 

@@ -25,6 +25,18 @@ def loading_for_trace(flag):
     _in_tracer = True
 
 
+def outside_a_trace():
+    """A kernel called from Python, not from a kernel being traced: in the file `ncverify import`
+    is loading it stops the module there (ModuleLevelCall); elsewhere in the tracer's process it
+    is an error; in the user's own process the caller simulates it."""
+    from . import errors
+
+    if _loading_for_trace:
+        raise ModuleLevelCall(errors.user_location())
+    if _in_tracer:
+        raise errors.NkiError("a kernel is traced by ncverify, not called from Python here")
+
+
 class Kernel:
     """What @nki.jit returns: callable (inlined while tracing; simulated on ncverify's
     interpreter when called with NumPy arrays from Python, simulate.py), indexable with a launch
@@ -40,14 +52,11 @@ class Kernel:
         return Kernel(self.func, grid, **self.options)
 
     def __call__(self, *args, **kwargs):
-        from . import errors, trace
+        from . import trace
 
         if trace._current is not None:  # a helper kernel called while tracing: inline it
             return self.func(*args, **kwargs)
-        if _loading_for_trace:
-            raise ModuleLevelCall(errors.user_location())
-        if _in_tracer:
-            raise errors.NkiError("a kernel is traced by ncverify, not called from Python here")
+        outside_a_trace()
         from . import simulate as sim
 
         return sim.simulate(self.func, args, kwargs, self.grid,

@@ -309,6 +309,10 @@ def load(src, *, mask=None, dtype=None):
     v = _masked(full, mask)
     if v.tensor.mem != "hbm":
         return ops.copy(Tile(v), dtype=dtype)
+    if len(full.logical_lins()) < 2:
+        raise errors.NkiError("nl.load of a rank-%d access: an on-chip tile needs a partition "
+                              "dim and a free dim (index with a slice, a[i:i + 1, :], to keep "
+                              "one partition)" % len(full.logical_lins()))
     # the tile keeps its whole shape; a mask narrows what the DMA moves into it
     t = tr.temp("sbuf", ops._dtype(dtype, v.tensor.dtype), full.logical_lins())
     dst = _masked(t.full_view(), mask)

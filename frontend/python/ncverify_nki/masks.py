@@ -42,6 +42,9 @@ def apply_mask(view, mask):
             dims[s] = [start.add(lo.scale(step)), size.sub(lo), step]
         else:
             raise errors.NkiError("a mask condition with %s is not a bound" % op)
+    from . import trace
+
+    trace.current().last_mask = mask  # trace.Tracer.instr keeps it on the call's fresh result
     return View(view.tensor, dims, list(view.order))
 
 

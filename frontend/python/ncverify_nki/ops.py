@@ -134,11 +134,13 @@ def binary(op, a, b, out=None, dtype=None, engine=None, operator=False):
             return reciprocal(b, dtype=dtype, out=out)
         v = _v(b)
         rev = op not in ("add", "multiply", "max", "min")
-        return _tensor_scalar(tr, v, op, float(a), rev, out, dtype, engine)
+        return _tensor_scalar(tr, v, op, float(a), rev, out, _weak(tr, dtype, v, a), engine)
     va = _v(a)
     if is_scalar(b):
-        return _tensor_scalar(tr, va, op, float(b), False, out, dtype, engine)
+        return _tensor_scalar(tr, va, op, float(b), False, out, _weak(tr, dtype, va, b), engine)
     vb = _v(b)
+    if dtype is None:
+        dtype = promote(va.tensor.dtype, vb.tensor.dtype)
     va, vb = _agree_partitions(tr, va, vb)
     if _is_column(vb) and not _is_column(va):
         _check_partitions_agree(va, vb, op)
@@ -152,6 +154,38 @@ def binary(op, a, b, out=None, dtype=None, engine=None, operator=False):
     args = [(None, dst), (None, va), (None, vb), ("op", Enum(op))] + _engine_arg(engine)
     tr.instr("tensor_tensor", args, produces=t)
     return Tile(dst)
+
+
+def _weak(tr, dtype, view, scalar):
+    """The output dtype of an arithmetic op on a tile and a Python number without dtype=, in the
+    legacy API: "Weakly typed scalars ... will be inferred as the widest dtype supported by
+    hardware" (integer int32, floating float32), then promoted with the tile's ("NKI Type
+    Promotion", nki.api.shared at SDK 2.26: "(np.float16, 1.2) -> np.float32", "(np.int8, 2) ->
+    np.int32"). The new API's pages state no such rule: there the tile's dtype is kept."""
+    if dtype is not None or tr.dialect != "neuronxcc":
+        return dtype
+    weak = "int32" if isinstance(scalar, (int, np.integer)) else "fp32"
+    return promote(view.tensor.dtype, weak)
+
+
+_FLOAT_RANK = {"fp8_e4m3": 1, "fp8_e4m3fn": 1, "fp8_e5m2": 1, "bf16": 2, "fp16": 2, "fp32": 3}
+_INT_RANK = {"uint8": 1, "uint16": 2, "int32": 3, "uint32": 3}
+
+
+def promote(a, b):
+    """The output dtype of an arithmetic op on tiles of dtypes a and b without dtype= ("NKI Type
+    Promotion", nki.api.shared at SDK 2.26; tensor_tensor's dtype: "whichever input type has the
+    highest precision"): (float, int) the float; (float, float) the wider, bf16 with fp16 fp32,
+    two fp8 kinds bf16; (int, int) the wider, int32 with uint32 fp32."""
+    if a == b:
+        return a
+    fa, fb = a in _FLOAT_RANK, b in _FLOAT_RANK
+    if fa != fb:
+        return a if fa else b
+    rank = _FLOAT_RANK if fa else _INT_RANK
+    if rank[a] == rank[b]:
+        return "bf16" if rank[a] == 1 else "fp32"  # fp8 kinds; bf16/fp16; int32/uint32
+    return a if rank[a] > rank[b] else b
 
 
 def _agree_partitions(tr, va, vb):

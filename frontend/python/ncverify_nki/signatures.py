@@ -25,19 +25,32 @@ _NEWER_API = {
 }
 
 
+# Every documented call: (the module that defines it, qualname) -> its signature. The
+# differential tests (frontend/tests/differential) enumerate the calls and their arguments here.
+SIGNATURES = {}
+
+# Functions called with (module, qualname, signature, the arguments the kernel passed by name)
+# on every call whose arguments bind: the differential tests record which arguments a case
+# exercised. Empty while tracing for `import`; the tracer never reads it.
+OBSERVERS = []
+
+
 def api(qualname):
     """Decorator: binds the call's arguments against the function's own (documented) signature
     first, so that a wrong argument is a located NkiError naming `qualname` and the argument."""
 
     def wrap(f):
         sig = inspect.signature(f)
+        SIGNATURES[(f.__module__, qualname)] = sig
 
         @functools.wraps(f)
         def call(*args, **kw):
             try:
-                sig.bind(*args, **kw)
+                bound = sig.bind(*args, **kw)
             except TypeError as e:
                 raise errors.NkiError("%s: %s" % (qualname, _why(sig, args, kw, e))) from None
+            for observe in OBSERVERS:
+                observe(f.__module__, qualname, sig, dict(bound.arguments))
             return f(*args, **kw)
 
         # The kernel sees only `call`: no route to the unchecked function through __wrapped__.

@@ -30,6 +30,9 @@ _FROM_NUMPY = {
     "uint16": "uint16", "uint32": "uint32", "bfloat16": "bf16", "float8_e5m2": "fp8_e5m2",
     "float8_e4m3fn": "fp8_e4m3fn", "float8_e4m3": "fp8_e4m3",
 }
+# NKI dtypes (nl.int8, nl.int16) without a NumPy-side twin in the model: refused, saying so.
+_NOT_MODELLED = {"int8": "the model has no 8-bit integer arithmetic",
+                 "int16": "the model has no 16-bit integer arithmetic"}
 # How each dtype travels in a .npy file: its own NumPy type, or its bit pattern for the types
 # NumPy lacks (bf16, fp8), which the C++ codec reads as raw bits (model/interp/npy.h).
 _WIRE = {"fp32": "<f4", "fp16": "<f2", "int32": "<i4", "uint8": "|u1", "uint16": "<u2",
@@ -178,6 +181,9 @@ def _ml_dtypes():
 def array_dtype(arr, name):
     """The .nkir dtype of a NumPy array argument."""
     key = arr.dtype.name
+    if key in _NOT_MODELLED:
+        raise KernelNotTraced("argument %s: NumPy dtype %s is an NKI tensor dtype the model does "
+                              "not compute (%s)" % (name, key, _NOT_MODELLED[key]))
     if key not in _FROM_NUMPY:
         raise SimulationError("argument %s: NumPy dtype %s is not an NKI tensor dtype (float32, "
                               "float16, bfloat16, float8, int32, uint8/16/32); convert it with "

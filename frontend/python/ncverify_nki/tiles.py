@@ -393,6 +393,17 @@ def assign(target, value):
         ops.assign_scalar(target, float(value))
         return
     src = as_view(value, "assigned value")
+    mask = getattr(src.tensor, "mask_applied", None)
+    if mask is not None and src.covers_whole():
+        # `dst[i_p, i_f] = call(..., mask=m)`: the call wrote only where m holds, so does the
+        # assignment (its fresh result is the narrowed extent, or the whole tile narrowed)
+        from .masks import apply_mask
+
+        if [tr.evaluate(x) for x in src.logical_lins()] == \
+                [tr.evaluate(x) for x in target.logical_lins()]:
+            src = apply_mask(src, mask)
+        target = apply_mask(target, mask)
+        tr.last_mask = None
     if not _assigns_named_tile(tr) and _retarget(tr, src, target):
         return
     rules.copy(tr, target, src)

@@ -183,6 +183,12 @@ class Tracer:
         return tensor
 
     def temp(self, mem, dtype, shape, hint=None):
+        if mem in ("sbuf", "psum") and shape and shape[0].is_const() and shape[0].const > 128:
+            # The program would fail validation; say so at the kernel's line instead (the
+            # SDK's layout-violation example: nl.load of 256 rows).
+            raise errors.NkiError("a tile of %d partitions: an on-chip tile has at most 128 "
+                                  "(its first dim is the partition dim); split the access into "
+                                  "tiles of at most 128 rows" % shape[0].const)
         name = self.unique(hint or self.assigned_name())
         return self.declare(Tensor(name, mem, dtype, shape))
 
@@ -197,8 +203,13 @@ class Tracer:
 
     def instr(self, op, args, produces=None):
         ins = Instr(op, [list(a) for a in args])
+        # the mask= its operands were narrowed by (masks.apply_mask), kept on a fresh result
+        # so that `dst[...] = call(..., mask=m)` narrows dst the same way (tiles.assign)
+        mask, self.last_mask = getattr(self, "last_mask", None), None
         if produces is not None:
             produces.producers.append(ins)
+            if mask is not None:
+                produces.mask_applied = mask
         if any(getattr(v, "masked_out", False) for v in ins.views()):
             return ins  # a mask= that fails for the whole tile: the instruction writes nothing
         for v in ins.views():
@@ -597,7 +608,8 @@ class Tracer:
             raise errors.NkiError("nl.program_id without a launch grid: give --grid N (the "
                                   "kernel[N] of the launch)")
         if not 0 <= axis < len(self.grid):
-            raise errors.NkiError("program_id(%d) of a %d-axis grid" % (axis, len(self.grid)))
+            raise errors.NkiError("nl.program_id: axis=%d is outside the launch grid's %d axes" %
+                                  (axis, len(self.grid)))
         pid = name_lin("program_id")
         inner = Lin.of(1)
         for g in self.grid[axis + 1:]:

@@ -14,6 +14,10 @@ import nki
 import nki.isa as nisa
 import nki.language as nl
 from ncverify_nki.simulate import KernelNotTraced
+from targets import default, on
+
+# Written for trn1 unless a kernel names its generation (targets.py).
+default("trn1")
 
 HERE = "newapi_dma_patterns_test.py:"
 
@@ -32,7 +36,7 @@ def copy_cast(a):
     return _out(t, nl.float32)
 
 
-@nki.jit(platform_target="trn2")
+@on("trn2")
 def copy_hwdge_trn2(a):
     t = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
     nisa.dma_copy(dst=t, src=a, dge_mode=nisa.dge_mode.hwdge, engine=nisa.engine.sync)
@@ -70,7 +74,7 @@ def copy_refused(a, case):
     return _out(t)
 
 
-@nki.jit(platform_target="trn2")
+@on("trn2")
 def copy_refused_trn2(a, case):
     t = nl.ndarray(a.shape, dtype=nl.bfloat16, buffer=nl.sbuf)
     if case == "hwdge_dtypes":
@@ -78,7 +82,7 @@ def copy_refused_trn2(a, case):
     return _out(t, nl.float32)
 
 
-@nki.jit(platform_target="trn3")
+@on("trn3")
 def copy_priority_trn3(a):
     t = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
     nisa.dma_copy(dst=t, src=a, priority=0)

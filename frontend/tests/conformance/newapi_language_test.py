@@ -17,6 +17,7 @@ import nki
 import nki.dtype as nt
 import nki.isa as nisa
 import nki.language as nl
+from targets import target
 from ncverify_nki.simulate import DynamicCheckFailure, KernelNotTraced
 
 # A kernel for `ncverify import --param`: an NKIObject config without @dataclass and an Enum.
@@ -516,7 +517,8 @@ class NewLanguageTest(unittest.TestCase):
 
     def test_tile_size_constants_of_trn1_and_empty_like(self):
         a = np.zeros((4, 8), np.float32)
-        got = nki.simulate(limits)(a)
+        with target("trn1"):
+            got = nki.simulate(limits)(a)
         np.testing.assert_array_equal(got, [[176 * 1024, 176 * 256, 2048, 128]])
 
     def test_program_id_and_num_programs_default_to_axis_0(self):

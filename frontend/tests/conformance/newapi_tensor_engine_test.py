@@ -13,6 +13,10 @@ import nki
 import nki.isa as nisa
 import nki.language as nl
 from ncverify_nki.simulate import KernelNotTraced
+from targets import default, on
+
+# Written for trn1 unless a kernel names its generation (targets.py).
+default("trn1")
 
 
 def _tiles(a, b, k):
@@ -104,7 +108,7 @@ def matmul_regions(a, b, case):
     return _store(acc)
 
 
-@nki.jit(platform_target="trn3")
+@on("trn3")
 def matmul_bf16_dst_trn3(a, b):
     """NeuronCore-v4 writes a bf16 PSUM destination."""
     M, N = a.shape[1], b.shape[1]
@@ -114,7 +118,7 @@ def matmul_bf16_dst_trn3(a, b):
     return _store(acc)
 
 
-@nki.jit(platform_target="trn3")
+@on("trn3")
 def matmul_onto_memset_trn3(a, b):
     """NeuronCore-v4: a matmul with accumulate=None adds to a location a memset wrote."""
     M, N = a.shape[1], b.shape[1]
@@ -202,7 +206,7 @@ def matmul_wide_moving(a, b):
     return _store(acc)
 
 
-@nki.jit(platform_target="trn2")
+@on("trn2")
 def matmul_is_transpose_trn2(a, b):
     M, N = a.shape[1], b.shape[1]
     acc = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.psum)
@@ -212,7 +216,7 @@ def matmul_is_transpose_trn2(a, b):
 
 
 def _transposer(gen, dst_dtype, buffer, engine=nisa.engine.unknown):
-    @nki.jit(platform_target=gen)
+    @on(gen)
     def transpose(a):
         P, F = a.shape
         t = nl.ndarray((P, F), dtype=nl.bfloat16, buffer=nl.sbuf)
@@ -224,7 +228,7 @@ def _transposer(gen, dst_dtype, buffer, engine=nisa.engine.unknown):
     return transpose
 
 
-@nki.jit(platform_target="trn2")
+@on("trn2")
 def transpose_dtype_refused(a, dtype):
     """data of `dtype` through the Tensor engine (dst in PSUM, the same dtype)."""
     P, F = a.shape
@@ -274,7 +278,7 @@ def matmul_shapes_refused(a, case):
     return _store(acc)
 
 
-@nki.jit(platform_target="trn2")
+@on("trn2")
 def transpose_by_version(a):
     """The dst dtype a portable kernel picks: fp32 on NeuronCore-v2, the input's from v3."""
     P, F = a.shape

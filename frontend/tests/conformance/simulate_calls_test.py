@@ -122,6 +122,14 @@ def bf16_round(a):
     return rounded.astype(np.uint32).view(np.float32)
 
 
+@nki.jit
+def loads_too_many_rows(x):
+    """nl.load of a whole 256-row input: a tile of 256 partitions, which no NeuronCore has."""
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    nl.store(out, value=nl.exp(nl.load(x)))
+    return out
+
+
 class SimulatedCalls(unittest.TestCase):
     def setUp(self):
         self.rng = np.random.default_rng(7)
@@ -209,6 +217,11 @@ class SimulatedCalls(unittest.TestCase):
             sorts(self.data(128, 8))
         self.assertIn("simulate_calls_test.py:", str(caught.exception))
         self.assertIn("scalar_tensor_tensor", str(caught.exception))
+
+    def test_a_tile_over_128_partitions_is_refused_at_its_line(self):
+        with self.assertRaisesRegex(KernelNotTraced, r"simulate_calls_test.py:\d+: a tile of 256 "
+                                    "partitions: an on-chip tile has at most 128"):
+            loads_too_many_rows(self.data(256, 8))
 
 
 if __name__ == "__main__":

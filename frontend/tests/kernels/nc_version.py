@@ -14,13 +14,3 @@ def version_filled(a):
     nisa.memset(t, float(int(nisa.get_nc_version())))
     nisa.dma_copy(dst=out, src=t)
     return out
-
-
-@nki.jit(platform_target="trn2")
-def for_trn2(a):
-    P, F = a.shape
-    out = nl.ndarray((P, F), dtype=a.dtype, buffer=nl.shared_hbm)
-    t = nl.ndarray((P, F), dtype=a.dtype, buffer=nl.sbuf)
-    nisa.dma_copy(dst=t, src=a, dge_mode=nisa.dge_mode.hwdge)
-    nisa.dma_copy(dst=out, src=t)
-    return out
