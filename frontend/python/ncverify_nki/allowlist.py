@@ -147,6 +147,7 @@ NKI_API.update({
         "ndarray", "zeros", "ones", "full", "zeros_like", "empty_like", "shared_constant",
         "shared_identity_matrix", "NKIObject", "load", "store", "ds", "affine_range", "sequential_range",
         "static_range", "program_id", "num_programs", "program_ndim", "device_print",
+        "fori_loop", "dynamic_range", "while_loop",
         "no_reorder", "rand", "random_seed", "dropout", "bool",
         # data movement (newapi/language_memory.py)
         "load", "store", "load_transpose2d", "gather_flattened",

@@ -40,7 +40,23 @@ def missing_name(module_label):
 
 
 def is_front_end_file(filename):
-    return os.path.abspath(filename).startswith(_PACKAGE_DIR + os.sep)
+    known = _front_end_files.get(filename)
+    if known is None:
+        known = _front_end_files[filename] = \
+            os.path.abspath(filename).startswith(_PACKAGE_DIR + os.sep)
+    return known
+
+
+_front_end_files = {}  # filename -> is_front_end_file (asked for every frame of every call)
+_abspaths = {}
+
+
+def _abspath(filename):
+    """os.path.abspath, remembered (the working directory does not change while tracing)."""
+    a = _abspaths.get(filename)
+    if a is None:
+        a = _abspaths[filename] = os.path.abspath(filename)
+    return a
 
 
 def user_location(frame=None):
@@ -69,7 +85,7 @@ def kernel_line(frame=None):
     f = frame or sys._getframe(1)
     while f is not None:
         name = f.f_code.co_filename
-        if not name.startswith("<") and os.path.abspath(name) == _kernel_file:
+        if not name.startswith("<") and _abspath(name) == _kernel_file:
             return f.f_lineno
         f = f.f_back
     return 0

@@ -12,6 +12,7 @@ import types
 
 from . import errors
 
+_set = object.__setattr__
 
 class Lin:
     """An integer-valued linear form: const + sum(coef * atom). Immutable."""
@@ -19,8 +20,11 @@ class Lin:
     __slots__ = ("terms", "const")
 
     def __init__(self, terms=(), const=0):
-        self.terms = terms  # tuple of (atom, coef), sorted by atom key, coef != 0
-        self.const = const
+        # The front end's own writes skip the sealed __setattr__'s look at the caller
+        # (sandbox._seal), which a kernel's writes get: a kernel cannot reach __init__
+        # (kernel_language refuses underscore attributes), and Lins are made by the million.
+        _set(self, "terms", terms)  # tuple of (atom, coef), sorted by atom key, coef != 0
+        _set(self, "const", const)
 
     @staticmethod
     def of(x):
@@ -163,8 +167,8 @@ class Atom:
     __slots__ = ("kind", "args")
 
     def __init__(self, kind, args):
-        self.kind = kind
-        self.args = args
+        _set(self, "kind", kind)  # as Lin.__init__
+        _set(self, "args", args)
 
     def key(self):
         if self.kind == "name":
@@ -211,6 +215,13 @@ def name_lin(name):
 
 
 def _value_error(lin, what):
+    from . import trace
+
+    tr = trace._current
+    if tr is not None:
+        exc = tr.needs_value(lin, what)  # the new dialect unrolls the loop (unrolling.py)
+        if exc is not None:
+            return exc
     names = lin.names()
     params = [n for n in names if errors.is_param_name(n)]
     if params:
@@ -229,7 +240,7 @@ class SymInt:
     __slots__ = ("lin",)
 
     def __init__(self, lin):
-        self.lin = lin
+        _set(self, "lin", lin)  # as Lin.__init__
 
     @staticmethod
     def make(lin):
@@ -375,6 +386,12 @@ class SymInt:
         return self._cmp(o, ">=")
 
     def __hash__(self):
+        from . import trace
+
+        if trace.python_loops(trace._current):  # a dict key needs the Python value
+            exc = trace._current.needs_value(self.lin, "a dict key or set member")
+            if exc is not None:
+                raise exc
         return hash(self.lin)
 
     def _known(self):
@@ -384,7 +401,10 @@ class SymInt:
         if trace._current is None:
             return None
         lin = trace._current.evaluate(self.lin)
-        return lin.const if lin.is_const() else None
+        if lin.is_const():
+            trace._current.note_fixed(self.lin, "a Python value")
+            return lin.const
+        return None
 
     def __index__(self):
         v = self._known()
@@ -425,7 +445,10 @@ class SymBool:
         from . import trace
 
         if trace._current is not None:
-            d = trace._current.evaluate(d)
+            e = trace._current.evaluate(d)
+            if e.is_const() and not d.is_const():
+                trace._current.note_fixed(d, "a Python comparison")
+            d = e
         if d.is_const():
             v = d.const
             return {"<": v < 0, "<=": v <= 0, ">": v > 0, ">=": v >= 0, "==": v == 0,

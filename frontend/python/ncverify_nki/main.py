@@ -14,7 +14,7 @@ import sys
 import textwrap
 import traceback
 
-from . import dialect, errors, kernel_language, sandbox, trace
+from . import dialect, errors, kernel_language, sandbox, trace, unrolling
 from .dtypes import normalize
 from .expr import Lin, SymInt, name_lin
 from .program import Tensor
@@ -391,7 +391,10 @@ def bind(tr, func, args, file_label):
                     if p.lo < 1 or p.hi < p.lo or p.lo % p.mult or p.hi % p.mult:
                         raise UsageError("--param %s=%s: domain must be 1 <= LO <= HI, both "
                                          "multiples of the multiple" % (d, params[d]))
-                sizes[d] = Lin.of(fixed) if fixed is not None else name_lin(p.name)
+                # the new dialect keeps a fixed shape a param with one value, so that the
+                # trace can say which Python decisions needed it (Tracer.fixed_report)
+                sizes[d] = Lin.of(fixed) if fixed is not None and \
+                    not trace.python_loops(tr) else name_lin(p.name)
             lins.append(sizes[d])
         t = Tensor(tr.unique(a), "hbm", dtype, lins, "input")
         tr.hbm.append(t)
@@ -441,6 +444,10 @@ def _python_range(builtin_range):
     from .language import sequential_range
 
     def nki_range(*a):
+        if trace.python_loops(trace._current):  # the new dialect (newapi/loops.py)
+            from .newapi.loops import python_range
+
+            return python_range(builtin_range, a)
         if any(isinstance(x, SymInt) for x in a):
             return sequential_range(*a)
         return builtin_range(*a)
@@ -471,18 +478,27 @@ def run(argv):
     func = unwrap(kernel)
     if not inspect.isfunction(func):
         raise UsageError("%s:%s is not a function" % (path, func_name))
-    tr = trace.Tracer(re.sub(r"\W", "_", func_name), trace.SourceIndex())
-    tr.generation = _generation(args.gen, getattr(kernel, "options", {}).get("platform_target"))
-    tr.dialect = _dialect_of.get(os.path.abspath(path), dialect.LEGACY)
-    # Instructions name the line of this file that made them (`@line`); the basename keeps the
-    # text independent of where the file was traced from.
-    tr.source_file = os.path.basename(path)
-    errors.set_kernel_file(path)
-    call_args, tensor_args, kwargs, notes, recorded = bind(tr, func, args, path)
-    header = ["traced by ncverify import from %s:%s" % (os.path.basename(path), func_name)]
-    if notes:
-        header.append("kernel arguments: " + ", ".join(notes))
-    return trace_kernel(tr, func, path, call_args, kwargs, header, recorded)[1]
+    source_index = trace.SourceIndex()
+
+    def attempt(unroll):
+        # the whole trace, again from the start when the new dialect finds loops to unroll
+        # (unrolling.py)
+        tr = trace.Tracer(re.sub(r"\W", "_", func_name), source_index)
+        tr.unroll = unroll
+        tr.generation = _generation(args.gen,
+                                    getattr(kernel, "options", {}).get("platform_target"))
+        tr.dialect = _dialect_of.get(os.path.abspath(path), dialect.LEGACY)
+        # Instructions name the line of this file that made them (`@line`); the basename keeps
+        # the text independent of where the file was traced from.
+        tr.source_file = os.path.basename(path)
+        errors.set_kernel_file(path)
+        call_args, tensor_args, kwargs, notes, recorded = bind(tr, func, args, path)
+        header = ["traced by ncverify import from %s:%s" % (os.path.basename(path), func_name)]
+        if notes:
+            header.append("kernel arguments: " + ", ".join(notes))
+        return trace_kernel(tr, func, path, call_args, kwargs, header, recorded)[1]
+
+    return unrolling.retrying(attempt)
 
 
 def trace_kernel(tr, func, path, call_args, kwargs, header, recorded=None):
@@ -492,8 +508,23 @@ def trace_kernel(tr, func, path, call_args, kwargs, header, recorded=None):
     trace.start(tr)
     try:
         result = func(*call_args, **kwargs)
+    except errors.NkiError:
+        if tr.pending_unroll is not None:  # an error after the kernel caught a NeedsUnroll
+            raise tr.pending_unroll from None
+        raise
     finally:
         trace.stop()
+    if tr.pending_unroll is not None:  # the kernel caught it; the trace is not the program
+        raise tr.pending_unroll
+    left = tr.left_loops() if tr.loops else None
+    if left is not None:
+        raise left
+    if tr.unroll:
+        header = header + ["loops unrolled (their bodies' Python effects depend on the "
+                           "iteration): " + "; ".join(
+                               "%s (%s)" % (unrolling.key_text(k), why)
+                               for k, why in sorted(tr.unroll.items()))]
+    header = header + tr.fixed_report()
     _mark_outputs(tr, result, (os.path.abspath(path), _def_line(func)))
     if tr.loops:
         raise errors.NkiError("a traced loop was left open (break out of a loop?)")

@@ -35,6 +35,7 @@ def tamper_record():
 
 
 _kernel_files = set()  # the kernel file and its local modules (KernelModules)
+_getframe = sys._getframe
 
 
 def _made_by_kernel(frame):
@@ -42,13 +43,27 @@ def _made_by_kernel(frame):
     from `frame` out: a write the kernel made, directly or through a standard function it called
     (functools.update_wrapper), not one the stand-ins made (even through the same function)."""
     while frame is not None:
-        name = frame.f_code.co_filename
-        if name in _kernel_files:
+        kind = _file_kind.get(frame.f_code.co_filename)
+        if kind is None:
+            kind = _classify(frame.f_code.co_filename)
+        if kind == "kernel":
             return True
-        if name.startswith(_FRONT_END_DIR + os.sep):
+        if kind == "front end":
             return False
         frame = frame.f_back
     return False
+
+
+# co_filename -> "kernel" | "front end" | "other", for _made_by_kernel (every attribute write
+# of a sealed object asks: a traced kernel makes millions). Emptied when a kernel file is added.
+_file_kind = {}
+
+
+def _classify(name):
+    kind = "kernel" if name in _kernel_files else \
+        "front end" if name.startswith(_FRONT_END_DIR + os.sep) else "other"
+    _file_kind[name] = kind
+    return kind
 
 
 # ------------------------------------------------------------------------------------ facades
@@ -207,6 +222,7 @@ class KernelModules:
 
         self.checked = checked  # kernel_language.CheckedKernel
         _kernel_files.update(checked.files)
+        _file_kind.clear()
         self.local_by_name = dict(checked.names)
         self.loaded = {}
         self.namespaces = {}  # packages whose __init__.py has not run: their submodules only
@@ -453,7 +469,9 @@ def _seal(cls):
     base_del = cls.__delattr__
 
     def __setattr__(self, name, value):
-        if _made_by_kernel(sys._getframe(1)):
+        frame = _getframe(1)
+        # (the front end's own writes, nearly all of them, in one look-up)
+        if _file_kind.get(frame.f_code.co_filename) != "front end" and _made_by_kernel(frame):
             tamper("sets attribute %s of the front end's %s object" % (name, cls.__name__))
         base_set(self, name, value)
 

@@ -19,7 +19,7 @@ import subprocess
 import warnings
 import tempfile
 
-from . import dialect, errors, trace
+from . import dialect, errors, trace, unrolling
 from .expr import Lin
 from .program import Tensor
 from .tiles import Tile
@@ -256,16 +256,31 @@ def trace_for_arrays(func, args, kwargs, grid=None, generation=None):
     """Traces `func` with NumPy arrays at their concrete shapes and dtypes (every other argument
     is passed as it is). Returns (.nkir text, the kernel's result (Tiles), {HBM tensor name:
     (the argument's array, dtype)} for the array arguments)."""
-    from . import main
-
     path = inspect.getsourcefile(func) or func.__code__.co_filename
-    np = _np()
     sig = inspect.signature(func)
     try:
-        bound = sig.bind(*args, **kwargs)
+        sig.bind(*args, **kwargs)
     except TypeError as e:
         raise SimulationError("%s: %s" % (func.__name__, e)) from None
-    tr = trace.Tracer(func.__name__, trace.SourceIndex())
+    source_index = trace.SourceIndex()
+    errors.set_kernel_file(path)
+    try:
+        # the whole trace, again from the start when the new dialect finds loops to unroll
+        return unrolling.retrying(lambda unroll: _trace_once(
+            func, path, sig, args, kwargs, grid, generation, source_index, unroll))
+    except errors.NkiError as e:
+        raise KernelNotTraced(e.message, e.where) from None
+    finally:
+        errors.set_kernel_file(None)
+
+
+def _trace_once(func, path, sig, args, kwargs, grid, generation, source_index, unroll):
+    from . import main
+
+    np = _np()
+    bound = sig.bind(*args, **kwargs)
+    tr = trace.Tracer(func.__name__, source_index)
+    tr.unroll = unroll
     tr.generation = generation
     tr.dialect = dialect.of_file(func.__code__.co_filename)
     tr.source_file = os.path.basename(path)
@@ -294,18 +309,12 @@ def trace_for_arrays(func, args, kwargs, grid=None, generation=None):
             bound.arguments[name] = {k: tensor_for(k, v) for k, v in value.items()}
         else:
             bound.arguments[name] = tensor_for(name, value)
-    errors.set_kernel_file(path)
     header = ["traced by ncverify's simulator from %s:%s" % (os.path.basename(path),
                                                             func.__name__)]
-    try:
-        result, text = main.trace_kernel(tr, func, path, list(bound.args), dict(bound.kwargs),
-                                         header)
-        if _carry_initial_values(tr, arrays):
-            text = tr.text(header)
-    except errors.NkiError as e:
-        raise KernelNotTraced(e.message, e.where) from None
-    finally:
-        errors.set_kernel_file(None)
+    result, text = main.trace_kernel(tr, func, path, list(bound.args), dict(bound.kwargs),
+                                     header)
+    if _carry_initial_values(tr, arrays):
+        text = tr.text(header)
     return text, result, arrays, tr
 
 

@@ -6,7 +6,7 @@ import ast
 import linecache
 import math
 
-from . import errors, splitting
+from . import errors, splitting, unrolling
 from .expr import Lin, SymBool, name_lin
 from .program import BufferDecl, Indirect, Instr, Loop, Tensor, View, ZeroInit
 
@@ -29,6 +29,12 @@ def start(tracer):
 def stop():
     global _current
     _current = None
+
+
+def python_loops(tr):
+    """Whether `tr` traces the new API (`import nki`), whose loops have Python's semantics
+    (unrolling.py); the legacy `neuronxcc.nki` traces every loop once."""
+    return tr is not None and getattr(tr, "dialect", None) == "nki"
 
 
 class Param:
@@ -94,8 +100,7 @@ class Tracer:
         # The .nkir keywords name nothing (model/ir/validate.cpp is_reserved): a kernel's
         # `output = nl.ndarray(...)` becomes `output_2`.
         self.names = set(_NKIR_KEYWORDS)
-        self._probe = {}  # base name -> where unique() resumes probing (names only grow, but
-        # a closed loop frees its variable's name: close_loop clears this)
+        self._next_suffix = {}  # base -> the first suffix unique() may find free
         self.queues = {}  # HBM tensor name -> DMA queue
         self.source_file = None  # the `.nkir` `source` line: the kernel file the `@line`s count in
         # The generation the kernel is written for, when its decorator names one
@@ -106,23 +111,32 @@ class Tracer:
         # Checks of the whole program, run once the kernel returned (main.trace_kernel): each
         # takes the tracer and raises NkiError (newapi.language: explicit addresses).
         self.at_end = []
+        # The new dialect's loops (unrolling.py): the source loops to unroll in this trace
+        # (key -> why), the loop key and kind of every loop variable of this trace, the
+        # NeedsUnroll raised (kept even if the kernel catches it), and per param given by
+        # --param the lines that needed its value (key -> [(line, why)]).
+        self.unroll = {}
+        self.loop_vars = {}
+        self.pending_unroll = None
+        self.fixed_uses = {}
 
     # ---- names
     def unique(self, base):
-        """`base`, else the first free `base_k` (k = 2, 3, ...). `_probe[base]` is a k below which
-        every `base_k` is taken, so a kernel that allocates thousands of tensors from one line
-        (nki-library's allocators) does not probe them all again each time."""
+        """`base`, else the first free `base_k` (k = 2, 3, ...). `_next_suffix[base]` is a k below
+        which every `base_k` is taken, so a kernel that allocates thousands of tensors from one
+        line (nki-library's allocators, an unrolled loop) does not probe them all again."""
         base = base or "t"
-        if base not in self.names:
-            self.names.add(base)
-            return base
-        k = self._probe.get(base, 2)
-        name = "%s_%d" % (base, k)
+        name, k = base, 2
+        if name in self.names:
+            # base_2 .. base_(k-1) are taken (no name was freed since): an unrolled loop names
+            # thousands of copies of one temp, and scanning from 2 each time was quadratic
+            k = self._next_suffix.get(base, 2)
+            name = "%s_%d" % (base, k)
         while name in self.names:
             k += 1
             name = "%s_%d" % (base, k)
+        self._next_suffix[base] = k + 1 if name != base else k
         self.names.add(name)
-        self._probe[base] = k + 1
         return name
 
     def assigned_name(self, default="t"):
@@ -238,35 +252,161 @@ class Tracer:
         self.loops.append(loop)
         return loop
 
-    def iterate(self, kind, start, stop, step, var_hint):
+    def iterate(self, kind, start, stop, step, var_hint, where=None, dynamic=False):
         """A traced loop: the body runs once with a symbolic variable, and once more for every
         further piece a condition on the variable split it into (`splitting.split`), each piece
-        an ordinary loop of the program, in iteration order."""
+        an ordinary loop of the program, in iteration order. In the new dialect (`where`: the
+        `for` statement's file and line) a Python loop is unrolled instead when an earlier
+        trace found that its body cannot stand for every iteration, or when its bounds are
+        small constants; after each piece the body's Python effects are checked
+        (unrolling.py). `dynamic`: an on-device loop (nl.fori_loop, nl.dynamic_range), traced
+        once as NKI does; its variable is a register, never a Python value."""
         from .expr import SymInt
 
+        key = unrolling.loop_key(where)
+        snapshot = None
+        if python_loops(self) and not dynamic:
+            if key in self.unroll:
+                yield from self._unrolled(start, stop, step, key, self.unroll[key])
+                return
+            s, e = Lin.of(start), Lin.of(stop)
+            se, ee = self.evaluate(s), self.evaluate(e)
+            if se.is_const() and ee.is_const() and \
+                    len(range(se.const, ee.const, step)) <= unrolling.SMALL_TRIP_COUNT:
+                for b in (s, e):
+                    self.note_fixed(b, "a loop of %d iterations unrolled: its bounds were known"
+                                    % len(range(se.const, ee.const, step)))
+                yield from range(se.const, ee.const, step)
+                return
+            snapshot = unrolling.snapshot_at(where)
+            why = snapshot.predicted() if snapshot is not None else None
+            if why is not None:  # what the body does needs Python iterations: no re-trace
+                self.unroll[key] = why
+                yield from self._unrolled(start, stop, step, key, why)
+                return
         loop = self.open_loop(kind, start, stop, step, var_hint)
+        loop.key = key
+        if python_loops(self):
+            self.loop_vars[loop.var] = (key, dynamic)
         family = loop.family
         while True:
             yield SymInt(name_lin(loop.var))
+            if snapshot is not None:
+                why = snapshot.changes()
+                if why is not None:
+                    raise self.unroll_loops([key], "its body %s" % why)
             pending = loop.pending
             self.close_loop(loop)
             if not pending:
                 return
             a, b, piece_step, facts, substs = pending[0]
+            self.names.discard(loop.var)  # the next piece keeps the variable's name
             loop = self.open_loop(kind, a, b, piece_step, loop.var)
+            loop.key = key
             loop.pending, loop.facts, loop.family = pending[1:], dict(facts), family
             loop.substs = dict(substs)
             splitting.add_bound_facts(loop)
             family.append(loop)
 
+    def _unrolled(self, start, stop, step, key, why):
+        """The iterations of a loop the new dialect unrolls (its bounds must be known)."""
+        bounds = [self.evaluate(Lin.of(start)), self.evaluate(Lin.of(stop))]
+        names = [n for b in bounds for n in self.resolve(b).names()]
+        if not all(b.is_const() for b in bounds):
+            params = [n for n in names if n in self.params]
+            fix = "; fix %s" % " ".join("--param %s=VALUE" % n for n in dict.fromkeys(params)) \
+                if params else ""
+            raise errors.NkiError(
+                "this loop runs its body's Python code once per iteration and must be unrolled "
+                "(%s), but its bounds (%s, %s) are symbolic%s" %
+                (why, bounds[0].text(), bounds[1].text(), fix))
+        for b in (start, stop):
+            self.note_fixed(Lin.of(b), "loop unrolled: %s" % why)
+        return iter(range(bounds[0].const, bounds[1].const, step))
+
+    def unroll_loops(self, keys, why):
+        """A NeedsUnroll for the loops `keys`, kept (a kernel may catch it)."""
+        exc = unrolling.NeedsUnroll([k for k in keys if k is not None], why)
+        if not exc.keys:
+            return errors.NkiError(why)
+        self.pending_unroll = self.pending_unroll or exc
+        return exc
+
+    def needs_value(self, lin, what):
+        """In the new dialect, the exception for `what` (a Python use of a value) on `lin`
+        when it mentions a loop variable: re-trace with those loops unrolled, or an error for
+        an on-device loop's register. None: the caller's own error applies."""
+        if not python_loops(self):
+            return None
+        loops = [self.loop_vars[n] for n in lin.names() if n in self.loop_vars]
+        if not loops:
+            return None
+        if any(dynamic for _, dynamic in loops):
+            return errors.NkiError(
+                "%s needs a Python value of %s, the index of an on-device loop (nl.fori_loop / "
+                "nl.dynamic_range): a register of the device, usable only in indices and loop "
+                "bounds (NKI raises TypeError too)" % (what, lin.text()))
+        where = errors.user_location()
+        return self.unroll_loops(
+            [k for k, _ in loops],
+            "line %d needs the loop variable's Python value: %s" %
+            (where[1] if where else 0, what))
+
+    def note_fixed(self, lin, why):
+        """Records that a Python decision at the current line needed the value of params the
+        user fixed with --param (the `.nkir` header lists them, `fixed_report`)."""
+        if not python_loops(self):
+            return
+        names = [n for n in self.resolve(lin).names()
+                 if n in self.params and self.params[n].fixed is not None]
+        if not names:
+            return
+        where = errors.user_location()
+        if where is not None and isinstance(self.src.statement(*where), ast.Assert):
+            return  # an assert on a symbolic shape becomes its domain: no value needed
+        line = where[1] if where else 0
+        for n in names:
+            uses = self.fixed_uses.setdefault(n, [])
+            if (line, why) not in uses and len(uses) < 4:
+                uses.append((line, why))
+
+    def fixed_report(self):
+        """Header lines: per param the user fixed, whether the trace needed its value, where."""
+        out = []
+        for n, p in self.params.items():
+            if p.fixed is None or n in self.aliases or not python_loops(self):
+                continue
+            uses = self.fixed_uses.get(n)
+            if uses:
+                out.append("param %s fixed to %d; its value was used by: %s" % (
+                    n, p.fixed, "; ".join("line %d (%s)" % u for u in uses)))
+            else:
+                out.append("param %s fixed to %d by --param; no Python decision needed it "
+                           "(leave it out to prove for its whole domain)" % (n, p.fixed))
+        return out
+
+    def left_loops(self):
+        """New dialect: the NeedsUnroll for loops still open when an enclosing one ends or the
+        kernel returns (left by `break` or `return`: Python iterations, unrolled), else None."""
+        keys = [getattr(l, "key", None) for l in self.loops]
+        if not python_loops(self) or not any(keys):
+            return None
+        return self.unroll_loops(keys, "the body leaves the loop early (break or return)")
+
     def close_loop(self, loop):
         if not self.loops or self.loops[-1] is not loop:
+            if loop in self.loops:
+                self.loops = self.loops[self.loops.index(loop) + 1:]
+                exc = self.left_loops()
+                if exc is not None:
+                    raise exc
             raise errors.NkiError("loops must nest: a loop ended while an inner one was open "
                                   "(a `break` out of a traced loop is not supported)")
         self.loops.pop()
         self.stack.pop()
-        self.names.discard(loop.var)
-        self._probe.clear()
+        if not python_loops(self):  # the new dialect keeps an ended loop's name (needs_value)
+            self.names.discard(loop.var)
+            self._next_suffix.clear()  # a name is free again
         if not loop.body and (len(loop.family) > 1 or loop.pending):
             self.stack[-1].remove(loop)  # a piece whose branch does nothing
             return
@@ -330,7 +470,18 @@ class Tracer:
             self.assume(rel)
             return True
         if self.loops:
-            return splitting.split(self, rel)
+            if not python_loops(self):
+                return splitting.split(self, rel)
+            lin = self.resolve(rel.lhs.sub(rel.rhs))
+            self._python_if(lin, rel)
+            try:
+                return splitting.split(self, rel)
+            except errors.NkiError as e:
+                exc = self.needs_value(lin, "a Python `if` that no loop split expresses (%s)" %
+                                       e.message)
+                raise exc or e
+        if python_loops(self):
+            self._python_if(self.resolve(rel.lhs.sub(rel.rhs)), rel)
         names = [n for n in self.resolve(rel.lhs.sub(rel.rhs)).names() if n in self.params]
         if names:
             raise errors.NkiError(
@@ -340,6 +491,18 @@ class Tracer:
         raise errors.NkiError("this branch depends on %s outside every loop: the program has "
                               "no branch, and loop splitting needs an enclosing loop" %
                               rel.text())
+
+    def _python_if(self, lin, rel):
+        """New dialect: an `if` on a register (an on-device loop's index) is an error, one on
+        the variable of a loop that has ended unrolls that loop (Python's value is its last)."""
+        open_vars = {l.var for l in self.loops}
+        bad = [n for n in lin.names() if n in self.loop_vars and
+               (self.loop_vars[n][1] or n not in open_vars)]
+        if bad:
+            exc = self.needs_value(Lin.of(0).add(name_lin(bad[0])),
+                                   "a Python `if` on %s" % rel.text())
+            if exc is not None:
+                raise exc
 
     def bounds(self, lin):
         """[lo, hi] of a linear form over loop variables with known ranges, else None."""

@@ -185,6 +185,10 @@ def matmul_refused(a, b, case):
     elif case == "tile_position_off_grid":
         nisa.nc_matmul(acc, at, bt, tile_position=(0, 32), tile_size=(128, 64))
     elif case == "residue_split":
+        # 16 iterations stay a symbolic loop (a short one is unrolled: "alternating_short")
+        for k in nl.affine_range(16):
+            nisa.nc_matmul(acc, at, bt, accumulate=(k % 2 == 1))
+    elif case == "alternating_short":
         for k in nl.affine_range(4):
             nisa.nc_matmul(acc, at, bt, accumulate=(k % 2 == 1))
     return _store(acc)
@@ -352,6 +356,12 @@ class AccumulateTest(unittest.TestCase):
     def test_none_adds_to_a_memset_on_trn3(self):
         a, b = operands(6, k=128)
         self.check(matmul_onto_memset_trn3(a, b), 2.0 + partial(a, b, [0]))
+
+    def test_a_flag_of_a_short_loop_is_decided_per_iteration(self):
+        # 4 iterations with known bounds are unrolled (frontend/README.md "Loops of the new
+        # API"): overwrite, add, overwrite, add
+        a, b = operands(12, k=128)
+        self.check(matmul_refused(a, b, "alternating_short"), 2 * partial(a, b, [0]))
 
     def test_hints_and_pe_tiling_keep_the_product(self):
         a, b = operands(7, k=128)

@@ -429,9 +429,9 @@ def dropout(x, rate, dtype=None):
 # ---------------------------------------------------------------- what the new API keeps
 
 ds = legacy.ds
-affine_range = legacy.affine_range
-sequential_range = legacy.sequential_range
-static_range = legacy.static_range
+# Python loops with Python's semantics, and the on-device loops (loops.py)
+from .loops import (affine_range, dynamic_range, fori_loop, sequential_range,  # noqa: E402,F401
+                    static_range, while_loop)
 
 # The compute calls and the operator / activation-function names (language_compute.py), the
 # data-movement calls (language_memory.py).
