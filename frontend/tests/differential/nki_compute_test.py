@@ -133,22 +133,32 @@ class Scans(unittest.TestCase):
                                               imm0=2.0, imm1=k,
                                               reduce_cmd=nisa.reduce_cmd.load_reduce,
                                               name="cum")
-                return [s1, s2, s3, s4]
+                s5, s6 = sb((p, f)), sb((p, f))
+                nisa.tensor_scalar_cumulative(s5, t0, nl.subtract, nl.subtract, k)
+                nisa.tensor_scalar_cumulative(s6, t0, nl.maximum, nl.minimum, 0.0)
+                return [s1, s2, s3, s4, s5, s6]
             o = run(kern, d0, d1, ini)
             w1, w2 = np.zeros((p, f), F32), np.zeros((p, f), F32)
             prev1, prev2 = np.full((p,), 1.0, F32), ini[:, 0]
             w3, w4 = np.zeros((p, f), F32), np.zeros((p, f), F32)
             reg3, reg4 = np.zeros((p,), F32), np.full((p,), k, F32)
+            w5, w6 = np.zeros((p, f), F32), np.zeros((p, f), F32)
+            reg5, reg6 = np.zeros((p,), F32), np.full((p,), np.inf, F32)
             for i in range(f):
                 prev1 = d0[:, i] * prev1 + d1[:, i]
                 prev2 = d1[:, i] - (prev2 - d0[:, i])
                 reg3 = (d0[:, i] + F32(k)) + reg3
                 reg4 = np.maximum(d0[:, i] * 2, reg4)
+                reg5 = (d0[:, i] - F32(k)) - reg5
+                reg6 = np.minimum(np.maximum(d0[:, i], 0), reg6)
                 w1[:, i], w2[:, i], w3[:, i], w4[:, i] = prev1, prev2, reg3, reg4
+                w5[:, i], w6[:, i] = reg5, reg6
             c.check("scan multiply/add from 1.0", o[0], w1)
             c.check("scan reversed subtracts from a column", o[1], w2)
             c.check("cumulative add from 0 (reset_reduce)", o[2], w3)
             c.check("cumulative max from imm1 (load_reduce)", o[3], w4)
+            c.check("cumulative subtract: reg = (src - imm0) - reg, from 0", o[4], w5)
+            c.check("cumulative min from +inf", o[5], w6)
         run_case("nkc_scans", body)
 
     def test_stats_partition_reduce(self):
@@ -160,7 +170,7 @@ class Scans(unittest.TestCase):
             p, f = c.shape(parts=(2, 64), free=(2, 48))
             x = c.floats((p, f), -2, 2)
             xi = c.ints((p, f), -8, 8).astype(F32)
-            bits = c.ints((p, f), 0, 255).astype(F32)
+            bits = c.ints((p, f), 0, 255)
 
             def kern(tx, ti, tb):
                 st, mv = sb((p, 6)), sb((p, 2))
@@ -171,7 +181,10 @@ class Scans(unittest.TestCase):
                 r1, r2 = sb((1, f)), sb((1, f))
                 nisa.tensor_partition_reduce(r1, nl.add, ti)
                 nisa.tensor_partition_reduce(dst=r2, op=nl.maximum, data=ti, name="pr")
-                return [st, mv, st2, r1, r2]
+                r3, r4 = sb((1, f), nl.int32), sb((1, f), nl.int32)
+                nisa.tensor_partition_reduce(r3, nl.bitwise_or, tb)
+                nisa.tensor_partition_reduce(r4, nl.bitwise_and, tb)
+                return [st, mv, st2, r1, r2, r3, r4]
             o = run(kern, x, xi, bits)
             x64 = x.astype(np.float64)
             ev, od = x64[:, 0::2], x64[:, 1::2]
@@ -182,6 +195,8 @@ class Scans(unittest.TestCase):
             c.check("bn_aggr", o[1], np.stack([x64.mean(1), x64.var(1)], 1), 1e-5, 1e-5)
             c.check("partition sum", o[3], xi.sum(0, keepdims=True))
             c.check("partition max", o[4], xi.max(0, keepdims=True))
+            c.check("partition bitwise_or", o[5], np.bitwise_or.reduce(bits, 0, keepdims=True))
+            c.check("partition bitwise_and", o[6], np.bitwise_and.reduce(bits, 0, keepdims=True))
         run_case("nkc_stats", body)
 
 
@@ -408,7 +423,14 @@ class Gen4(unittest.TestCase):
                                op0=nl.multiply, op1=nl.subtract, reverse0=True, reverse1=True,
                                reduce_op=nl.add, reduce_res=rr,
                                reduce_cmd=nisa.reduce_cmd.reset_reduce, name="a2")
-                return [e1, e2, a1, a2, rr]
+                e3, b1, b2, b3, b4 = sb((p, f)), sb((p, f)), sb((p, f)), sb((p, f)), \
+                    sb((p, f))
+                nisa.exponential(e3, tx, max_value=0.75)
+                nisa.activate2(b1, nl.exp, tx, tc, 0.0, nl.add, nl.bypass)
+                nisa.activate2(b2, nl.exp, tx, tc, 0.0, nl.subtract, nl.bypass, reverse0=True)
+                nisa.activate2(b3, nl.tanh, tx, 0.0, 0.0, nl.bypass, nl.bypass)
+                nisa.activate2(b4, nl.exp, tx, 3.0, tc2, nl.multiply, nl.subtract)
+                return [e1, e2, a1, a2, rr, e3, b1, b2, b3, b4]
             o = sbuf_kernel_trn3(x, col, col2, body=kern)
             x64 = x.astype(np.float64)
             c.check("exp(src)", o[0], np.exp(x64), 1e-5, 1e-6)
@@ -417,6 +439,11 @@ class Gen4(unittest.TestCase):
             t = np.tanh(col2 - col * x64)
             c.check("tanh(imm1 - imm0 * data)", o[3], t, 1e-5, 1e-6)
             c.check("activate2 row sums", o[4], t.sum(1, keepdims=True), 1e-5, 1e-5)
+            c.check("exp(src - 0.75)", o[5], np.exp(x64 - 0.75), 1e-5, 1e-6)
+            c.check("exp(data + imm0)", o[6], np.exp(x64 + col), 1e-5, 1e-6)
+            c.check("exp(imm0 - data)", o[7], np.exp(col - x64), 1e-5, 1e-6)
+            c.check("tanh(data) (bypass, bypass)", o[8], np.tanh(x64), 1e-5, 1e-6)
+            c.check("exp(data * 3 - imm1)", o[9], np.exp(x64 * 3 - col2), 1e-5, 1e-6)
         run_case("nkc_gen4", body)
 
 
@@ -453,6 +480,9 @@ class Refused(unittest.TestCase):
                                           reduce_op=nl.maximum, reduce_res=sb((8, 1)),
                                           reduce_cmd=rc.reset_reduce)),
             ]
+            # reduce_init is read by load_reduce only (the pages): its refusal names both
+            cases += [(k, call, "reduce_init", fn) for k, call, arg, fn in cases
+                      if arg == "reduce_cmd"]
             for kernel, call, arg, fn in cases:
                 c.refused(kernel, (a,), {"body": lambda t, fn=fn: [(fn(t), t)[1]]}, call, arg,
                           fn)
