@@ -94,7 +94,10 @@ class Arith(unittest.TestCase):
                 nisa.tensor_copy(d4, tb)
                 nisa.tensor_copy_predicated(dst=d4, src=ta, predicate=tp, reverse_pred=True,
                                             name="tcp")
-                return [d1, d2, d3, r1, rr1, r2, rr2, tinit, d4]
+                d5 = sb((p, f))
+                nisa.tensor_copy(d5, tb)
+                nisa.tensor_copy_predicated(d5, s, tp)
+                return [d1, d2, d3, r1, rr1, r2, rr2, tinit, d4, d5]
             o = run(kern, a, b, col, ai, pred, init)
             c.check("(data - s) * operand1", o[0], (a - F32(s)) * b)
             c.check("operand1 - (col - data)", o[1], b - (col - a))
@@ -106,6 +109,7 @@ class Arith(unittest.TestCase):
             c.check("tensor_scalar_reduce -max", o[6], -(a * col).max(1, keepdims=True))
             c.check("tensor_copy_predicated", o[7], np.where(pred != 0, a, init))
             c.check("tensor_copy_predicated reverse_pred", o[8], np.where(pred == 0, a, b))
+            c.check("tensor_copy_predicated of a scalar", o[9], np.where(pred != 0, F32(s), b))
         run_case("nkc_arith", body)
 
 
@@ -220,7 +224,12 @@ class Top8Gathers(unittest.TestCase):
                 nisa.nc_find_index8(dst=i1, data=tx, vals=m, name="fi")
                 r, ri = sb((p, f)), sb((p, 8), nl.uint32)
                 nisa.nc_match_replace8(dst=r, data=tx, vals=m, imm=imm, dst_idx=ri, name="mr")
-                return [m, m2, i1, r, ri]
+                m3 = sb((p, 8), nl.bfloat16)
+                nisa.max8(m3, tx)
+                miss, i2 = sb((p, 8)), sb((p, 8), nl.uint32)
+                nisa.memset(miss, 1000.5)
+                nisa.nc_find_index8(i2, tx, miss)
+                return [m, m2, i1, r, ri, m3, i2]
             o = run(kern, x)
             top = -np.sort(-x, 1)[:, :8]
             idx = np.argsort(-x, 1, kind="stable")[:, :8]
@@ -231,6 +240,9 @@ class Top8Gathers(unittest.TestCase):
             c.check("nc_find_index8", o[2], idx.astype(np.uint32))
             c.check("nc_match_replace8", o[3], rep)
             c.check("nc_match_replace8 dst_idx", o[4], idx.astype(np.uint32))
+            c.check("max8 to bf16", o[5], to_bf16(top))
+            c.check("nc_find_index8 of absent values: 0xFFFFFFFF", o[6],
+                    np.full((p, 8), 0xFFFFFFFF, np.uint32))
         run_case("nkc_top8", body)
 
     def test_gathers(self):
