@@ -132,7 +132,9 @@ def tensor_scalar_reduce(dst, data, op0, operand0, reduce_op, reduce_res=None, r
     if reduce_cmd != "reset_reduce":
         refuse(call, "reduce_cmd", reduce_cmd, "the model's tensor_scalar_reduce starts each "
                "reduction from the operator's identity and does not share the Vector engine's "
-               "accumulator with other calls")
+               "accumulator with other calls" +
+               ("; so reduce_init, which load_reduce loads, is not modelled either"
+                if reduce_cmd == "load_reduce" else ""))
     if reduce_res is None:
         refuse(call, "reduce_res", None, "keeping the reduction in the Vector engine's "
                "accumulator for a later call is not modelled; pass the [P, 1] tile")

@@ -71,7 +71,8 @@ def exponential(dst, src, max_value=0.0, reduce_res=None, reduce_cmd=reduce_cmd.
     if reduce_cmd != "idle":
         refuse(call, "reduce_cmd", reduce_cmd, "the running sum is kept in the Vector engine's "
                "accumulator; the model computes exp on the Scalar engine, whose accumulator is "
-               "another")
+               "another" + ("; so reduce_init, which load_reduce loads, is not modelled either"
+                            if reduce_cmd == "load_reduce" else ""))
     if reduce_res is not None:
         refuse(call, "reduce_res", "a tile", "with reduce_cmd=idle the Vector accumulator is "
                "undefined (the page), and the model does not compute it")
@@ -99,7 +100,9 @@ _PAIRS = (("multiply", "add"), ("multiply", "subtract"), ("multiply", "bypass"),
 
 
 def _stage_op(op, arg):
-    if op is None:
+    # The page spells a skipped stage nl.bypass (its list of the six pairs); None is accepted
+    # too, as the argument's absence.
+    if op is None or ops._is_bypass(op):
         return "bypass"
     return ops.alu_name(op, arg)
 
