@@ -119,8 +119,9 @@ TEST(DeepHarmlessRewrites, AreProvedBitExact) {
 }
 
 // Each edit changes numerics: never bit-exact, and the numerics diff (or the counterexample)
-// names the instruction the edit touched.
-TEST(PrecisionChangingEdits, AreNeverBitExactAndAreLocated) {
+// names the instruction the edit touched. `all_edits` false (the default tier) takes the first
+// edit and the mask's fill value; the deep tier takes every edit.
+void expect_precision_changing_edits_located(const bool all_edits) {
   struct Case {
     const char* what;
     std::string text;
@@ -140,7 +141,8 @@ TEST(PrecisionChangingEdits, AreNeverBitExactAndAreLocated) {
       {"the scale 0.125 changed to 0.12", edit(kBase, "operand0=0.125", "operand0=0.12"),
        "tensor_scalar scaled"},
   };
-  for (const Case& c : cases) {
+  for (size_t k = 0; k < (all_edits ? cases.size() : 1); ++k) {
+    const Case& c = cases[k];
     SCOPED_TRACE(c.what);
     const OptionOutcome o = compare(kBase, c.text, c.gen);
     ASSERT_TRUE(o.interface_error.empty()) << o.interface_error;
@@ -158,6 +160,14 @@ TEST(PrecisionChangingEdits, AreNeverBitExactAndAreLocated) {
   ASSERT_FALSE(o.numerics_diff.empty());
   EXPECT_EQ(o.numerics_diff[0].kind, "constant");
   EXPECT_NE(o.numerics_diff[0].rewrite_at.find("affine_select"), std::string::npos);
+}
+
+TEST(PrecisionChangingEdits, AreNeverBitExactAndAreLocated) {
+  expect_precision_changing_edits_located(false);
+}
+
+TEST(DeepPrecisionChangingEdits, AreNeverBitExactAndAreLocated) {
+  expect_precision_changing_edits_located(true);
 }
 
 TEST(OnlineSoftmax, IsProvedEqualInRealArithmetic) {

@@ -35,11 +35,27 @@ TEST(CliEquiv, BitExactLinkHoldsWithExitZero) {
   EXPECT_NE(r.out.find("verdict: holds (require bit-exact)"), std::string::npos) << r.out;
 }
 
-TEST(CliEquiv, CatalogueBugIsRefutedWithExitOne) {
-  const CliResult r = run_cli({"equiv", "sd_attention", kBug, "--cases", "2"});
+// The catalogue bug at one option set and shape (the default tier); the deep tier compares it at
+// every option set and the shapes equiv picks.
+const std::vector<std::string> kOneShapeFp32NoMask = {"--param", "dtype=fp32",
+                                                      "--param", "use_causal_mask=false",
+                                                      "--param", "mixed_precision=true",
+                                                      "--param", "seqlen=128",
+                                                      "--param", "d_head=16"};
+
+void expect_catalogue_bug_refuted(const std::vector<std::string>& pinned) {
+  const CliResult r = run_cli(with({"equiv", "sd_attention", kBug, "--cases", "2"}, pinned));
   EXPECT_EQ(r.exit_code, 1) << describe(r);
   EXPECT_NE(r.out.find("verdict: refuted"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("counterexample"), std::string::npos) << r.out;
+}
+
+TEST(CliEquiv, CatalogueBugIsRefutedWithExitOne) {
+  expect_catalogue_bug_refuted(kOneShapeFp32NoMask);
+}
+
+TEST(DeepCliEquiv, CatalogueBugIsRefutedWithExitOne) {
+  expect_catalogue_bug_refuted({});
 }
 
 TEST(CliEquiv, BadInputExitsTwo) {
@@ -138,8 +154,9 @@ TEST(CliAdopt, FileLikeAFamilyMemberIsCheckedUnderTheFamilysContracts) {
 
 // The first failing check case gives a replay line, and running it fails the same way; the
 // refuted equivalence gives its counterexample and replay line too.
-TEST(CliAdopt, CatalogueBugIsRejectedWithReplayLines) {
-  const CliResult r = run_cli({"adopt", "sd_attention", kBug, "--cases", "2", "--json"});
+void expect_catalogue_bug_rejected_with_replay_lines(const std::vector<std::string>& pinned) {
+  const CliResult r =
+      run_cli(with({"adopt", "sd_attention", kBug, "--cases", "2", "--json"}, pinned));
   ASSERT_EQ(r.exit_code, 1) << describe(r);
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j.at("verdict"), "reject");
@@ -175,6 +192,15 @@ TEST(CliAdopt, CatalogueBugIsRejectedWithReplayLines) {
   const CliResult c = run_cli(args);
   EXPECT_EQ(c.exit_code, 1) << replay << "\n" << describe(c);
   EXPECT_NE(c.out.find("FAIL"), std::string::npos) << c.out;
+}
+
+// At one option set and shape in the default tier; at every option set in the deep tier.
+TEST(CliAdopt, CatalogueBugIsRejectedWithReplayLines) {
+  expect_catalogue_bug_rejected_with_replay_lines(kOneShapeFp32NoMask);
+}
+
+TEST(DeepCliAdopt, CatalogueBugIsRejectedWithReplayLines) {
+  expect_catalogue_bug_rejected_with_replay_lines({});
 }
 
 TEST(CliAdopt, BadInputExitsTwo) {
