@@ -164,8 +164,10 @@ TEST(FrontendRendition, RunsBitIdenticallyWithTheRegisteredTutorialKernel) {
 }
 
 // The five Autocomp rewrites (one function, `step` picks the rewrite) and the batched SPMD
-// layout, against their registered twins.
-TEST(FrontendRendition, RewritesAndBatchedRunBitIdenticallyWithTheirRegisteredTwins) {
+// layout, against their registered twins: each at every option set and shape below
+// (`all_options`, the deep tier), or each at one of them in turn (the default tier: every twin and
+// every option set still run).
+void expect_rewrites_and_batched_run_as_their_twins(const bool all_options) {
   struct Twin {
     std::string function, registered;
     std::vector<std::string> extra;
@@ -181,8 +183,11 @@ TEST(FrontendRendition, RewritesAndBatchedRunBitIdenticallyWithTheirRegisteredTw
       {"--param", "seqlen=128", "--param", "d_head=32"},
       {"--param", "seqlen=384", "--param", "d_head=48", "--param", "use_causal_mask=true"},
       {"--param", "seqlen=256", "--param", "d_head=128", "--param", "mixed_precision=false"}};
-  for (const Twin& t : twins) {
-    for (const auto& opt : options) {
+  for (size_t k = 0; k < twins.size(); ++k) {
+    const Twin& t = twins[k];
+    for (size_t o = 0; o < options.size(); ++o) {
+      if (!all_options && o != k % options.size()) continue;
+      const auto& opt = options[o];
       SCOPED_TRACE(t.registered + " " + opt[1] + " " + opt[3]);
       std::vector<std::string> traced = {kernel("sd_attention_rendition.py", t.function)};
       traced = cat(cat(traced, t.extra), opt);
@@ -192,6 +197,14 @@ TEST(FrontendRendition, RewritesAndBatchedRunBitIdenticallyWithTheirRegisteredTw
       expect_same_run(traced, reg);
     }
   }
+}
+
+TEST(FrontendRendition, RewritesAndBatchedRunBitIdenticallyWithTheirRegisteredTwins) {
+  expect_rewrites_and_batched_run_as_their_twins(false);
+}
+
+TEST(DeepFrontendRendition, RewritesAndBatchedRunBitIdenticallyWithTheirRegisteredTwins) {
+  expect_rewrites_and_batched_run_as_their_twins(true);
 }
 
 // The manually allocated kernel: mod_alloc placements with rotating tiles, PSUM banks given by
