@@ -11,6 +11,7 @@ import numpy as np
 import nki
 import nki.isa as nisa
 import nki.language as nl
+from newapi_tiles import on_chip, to_hbm
 from targets import default, on
 from ncverify_nki.simulate import KernelNotTraced
 
@@ -25,17 +26,6 @@ def to_bf16(x):
     return bits.view(np.float32)
 
 
-def on_chip(t, dtype=None):
-    """An SBUF copy of the HBM tensor t."""
-    x = nl.ndarray(t.shape, dtype=dtype or t.dtype, buffer=nl.sbuf)
-    nisa.dma_copy(x, t)
-    return x
-
-
-def to_hbm(x):
-    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
-    nisa.dma_copy(out, x)
-    return out
 
 
 # --- scalar_tensor_tensor ----------------------------------------------------------------------

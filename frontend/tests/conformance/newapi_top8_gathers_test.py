@@ -12,6 +12,7 @@ import numpy as np
 import nki
 import nki.isa as nisa
 import nki.language as nl
+from newapi_tiles import on_chip, to_hbm
 from targets import default, on
 from ncverify_nki.simulate import KernelNotTraced
 
@@ -19,16 +20,6 @@ from ncverify_nki.simulate import KernelNotTraced
 default("trn1")
 
 
-def on_chip(t, dtype=None):
-    x = nl.ndarray(t.shape, dtype=dtype or t.dtype, buffer=nl.sbuf)
-    nisa.dma_copy(x, t)
-    return x
-
-
-def to_hbm(x):
-    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
-    nisa.dma_copy(out, x)
-    return out
 
 
 def refused(test, kernel, args, words):
