@@ -29,8 +29,9 @@ std::string checksum(const std::string& target) {
 
 // The kernel's helpers come from its package (relative import two levels up, an absolute
 // submodule import from a package whose __init__.py would be refused, `from . import`, a plain
-// `import a.b.c`, a helper class's private names): it runs bit-identically with its twin written
-// without helpers, and its instructions name the kernel's own lines.
+// `import a.b.c`, a helper class's private names, a private constant imported by name): it runs
+// bit-identically with its twin written without helpers, and its instructions name the kernel's
+// own lines.
 TEST(FrontendPackage, AKernelsHelpersComeFromItsPackage) {
   const CliResult r =
       run_cli({"import", ops_kernel("scaled_copy.py", "scaled_copy"), "--shape", "a=256,64"});
@@ -55,6 +56,9 @@ TEST(FrontendPackage, AModuleOfThePackageIsHeldToTheKernelLanguage) {
       {"tampering.py", "tampering", "util/evil.py:4: tamper: imports gc", "not modules that"},
       {"init_user.py", "init_user", "kernelpkg/__init__.py:9: tamper: imports importlib", ""},
       {"escape.py", "escape", "ops/escape.py:6: ", "goes above the top-level package kernelpkg"},
+      // a private name of the package's own module is allowed (util/scale.py), a dunder is not
+      {"dunder_user.py", "dunder_user", "util/dunder.py:2: tamper: imports __builtins__",
+       "private to the module"},
   };
   for (const PackageError& c : cases) {
     SCOPED_TRACE(c.function);

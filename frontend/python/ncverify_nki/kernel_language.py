@@ -151,7 +151,11 @@ class _Checker(ast.NodeVisitor):
             self._import(node, module)
         submodules = 0
         for alias in node.names:
-            if alias.name.startswith("_"):
+            own = kind == "other" and local_module_file(module, self.directories) is not None
+            if alias.name.startswith("__") or (alias.name.startswith("_") and not own):
+                # A private name of the kernel's own module (nki-library's `from .mlp_parameters
+                # import _Q_HEIGHT`) is its own code, checked like the rest; a dunder reaches the
+                # interpreter, another module's private name its internals.
                 self.fail(node, "imports %s from %s: names starting with '_' are private to the "
                                 "module" % (alias.name, module))
             full = module + "." + alias.name

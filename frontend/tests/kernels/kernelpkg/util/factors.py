@@ -1,4 +1,5 @@
-"""Constants the helpers share."""
+"""Constants the helpers share (one private to the package: scale.py imports it by name)."""
 
 TILE_ROWS = 128
-SCALE = 2.0
+_SCALE = 2.0
+SCALE = _SCALE

@@ -2,8 +2,8 @@
 
 import neuronxcc.nki.language as nl
 
-from .factors import SCALE
+from .factors import _SCALE
 
 
 def scaled(t):
-    return nl.multiply(t, SCALE)
+    return nl.multiply(t, _SCALE)
