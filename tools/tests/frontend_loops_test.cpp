@@ -122,6 +122,13 @@ TEST(FrontendPythonLoops, ABreakUnrollsTheLoop) {
   EXPECT_NE(imp.out.find("leaves the loop early"), std::string::npos) << imp.out;
 }
 
+// Python's range counting down over known values runs as Python's range.
+TEST(FrontendPythonLoops, ACountdownIsPythonsRange) {
+  const CliResult imp = run_cli({"import", kernel("counts_down"), "--input", "a=fp32[4,8]"});
+  ASSERT_EQ(imp.exit_code, 0) << describe(imp);
+  EXPECT_NE(imp.out.find("operand0=30"), std::string::npos) << imp.out;
+}
+
 // nl.fori_loop with bounds the params express: one sequential loop of the program.
 TEST(FrontendPythonLoops, AnOnDeviceLoopIsASequentialLoop) {
   const CliResult imp = run_cli({"import", kernel("on_device_loop")});

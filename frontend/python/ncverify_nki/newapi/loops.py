@@ -132,6 +132,10 @@ def python_range(builtin_range, args):
     """The kernel's builtin `range` in the new dialect: the range a `for` statement iterates
     directly may stay a loop of the program; anywhere else (`list(range(n))`, `reversed(...)`,
     `len(...)`) it is Python's own range, which needs known values."""
+    if len(args) == 3 and all(_is_int(a) for a in args) and args[2] < 0:
+        # a countdown over known values (nki-library's allocators: range(n - 1, -1, -1)) is
+        # Python's own range: the program's loops count up
+        return builtin_range(*args)
     if _call_feeds_for(sys._getframe(2)) and 1 <= len(args) <= 3:
         return PythonRange("range", "sequential_range", *args)
     return builtin_range(*args)
