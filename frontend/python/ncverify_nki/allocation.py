@@ -93,8 +93,12 @@ def apply(alloc, tensor, par_pos):
         tensor.mods[s] = int(count)
         tensor.shape[s] = Lin.of(int(count))
     offset = Lin.of(0 if alloc.base_addr is None else alloc.base_addr)
-    if alloc.memory.mem == "psum":
+    if alloc.memory.mem == "psum" and not (alloc.base_bank is None and
+                                           isinstance(alloc.base_addr, Lin)):
         offset = Lin.of((0 if alloc.base_bank is None else alloc.base_bank) * PSUM_BANK_BYTES)
+    # (a PSUM byte offset that varies with loop variables, bank-aligned for every value, comes
+    # as base_addr: newapi/language.py _address)
+    if alloc.memory.mem == "psum":
         from .program import DTYPE_BYTES
 
         f = Lin.of(1)

@@ -237,6 +237,35 @@ def psum_off_bank(a):
     return t
 
 
+@nki.jit
+def psum_banks_by_loop(a, b):
+    """A PSUM tile whose bank follows the loop variable, as nki-library's
+    `(grp_idx % 2) * 8192 + 6144`: every value starts a bank. Twelve iterations keep the loop
+    symbolic, so the placement is an expression of g."""
+    K, M = a.shape
+    N = b.shape[1]
+    out = nl.ndarray((12 * M, N), dtype=nl.float32, buffer=nl.shared_hbm)
+    at = nl.ndarray((K, M), dtype=a.dtype, buffer=nl.sbuf, address=(0, 0))
+    bt = nl.ndarray((K, N), dtype=b.dtype, buffer=nl.sbuf, address=(0, 4096))
+    for g in nl.affine_range(12):
+        acc = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.psum,
+                         address=(0, (g % 2) * 2048 + 4096))
+        nisa.dma_copy(dst=at, src=a)
+        nisa.dma_copy(dst=bt, src=b)
+        nisa.nc_matmul(acc, at, bt)
+        res = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.sbuf, address=(0, 8192))
+        nisa.tensor_scalar(res, acc, nl.multiply, float(1 + g % 2))
+        nisa.dma_copy(dst=out[g * M:(g + 1) * M, :], src=res)
+    return out
+
+
+@nki.jit
+def psum_half_banks_by_loop(a):
+    for g in nl.affine_range(12):
+        t = nl.ndarray((16, 8), dtype=nl.float32, buffer=nl.psum, address=(0, (g % 2) * 1024))
+    return a
+
+
 # ------------------------------------------------------------------ classes, launch queries
 
 
@@ -502,6 +531,17 @@ class NewLanguageTest(unittest.TestCase):
         with self.assertRaises(KernelNotTraced) as caught:
             nki.simulate(psum_off_bank)(self.rand(16, 8))
         self.assertIn("bank boundary", str(caught.exception))
+
+    def test_psum_address_by_loop_variable_starts_a_bank_for_every_value(self):
+        a, b = self.rand(64, 32), self.rand(64, 128)
+        want = np.concatenate([(1 + g % 2) * (a.T @ b) for g in range(12)])
+        np.testing.assert_allclose(nki.simulate(psum_banks_by_loop)(a, b), want, rtol=1e-5,
+                                   atol=1e-5)
+
+    def test_psum_address_by_loop_variable_off_a_bank_is_refused(self):
+        with self.assertRaises(KernelNotTraced) as caught:
+            nki.simulate(psum_half_banks_by_loop)(self.rand(16, 8))
+        self.assertIn("a whole number of 2048-byte banks for every value", str(caught.exception))
 
     def test_nkiobject_without_dataclass_dataclass_and_enum_arguments(self):
         a = self.rand(8, 8)

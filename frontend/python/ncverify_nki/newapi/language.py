@@ -128,22 +128,29 @@ def _address(address, buffer, call):
     part = part.const
     if off.is_const():
         off = off.const
-    elif buffer is psum:
-        raise errors.NkiError("%s: address=%r: a PSUM offset must be known while tracing, to "
-                              "check that it starts a bank" % (call, tuple(address)))
+    elif buffer is psum and (off.const % PSUM_BANK_BYTES or _builtins.any(
+            c % PSUM_BANK_BYTES for _, c in off.terms)):
+        # An offset of loop variables (nki-library's `(grp_idx % 2) * 8192 + 6144`) starts a
+        # bank for every value when each coefficient and the constant are whole banks.
+        raise errors.NkiError("%s: address=%r: a PSUM offset that varies must be a whole number "
+                              "of %d-byte banks for every value (each coefficient and the "
+                              "constant a multiple of %d), to start a bank" %
+                              (call, tuple(address), PSUM_BANK_BYTES, PSUM_BANK_BYTES))
     # A symbolic SBUF offset (one depending on a loop index) is a placement per iteration; the
     # interpreter checks each against the memory when the tensor comes alive.
     if not 0 <= part < 128 or (isinstance(off, int) and off < 0):
         raise errors.NkiError("%s: address=%r: the partition offset is in [0, 128) and the byte "
                               "offset is not negative" % (call, tuple(address)))
-    if buffer is psum and off % PSUM_BANK_BYTES:
+    if buffer is psum and isinstance(off, int) and off % PSUM_BANK_BYTES:
         raise errors.NkiError("%s: address=%r: a PSUM tensor starts at a bank boundary (a "
                               "multiple of %d bytes; migration guide, \"Improved allocation "
                               "API\")" % (call, tuple(address), PSUM_BANK_BYTES))
     if _check_layout not in tr.at_end:
         tr.at_end.append(_check_layout)
-    if buffer is psum:
+    if buffer is psum and isinstance(off, int):
         return allocation.ModAlloc(buffer, base_partition=part, base_bank=off // PSUM_BANK_BYTES)
+    if buffer is psum:  # a bank that varies with loop variables: its byte offset as given
+        return allocation.ModAlloc(buffer, base_partition=part, base_addr=off)
     return allocation.ModAlloc(buffer, base_partition=part, base_addr=off)
 
 
