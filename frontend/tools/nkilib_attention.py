@@ -3,7 +3,7 @@
 
     python3 frontend/tools/nkilib_attention.py --nkilib DIR [--ncverify BIN] [--kernel cte|tkg]
         [--only REGEX] [--sample N] [--gen trn2|none] [--timeout S] [--check] [--list]
-        [--json FILE] [--scratch DIR]
+        [--json FILE [--force]] [--scratch DIR]
 
 DIR is a local checkout of aws-neuron/nki-library (issue 45 names d2ad3a5). Nothing of the library
 is copied into this repository: the script reads the library's test files, builds from each
@@ -466,6 +466,7 @@ def main(argv):
                     help="only the first N rows of each configuration list (a quick survey)")
     ap.add_argument("--list", action="store_true", help="print the command lines, run nothing")
     ap.add_argument("--json", default=None, help="write the rows here")
+    ap.add_argument("--force", action="store_true", help="let --json replace an existing file")
     ap.add_argument("--scratch", default=None,
                     help="the folder for the tkg entry and the link to the package (kept; "
                          "default: a temporary folder, removed afterwards)")
@@ -479,6 +480,9 @@ def main(argv):
             rows += tkg_rows(root)
     except Usage as e:
         sys.stderr.write("nkilib_attention.py: %s\n" % e)
+        return 2
+    if args.json and os.path.exists(args.json) and not args.force:
+        sys.stderr.write("nkilib_attention.py: --json %s exists; --force replaces it\n" % args.json)
         return 2
     if args.only:
         rows = [r for r in rows if re.search(args.only, r["id"])]

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -106,6 +108,20 @@ TEST(FrontendNkilibRows, ACheckoutWithoutTheTestsIsExitTwo) {
   const CliResult r = run_script({"--nkilib", temp_dir().string(), "--list"});
   EXPECT_EQ(r.exit_code, 2) << describe(r);
   EXPECT_NE(r.err.find("cannot read"), std::string::npos) << r.err;
+}
+
+// --json does not replace a file the user has unless --force says so.
+TEST(FrontendNkilibRows, AnExistingJsonFileIsKeptWithoutForce) {
+  const std::string file = write_temp("nkilib_rows.json", "the user's file\n").string();
+  const CliResult r = run_script({"--nkilib", kLayout.string(), "--list", "--json", file});
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_NE(r.err.find("--force replaces it"), std::string::npos) << r.err;
+  std::ifstream in(file);
+  std::string kept((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(kept, "the user's file\n");
+  const CliResult forced =
+      run_script({"--nkilib", kLayout.string(), "--list", "--json", file, "--force"});
+  EXPECT_EQ(forced.exit_code, 0) << describe(forced);
 }
 
 }  // namespace

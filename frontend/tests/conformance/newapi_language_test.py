@@ -262,7 +262,8 @@ def psum_banks_by_loop(a, b):
 @nki.jit
 def psum_half_banks_by_loop(a):
     for g in nl.affine_range(12):
-        t = nl.ndarray((16, 8), dtype=nl.float32, buffer=nl.psum, address=(0, (g % 2) * 1024))
+        t = nl.ndarray((16, 8), dtype=nl.float32, buffer=nl.psum,  # noqa: F841 (refused)
+                       address=(0, (g % 2) * 1024))
     return a
 
 

@@ -1,7 +1,7 @@
 """Differential cases, new dialect (`import nki`, NKI 0.2-0.6): destination-first nki.isa
 calls, nl.ndarray(..., buffer=). The references are the documented semantics of the nki.isa
 and nki.language pages (aws-neuron-sdk nki/api/nki/isa/__init__.py at 81ce03ae, NKI 0.6; cited
-in /work/notes/nki-new-api.md): every call writes `dst`, computes arithmetic in fp32 and casts
+in frontend/README.md): every call writes `dst`, computes arithmetic in fp32 and casts
 the result to dst.dtype. Written against the documentation, not the implementation. Run by
 `python3 -m ncverify_nki.run` (ctest label `frontend`)."""
 

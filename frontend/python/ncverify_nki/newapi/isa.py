@@ -66,8 +66,8 @@ def get_nc_version():
 
 @api("nisa.get_nc_sub_version")
 def get_nc_sub_version():
-    refuse("nisa.get_nc_sub_version", "()", None, "the silicon sub-version (0 or 1) is not part "
-           "of the model's generations")
+    raise errors.NkiError("nisa.get_nc_sub_version() is not modelled: the silicon sub-version "
+                          "(0 or 1) is not part of the model's generations")
 
 
 # ------------------------------------------------------------------ data movement

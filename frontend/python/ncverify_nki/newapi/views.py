@@ -660,7 +660,7 @@ def _slice_axis(v, k, a, sl, starts, what, size=None):
     inner = Lin.of(1)
     for _, s, _ in a.segs[1:]:
         inner = inner.mul(Lin.of(s))
-    ci, cl, cc = _const(inner), _const(lo), _const(count)
+    ci, cc = _const(inner), _const(count)
     lo_e = trace.current().evaluate(lo)
     whole = ci is not None and lo_e.mod(ci) == Lin.of(0)  # lo is a multiple of the inner rows
     if step == 1 and whole and cc is not None and cc % ci == 0:
