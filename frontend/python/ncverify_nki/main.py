@@ -524,7 +524,7 @@ def trace_kernel(tr, func, path, call_args, kwargs, header, recorded=None):
                            "iteration): " + "; ".join(
                                "%s (%s)" % (unrolling.key_text(k), why)
                                for k, why in sorted(tr.unroll.items()))]
-    header = header + tr.fixed_report()
+    header = header + tr.fixed_report() + tr.header_notes
     _mark_outputs(tr, result, (os.path.abspath(path), _def_line(func)))
     if tr.loops:
         raise errors.NkiError("a traced loop was left open (break out of a loop?)")

@@ -119,6 +119,8 @@ class Tracer:
         self.loop_vars = {}
         self.pending_unroll = None
         self.fixed_uses = {}
+        # lines for the `.nkir` header: accepted forms NKI 0.2+ would reject, with the line
+        self.header_notes = []
 
     # ---- names
     def unique(self, base):

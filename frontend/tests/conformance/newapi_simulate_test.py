@@ -14,6 +14,7 @@ from unittest import mock
 
 import numpy as np
 
+import newapi_copy_dtype_kernel as copy_dtype_kernel
 import nki
 import nki.isa as nisa
 import nki.language as nl
@@ -23,6 +24,8 @@ from ncverify_nki.simulate import (DynamicCheckFailure, KernelNotTraced, Simulat
 
 TARGET = "NEURON_PLATFORM_TARGET_OVERRIDE"
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "newapi_script_kernel.py")
+COPY_DTYPE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                          "newapi_copy_dtype_kernel.py")
 
 
 def _on_chip(t, buffer=nl.sbuf):
@@ -272,6 +275,32 @@ class Scripts(unittest.TestCase):
     def test_importing_the_script_simulates_its_call(self):
         module = importlib.import_module("newapi_script_kernel")
         np.testing.assert_array_equal(module.result, -module.x)
+
+
+class StaleDtypeKeyword(unittest.TestCase):
+    """nisa.tensor_copy(dtype=) of NKI 0.1.0 (frontend/README.md, "dtype= on
+    nisa.tensor_copy")."""
+
+    def _import(self, *extra):
+        return subprocess.run([ncverify_binary(), "import", COPY_DTYPE + ":copied",
+                               "--input", "x=fp32[4,8]"] +
+                              list(extra), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              universal_newlines=True)
+
+    def test_equal_to_dst_dtype_is_taken_with_a_header_note(self):
+        r = self._import()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("# newapi_copy_dtype_kernel.py:19: nisa.tensor_copy(dtype=nl.float32) "
+                      "equals dst.dtype and is ignored, as NKI 0.1.0 did; NKI 0.2.0+ rejects "
+                      "the keyword", r.stdout)
+        x = np.arange(32, dtype=np.float32).reshape(4, 8)
+        np.testing.assert_array_equal(nki.simulate(copy_dtype_kernel.copied)(x), x)
+
+    def test_another_dtype_is_refused_at_its_line(self):
+        r = self._import("--param", "cast_to_bf16=true")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("newapi_copy_dtype_kernel.py:17: nisa.tensor_copy: dtype=nl.bfloat16 "
+                      "differs from dst.dtype nl.float32", r.stderr)
 
 
 class Refusals(unittest.TestCase):

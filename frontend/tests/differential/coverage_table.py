@@ -330,6 +330,7 @@ _NKI = {
     "nl.num_programs": {"axes": "nkl_random_launch"},
     "nl.no_reorder": {},  # no arguments: nkl_random_launch
 }
+_NKI["nisa.tensor_copy"]["dtype"] = ("nki_copy_reciprocal", "nki_refused")
 _NKI["nisa.tensor_tensor"]["op"] = ("nki_tensor_tensor", "nki_refused")
 _NKI["nisa.activation"]["reduce_op"] = ("nki_activation", "nki_refused")
 _NKI["nisa.activation_reduce"]["reduce_op"] = ("nki_activation", "nki_refused")

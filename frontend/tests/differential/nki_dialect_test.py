@@ -134,7 +134,8 @@ class Elementwise(unittest.TestCase):
         run_case("nki_tensor_scalar", body)
 
     def test_copy_reciprocal(self):
-        """tensor_copy: dst = src (through fp32 when the dtypes differ); reciprocal: 1/x."""
+        """tensor_copy: dst = src (through fp32 when the dtypes differ; a dtype= equal to
+        dst.dtype, NKI 0.1.0's form, changes nothing); reciprocal: 1/x."""
         def body(c):
             p, f = c.shape()
             a = c.floats((p, f))
@@ -144,7 +145,8 @@ class Elementwise(unittest.TestCase):
                 o1, o2, o3, o4 = sb((p, f)), sb((p, f), nl.bfloat16), sb((p, f)), \
                     sb((p, f), nl.float16)
                 nisa.tensor_copy(o1, ta)
-                nisa.tensor_copy(dst=o2, src=ta, engine=nisa.engine.gpsimd, name="copy")
+                nisa.tensor_copy(dst=o2, src=ta, engine=nisa.engine.gpsimd, name="copy",
+                                 dtype=nl.bfloat16)  # NKI 0.1.0's keyword, equal to dst's
                 nisa.reciprocal(o3, td)
                 nisa.reciprocal(dst=o4, data=td, name="r")
                 return [o1, o2, o3, o4]
@@ -409,6 +411,10 @@ class DmaAndQueries(unittest.TestCase):
             call11 = lambda ha: nisa.dma_transpose(sb((8, 8)), ha, oob_mode=nisa.oob_mode.skip)  # noqa
             c.refused(hbm_kernel, (a,), {"body": lambda ha: [(call11(ha), hb())[1]]},
                       "nisa.dma_transpose", "oob_mode", call11)
+            call12 = lambda t: nisa.tensor_copy(sb((8, 8)), t, dtype=nl.bfloat16)  # noqa: E731
+            msg = c.refused(sbuf_kernel, (a,), {"body": lambda t: [call12(t)]},
+                            "nisa.tensor_copy", "dtype", call12)
+            assert "differs from dst.dtype" in msg, msg
             call6 = lambda t: nisa.get_nc_sub_version() or t  # noqa: E731
             c.refused(sbuf_kernel, (a,), {"body": lambda t: [call6(t)]},
                       "nisa.get_nc_sub_version", "get_nc_sub_version", call6)

@@ -48,6 +48,36 @@ def _same_elements(call, dst, src, what="src"):
                               "partition" % (call, tuple(dst.shape), what, tuple(src.shape)))
 
 
+def _stale_dtype_keyword(call, dst, dtype):
+    """`dtype=` on a destination-first call: the NKI 0.1.0 (SDK 2.27) form that nki-samples'
+    matrix-multiplication tutorial still writes (`tensor_copy(dst=, src=, dtype=result.dtype)`).
+    NKI 0.1.0 ignored unknown keywords and 0.2.0 made them an error (release notes 0.2.0, "Fixed
+    invalid keyword arguments being silently ignored"); the output dtype is dst.dtype either
+    way. Equal to dst.dtype, every reading (the keyword ignored, the keyword obeyed, the output
+    in dst.dtype) gives the same values, so it is taken and the `.nkir` header says NKI 0.2.0+
+    rejects it; a different dtype means different values under those readings, so it is
+    refused naming both dtypes (frontend/README.md, "dtype= on nisa.tensor_copy")."""
+    from ..dtypes import DType, normalize
+
+    want = normalize(dtype)
+    have = DType(dst.tensor.dtype)
+    if want != have:
+        raise errors.NkiError(
+            "%s: dtype=%r differs from dst.dtype %r; the output dtype is dst.dtype (NKI 0.2-0.6 "
+            "has no dtype= here and rejects the keyword; NKI 0.1.0 ignored it), so the call "
+            "means different values as written and as run: allocate dst as %r or drop dtype=" %
+            (call, want, have, want))
+    import os
+
+    where = errors.user_location()
+    note = ("%s:%d: %s(dtype=%r) equals dst.dtype and is ignored, as NKI 0.1.0 did; NKI 0.2.0+ "
+            "rejects the keyword (unexpected keyword argument)" %
+            (os.path.basename(where[0]) if where else "?", where[1] if where else 0, call, want))
+    notes = trace.current().header_notes
+    if note not in notes:
+        notes.append(note)
+
+
 def _engine(call, e, allowed):
     if isinstance(e, int) and not isinstance(e, bool):
         raise errors.NkiError("%s: engine=%d: a raw integer is not an engine since NKI 0.3.0; "
@@ -73,10 +103,14 @@ def get_nc_sub_version():
 # ------------------------------------------------------------------ data movement
 
 @api("nisa.tensor_copy")
-def tensor_copy(dst, src, engine=unknown_engine, name=None):
-    """dst = src on the Vector, Scalar or GpSimd engine; a dtype change goes through fp32."""
+def tensor_copy(dst, src, engine=unknown_engine, name=None, *, dtype=None):
+    """dst = src on the Vector, Scalar or GpSimd engine; a dtype change goes through fp32.
+    `dtype=` is not in the 0.2-0.6 signature; it is taken only when it names dst's dtype
+    (`_stale_dtype_keyword`)."""
     _name_arg("nisa.tensor_copy", name)
     d = _dst("nisa.tensor_copy", dst)
+    if dtype is not None:
+        _stale_dtype_keyword("nisa.tensor_copy", d, dtype)
     eng = _engine("nisa.tensor_copy", engine, ("vector", "scalar", "gpsimd"))
     s = as_view(src, "src")
     if s.tensor.mem == "hbm":
