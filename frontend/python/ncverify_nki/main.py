@@ -305,7 +305,12 @@ def bind(tr, func, args, file_label):
             none_args.append(name)  # --param seed=None: an optional tensor left out
             params.pop(name)
             continue
-        if name in inputs or name in shapes or p.default is inspect.Parameter.empty:
+        # A parameter without a default is a tensor, unless --param gives it a value: the
+        # SDK's examples take Python values positionally (average_pool2d's `pool_size`,
+        # transpose2d's `shape2D`, called as kernel(in_tensor, 2)).
+        value = name in params and p.default is inspect.Parameter.empty
+        if name in inputs or name in shapes or (p.default is inspect.Parameter.empty and
+                                                not value):
             tensor_args.append(name)
         else:
             kwargs[name] = p.default

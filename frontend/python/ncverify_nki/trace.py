@@ -299,6 +299,10 @@ class Tracer:
                     raise self.unroll_loops([key], "its body %s" % why)
             pending = loop.pending
             self.close_loop(loop)
+            if python_loops(self) and kind == "affine_range" and not dynamic:
+                from .newapi import carried
+
+                carried.settle(self, loop, step, where)
             if not pending:
                 return
             a, b, piece_step, facts, substs = pending[0]

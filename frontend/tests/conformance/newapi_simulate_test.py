@@ -14,6 +14,7 @@ from unittest import mock
 
 import numpy as np
 
+import newapi_carried_kernel as carried_kernel
 import newapi_copy_dtype_kernel as copy_dtype_kernel
 import nki
 import nki.isa as nisa
@@ -24,6 +25,9 @@ from ncverify_nki.simulate import (DynamicCheckFailure, KernelNotTraced, Simulat
 
 TARGET = "NEURON_PLATFORM_TARGET_OVERRIDE"
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "newapi_script_kernel.py")
+CARRIED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "newapi_carried_kernel.py")
+VALUE_ARG = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                         "newapi_value_arg_kernel.py")
 COPY_DTYPE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                           "newapi_copy_dtype_kernel.py")
 
@@ -275,6 +279,63 @@ class Scripts(unittest.TestCase):
     def test_importing_the_script_simulates_its_call(self):
         module = importlib.import_module("newapi_script_kernel")
         np.testing.assert_array_equal(module.result, -module.x)
+
+
+class CarriedDependencies(unittest.TestCase):
+    """An nl.affine_range is Python's range since NKI 0.2: a body that reads what an earlier
+    iteration wrote is a sequential loop of the program, independent iterations stay affine
+    (frontend/README.md, "Loops of the new API")."""
+
+    def _loops(self, kernel, shape):
+        r = subprocess.run([ncverify_binary(), "import", CARRIED + ":" + kernel, "--input",
+                            "x=fp32[%d,%d]" % shape], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, universal_newlines=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return [line.strip() for line in r.stdout.splitlines() if "_range(" in line or
+                line.startswith("# line")]
+
+    def test_an_accumulation_across_iterations_is_sequential(self):
+        x = np.random.default_rng(5).standard_normal((8, 48)).astype(np.float32)
+        got = nki.simulate(carried_kernel.running_sums)(x)
+        want = np.cumsum(x.reshape(8, 12, 4), axis=1).reshape(8, 48)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+        loops = self._loops("running_sums", (8, 48))
+        self.assertIn("for j in sequential_range(12) {", loops)
+        self.assertIn("# line 18: nl.affine_range loop 'j' reads in one iteration what an "
+                      "earlier one wrote (through 'acc'); affine_range is Python's range since "
+                      "NKI 0.2, so it is a sequential loop of the program", loops)
+
+    def test_independent_iterations_stay_affine(self):
+        x = np.random.default_rng(6).standard_normal((8, 48)).astype(np.float32)
+        np.testing.assert_array_equal(nki.simulate(carried_kernel.doubled_in_blocks)(x), 2 * x)
+        self.assertEqual(self._loops("doubled_in_blocks", (8, 48)),
+                         ["for j in affine_range(12) {"])
+        y = np.random.default_rng(7).standard_normal((12, 16)).astype(np.float32)
+        np.testing.assert_array_equal(nki.simulate(carried_kernel.broadcast_rows)(y),
+                                      np.repeat(y, 8, axis=0))
+        self.assertEqual(self._loops("broadcast_rows", (12, 16)),
+                         ["for j in affine_range(12) {"])
+
+
+class ValueArguments(unittest.TestCase):
+    """A parameter without a default is a tensor unless --param gives it a value."""
+
+    def _ncverify(self, *args):
+        return subprocess.run([ncverify_binary()] + list(args), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, universal_newlines=True)
+
+    def test_param_makes_a_positional_parameter_a_value(self):
+        r = self._ncverify("import", VALUE_ARG + ":scaled", "--input", "x=fp32[4,8]",
+                           "--param", "factor=3")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("# kernel arguments: factor=3", r.stdout)
+        self.assertIn("op0=multiply, operand0=3", r.stdout)
+        self.assertNotIn("input factor", r.stdout)
+
+    def test_without_param_it_is_a_tensor(self):
+        r = self._ncverify("import", VALUE_ARG + ":scaled", "--input", "x=fp32[4,8]")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("cannot tell the rank of tensor argument 'factor'", r.stderr)
 
 
 class StaleDtypeKeyword(unittest.TestCase):
