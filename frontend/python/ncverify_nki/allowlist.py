@@ -41,6 +41,9 @@ PURE_MODULES = {
     "collections": ("namedtuple", "OrderedDict", "defaultdict", "deque", "Counter"),
     # Abstract config bases.
     "abc": ("ABC", "abstractmethod"),
+    # `from __future__ import annotations` (string annotations in config dataclasses): compiler
+    # directives, whose values are feature records.
+    "__future__": ("annotations",),
     # Copies of config objects.
     "copy": ("copy", "deepcopy"),
     # Arithmetic as functions (nki-samples' attention.py: reduce(operator.mul, shape)); without
@@ -183,7 +186,11 @@ NKI_API.update({
     ),
     "nki.isa.constants": ("dge_mode", "oob_mode", "matmul_perf_mode", "engine", "reduce_cmd",
                           "nc_version", "dma_engine"),
-    "nki.collectives": (),
+    # every documented name imports; calling one is refused (one NeuronCore)
+    "nki.collectives": ("ReplicaGroup", "all_reduce", "all_gather", "all_gather_v",
+                        "reduce_scatter", "all_to_all", "all_to_all_v", "collective_permute",
+                        "collective_permute_implicit", "collective_permute_implicit_reduce",
+                        "collective_permute_implicit_current_processing_rank_id", "rank_id"),
     "nki.typing": ("tensor", "mutable_tensor", "scalar"),
 })
 
@@ -242,6 +249,8 @@ BUILTINS = (
     "IndexError", "KeyError", "LookupError", "NotImplementedError", "OverflowError",
     "RuntimeError", "StopIteration", "TypeError", "ValueError", "ZeroDivisionError",
     "Warning", "UserWarning", "DeprecationWarning",
+    # `try: from nki.collectives import ReplicaGroup / except ImportError:` (nki-library)
+    "ImportError", "ModuleNotFoundError",
 )
 
 # Builtins whose mere use (call or name) in the kernel's source is tampering.

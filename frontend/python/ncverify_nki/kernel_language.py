@@ -35,6 +35,8 @@ def module_kind(name):
     root = name.split(".")[0]
     if root in allowlist.NKI_PACKAGES:
         return "nki"
+    if name == "__future__":  # compiler directives (allowlist.PURE_MODULES)
+        return "pure"
     if root in allowlist.REFUSED_MODULES or root.startswith("_") or \
             root.startswith("ncverify"):
         return "forbidden"

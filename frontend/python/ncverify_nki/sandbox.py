@@ -200,6 +200,33 @@ class _Missing:
         self._use("searches")
 
 
+_registered = set()  # names of the kernel's local modules this process put in sys.modules
+
+
+def _may_register(top, local_path):
+    """Whether the kernel's local modules under the top-level name `top` may be entered in
+    sys.modules: never a name that is already there (the standard library's, an installed
+    module's, the front end's own) unless this process registered it for an earlier trace,
+    nor one Python would find somewhere else on its path (an installed package the kernel's
+    folder shadows): such a registration would hand that module's importers the kernel's
+    code."""
+    import importlib.util
+
+    if any(n == top or n.startswith(top + ".") for n in sys.modules if n not in _registered):
+        return False
+    try:
+        spec = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
+        return False
+    if spec is None:
+        return True
+    here = os.path.realpath(local_path) if local_path else None
+    found = [os.path.realpath(spec.origin)] if spec.origin else []
+    found += [os.path.realpath(os.path.join(d, "__init__.py"))
+              for d in (spec.submodule_search_locations or ())]
+    return here is not None and here in found
+
+
 class KernelModules:
     """The kernel's view of the module system: facades, placeholders and its own local modules
     (already checked by kernel_language.check_kernel), run with the limited builtins."""
@@ -248,6 +275,10 @@ class KernelModules:
             self.facades[name] = Facade(name, real, names or _public_values(real),
                                         allowlist.PURE_REFUSED.get(name, ()))
         self.builtins = self._builtins(extra_builtins)
+        # Top-level packages of the kernel's local modules that may be entered in sys.modules
+        # (decided now, before the sandbox is armed: finding a module reads the file system).
+        self.registrable = {top for top in {n.split(".")[0] for n in self.local_by_name}
+                            if _may_register(top, self.local_by_name.get(top))}
 
     def _builtins(self, extra):
         b = {n: getattr(builtins, n) for n in allowlist.BUILTINS if hasattr(builtins, n)}
@@ -334,6 +365,11 @@ class KernelModules:
         module = self.module_for_file(name, path, self.checked.packages.get(name))
         self.loaded[name] = module
         self.namespaces.pop(name, None)
+        if name.split(".")[0] in self.registrable:
+            # dataclasses resolves string annotations (`from __future__ import annotations`,
+            # nki-library's modules) through sys.modules[cls.__module__]
+            sys.modules[name] = module
+            _registered.add(name)
         self.run_module(module, path)
         return module
 

@@ -372,6 +372,13 @@ class Refusals(unittest.TestCase):
         with self.assertRaisesRegex(NkiError, "platform_target="):
             nki.jit(add.func, platform_target="trn2")
 
+    def test_compile_options_are_accepted_and_ignored(self):
+        """nki-library's qkv.py decorates with these debugging and compiler options."""
+        wrapped = nki.jit(mode="auto", debug_kernel=True, show_compiler_tb=True,
+                          experimental_flags="skip-non-top-level-shared-hbm-check")(add.func)
+        x, y = arrays(rows=8)
+        np.testing.assert_array_equal(wrapped(x, y), x + y)
+
     def test_an_unknown_option_stops_at_the_decoration(self):
         with self.assertRaisesRegex(NkiError, "nki.jit: unknown keyword argument 'warmup'"):
             nki.jit(warmup=3)

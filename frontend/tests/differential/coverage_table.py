@@ -369,6 +369,12 @@ UNSUPPORTED = {
                          "gelu_apprx_sigmoid", "gelu_apprx_sigmoid_dx", "silu_dx", "softplus",
                          "mish", "erf", "erf_dx", "mean", "var", "all", "softmax", "rms_norm",
                          "where"),
+        "nki.collectives": ("ReplicaGroup", "all_reduce", "all_gather", "all_gather_v",
+                            "reduce_scatter", "all_to_all", "all_to_all_v",
+                            "collective_permute", "collective_permute_implicit",
+                            "collective_permute_implicit_reduce",
+                            "collective_permute_implicit_current_processing_rank_id",
+                            "rank_id"),
     },
 }
 
@@ -409,7 +415,7 @@ OTHER = {
     },
     "nki": {
         "nki": {"jit": "the decorator of every case's kernel", "simulate": "a simulator entry "
-                "point", "language": "module", "isa": "module", "collectives": "module (empty)",
+                "point", "language": "module", "isa": "module", "collectives": "module (every call refused)",
                 "typing": "module", "dtype": "module"},
         "nki.dtype": dict.fromkeys(
             ("bfloat16", "bool_", "float16", "float32", "float8_e4m3", "float8_e4m3fn",

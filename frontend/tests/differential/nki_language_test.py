@@ -12,6 +12,7 @@ import unittest
 import numpy as np
 
 import nki
+import nki.collectives as ncc
 import nki.isa as nisa
 import nki.language as nl
 from coverage_table import UNSUPPORTED
@@ -343,7 +344,7 @@ class Unsupported(unittest.TestCase):
         def body(c):
             a = c.floats((8, 8))
             for module, names in UNSUPPORTED["nki"].items():
-                m = {"nki.language": nl, "nki.isa": nisa}[module]
+                m = {"nki.language": nl, "nki.isa": nisa, "nki.collectives": ncc}[module]
                 for n in names:
                     fn = getattr(m, n)
                     call = lambda t: fn(t)  # noqa: E731

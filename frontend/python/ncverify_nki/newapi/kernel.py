@@ -29,9 +29,11 @@ DEFAULT_TARGET = "trn3"
 # and the calls that need it, sendrecv and core_barrier, are NeuronCore-v3 on).
 MAX_LNC = {"trn1": 1, "trn2": 2, "trn3": 2}
 # Keywords of a compile on a device that change no value (the legacy decorators' docstrings;
-# nki-samples passes additional_compile_opt to nki.jit): accepted and ignored.
+# nki-samples passes additional_compile_opt to nki.jit; nki-library's qkv.py passes
+# debug_kernel, show_compiler_tb and experimental_flags, the 0.6 `jit(fn=None, **kwargs)` lists
+# none of them): accepted and ignored.
 _COMPILE_OPTIONS = ("additional_compile_opt", "save_neff_name", "save_trace_name",
-                    "artifacts_dir")
+                    "artifacts_dir", "debug_kernel", "show_compiler_tb", "experimental_flags")
 
 
 def target_generation():

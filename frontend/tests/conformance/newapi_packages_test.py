@@ -1,0 +1,108 @@
+"""Kernels of today's API in a package, as nki-library's are: a local module whose dataclasses
+have string annotations (`from __future__ import annotations`: dataclasses resolves them through
+sys.modules[cls.__module__], so the front end enters the kernel's local modules there, never
+under a name that is already taken or that Python finds elsewhere), and names of
+nki.collectives imported at module level (importable; a call is refused). Each package is
+written to a temporary folder and traced by `ncverify import`. Run by `python3 -m
+ncverify_nki.run` (ctest label `conformance`)."""
+
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+from ncverify_nki import sandbox
+from ncverify_nki.simulate import ncverify_binary
+
+CONFIG = '''from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+
+@dataclass
+class Tiling:
+    rows: "int" = 128  # a quoted annotation, as nki-library's configs have
+    cols: int = 64
+    names: list[str] = field(default_factory=list)
+    LIMIT: ClassVar[int] = 512
+'''
+
+KERNEL = '''from __future__ import annotations
+
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+try:
+    from nki.collectives import ReplicaGroup, all_reduce
+except ImportError:
+    ReplicaGroup = None
+
+from .config import Tiling
+
+
+@nki.jit
+def copy_rows(x, reduce=False):
+    t = Tiling()
+    out = nl.ndarray((t.rows, t.cols), dtype=x.dtype, buffer=nl.shared_hbm)
+    s = nl.ndarray((t.rows, t.cols), dtype=x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=s, src=x[0:t.rows, 0:t.cols])
+    if reduce:
+        all_reduce([s], [s], ReplicaGroup([[0, 1]]), nl.add)
+    nisa.dma_copy(dst=out, src=s)
+    return out
+'''
+
+
+def write_package(root, name):
+    pkg = os.path.join(root, name)
+    os.makedirs(pkg)
+    for f, text in (("__init__.py", ""), ("config.py", CONFIG), ("kernel.py", KERNEL)):
+        with open(os.path.join(pkg, f), "w") as fh:
+            fh.write(text)
+    return os.path.join(pkg, "kernel.py")
+
+
+def ncverify(*args):
+    return subprocess.run([ncverify_binary()] + list(args), stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, universal_newlines=True)
+
+
+class Packages(unittest.TestCase):
+    def test_dataclasses_with_string_annotations_load(self):
+        with tempfile.TemporaryDirectory() as d:
+            r = ncverify("import", write_package(d, "ncv_tiled_pkg") + ":copy_rows",
+                         "--input", "x=fp32[128,64]")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("dma_copy out", r.stdout)
+
+    def test_a_collective_call_is_refused_at_its_line(self):
+        with tempfile.TemporaryDirectory() as d:
+            r = ncverify("import", write_package(d, "ncv_tiled_pkg") + ":copy_rows",
+                         "--input", "x=fp32[128,64]", "--param", "reduce=true")
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("kernel.py:22: nki.collectives.ReplicaGroup is not modelled "
+                          "(collectives move data between NeuronCores", r.stderr)
+
+
+class Registration(unittest.TestCase):
+    """sandbox._may_register: which local top-level packages enter sys.modules."""
+
+    def test_a_fresh_name_may(self):
+        with tempfile.TemporaryDirectory() as d:
+            init = os.path.join(d, "ncv_fresh_pkg_for_test", "__init__.py")
+            self.assertTrue(sandbox._may_register("ncv_fresh_pkg_for_test", init))
+
+    def test_a_loaded_module_never_does(self):
+        self.assertIn("unittest", sys.modules)
+        self.assertFalse(sandbox._may_register("unittest", "/elsewhere/unittest/__init__.py"))
+
+    def test_a_module_python_finds_elsewhere_never_does(self):
+        self.assertNotIn("email", sys.modules)  # the standard library's, not yet imported
+        self.assertFalse(sandbox._may_register("email", "/kernels/email/__init__.py"))
+
+
+if __name__ == "__main__":
+    unittest.main()
