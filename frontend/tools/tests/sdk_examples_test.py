@@ -89,7 +89,8 @@ class References(unittest.TestCase):
 class Judging(unittest.TestCase):
     def example(self, expect="run"):
         return tool.Example("sdk", "x.py", "k", [("a", "fp32", (2, 2), tool.gen_normal)],
-                            tool.ref_exp, rtol=1e-3, atol=0, expect=expect, why="the docs")
+                            tool.ref_exp, rtol=1e-3, atol=0, expect=expect, why="the docs",
+                            refusal="too wide")
 
     def test_compare_names_the_worst_element(self):
         want = np.ones((2, 3))
@@ -110,8 +111,10 @@ class Judging(unittest.TestCase):
         self.assertIn("bounds", detail)
         self.assertIsNone(tool.judge_run(e, 0, "{}", ""))
         expected = self.example("refused")
-        self.assertEqual(tool.judge_run(expected, 2, "", "ncverify: no")[0],
+        self.assertEqual(tool.judge_run(expected, 2, "", "ncverify: x.py:3: too wide")[0],
                          "refused as expected")
+        self.assertEqual(tool.judge_run(expected, 2, "", "ncverify: x.py:3: other")[0],
+                         "refused")  # refused, but not for the reason the docs give
         self.assertEqual(tool.judge_run(expected, 0, "{}", "")[0], "differs")
 
     def test_values(self):
@@ -142,6 +145,7 @@ class Scan(unittest.TestCase):
         for e in rows:
             self.assertIn(e.checkout, tool.ROOTS)
             self.assertIn(e.expect, ("run", "refused"))
+            self.assertEqual(e.expect == "refused", bool(e.refusal), e.id)
             for name, dtype, shape, gen in e.inputs:
                 self.assertEqual(gen(rng, shape).shape, tuple(shape), e.id)
                 self.assertIn(dtype, ("fp32", "fp16", "bf16"))
