@@ -119,7 +119,8 @@ class Tracer:
         self.loop_vars = {}
         self.pending_unroll = None
         self.fixed_uses = {}
-        # lines for the `.nkir` header: accepted forms NKI 0.2+ would reject, with the line
+        # lines for the `.nkir` header, each naming its line: a reading the trace took where
+        # the source allows two (tensor_copy(dtype=), an affine_range made sequential)
         self.header_notes = []
 
     # ---- names
