@@ -172,11 +172,14 @@ class Example:
     """One kernel of one example file and the call its harness makes."""
 
     def __init__(self, checkout, path, kernel, inputs, reference=None, params=None, rtol=1e-5,
-                 atol=1e-6, variant="", expect="run", why="", refusal=""):
+                 atol=1e-6, variant="", expect="run", why="", refusal="", outputs=()):
         self.checkout, self.path, self.kernel = checkout, path, kernel
         self.inputs = inputs  # [(name, dtype, shape, generator)]
         self.reference, self.params = reference, dict(params or {})
         self.rtol, self.atol, self.variant = rtol, atol, variant
+        # the kernel's output variables in the order it returns them (the reference's order),
+        # needed when it returns more than one: `ncverify run --json` lists outputs by name
+        self.outputs = tuple(outputs)
         # expect: run | refused; a refusal counts as expected only when its reason contains
         # `refusal` (the front end refusing for another reason is a plain `refused` row)
         self.expect, self.why, self.refusal = expect, why, refusal
@@ -236,7 +239,8 @@ def catalogue():
         Example("sdk", "tensor_addition/tensor_addition_nki_kernels.py", "nki_tensor_add",
                 _add_inputs("fp32", (256, 1024)), ref_add),
         Example("sdk", "index-case-1.py", "tensor_split_kernel_",
-                [("in_tensor", "bf16", (4, 5), gen_arange)], ref_split_columns, rtol=0, atol=0),
+                [("in_tensor", "bf16", (4, 5), gen_arange)], ref_split_columns, rtol=0, atol=0,
+                outputs=("out_tensor_even", "out_tensor_odd")),
         Example("sdk", "index-case-3.py", "tensor_maxpool_kernel_",
                 [("in_tensor", "bf16", (2, 6, 6), gen_normal)], ref_maxpool,
                 params={"sz_pool": 2}, rtol=0, atol=0),
@@ -359,11 +363,33 @@ def judge_run(example, returncode, stdout, stderr):
     return None
 
 
+def in_return_order(example, outputs):
+    """The run's outputs [(.nkir name, values)] in the order the kernel returns them: by the
+    catalogue's variable names (a .nkir name is the variable's, or it with a `_N` suffix when
+    the name was taken); None when the catalogue does not say and there are several."""
+    if len(outputs) <= 1:
+        return outputs
+    if len(example.outputs) != len(outputs):
+        return None
+    ordered = []
+    for var in example.outputs:
+        match = [o for o in outputs if re.fullmatch(r"%s(_\d+)?" % re.escape(var), o[0])]
+        if len(match) != 1:
+            return None
+        ordered.append(match[0])
+    return ordered
+
+
 def judge_values(example, inputs, outputs):
     """(status, detail) of a run that passed: each output against the reference."""
     want = example.reference(inputs, example.params)
     if len(want) != len(outputs):
         return "differs", "%d outputs, the reference has %d" % (len(outputs), len(want))
+    ordered = in_return_order(example, outputs)
+    if ordered is None:
+        return "differs", "outputs %s do not match the catalogue's %s" % (
+            ", ".join(n for n, _ in outputs), ", ".join(example.outputs) or "(none given)")
+    outputs = ordered
     for (name, got), ref in zip(outputs, want):
         why = compare(got, ref, example.rtol, example.atol)
         if why:

@@ -128,6 +128,20 @@ class Judging(unittest.TestCase):
         self.assertEqual(tool.judge_values(e, [x], [])[0], "differs")
 
 
+    def test_several_outputs_follow_the_catalogues_return_order(self):
+        e = tool.Example("sdk", "x.py", "k", [], tool.ref_split_columns, rtol=0, atol=0,
+                         outputs=("even", "odd"))
+        x = np.arange(10.0).reshape(2, 5)
+        listed = [("odd", x[:, 1::2]), ("even_2", x[:, 0::2])]  # as `run --json` sorts them
+        self.assertEqual(tool.judge_values(e, [x], listed)[0], "ran+checked")
+        e.outputs = ()
+        status, detail = tool.judge_values(e, [x], listed)
+        self.assertEqual(status, "differs")
+        self.assertIn("do not match the catalogue's (none given)", detail)
+        e.outputs = ("even", "od")
+        self.assertEqual(tool.judge_values(e, [x], listed)[0], "differs")
+
+
 class Scan(unittest.TestCase):
     def test_kernels_of_the_new_api_only(self):
         new = "import nki\nimport nki.language as nl\n\n@nki.jit\ndef k(a):\n  pass\n" \
@@ -146,6 +160,12 @@ class Scan(unittest.TestCase):
             self.assertIn(e.checkout, tool.ROOTS)
             self.assertIn(e.expect, ("run", "refused"))
             self.assertEqual(e.expect == "refused", bool(e.refusal), e.id)
+            small = sum(int(np.prod(s)) for _, _, s, _ in e.inputs) <= 100000
+            if e.reference is not None and e.expect == "run" and small:
+                rng2 = np.random.default_rng(1)
+                ins = [tool.to_wire(g(rng2, s), d)[1] for _, d, s, g in e.inputs]
+                if len(e.reference(ins, e.params)) > 1:  # several outputs: the order is named
+                    self.assertTrue(e.outputs, e.id)
             for name, dtype, shape, gen in e.inputs:
                 self.assertEqual(gen(rng, shape).shape, tuple(shape), e.id)
                 self.assertIn(dtype, ("fp32", "fp16", "bf16"))
