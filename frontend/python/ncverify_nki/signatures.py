@@ -85,7 +85,13 @@ def _why(sig, args, kw, e):
                p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and n not in kw and
                (n not in positional or positional.index(n) >= len(args))]
     if missing:
-        return "missing argument '%s'" % missing[0]
+        hint = ""
+        if positional[:1] == ["dst"] and len(args) + len(kw) < len(positional):
+            # NKI 0.2+: `nisa.nc_matmul(a, b)` of neuronxcc.nki binds a to dst, b to stationary
+            hint = ("; since NKI 0.2 nki.isa calls take their destination first and return "
+                    "nothing (`nisa.call(dst, ...)`; the migration guide): `t = nisa.call(...)` "
+                    "is the neuronxcc.nki form")
+        return "missing argument '%s'%s" % (missing[0], hint)
     return str(e)
 
 

@@ -115,6 +115,13 @@ def returns_a_tile(x):
 
 
 @nki.jit
+def legacy_style_matmul(x):
+    """neuronxcc.nki's `psum = nisa.nc_matmul(stationary, moving)` in a kernel of today's API."""
+    t = _loaded(x)
+    return nisa.nc_matmul(t, t)
+
+
+@nki.jit
 def reads_unwritten_sbuf(x):
     out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
     never_written = _on_chip(x)
@@ -389,6 +396,13 @@ class Refusals(unittest.TestCase):
             returns_private_hbm(x)
         with self.assertRaisesRegex(KernelNotTraced, "returns an on-chip tile"):
             returns_a_tile(x)
+
+    def test_a_legacy_style_call_is_told_the_destination_comes_first(self):
+        x, _ = arrays(rows=8)
+        with self.assertRaisesRegex(KernelNotTraced, "nisa.nc_matmul: missing argument "
+                                    "'moving'; since NKI 0.2 nki.isa calls take their "
+                                    "destination first and return nothing"):
+            legacy_style_matmul(x)
 
     def test_an_int8_argument_is_refused_by_name(self):
         x = np.zeros((4, 8), dtype=np.int8)
