@@ -64,7 +64,10 @@ def user_location(frame=None):
     f = frame or sys._getframe(1)
     while f is not None:
         name = f.f_code.co_filename
-        if not is_front_end_file(name) and not name.startswith("<"):
+        front = _front_end_files.get(name)  # (inline: asked for every frame of every call)
+        if front is None:
+            front = is_front_end_file(name)
+        if not front and not name.startswith("<"):
             return (name, f.f_lineno)
         f = f.f_back
     return None
@@ -85,7 +88,10 @@ def kernel_line(frame=None):
     f = frame or sys._getframe(1)
     while f is not None:
         name = f.f_code.co_filename
-        if not name.startswith("<") and _abspath(name) == _kernel_file:
+        path = _abspaths.get(name)  # (inline, as in user_location)
+        if path is None:
+            path = _abspath(name)
+        if path == _kernel_file and not name.startswith("<"):
             return f.f_lineno
         f = f.f_back
     return 0

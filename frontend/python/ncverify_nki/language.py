@@ -48,8 +48,6 @@ class tile_size(metaclass=SealedClass):  # noqa: N801
 
 
 def allocate(shape, dtype, buffer, name=None, zero=False, fill=None):
-    from . import allocation
-
     tr = trace.current()
     if buffer is None:
         buffer = sbuf
@@ -81,6 +79,8 @@ def allocate(shape, dtype, buffer, name=None, zero=False, fill=None):
     t = Tensor(tr.unique(hint), buffer.mem, dt, [sizes[k] for k in storage], "buffer",
                nki_to_storage)
     if alloc is not None:
+        from . import allocation  # (here: an import statement costs on every call)
+
         allocation.apply(alloc, t, p)
     tr.declare(t)
     if buffer.mem == "psum" and fill is None:
