@@ -142,6 +142,8 @@ class Lin:
         return out
 
     def text(self):
+        if not self.terms:  # a constant (most sizes and starts the printer writes)
+            return str(self.const)
         parts = []
         for a, c in self.terms:
             t = a.text()

@@ -526,16 +526,29 @@ def trace_kernel(tr, func, path, call_args, kwargs, header, recorded=None):
 
 @contextlib.contextmanager
 def _growing_heap():
-    """Python's collector while a trace runs: the program the trace builds only grows, and
-    every full collection walks all of it (a fifth of an unrolled kernel's tracing time with the
-    default thresholds). Full collections are tried a tenth as often; young garbage is still
-    collected as usual, and the thresholds are put back afterwards."""
+    """Python's collector while a trace runs. The program the trace builds only grows, and each
+    full collection walks all of it: with the default thresholds they were a fifth of an
+    unrolled kernel's tracing time. Full collections therefore wait for the trace to end; young
+    and middle ones run as usual (they free the short-lived cycles). A trace that ended by an
+    exception (a re-trace that unrolls more loops, unrolling.retrying) is collected when the
+    next one starts, so its abandoned program does not stay in memory during the next one."""
+    if _abandoned_trace:
+        _abandoned_trace.clear()
+        gc.collect()
     saved = gc.get_threshold()
-    gc.set_threshold(saved[0], saved[1], saved[2] * 10)
+    gc.set_threshold(saved[0], saved[1], _NO_FULL_COLLECTION)
     try:
         yield
+    except BaseException:
+        _abandoned_trace.append(True)
+        raise
     finally:
         gc.set_threshold(*saved)
+
+
+# (a full collection after this many middle ones: never, for any trace that fits in memory)
+_NO_FULL_COLLECTION = 1 << 30
+_abandoned_trace = []  # [True] after a trace ended by an exception, until it is collected
 
 
 def _trace_kernel(tr, func, path, call_args, kwargs, header, recorded):

@@ -214,14 +214,18 @@ class Tracer:
         ins = Instr(op, [list(a) for a in args])
         # the mask= its operands were narrowed by (masks.apply_mask), kept on a fresh result
         # so that `dst[...] = call(..., mask=m)` narrows dst the same way (tiles.assign)
-        mask, self.last_mask = getattr(self, "last_mask", None), None
+        # (cleared only when set: a write to the tracer, a sealed object, looks at the stack)
+        mask = getattr(self, "last_mask", None)
+        if mask is not None:
+            self.last_mask = None
         if produces is not None:
             produces.producers.append(ins)
             if mask is not None:
                 produces.mask_applied = mask
-        if any(getattr(v, "masked_out", False) for v in ins.views()):
+        views = ins.views()
+        if any(getattr(v, "masked_out", False) for v in views):
             return ins  # a mask= that fails for the whole tile: the instruction writes nothing
-        for v in ins.views():
+        for v in views:
             self.note_use(v, ins)
         return self.emit(ins)
 
