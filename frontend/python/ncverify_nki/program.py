@@ -165,8 +165,9 @@ class ZeroInit:
     """nl.zeros in PSUM: a memset only if the first matmul cannot overwrite it (see tiles.py)."""
 
     def __init__(self, tensor):
-        self.tensor = tensor
-        self.line = errors.kernel_line()  # the nl.zeros line, for its memsets' `@line`
+        # (through the instance dict, as Tensor.__init__) the nl.zeros line, for its memsets'
+        # `@line`
+        self.__dict__.update(tensor=tensor, line=errors.kernel_line())
 
 
 class Instr:
@@ -222,7 +223,7 @@ class AxisSteps:
 
 class Enum:
     def __init__(self, name):
-        self.name = name
+        self.__dict__["name"] = name  # (as Tensor.__init__: most instructions have one)
 
 
 def float_text(x):

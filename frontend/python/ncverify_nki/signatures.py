@@ -44,12 +44,13 @@ def api(qualname):
         SIGNATURES[(f.__module__, qualname)] = sig
         # Whether arguments bind depends only on how many are positional and which keywords
         # are given (Signature.bind never looks at a value): the shapes that bound once are
-        # remembered, as binding costs more than many of the calls themselves.
+        # remembered, as binding costs more than many of the calls themselves. (The keywords
+        # in the order given: another order is another entry, bound once more.)
         binds = set()
 
         @functools.wraps(f)
         def call(*args, **kw):
-            shape = (len(args), frozenset(kw)) if kw else len(args)
+            shape = (len(args), tuple(kw)) if kw else len(args)
             if shape not in binds or OBSERVERS:
                 try:
                     bound = sig.bind(*args, **kw)

@@ -205,9 +205,8 @@ class Tracer:
         """A PSUM tile whose first matmul accumulation may overwrite it: nl.zeros (zeros=True,
         read as zeros if something reads it first) or a fresh nl.ndarray (read before any write
         it stays uninitialised, which the interpreter reports)."""
-        tensor.zero_state = "pending"
-        tensor.zero_fill = zeros
-        tensor.matmul_only = True
+        # (through the instance dict, as program.Tensor.__init__: every PSUM tile made)
+        tensor.__dict__.update(zero_state="pending", zero_fill=zeros, matmul_only=True)
         self.emit(ZeroInit(tensor))
 
     def instr(self, op, args, produces=None):

@@ -129,13 +129,15 @@ class NkiTensor(Tile):
             self._resolve("an instruction's operand")
         t = self._base
         dims = [[s, ONE, 1] for s in self._starts]
-        used = {d for a in self._axes for d, _, _ in a.segs if d is not None}
-        if self._indirect is not None:
-            used.add(self._indirect[0])  # a run-time offset's dim carries no broadcast
+        used = None  # the storage dims the axes step through, made at the first broadcast axis
         order = []
         for k, a in enumerate(self._axes):
             for d, size, step in a.segs:
                 if d is None:
+                    if used is None:
+                        used = {e for b in self._axes for e, _, _ in b.segs if e is not None}
+                        if self._indirect is not None:
+                            used.add(self._indirect[0])  # a run-time offset's dim: no broadcast
                     free = [c for c in range(len(dims)) if c not in used and
                             (c > 0 or not self._on_chip())]
                     if not free:
@@ -491,7 +493,7 @@ def ir_axes(x, axis, call):
 def owned(tile):
     """A tensor nl.ndarray (and nl.zeros, ...) made: the kernel holds it only as an NkiTensor,
     so its dims may be split (refine.py) with every view of it rewritten."""
-    tile._view.tensor.nki_owned = True
+    tile._view.tensor.__dict__["nki_owned"] = True  # (as program.Tensor.__init__)
     return NkiTensor.of(tile)
 
 
