@@ -11,16 +11,16 @@ PSUM_BANK_BYTES = 2048  # per partition: 8 banks x 2 KiB = 16 KiB of PSUM (ARCH2
 
 class ModAlloc:
     def __init__(self, memory, base_partition=0, base_addr=0, base_bank=None, num_tiles=None):
-        self.memory = memory
-        self.base_partition = base_partition
-        self.base_addr = base_addr
-        self.base_bank = base_bank
-        self.num_tiles = tuple(num_tiles) if num_tiles else None
+        # (through the instance dict, as program.Tensor.__init__: nki-library's allocators make
+        # one per tensor)
+        self.__dict__.update(memory=memory, base_partition=base_partition, base_addr=base_addr,
+                             base_bank=base_bank,
+                             num_tiles=tuple(num_tiles) if num_tiles else None)
 
 
 class CallableAlloc:
     def __init__(self, memory, func):
-        self.memory, self.func = memory, func
+        self.__dict__.update(memory=memory, func=func)  # (as ModAlloc.__init__)
 
 
 def _callable(alloc, tensor, nblock):

@@ -59,12 +59,26 @@ def _abspath(filename):
     return a
 
 
+def _in_package(frame):
+    """Whether `frame` runs code of this package (a front-end file), told from its module's
+    name: reading frame.f_code raises an audit event, which the sandbox's hook (a Python
+    function) sees, and the walks below pass several of the front end's frames per call."""
+    name = frame.f_globals.get("__name__")
+    return isinstance(name, str) and name.startswith("ncverify_nki.")
+
+
 def user_location(frame=None):
     """(file, line) of the innermost user frame on the current stack."""
     f = frame or sys._getframe(1)
     while f is not None:
+        if _in_package(f):
+            f = f.f_back
+            continue
         name = f.f_code.co_filename
-        if not is_front_end_file(name) and not name.startswith("<"):
+        front = _front_end_files.get(name)  # (inline: asked for every frame of every call)
+        if front is None:
+            front = is_front_end_file(name)
+        if not front and not name.startswith("<"):
             return (name, f.f_lineno)
         f = f.f_back
     return None
@@ -84,8 +98,14 @@ def kernel_line(frame=None):
         return 0
     f = frame or sys._getframe(1)
     while f is not None:
+        if _in_package(f):
+            f = f.f_back
+            continue
         name = f.f_code.co_filename
-        if not name.startswith("<") and _abspath(name) == _kernel_file:
+        path = _abspaths.get(name)  # (inline, as in user_location)
+        if path is None:
+            path = _abspath(name)
+        if path == _kernel_file and not name.startswith("<"):
             return f.f_lineno
         f = f.f_back
     return 0

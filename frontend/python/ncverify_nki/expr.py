@@ -52,7 +52,13 @@ class Lin:
         return (tuple((a.key(), c) for a, c in self.terms), self.const)
 
     def __eq__(self, other):
-        return isinstance(other, Lin) and self.key() == other.key()
+        if self is other:
+            return True
+        if not isinstance(other, Lin):
+            return False
+        if not self.terms or not other.terms:  # a constant (most sizes): no keys to build
+            return not self.terms and not other.terms and self.const == other.const
+        return self.key() == other.key()
 
     def __hash__(self):
         return hash(self.key())
@@ -136,6 +142,8 @@ class Lin:
         return out
 
     def text(self):
+        if not self.terms:  # a constant (most sizes and starts the printer writes)
+            return str(self.const)
         parts = []
         for a, c in self.terms:
             t = a.text()
@@ -159,6 +167,12 @@ class Lin:
 
     def __repr__(self):
         return self.text()
+
+
+# The constants every full view and unit size needs (a Lin is immutable, so one of each is
+# shared rather than made per access).
+ZERO = Lin((), 0)
+ONE = Lin((), 1)
 
 
 class Atom:

@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from . import allocation as _allocation  # (an import statement in allocate cost every call)
 from . import errors, ops, rules, trace
 from .dtypes import (DType, bfloat16, bool_, float8_e4m3, float8_e5m2, float16, float32,  # noqa
                      int32, normalize, tfloat32, uint8, uint16, uint32)
@@ -48,8 +49,6 @@ class tile_size(metaclass=SealedClass):  # noqa: N801
 
 
 def allocate(shape, dtype, buffer, name=None, zero=False, fill=None):
-    from . import allocation
-
     tr = trace.current()
     if buffer is None:
         buffer = sbuf
@@ -81,7 +80,7 @@ def allocate(shape, dtype, buffer, name=None, zero=False, fill=None):
     t = Tensor(tr.unique(hint), buffer.mem, dt, [sizes[k] for k in storage], "buffer",
                nki_to_storage)
     if alloc is not None:
-        allocation.apply(alloc, t, p)
+        _allocation.apply(alloc, t, p)
     tr.declare(t)
     if buffer.mem == "psum" and fill is None:
         tr.zero_init(t, zeros=zero)

@@ -5,7 +5,9 @@ values), runs the kernel under the tracer and prints `.nkir`."""
 import argparse
 import ast
 import builtins
+import contextlib
 import dataclasses
+import gc
 import inspect
 import linecache
 import os
@@ -288,6 +290,19 @@ def shape_names(func, tensor_args):
     return {a: (ranks[a], names[a]) for a in tensor_args}
 
 
+_shape_names_of = {}
+
+
+def _scanned_shape_names(func, tensor_args):
+    """shape_names, once per kernel: every re-trace (unrolling.retrying) binds the arguments
+    again, and reading and parsing the kernel's source is a third of a short attempt for a
+    large kernel file. (Read-only for the caller.)"""
+    key = (func, tensor_args)
+    if key not in _shape_names_of:
+        _shape_names_of[key] = shape_names(func, tensor_args)
+    return _shape_names_of[key]
+
+
 _INPUT = re.compile(r"^([A-Za-z0-9_]+)(?:\[([^\]]*)\])?$")
 
 
@@ -335,7 +350,7 @@ def bind(tr, func, args, file_label):
             base = given_kwargs.get(head, kwargs[head])
             given_kwargs[head] = _with_field(base, head, field, _python_value(v))
             used.add(k)
-    scanned = shape_names(func, tensor_args)
+    scanned = _scanned_shape_names(func, tuple(tensor_args))
     dim_specs = {}
     default_names = set()
     for a in tensor_args:
@@ -510,6 +525,38 @@ def trace_kernel(tr, func, path, call_args, kwargs, header, recorded=None):
     """Runs the kernel on its bound arguments under the tracer `tr`; returns (what the kernel
     returned, the program's `.nkir` text). `import` and the simulator (simulate.py) both trace
     through here."""
+    with _growing_heap():
+        return _trace_kernel(tr, func, path, call_args, kwargs, header, recorded)
+
+
+@contextlib.contextmanager
+def _growing_heap():
+    """Python's collector while a trace runs. The program the trace builds only grows, and each
+    full collection walks all of it: with the default thresholds they were a fifth of an
+    unrolled kernel's tracing time. Full collections therefore wait for the trace to end; young
+    and middle ones run as usual (they free the short-lived cycles). A trace that ended by an
+    exception (a re-trace that unrolls more loops, unrolling.retrying) is collected when the
+    next one starts, so its abandoned program does not stay in memory during the next one."""
+    if _abandoned_trace:
+        _abandoned_trace.clear()
+        gc.collect()
+    saved = gc.get_threshold()
+    gc.set_threshold(saved[0], saved[1], _NO_FULL_COLLECTION)
+    try:
+        yield
+    except BaseException:
+        _abandoned_trace.append(True)
+        raise
+    finally:
+        gc.set_threshold(*saved)
+
+
+# (a full collection after this many middle ones: never, for any trace that fits in memory)
+_NO_FULL_COLLECTION = 1 << 30
+_abandoned_trace = []  # [True] after a trace ended by an exception, until it is collected
+
+
+def _trace_kernel(tr, func, path, call_args, kwargs, header, recorded):
     trace.start(tr)
     try:
         result = func(*call_args, **kwargs)

@@ -7,7 +7,7 @@ import numpy as np
 
 from . import errors, rules, trace
 from .dtypes import normalize
-from .expr import Lin
+from .expr import ONE, Lin
 from .program import Enum, Tensor
 from .tiles import Tile, as_view
 
@@ -95,7 +95,7 @@ def _dtype(dtype, default):
 
 
 def _free_size(view):
-    n = Lin.of(1)
+    n = ONE
     for s in view.logical_lins()[1:]:
         n = n.mul(s)
     return n

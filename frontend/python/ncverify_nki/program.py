@@ -8,7 +8,7 @@ dims are not in storage order).
 """
 
 from . import errors
-from .expr import Lin, SymInt
+from .expr import ONE, ZERO, Lin, SymInt
 
 DTYPES = ("fp32", "bf16", "fp16", "fp8_e4m3", "fp8_e4m3fn", "fp8_e5m2", "int32", "uint8",
           "uint16", "uint32")
@@ -18,32 +18,38 @@ DTYPE_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8_e4m3": 1, "fp8_e4m3fn": 1, 
 
 class Tensor:
     def __init__(self, name, mem, dtype, shape, role="buffer", nki_to_storage=None):
-        self.name = name
-        self.mem = mem  # hbm | sbuf | psum
-        self.dtype = dtype
-        self.shape = [Lin.of(s) for s in shape]  # storage order
-        self.role = role  # input | output | scratch | buffer
-        self.kind_given = role
-        # NKI dim k is storage dim nki_to_storage[k] (identity for HBM and plain tiles).
-        self.nki_to_storage = nki_to_storage or list(range(len(self.shape)))
-        # on-chip: storage dims 1..nblock are NKI block dims (those before par_dim)
-        self.nblock = self.nki_to_storage.index(0) if mem != "hbm" else 0
-        self.logical = None  # the NKI sizes when the storage is padded (PSUM bank per tile)
-        self.fold = None  # block storage dim -> element stride when blocks fold into the free dim
-        self.mods = [None] * len(self.shape)  # mod_alloc: storage dim index taken modulo n
-        self.placement = None  # (partition Lin, byte offset Lin) for direct allocation
-        self.bufs = None  # rotating copies (direct allocation with extra tiles)
-        self.decl = None  # the BufferDecl statement
-        self.block = None  # the statement list holding decl
-        self.producers = []  # instructions that wrote it while it was a fresh result
-        self.read_elsewhere = False
-        self.zero_state = None  # None | pending | needed | covered | peeling | unset (ZeroInit)
-        self.zero_fill = True
-        self.matmul_only = False  # a fresh PSUM tile written by `+=` matmul groups only so far
-        self.group_keys = set()  # the blocks (access text) an accumulation group has started
-        self.dead = False
-        self.copy_back = None  # (dtype, name) of a Tensor-engine transpose result in PSUM
-        self.copied = None  # its SBUF copy, once an engine operand needed it
+        shape = [Lin.of(s) for s in shape]  # storage order
+        nki_to_storage = nki_to_storage or list(range(len(shape)))
+        # Written through the instance dict: the sealed __setattr__ (sandbox._seal) looks at
+        # its caller's frame on every write, and an unrolled kernel makes tens of thousands of
+        # tensors. A kernel cannot reach __init__ (kernel_language refuses '_' names).
+        self.__dict__.update(
+            name=name,
+            mem=mem,  # hbm | sbuf | psum
+            dtype=dtype,
+            shape=shape,
+            role=role,  # input | output | scratch | buffer
+            kind_given=role,
+            # NKI dim k is storage dim nki_to_storage[k] (identity for HBM and plain tiles).
+            nki_to_storage=nki_to_storage,
+            # on-chip: storage dims 1..nblock are NKI block dims (those before par_dim)
+            nblock=nki_to_storage.index(0) if mem != "hbm" else 0,
+            logical=None,  # the NKI sizes when the storage is padded (PSUM bank per tile)
+            fold=None,  # block storage dim -> element stride when blocks fold into the free dim
+            mods=[None] * len(shape),  # mod_alloc: storage dim index taken modulo n
+            placement=None,  # (partition Lin, byte offset Lin) for direct allocation
+            bufs=None,  # rotating copies (direct allocation with extra tiles)
+            decl=None,  # the BufferDecl statement
+            block=None,  # the statement list holding decl
+            producers=[],  # instructions that wrote it while it was a fresh result
+            read_elsewhere=False,
+            zero_state=None,  # None | pending | needed | covered | peeling | unset (ZeroInit)
+            zero_fill=True,
+            matmul_only=False,  # a fresh PSUM tile written by `+=` matmul groups only so far
+            group_keys=set(),  # the blocks (access text) an accumulation group has started
+            dead=False,
+            copy_back=None,  # (dtype, name) of a Tensor-engine transpose result in PSUM
+            copied=None)  # its SBUF copy, once an engine operand needed it
 
     def storage_view(self):
         """The whole tensor with its dims in storage order (partition first)."""
@@ -74,23 +80,26 @@ class Tensor:
     def full_view(self):
         sizes = self.logical or self.shape
         order = [self.nki_to_storage[k] for k in range(len(sizes))]
-        return View(self, [[Lin.of(0), s, 1] for s in sizes], order)
+        return View(self, [[ZERO, s, 1] for s in sizes], order)
 
 
 class View:
     """An access of `tensor`; `order` lists the kept storage dims in tile order."""
 
     def __init__(self, tensor, dims, order, units=()):
-        self.tensor = tensor
-        self.dims = dims  # per storage dim: [start Lin, size Lin, step int]
-        self.order = order
-        # Tile axes of size 1 that no tensor dim backs: `v[nl.arange(n)[:, None]]` of a rank-1
-        # HBM tensor is an [n, 1] tile (tiles.py _index_grid). The access has the tensor's dims
-        # only; a tile loaded from it keeps the unit axes.
-        self.units = tuple(units)
-        # Indirect addressing (tiles.py _indirect_view): an Indirect whose offsets, read at run
-        # time from an on-chip [rows, 1] tile, shift tensor dim `dim` row by row.
-        self.indirect = None
+        # (through the instance dict, as Tensor.__init__: views are made by the hundred
+        # thousand)
+        self.__dict__.update(
+            tensor=tensor,
+            dims=dims,  # per storage dim: [start Lin, size Lin, step int]
+            order=order,
+            # Tile axes of size 1 that no tensor dim backs: `v[nl.arange(n)[:, None]]` of a
+            # rank-1 HBM tensor is an [n, 1] tile (tiles.py _index_grid). The access has the
+            # tensor's dims only; a tile loaded from it keeps the unit axes.
+            units=tuple(units),
+            # Indirect addressing (tiles.py _indirect_view): an Indirect whose offsets, read at
+            # run time from an on-chip [rows, 1] tile, shift tensor dim `dim` row by row.
+            indirect=None)
 
     @property
     def shape(self):
@@ -149,26 +158,28 @@ class Indirect:
 
 class BufferDecl:
     def __init__(self, tensor, bufs=None):
-        self.tensor = tensor
-        self.bufs = bufs
+        self.__dict__.update(tensor=tensor, bufs=bufs)  # (as Tensor.__init__)
 
 
 class ZeroInit:
     """nl.zeros in PSUM: a memset only if the first matmul cannot overwrite it (see tiles.py)."""
 
     def __init__(self, tensor):
-        self.tensor = tensor
-        self.line = errors.kernel_line()  # the nl.zeros line, for its memsets' `@line`
+        # (through the instance dict, as Tensor.__init__) the nl.zeros line, for its memsets'
+        # `@line`
+        self.__dict__.update(tensor=tensor, line=errors.kernel_line())
 
 
 class Instr:
     def __init__(self, op, args, line=None):
-        self.op = op
-        self.args = args  # list of [name or None, value]
-        # The kernel line whose call made it (`@line`; 0: unknown). Instructions are made while
-        # the call runs, so the stack names it; a copy made later (a peeled loop iteration)
-        # passes its original's line.
-        self.line = errors.kernel_line() if line is None else line
+        # (through the instance dict, as Tensor.__init__)
+        self.__dict__.update(
+            op=op,
+            args=args,  # list of [name or None, value]
+            # The kernel line whose call made it (`@line`; 0: unknown). Instructions are made
+            # while the call runs, so the stack names it; a copy made later (a peeled loop
+            # iteration) passes its original's line.
+            line=errors.kernel_line() if line is None else line)
 
     def get(self, name):
         for k, v in self.args:
@@ -212,7 +223,7 @@ class AxisSteps:
 
 class Enum:
     def __init__(self, name):
-        self.name = name
+        self.__dict__["name"] = name  # (as Tensor.__init__: most instructions have one)
 
 
 def float_text(x):
@@ -242,9 +253,9 @@ class Printer:
             if t.mods[k] is not None:
                 start = start.mod(t.mods[k])
             start, size = self.resolve(start), self.resolve(size)
-            if start == Lin.of(0) and size == self.resolve(t.shape[k]) and step == 1:
+            if start == ZERO and size == self.resolve(t.shape[k]) and step == 1:
                 parts.append(":")
-            elif size == Lin.of(1) and step == 1:
+            elif size == ONE and step == 1:
                 parts.append(start.text())
             else:
                 parts.append("%s:+%s%s" % (start.text(), _paren(size.text()),

@@ -42,15 +42,24 @@ def api(qualname):
     def wrap(f):
         sig = inspect.signature(f)
         SIGNATURES[(f.__module__, qualname)] = sig
+        # Whether arguments bind depends only on how many are positional and which keywords
+        # are given (Signature.bind never looks at a value): the shapes that bound once are
+        # remembered, as binding costs more than many of the calls themselves. (The keywords
+        # in the order given: another order is another entry, bound once more.)
+        binds = set()
 
         @functools.wraps(f)
         def call(*args, **kw):
-            try:
-                bound = sig.bind(*args, **kw)
-            except TypeError as e:
-                raise errors.NkiError("%s: %s" % (qualname, _why(sig, args, kw, e))) from None
-            for observe in OBSERVERS:
-                observe(f.__module__, qualname, sig, dict(bound.arguments))
+            shape = (len(args), tuple(kw)) if kw else len(args)
+            if shape not in binds or OBSERVERS:
+                try:
+                    bound = sig.bind(*args, **kw)
+                except TypeError as e:
+                    raise errors.NkiError("%s: %s" % (qualname, _why(sig, args, kw, e))) \
+                        from None
+                binds.add(shape)
+                for observe in OBSERVERS:
+                    observe(f.__module__, qualname, sig, dict(bound.arguments))
             return f(*args, **kw)
 
         # The kernel sees only `call`: no route to the unchecked function through __wrapped__.

@@ -21,7 +21,8 @@ class DS:
 
 class Tile:
     def __init__(self, view):
-        self._view = view
+        # (through the instance dict, as program.Tensor.__init__: a tile per call result)
+        self.__dict__["_view"] = view
 
     # ---- what a kernel reads
     @property

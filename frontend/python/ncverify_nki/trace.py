@@ -166,11 +166,16 @@ class Tracer:
         """`lin` with asserted equalities substituted and every param whose domain is a single
         value replaced by it: what Python-level decisions (if, int(), range()) may use."""
         lin = self.resolve(lin)
+        if not lin.terms:  # a constant (most sizes): nothing to substitute
+            return lin
+        names = lin.names()
         fixed = {n: Lin.of(p.lo) for n, p in self.params.items()
-                 if p.lo == p.hi and n in lin.names()}
+                 if p.lo == p.hi and n in names}
         return lin.subst(fixed) if fixed else lin
 
     def resolve(self, lin):
+        if not lin.terms or not self.aliases:  # (asked for every size the printer writes)
+            return lin
         for _ in range(64):
             names = [n for n in lin.names() if n in self.aliases]
             if not names:
@@ -184,8 +189,9 @@ class Tracer:
         return stmt
 
     def declare(self, tensor, bufs=None):
-        tensor.decl = self.emit(BufferDecl(tensor, bufs or tensor.bufs))
-        tensor.block = self.stack[-1]
+        # (through the instance dict, as program.Tensor.__init__: once per tensor made)
+        tensor.__dict__.update(decl=self.emit(BufferDecl(tensor, bufs or tensor.bufs)),
+                               block=self.stack[-1])
         return tensor
 
     def temp(self, mem, dtype, shape, hint=None):
@@ -202,33 +208,39 @@ class Tracer:
         """A PSUM tile whose first matmul accumulation may overwrite it: nl.zeros (zeros=True,
         read as zeros if something reads it first) or a fresh nl.ndarray (read before any write
         it stays uninitialised, which the interpreter reports)."""
-        tensor.zero_state = "pending"
-        tensor.zero_fill = zeros
-        tensor.matmul_only = True
+        # (through the instance dict, as program.Tensor.__init__: every PSUM tile made)
+        tensor.__dict__.update(zero_state="pending", zero_fill=zeros, matmul_only=True)
         self.emit(ZeroInit(tensor))
 
     def instr(self, op, args, produces=None):
         ins = Instr(op, [list(a) for a in args])
         # the mask= its operands were narrowed by (masks.apply_mask), kept on a fresh result
         # so that `dst[...] = call(..., mask=m)` narrows dst the same way (tiles.assign)
-        mask, self.last_mask = getattr(self, "last_mask", None), None
+        # (cleared only when set: a write to the tracer, a sealed object, looks at the stack)
+        mask = getattr(self, "last_mask", None)
+        if mask is not None:
+            self.last_mask = None
         if produces is not None:
             produces.producers.append(ins)
             if mask is not None:
                 produces.mask_applied = mask
-        if any(getattr(v, "masked_out", False) for v in ins.views()):
+        views = ins.views()
+        if any(getattr(v, "masked_out", False) for v in views):
             return ins  # a mask= that fails for the whole tile: the instruction writes nothing
-        for v in ins.views():
+        for v in views:
             self.note_use(v, ins)
         return self.emit(ins)
 
     def note_use(self, view, ins):
         t = view.tensor
+        # (the flags are written only when they change: a write to a sealed object looks at
+        # the caller's frame, sandbox._seal, and this runs for every operand of every call)
         if ins not in t.producers and ins.args and ins.args[0][1] is not view:
-            t.read_elsewhere = True
+            if not t.read_elsewhere:
+                t.read_elsewhere = True
             if t.zero_state == "pending":
                 t.zero_state = "needed" if t.zero_fill else "unset"
-        if ins.args and ins.args[0][1] is view and ins.op != "matmul":
+        if ins.args and ins.args[0][1] is view and ins.op != "matmul" and t.matmul_only:
             t.matmul_only = False
         if ins.args and ins.args[0][1] is view and t.zero_state == "pending" and \
                 ins.op != "matmul":

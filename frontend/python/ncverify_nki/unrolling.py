@@ -296,7 +296,19 @@ def source_nodes(filename, line):
     return _nodes[(filename, line)]
 
 
+_loops_by_line = {}  # filename -> {line: (`for` node, innermost function around it)}
+
+
 def _find_nodes(filename, line):
+    if filename not in _loops_by_line:
+        _loops_by_line[filename] = _index_loops(filename)
+    return _loops_by_line[filename].get(line, (None, None))
+
+
+def _index_loops(filename):
+    """Every `for` statement of the file by line, with the innermost function around it; built
+    once per file (a large kernel file has many loops, and walking its tree per loop cost
+    seconds)."""
     if filename not in _trees:
         try:
             tree = ast.parse("".join(linecache.getlines(filename)))
@@ -304,17 +316,17 @@ def _find_nodes(filename, line):
             tree = None
         _trees[filename] = tree
     tree = _trees[filename]
+    index = {}
     if tree is None:
-        return None, None
-    best = (None, None)
+        return index
     for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
-                node.lineno <= line <= (node.end_lineno or node.lineno):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for sub in ast.walk(node):
-                if isinstance(sub, ast.For) and sub.lineno == line:
-                    if best[1] is None or node.lineno >= best[1].lineno:
-                        best = (sub, node)
-    return best
+                if isinstance(sub, ast.For):
+                    best = index.get(sub.lineno)
+                    if best is None or node.lineno >= best[1].lineno:
+                        index[sub.lineno] = (sub, node)
+    return index
 
 
 _carried = {}

@@ -8,12 +8,14 @@ language_compute.py, the data-movement calls in language_memory.py."""
 
 import builtins as _builtins
 
+from .. import allocation as _allocation  # (module level, under '_': nl re-exports this module)
 from .. import errors, trace
 from .. import language as legacy
 from .. import language_random
 from ..dtypes import (bfloat16, bool_, float8_e4m3, float8_e5m2, float16, float32,  # noqa: F401
                       int32, tfloat32, uint8, uint16, uint32)
 from ..dtypes import DType
+from ..expr import Lin as _Lin, SymInt as _SymInt
 from ..sealed import SealedClass
 from ..signatures import api
 from ..tiles import as_view
@@ -106,19 +108,16 @@ def _address(address, buffer, call):
     allocation legacy.allocate applies (allocation.py), or None."""
     if address is None:
         return None
-    from .. import allocation
-
-    from ..expr import Lin, SymInt
 
     def integer(a):
-        return isinstance(a, (int, SymInt)) and not isinstance(a, _builtins.bool)
+        return isinstance(a, (int, _SymInt)) and not isinstance(a, _builtins.bool)
 
     if not isinstance(address, (tuple, list)) or len(address) != 2 or not _builtins.all(
             integer(a) for a in address):
         raise errors.NkiError("%s: address=%r; it is (partition_offset, free_offset), two "
                               "integers" % (call, address))
     tr = trace.current()
-    part, off = (tr.evaluate(Lin.of(a)) for a in address)
+    part, off = (tr.evaluate(_Lin.of(a)) for a in address)
     if is_hbm(buffer):
         raise errors.NkiError("%s: address= places SBUF or PSUM tensors; this one is in %r" %
                               (call, buffer))
@@ -148,10 +147,10 @@ def _address(address, buffer, call):
     if _check_layout not in tr.at_end:
         tr.at_end.append(_check_layout)
     if buffer is psum and isinstance(off, int):
-        return allocation.ModAlloc(buffer, base_partition=part, base_bank=off // PSUM_BANK_BYTES)
+        return _allocation.ModAlloc(buffer, base_partition=part, base_bank=off // PSUM_BANK_BYTES)
     if buffer is psum:  # a bank that varies with loop variables: its byte offset as given
-        return allocation.ModAlloc(buffer, base_partition=part, base_addr=off)
-    return allocation.ModAlloc(buffer, base_partition=part, base_addr=off)
+        return _allocation.ModAlloc(buffer, base_partition=part, base_addr=off)
+    return _allocation.ModAlloc(buffer, base_partition=part, base_addr=off)
 
 
 def _check_layout(tr):

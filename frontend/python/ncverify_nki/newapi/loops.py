@@ -69,11 +69,11 @@ class PythonRange:
     def __init__(self, call, kind, start, stop=None, step=1, unroll_known=False):
         if stop is None:
             start, stop = 0, start
-        self.call, self.kind = call, kind
-        self.start = _bound(call, "start", start)
-        self.stop = _bound(call, "stop", stop)
-        self.step = _step(call, step)
-        self.unroll_known = unroll_known
+        # (through the instance dict, as program.Tensor.__init__: one per `for` iteration of
+        # an enclosing unrolled loop)
+        self.__dict__.update(call=call, kind=kind, start=_bound(call, "start", start),
+                             stop=_bound(call, "stop", stop), step=_step(call, step),
+                             unroll_known=unroll_known)
 
     def _known(self):
         tr = trace.current()

@@ -17,7 +17,7 @@ work either way. A dtype reinterpretation is refused (the IR has none).
 """
 
 from .. import errors, trace
-from ..expr import IndexExpr, Lin, SymInt
+from ..expr import ONE, IndexExpr, Lin, SymInt
 from ..program import Indirect, View
 from ..tiles import DS, Tile
 from . import access_patterns as patterns, refine
@@ -35,7 +35,8 @@ class Axis:
     first, each (dim, size, step) with dim None for a broadcast axis no storage dim carries yet."""
 
     def __init__(self, count, segs):
-        self.count, self.segs = Lin.of(count), segs
+        # (through the instance dict: program.Tensor.__init__ says why)
+        self.__dict__.update(count=Lin.of(count), segs=segs)
 
     def copy(self):
         return Axis(self.count, [tuple(s) for s in self.segs])
@@ -45,12 +46,14 @@ class NkiTensor(Tile):
     """A view of one tensor's storage, as a kernel of the new API sees it."""
 
     def __init__(self, base, starts, axes, indirect=None, why=None, flat=None):
-        self._base = base  # program.Tensor
-        self._starts = [Lin.of(s) for s in starts]  # per storage dim
-        self._axes = axes  # list of Axis (None: a flat-only view, see `why`)
-        self._indirect = indirect  # (storage dim, offsets View, lo, hi)
-        self._why = why  # why the IR cannot address this view (consuming it is refused)
-        self._flat = flat  # (shape, strides, offset) a flat-only view keeps
+        # (through the instance dict: program.Tensor.__init__ says why)
+        self.__dict__.update(
+            _base=base,  # program.Tensor
+            _starts=[Lin.of(s) for s in starts],  # per storage dim
+            _axes=axes,  # list of Axis (None: a flat-only view, see `why`)
+            _indirect=indirect,  # (storage dim, offsets View, lo, hi)
+            _why=why,  # why the IR cannot address this view (consuming it is refused)
+            _flat=flat)  # (shape, strides, offset) a flat-only view keeps
         refine.register(self)
 
     # ---- construction
@@ -125,14 +128,16 @@ class NkiTensor(Tile):
         if self._axes is None:
             self._resolve("an instruction's operand")
         t = self._base
-        dims = [[s, Lin.of(1), 1] for s in self._starts]
-        used = {d for a in self._axes for d, _, _ in a.segs if d is not None}
-        if self._indirect is not None:
-            used.add(self._indirect[0])  # a run-time offset's dim carries no broadcast
+        dims = [[s, ONE, 1] for s in self._starts]
+        used = None  # the storage dims the axes step through, made at the first broadcast axis
         order = []
         for k, a in enumerate(self._axes):
             for d, size, step in a.segs:
                 if d is None:
+                    if used is None:
+                        used = {e for b in self._axes for e, _, _ in b.segs if e is not None}
+                        if self._indirect is not None:
+                            used.add(self._indirect[0])  # a run-time offset's dim: no broadcast
                     free = [c for c in range(len(dims)) if c not in used and
                             (c > 0 or not self._on_chip())]
                     if not free:
@@ -151,7 +156,9 @@ class NkiTensor(Tile):
             raise errors.NkiError("a view of on-chip '%s' must keep the partition dim first" %
                                   t.name)
         v = View(t, dims, order)
-        v.partition_leads = True  # its .perm: the dropped dims after the partition dim
+        # its .perm: the dropped dims after the partition dim (through the instance dict, as
+        # program.View.__init__: every operand of every call makes one)
+        v.__dict__["partition_leads"] = True
         if self._indirect is not None:
             d, offsets, lo, hi = self._indirect
             if isinstance(offsets, patterns.Shared):
@@ -486,7 +493,7 @@ def ir_axes(x, axis, call):
 def owned(tile):
     """A tensor nl.ndarray (and nl.zeros, ...) made: the kernel holds it only as an NkiTensor,
     so its dims may be split (refine.py) with every view of it rewritten."""
-    tile._view.tensor.nki_owned = True
+    tile._view.tensor.__dict__["nki_owned"] = True  # (as program.Tensor.__init__)
     return NkiTensor.of(tile)
 
 
