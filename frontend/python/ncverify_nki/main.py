@@ -305,10 +305,12 @@ def bind(tr, func, args, file_label):
             none_args.append(name)  # --param seed=None: an optional tensor left out
             params.pop(name)
             continue
-        if name in inputs or name in shapes or p.default is inspect.Parameter.empty:
+        if name in inputs or name in shapes or (p.default is inspect.Parameter.empty and
+                                                name not in params):
             tensor_args.append(name)
         else:
-            kwargs[name] = p.default
+            # a keyword argument; one without a default needs its --param (a dtype, a flag)
+            kwargs[name] = None if p.default is inspect.Parameter.empty else p.default
     for k in list(inputs) + list(shapes):
         if k not in tensor_args:
             raise UsageError("--input/--shape %s: the kernel has no tensor argument %s "

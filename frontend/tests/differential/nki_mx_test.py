@@ -116,5 +116,63 @@ class Mx(unittest.TestCase):
         run_case("nkc_mx", body)
 
 
+@on("trn3")
+def mx_small_kernel(src, mode):
+    """One quantize_mx (and a matmul of its output) on [32, 4F] bf16, with a defect per mode."""
+    P, F4 = src.shape
+    x32 = nl.ndarray((P, F4), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=x32, src=src)
+    x = nl.ndarray((P, F4), dtype=nl.bfloat16, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=x, src=x32)
+    kind = nl.float4_e2m1fn_x4 if mode == "fp4_dst" else nl.float8_e4m3fn_x4
+    q = nl.ndarray((P, F4 // 4), dtype=kind, buffer=nl.sbuf)
+    qs = nl.ndarray((P // 8 if mode != "short_scale" else 2, F4 // 4), dtype=nl.uint8,
+                    buffer=nl.sbuf)
+    nisa.quantize_mx(dst=q, src=x, dst_scale=qs)
+    ps = nl.ndarray((F4 // 4, F4 // 4), dtype=nl.float32, buffer=nl.psum)
+    if mode == "loop_none":
+        for _ in nl.affine_range(2):
+            nisa.nc_matmul_mx(dst=ps, stationary=q, moving=q, stationary_scale=qs,
+                              moving_scale=qs)
+    else:
+        nisa.nc_matmul_mx(dst=ps, stationary=q, moving=q, stationary_scale=qs, moving_scale=qs)
+    sb = nl.ndarray(ps.shape, dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=sb, src=ps)
+    o = nl.ndarray(ps.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=o, src=sb)
+    return o
+
+
+mx_small_kernel_trn2 = on("trn2")(mx_small_kernel.__wrapped__ if hasattr(
+    mx_small_kernel, "__wrapped__") else mx_small_kernel)
+
+
+class MxRefusals(unittest.TestCase):
+    """What the documentation does not define or forbids is refused, each saying why."""
+
+    def _fails(self, kernel, x, mode, words):
+        from ncverify_nki.simulate import SimulationError
+
+        with self.assertRaises(SimulationError) as e:
+            kernel(x, mode)
+        self.assertIn(words, str(e.exception))
+
+    def test_refusals(self):
+        x = np.linspace(-1, 1, 32 * 8, dtype=np.float32).reshape(32, 8)
+        once = mx_small_kernel(x, "ok")
+        self.assertEqual(once.shape, (2, 2))
+        # accumulate=None in a loop the trace unrolls: the first product overwrites, the second
+        # adds (the docstring's auto-detection, PSUM location by location)
+        np.testing.assert_array_equal(mx_small_kernel(x, "loop_none"), 2 * once)
+        self._fails(mx_small_kernel, x, "fp4_dst", "quantize_mx writes float8_e4m3fn_x4 or")
+        self._fails(mx_small_kernel, x, "short_scale", "dst_scale has 2 rows")
+        self._fails(mx_small_kernel_trn2, x, "ok", "exists on NeuronCore-v4 and newer only")
+        nan = x.copy()
+        nan[3, 5] = np.nan
+        self._fails(mx_small_kernel, nan, "ok", "is NaN; the page does not define the scale")
+        tiny = np.full((32, 8), 2.0 ** -125, np.float32)
+        self._fails(mx_small_kernel, tiny, "ok", "is below E8M0's 2^-127")
+
+
 if __name__ == "__main__":
     unittest.main()
