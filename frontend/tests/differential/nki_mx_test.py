@@ -174,5 +174,26 @@ class MxRefusals(unittest.TestCase):
         self._fails(mx_small_kernel, tiny, "ok", "is below E8M0's 2^-127")
 
 
+class MxImport(unittest.TestCase):
+    def test_param_dtype_and_packed_input(self):
+        """`ncverify import -p kind=float8_e5m2_x4`: a positional parameter given by --param;
+        .ap(dtype=) of an unread uint32 input declares it fp8_e5m2_x4; uint16 words cannot be
+        fp8 x4 (4 bytes) and are refused."""
+        import os
+        import subprocess
+
+        here = os.path.dirname(os.path.abspath(__file__))
+        cmd = [os.environ["NCVERIFY"], "import", os.path.join(here, "mx_param_kernel.py") +
+               ":mx_param_kernel", "--gen", "trn3", "-p", "kind=float8_e5m2_x4"]
+        done = subprocess.run(cmd + ["--input", "words=uint32[32,4]"], capture_output=True,
+                              text=True)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("input words : hbm fp8_e5m2_x4 [32, 4]", done.stdout)
+        bad = subprocess.run(cmd + ["--input", "words=uint16[32,4]"], capture_output=True,
+                             text=True)
+        self.assertEqual(bad.returncode, 2)
+        self.assertIn("no reinterpretation of a tensor's bytes", bad.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()
