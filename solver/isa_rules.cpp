@@ -651,6 +651,88 @@ class IsaProver {
            explain, {CheckKind::undefined_result, false}, ctx().bool_val(true));
   }
 
+  // nc_matmul_mx and quantize_mx (model/interp/exec_mx.cpp, the same rules in the same order).
+  void mx_partitions_rule(const ViewTerms& v, const char* op) {
+    auto explain = [this, v, op](const z3::model& m) {
+      return std::string(op) + ": '" + v.tensor->name + "' spans " + num(val(m, v.rows)) +
+             " partitions, not a multiple of 32 up to 128";
+    };
+    decide(make(std::string(op) + " partitions a multiple of 32, at most 128", &v),
+           ops().mod(v.rows, 32) == ctx().int_val(0) && v.rows <= ctx().int_val(128), explain,
+           Rule::mx_layout);
+  }
+  // With data on K partitions, K a multiple of 32 (the rule before), the last scale row is
+  // mx_scale_row(K - 1) = K - 32 + 3: the scale operand needs K - 28 rows.
+  void mx_scale_rule(const ViewTerms& scale, const z3::expr& k, const z3::expr& free,
+                     const char* what) {
+    auto explain = [this, scale, k, free, what](const z3::model& m) {
+      return std::string(what) + " '" + scale.tensor->name + "' is " + shape_of(m, scale) +
+             "; data on " + num(val(m, k)) + " partitions with " + num(val(m, free)) +
+             " packed elements needs " + num(val(m, k)) + " - 28 rows and that many columns";
+    };
+    decide(make(std::string(what) + " covers its groups", &scale),
+           scale.rows >= k - 28 && scale.free == free, explain, Rule::mx_layout);
+  }
+
+  void rules(const MatmulMx& i) {
+    generation_rule(Rule::mx_generation, mx_ok(hw_),
+                    hw_.name + " has no nc_matmul_mx (NeuronCore-v4 or newer)");
+    const ViewTerms st = operand(i.stationary, "stationary");
+    const ViewTerms mv = operand(i.moving, "moving");
+    const ViewTerms ss = operand(i.stationary_scale, "stationary_scale");
+    const ViewTerms ms = operand(i.moving_scale, "moving_scale");
+    const ViewTerms dst = operand(i.dst, "matmul_mx destination");
+    const z3::expr &K = st.rows, &M = st.free, &N = mv.free;
+    auto explain_k = [this, st, mv](const z3::model& m) {
+      return "stationary has " + num(val(m, st.rows)) + " partitions, moving has " +
+             num(val(m, mv.rows));
+    };
+    decide(make(std::string(rule_info(Rule::matmul_contraction).name), &mv,
+                st.subject() + " vs " + mv.subject()),
+           matmul_contraction_ok(ops(), K, mv.rows), explain_k, Rule::matmul_contraction);
+    mx_partitions_rule(st, "nc_matmul_mx");
+    auto explain_m = [this, M](const z3::model& m) {
+      return "stationary has " + num(val(m, M)) + " elements per partition, not even up to 128";
+    };
+    decide(make("nc_matmul_mx M even, at most 128", &st),
+           ops().mod(M, 2) == ctx().int_val(0) && M <= ctx().int_val(128), explain_m,
+           Rule::matmul_m);
+    const bool bf16 = p_.tensor(i.dst.tensor).dtype == DType::bf16;
+    limit_rule(Rule::matmul_n, mv, N, bf16 ? 8192 : 4096, "N");
+    auto explain_dst = [this, dst, M, N](const z3::model& m) {
+      return "[M, N] = [" + num(val(m, M)) + ", " + num(val(m, N)) + "] but '" + dst.tensor->name +
+             "' is " + shape_of(m, dst);
+    };
+    decide(make(std::string(rule_info(Rule::matmul_dst_shape).name), &dst),
+           shape_is(ops(), dst.rows, dst.free, M, N), explain_dst, Rule::matmul_dst_shape);
+    mx_scale_rule(ss, K, M, "stationary_scale");
+    mx_scale_rule(ms, K, N, "moving_scale");
+  }
+
+  void rules(const QuantizeMx& i) {
+    generation_rule(Rule::mx_generation, mx_ok(hw_),
+                    hw_.name + " has no quantize_mx (NeuronCore-v4 or newer)");
+    const ViewTerms src = operand(i.src, "source");
+    const ViewTerms dst = operand(i.dst, "destination");
+    const ViewTerms sc = operand(i.dst_scale, "dst_scale");
+    auto explain = [this, src](const z3::model& m) {
+      return "quantize_mx: '" + src.tensor->name + "' is " + shape_of(m, src) +
+             "; a multiple of 32 partitions up to 128 and of 4 elements per partition";
+    };
+    decide(make("quantize_mx source layout", &src),
+           ops().mod(src.rows, 32) == ctx().int_val(0) && src.rows <= ctx().int_val(128) &&
+               ops().mod(src.free, 4) == ctx().int_val(0),
+           explain, Rule::mx_layout);
+    auto explain_dst = [this, dst, src](const z3::model& m) {
+      return "quantize_mx writes [" + num(val(m, src.rows)) + ", " + num(val(m, src.free)) +
+             " / 4] but '" + dst.tensor->name + "' is " + shape_of(m, dst);
+    };
+    decide(make("quantize_mx destination is [P, F / 4]", &dst),
+           shape_is(ops(), dst.rows * 4, dst.free * 4, src.rows * 4, src.free), explain_dst,
+           Rule::mx_layout);
+    mx_scale_rule(sc, src.rows, dst.free, "dst_scale");
+  }
+
   void stats_dst_rule(const ViewTerms& dst, const ViewTerms& src, int64_t cols, const char* op) {
     auto explain = [this, dst, src, cols, op](const z3::model& m) {
       return std::string(op) + " writes [" + num(val(m, src.rows)) + ", " + num(cols) + "] but '" +

@@ -18,15 +18,19 @@ OutputSummary summarize_output(const std::string& name, const HostTensor& t) {
   float hi = -std::numeric_limits<float>::infinity();
   int64_t finite_or_inf = 0;
   const int64_t n = t.num_elements();
+  // An MX packed element holds four values: each counts (min, max, NaNs of the values).
+  const int per = is_mx_packed(t.dtype) ? 4 : 1;
   for (int64_t i = 0; i < n; ++i) {
-    const float v = t.get(i);
-    if (std::isnan(v)) {
-      ++s.nan_count;
-      continue;
+    for (int q = 0; q < per; ++q) {
+      const float v = per == 1 ? t.get(i) : mx_packed_value(t.dtype, t.bits(i), q);
+      if (std::isnan(v)) {
+        ++s.nan_count;
+        continue;
+      }
+      ++finite_or_inf;
+      lo = std::fmin(lo, v);
+      hi = std::fmax(hi, v);
     }
-    ++finite_or_inf;
-    lo = std::fmin(lo, v);
-    hi = std::fmax(hi, v);
   }
   s.min = finite_or_inf > 0 ? lo : std::numeric_limits<float>::quiet_NaN();
   s.max = finite_or_inf > 0 ? hi : std::numeric_limits<float>::quiet_NaN();

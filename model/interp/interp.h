@@ -119,6 +119,11 @@ class Interpreter {
   void exec(int core, const SelectReduce& i);
   void exec(int core, const SequenceBounds& i);
   void exec(int core, const RangeSelect& i);
+  // nc_matmul_mx and quantize_mx (exec_mx.cpp).
+  void exec(int core, const MatmulMx& i);
+  void exec(int core, const QuantizeMx& i);
+  void mx_scale_shape(const Resolved& scale, int64_t data_rows, int64_t data_free,
+                      const char* what);
   // The Vector accumulators' defined state (CoreState::vec_regs_undefined): `reduce` may not
   // continue an undefined register; a command that starts the register defines it, and an idle
   // select_reduce (`idle_clobbers`) leaves it undefined.

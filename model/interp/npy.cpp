@@ -87,9 +87,12 @@ std::string npy_descr(DType dtype) {
     case DType::int32:
       return "<i4";
     case DType::uint32:
+    case DType::fp8_e4m3fn_x4:  // MX packed: the raw 32-bit words (4 fp8 bytes, byte q = value q)
+    case DType::fp8_e5m2_x4:
       return "<u4";
     case DType::uint16:
     case DType::bf16:
+    case DType::fp4_e2m1fn_x4:  // MX packed: the raw 16-bit words (nibble q = value q)
       return "<u2";
     case DType::uint8:
     case DType::fp8_e4m3:

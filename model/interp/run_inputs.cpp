@@ -123,7 +123,29 @@ std::map<std::string, HostTensor> random_inputs(const Program& p, const ParamVal
     if (t.kind != TensorKind::Input) continue;
     HostTensor h(t.dtype, shapes[t.id]);
     int64_t n = h.num_elements();
-    if (is_float(t.dtype)) {
+    if (is_mx_packed(t.dtype)) {
+      // MX packed data: each of the four values an independent uniform draw over the finite
+      // encodings of its element type (fp8: 8 bits, fp4: 4 bits). NaN and Inf encodings (e4m3fn
+      // S.1111.111, e5m2 S.11111.xx) are never drawn; a kernel handed them in a .npy gets NaN
+      // and Inf through the instructions (model/semantics/README.md "MX").
+      const int bits = t.dtype == DType::fp4_e2m1fn_x4 ? 4 : 8;
+      auto finite = [&](uint32_t v) {
+        if (t.dtype == DType::fp8_e4m3fn_x4) return (v & 0x7fu) != 0x7fu;
+        if (t.dtype == DType::fp8_e5m2_x4) return (v & 0x7cu) != 0x7cu;
+        return true;  // e2m1 has no NaN or Inf
+      };
+      for (int64_t i = 0; i < n; ++i) {
+        uint32_t word = 0;
+        for (int q = 0; q < 4; ++q) {
+          uint32_t v = 0;
+          do {
+            v = static_cast<uint32_t>(rng() >> 56) & ((1u << bits) - 1u);
+          } while (!finite(v));
+          word |= v << (bits * q);
+        }
+        store_bits(t.dtype, h.bytes.data() + static_cast<size_t>(i) * dtype_size(t.dtype), word);
+      }
+    } else if (is_float(t.dtype)) {
       // Uniform on the 2^-23 grid of [-1, 1), from the top 24 bits of one draw: exact in
       // float, and far cheaper than uniform_real_distribution<float>, whose
       // generate_canonical computes two long-double logarithms per value in libstdc++

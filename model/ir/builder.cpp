@@ -305,6 +305,14 @@ void remap_instruction(Instruction& ins, const IdMaps& m) {
           remap_access(i.on_true, m);
           remap_operand(i.on_false, m);
           if (i.reduce_res) remap_access(*i.reduce_res, m);
+        } else if constexpr (std::is_same_v<T, MatmulMx>) {
+          remap_access(i.stationary, m);
+          remap_access(i.moving, m);
+          remap_access(i.stationary_scale, m);
+          remap_access(i.moving_scale, m);
+        } else if constexpr (std::is_same_v<T, QuantizeMx>) {
+          remap_access(i.src, m);
+          remap_access(i.dst_scale, m);
         } else if constexpr (std::is_same_v<T, RangeSelect>) {
           remap_access(i.on_true, m);
           remap_access(i.bound0, m);

@@ -73,7 +73,7 @@ bool is_comparison(AluOp op) {
 
 std::string_view op_name(const Instruction& ins) {
   // clang-format off
-  static constexpr std::array<std::string_view, 30> kNames = {
+  static constexpr std::array<std::string_view, 32> kNames = {
       "dma_copy",      "matmul",
       "transpose",     "activation",
       "tensor_reduce", "tensor_scalar",
@@ -88,7 +88,8 @@ std::string_view op_name(const Instruction& ins) {
       "bn_stats", "bn_aggr",
       "local_gather", "nc_stream_shuffle", "gather_flattened",
       "tensor_partition_reduce", "select_reduce",
-      "sequence_bounds", "range_select"};
+      "sequence_bounds", "range_select",
+      "matmul_mx", "quantize_mx"};
   // clang-format on
   static_assert(kNames.size() == std::variant_size_v<Instruction>,
                 "every instruction needs a name");
@@ -128,6 +129,9 @@ EngineChoice engine_of(const Instruction& ins) {
           [](const SelectReduce&) -> EngineChoice { return Engine::Vector; },
           [](const SequenceBounds&) -> EngineChoice { return Engine::GpSimd; },
           [](const RangeSelect&) -> EngineChoice { return Engine::Vector; },
+          // The ISA docstrings: nc_matmul_mx on the Tensor engine, quantize_mx on Vector.
+          [](const MatmulMx&) -> EngineChoice { return Engine::Tensor; },
+          [](const QuantizeMx&) -> EngineChoice { return Engine::Vector; },
           [](const LocalGather&) -> EngineChoice { return Engine::GpSimd; },
           [](const StreamShuffle&) -> EngineChoice { return Engine::Vector; },
           [](const GatherFlattened&) -> EngineChoice { return Engine::GpSimd; }},
@@ -160,6 +164,10 @@ std::vector<const Access*> written_accesses(const Instruction& ins) {
                    out.push_back(&i.dst);
                    if (i.reduce_res) out.push_back(&*i.reduce_res);
                  },
+                 [&](const QuantizeMx& i) {
+                   out.push_back(&i.dst);
+                   out.push_back(&i.dst_scale);
+                 },
                  [&](const auto& i) {
                    using T = std::decay_t<decltype(i)>;
                    if constexpr (std::is_same_v<T, DmaCopy> || std::is_same_v<T, Matmul> ||
@@ -175,7 +183,7 @@ std::vector<const Access*> written_accesses(const Instruction& ins) {
                                  std::is_same_v<T, TensorScalarCumulative> ||
                                  std::is_same_v<T, BnStats> || std::is_same_v<T, BnAggr> ||
                                  std::is_same_v<T, TensorPartitionReduce> ||
-                                 std::is_same_v<T, SequenceBounds>) {
+                                 std::is_same_v<T, SequenceBounds> || std::is_same_v<T, MatmulMx>) {
                      out.push_back(&i.dst);
                    } else {
                      static_assert(kDependentFalse<T>, "what does the new instruction write?");
@@ -272,7 +280,15 @@ std::vector<const Access*> read_accesses(const Instruction& ins) {
                           out.push_back(&i.on_true);
                           out.push_back(&i.bound0);
                           out.push_back(&i.bound1);
-                        }},
+                        },
+                        [&](const MatmulMx& i) {
+                          out.push_back(&i.stationary);
+                          out.push_back(&i.moving);
+                          out.push_back(&i.stationary_scale);
+                          out.push_back(&i.moving_scale);
+                          if (i.accumulate) out.push_back(&i.dst);
+                        },
+                        [&](const QuantizeMx& i) { out.push_back(&i.src); }},
              ins);
   return out;
 }

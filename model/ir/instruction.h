@@ -376,12 +376,35 @@ struct RangeSelect {
   bool operator==(const RangeSelect&) const = default;
 };
 
+// nisa.nc_matmul_mx (Tensor engine, NeuronCore-v4; ISA docstring, aws-neuron-sdk
+// nki/api/nki/isa/__init__.py): dst[M, N] (+)= sum over k < K and q < 4 of
+// S[k, i, q] * 2^(ss[g(k), i] - 127) * V[k, j, q] * 2^(ms[g(k), j] - 127), where S/V are the
+// quantized values of the packed stationary [K, M] / moving [K, N] tiles and ss/ms the uint8
+// (E8M0) scales. One scale per group of 8 partitions x one packed element (32 values); group
+// k / 8 is read from scale row g = (k / 32) * 32 + (k / 8) % 4 (the quadrant rule of the MX deep
+// dive, "Scale Tensor"). fp32 accumulation in PSUM as Matmul; accumulate as Matmul's.
+struct MatmulMx {
+  Access dst, stationary, moving, stationary_scale, moving_scale;
+  bool accumulate = false;
+  bool operator==(const MatmulMx&) const = default;
+};
+
+// nisa.quantize_mx (Vector engine, NeuronCore-v4; ISA docstring): src [P, 4F] bf16/fp16 ->
+// dst [P, F] fp8 x4 and one uint8 (E8M0) scale per group of 8 partitions x 4 values, written to
+// dst_scale row (p / 32) * 32 + (p / 8) % 4, column f. The scale is
+// 2^(floor(log2 amax) - (Emax - 1)) (2^-127 for an all-zero group).
+struct QuantizeMx {
+  Access dst, src, dst_scale;
+  bool operator==(const QuantizeMx&) const = default;
+};
+
 using Instruction =
     std::variant<DmaCopy, Matmul, Transpose, Activation, TensorReduce, TensorScalar, TensorTensor,
                  TensorScalarReduce, TensorCopy, TensorCopyPredicated, AffineSelect, Iota, Memset,
                  Reciprocal, Max8, FindIndex8, MatchReplace8, Rand, Dropout, TensorTensorScan,
                  TensorScalarCumulative, BnStats, BnAggr, LocalGather, StreamShuffle,
-                 GatherFlattened, TensorPartitionReduce, SelectReduce, SequenceBounds, RangeSelect>;
+                 GatherFlattened, TensorPartitionReduce, SelectReduce, SequenceBounds, RangeSelect,
+                 MatmulMx, QuantizeMx>;
 
 // For consumers that visit an Instruction with one generic lambda: `static_assert(
 // kDependentFalse<T>, ...)` in the last `if constexpr` branch makes a new instruction kind a

@@ -151,6 +151,17 @@ void describe(I& i, V& v) {
     v.opt("reduce_cmd", i.reduce_cmd, d.reduce_cmd);
     v.opt("reduce_res", i.reduce_res, d.reduce_res);
     v.opt("reverse_pred", i.reverse_pred, d.reverse_pred);
+  } else if constexpr (std::is_same_v<T, MatmulMx>) {
+    v.pos("dst", i.dst);
+    v.req("stationary", i.stationary);
+    v.req("moving", i.moving);
+    v.req("stationary_scale", i.stationary_scale);
+    v.req("moving_scale", i.moving_scale);
+    v.opt("accumulate", i.accumulate, d.accumulate);
+  } else if constexpr (std::is_same_v<T, QuantizeMx>) {
+    v.pos("dst", i.dst);
+    v.pos("src", i.src);
+    v.req("dst_scale", i.dst_scale);
   } else if constexpr (std::is_same_v<T, RangeSelect>) {
     v.pos("dst", i.dst);
     v.req("on_true", i.on_true);

@@ -354,10 +354,77 @@ class Validator {
                  "writes kernel input '" + p_.tensors[a->tensor].name + "' (inputs are read-only)");
       }
     }
+    check_mx_packed_use(s);
     std::visit([&](const auto& i) { check_specific(s, i, loops); }, s.ins);
     for (const Access* a : written_accesses(s.ins)) {
       constant_partitions_le_128(s, *a, "destination");
     }
+  }
+
+  // An MX packed dtype (four values per element) has no single value for an engine to compute
+  // with: only the two MX instructions read or write it, and a DMA copies its bytes unchanged.
+  void check_mx_packed_use(const InstrStmt& s) {
+    if (std::holds_alternative<MatmulMx>(s.ins) || std::holds_alternative<QuantizeMx>(s.ins)) {
+      return;
+    }
+    std::vector<const Access*> all = written_accesses(s.ins);
+    for (const Access* a : read_accesses(s.ins)) all.push_back(a);
+    bool packed = false;
+    for (const Access* a : all) packed = packed || is_mx_packed(dt(*a));
+    if (!packed) return;
+    if (const auto* d = std::get_if<DmaCopy>(&s.ins)) {
+      if (dt(d->dst) == dt(d->src) && !d->dst_rmw) return;
+      fail_ins(s,
+               "a DMA copies an MX packed dtype only into the same dtype, without dst_rmw "
+               "(its four values have no single value to convert)");
+    }
+    fail_ins(s, std::string(op_name(s.ins)) +
+                    " takes no MX packed dtype (only matmul_mx, quantize_mx and same-dtype DMA "
+                    "copies do)");
+  }
+
+  // nisa.nc_matmul_mx (ISA docstring, "Memory types" and "Data types"): SBUF inputs, PSUM dst
+  // in fp32 or bf16; packed fp8/fp4 data; uint8 scales (float8_e8m0fnu is not modelled).
+  void check_specific(const InstrStmt& s, const MatmulMx& i,
+                      const std::vector<const Loop*>& loops) {
+    check_access(i.stationary, loops, s, "stationary");
+    check_access(i.moving, loops, s, "moving");
+    check_access(i.stationary_scale, loops, s, "stationary_scale");
+    check_access(i.moving_scale, loops, s, "moving_scale");
+    for (const Access* a : {&i.stationary, &i.moving, &i.stationary_scale, &i.moving_scale}) {
+      require_mem(s, *a, Memory::SBUF, "matmul_mx input");
+    }
+    require_mem(s, i.dst, Memory::PSUM, "matmul_mx destination");
+    if (dt(i.dst) != DType::fp32 && dt(i.dst) != DType::bf16) {
+      fail_ins(s, "matmul_mx writes fp32 or bf16 PSUM");
+    }
+    if (!is_mx_packed(dt(i.stationary)) || !is_mx_packed(dt(i.moving))) {
+      fail_ins(s, "matmul_mx multiplies fp8_e4m3fn_x4, fp8_e5m2_x4 or fp4_e2m1fn_x4 tiles");
+    }
+    if (dt(i.stationary_scale) != DType::uint8 || dt(i.moving_scale) != DType::uint8) {
+      fail_ins(s, "matmul_mx's scales are uint8 (E8M0 bytes)");
+    }
+    for (const Access* a : {&i.stationary, &i.moving}) {
+      constant_partitions_le_128(s, *a, "matmul_mx input");
+    }
+  }
+  // nisa.quantize_mx (ISA docstring): src bf16/fp16, dst fp8 x4 (no fp4: "Quantize-MX does not
+  // support an FP4 output", MX deep dive), scales uint8; all in SBUF.
+  void check_specific(const InstrStmt& s, const QuantizeMx& i,
+                      const std::vector<const Loop*>& loops) {
+    check_access(i.src, loops, s, "source");
+    check_access(i.dst_scale, loops, s, "dst_scale");
+    for (const Access* a : {&i.src, &i.dst, &i.dst_scale}) {
+      require_mem(s, *a, Memory::SBUF, "quantize_mx operand");
+    }
+    if (dt(i.src) != DType::bf16 && dt(i.src) != DType::fp16) {
+      fail_ins(s, "quantize_mx reads bf16 or fp16");
+    }
+    if (dt(i.dst) != DType::fp8_e4m3fn_x4 && dt(i.dst) != DType::fp8_e5m2_x4) {
+      fail_ins(s, "quantize_mx writes fp8_e4m3fn_x4 or fp8_e5m2_x4");
+    }
+    if (dt(i.dst_scale) != DType::uint8) fail_ins(s, "quantize_mx's scales are uint8 (E8M0 bytes)");
+    constant_partitions_le_128(s, i.src, "quantize_mx source");
   }
 
   void check_specific(const InstrStmt& s, const DmaCopy& i, const std::vector<const Loop*>& loops) {

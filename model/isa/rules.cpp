@@ -75,6 +75,15 @@ constexpr std::array<Row, kNumRules> kRules = {{
     {Rule::range_select_generation,
      {"range_select on NeuronCore-v3 or newer", CheckKind::engine_rule,
       "nki.isa.range_select (SDK 2.26): available only on NeuronCore-v3 and beyond"}},
+    {Rule::mx_generation,
+     {"MX instructions on NeuronCore-v4 or newer", CheckKind::engine_rule,
+      "nki.isa.quantize_mx, nki.isa.nc_matmul_mx (NKI 0.6 docstrings): available only on "
+      "NeuronCore-v4 and newer"}},
+    {Rule::mx_layout,
+     {"MX tile and scale layout", CheckKind::shape_rule,
+      "nki.isa.quantize_mx / nc_matmul_mx \"Tile size\": a multiple of 32 partitions, at most "
+      "128; 4 source values per packed element; scales in the first 4 rows of each quadrant "
+      "(MX deep dive \"Scale Tensor\")"}},
 }};
 
 }  // namespace

@@ -53,8 +53,10 @@ enum class Rule : uint8_t {
   top8_source_size,   // the top-8 family's data: 8 (1 for match_replace8) to 16384 per partition
   buffer_partitions,  // an on-chip buffer spans at most the generation's partitions
   range_select_generation,  // range_select needs NeuronCore-v3 or newer
+  mx_generation,            // quantize_mx / nc_matmul_mx need NeuronCore-v4 or newer
+  mx_layout,                // MX tile sizes, dtypes and the scale tile's shape
 };
-inline constexpr int kNumRules = static_cast<int>(Rule::range_select_generation) + 1;
+inline constexpr int kNumRules = static_cast<int>(Rule::mx_layout) + 1;
 
 struct RuleInfo {
   std::string_view name;    // the obligation name; rule_label() adds a limit or instruction
@@ -89,6 +91,9 @@ inline bool tensor_copy_engine_ok(Engine e, const HwConfig& hw) {
 // nki.isa.range_select (SDK 2.26): "Available only on NeuronCore-v3 and beyond".
 inline bool range_select_ok(const HwConfig& hw) {
   return hw.generation >= 3;
+}
+inline bool mx_ok(const HwConfig& hw) {
+  return hw.generation >= 4;
 }
 inline bool indirect_dim_ok(bool on_chip, int dim) {
   return !(on_chip && dim == 0);

@@ -33,7 +33,11 @@
 #include <array>
 #include <bit>
 #include <cfloat>
+#include <cmath>
 #include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <string>
 
 #include "model/numerics/dtype_bf16.h"
 
@@ -190,6 +194,12 @@ inline void store_le(uint8_t* p, uint32_t bits) {
   std::memcpy(p, &v, sizeof(U));
 }
 
+[[noreturn]] void refuse_packed(DType t, const char* what) {
+  throw std::logic_error(
+      std::string(dtype_name(t)) + " " + what +
+      " (an MX packed dtype: only MX instructions and same-dtype copies take it)");
+}
+
 }  // namespace
 
 size_t dtype_size(DType t) {
@@ -206,7 +216,11 @@ size_t dtype_size(DType t) {
     case DType::fp32:
     case DType::int32:
     case DType::uint32:
+    case DType::fp8_e4m3fn_x4:
+    case DType::fp8_e5m2_x4:
       return 4;
+    case DType::fp4_e2m1fn_x4:
+      return 2;
   }
   return 4;
 }
@@ -224,7 +238,10 @@ bool is_float(DType t) {
     case DType::uint8:
     case DType::uint16:
     case DType::uint32:
-      return false;
+    case DType::fp8_e4m3fn_x4:
+    case DType::fp8_e5m2_x4:
+    case DType::fp4_e2m1fn_x4:
+      return false;  // packed: no single value
   }
   return false;
 }
@@ -263,12 +280,21 @@ std::string_view dtype_name(DType t) {
       return "uint16";
     case DType::uint32:
       return "uint32";
+    case DType::fp8_e4m3fn_x4:
+      return "fp8_e4m3fn_x4";
+    case DType::fp8_e5m2_x4:
+      return "fp8_e5m2_x4";
+    case DType::fp4_e2m1fn_x4:
+      return "fp4_e2m1fn_x4";
   }
   return "?";
 }
 
 std::optional<DType> parse_dtype(std::string_view name) {
   for (DType t : kAllDTypes) {
+    if (dtype_name(t) == name) return t;
+  }
+  for (DType t : kMxPackedDTypes) {
     if (dtype_name(t) == name) return t;
   }
   return std::nullopt;
@@ -296,7 +322,12 @@ float dtype_max_finite(DType t) {
       return 65535.0f;
     case DType::uint32:
       return 4294967040.0f;  // 2^32 - 256: largest fp32 <= UINT32_MAX
+    case DType::fp8_e4m3fn_x4:
+    case DType::fp8_e5m2_x4:
+    case DType::fp4_e2m1fn_x4:
+      break;
   }
+  if (is_mx_packed(t)) refuse_packed(t, "has no largest value");
   return 0.0f;
 }
 
@@ -323,6 +354,10 @@ uint32_t encode_from_float(DType t, float value) {
       return encode_integer<0, UINT16_MAX>(f);
     case DType::uint32:
       return encode_integer<0, UINT32_MAX>(f);
+    case DType::fp8_e4m3fn_x4:
+    case DType::fp8_e5m2_x4:
+    case DType::fp4_e2m1fn_x4:
+      refuse_packed(t, "is not encoded from one fp32 value");
   }
   return 0;
 }
@@ -349,8 +384,38 @@ float decode_to_float(DType t, uint32_t bits) {
       return static_cast<float>(bits & 0xffffu);
     case DType::uint32:
       return static_cast<float>(bits);  // RNE above 2^24
+    case DType::fp8_e4m3fn_x4:
+    case DType::fp8_e5m2_x4:
+    case DType::fp4_e2m1fn_x4:
+      refuse_packed(t, "does not decode to one fp32 value");
   }
   return 0.0f;
+}
+
+float mx_packed_value(DType packed, uint32_t bits, int q) {
+  switch (packed) {
+    case DType::fp8_e4m3fn_x4:
+      return kE4M3FnTable[(bits >> (8 * q)) & 0xffu];
+    case DType::fp8_e5m2_x4:
+      return kE5M2Table[(bits >> (8 * q)) & 0xffu];
+    case DType::fp4_e2m1fn_x4: {
+      // OCP MX v1.0 5.3.3 (FP4 E2M1): magnitudes 0, 0.5 (subnormal), 1, 1.5, 2, 3, 4, 6.
+      static constexpr float kMag[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
+      const uint32_t nib = (bits >> (4 * q)) & 0xfu;
+      const float m = kMag[nib & 7u];
+      return (nib & 8u) ? -m : m;
+    }
+    default:
+      break;
+  }
+  throw std::logic_error("mx_packed_value: " + std::string(dtype_name(packed)) +
+                         " is not an MX packed dtype");
+}
+
+float e8m0_value(uint8_t b) {
+  if (b == 0xff) return std::numeric_limits<float>::quiet_NaN();
+  // 2^(b - 127) for b in [0, 254]: 2^-127 is an fp32 subnormal, exact.
+  return std::ldexp(1.0f, static_cast<int>(b) - 127);
 }
 
 uint32_t load_bits(DType t, const uint8_t* p) {

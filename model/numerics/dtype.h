@@ -24,11 +24,45 @@ enum class DType : uint8_t {
   uint8,
   uint16,
   uint32,
+  // MX (microscaling) packed operands of nisa.quantize_mx / nisa.nc_matmul_mx (NeuronCore-v4):
+  // four quantized values in one element, value q of an element in bits [8q, 8q+8) (fp8) or
+  // [4q, 4q+4) (fp4). The MX deep dive (aws-neuron-sdk nki/deep-dives/mxfp-matmul.rst, "Data
+  // Tensor"): float8_*_x4 are 32 bits wide, float4_e2m1fn_x4 16 bits. They have no single value:
+  // encode_from_float/decode_to_float refuse them (std::logic_error); the validator lets them
+  // only into same-dtype DMA copies and the two MX instructions (model/semantics/README.md "MX").
+  fp8_e4m3fn_x4,
+  fp8_e5m2_x4,
+  fp4_e2m1fn_x4,
 };
 
 inline constexpr DType kAllDTypes[] = {
     DType::fp32,     DType::bf16,  DType::fp16,  DType::fp8_e4m3, DType::fp8_e4m3fn,
     DType::fp8_e5m2, DType::int32, DType::uint8, DType::uint16,   DType::uint32};
+
+// The MX packed dtypes (not in kAllDTypes: they have no fp32 round trip).
+inline constexpr DType kMxPackedDTypes[] = {DType::fp8_e4m3fn_x4, DType::fp8_e5m2_x4,
+                                            DType::fp4_e2m1fn_x4};
+inline constexpr bool is_mx_packed(DType t) {
+  return t == DType::fp8_e4m3fn_x4 || t == DType::fp8_e5m2_x4 || t == DType::fp4_e2m1fn_x4;
+}
+// The exact value of quantized value q (0..3) of a packed element: fp8 through the fp8 dtype's
+// decoding (e4m3fn's S.1111.111 is NaN), fp4 e2m1 (OCP MX v1.0 section 5.3.3: 1 sign, 2 exponent
+// bits with bias 1, 1 mantissa bit, no Inf or NaN: 0, 0.5, 1, 1.5, 2, 3, 4, 6).
+float mx_packed_value(DType packed, uint32_t bits, int q);
+// The E8M0 scale byte's value (OCP MX v1.0 section 5.4.1): 2^(b - 127); 0xFF is NaN.
+float e8m0_value(uint8_t b);
+
+// MX group: 8 partitions x one packed element, 32 values (ISA docstrings of quantize_mx and
+// nc_matmul_mx). The scale row of the group holding partition p: scales stay in their data's
+// 32-partition quadrant, in its first 4 rows (MX deep dive "Scale Tensor").
+inline constexpr int64_t kMxGroupPartitions = 8;
+inline constexpr int64_t mx_scale_row(int64_t p) {
+  return (p / 32) * 32 + (p / kMxGroupPartitions) % 4;
+}
+// The rows a scale view must have for data on p partitions (p >= 1).
+inline constexpr int64_t mx_scale_rows_needed(int64_t p) {
+  return mx_scale_row(p - 1) + 1;
+}
 
 // Bytes per element.
 size_t dtype_size(DType t);

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <variant>
 #include <vector>
 
@@ -46,6 +47,20 @@ void exec_copy(ExecMode mode, const View& dst, const View& src);
 // dst = accumulate ? fl(dst_old + acc) : acc, converted to dst's dtype.
 void exec_matmul(ExecMode mode, const View& dst, const View& stationary, const View& moving,
                  bool accumulate);
+
+// nc_matmul_mx (mx.cpp): dst[M, N] = (accumulate ? dst : 0) + the MX product of packed
+// stationary [K, M] and moving [K, N] with their uint8 E8M0 scales (row mx_scale_row(k) of a
+// scale view holds group k / 8; column = the data column). Contract: for each (m, n),
+// acc = +0.0f; for k = 0..K-1, q = 0..3: acc = acc + fp32(S * V * 2^(ss + ms - 254)), the
+// product exact in double and rounded once to fp32; then dst = dtype(acc (+ dst)). A NaN
+// value, a NaN scale (0xFF) or Inf * 0 makes the sum NaN (IEEE).
+void exec_matmul_mx(const View& dst, const View& stationary, const View& moving,
+                    const View& stationary_scale, const View& moving_scale, bool accumulate);
+// quantize_mx (mx.cpp): src [P, 4F] bf16/fp16 -> dst [P, F] fp8 x4, scale bytes at row
+// mx_scale_row(p) of dst_scale, column f. Returns an empty string, or (writing nothing) why the
+// documentation leaves a group's result open: a NaN/Inf in it, or a block maximum so small
+// that its scale is below E8M0's 2^-127.
+std::string exec_quantize_mx(const View& dst, const View& src, const View& dst_scale);
 
 // Tensor engine transpose: dst[F, P] = src[P, F] computed as a matmul of src (stationary) with
 // the P x P identity (moving), so -0 becomes +0 and a NaN/Inf spreads along its output row,

@@ -103,6 +103,24 @@ double cost_ns(const CostTable& t, const Matmul&, const TraceEvent& ev, const Tr
   return matmul_ns(t, ev);
 }
 
+// nc_matmul_mx: the docstring publishes no cost. Each PE multiplies-accumulates the four values
+// of a packed element at once ("each TensorE processing element is able to perform four
+// simultaneous, FP4/FP8, multiply-accumulate computations", MX deep dive, "Data Tensor"), so a
+// pass over the N moving columns takes nc_matmul's cycles for the same [K, M] x [K, N] tile in
+// packed elements: the nc_matmul formula (the in dtype is packed, never fp32's slow rate).
+double cost_ns(const CostTable& t, const MatmulMx&, const TraceEvent& ev, const Trace&) {
+  return matmul_ns(t, ev);
+}
+
+// quantize_mx: no published cost; one Vector-engine pass over the source's elements per
+// partition (free_elems is the source's 4F), as the model's other Vector instructions without
+// a formula. The deep dive's "Matmul-MX produces data at double the rate that Quantize-MX can
+// consume it" is consistent with it (TensorE's clock is twice VectorE's).
+double cost_ns(const CostTable& t, const QuantizeMx&, const TraceEvent& ev, const Trace& tr) {
+  const VectorInputs v(t, ev, tr);
+  return elementwise_ns(t, ev, std::max(v.min_ii, v.n));
+}
+
 double cost_ns(const CostTable& t, const Transpose&, const TraceEvent& ev, const Trace& tr) {
   if (ev.engine != Engine::Tensor) {
     const VectorInputs v(t, ev, tr);

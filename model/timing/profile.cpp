@@ -42,6 +42,11 @@ ProfileSummary summarize(const Program& p, const Trace& trace, const Schedule& s
           out.matmul_instruction_count++;
           macs += static_cast<double>(ev.partitions) * static_cast<double>(ev.free_elems) *
                   static_cast<double>(ev.stationary_cols);
+        } else if (std::holds_alternative<MatmulMx>(*by_id.at(ev.instruction))) {
+          // Four multiply-accumulates per packed element pair (the MX deep dive).
+          out.matmul_instruction_count++;
+          macs += 4.0 * static_cast<double>(ev.partitions) * static_cast<double>(ev.free_elems) *
+                  static_cast<double>(ev.stationary_cols);
         }
         break;
       case Engine::Vector:

@@ -152,7 +152,7 @@ struct TensorState {
 // on generations that have one. Updates the engine's state.
 double tensor_engine_ns(TensorState& ts, const CostTable& costs, const Instruction& ins,
                         const TraceEvent& ev, const Trace& trace, double start, double cost) {
-  if (std::holds_alternative<Matmul>(ins)) {
+  if (std::holds_alternative<Matmul>(ins) || std::holds_alternative<MatmulMx>(ins)) {
     // LoadStationary runs in the background during the previous MultiplyMoving; only the part
     // that does not fit behind it delays this one.
     const Region& st = trace.regions.at(ev.region_begin);

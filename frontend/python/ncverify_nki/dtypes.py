@@ -57,6 +57,10 @@ _ALIASES = {
     "fp8_e4m3fn": "fp8_e4m3fn", "float8_e5m2": "fp8_e5m2", "fp8_e5m2": "fp8_e5m2",
     "int32": "int32", "uint8": "uint8", "uint16": "uint16", "uint32": "uint32",
     "int8": None, "int16": None, "float64": None, "bool": "uint8", "bool_": "uint8",
+    # MX packed operands of nisa.quantize_mx / nisa.nc_matmul_mx (the new dialect, trn3)
+    "float8_e4m3fn_x4": "fp8_e4m3fn_x4", "fp8_e4m3fn_x4": "fp8_e4m3fn_x4",
+    "float8_e5m2_x4": "fp8_e5m2_x4", "fp8_e5m2_x4": "fp8_e5m2_x4",
+    "float4_e2m1fn_x4": "fp4_e2m1fn_x4", "fp4_e2m1fn_x4": "fp4_e2m1fn_x4",
 }
 _NUMPY = {"fp32": "float32", "fp16": "float16", "int32": "int32", "uint8": "uint8",
           "uint16": "uint16", "uint32": "uint32"}
@@ -76,7 +80,9 @@ def _ml_dtypes():
 _ML_DTYPES = {"bf16": "bfloat16", "fp8_e4m3": "float8_e4m3", "fp8_e4m3fn": "float8_e4m3fn",
               "fp8_e5m2": "float8_e5m2"}
 _NKI_NAME = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16", "fp8_e4m3": "float8_e4m3",
-             "fp8_e4m3fn": "float8_e4m3fn", "fp8_e5m2": "float8_e5m2"}
+             "fp8_e4m3fn": "float8_e4m3fn", "fp8_e5m2": "float8_e5m2",
+             "fp8_e4m3fn_x4": "float8_e4m3fn_x4", "fp8_e5m2_x4": "float8_e5m2_x4",
+             "fp4_e2m1fn_x4": "float4_e2m1fn_x4"}
 
 
 def normalize(d):

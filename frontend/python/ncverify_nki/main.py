@@ -328,7 +328,8 @@ def bind(tr, func, args, file_label):
                                                 not value):
             tensor_args.append(name)
         else:
-            kwargs[name] = p.default
+            # a keyword argument; one without a default needs its --param (a dtype, a flag)
+            kwargs[name] = None if p.default is inspect.Parameter.empty else p.default
     for k in list(inputs) + list(shapes):
         if k not in tensor_args:
             raise UsageError("--input/--shape %s: the kernel has no tensor argument %s "

@@ -13,7 +13,10 @@ from .expr import ONE, ZERO, Lin, SymInt
 DTYPES = ("fp32", "bf16", "fp16", "fp8_e4m3", "fp8_e4m3fn", "fp8_e5m2", "int32", "uint8",
           "uint16", "uint32")
 DTYPE_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8_e4m3": 1, "fp8_e4m3fn": 1, "fp8_e5m2": 1,
-               "int32": 4, "uint8": 1, "uint16": 2, "uint32": 4}
+               "int32": 4, "uint8": 1, "uint16": 2, "uint32": 4,
+               # MX packed (NKI 0.6 dtype page; MX deep dive "Data Tensor"): four fp8 values in
+               # 32 bits, four fp4 values in 16 bits
+               "fp8_e4m3fn_x4": 4, "fp8_e5m2_x4": 4, "fp4_e2m1fn_x4": 2}
 
 
 class Tensor:

@@ -37,7 +37,9 @@ _NOT_MODELLED = {"int8": "the model has no 8-bit integer arithmetic",
 # NumPy lacks (bf16, fp8), which the C++ codec reads as raw bits (model/interp/npy.h).
 _WIRE = {"fp32": "<f4", "fp16": "<f2", "int32": "<i4", "uint8": "|u1", "uint16": "<u2",
          "uint32": "<u4", "bf16": "<u2", "fp8_e4m3": "|u1", "fp8_e4m3fn": "|u1",
-         "fp8_e5m2": "|u1"}
+         "fp8_e5m2": "|u1",
+         # MX packed: the raw words, as the host holds them (uint32 / uint16 NumPy arrays)
+         "fp8_e4m3fn_x4": "<u4", "fp8_e5m2_x4": "<u4", "fp4_e2m1fn_x4": "<u2"}
 
 
 class SimulationError(Exception):

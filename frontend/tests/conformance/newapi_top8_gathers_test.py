@@ -242,8 +242,10 @@ class RandomAndUnmodelled(unittest.TestCase):
                 ("set_rng_seed", "nisa.set_rng_seed: src_seeds='a tile' is not modelled"),
                 ("rand_set_state", "nisa.rand_set_state: src_seeds='a tile' is not modelled"),
                 ("rand_get_state", "nisa.rand_get_state: dst='a tile' is not modelled"),
-                ("quantize_mx", "nisa.quantize_mx is not modelled (the MX formats"),
-                ("nc_matmul_mx", "nisa.nc_matmul_mx is not modelled (the MX formats"),
+                # modelled (newapi/isa_mx.py); these operands are not MX ones
+                ("quantize_mx", "nisa.quantize_mx: src is fp32; the docstring asks for "
+                                "float16 or bfloat16"),
+                ("nc_matmul_mx", "nisa.nc_matmul_mx: dst is in SBUF; this call writes PSUM"),
                 ("nonzero_with_count", "nisa.nonzero_with_count is not modelled"),
                 ("topk", "nisa.topk is not modelled"),
                 ("core_barrier", "nisa.core_barrier is not modelled"),

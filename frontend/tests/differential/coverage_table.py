@@ -276,6 +276,11 @@ _NKI = {
                       "nkc_selects"),
         on_false_value="nkc_refused"),
     "nisa.dropout": dict.fromkeys(("dst", "data", "prob", "name"), "nkc_dropout"),
+    # MX (nki_mx_test.py)
+    "nisa.quantize_mx": dict.fromkeys(("dst", "src", "dst_scale", "name"), "nkc_mx"),
+    "nisa.nc_matmul_mx": dict.fromkeys(("dst", "stationary", "moving", "stationary_scale",
+                                        "moving_scale", "tile_position", "tile_size",
+                                        "accumulate", "name"), "nkc_mx"),
     "nisa.exponential": {"dst": "nkc_gen4", "src": "nkc_gen4", "max_value": "nkc_gen4",
                          "name": "nkc_gen4", "reduce_res": "nkc_refused",
                          "reduce_cmd": "nkc_refused", "reduce_init": "nkc_refused"},
@@ -283,7 +288,7 @@ _NKI = {
         dict.fromkeys(("dst", "op", "data", "imm0", "imm1", "op0", "op1", "reverse0",
                        "reverse1", "reduce_res", "reduce_cmd", "name"), "nkc_gen4"),
         reduce_op=("nkc_gen4", "nkc_refused"), relu_param="nkc_refused"),
-    # refused as whole calls (random state, MX formats, data-dependent sizes, collectives):
+    # refused as whole calls (random state, data-dependent sizes, collectives):
     # every argument, by nkc_unmodelled
     **{c: dict.fromkeys(a, "nkc_unmodelled") for c, a in (
         ("nisa.rng", ("dst", "engine", "name")),
@@ -291,10 +296,6 @@ _NKI = {
         ("nisa.rand_get_state", ("dst", "engine", "name")),
         ("nisa.rand_set_state", ("src_seeds", "engine", "name")),
         ("nisa.set_rng_seed", ("src_seeds", "name")),
-        ("nisa.quantize_mx", ("dst", "src", "dst_scale", "name")),
-        ("nisa.nc_matmul_mx", ("dst", "stationary", "moving", "stationary_scale",
-                               "moving_scale", "tile_position", "tile_size", "accumulate",
-                               "name")),
         ("nisa.nonzero_with_count", ("dst", "src", "index_offset", "padding_val", "name")),
         ("nisa.topk", ("val_dst", "idx_dst", "src", "n", "name")),
         ("nisa.core_barrier", ("data", "cores", "engine", "name")),
@@ -421,7 +422,8 @@ OTHER = {
             ("bfloat16", "bool_", "float16", "float32", "float8_e4m3", "float8_e4m3fn",
              "float8_e5m2", "float8_e4m3fn_x4", "float8_e5m2_x4", "float4_e2m1fn_x4",
              "float8_e8m0fnu", "int8", "int16", "int32", "tfloat32", "uint8", "uint16",
-             "uint32"), "dtype (the x4, e8m0, int8 and int16 ones refused where used)"),
+             "uint32"), "dtype (the e8m0, int8 and int16 ones refused where used; the x4 ones: "
+                       "nkc_mx)"),
         "nki.language": dict(
             dict.fromkeys(("bfloat16", "bool_", "bool", "float16", "float32", "float8_e4m3",
                            "float8_e4m3fn", "float8_e5m2", "float8_e4m3fn_x4", "float8_e5m2_x4",

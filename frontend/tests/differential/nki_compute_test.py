@@ -501,9 +501,9 @@ class Refused(unittest.TestCase):
         run_case("nkc_refused", body)
 
     def test_unmodelled_calls(self):
-        """The calls refused as a whole (random state, MX quantization, data-dependent sizes,
-        collectives), each called with all its arguments and refused at the kernel's line
-        naming the call."""
+        """The calls refused as a whole (random state, data-dependent sizes, collectives),
+        each called with all its arguments and refused at the kernel's line naming the
+        call."""
         def body(c):
             a = c.floats((8, 8))
             cases = [
@@ -515,12 +515,6 @@ class Refused(unittest.TestCase):
                  lambda t: nisa.rand_set_state(src_seeds=t, engine=nisa.engine.vector,
                                                name="r")),
                 ("nisa.set_rng_seed", lambda t: nisa.set_rng_seed(src_seeds=t, name="r")),
-                ("nisa.quantize_mx",
-                 lambda t: nisa.quantize_mx(dst=t, src=t, dst_scale=t, name="q")),
-                ("nisa.nc_matmul_mx",
-                 lambda t: nisa.nc_matmul_mx(dst=t, stationary=t, moving=t, stationary_scale=t,
-                                             moving_scale=t, tile_position=(0, 0),
-                                             tile_size=(8, 8), accumulate=True, name="m")),
                 ("nisa.nonzero_with_count",
                  lambda t: nisa.nonzero_with_count(dst=t, src=t, index_offset=1,
                                                    padding_val=-2, name="n")),

@@ -166,6 +166,15 @@ Program all_features_program() {
         b.emit(RangeSelect{s(), s(), col(), col(), CmpOp::gt, CmpOp::le, k * 4 + 1});
         b.emit(RangeSelect{t(), t(), col(), col(), CmpOp::eq, CmpOp::ge, Expr(-3),
                            Imm{-3.40282347e+38f}, ReduceCmd::reduce, r()});
+        // MX: quantize_mx, and nc_matmul_mx of two packed dtypes with uint8 scales, accumulating
+        auto mx_a = b.sbuf("mx_a", DType::fp8_e4m3fn_x4, {128, 16});
+        auto mx_b = b.sbuf("mx_b", DType::fp4_e2m1fn_x4, {128, 32});
+        auto mx_sa = b.sbuf("mx_sa", DType::uint8, {128, 16});
+        auto mx_sb = b.sbuf("mx_sb", DType::uint8, {128, 32});
+        auto mx_src = b.sbuf("mx_src", DType::bf16, {128, 64});
+        auto mx_ps = b.psum("mx_ps", DType::fp32, {16, 32});
+        b.emit(QuantizeMx{mx_a(), mx_src(), mx_sa()});
+        b.emit(MatmulMx{mx_ps(), mx_a(), mx_b(), mx_sa(), mx_sb(), true});
         // the top-8 family (dst_idx given and not), random draws (prob immediate and column)
         auto top = b.sbuf("top", DType::fp32, {128, 8});
         auto idx = b.sbuf("idx", DType::uint32, {128, 8});

@@ -273,5 +273,6 @@ from .isa_scans import (bn_aggr, bn_stats, tensor_partition_reduce,  # noqa: E40
                         tensor_scalar_cumulative, tensor_tensor_scan)
 from .isa_selects import range_select, select_reduce, sequence_bounds  # noqa: E402,F401
 from .isa_top8 import max8, nc_find_index8, nc_match_replace8  # noqa: E402,F401
-from .isa_unmodelled import (core_barrier, nc_matmul_mx, nonzero_with_count,  # noqa: E402,F401
-                             quantize_mx, sendrecv, topk)
+from .isa_mx import nc_matmul_mx, quantize_mx  # noqa: E402,F401
+from .isa_unmodelled import (core_barrier, nonzero_with_count, sendrecv,  # noqa: E402,F401
+                             topk)

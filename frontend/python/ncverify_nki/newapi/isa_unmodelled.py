@@ -1,6 +1,5 @@
-"""`nki.isa` 0.6 calls the model has no instruction for: MX quantisation and matmul
-(quantize_mx, nc_matmul_mx), nonzero_with_count, topk, and the multi-core calls core_barrier and
-sendrecv (docstrings: aws-neuron-sdk nki/api/nki/isa/__init__.py at 81ce03ae). Each has its
+"""`nki.isa` 0.6 calls the model has no instruction for: nonzero_with_count, topk, and the
+multi-core calls core_barrier and sendrecv (docstrings: aws-neuron-sdk nki/api/nki/isa/__init__.py at 81ce03ae). Each has its
 documented signature, so a misspelt argument is named as such, and stops the trace at the
 kernel's line with the reason; none is approximated by other instructions."""
 
@@ -13,21 +12,6 @@ from .constants import dma_engine, engine
 def _unmodelled(call, name, why):
     core._name_arg(call, name)
     raise errors.NkiError("%s is not modelled (%s)" % (call, why))
-
-
-_MX = ("the MX formats (packed x4 fp8/fp4 elements with float8_e8m0fnu block scales, "
-       "NeuronCore-v4) are not among the model's dtypes")
-
-
-@api("nisa.quantize_mx")
-def quantize_mx(dst, src, dst_scale, name=None):
-    _unmodelled("nisa.quantize_mx", name, _MX)
-
-
-@api("nisa.nc_matmul_mx")
-def nc_matmul_mx(dst, stationary, moving, stationary_scale, moving_scale, tile_position=None,
-                 tile_size=None, accumulate=None, name=None):
-    _unmodelled("nisa.nc_matmul_mx", name, _MX)
 
 
 @api("nisa.nonzero_with_count")

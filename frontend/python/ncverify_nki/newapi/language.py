@@ -70,10 +70,15 @@ class _Unmodelled:
 
 int8 = _Unmodelled("int8", "the model has no 8-bit integer arithmetic")
 int16 = _Unmodelled("int16", "the model has no 16-bit integer arithmetic")
-float8_e4m3fn_x4 = _Unmodelled("float8_e4m3fn_x4", "packed x4 types are MX matmul operands")
-float8_e5m2_x4 = _Unmodelled("float8_e5m2_x4", "packed x4 types are MX matmul operands")
-float4_e2m1fn_x4 = _Unmodelled("float4_e2m1fn_x4", "packed x4 types are MX matmul operands")
-float8_e8m0fnu = _Unmodelled("float8_e8m0fnu", "MX scale dtype")
+# MX packed dtypes (NKI 0.6 dtype list; MX deep dive "Data Tensor": float8_*_x4 hold four fp8
+# values in 32 bits, float4_e2m1fn_x4 four fp4 values in 16 bits). Engines other than
+# nisa.quantize_mx / nisa.nc_matmul_mx do not compute with them; DMA copies them unchanged.
+float8_e4m3fn_x4 = DType("fp8_e4m3fn_x4")
+float8_e5m2_x4 = DType("fp8_e5m2_x4")
+float4_e2m1fn_x4 = DType("fp4_e2m1fn_x4")
+float8_e8m0fnu = _Unmodelled("float8_e8m0fnu", "the model takes MX scales as uint8 bytes, which "
+                             "the quantize_mx/nc_matmul_mx docstrings accept; an E8M0 tile's "
+                             "conversions to and from other dtypes are not documented")
 
 
 def _dtype(dtype, call):

@@ -769,11 +769,32 @@ def _regroup_axes(v, axes, sizes):
     return out if at == len(runs) else None
 
 
+# The unsigned integer type of each MX packed dtype's size: the host hands packed MX data as such
+# words (the MX deep dive: "we mimic the packed data using uint ... and simply view it as
+# MXFP_x4 in the kernel").
+_PACKED_CARRIER = {"fp8_e4m3fn_x4": "uint32", "fp8_e5m2_x4": "uint32", "fp4_e2m1fn_x4": "uint16"}
+
+
+def _retype_packed_input(t, name):
+    """`.ap(dtype=<MX x4 type>)` of a kernel input of the same element size that nothing has
+    read yet: the input is declared with the packed dtype instead (the same bytes; every view
+    of it, the kernel's argument too, sees the packed dtype from here on). Any other
+    reinterpretation is refused: the IR has none."""
+    if _PACKED_CARRIER.get(name) != t.dtype or t.role != "input" or t.mem != "hbm":
+        return False
+    if t.producers or getattr(t, "read_elsewhere", False):
+        return False
+    t.dtype = name
+    return True
+
+
 def _reinterpret(v, dtype, what):
     from ..dtypes import normalize
 
     name = normalize(dtype).name
     if name == v._base.dtype:
+        return v
+    if _retype_packed_input(v._base, name):
         return v
     raise errors.NkiError("%s(%s) of '%s' (%s): the IR has no reinterpretation of a tensor's "
                           "bytes as another dtype" % (what, name, v.name, v._base.dtype))
