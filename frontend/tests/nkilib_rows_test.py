@@ -130,6 +130,13 @@ class HandTranslation(unittest.TestCase):
             self.assertEqual(kernel, "attention_cte", why)
         self.assertEqual({c["scale"] for c in configs}, {1.0, 0.125})
         self.assertEqual({c["sliding_window"] for c in configs}, {0, 256})
+        gqa = rows.hand_sweep_configs(rows.parse_hand_shape("4,2,1536,33"))
+        self.assertEqual({(c["bs"], c["bs_kv"], c["seqlen_q"], c["seqlen_kv"], c["d"])
+                          for c in gqa}, {(4, 2, 1536, 1536, 33)})
+        self.assertIn("group=2", " ".join(rows.cte_hand_translation(gqa[0])[1]))
+        for bad in ("4,2,1536", "4,2,x,33", "0,2,1536,33"):
+            with self.assertRaises(rows.Usage):
+                rows.parse_hand_shape(bad)
 
 
 class KernelArgs(unittest.TestCase):

@@ -3,7 +3,8 @@
 
     python3 frontend/tools/nkilib_attention.py --nkilib DIR [--ncverify BIN] [--kernel cte|tkg]
         [--only REGEX] [--sample N] [--gen trn2|none] [--timeout S] [--check [--cases N]
-        [--seed N] [--check-timeout S]] [--list] [--json FILE [--force]] [--scratch DIR]
+        [--seed N] [--check-timeout S]] [--hand-sweep [--hand-shape BS,BS_KV,SEQLEN,D]] [--list]
+        [--json FILE [--force]] [--scratch DIR]
 
 DIR is a local checkout of aws-neuron/nki-library (issue 45 names d2ad3a5). Nothing of the library
 is copied into this repository: the script reads the library's test files, builds from each
@@ -23,7 +24,9 @@ with its status:
 - with --check, `bit-identical`: checked, and `ncverify run` of the traced program and of the
   registered kernel at the same options, shape and seed gave outputs with the same checksums
   (`cte_hand_translation` says where the registered kernel has the row's options; elsewhere the
-  row says why not).
+  row says why not). --hand-sweep runs, instead of the rows, attention_cte.py beside the
+  registered attention_cte at every combination of its option values at one shape
+  (hand_sweep_configs).
 The exit status is 0 when every row ran (whatever its status), 2 on bad arguments or an
 unreadable checkout.
 
@@ -605,17 +608,33 @@ def tkg_not_checked(config):
     return TKG_NOT_CHECKED
 
 
-def hand_sweep_configs():
+HAND_SWEEP_SHAPE = (2, 2, 1024, 64)  # bs, bs_kv, seqlen, d
+
+
+def parse_hand_shape(text):
+    """--hand-shape BS,BS_KV,SEQLEN,D: four positive integers."""
+    try:
+        shape = tuple(int(x) for x in text.split(","))
+    except ValueError:
+        shape = ()
+    if len(shape) != 4 or min(shape) < 1:
+        raise Usage("--hand-shape %s: expected BS,BS_KV,SEQLEN,D (positive integers)" % text)
+    return shape
+
+
+def hand_sweep_configs(shape=HAND_SWEEP_SHAPE):
     """Every combination of the registered attention_cte's option values as a configuration of
-    attention_cte.py at a shape of its domain (bs_kv 2, group 1, Sq = Sk = 1024, d 64; a window
-    of 256 keys with sliding_window=on) in the tests' default layout (tp_q=True, tp_k=False,
-    tp_out=False): `--hand-sweep` runs the traced kernel beside the registered one at each
-    combination the registered kernel offers (`dump` refuses the others)."""
+    attention_cte.py at one shape (bs, bs_kv, seqlen = Sq = Sk, d; by default bs_kv 2, group 1,
+    1024, 64; a window of 256 keys with sliding_window=on) in the tests' default layout
+    (tp_q=True, tp_k=False, tp_out=False): `--hand-sweep` runs the traced kernel beside the
+    registered one at each combination the registered kernel offers (`dump` refuses the
+    others)."""
+    bs, bs_kv, seqlen, d = shape
     out = []
     for causal, window, sink, dtype, lnc, scale in itertools.product(
             (True, False), (0, 256), (False, True), CTE_DTYPES, (1, 2), sorted(CTE_SCALES)):
-        out.append({"dtype": dtype, "bs": 2, "bs_kv": 2, "d": 64, "seqlen_q": 1024,
-                    "seqlen_kv": 1024, "seqlen_prior": None, "prior": False, "sink": sink,
+        out.append({"dtype": dtype, "bs": bs, "bs_kv": bs_kv, "d": d, "seqlen_q": seqlen,
+                    "seqlen_kv": seqlen, "seqlen_prior": None, "prior": False, "sink": sink,
                     "cp": False, "packed": False, "lnc": lnc, "scale": scale,
                     "causal_mask": causal, "sliding_window": window, "tp_q": True,
                     "tp_k": False, "tp_out": False, "cache_softmax": False})
@@ -625,7 +644,8 @@ def hand_sweep_configs():
 def hand_sweep_id(config):
     c = config
     return "hand/causal_mask=%s,sliding_window=%s,sink=%s,dtype=%s,lnc=%d,scale=%s" % (
-        c["causal_mask"], c["sliding_window"], c["sink"], c["dtype"], c["lnc"], c["scale"])
+        c["causal_mask"], c["sliding_window"], c["sink"], c["dtype"], c["lnc"], c["scale"]) + \
+        "/bs=%d,bs_kv=%d,seqlen=%d,d=%d" % (c["bs"], c["bs_kv"], c["seqlen_q"], c["d"])
 
 
 TKG_NOT_CHECKED = (
@@ -848,9 +868,13 @@ def hand_sweep(args, files):
     env = dict(os.environ, NCVERIFY_FRONTEND_TIMEOUT_S=str(args.timeout))
     gen = ["--gen", args.gen] if args.gen != "none" else []
     counts = {}
-    for config in hand_sweep_configs():
+    for config in hand_sweep_configs(args.hand_shape):
         started = time.time()
-        kernel, params, _ = cte_hand_translation(config)
+        kernel, params, why = cte_hand_translation(config)
+        if kernel is None:
+            counts["not compared"] = counts.get("not compared", 0) + 1
+            print("%-80s %-13s %6.1fs  %s" % (hand_sweep_id(config), "not compared", 0, why))
+            continue
         verdict, what = compare_runs(args.ncverify, target, cte_kernel_args(config) + gen, kernel,
                                      params, env, args.seed, args.check_timeout)
         verdict = verdict or "not compared"
@@ -883,6 +907,8 @@ def main(argv):
     ap.add_argument("--hand-sweep", action="store_true",
                     help="instead of the rows: run attention_cte.py beside the registered "
                          "attention_cte at every option combination it offers (hand_sweep_configs)")
+    ap.add_argument("--hand-shape", default=",".join(str(x) for x in HAND_SWEEP_SHAPE),
+                    help="--hand-sweep's shape BS,BS_KV,SEQLEN,D (default %(default)s)")
     ap.add_argument("--check-timeout", type=int, default=600,
                     help="seconds per check or run (a row over it is `not checked`)")
     ap.add_argument("--gen", default="trn2",
@@ -899,6 +925,7 @@ def main(argv):
     args = ap.parse_args(argv)
     root = os.path.abspath(args.nkilib)
     try:
+        args.hand_shape = parse_hand_shape(args.hand_shape)
         rows = []
         if args.kernel in ("cte", "all"):
             rows += cte_rows(root)
