@@ -156,6 +156,8 @@ class Verdicts(unittest.TestCase):
         self.assertEqual(rows.check_verdict(0, "PASS"), ("checked", "passed"))
         status, line = rows.check_verdict(1, "header\nattention_cte.py: FAIL, worst 3.2\nmore")
         self.assertEqual((status, line), ("failed", "attention_cte.py: FAIL, worst 3.2"))
+        self.assertEqual(rows.check_verdict(1, "check x\nUNKNOWN: random values\n"),
+                         ("traced", "not checked: UNKNOWN: random values"))
         status, why = rows.check_verdict(2, "ncverify: --contract-option: bad\n")
         self.assertEqual(status, "traced")
         self.assertTrue(why.startswith("not checked: check refused: ncverify: --contract-option"))

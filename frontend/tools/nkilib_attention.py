@@ -715,13 +715,17 @@ def output_checksums(run_json_text):
 
 
 def check_verdict(returncode, text):
-    """(status, what) of a `check` run: exit 0 `checked`, 1 `failed` (its FAIL or UNKNOWN line),
-    2 `traced` with why `check` refused to run (a usage error: never a pass)."""
+    """(status, what) of a `check` run: exit 0 `checked`; 1 `failed` (its FAIL line), or `traced`
+    when the verdict is UNKNOWN (neither pass nor fail: random values the model cannot
+    reproduce); 2 `traced` with why `check` refused to run (a usage error: never a pass)."""
     if returncode == 0:
         return "checked", "passed"
     if returncode == 1:
-        line = next((ln.strip() for ln in text.splitlines()
-                     if re.search(r"\b(FAIL|UNKNOWN)\b", ln)), first_error(text))
+        unknown = next((ln.strip() for ln in text.splitlines() if "UNKNOWN" in ln), None)
+        if unknown:
+            return "traced", "not checked: " + unknown
+        line = next((ln.strip() for ln in text.splitlines() if re.search(r"\bFAIL\b", ln)),
+                    first_error(text))
         return "failed", line
     return "traced", "not checked: check refused: " + first_error(text)
 
