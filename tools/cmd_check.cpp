@@ -39,6 +39,9 @@ struct CheckCommandOptions {
   double scale = 1.0;
   bool causal = false;
   std::vector<std::string> params;
+  // --contract-option NAME=VALUE: the --contract kernel's options, apart from --param
+  // (kernel_source.h contract_options_given)
+  std::vector<std::string> contract_options;
   int cases = 8;
   uint64_t seed = 1;
   double budget_s = 30;
@@ -78,6 +81,7 @@ std::string replay_line(const CheckCommandOptions& opts, const KernelSource& src
   std::string s = "ncverify check " + opts.target;
   if (!opts.like.empty()) s += " --like " + opts.like;
   if (!opts.layout.empty()) s += " --layout \"" + opts.layout + "\" --contract " + opts.contract;
+  for (const std::string& o : opts.contract_options) s += " --contract-option " + o;
   for (const auto& [k, v] : params) s += " --param " + k + "=" + std::to_string(v);
   if (src.rebuild) {
     for (const auto& [k, v] : options) s += " --param " + k + "=" + v;
@@ -195,9 +199,14 @@ int run_check(const CheckCommandOptions& given) {
   if (!explicit_layout && (opts.causal || opts.scale != 1.0)) {
     throw UsageError("--scale and --causal describe the problem of a --layout check");
   }
+  if (!explicit_layout && !opts.contract_options.empty()) {
+    throw UsageError(
+        "--contract-option gives the options of the --contract kernel (with --layout)");
+  }
   const KernelSource src =
       load_kernel_source(opts.target, opts.params, explicit_layout ? opts.contract : opts.like,
-                         opts.nki, explicit_layout ? LikeRole::contract_only : LikeRole::twin);
+                         opts.nki, explicit_layout ? LikeRole::contract_only : LikeRole::twin,
+                         opts.contract_options.empty() ? nullptr : &opts.contract_options);
   if (src.variant == nullptr && workloads::find_workload(opts.target) != nullptr) {
     throw UsageError(opts.target +
                      " is a timing workload: it has no attention problem or precision contract "
@@ -305,7 +314,9 @@ int run_check(const CheckCommandOptions& given) {
       if (!opts.like.empty()) j["like"] = opts.like;
       if (src.options_from != OptionsFrom::arguments) {
         // Whether the options (and so the spec and contract) are the ones the file was built for.
-        j["options_from"] = src.options_from == OptionsFrom::file ? "file" : "unchecked";
+        j["options_from"] = src.options_from == OptionsFrom::file               ? "file"
+                            : src.options_from == OptionsFrom::contract_options ? "contract_option"
+                                                                                : "unchecked";
       }
       if (!opts.layout.empty()) {
         j["layout"] = opts.layout;
@@ -370,6 +381,12 @@ void register_check(CLI::App& app, Action& action) {
   cmd->add_option("--contract", opts->contract,
                   "With --layout: the registered kernel whose precision contract applies (its "
                   "options among the --param)");
+  cmd->add_option("--contract-option", opts->contract_options,
+                  "With --contract: NAME=VALUE, an option of the contract's kernel (repeat; "
+                  "then every one of its options is given here, none from its defaults, and "
+                  "no --param is read as one: --param is the checked kernel's own)")
+      ->expected(1)
+      ->take_all();
   cmd->add_option("--scale", opts->scale, "With --layout: the softmax scale (default 1)");
   cmd->add_flag("--causal", opts->causal, "With --layout: a causal mask");
   cmd->add_option("--like", opts->like,

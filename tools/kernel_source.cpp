@@ -57,9 +57,11 @@ bool is_integer(const std::string& s) {
 // tracer leniently (the kernel may not have that argument), the rest must name a keyword
 // argument or a shape of the kernel. Integer values of shape params fix them, and the traced
 // program then declares them with that single value.
+// With `route_options` false (--contract-option gives the options) every --param goes to the
+// tracer.
 void load_traced(KernelSource& src, const std::string& target,
                  const std::vector<std::string>& assignments, const NkiFlags& nki,
-                 kernels::Options& given) {
+                 kernels::Options& given, bool route_options) {
   frontend::TraceRequest req;
   req.target = target;
   req.inputs = nki.inputs;
@@ -80,7 +82,7 @@ void load_traced(KernelSource& src, const std::string& target,
     const auto eq = a.find('=');
     if (eq == std::string::npos) throw UsageError("--param " + a + ": expected NAME=VALUE");
     const std::string name = a.substr(0, eq);
-    if (is_option(src.variant, name)) {
+    if (route_options && is_option(src.variant, name)) {
       if (given.count(name)) throw UsageError("--param " + name + " is given twice");
       given[name] = a.substr(eq + 1);
       req.options.push_back(a);
@@ -209,6 +211,9 @@ std::string options_origin_note(const KernelSource& src) {
       return "options " + opts + " (from --param and " + src.variant->name +
              "'s defaults: " + src.label +
              " has no options line, so nothing says it was built with them)";
+    case OptionsFrom::contract_options:
+      return "contract " + src.variant->name + " with options " + opts +
+             " (each given by --contract-option)";
   }
   return "";
 }
@@ -243,11 +248,52 @@ void split_assignments(const kernels::Variant* v, const std::vector<std::string>
   params = parse_param_assignments(param_text);
 }
 
+kernels::Options contract_options_given(const kernels::Variant& v,
+                                        const std::vector<std::string>& assignments) {
+  std::vector<std::string> names;
+  for (const kernels::OptionSpec& o : v.options) names.push_back(o.name);
+  kernels::Options out;
+  for (const std::string& a : assignments) {
+    const auto eq = a.find('=');
+    if (eq == std::string::npos)
+      throw UsageError("--contract-option " + a + ": expected NAME=VALUE");
+    const std::string name = a.substr(0, eq), value = a.substr(eq + 1);
+    const auto spec = std::find_if(v.options.begin(), v.options.end(),
+                                   [&](const kernels::OptionSpec& o) { return o.name == name; });
+    if (spec == v.options.end()) {
+      throw UsageError("--contract-option " + a + ": " + v.name + " has no option " + name +
+                       " (its options: " + (names.empty() ? "none" : joined(names)) + ")");
+    }
+    if (!v.offers(name, value)) {
+      throw UsageError("--contract-option " + a + ": " + v.name + " does not offer " + name + "=" +
+                       value + " (" + name + " is one of " + joined(spec->values) + ")");
+    }
+    if (out.count(name)) throw UsageError("--contract-option " + name + " is given twice");
+    out[name] = value;
+  }
+  std::vector<std::string> missing;
+  for (const std::string& n : names) {
+    if (!out.count(n)) missing.push_back(n);
+  }
+  if (!missing.empty()) {
+    throw UsageError("--contract-option: " + v.name + "'s option" +
+                     (missing.size() > 1 ? "s " : " ") + joined(missing) +
+                     (missing.size() > 1 ? " are" : " is") +
+                     " not given (with --contract-option every option of the contract's kernel "
+                     "is given, none taken from its defaults)");
+  }
+  return out;
+}
+
 KernelSource load_kernel_source(const std::string& target,
                                 const std::vector<std::string>& assignments,
-                                const std::string& like, const NkiFlags& nki, LikeRole role) {
+                                const std::string& like, const NkiFlags& nki, LikeRole role,
+                                const std::vector<std::string>* contract_options) {
   KernelSource src;
   src.label = target;
+  if (contract_options != nullptr && role != LikeRole::contract_only) {
+    throw UsageError("--contract-option gives the options of a --contract kernel");
+  }
   const bool traced = frontend::is_python_target(target);
   if (!traced && !nki.empty()) {
     throw UsageError(
@@ -265,13 +311,18 @@ KernelSource load_kernel_source(const std::string& target,
       }
     }
     kernels::Options given;
-    load_traced(src, target, assignments, nki, given);
+    load_traced(src, target, assignments, nki, given, contract_options == nullptr);
     if (src.variant != nullptr) {
       bind_layout_names(src.program, src.variant->layout);
-      try {
-        src.options = src.variant->resolve(given);
-      } catch (const std::invalid_argument& e) {
-        throw UsageError(std::string("--param: ") + e.what());
+      if (contract_options != nullptr) {
+        src.options = contract_options_given(*src.variant, *contract_options);
+        src.options_from = OptionsFrom::contract_options;
+      } else {
+        try {
+          src.options = src.variant->resolve(given);
+        } catch (const std::invalid_argument& e) {
+          throw UsageError(std::string("--param: ") + e.what());
+        }
       }
     }
     check_param_names(src.program, src.params, target);
@@ -312,8 +363,14 @@ KernelSource load_kernel_source(const std::string& target,
     src.variant = named;
   }
 
+  if (contract_options != nullptr && (!src.from_file || src.variant == nullptr)) {
+    throw UsageError(
+        "--contract-option applies to a .nkir file or an NKI kernel checked with "
+        "--contract");
+  }
   kernels::Options given;
-  split_assignments(src.variant, assignments, given, src.params);
+  split_assignments(contract_options != nullptr ? nullptr : src.variant, assignments, given,
+                    src.params);
   for (const auto& [name, value] : given) {
     if (bug && bug->options.count(name) && bug->options.at(name) != value) {
       throw UsageError("--param " + name + "=" + value + ": catalogue entry " + target + " fixes " +
@@ -323,10 +380,15 @@ KernelSource load_kernel_source(const std::string& target,
   if (bug) given.insert(bug->options.begin(), bug->options.end());
   if (src.from_file) {
     src.program = parse_program_within_budget(read_input_file(target), target);
-    if (src.variant != nullptr) take_recorded_options(src, role, given);
+    if (src.variant != nullptr && contract_options == nullptr) {
+      take_recorded_options(src, role, given);
+    }
   }
   src.pinned_options = given;
-  if (src.variant != nullptr) {
+  if (contract_options != nullptr) {
+    src.options = contract_options_given(*src.variant, *contract_options);
+    src.options_from = OptionsFrom::contract_options;
+  } else if (src.variant != nullptr) {
     try {
       src.options = src.variant->resolve(given);
     } catch (const std::invalid_argument& e) {

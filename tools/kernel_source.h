@@ -44,6 +44,7 @@ enum class OptionsFrom {
   file,       // a .nkir file's `options` line (--param may repeat a value, not contradict one)
   unchecked,  // a .nkir file without an `options` line: --param and the --like kernel's
               // defaults, and nothing says the program was built with them
+  contract_options,  // check --contract K --contract-option ...: every option of K given there
 };
 
 struct KernelSource {
@@ -69,6 +70,16 @@ struct KernelSource {
 void split_assignments(const kernels::Variant* v, const std::vector<std::string>& assignments,
                        kernels::Options& options, ParamValues& params);
 
+// check --contract K --contract-option NAME=VALUE ...: K's options given apart from the target's
+// own --param. A traced kernel's keyword arguments may share an option's name with another
+// meaning (attention_cte.py's `sink` is a tensor and `sliding_window` a number, attention_cte's
+// options are on/off), so with --contract-option no --param and no option a .nkir file records is
+// read as K's. Every option of K must be given (none is taken from K's defaults unseen), each with
+// a value K offers; K's excluded combinations are not applied: they say which programs K is built
+// and proved for, and here K only lends its contract. Throws UsageError.
+kernels::Options contract_options_given(const kernels::Variant& v,
+                                        const std::vector<std::string>& assignments);
+
 // `target` is a registered kernel name, a bug-catalogue entry (properties/bug_catalogue.h: the
 // base kernel's Program with the entry's edit, with the base kernel's metadata), a path to a
 // .nkir file or an NKI kernel `FILE.py:FUNCTION` (traced by the front end: `assignments` then
@@ -78,11 +89,13 @@ void split_assignments(const kernels::Variant* v, const std::vector<std::string>
 // borrows from; a .nkir file's recorded build options (its `options` line) are then its options,
 // and a --param that contradicts one is an error. Throws UsageError (unknown kernel and no such
 // file, bad option, an option contradicting the file or one `like` does not offer, params not
-// declared).
+// declared). `contract_options` (not null: check's --contract-option, role contract_only) are
+// then the options, as contract_options_given reads them.
 KernelSource load_kernel_source(const std::string& target,
                                 const std::vector<std::string>& assignments,
                                 const std::string& like = "", const NkiFlags& nki = {},
-                                LikeRole role = LikeRole::twin);
+                                LikeRole role = LikeRole::twin,
+                                const std::vector<std::string>* contract_options = nullptr);
 
 // One line for a command's output on where a file's options came from ("" when they are simply
 // the arguments): "options dtype=bf16 ... recorded by FILE" or that they are unchecked.

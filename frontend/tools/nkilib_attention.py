@@ -2,16 +2,33 @@
 """nki-library's attention kernels through ncverify's front end, one row per test configuration.
 
     python3 frontend/tools/nkilib_attention.py --nkilib DIR [--ncverify BIN] [--kernel cte|tkg]
-        [--only REGEX] [--sample N] [--gen trn2|none] [--timeout S] [--check] [--list]
+        [--only REGEX] [--sample N] [--gen trn2|none] [--timeout S] [--check [--cases N]
+        [--seed N] [--check-timeout S]] [--hand-sweep [--hand-shape BS,BS_KV,SEQLEN,D]] [--list]
         [--json FILE [--force]] [--scratch DIR]
 
 DIR is a local checkout of aws-neuron/nki-library (issue 45 names d2ad3a5). Nothing of the library
 is copied into this repository: the script reads the library's test files, builds from each
-configuration the `ncverify import` (and with --check, `ncverify check`) command line, runs it, and
-prints one row per configuration: `traced`, `checked`, `refused` (the front end's reason, its
-first line) or `negative` (the test itself expects the kernel to refuse the configuration, and
-the kernel's own assertion did). The exit status is 0 when every row ran (whatever its
-status), 2 on bad arguments or an unreadable checkout.
+configuration the `ncverify import` command line, runs it, and prints one row per configuration
+with its status:
+- `refused`: the front end's reason (its first line);
+- `negative`: the test itself expects the kernel to refuse the configuration, and the kernel's
+  own assertion did;
+- `traced`: the kernel traced; with --check, the row says why it was not checked (the oracle
+  has no spec for one of its options, or `check` ran over --check-timeout);
+- with --check, `checked`: `ncverify check` passed against the oracle. A cte row is checked with
+  `--layout` (its tp_* flags' tensor orders, heads folded into the batch) and `--contract
+  attention_cte` (attention_cte_multi_section above 10240 keys) with every option of the
+  contract given by `--contract-option` at the row's values (`cte_check_plan`), never one of
+  the registered kernel's defaults, and a pass counts only when `check` printed that contract;
+  `failed`: `check` found a case outside the contract (its FAIL line);
+- with --check, `bit-identical`: checked, and `ncverify run` of the traced program and of the
+  registered kernel at the same options, shape and seed gave outputs with the same checksums
+  (`cte_hand_translation` says where the registered kernel has the row's options; elsewhere the
+  row says why not). --hand-sweep runs, instead of the rows, attention_cte.py beside the
+  registered attention_cte at every combination of its option values at one shape
+  (hand_sweep_configs).
+The exit status is 0 when every row ran (whatever its status), 2 on bad arguments or an
+unreadable checkout.
 
 Where the configurations come from (frontend/README.md "nki-library's attention kernels"):
 - `test/integration/nkilib/core/attention/test_attention_cte.py`: every `*_perms` list a test
@@ -41,6 +58,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 ATTENTION_TESTS = "test/integration/nkilib/core/attention"
 ATTENTION_SRC = "src/nkilib_src/nkilib/core/attention"
@@ -264,30 +282,48 @@ def cte_row(rid, call, env):
     negative = bool(env.get("is_negative_test_case"))
     bools = a["bool_dims"]
     flag = {k.replace("_DIM_NAME", "").lower(): v for k, v in bools.items()}
-    dtype = DTYPES[a["dtype"]]
-    bs, bs_kv, d = a["bs"], a["bs_kv"], a["d"]
-    sq, skv = a["seqlen_q"], a["seqlen_kv"]
-    prior = a.get("seqlen_kv_prior")
-    tp_q, tp_k, tp_out = flag["tp_q"], flag["tp_k"], flag["tp_out"]
+    config = {"dtype": DTYPES[a["dtype"]], "bs": a["bs"], "bs_kv": a["bs_kv"], "d": a["d"],
+              "seqlen_q": a["seqlen_q"], "seqlen_kv": a["seqlen_kv"],
+              "seqlen_prior": a.get("seqlen_kv_prior"),
+              "prior": a.get("seqlen_kv_prior") is not None, "sink": bool(flag["sink"]),
+              "cp": bool(a.get("use_cp")), "packed": a.get("n_packed_sequences") is not None,
+              "lnc": lnc, "scale": a["softmax_scale"], "causal_mask": flag["causal_mask"],
+              "sliding_window": a.get("sliding_window", 0), "tp_q": flag["tp_q"],
+              "tp_k": flag["tp_k"], "tp_out": flag["tp_out"],
+              "cache_softmax": a.get("cache_softmax", False)}
+    if config["cp"]:
+        config["global_cp_deg"] = a["cp_degree"]
+        config["cp_strided_q_slicing"] = a.get("cp_strided_q_slicing", False)
+    return {"id": rid, "kernel": "cte", "target": ("cte", "attention_cte"),
+            "args": cte_kernel_args(config), "negative": negative, "lnc": lnc, "config": config}
+
+
+def cte_kernel_args(config):
+    """attention_cte.py's `ncverify import` arguments for a configuration: its tensors as the
+    test's build_attention_cte_input makes them, the optional ones it leaves out as None, its
+    keyword arguments and the grid kernel[lnc]."""
+    c = config
+    dtype, bs, bs_kv, d = c["dtype"], c["bs"], c["bs_kv"], c["d"]
+    sq, skv, prior = c["seqlen_q"], c["seqlen_kv"], c.get("seqlen_prior")
+    tp_q, tp_k = c["tp_q"], c["tp_k"]
     inputs = [("q", dtype, (bs, sq, d) if tp_q else (bs, d, sq)),
               ("k", dtype, (bs_kv, skv, d) if tp_k else (bs_kv, d, skv)),
               ("v", dtype, (bs_kv, skv, d))]
-    if prior is not None:
+    if c["prior"]:
         inputs += [("k_prior", dtype, (bs_kv, prior, d) if tp_k else (bs_kv, d, prior)),
                    ("v_prior", dtype, (bs_kv, prior, d)),
                    ("prior_used_len", "int32", (1,))]
-    if flag["sink"]:
+    if c["sink"]:
         inputs.append(("sink", "fp32", (bs, 1)))
-    if a.get("use_cp"):
+    if c["cp"]:
         inputs.append(("cp_offset", "int32", (1, 1)))
-    if a.get("n_packed_sequences") is not None:
+    if c["packed"]:
         inputs += [("bound_min", "fp32", (sq, 1)), ("bound_max", "fp32", (sq, 1))]
-    params = {"scale": a["softmax_scale"], "causal_mask": flag["causal_mask"],
-              "sliding_window": a.get("sliding_window", 0), "tp_q": tp_q, "tp_k": tp_k,
-              "tp_out": tp_out, "cache_softmax": a.get("cache_softmax", False)}
-    if a.get("use_cp"):
-        params["global_cp_deg"] = a["cp_degree"]
-        params["cp_strided_q_slicing"] = a.get("cp_strided_q_slicing", False)
+    params = [(k, c[k]) for k in ("scale", "causal_mask", "sliding_window", "tp_q", "tp_k",
+                                  "tp_out", "cache_softmax")]
+    if c["cp"]:
+        params += [("global_cp_deg", c["global_cp_deg"]),
+                   ("cp_strided_q_slicing", c["cp_strided_q_slicing"])]
     optional = ("k_prior", "v_prior", "prior_used_len", "sink", "cp_offset", "bound_min",
                 "bound_max")
     present = {n for n, _, _ in inputs}
@@ -297,11 +333,9 @@ def cte_row(rid, call, env):
     for n in optional:
         if n not in present:
             args += ["--param", "%s=None" % n]
-    for k, v in params.items():
+    for k, v in params:
         args += ["--param", "%s=%s" % (k, v)]
-    args += ["--grid", str(lnc)]
-    return {"id": rid, "kernel": "cte", "target": ("cte", "attention_cte"), "args": args,
-            "negative": negative, "lnc": lnc}
+    return args + ["--grid", str(c["lnc"])]
 
 
 # ------------------------------------------------------------------------------- tkg rows
@@ -393,8 +427,232 @@ def tkg_row(rid, cfg, cfg_text, test, lnc):
             args += ["--param", "%s=None" % n]
     args += ["--param", "cfg=%s" % cfg_text, "--param", "dtype=%s" % test["dtype"],
              "--param", "lnc=%d" % lnc, "--grid", str(lnc)]
+    config = dict(cfg)
+    config.update(test)
     return {"id": rid, "kernel": "tkg", "target": ("tkg", "attention_tkg_entry"),
-            "args": args, "negative": False, "lnc": lnc}
+            "args": args, "negative": False, "lnc": lnc, "config": config}
+
+
+# -------------------------------------------------- what `check` and `run` compare a row with
+
+# attention_cte.py's _FLASH_ATTENTION_THRESHOLD: above it the keys are taken in 8192-key sections
+# merged through the output (the registered attention_cte_multi_section's contract)
+CTE_SECTION_THRESHOLD = 10 * 1024
+# The registered attention_cte's option values (kernels/prefill_attention/attention_cte_variant.cpp)
+CTE_DTYPES = ("bf16", "fp32")
+CTE_SCALES = {1.0: "1.0", 0.125: "0.125"}
+
+
+def cte_layout(config):
+    """`check --layout` for attention_cte.py's tensors under the row's tp_* flags (the source's
+    docstring, "IO Shapes"): heads folded into the batch, so q has bs rows and k, v bs_kv (the
+    layout's h axis; q row b reads kv row b // (bs / bs_kv), the source's repeat_interleave and
+    the oracle's kv_head_of)."""
+    q = "h,s,d" if config["tp_q"] else "h,d,s"
+    k = "h,s,d" if config["tp_k"] else "h,d,s"
+    out = "h,d,s" if config["tp_out"] else "h,s,d"
+    return "q=%s k=%s v=h,s,d out=%s" % (q, k, out)
+
+
+def cte_not_modelled(config):
+    """The first option of a cte row that the oracle has no spec for (None: every option has
+    one). Context parallelism, prefix caching and sequence packing read offsets and lengths at
+    run time; cache_softmax has two more outputs."""
+    c = config
+    if c["cp"]:
+        return ("context parallelism (cp_offset, global_cp_deg): the oracle has no spec for a "
+                "q offset read at run time")
+    if c["prior"]:
+        return ("prefix caching (k_prior, v_prior, prior_used_len): the oracle has no spec for "
+                "a prior length read at run time")
+    if c["packed"]:
+        return "sequence packing (bound_min, bound_max): the oracle has no spec for per-query key bounds"
+    if c["cache_softmax"]:
+        return "cache_softmax: the oracle has no spec for the cached row max and 1/sum outputs"
+    return None
+
+
+def cte_check_plan(config):
+    """(the `check` arguments after the row's own, None) for a cte row whose problem `check
+    --layout ... --contract` states, else (None, why not). Every option of the contract's kernel
+    is given (--contract-option): the contract is attention_cte's at the row's dtype, mask, lnc
+    and scale (attention_cte_multi_section's above 10240 keys), never one of its defaults."""
+    c = config
+    why = cte_not_modelled(c)
+    if why:
+        return None, why
+    if c["sliding_window"]:
+        return None, ("sliding_window=%s: check --layout states no window (attention_cte's own "
+                      "spec has one through its `window` param, which a traced program does not "
+                      "declare)" % c["sliding_window"])
+    if c["sink"]:
+        return None, ("sink: check --layout states no sink logits (attention_cte's spec fixes "
+                      "them per row of its own program)")
+    if c["causal_mask"] and c["seqlen_q"] != c["seqlen_kv"]:
+        return None, ("causal_mask with seqlen_q %d != seqlen_kv %d: the source's mask is "
+                      "top-left aligned (query i sees keys j <= i), the oracle's bottom-right"
+                      % (c["seqlen_q"], c["seqlen_kv"]))
+    if c["dtype"] not in CTE_DTYPES:
+        return None, ("dtype %s: attention_cte's contract is for bf16 or fp32 (its option dtype)"
+                      % c["dtype"])
+    scale = float(c["scale"])
+    if scale not in CTE_SCALES:
+        return None, ("scale %s: attention_cte's contract options offer scale 1.0 or 0.125"
+                      % c["scale"])
+    contract = ("attention_cte_multi_section" if c["seqlen_kv"] > CTE_SECTION_THRESHOLD
+                else "attention_cte")
+    options = [("causal_mask", "true" if c["causal_mask"] else "false"),
+               ("sliding_window", "off"), ("sink", "off"), ("dtype", c["dtype"]),
+               ("lnc", str(c["lnc"])), ("scale", CTE_SCALES[scale])]
+    args = ["--layout", cte_layout(c), "--contract", contract]
+    for name, value in options:
+        args += ["--contract-option", "%s=%s" % (name, value)]
+    args += ["--scale", repr(scale)]
+    if c["causal_mask"]:
+        args.append("--causal")
+    return args, None
+
+
+def cte_hand_options(config):
+    """(the registered kernel's option arguments, None) when it has the row's options, else
+    (None, why not). Its options (attention_cte_variant.cpp): tp_q=True, tp_k=False,
+    tp_out=False; bf16 or fp32; scale 1.0 or 0.125; a window above 128 keys; a sink; lnc 1 or 2.
+    Which combinations it offers is the registered kernel's to say (`dump` refuses the others,
+    and the row records its words)."""
+    c = config
+    why = cte_not_modelled(c)
+    if why:
+        return None, why
+    if not c["tp_q"] or c["tp_k"] or c["tp_out"]:
+        return None, ("layout tp_q=%s tp_k=%s tp_out=%s: the registered kernel has tp_q=True, "
+                      "tp_k=False, tp_out=False only" % (c["tp_q"], c["tp_k"], c["tp_out"]))
+    if c["dtype"] not in CTE_DTYPES:
+        return None, "dtype %s: the registered kernel has bf16 or fp32" % c["dtype"]
+    scale = float(c["scale"])
+    if scale not in CTE_SCALES:
+        return None, "scale %s: the registered kernel has scale 1.0 or 0.125" % c["scale"]
+    window = c["sliding_window"]
+    if window and window <= 128:
+        return None, ("sliding_window=%d: the registered kernel models windows above 128 keys "
+                      "(the static path)" % window)
+    options = [("causal_mask", "true" if c["causal_mask"] else "false"),
+               ("sliding_window", "on" if window else "off"),
+               ("sink", "on" if c["sink"] else "off"), ("dtype", c["dtype"]),
+               ("lnc", str(c["lnc"])), ("scale", CTE_SCALES[scale])]
+    args = []
+    for name, value in options:
+        args += ["--param", "%s=%s" % (name, value)]
+    return args, None
+
+
+def cte_hand_shape(config):
+    """(the registered kernel's shape arguments, None) when the row's shape is in its domain,
+    else (None, why not): Sq = Sk, a multiple of 512 up to 16896; bs_kv <= 2 rows of k and v
+    with a group of <= 2 q rows each (lnc=2: bs_kv even); d <= 128."""
+    c = config
+    sq, skv = c["seqlen_q"], c["seqlen_kv"]
+    if sq != skv or sq % 512 or sq > 16896:
+        return None, ("seqlen_q %d, seqlen_kv %d: the registered kernel has Sq = Sk, a multiple "
+                      "of 512 up to 16896" % (sq, skv))
+    bs, bs_kv = c["bs"], c["bs_kv"]
+    group = bs // bs_kv if bs_kv and bs % bs_kv == 0 else 0
+    if bs_kv > 2 or not 1 <= group <= 2:
+        return None, ("bs %d, bs_kv %d: the registered kernel has bs_kv <= 2 and a group of <= 2 "
+                      "q rows per kv row" % (bs, bs_kv))
+    if c["lnc"] == 2 and bs_kv % 2:
+        return None, ("lnc=2 with bs_kv %d: the registered kernel splits whole kv rows (bs_kv "
+                      "even; the source's odd-bs split is not modelled)" % bs_kv)
+    if c["d"] > 128:
+        return None, "d %d: the source asserts d <= 128" % c["d"]
+    args = ["--param", "bs_kv=%d" % bs_kv, "--param", "group=%d" % group,
+            "--param", "seqlen=%d" % sq, "--param", "d_head=%d" % c["d"]]
+    if c["sliding_window"]:
+        args += ["--param", "window=%d" % c["sliding_window"]]
+    return args, None
+
+
+def cte_hand_translation(config):
+    """(registered kernel, its --param arguments, None) when the registered attention_cte (or its
+    multi-section variant above 10240 keys) has this row's options and shape, else (None, None,
+    why not)."""
+    options, why = cte_hand_options(config)
+    if options is None:
+        return None, None, why
+    shape, why = cte_hand_shape(config)
+    if shape is None:
+        return None, None, why
+    kernel = ("attention_cte_multi_section" if config["seqlen_kv"] > CTE_SECTION_THRESHOLD
+              else "attention_cte")
+    return kernel, options + shape, None
+
+
+def cte_domain_config(config):
+    """The row's configuration at a shape of the registered kernel's domain (for rows whose options
+    it has and whose shape it lacks): Sq = Sk = 1024 (10752, the smallest multi-section length,
+    when the row's keys pass 10240), bs_kv 2 under lnc=2 else the row's up to 2, the row's group
+    up to 2, d up to 128."""
+    c = dict(config)
+    seqlen = 1024 if c["seqlen_kv"] <= CTE_SECTION_THRESHOLD else 10752
+    group = max(1, min(2, c["bs"] // max(c["bs_kv"], 1)))
+    bs_kv = 2 if c["lnc"] == 2 else max(1, min(2, c["bs_kv"]))
+    c.update(seqlen_q=seqlen, seqlen_kv=seqlen, bs_kv=bs_kv, bs=bs_kv * group, d=min(c["d"], 128))
+    return c
+
+
+def tkg_not_checked(config):
+    """Why a tkg row is not checked: RoPE fused into the kernel (fuse_rope) first, which the oracle
+    has no spec for; then what holds for every tkg row (TKG_NOT_CHECKED)."""
+    if config.get("fuse_rope"):
+        return ("fuse_rope: the oracle has no spec for RoPE applied to q and k in the kernel "
+                "(and the registered attention_tkg has no fuse_rope option); " + TKG_NOT_CHECKED)
+    return TKG_NOT_CHECKED
+
+
+HAND_SWEEP_SHAPE = (2, 2, 1024, 64)  # bs, bs_kv, seqlen, d
+
+
+def parse_hand_shape(text):
+    """--hand-shape BS,BS_KV,SEQLEN,D: four positive integers."""
+    try:
+        shape = tuple(int(x) for x in text.split(","))
+    except ValueError:
+        shape = ()
+    if len(shape) != 4 or min(shape) < 1:
+        raise Usage("--hand-shape %s: expected BS,BS_KV,SEQLEN,D (positive integers)" % text)
+    return shape
+
+
+def hand_sweep_configs(shape=HAND_SWEEP_SHAPE):
+    """Every combination of the registered attention_cte's option values as a configuration of
+    attention_cte.py at one shape (bs, bs_kv, seqlen = Sq = Sk, d; by default bs_kv 2, group 1,
+    1024, 64; a window of 256 keys with sliding_window=on) in the tests' default layout
+    (tp_q=True, tp_k=False, tp_out=False): `--hand-sweep` runs the traced kernel beside the
+    registered one at each combination the registered kernel offers (`dump` refuses the
+    others)."""
+    bs, bs_kv, seqlen, d = shape
+    out = []
+    for causal, window, sink, dtype, lnc, scale in itertools.product(
+            (True, False), (0, 256), (False, True), CTE_DTYPES, (1, 2), sorted(CTE_SCALES)):
+        out.append({"dtype": dtype, "bs": bs, "bs_kv": bs_kv, "d": d, "seqlen_q": seqlen,
+                    "seqlen_kv": seqlen, "seqlen_prior": None, "prior": False, "sink": sink,
+                    "cp": False, "packed": False, "lnc": lnc, "scale": scale,
+                    "causal_mask": causal, "sliding_window": window, "tp_q": True,
+                    "tp_k": False, "tp_out": False, "cache_softmax": False})
+    return out
+
+
+def hand_sweep_id(config):
+    c = config
+    return "hand/causal_mask=%s,sliding_window=%s,sink=%s,dtype=%s,lnc=%d,scale=%s" % (
+        c["causal_mask"], c["sliding_window"], c["sink"], c["dtype"], c["lnc"], c["scale"]) + \
+        "/bs=%d,bs_kv=%d,seqlen=%d,d=%d" % (c["bs"], c["bs_kv"], c["seqlen_q"], c["d"])
+
+
+TKG_NOT_CHECKED = (
+    "attention_tkg: the oracle's KV-cache problem (per-batch positions, the mask built from them, "
+    "block tables) is stated by the registered attention_tkg for its own program (params bs, "
+    "q_head, s_active, seqlen, d_head; q as [d, B, H, s_a]), and check --layout states no KV-cache "
+    "mask: the traced entry's mask, position and table inputs would be random")
 
 
 # ------------------------------------------------------------------------------- running
@@ -418,7 +676,165 @@ def first_error(text):
     return "(no message)"
 
 
-def run_row(row, ncverify, files, timeout, check):
+def input_lines(program_text, values=None):
+    """The `input NAME : hbm DTYPE [SHAPE]` lines of a program, as (dtype, dims) in order, each
+    dim evaluated with `values` (a registered kernel's shape params: `bs_kv*group`). `run` draws
+    its seeded inputs in this order, so two programs with the same list get the same values from
+    the same seed."""
+    out = []
+    for line in program_text.splitlines():
+        m = re.match(r"^input \S+ : hbm (\S+) \[([^\]]*)\]", line)
+        if m:
+            dims = []
+            for dim in m.group(2).split(","):
+                try:
+                    dims.append(evaluate(ast.parse(dim.strip(), mode="eval").body, values or {}))
+                except (SyntaxError, NotEvaluable, TypeError):
+                    dims.append(dim.strip())
+            out.append((m.group(1), tuple(dims)))
+    return out
+
+
+def param_values(params):
+    """The integer values of `--param NAME=VALUE` arguments."""
+    out = {}
+    for i, a in enumerate(params):
+        if i and params[i - 1] == "--param":
+            name, _, value = a.partition("=")
+            if re.fullmatch(r"-?[0-9]+", value):
+                out[name] = int(value)
+    return out
+
+
+def output_checksums(run_json_text):
+    """The outputs' checksums (FNV-1a of their bytes) of `ncverify run --json`, in order."""
+    j = json.loads(run_json_text)
+    if j.get("result") != "ok":
+        return None
+    return [o["checksum"] for o in j["outputs"]]
+
+
+def check_verdict(returncode, text):
+    """(status, what) of a `check` run: exit 0 `checked`; 1 `failed` (its FAIL line), or `traced`
+    when the verdict is UNKNOWN (neither pass nor fail: random values the model cannot
+    reproduce); 2 `traced` with why `check` refused to run (a usage error: never a pass)."""
+    if returncode == 0:
+        return "checked", "passed"
+    if returncode == 1:
+        unknown = next((ln.strip() for ln in text.splitlines() if "UNKNOWN" in ln), None)
+        if unknown:
+            return "traced", "not checked: " + unknown
+        line = next((ln.strip() for ln in text.splitlines() if re.search(r"\bFAIL\b", ln)),
+                    first_error(text))
+        return "failed", line
+    return "traced", "not checked: check refused: " + first_error(text)
+
+
+def contract_line(text):
+    """The line of `check`'s output naming the contract and its options (kernel_source.cpp
+    options_origin_note), or None."""
+    return next((ln.strip() for ln in text.splitlines()
+                 if ln.startswith("contract ") and "--contract-option" in ln), None)
+
+
+def run_check(row, ncverify, target, env, cases, check_timeout):
+    """`check` of a traced row against the oracle (cte: --layout/--contract with every option of
+    the contract given; tkg: not checked, TKG_NOT_CHECKED)."""
+    if row["kernel"] != "cte":
+        row["check"] = "not checked: " + tkg_not_checked(row.get("config", {}))
+        return
+    plan, why = cte_check_plan(row["config"])
+    if plan is None:
+        row["check"] = "not checked: " + why
+        return
+    command = [ncverify, "check", target] + row["args"] + plan + ["--cases", str(cases)]
+    row["check_command"] = command
+    try:
+        c = subprocess.run(command, capture_output=True, text=True, env=env,
+                           timeout=check_timeout)
+    except subprocess.TimeoutExpired:
+        row["check"] = "not checked: check ran over --check-timeout %d s" % check_timeout
+        return
+    status, what = check_verdict(c.returncode, c.stdout + "\n" + c.stderr)
+    row["status"], row["check"] = status, what
+    row["contract"] = contract_line(c.stdout)
+    if status == "checked" and row["contract"] is None:
+        # the contract the verdict is under must be printed; a pass without it is not one
+        row["status"], row["check"] = "traced", "not checked: check printed no contract line"
+
+
+def compare_runs(ncverify, target, traced_args, kernel, params, env, seed, timeout):
+    """`run` of the traced kernel and of the registered one at the same options, shape and seed:
+    ("bit-identical", None), ("differs", what) or (None, why not compared). The inputs are the
+    same values when both programs list the same (dtype, shape) inputs in the same order."""
+    gen = [a for i, a in enumerate(traced_args) if i and traced_args[i - 1] == "--gen"]
+    gen_args = ["--gen", gen[0]] if gen else []
+    texts = []
+    # the programs' input lists: `dump` of a registered kernel (first: it refuses the option
+    # combinations the kernel does not offer; it takes no generation, its program is the same on
+    # each), `import` tracing for the row's generation
+    for command in ([ncverify, "dump", kernel] + params,
+                    [ncverify, "import", target] + traced_args):
+        d = subprocess.run(command, capture_output=True, text=True, env=env)
+        if d.returncode != 0:
+            return None, "%s refuses: %s" % (command[2], first_error(d.stderr))
+        texts.insert(0, d.stdout)
+    ins = input_lines(texts[0]), input_lines(texts[1], param_values(params))
+    if ins[0] != ins[1]:
+        return None, "the inputs differ (%s vs %s)" % ins
+    runs = []
+    for command in ([ncverify, "run", target] + traced_args,
+                    [ncverify, "run", kernel] + params + gen_args):
+        try:
+            r = subprocess.run(command + ["--seed", str(seed), "--json"], capture_output=True,
+                               text=True, env=env, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None, "run ran over %d s" % timeout
+        runs.append(output_checksums(r.stdout) if r.returncode == 0 else None)
+    if None in runs:
+        return None, "a run failed"
+    if runs[0] == runs[1]:
+        return "bit-identical", None
+    return "differs", "checksums %s (traced) vs %s (%s)" % (runs[0], runs[1], kernel)
+
+
+def run_hand_translation(row, ncverify, target, env, seed, timeout):
+    """The row beside the registered kernel (`hand`): at the row's own shape when the registered
+    kernel has the row's options and shape (a checked row that is bit-identical gets the status
+    `bit-identical`); at cte_domain_config's shape when it has the options only."""
+    if row["kernel"] != "cte":
+        row["hand"] = ("not compared: the registered attention_tkg's program is not the entry's "
+                       "(its q is [d, B, H, s_a] and its mask is packed from its positions)")
+        return
+    options, why = cte_hand_options(row["config"])
+    if options is None:
+        row["hand"] = "not compared: " + why
+        return
+    config, traced_args = row["config"], row["args"]
+    _, outside = cte_hand_shape(config)
+    if outside:
+        config = cte_domain_config(config)
+        gen = [a for i, a in enumerate(traced_args) if i and traced_args[i - 1] == "--gen"]
+        traced_args = cte_kernel_args(config) + (["--gen", gen[0]] if gen else [])
+    kernel, params, _ = cte_hand_translation(config)
+    verdict, what = compare_runs(ncverify, target, traced_args, kernel, params, env, seed,
+                                 timeout)
+    where = ("" if not outside else " at %s's shape bs_kv=%d group=%d seqlen=%d d=%d (the "
+             "row's is outside it: %s)" % (kernel, config["bs_kv"], config["bs"] //
+                                           config["bs_kv"], config["seqlen_q"], config["d"],
+                                           outside))
+    row["hand_command"] = "%s %s" % (kernel, " ".join(params))
+    if verdict is None:
+        row["hand"] = "not compared%s: %s" % (where, what)
+    elif verdict == "bit-identical":
+        row["hand"] = "bit-identical to %s (seed %d)%s" % (kernel, seed, where)
+        if not outside and row["status"] == "checked":
+            row["status"] = "bit-identical"
+    else:
+        row["hand"] = "DIFFERS from %s%s: %s" % (kernel, where, what)
+
+
+def run_row(row, ncverify, files, timeout, check, cases=2, check_timeout=600, seed=1):
     target = "%s:%s" % (files[row["target"][0]], row["target"][1])
     command = [ncverify, "import", target] + row["args"]
     env = dict(os.environ, NCVERIFY_FRONTEND_TIMEOUT_S=str(timeout))
@@ -436,13 +852,42 @@ def run_row(row, ncverify, files, timeout, check):
     row["instructions"] = sum(1 for line in r.stdout.splitlines()
                               if re.match(r"^\s*[a-z_0-9]+ .*@line", line))
     if check:
-        like = "attention_cte" if row["kernel"] == "cte" else "attention_tkg"
-        c = subprocess.run([ncverify, "check", target, "--like", like] + row["args"],
-                           capture_output=True, text=True, env=env)
-        row["check"] = "passed" if c.returncode == 0 else first_error(c.stderr or c.stdout)
-        if c.returncode == 0:
-            row["status"] = "checked"
+        run_check(row, ncverify, target, env, cases, check_timeout)
+        run_hand_translation(row, ncverify, target, env, seed, check_timeout)
     return row
+
+
+def row_line(row):
+    """One printed line per row: id, status, seconds, then the refusal, check and hand-translation
+    notes that apply."""
+    notes = [row[k] for k in ("reason", "check", "hand") if row.get(k)]
+    return "%-44s %-13s %6.1fs  %s" % (row["id"], row["status"], row.get("seconds", 0),
+                                       " | ".join(notes))
+
+
+def hand_sweep(args, files):
+    """--hand-sweep: one line per option combination (hand_sweep_configs): bit-identical, DIFFERS
+    (the checksums) or not compared (why: the registered kernel does not offer it, ...)."""
+    target = "%s:%s" % (files["cte"], "attention_cte")
+    env = dict(os.environ, NCVERIFY_FRONTEND_TIMEOUT_S=str(args.timeout))
+    gen = ["--gen", args.gen] if args.gen != "none" else []
+    counts = {}
+    for config in hand_sweep_configs(args.hand_shape):
+        started = time.time()
+        kernel, params, why = cte_hand_translation(config)
+        if kernel is None:
+            counts["not compared"] = counts.get("not compared", 0) + 1
+            print("%-80s %-13s %6.1fs  %s" % (hand_sweep_id(config), "not compared", 0, why))
+            continue
+        verdict, what = compare_runs(args.ncverify, target, cte_kernel_args(config) + gen, kernel,
+                                     params, env, args.seed, args.check_timeout)
+        verdict = verdict or "not compared"
+        counts[verdict] = counts.get(verdict, 0) + 1
+        print("%-80s %-13s %6.1fs  %s" % (hand_sweep_id(config), verdict,
+                                          time.time() - started, what or ""), flush=True)
+    print("%d option combinations: %s" % (sum(counts.values()), ", ".join(
+        "%d %s" % (n, s) for s, n in sorted(counts.items()))))
+    return 0
 
 
 def shell_quote(words):
@@ -458,7 +903,18 @@ def main(argv):
     ap.add_argument("--kernel", choices=("cte", "tkg", "all"), default="all")
     ap.add_argument("--only", default=None, help="rows whose id matches this regex")
     ap.add_argument("--timeout", type=int, default=60, help="seconds per trace")
-    ap.add_argument("--check", action="store_true", help="also `check` the rows that trace")
+    ap.add_argument("--check", action="store_true",
+                    help="also `check` the rows that trace against the oracle, and `run` them "
+                         "beside the registered kernel where it has the row's options")
+    ap.add_argument("--cases", type=int, default=2, help="check: input sets per row")
+    ap.add_argument("--seed", type=int, default=1, help="the seed of check's and run's inputs")
+    ap.add_argument("--hand-sweep", action="store_true",
+                    help="instead of the rows: run attention_cte.py beside the registered "
+                         "attention_cte at every option combination it offers (hand_sweep_configs)")
+    ap.add_argument("--hand-shape", default=",".join(str(x) for x in HAND_SWEEP_SHAPE),
+                    help="--hand-sweep's shape BS,BS_KV,SEQLEN,D (default %(default)s)")
+    ap.add_argument("--check-timeout", type=int, default=600,
+                    help="seconds per check or run (a row over it is `not checked`)")
     ap.add_argument("--gen", default="trn2",
                     help="the generation to trace for (the tests' default platform target, "
                          "trn2); `none` leaves --gen out (the kernel's own, else trn1)")
@@ -473,6 +929,7 @@ def main(argv):
     args = ap.parse_args(argv)
     root = os.path.abspath(args.nkilib)
     try:
+        args.hand_shape = parse_hand_shape(args.hand_shape)
         rows = []
         if args.kernel in ("cte", "all"):
             rows += cte_rows(root)
@@ -506,15 +963,19 @@ def main(argv):
         os.makedirs(scratch, exist_ok=True)
     try:
         files = kernel_files(root, scratch)
+        if args.hand_sweep:
+            return hand_sweep(args, files)
         for row in rows:
             target = "%s:%s" % (files[row["target"][0]], row["target"][1])
             if args.list:
                 print("%s\t%s" % (row["id"], shell_quote(["ncverify", "import", target] +
                                                          row["args"])))
                 continue
-            run_row(row, args.ncverify, files, args.timeout, args.check)
-            print("%-44s %-8s %s" % (row["id"], row["status"], row.get("reason", "")),
-                  flush=True)
+            started = time.time()
+            run_row(row, args.ncverify, files, args.timeout, args.check, args.cases,
+                    args.check_timeout, args.seed)
+            row["seconds"] = round(time.time() - started, 1)
+            print(row_line(row), flush=True)
     finally:
         if not args.scratch:
             shutil.rmtree(scratch, ignore_errors=True)

@@ -104,6 +104,35 @@ TEST(FrontendNkilibRows, EachRowRunsAndGetsItsStatus) {
   EXPECT_NE(r.out.find("4 configurations: 1 negative, 3 traced"), std::string::npos) << r.out;
 }
 
+// --check never passes a row whose problem the oracle cannot state: each such row stays `traced`
+// and names the first option without a spec (the stand-in's rows: a causal mask with Sq != Sk,
+// cache_softmax, a sink), and says why it is not compared with the registered kernel.
+TEST(FrontendNkilibRows, CheckSaysWhyARowIsNotChecked) {
+  const fs::path rows = temp_dir() / "nkilib_rows_check.json";
+  fs::remove(rows);
+  const CliResult r =
+      run_script({"--nkilib", kLayout.string(), "--kernel", "cte", "--ncverify", NCVERIFY_BINARY,
+                  "--json", rows.string(), "--gen", "none", "--check"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  const nlohmann::json j = nlohmann::json::parse(read_file(rows));
+  std::map<std::string, nlohmann::json> by_id;
+  for (const auto& row : j) by_id[row["id"]] = row;
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {"cte/small[0]/cache_softmax=False", "top-left aligned"},
+      {"cte/small[0]/cache_softmax=True", "cache_softmax"},
+      {"cte/small[1]/cache_softmax=False", "sink"},
+  };
+  for (const auto& [id, words] : expected) {
+    const nlohmann::json& row = by_id[id];
+    EXPECT_EQ(row["status"], "traced") << row.dump(1);
+    const std::string check = row.value("check", "");
+    EXPECT_EQ(check.rfind("not checked: ", 0), 0U) << row.dump(1);
+    EXPECT_NE(check.find(words), std::string::npos) << words << "\n" << row.dump(1);
+    EXPECT_EQ(row.value("hand", "").rfind("not compared: ", 0), 0U) << row.dump(1);
+  }
+  EXPECT_EQ(by_id["cte/small[1]/cache_softmax=True"]["status"], "negative");
+}
+
 TEST(FrontendNkilibRows, ACheckoutWithoutTheTestsIsExitTwo) {
   const CliResult r = run_script({"--nkilib", temp_dir().string(), "--list"});
   EXPECT_EQ(r.exit_code, 2) << describe(r);

@@ -290,6 +290,46 @@ TEST(FrontendExplicitLayout, ChecksAKernelInItsOwnLayoutAndCatchesAWrongScale) {
   EXPECT_NE(wrong.out.find("FAIL"), std::string::npos) << wrong.out;
 }
 
+// --contract-option gives the contract kernel's options apart from --param, which then is the
+// checked kernel's own even where a name is both (a keyword argument named like an option); every
+// option is given, and the output names the contract's options.
+TEST(FrontendExplicitLayout, ContractOptionsAreGivenApartFromTheKernelsParams) {
+  const std::string k = kernel("small_attention.py", "with_own_mixed_precision");
+  const std::vector<std::string> base = {
+      "check",   k,           "--layout", "q=d,s k=d,s v=d,s out=s,d", "--contract", "sd_attention",
+      "--param", "d_head=64", "--param",  "mixed_precision=fast"};
+  const std::vector<std::string> all = {"--contract-option", "use_causal_mask=false",
+                                        "--contract-option", "mixed_precision=false",
+                                        "--contract-option", "dtype=fp32"};
+  const CliResult ok = run_cli(cat(base, all));
+  EXPECT_EQ(ok.exit_code, 0) << describe(ok);
+  EXPECT_NE(ok.out.find("contract sd_attention with options dtype=fp32 mixed_precision=false "
+                        "use_causal_mask=false (each given by --contract-option)"),
+            std::string::npos)
+      << ok.out;
+  // Without --contract-option the same --param is read as the contract's option.
+  const CliResult mixed = run_cli(base);
+  EXPECT_EQ(mixed.exit_code, 2) << describe(mixed);
+  EXPECT_NE(mixed.err.find("mixed_precision=fast is not one of"), std::string::npos) << mixed.err;
+  const std::vector<std::pair<std::vector<std::string>, std::string>> bad = {
+      {{"--contract-option", "use_causal_mask=false", "--contract-option", "dtype=fp32"},
+       "sd_attention's option mixed_precision is not given"},
+      {cat(all, {"--contract-option", "scale=0.5"}), "sd_attention has no option scale"},
+      {{"--contract-option", "use_causal_mask=maybe"}, "does not offer use_causal_mask=maybe"},
+  };
+  for (const auto& [extra, why] : bad) {
+    const CliResult r = run_cli(cat(base, extra));
+    EXPECT_EQ(r.exit_code, 2) << describe(r);
+    EXPECT_NE(r.err.find(why), std::string::npos) << why << "\n" << r.err;
+  }
+  const CliResult no_contract =
+      run_cli(cat({"check", k, "--like", "sd_attention", "--param", "d_head=64"}, all));
+  EXPECT_EQ(no_contract.exit_code, 2) << describe(no_contract);
+  EXPECT_NE(no_contract.err.find("--contract-option gives the options of the --contract kernel"),
+            std::string::npos)
+      << no_contract.err;
+}
+
 TEST(FrontendExplicitLayout, InconsistentFlagsAreUsageErrors) {
   const std::string k = kernel("small_attention.py", "one_tile_attention");
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {

@@ -32,3 +32,13 @@ def with_unused_seed(q, k, v, seed):
     d_head, seqlen = q.shape
     assert k.shape == q.shape and v.shape == q.shape
     return one_tile_attention(q, k, v)
+
+
+@nki.jit
+def with_own_mixed_precision(q, k, v, mixed_precision="fast"):
+    """A keyword argument named like sd_attention's option `mixed_precision` with a meaning of its
+    own (as attention_cte.py's `sink` and `sliding_window` are attention_cte's options' names):
+    with check's --contract-option, `--param mixed_precision=...` is this kernel's."""
+    d_head, seqlen = q.shape
+    assert k.shape == q.shape and v.shape == q.shape and mixed_precision == "fast"
+    return one_tile_attention(q, k, v)

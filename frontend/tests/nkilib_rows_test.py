@@ -1,0 +1,215 @@
+"""frontend/tools/nkilib_attention.py's decisions that need neither nki-library nor ncverify:
+which cte rows `check` can state (layout, contract and every contract option), why the others
+are not checked, where the registered attention_cte has a row's options (bit-identity), and how
+`check`'s and `run`'s outputs become a row's status. Run: python3 frontend/tests/nkilib_rows_test.py
+"""
+
+import json
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+
+import nkilib_attention as rows  # noqa: E402
+
+
+def config(**changes):
+    """A cte row's configuration (cte_row's `config`): attention_cte.py's default layout, bf16,
+    no optional feature, Sq = Sk = 1024, bs = bs_kv = 2, lnc 2."""
+    c = {"dtype": "bf16", "bs": 2, "bs_kv": 2, "d": 64, "seqlen_q": 1024, "seqlen_kv": 1024,
+         "prior": False, "sink": False, "cp": False, "packed": False, "lnc": 2, "scale": 1.0,
+         "causal_mask": False, "sliding_window": 0, "tp_q": True, "tp_k": False,
+         "tp_out": False, "cache_softmax": False}
+    c.update(changes)
+    return c
+
+
+def contract_options(args):
+    return [args[i + 1] for i, a in enumerate(args) if a == "--contract-option"]
+
+
+class Layout(unittest.TestCase):
+    def test_tp_flags_choose_each_tensors_order(self):
+        self.assertEqual(rows.cte_layout(config()), "q=h,s,d k=h,d,s v=h,s,d out=h,s,d")
+        self.assertEqual(rows.cte_layout(config(tp_q=False, tp_k=True, tp_out=True)),
+                         "q=h,d,s k=h,s,d v=h,s,d out=h,d,s")
+
+
+class CheckPlan(unittest.TestCase):
+    def test_every_contract_option_is_given_at_the_rows_values(self):
+        args, why = rows.cte_check_plan(config(dtype="fp32", scale=0.125, lnc=1))
+        self.assertIsNone(why)
+        self.assertEqual(args[args.index("--contract") + 1], "attention_cte")
+        self.assertEqual(contract_options(args),
+                         ["causal_mask=false", "sliding_window=off", "sink=off", "dtype=fp32",
+                          "lnc=1", "scale=0.125"])
+        self.assertEqual(args[args.index("--scale") + 1], "0.125")
+        self.assertNotIn("--causal", args)
+        self.assertEqual(args[args.index("--layout") + 1], rows.cte_layout(config()))
+
+    def test_a_causal_row_with_equal_lengths_states_the_mask(self):
+        args, why = rows.cte_check_plan(config(causal_mask=True))
+        self.assertIsNone(why)
+        self.assertIn("--causal", args)
+        self.assertIn("causal_mask=true", contract_options(args))
+
+    def test_keys_past_the_threshold_take_the_multi_section_contract(self):
+        args, _ = rows.cte_check_plan(config(seqlen_q=2048, seqlen_kv=16384))
+        self.assertEqual(args[args.index("--contract") + 1], "attention_cte_multi_section")
+        args, _ = rows.cte_check_plan(config(seqlen_q=10240, seqlen_kv=10240))
+        self.assertEqual(args[args.index("--contract") + 1], "attention_cte")
+
+    def test_options_without_a_spec_are_not_checked_and_say_why(self):
+        cases = [(dict(cp=True), "context parallelism"), (dict(prior=True), "prefix caching"),
+                 (dict(packed=True), "sequence packing"), (dict(cache_softmax=True),
+                                                          "cache_softmax"),
+                 (dict(sliding_window=128, causal_mask=True), "sliding_window=128"),
+                 (dict(sink=True), "sink"),
+                 (dict(causal_mask=True, seqlen_kv=2048), "top-left aligned"),
+                 (dict(dtype="fp16"), "dtype fp16"), (dict(scale=0.5), "scale 0.5")]
+        for change, words in cases:
+            args, why = rows.cte_check_plan(config(**change))
+            self.assertIsNone(args, change)
+            self.assertIn(words, why, change)
+        # the first unmodelled option is named
+        _, why = rows.cte_check_plan(config(cp=True, prior=True))
+        self.assertIn("context parallelism", why)
+
+    def test_a_non_causal_row_with_other_lengths_is_checked(self):
+        args, why = rows.cte_check_plan(config(seqlen_q=512, seqlen_kv=1536))
+        self.assertIsNone(why)
+
+
+class HandTranslation(unittest.TestCase):
+    def test_the_registered_kernels_options_and_shape(self):
+        kernel, params, why = rows.cte_hand_translation(
+            config(bs=4, bs_kv=2, causal_mask=True, sliding_window=256, lnc=1))
+        self.assertIsNone(why)
+        self.assertEqual(kernel, "attention_cte")
+        given = [params[i + 1] for i, a in enumerate(params) if a == "--param"]
+        self.assertEqual(given, ["causal_mask=true", "sliding_window=on", "sink=off",
+                                 "dtype=bf16", "lnc=1", "scale=1.0", "bs_kv=2", "group=2",
+                                 "seqlen=1024", "d_head=64", "window=256"])
+        kernel, _, _ = rows.cte_hand_translation(config(seqlen_q=12288, seqlen_kv=12288))
+        self.assertEqual(kernel, "attention_cte_multi_section")
+
+    def test_where_the_registered_kernel_lacks_the_rows_options(self):
+        cases = [(dict(tp_out=True), "tp_out=True"), (dict(seqlen_q=577, seqlen_kv=577), "577"),
+                 (dict(seqlen_kv=2048), "Sq = Sk"), (dict(bs=3, bs_kv=3), "bs_kv <= 2"),
+                 (dict(bs=1, bs_kv=1, lnc=2), "bs_kv even"), (dict(dtype="fp16"), "fp16"),
+                 (dict(scale=0.5), "scale 0.5"),
+                 (dict(sliding_window=128, causal_mask=True), "above 128"),
+                 (dict(prior=True), "prefix caching")]
+        for change, words in cases:
+            kernel, params, why = rows.cte_hand_translation(config(**change))
+            self.assertIsNone(kernel, change)
+            self.assertIn(words, why, change)
+
+
+    def test_a_shape_outside_the_domain_moves_into_it_with_the_rows_options(self):
+        row = config(bs=1, bs_kv=1, lnc=2, seqlen_q=9216, seqlen_kv=9216, causal_mask=True)
+        self.assertIsNone(rows.cte_hand_shape(row)[0])
+        probe = rows.cte_domain_config(row)
+        self.assertEqual((probe["bs_kv"], probe["bs"], probe["seqlen_q"], probe["seqlen_kv"]),
+                         (2, 2, 1024, 1024))
+        self.assertEqual(rows.cte_hand_options(probe), rows.cte_hand_options(row))
+        self.assertIsNotNone(rows.cte_hand_translation(probe)[0])
+        long_keys = rows.cte_domain_config(config(bs=4, bs_kv=1, lnc=1, seqlen_q=2048,
+                                                  seqlen_kv=16384, d=256))
+        self.assertEqual((long_keys["bs_kv"], long_keys["bs"], long_keys["seqlen_kv"],
+                          long_keys["d"]), (1, 2, 10752, 128))
+
+
+    def test_the_hand_sweep_covers_every_option_value_in_the_registered_domain(self):
+        configs = rows.hand_sweep_configs()
+        self.assertEqual(len(configs), 64)
+        self.assertEqual(len({rows.hand_sweep_id(c) for c in configs}), 64)
+        for c in configs:
+            kernel, params, why = rows.cte_hand_translation(c)
+            self.assertEqual(kernel, "attention_cte", why)
+        self.assertEqual({c["scale"] for c in configs}, {1.0, 0.125})
+        self.assertEqual({c["sliding_window"] for c in configs}, {0, 256})
+        gqa = rows.hand_sweep_configs(rows.parse_hand_shape("4,2,1536,33"))
+        self.assertEqual({(c["bs"], c["bs_kv"], c["seqlen_q"], c["seqlen_kv"], c["d"])
+                          for c in gqa}, {(4, 2, 1536, 1536, 33)})
+        self.assertIn("group=2", " ".join(rows.cte_hand_translation(gqa[0])[1]))
+        for bad in ("4,2,1536", "4,2,x,33", "0,2,1536,33"):
+            with self.assertRaises(rows.Usage):
+                rows.parse_hand_shape(bad)
+
+
+class KernelArgs(unittest.TestCase):
+    def test_the_tensors_the_test_makes_and_the_keyword_arguments(self):
+        args = rows.cte_kernel_args(config(tp_q=False, sink=True, seqlen_kv=2048, lnc=1))
+        self.assertIn("q=bf16[2,64,1024]", args)
+        self.assertIn("k=bf16[2,64,2048]", args)
+        self.assertIn("sink=fp32[2,1]", args)
+        self.assertIn("k_prior=None", args)
+        self.assertNotIn("sink=None", args)
+        self.assertIn("tp_q=False", args)
+        self.assertEqual(args[-2:], ["--grid", "1"])
+
+
+class Verdicts(unittest.TestCase):
+    def test_check_exit_codes_become_statuses(self):
+        self.assertEqual(rows.check_verdict(0, "PASS"), ("checked", "passed"))
+        status, line = rows.check_verdict(1, "header\nattention_cte.py: FAIL, worst 3.2\nmore")
+        self.assertEqual((status, line), ("failed", "attention_cte.py: FAIL, worst 3.2"))
+        self.assertEqual(rows.check_verdict(1, "check x\nUNKNOWN: random values\n"),
+                         ("traced", "not checked: UNKNOWN: random values"))
+        status, why = rows.check_verdict(2, "ncverify: --contract-option: bad\n")
+        self.assertEqual(status, "traced")
+        self.assertTrue(why.startswith("not checked: check refused: ncverify: --contract-option"))
+
+    def test_the_contract_line_is_found(self):
+        text = ("check x.py like y\ncontract attention_cte with options dtype=bf16 lnc=2 (each "
+                "given by --contract-option)\nPASS\n")
+        self.assertIn("dtype=bf16", rows.contract_line(text))
+        self.assertIsNone(rows.contract_line("check x.py\nPASS\n"))
+
+    def test_a_tkg_row_and_an_unmodelled_cte_row_are_not_checked_without_running(self):
+        tkg = {"kernel": "tkg", "status": "traced", "config": {"fuse_rope": False}}
+        rows.run_check(tkg, "/nonexistent/ncverify", "t.py:f", {}, 1, 1)
+        self.assertTrue(tkg["check"].startswith("not checked: attention_tkg"))
+        rope = {"kernel": "tkg", "status": "traced", "config": {"fuse_rope": True}}
+        rows.run_check(rope, "/nonexistent/ncverify", "t.py:f", {}, 1, 1)
+        self.assertTrue(rope["check"].startswith("not checked: fuse_rope"))
+        self.assertEqual(tkg["status"], "traced")
+        cte = {"kernel": "cte", "status": "traced", "config": config(cp=True), "args": []}
+        rows.run_check(cte, "/nonexistent/ncverify", "t.py:f", {}, 1, 1)
+        self.assertTrue(cte["check"].startswith("not checked: context parallelism"))
+        rows.run_hand_translation(cte, "/nonexistent/ncverify", "t.py:f", {}, 1, 1)
+        self.assertTrue(cte["hand"].startswith("not compared: context parallelism"))
+        self.assertEqual(cte["status"], "traced")
+
+
+class RunOutputs(unittest.TestCase):
+    def test_inputs_are_read_in_program_order(self):
+        text = ("kernel k\ninput q : hbm bf16 [2, 512, 64]\ninput k : hbm bf16 [2, 64, 512]\n"
+                "output out : hbm bf16 [2, 512, 64]\nbuffer t : sbuf fp32 [128, 1]\n")
+        self.assertEqual(rows.input_lines(text), [("bf16", (2, 512, 64)), ("bf16", (2, 64, 512))])
+        symbolic = ("input q : hbm bf16 [bs_kv*group, seqlen, d_head]\n"
+                    "input k : hbm bf16 [bs_kv, d_head, seqlen]\n")
+        values = rows.param_values(["--param", "bs_kv=2", "--param", "group=1", "--param",
+                                    "seqlen=512", "--param", "d_head=64", "--param", "sink=off"])
+        self.assertEqual(values, {"bs_kv": 2, "group": 1, "seqlen": 512, "d_head": 64})
+        self.assertEqual(rows.input_lines(symbolic, values),
+                         [("bf16", (2, 512, 64)), ("bf16", (2, 64, 512))])
+
+    def test_checksums_of_a_run_and_of_a_failed_run(self):
+        ok = json.dumps({"result": "ok", "outputs": [{"name": "out", "checksum": "ab12"}]})
+        self.assertEqual(rows.output_checksums(ok), ["ab12"])
+        bad = json.dumps({"result": "dynamic_check_failure", "outputs": []})
+        self.assertIsNone(rows.output_checksums(bad))
+
+    def test_a_row_line_names_its_notes(self):
+        line = rows.row_line({"id": "cte/x[0]", "status": "traced", "seconds": 1.25,
+                              "check": "not checked: sink", "hand": "not compared: sink"})
+        self.assertTrue(line.startswith("cte/x[0]"))
+        self.assertIn("traced", line)
+        self.assertIn("not checked: sink | not compared: sink", line)
+
+
+if __name__ == "__main__":
+    unittest.main()
