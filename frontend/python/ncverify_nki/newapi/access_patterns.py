@@ -55,10 +55,13 @@ def access_pattern(v, pattern, offset, scalar_offset, vector_offset, indirect_di
         starts = split_offset(tt, off, name)
         d = _storage_dim_of_stride(tt, scale)
         if d is None:
-            raise errors.NkiError("%s: the run-time offset is scaled by stride %s (dim %d), "
-                                  "which is no storage dim's stride of '%s' %s: the IR offsets "
-                                  "one storage dim" % (name, scale.text(), k, t.name,
-                                                       tuple(SymInt.make(s) for s in t.shape)))
+            # refine.structure splits a dim of t at this stride when one holds it evenly
+            raise refine.Unmapped(
+                "%s: the run-time offset is scaled by stride %s (dim %d), which is no storage "
+                "dim's stride of '%s' %s: the IR offsets one storage dim, by 1 per unit of the "
+                "value, so a dim of that stride is needed (a dim split at it: the stride must "
+                "divide a dim's extent evenly and be a multiple of the dim's own stride)" %
+                (name, scale.text(), k, t.name, tuple(SymInt.make(s) for s in tt.shape)))
         if vector_offset is not None:
             if k != 0:
                 raise errors.NkiError("%s: vector_offset needs indirect_dim=0 (the deep dive: "
@@ -75,7 +78,7 @@ def access_pattern(v, pattern, offset, scalar_offset, vector_offset, indirect_di
             return None
         return _scalar_offset(t, starts, pairs, d, scalar_offset, name)
 
-    return refine.structure(t, attempt_indirect, pairs, None)
+    return refine.structure(t, attempt_indirect, pairs, None, strides=(scale,))
 
 
 def _count(x, name):

@@ -6,9 +6,13 @@ The IR's access has one start, size and step per storage dim (program.View), so 
 needs the dim declared as two: (128, 64) becomes (128, 4, 16), the same bytes in the same order.
 Every access of the tensor recorded so far, and every live view the kernel holds, is rewritten
 in the split shape; if one of them cannot be (an earlier `t[:, 8:40]` straddles the 16-element
-rows), the split is refused with the access named. Only SBUF and private HBM tensors of the new
-API's nl.ndarray whose sizes are known are split: a kernel argument's or output's shape is its
-interface, and PSUM accumulation groups are keyed by their accesses (tiles.py)."""
+rows), the split is refused with the access named. SBUF and HBM tensors whose sizes are known
+are split; PSUM tensors are not (accumulation groups are keyed by their accesses, tiles.py), nor
+SBUF tensors of a legacy allocation. An HBM tensor is flat bytes, row-major: a kernel argument
+or output declared with a finer factorisation of its dims holds the same bytes in the same
+order, so the kernel's interface is unchanged. Its shape as the kernel declared it is kept
+(`interface_shape`): the program says so in a comment, and the simulator hands arrays in and
+out in that shape."""
 
 import weakref
 
@@ -25,7 +29,7 @@ class Unmapped(errors.NkiError):
 def register(view):
     """Remember a live NkiTensor of its tensor (rewritten in place when the tensor is split)."""
     t = view._base
-    if t.mem == "psum" or (t.mem == "hbm" and t.role != "scratch"):
+    if t.mem == "psum":
         return
     refs = t.__dict__.setdefault("nki_views", [])
     if len(refs) > 256:
@@ -33,19 +37,27 @@ def register(view):
     refs.append(weakref.ref(view))
 
 
+def register_tile(tile):
+    """Remember a Tile the kernel was handed for an HBM argument (its view is rewritten when the
+    tensor is split)."""
+    tile._view.tensor.__dict__.setdefault("nki_tiles", []).append(weakref.ref(tile))
+
+
 def refusal(t):
     """Why t's dims cannot be split (None: they can)."""
-    own = t.__dict__.get("nki_owned")
-    if not own or (t.mem, t.role) not in (("sbuf", "buffer"), ("hbm", "scratch")):
-        return "'%s' is %s; only SBUF and private HBM tensors of nl.ndarray are redeclared " \
-            "with a dim split" % (t.name, "a kernel argument or output" if t.mem == "hbm" else
-                                  "in PSUM" if t.mem == "psum" else "not one")
+    if t.mem == "psum":
+        return "'%s' is in PSUM; only SBUF and HBM tensors are redeclared with a dim split" % \
+            t.name
+    if t.mem == "sbuf" and (not t.__dict__.get("nki_owned") or t.role != "buffer"):
+        return "'%s' is not an SBUF tensor of nl.ndarray; only those and HBM tensors are " \
+            "redeclared with a dim split" % t.name
     if t.fold or t.logical or any(m is not None for m in t.mods):
         return "'%s' has a legacy allocation" % t.name
     if any(_const(s) is None for s in t.shape):
         return "the sizes of '%s' are not known (give them with --param)" % t.name
     if len(t.shape) >= 5:
-        return "'%s' already has 5 dims (a partition and 4 free dims)" % t.name
+        return "'%s' already has 5 dims (an access has at most a partition and 4 free dims)" % \
+            t.name
     return None
 
 
@@ -131,6 +143,14 @@ def split(t, d, b, why):
                               (why, d, b, no))
     tr = trace.current()
     views = _views_of(t, tr.root, [])
+    # The argument handles the kernel holds (plain Tiles): each becomes the NkiTensor of its
+    # whole view, whose axis over the split dim steps through both parts, so the kernel still
+    # sees the shape it declared.
+    from .views import NkiTensor
+
+    handles = [r() for r in t.__dict__.get("nki_tiles", [])]
+    handles = [(x, NkiTensor.of(x)) for x in handles
+               if x is not None and not isinstance(x, NkiTensor) and x._view.tensor is t]
     printer = None
     new_views = []
     for v in views:
@@ -154,6 +174,8 @@ def split(t, d, b, why):
                                   "shape" % (why, d, b, t.name, tuple(x.shape)))
         new_live.append((x, nx))
     # Commit: the tensor, the recorded accesses, the live views.
+    if t.mem == "hbm" and "interface_shape" not in t.__dict__:
+        t.interface_shape = [Lin.of(_const(s)) for s in t.shape]
     size = _const(t.shape[d])
     t.shape[d:d + 1] = [Lin.of(size // b), Lin.of(b)]
     t.mods.insert(d + 1, None)
@@ -164,6 +186,12 @@ def split(t, d, b, why):
             v.indirect.dim = _renumber(v.indirect.dim, d)
     for x, (starts, axes, indirect) in new_live:
         x._starts, x._axes, x._indirect = starts, axes, indirect
+    for tile, nk in handles:
+        tile.__dict__.clear()
+        tile.__dict__.update(nk.__dict__)
+        tile.__class__ = NkiTensor
+        live.append(tile)
+    t.nki_tiles = []
     t.nki_views = [weakref.ref(x) for x in live]
 
 
@@ -199,21 +227,22 @@ def _new_nki(x, d, b):
     return starts, axes, ind
 
 
-def structure(t, attempt, pairs, why):
+def structure(t, attempt, pairs, why, strides=()):
     """attempt(t) with t's dims split as the pattern's pairs need when it fails: each pair's
-    stride and extent made a dim boundary. The splits are planned on t's shape alone and made
-    only when the pattern is then one access, so a failing view leaves t as it was."""
+    stride and extent made a dim boundary, and each of `strides` (a run-time offset's scale) a
+    dim's stride. The splits are planned on t's shape alone and made only when the pattern is
+    then one access, so a failing view leaves t as it was."""
     try:
         return attempt(t, False)
     except Unmapped as e:
         first = e
     if refusal(t) is not None:
-        cuts = _plan(t, attempt, pairs)
+        cuts = _plan(t, attempt, pairs, strides)
         if cuts:
             d, b = cuts[0]
             split(t, d, b, why or str(first))  # raises the refusal with the reason
         raise first
-    cuts = _plan(t, attempt, pairs)
+    cuts = _plan(t, attempt, pairs, strides)
     if cuts is None:
         raise first
     for d, b in cuts:
@@ -228,9 +257,9 @@ class _Shape:
         self.name, self.mem, self.shape = t.name, t.mem, shape
 
 
-def _plan(t, attempt, pairs):
+def _plan(t, attempt, pairs, strides=()):
     """The splits ((dim, inner size), in order) after which attempt maps the pattern; None when
-    no splits at pair boundaries do."""
+    no splits at pair boundaries (or at the given strides) do."""
     shape = list(t.shape)
     cuts = []
     on_chip = t.mem != "hbm"
@@ -242,7 +271,12 @@ def _plan(t, attempt, pairs):
         except Unmapped:
             pass
         cut = None
-        for k, (st, n) in enumerate(pairs):
+        for st in strides:
+            s = _const(st)
+            cut = cut_for(probe, s) if s is not None and s > 0 else None
+            if cut is not None:
+                break
+        for k, (st, n) in enumerate(pairs if cut is None else ()):
             s = _const(st)
             if (k == 0 and on_chip) or s is None or s == 0 or n == 1 or not isinstance(n, int):
                 continue
