@@ -321,6 +321,10 @@ def refused(a, what):
         nisa.dma_copy(dst=u, src=a[i, 0:32])
     elif what == "negative_step":
         nisa.tensor_copy(u, t[:, 63:0:-2])
+    elif what == "slice_across_split_rows":  # t's dim 1 split into (4, 16) by the .ap first
+        v = nl.ndarray((128, 4, 4), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.tensor_copy(v, t.ap([[64, 128], [16, 4], [1, 4]]))
+        nisa.tensor_copy(u[:, 0:20], t[:, 8:28])
     elif what == "across_split_rows":
         nisa.tensor_copy(u.reshape_dim(1, (2, 16)), t[:, 0:32].reshape_dim(1, (2, 16)))
         nisa.tensor_copy(u[:, 0:8], t.ap([[64, 128], [2, 8]], offset=5))  # 5..19: across 16
@@ -483,6 +487,8 @@ class Views(unittest.TestCase):
             "negative_step": "a slice step must be a positive integer",
             "no_carrier": "every storage dim is used by another axis",
             "across_split_rows": "pair 1 [2, 8]",
+            "slice_across_split_rows": "(elements 8..27, step 1, in rows of 16) neither covers "
+                                       "whole rows",
             "tensor_indirection": "Tensor Indirection, NeuronCore-v4) is not modelled",
             "register_offset": "a VirtualRegister offset is not modelled",
             "permute_partition": "keeps its partition dim first",

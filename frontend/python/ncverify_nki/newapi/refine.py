@@ -177,6 +177,9 @@ def split(t, d, b, why):
     if t.mem == "hbm" and "interface_shape" not in t.__dict__:
         t.interface_shape = [Lin.of(_const(s)) for s in t.shape]
     size = _const(t.shape[d])
+    t.__dict__.setdefault("split_why", []).append(
+        "'%s' was declared with its dim %d (%d) split into (%d, %d) for: %s" %
+        (t.name, d, size, size // b, b, why))
     t.shape[d:d + 1] = [Lin.of(size // b), Lin.of(b)]
     t.mods.insert(d + 1, None)
     t.nki_to_storage = list(range(len(t.shape)))

@@ -681,9 +681,19 @@ def _slice_axis(v, k, a, sl, starts, what, size=None):
         d, _, st = a.segs[-1]
         starts[d] = starts[d].add(r.scale(st))
         return Axis(count, [(d, count, st * step)])
-    raise errors.NkiError("%s: dim %d of this view of '%s' merges storage dims %s; a slice of it "
-                          "that does not fall on whole inner rows is not one access" %
-                          (what, k, v.name, [d for d, _, _ in a.segs]))
+    sizes = tuple(_const(n) for _, n, _ in a.segs)
+    span = ""
+    if ci is not None and cc is not None and lo_e.is_const():
+        span = " (elements %d..%d, step %d, in rows of %d)" % (
+            lo_e.const, lo_e.const + step * (cc - 1), step, ci)
+    why = v._base.__dict__.get("split_why")
+    raise errors.NkiError(
+        "%s: dim %d of this view of '%s' steps through its storage dims %s of sizes %s; this "
+        "slice%s neither covers whole rows of the inner dims from a row's start nor stays within "
+        "one row, so it is no single (start, size, step) per storage dim, which is what the IR's "
+        "access has%s" %
+        (what, k, v.name, [d for d, _, _ in a.segs], sizes, span,
+         "; " + "; ".join(why[-2:]) if why else ""))
 
 
 def _infer(shape, total, what):
