@@ -17,6 +17,7 @@ import nki.isa as nisa
 import nki.language as nl
 from diffharness import Mismatch, run_case
 from ncverify_nki.newapi import access_patterns, refine
+from ncverify_nki.simulate import KernelNotTraced
 from targets import default
 
 default("trn1")
@@ -88,6 +89,59 @@ def output_pairs(a, k, c):
     return o
 
 
+@nki.jit
+def traced_offsets(a, k, c):
+    """scalar_offset values the kernel knows when it is traced: the variable of a loop over the
+    blocks of a [k * 128, c] argument viewed as [k, 128, c], and an int on its dim 1."""
+    t = nl.ndarray((128, k, c), dtype=nl.float32, buffer=nl.sbuf)
+    for i in nl.affine_range(k):
+        nisa.dma_copy(dst=t[:, i, :], src=a.reshape((k, 128, c)).ap(
+            [[c, 128], [1, c]], offset=0, scalar_offset=i, indirect_dim=0))
+    u = to_sbuf(a.ap([[c, 128], [1, c - 1]], offset=0, scalar_offset=1, indirect_dim=1),
+                (128, c - 1))
+    return to_hbm(t), to_hbm(u)
+
+
+@nki.jit
+def broadcast_without_a_carrier(a, n):
+    """A [p, c] tile broadcast along a new axis: its dims are the partition dim and the one
+    the other axis steps through, so a size-1 dim appended to it carries the broadcast."""
+    t = to_sbuf(a, a.shape)
+    u = nl.ndarray((a.shape[0], n, a.shape[1]), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(u, t.expand_dim(1).broadcast(1, n))
+    return to_hbm(u)
+
+
+@nki.jit
+def psum_split(s, mv, c):
+    """Two matmul products in the halves of a PSUM tile [m, 2c] (a loop: the halves' starts
+    are symbolic), read back through .ap pairs that step twice through its free dim (the tile
+    is declared split into (2, c)), then a second product into each half, which adds (the
+    first write of a PSUM location overwrites, later ones add: the bookkeeping survives the
+    split)."""
+    m = s.shape[1]
+    ts, tm = to_sbuf(s, s.shape), to_sbuf(mv, mv.shape)
+    acc = nl.ndarray((m, 2 * c), dtype=nl.float32, buffer=nl.psum)
+    for i in nl.affine_range(2):
+        nisa.nc_matmul(acc[:, nl.ds(i * c, c)], ts, tm)
+    x = nl.ndarray((m, c, 2), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(x, acc.ap([[2 * c, m], [1, c], [c, 2]]))
+    for i in nl.affine_range(2):
+        nisa.nc_matmul(acc[:, nl.ds(i * c, c)], ts, tm)
+    nisa.nc_matmul(acc[:, 0:c], ts, tm)
+    y = nl.ndarray((m, 2 * c), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(y, acc)
+    return to_hbm(x), to_hbm(y)
+
+
+@nki.jit
+def five_dims(a):
+    """An argument with 5 dims read through pairs that step twice through its last dim."""
+    t = nl.ndarray((4, 2, 8), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a.ap([[16, 4], [1, 2], [2, 8]], offset=0))
+    return to_hbm(t)
+
+
 class ArgumentViews(unittest.TestCase):
     def test_pairs_through_one_dim_of_an_argument(self):
         def body(c):
@@ -134,6 +188,47 @@ class ArgumentViews(unittest.TestCase):
         run_case("nki_views_output_pairs", body)
 
 
+class OnChipViews(unittest.TestCase):
+    def test_scalar_offsets_known_when_traced(self):
+        def body(c):
+            k, cols = int(c.rng.integers(2, 5)), int(c.rng.integers(2, 33))
+            a = c.floats((k * 128, cols))
+            t, u = traced_offsets(a, k, cols)
+            c.check("scalar_offset=i (a loop variable), indirect_dim=0", t,
+                    a.reshape(k, 128, cols).transpose(1, 0, 2))
+            c.check("scalar_offset=1, indirect_dim=1", u, a[0:128, 1:cols])
+        run_case("nki_views_traced_offsets", body)
+
+    def test_a_broadcast_through_an_appended_unit_dim(self):
+        def body(c):
+            p, f = c.shape(free=(1, 48))
+            n = int(c.rng.integers(2, 6))
+            a = c.floats((p, f))
+            got = broadcast_without_a_carrier(a, n)
+            c.check("t.expand_dim(1).broadcast(1, %d)" % n, got,
+                    np.broadcast_to(a[:, None, :], (p, n, f)))
+        run_case("nki_views_broadcast_carrier", body)
+
+    def test_a_psum_tile_split_keeps_its_accumulation(self):
+        def body(c):
+            kk, m, cols = int(c.rng.integers(1, 17)), int(c.rng.integers(1, 129)), \
+                int(c.rng.integers(1, 257))
+            s = c.ints((kk, m), -4, 4).astype(np.float32)
+            mv = c.ints((kk, cols), -4, 4).astype(np.float32)
+            x, y = psum_split(s, mv, cols)
+            prod = s.T @ mv
+            c.check("the halves read through .ap", x, np.stack([prod, prod], axis=2))
+            c.check("products added after the split", y,
+                    np.concatenate([3 * prod, 2 * prod], axis=1))
+        run_case("nki_views_psum_split", body)
+
+    def test_a_sixth_dim_is_refused(self):
+        a = np.zeros((2, 2, 2, 2, 16), dtype=np.float32)
+        with self.assertRaises(KernelNotTraced) as cm:
+            five_dims(a)
+        self.assertIn("'a' already has 5 dims", str(cm.exception))
+
+
 @contextlib.contextmanager
 def patched(module, name, replacement):
     original = getattr(module, name)
@@ -162,6 +257,15 @@ def split_loses_the_outer_start(split):
     return wrong
 
 
+def psum_bookkeeping_forgotten(bookkeeping):
+    """A PSUM split that forgets the regions earlier matmuls wrote and the blocks their
+    accumulation groups started (a mistrace: later matmuls overwrite)."""
+    def wrong(t, d, b, new_views, why):
+        bookkeeping(t, d, b, new_views, why)
+        return set(), []
+    return wrong
+
+
 class WrongMappingsAreCaught(unittest.TestCase):
     """The cases above fail when the front end maps a view wrongly."""
 
@@ -175,6 +279,13 @@ class WrongMappingsAreCaught(unittest.TestCase):
             with self.assertRaises(Mismatch) as cm:
                 run_case("nki_views_selftest_offset", body)
         self.assertIn("block 1", str(cm.exception))
+
+    def test_psum_accumulation_forgotten_by_a_split(self):
+        with patched(refine, "_psum_bookkeeping", psum_bookkeeping_forgotten):
+            with self.assertRaises(Mismatch) as cm:
+                OnChipViews("test_a_psum_tile_split_keeps_its_accumulation") \
+                    .test_a_psum_tile_split_keeps_its_accumulation()
+        self.assertIn("products added after the split", str(cm.exception))
 
     def test_a_held_view_rewritten_at_the_wrong_rows(self):
         with patched(refine, "_split", split_loses_the_outer_start):

@@ -54,12 +54,25 @@ def blocks_transposed(a):
 
 @nki.jit
 def split_argument_dim(a):
-    """Refused: the reshape splits a dim of the kernel argument a, whose shape is its
-    interface."""
+    """The reshape splits dim 1 of the kernel argument a: a is declared [128, 4, 16], the same
+    bytes in the same order (the program says so in a comment)."""
     p, f = a.shape
     assert (p, f) == (128, 64)
     t = nl.ndarray((128, 4, 8), dtype=a.dtype, buffer=nl.sbuf)
     nisa.dma_copy(dst=t, src=a.reshape((128, 4, 16))[:, :, 0:8])
+    out = nl.ndarray((128, 4, 8), dtype=a.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=t)
+    return out
+
+
+@nki.jit
+def split_argument_straddled(a):
+    """Refused: the same split, after an access of a that straddles its rows of 16."""
+    p, f = a.shape
+    assert (p, f) == (128, 64)
+    t = nl.ndarray((128, 32), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a[:, 8:40])
+    nisa.dma_copy(dst=t, src=a.reshape((128, 4, 16))[:, :, 8:16])
     return a
 
 

@@ -33,6 +33,14 @@ def access_pattern(v, pattern, offset, scalar_offset, vector_offset, indirect_di
         if c is not None and c < 0:
             raise errors.NkiError("%s: a negative step (%d)" % (name, c))
     off = Lin.of(v.offset) if offset is None else Lin.of(_lin(offset, name + ": offset"))
+    if isinstance(scalar_offset, (int, SymInt)) and not isinstance(scalar_offset, bool):
+        # An offset the trace knows as an integer: a Python int, or a loop variable or the
+        # program id, which the trace keeps symbolic where NKI's specialised kernel has a
+        # Python int (nki-library's TensorView.select passes those to scalar_offset). The
+        # element offset is the deep dive's offset + scalar_offset * prod(shape[k + 1:]),
+        # known before the instructions run: a static view.
+        off = off.add(Lin.of(scalar_offset).mul(_indirect_scale(v, indirect_dim, name)))
+        scalar_offset = None
     if vector_offset is None and scalar_offset is None:
         def attempt(tt, dry):
             starts = split_offset(tt, off, name)
@@ -41,15 +49,11 @@ def access_pattern(v, pattern, offset, scalar_offset, vector_offset, indirect_di
 
         return refine.structure(t, attempt, pairs, None)
     k = _int(indirect_dim, name + ": indirect_dim")
-    vstrides = v.strides
-    if not 0 <= k < len(vstrides):
-        raise errors.NkiError("%s: indirect_dim %d of a %d-dimensional view" %
-                              (name, k, len(vstrides)))
+    scale = _indirect_scale(v, k, name)
     if t.mem != "hbm" and vector_offset is not None:
         raise errors.NkiError("%s: vector_offset into '%s' (in %s): its indirect dim 0 is the "
                               "partition dim, which is never addressed at run time (per-row "
                               "offsets read HBM)" % (name, t.name, _mem_name(t.mem)))
-    scale = Lin.of(vstrides[k])
 
     def attempt_indirect(tt, dry):
         starts = split_offset(tt, off, name)
@@ -79,6 +83,33 @@ def access_pattern(v, pattern, offset, scalar_offset, vector_offset, indirect_di
         return _scalar_offset(t, starts, pairs, d, scalar_offset, name)
 
     return refine.structure(t, attempt_indirect, pairs, None, strides=(scale,))
+
+
+def _indirect_scale(v, indirect_dim, name):
+    """The elements one unit of a run-time offset moves: prod(A.shape[indirect_dim + 1:]) of
+    the tensor A that .ap is called on (the access-pattern deep dive, "Dynamic Access with
+    scalar_offset and vector_offset"; the migration guide's "Dynamic access pattern")."""
+    k = _int(indirect_dim, name + ": indirect_dim")
+    shape = v.shape
+    if not 0 <= k < len(shape):
+        raise errors.NkiError("%s: indirect_dim %d of a %d-dimensional view" %
+                              (name, k, len(shape)))
+    scale = Lin.of(1)
+    for n in shape[k + 1:]:
+        scale = scale.mul(Lin.of(n))
+    stride = Lin.of(v.strides[k])
+    if not _same(scale, stride):
+        # nki-library reshapes the tensor it calls .ap on so that a dim has the stride it
+        # wants, and there the two agree; for a view whose stride differs no page says which
+        raise errors.NkiError("%s: a run-time offset on dim %d of a view whose stride there "
+                              "(%s) is not the product of the sizes after it (%s, the deep "
+                              "dive's scale): which one NKI scales by is not documented; call "
+                              ".ap on a contiguous view" % (name, k, stride.text(), scale.text()))
+    return scale
+
+
+def _text(n):
+    return str(n) if isinstance(n, int) else n.text()
 
 
 def _count(x, name):
@@ -182,10 +213,10 @@ def map_pattern(t, pairs, name, rows_dim, starts):
             seg = _dim_run(st, n, S, sizes, first, used, on_chip)
         if seg is None:
             raise refine.Unmapped(
-                "%s: pair %d [%s, %d] of %s is not a step through one storage dim of '%s' %s "
+                "%s: pair %d [%s, %s] of %s is not a step through one storage dim of '%s' %s "
                 "nor through whole consecutive ones%s: the IR's access names each storage dim "
                 "once, with one start, size and step" %
-                (name, k, st.text(), n, [[p[0].text(), p[1]] for p in pairs], t.name,
+                (name, k, st.text(), _text(n), [[p[0].text(), p[1] if isinstance(p[1], int) else p[1].text()] for p in pairs], t.name,
                  tuple(SymInt.make(s) for s in t.shape),
                  " (not the partition dim of an on-chip tensor)" if on_chip else ""))
         used.update(d for d, _, _ in seg)
@@ -218,7 +249,9 @@ def _one_dim(st, n, S, sizes, first, used, on_chip, shape):
 
 
 def _dim_run(st, n, S, sizes, first, used, on_chip):
-    """A pair over several whole storage dims: step = the innermost one's stride."""
+    """A pair over several whole storage dims: step = the innermost one's stride. The outermost
+    dim of the run may start at a run-time index (as in _one_dim, the interpreter checks that
+    the access stays inside the dim); the inner ones are whole."""
     inner = next((d for d in range(len(S)) if _same(st, S[d])), None)
     if inner is None or None in sizes:
         return None
@@ -226,11 +259,11 @@ def _dim_run(st, n, S, sizes, first, used, on_chip):
     while d >= 0:
         if d in used or (on_chip and d == 0):
             return None
-        if first[d] is None:
-            return None
-        if first[d] + rem <= sizes[d]:
+        if (first[d] or 0) + rem <= sizes[d]:
             segs.insert(0, (d, rem, 1))
             return segs
+        if first[d] is None:
+            return None
         if rem % sizes[d] or first[d] != 0:
             return None
         segs.insert(0, (d, sizes[d], 1))
@@ -253,7 +286,10 @@ def _offsets_view(x, rows, what, scalar=False):
     if o.tensor.dtype not in ("int32", "uint32"):
         raise errors.NkiError("%s: the offsets '%s' are %s; run-time offsets are int32 or "
                               "uint32" % (what, o.tensor.name, o.tensor.dtype))
-    shape = [_const(s) for s in o.logical_lins()]
+    # an NkiTensor's own shape: its size-1 axes that no storage dim carries (`.ap` pairs
+    # [1, 1], an expand_dim) are axes of the offsets too, which the IR access lacks
+    lins = [Lin.of(s) for s in x.shape] if isinstance(x, views.NkiTensor) else o.logical_lins()
+    shape = [_const(s) for s in lins]
     if len(shape) != 2 or shape[1] != 1 or (rows is not None and shape[0] != rows):
         raise errors.NkiError("%s: the offsets '%s' have shape %s; they must be %s" %
                               (what, o.tensor.name, tuple(o.shape),

@@ -1,14 +1,16 @@
-"""Splitting a storage dim of a tensor the kernel made, so that a view stepping twice through
-one dim (`t.reshape((128, 4, 16))` of a (128, 64) buffer, `reshape_dim`, an `.ap` pattern with
-two pairs in one row) is one IR access.
+"""Splitting a storage dim of a tensor, so that a view stepping twice through one dim
+(`t.reshape((128, 4, 16))` of a (128, 64) buffer, `reshape_dim`, an `.ap` pattern with two pairs
+in one row, a run-time offset scaled by a multiple of a dim's stride) is one IR access.
 
 The IR's access has one start, size and step per storage dim (program.View), so such a view
 needs the dim declared as two: (128, 64) becomes (128, 4, 16), the same bytes in the same order.
 Every access of the tensor recorded so far, and every live view the kernel holds, is rewritten
 in the split shape; if one of them cannot be (an earlier `t[:, 8:40]` straddles the 16-element
-rows), the split is refused with the access named. SBUF and HBM tensors whose sizes are known
-are split; PSUM tensors are not (accumulation groups are keyed by their accesses, tiles.py), nor
-SBUF tensors of a legacy allocation. An HBM tensor is flat bytes, row-major: a kernel argument
+rows), the split is refused with the access named. The on-chip tensors of nl.ndarray and all
+HBM tensors whose sizes are known are split; not those of a legacy allocation. A PSUM tensor's
+accumulation bookkeeping (the blocks its accumulation groups started, keyed by the accesses'
+text in tiles.py, and the regions earlier matmuls wrote) is carried into the split shape. An
+HBM tensor is flat bytes, row-major: a kernel argument
 or output declared with a finer factorisation of its dims holds the same bytes in the same
 order, so the kernel's interface is unchanged. Its shape as the kernel declared it is kept
 (`interface_shape`): the program says so in a comment, and the simulator hands arrays in and
@@ -29,8 +31,6 @@ class Unmapped(errors.NkiError):
 def register(view):
     """Remember a live NkiTensor of its tensor (rewritten in place when the tensor is split)."""
     t = view._base
-    if t.mem == "psum":
-        return
     refs = t.__dict__.setdefault("nki_views", [])
     if len(refs) > 256:
         refs[:] = [r for r in refs if r() is not None]
@@ -45,12 +45,11 @@ def register_tile(tile):
 
 def refusal(t):
     """Why t's dims cannot be split (None: they can)."""
-    if t.mem == "psum":
-        return "'%s' is in PSUM; only SBUF and HBM tensors are redeclared with a dim split" % \
-            t.name
-    if t.mem == "sbuf" and (not t.__dict__.get("nki_owned") or t.role != "buffer"):
-        return "'%s' is not an SBUF tensor of nl.ndarray; only those and HBM tensors are " \
+    if t.mem != "hbm" and (not t.__dict__.get("nki_owned") or t.role != "buffer"):
+        return "'%s' is not an on-chip tensor of nl.ndarray; only those and HBM tensors are " \
             "redeclared with a dim split" % t.name
+    if t.mem == "psum" and (t.copy_back is not None or t.copied is not None):
+        return "'%s' holds a Tensor-engine transpose whose SBUF copy keeps its shape" % t.name
     if t.fold or t.logical or any(m is not None for m in t.mods):
         return "'%s' has a legacy allocation" % t.name
     if any(_const(s) is None for s in t.shape):
@@ -173,9 +172,10 @@ def split(t, d, b, why):
                                   "of '%s' the kernel holds (shape %s) is not one access in that "
                                   "shape" % (why, d, b, t.name, tuple(x.shape)))
         new_live.append((x, nx))
+    psum = _psum_bookkeeping(t, d, b, new_views, why) if t.mem == "psum" else None
     # Commit: the tensor, the recorded accesses, the live views.
     if t.mem == "hbm" and "interface_shape" not in t.__dict__:
-        t.interface_shape = [Lin.of(_const(s)) for s in t.shape]
+        t.interface_shape = list(t.shape)
     size = _const(t.shape[d])
     t.__dict__.setdefault("split_why", []).append(
         "'%s' was declared with its dim %d (%d) split into (%d, %d) for: %s" %
@@ -189,6 +189,10 @@ def split(t, d, b, why):
             v.indirect.dim = _renumber(v.indirect.dim, d)
     for x, (starts, axes, indirect) in new_live:
         x._starts, x._axes, x._indirect = starts, axes, indirect
+    if psum is not None:
+        t.group_keys, regions = psum
+        if regions is not None:
+            t.matmul_regions = regions
     for tile, nk in handles:
         tile.__dict__.clear()
         tile.__dict__.update(nk.__dict__)
@@ -196,6 +200,90 @@ def split(t, d, b, why):
         live.append(tile)
     t.nki_tiles = []
     t.nki_views = [weakref.ref(x) for x in live]
+
+
+def add_unit_dim(t, why):
+    """Redeclare t with a size-1 dim appended (the same bytes in the same order), for a view
+    that broadcasts through a dim no other axis uses: every recorded access and live view of t
+    gets that dim at index 0 of size 1; an NkiError naming why t cannot be redeclared
+    otherwise."""
+    no = refusal(t)
+    if no is not None:
+        raise errors.NkiError("%s; a size-1 dim appended to '%s' would carry it, but %s" %
+                              (why, t.name, no))
+    from .views import NkiTensor
+
+    tr = trace.current()
+    handles = [r() for r in t.__dict__.get("nki_tiles", [])]
+    handles = [(x, NkiTensor.of(x)) for x in handles
+               if x is not None and not isinstance(x, NkiTensor) and x._view.tensor is t]
+    views = _views_of(t, tr.root, [])
+    if t.mem == "psum":  # tiles._block_key's form: (start, size, step) text per dim
+        unit = ((Lin.of(0).text(), Lin.of(1).text(), 1),)
+        t.group_keys = {(dims + unit, pieces) for dims, pieces in t.group_keys}
+        if t.__dict__.get("matmul_regions") is not None:
+            t.matmul_regions = [list(box) + [(0, 1)] for box in t.matmul_regions]
+    if t.mem == "hbm" and "interface_shape" not in t.__dict__:
+        t.interface_shape = list(t.shape)
+    t.__dict__.setdefault("split_why", []).append(
+        "'%s' was declared with a size-1 dim appended for: %s" % (t.name, why))
+    t.shape.append(Lin.of(1))
+    t.mods.append(None)
+    t.nki_to_storage = list(range(len(t.shape)))
+    for v in views:
+        v.dims.append([Lin.of(0), Lin.of(1), 1])
+    live = [r() for r in t.__dict__.get("nki_views", [])]
+    live = [x for x in live if x is not None]
+    for x in live:
+        x._starts = x._starts + [Lin.of(0)]
+    for tile, nk in handles:
+        tile.__dict__.clear()
+        tile.__dict__.update(nk.__dict__)
+        tile.__class__ = NkiTensor
+        live.append(tile)
+    t.nki_tiles = []
+    t.nki_views = [weakref.ref(x) for x in live]
+
+
+def _psum_bookkeeping(t, d, b, new_views, why):
+    """A PSUM tensor's accumulation bookkeeping in the split shape: the blocks its accumulation
+    groups started (tiles.py keys them by the access's text: each key is the text of a recorded
+    access, mapped to the text of that access rewritten) and the regions earlier nc_matmul
+    calls wrote (tensor_engine.py: [(start, stop)] per dim; one that straddles rows becomes
+    the rows it covers whole and its partial first and last rows)."""
+    from ..tiles import _block_key
+
+    tr = trace.current()
+    text = {}
+    for v, (dims, _) in new_views:
+        text[_block_key(tr, v)] = tuple((tr.resolve(Lin.of(a)).text(),
+                                         tr.resolve(Lin.of(n)).text(), st) for a, n, st in dims)
+    keys = set()
+    for dims, pieces in t.group_keys:
+        if dims not in text:
+            raise errors.NkiError("%s; splitting its dim %d into rows of %d would do, but an "
+                                  "accumulation group of '%s' started in a block that no recorded "
+                                  "access names" % (why, d, b, t.name))
+        keys.add((text[dims], pieces))
+    regions = t.__dict__.get("matmul_regions")
+    if regions is None:
+        return keys, None
+    out = []
+    for box in regions:
+        lo, hi = box[d]
+        rows = []
+        if lo // b == (hi - 1) // b:  # inside one row
+            rows.append(((lo // b, lo // b + 1), (lo % b, (hi - 1) % b + 1)))
+        else:
+            first, last = -(-lo // b), hi // b  # the whole rows [first, last)
+            if lo % b:
+                rows.append(((lo // b, lo // b + 1), (lo % b, b)))
+            if first < last:
+                rows.append(((first, last), (0, b)))
+            if hi % b:
+                rows.append(((hi // b, hi // b + 1), (0, hi % b)))
+        out += [box[:d] + [o, i] + box[d + 1:] for o, i in rows]
+    return keys, out
 
 
 def _new_nki(x, d, b):
@@ -239,14 +327,19 @@ def structure(t, attempt, pairs, why, strides=()):
         return attempt(t, False)
     except Unmapped as e:
         first = e
+    cuts, blocked = _plan(t, attempt, pairs, strides)
     if refusal(t) is not None:
-        cuts = _plan(t, attempt, pairs, strides)
-        if cuts:
-            d, b = cuts[0]
+        if cuts or blocked:
+            d, b = cuts[0] if cuts else blocked
             split(t, d, b, why or str(first))  # raises the refusal with the reason
         raise first
-    cuts = _plan(t, attempt, pairs, strides)
     if cuts is None:
+        if blocked is not None:
+            d, b = blocked
+            raise errors.NkiError("%s; splitting its dim %d into rows of %d would do, but '%s' "
+                                  "already has 5 dims (an access has at most a partition and 4 "
+                                  "free dims, and names every dim of its tensor)" %
+                                  (why or str(first), d, b, t.name))
         raise first
     for d, b in cuts:
         split(t, d, b, why or str(first))
@@ -261,8 +354,9 @@ class _Shape:
 
 
 def _plan(t, attempt, pairs, strides=()):
-    """The splits ((dim, inner size), in order) after which attempt maps the pattern; None when
-    no splits at pair boundaries (or at the given strides) do."""
+    """(cuts, blocked): the splits ((dim, inner size), in order) after which attempt maps the
+    pattern, None when no splits at pair boundaries (or at the given strides) do; and the cut
+    that the 5-dim limit stopped, if one did."""
     shape = list(t.shape)
     cuts = []
     on_chip = t.mem != "hbm"
@@ -270,7 +364,7 @@ def _plan(t, attempt, pairs, strides=()):
         probe = _Shape(t, shape)
         try:
             attempt(probe, True)
-            return cuts
+            return cuts, None
         except Unmapped:
             pass
         cut = None
@@ -289,9 +383,11 @@ def _plan(t, attempt, pairs, strides=()):
                     break
             if cut is not None:
                 break
-        if cut is None or len(shape) >= 5:
-            return None
+        if cut is not None and len(shape) >= 5:
+            return None, cut
+        if cut is None:
+            return None, None
         d, b = cut
         shape[d:d + 1] = [Lin.of(_const(shape[d]) // b), Lin.of(b)]
         cuts.append(cut)
-    return None
+    return None, None

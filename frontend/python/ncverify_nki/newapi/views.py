@@ -136,10 +136,13 @@ class NkiTensor(Tile):
                     free = [c for c in range(len(dims)) if c not in used and
                             (c > 0 or not self._on_chip())]
                     if not free:
-                        raise errors.NkiError("axis %d of '%s' is broadcast and every storage "
-                                              "dim is used by another axis: the IR's access "
-                                              "broadcasts through a storage dim (step 0)" %
-                                              (k, t.name))
+                        # a size-1 dim appended to the tensor carries it (the same bytes)
+                        refine.add_unit_dim(t, "axis %d of '%s' is broadcast and every storage "
+                                               "dim is used by another axis: the IR's access "
+                                               "broadcasts through a storage dim (step 0)" %
+                                            (k, t.name))
+                        dims.append([Lin.of(0), Lin.of(1), 1])
+                        free = [len(dims) - 1]
                     d = free[-1]
                     used.add(d)
                 dims[d] = [self._starts[d], Lin.of(size), step]
