@@ -112,6 +112,11 @@ def _text(n):
     return str(n) if isinstance(n, int) else n.text()
 
 
+def _shown(n):
+    """A count as the refusals list it: an int, or the text of a symbolic one."""
+    return n if isinstance(n, int) else n.text()
+
+
 def _count(x, name):
     """A pattern count: an int when the trace knows it, else a symbolic size (a dim's size,
     given with --param or not)."""
@@ -216,7 +221,8 @@ def map_pattern(t, pairs, name, rows_dim, starts):
                 "%s: pair %d [%s, %s] of %s is not a step through one storage dim of '%s' %s "
                 "nor through whole consecutive ones%s: the IR's access names each storage dim "
                 "once, with one start, size and step" %
-                (name, k, st.text(), _text(n), [[p[0].text(), p[1] if isinstance(p[1], int) else p[1].text()] for p in pairs], t.name,
+                (name, k, st.text(), _text(n), [[p[0].text(), _shown(p[1])] for p in pairs],
+                 t.name,
                  tuple(SymInt.make(s) for s in t.shape),
                  " (not the partition dim of an on-chip tensor)" if on_chip else ""))
         used.update(d for d, _, _ in seg)
