@@ -16,9 +16,9 @@ import nki
 import nki.isa as nisa
 import nki.language as nl
 from diffharness import Mismatch, run_case
-from ncverify_nki.newapi import access_patterns, refine
+from ncverify_nki.newapi import access_patterns, dma, refine
 from ncverify_nki.simulate import KernelNotTraced
-from targets import default
+from targets import default, on
 
 default("trn1")
 
@@ -53,7 +53,9 @@ def argument_pairs(a, k, c, rows, m):
     steps through its dim 0), with views taken before and after: a held view made before the
     split, and slices after it of whole blocks of 128 rows and of rows within one block."""
     held = a[128:256, 0:c]
-    t = to_sbuf(a.ap([[c, 128], [128 * c, k], [1, c]], offset=0), (128, k, c))
+    # dst of another shape than src: one DMA, a's dim split (dma.py moves a DMA between views
+    # of one shape in pieces instead)
+    t = to_sbuf(a.ap([[c, 128], [128 * c, k], [1, c]], offset=0), (128, k * c))
     u = to_sbuf(held, (128, c))
     w = to_sbuf(a[rows:rows + m, 1:c], (m, c - 1))
     blocks = to_sbuf(a[128:].reshape((k - 1, 128, c)).permute((1, 0, 2)), (128, k - 1, c))
@@ -83,7 +85,7 @@ def scaled_offset(a, k, c, block, rows):
 def output_pairs(a, k, c):
     """An output [k * 128, c] written through .ap pairs that step twice through its dim 0: the
     caller gets the output in the shape the kernel declared."""
-    t = to_sbuf(a, (128, k, c))
+    t = to_sbuf(a, (128, k * c))  # of another shape than dst's view: one DMA, o split
     o = nl.ndarray((k * 128, c), dtype=nl.float32, buffer=nl.shared_hbm)
     nisa.dma_copy(dst=o.ap([[c, 128], [128 * c, k], [1, c]], offset=0), src=t)
     return o
@@ -136,10 +138,38 @@ def psum_split(s, mv, c):
 
 @nki.jit
 def five_dims(a):
-    """An argument with 5 dims read through pairs that step twice through its last dim."""
-    t = nl.ndarray((4, 2, 8), dtype=nl.float32, buffer=nl.sbuf)
-    nisa.dma_copy(dst=t, src=a.ap([[16, 4], [1, 2], [2, 8]], offset=0))
-    return to_hbm(t)
+    """A tile with 5 dims read by the Vector engine through pairs that step twice through its
+    last dim."""
+    t = to_sbuf(a, a.shape)
+    u = nl.ndarray((2, 2, 8), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(u, t.ap([[128, 2], [1, 2], [2, 8]], offset=0))
+    return to_hbm(u)
+
+
+@nki.jit
+def dma_in_pieces(a):
+    """A DMA whose source .ap steps twice through the free dim of an SBUF tile ([64, 128],
+    [16, 4], [1, 8]: rows of 16 read 8 at a time) moves it in pieces, one per index of the axis
+    of 4, so the tile keeps its declared shape: a later slice across its rows of 16 is one
+    access. Then a dma_transpose of a source that steps twice through one dim (nki-library's
+    attention_cte: [[512, p], [1, 1], [128, 4], [1, 128]])."""
+    t = to_sbuf(a, (128, 64))
+    u = nl.ndarray((128, 4, 8), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=u, src=t.ap([[64, 128], [16, 4], [1, 8]]))
+    w = nl.ndarray((128, 20), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(w, t[:, 8:28])
+    return to_hbm(u), to_hbm(w)
+
+
+@on("trn2")
+def transpose_in_pieces(a):
+    p = a.shape[0]
+    t = to_sbuf(a, a.shape)
+    u = nl.ndarray((128, 1, 4, p), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.dma_transpose(dst=u, src=t.ap([[512, p], [1, 1], [128, 4], [1, 128]]))
+    w = nl.ndarray((p, 300), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(w, t[:, 100:400])
+    return to_hbm(u), to_hbm(w)
 
 
 class ArgumentViews(unittest.TestCase):
@@ -151,7 +181,8 @@ class ArgumentViews(unittest.TestCase):
             m = int(c.rng.integers(1, 128 - rows % 128 + 1))
             t, u, w, blocks = argument_pairs(a, k, cols, rows, m)
             c.check("a.ap(two pairs in dim 0)", t,
-                    ap_golden(a, [[cols, 128], [128 * cols, k], [1, cols]], 0))
+                    ap_golden(a, [[cols, 128], [128 * cols, k], [1, cols]], 0)
+                    .reshape(128, k * cols))
             c.check("a view held across the split", u, a[128:256, 0:cols])
             c.check("rows within one block after the split", w, a[rows:rows + m, 1:cols])
             c.check("whole blocks after the split", blocks,
@@ -179,11 +210,11 @@ class ArgumentViews(unittest.TestCase):
     def test_an_output_written_through_pairs_in_one_dim(self):
         def body(c):
             k, cols = int(c.rng.integers(2, 5)), int(c.rng.integers(1, 33))
-            a = c.floats((128, k, cols))
+            a = c.floats((128, k * cols))
             got = output_pairs(a, k, cols)
             want = np.empty((k * 128, cols), dtype=np.float32)
             idx = ap_golden(np.arange(want.size), [[cols, 128], [128 * cols, k], [1, cols]], 0)
-            want.reshape(-1)[idx] = a
+            want.reshape(-1)[idx] = a.reshape(128, k, cols)
             c.check("o.ap(two pairs in dim 0) = a", got, want)
         run_case("nki_views_output_pairs", body)
 
@@ -222,11 +253,27 @@ class OnChipViews(unittest.TestCase):
                     np.concatenate([3 * prod, 2 * prod], axis=1))
         run_case("nki_views_psum_split", body)
 
+    def test_dmas_in_pieces_keep_the_tile_as_declared(self):
+        def body(c):
+            a = c.floats((128, 64))
+            u, w = dma_in_pieces(a)
+            c.check("t.ap([[64, 128], [16, 4], [1, 8]]) in pieces", u,
+                    ap_golden(a, [[64, 128], [16, 4], [1, 8]], 0))
+            c.check("t[:, 8:28] after it", w, a[:, 8:28])
+            p = int(c.rng.integers(1, 17))
+            b = c.floats((p, 512))
+            u, w = transpose_in_pieces(b)
+            c.check("dma_transpose of [[512, p], [1, 1], [128, 4], [1, 128]] in pieces", u,
+                    ap_golden(b, [[512, p], [1, 1], [128, 4], [1, 128]], 0)
+                    .transpose(3, 1, 2, 0))
+            c.check("t[:, 100:400] after it", w, b[:, 100:400])
+        run_case("nki_views_dma_pieces", body)
+
     def test_a_sixth_dim_is_refused(self):
         a = np.zeros((2, 2, 2, 2, 16), dtype=np.float32)
         with self.assertRaises(KernelNotTraced) as cm:
             five_dims(a)
-        self.assertIn("'a' already has 5 dims", str(cm.exception))
+        self.assertIn("already has 5 dims", str(cm.exception))
 
 
 @contextlib.contextmanager
@@ -266,6 +313,14 @@ def psum_bookkeeping_forgotten(bookkeeping):
     return wrong
 
 
+def pieces_reversed(pieces):
+    """DMA pieces whose sources are taken in the reverse order (a mistrace)."""
+    def wrong(dst, src, dst_axis_of):
+        got = pieces(dst, src, dst_axis_of)
+        return None if got is None else [(d, s) for (d, _), (_, s) in zip(got, got[::-1])]
+    return wrong
+
+
 class WrongMappingsAreCaught(unittest.TestCase):
     """The cases above fail when the front end maps a view wrongly."""
 
@@ -286,6 +341,13 @@ class WrongMappingsAreCaught(unittest.TestCase):
                 OnChipViews("test_a_psum_tile_split_keeps_its_accumulation") \
                     .test_a_psum_tile_split_keeps_its_accumulation()
         self.assertIn("products added after the split", str(cm.exception))
+
+    def test_dma_pieces_out_of_order(self):
+        with patched(dma, "_pieces", pieces_reversed):
+            with self.assertRaises(Mismatch) as cm:
+                OnChipViews("test_dmas_in_pieces_keep_the_tile_as_declared") \
+                    .test_dmas_in_pieces_keep_the_tile_as_declared()
+        self.assertIn("in pieces", str(cm.exception))
 
     def test_a_held_view_rewritten_at_the_wrong_rows(self):
         with patched(refine, "_split", split_loses_the_outer_start):

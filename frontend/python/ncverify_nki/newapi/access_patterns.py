@@ -47,6 +47,15 @@ def access_pattern(v, pattern, offset, scalar_offset, vector_offset, indirect_di
             axes = map_pattern(tt, pairs, name, None, starts)
             return None if dry else views.NkiTensor(t, starts, axes)
 
+        if all(isinstance(n, int) for _, n in pairs):
+            try:
+                return attempt(t, False)
+            except refine.Unmapped as e:
+                # kept as its pattern until an instruction uses it (views.NkiTensor._resolve
+                # splits the tensor then), so that a DMA can move it in pieces instead
+                # (dma.py): a split is for the rest of the kernel
+                return views.NkiTensor(t, v._starts, None, None, str(e),
+                                       ([n for _, n in pairs], [st for st, _ in pairs], off))
         return refine.structure(t, attempt, pairs, None)
     k = _int(indirect_dim, name + ": indirect_dim")
     scale = _indirect_scale(v, k, name)

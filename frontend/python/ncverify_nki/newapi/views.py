@@ -465,6 +465,23 @@ class NkiTensor(Tile):
                               indirect_dim, dtype)
 
 
+def maps_as_is(x):
+    """Whether x is one IR access without a dim of its tensor split (a view kept as its
+    pattern, views that are not NkiTensors and structured views are)."""
+    if not isinstance(x, NkiTensor) or x._axes is not None:
+        return True
+    shape, strides, off = x._flat
+    if x._indirect is not None or any(_const(n) is None for n in shape):
+        return False
+    pairs = [(Lin.of(st), _const(n)) for st, n in zip(strides, shape)]
+    try:
+        starts = patterns.split_offset(x._base, Lin.of(off), "a view")
+        patterns.map_pattern(x._base, pairs, "a view", None, starts)
+    except errors.NkiError:
+        return False
+    return True
+
+
 def ir_axes(x, axis, call):
     """The axes of x's IR access that the view's axes `axis` are (a call that takes axes reads
     the access): an axis merged from several storage dims is several, an added size-1 axis
