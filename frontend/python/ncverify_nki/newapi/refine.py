@@ -10,11 +10,11 @@ rows), the split is refused with the access named. The on-chip tensors of nl.nda
 HBM tensors whose sizes are known are split; not those of a legacy allocation. A PSUM tensor's
 accumulation bookkeeping (the blocks its accumulation groups started, keyed by the accesses'
 text in tiles.py, and the regions earlier matmuls wrote) is carried into the split shape. An
-HBM tensor is flat bytes, row-major: a kernel argument
-or output declared with a finer factorisation of its dims holds the same bytes in the same
-order, so the kernel's interface is unchanged. Its shape as the kernel declared it is kept
-(`interface_shape`): the program says so in a comment, and the simulator hands arrays in and
-out in that shape."""
+HBM tensor is flat bytes, row-major: a kernel argument or output declared with a finer
+factorisation of its dims holds the same bytes in the same order, so the kernel's interface is
+unchanged. Its shape as the kernel declared it is kept (`interface_shape`): the program's header
+says so, and the simulator hands arrays in and out in that shape. A size-1 dim appended to a
+tensor (add_unit_dim) carries a broadcast when every other dim is used."""
 
 import weakref
 
@@ -205,7 +205,7 @@ def split(t, d, b, why):
 def add_unit_dim(t, why):
     """Redeclare t with a size-1 dim appended (the same bytes in the same order), for a view
     that broadcasts through a dim no other axis uses: every recorded access and live view of t
-    gets that dim at index 0 of size 1; an NkiError naming why t cannot be redeclared
+    gets that dim at start 0, size 1; an NkiError naming why t cannot be redeclared
     otherwise."""
     no = refusal(t)
     if no is not None:
