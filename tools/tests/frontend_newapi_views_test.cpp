@@ -57,6 +57,20 @@ TEST(FrontendNewApiViews, MergedDimsAndSymbolicCountsAreAccessesForEveryShape) {
   EXPECT_EQ(run.exit_code, 0) << describe(run);
 }
 
+// `.ap` counts that depend on a loop variable: one that is the same for every value of the loop
+// is that constant, one whose last index stays inside the dim for every value is the access's
+// size (a loop-dependent size of the IR's access).
+TEST(FrontendNewApiViews, ApCountsOfLoopVariablesAreAccessesWhereTheyFit) {
+  const CliResult r =
+      run_cli({"import", target("counts_of_loop_variables"), "--param", "m=64..4096/64"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_TRUE(contains(r.out, "for i in affine_range(m // 64) {")) << r.out;
+  EXPECT_TRUE(contains(r.out, "dma_copy t[:, :], a[0:+128, i * 64:+64]")) << r.out;
+  EXPECT_TRUE(contains(r.out, "tensor_copy u[:, i:+i * -1 + 64], t[:, i:+i * -1 + 64]")) << r.out;
+  const CliResult run = run_cli({"run", target("counts_of_loop_variables"), "--param", "m=256"});
+  EXPECT_EQ(run.exit_code, 0) << describe(run);
+}
+
 // select / expand_dim / flatten_dims are accesses of the tensors' own dims.
 TEST(FrontendNewApiViews, ViewMethodsAreAccessesOfTheStorageDims) {
   const CliResult r = run_cli({"import", target("halves_swapped")});

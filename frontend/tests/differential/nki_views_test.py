@@ -115,6 +115,17 @@ def broadcast_without_a_carrier(a, n):
 
 
 @nki.jit
+def reduce_over_an_added_axis(a):
+    """A max over an added size-1 axis (nki-library's reshape_dim(1, [1, s]).permute(...) with
+    one tile): each result is the one element it reads."""
+    t = to_sbuf(a, a.shape)
+    u = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_reduce(dst=u, op=nl.maximum, data=t.reshape_dim(1, [1, a.shape[1]])
+                       .permute([0, 2, 1]), axis=[2], keepdims=False)
+    return to_hbm(u)
+
+
+@nki.jit
 def psum_split(s, mv, c):
     """Two matmul products in the halves of a PSUM tile [m, 2c] (a loop: the halves' starts
     are symbolic), read back through .ap pairs that step twice through its free dim (the tile
@@ -268,6 +279,13 @@ class OnChipViews(unittest.TestCase):
                     .transpose(3, 1, 2, 0))
             c.check("t[:, 100:400] after it", w, b[:, 100:400])
         run_case("nki_views_dma_pieces", body)
+
+    def test_a_reduce_over_an_added_size_1_axis(self):
+        def body(c):
+            a = c.floats(c.shape())
+            c.check("tensor_reduce(max) over an added size-1 axis", reduce_over_an_added_axis(a),
+                    a)
+        run_case("nki_views_reduce_unit_axis", body)
 
     def test_a_sixth_dim_is_refused(self):
         a = np.zeros((2, 2, 2, 2, 16), dtype=np.float32)

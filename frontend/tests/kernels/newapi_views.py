@@ -89,3 +89,23 @@ def batches_flattened(a):
         nisa.dma_copy(dst=t, src=flat[nl.ds(i * 128, 128), :])
         nisa.dma_copy(dst=out.ap([[m, n], [1, m]], offset=i * n * m), src=t)
     return out
+
+
+@nki.jit
+def counts_of_loop_variables(a):
+    """.ap counts that depend on the variable of a loop the trace keeps: (8255 - i) // 64 - 64,
+    which is 64 for every i of the loop (m <= 4096: i < 64), and 64 - i from element i, whose
+    last index stays inside the dim of 64 for every i."""
+    n, m = a.shape
+    assert n == 128
+    t = nl.ndarray((128, 64), dtype=a.dtype, buffer=nl.sbuf)
+    u = nl.ndarray((128, 64), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.memset(u, 0.0)
+    for i in nl.affine_range(m // 64):
+        nisa.dma_copy(dst=t.ap([[64, 128], [1, (8255 - i) // 64 - 64]], offset=0),
+                      src=a.ap([[m, 128], [1, (8255 - i) // 64 - 64]], offset=i * 64))
+        nisa.tensor_copy(u.ap([[64, 128], [1, 64 - i]], offset=i),
+                         t.ap([[64, 128], [1, 64 - i]], offset=i))
+    out = nl.ndarray((128, 64), dtype=a.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=u)
+    return out

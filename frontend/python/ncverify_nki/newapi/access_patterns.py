@@ -5,7 +5,7 @@ start, size and step per storage dim), the offset split over them, and `scalar_o
 `vector_offset`, `select(dim, tensor)` and `vector_select` as the IR's indirect access
 (program.Indirect)."""
 
-from .. import errors, trace
+from .. import errors, splitting, trace
 from ..expr import Lin, SymInt
 from ..tiles import Tile
 from . import refine, views
@@ -131,6 +131,12 @@ def _count(x, name):
     given with --param or not)."""
     lin = Lin.of(_lin(x, name + ": a count"))
     c = _const(lin)
+    if c is None:
+        # one value for every value of the loop variables in it (nki-library's
+        # min(128, (s - 1 - i * 64) // 64 + 1) over a loop whose every i gives 128)
+        lo, hi = splitting.lin_range(trace.current(), lin)
+        if lo == hi:
+            return int(lo)
     return c if c is not None else lin
 
 
@@ -222,7 +228,7 @@ def map_pattern(t, pairs, name, rows_dim, starts):
         if _const(st) == 0:
             axes.append(views.Axis(n, [(None, n, 0)]))
             continue
-        seg = _one_dim(st, n, S, sizes, first, used, on_chip, t.shape)
+        seg = _one_dim(st, n, S, sizes, first, used, on_chip, t.shape, starts)
         if seg is None and isinstance(n, int):
             seg = _dim_run(st, n, S, sizes, first, used, on_chip)
         if seg is None:
@@ -239,7 +245,7 @@ def map_pattern(t, pairs, name, rows_dim, starts):
     return axes
 
 
-def _one_dim(st, n, S, sizes, first, used, on_chip, shape):
+def _one_dim(st, n, S, sizes, first, used, on_chip, shape, starts):
     for d in range(len(S)):
         if d in used or (on_chip and d == 0):
             continue
@@ -253,6 +259,13 @@ def _one_dim(st, n, S, sizes, first, used, on_chip, shape):
         if not isinstance(n, int):  # a symbolic count: the whole dim, from its start
             if q == 1 and first[d] == 0 and _same(n, shape[d]):
                 return [(d, n, 1)]
+            # or one whose last index stays inside the dim for every value of the loop
+            # variables in it (a count 128 - i from start i of a dim of 128)
+            if sizes[d] is not None and isinstance(starts, list):
+                last = Lin.of(starts[d]).add(Lin.of(n).sub(Lin.of(1)).scale(q))
+                lo, hi = splitting.lin_range(trace.current(), last)
+                if hi < sizes[d] and splitting.lin_range(trace.current(), Lin.of(n))[0] >= 1:
+                    return [(d, n, q)]
             continue
         if sizes[d] is None:
             if q == 1:

@@ -66,20 +66,26 @@ def _same_count(call, a, b, what_a, what_b):
 
 
 def _pieces(dst, src, dst_axis_of):
-    """A DMA whose operand is a view kept as its pattern (`.ap` or a reshape stepping twice
-    through one storage dim) that is one IR access only with a dim of its tensor split: the
+    """A DMA whose on-chip operand is a view kept as its pattern (`.ap` or a reshape stepping
+    twice through one storage dim) that is one IR access only with a dim of its tile split: the
     same DMA as one DMA per index of one axis (the one of fewest elements that works), each
     piece one access as the tensors are declared, [(dst piece, src piece)]; None when no
-    operand needs a split or no single axis avoids it (the tensor is split then, views.py).
+    on-chip operand needs a split or no single axis avoids it (the tensor is split then,
+    views.py). A split is for the rest of the kernel, and the compute engines' instructions
+    that read the tile later cannot be cut in pieces (a reduction, a matmul): nki-library's
+    attention_cte reads 209 elements of a free dim a dma_transpose source would split into rows
+    of 128. An HBM tensor is only ever read by DMAs, and is split (one DMA, as the hardware
+    moves it).
     A DMA moves each element independently, so the pieces move the same elements to the same
     places; the model prices them as that many DMAs. Axis j of src is axis dst_axis_of(j) of
     dst."""
     from .views import NkiTensor, maps_as_is
 
     ops = [x for x in (dst, src) if isinstance(x, NkiTensor)]
-    if len(ops) < 2 or any(x._indirect is not None for x in ops) or \
-            all(maps_as_is(x) for x in ops):
+    if len(ops) < 2 or any(x._indirect is not None for x in ops):
         return None
+    if all(maps_as_is(x) or x._base.mem == "hbm" for x in ops):
+        return None  # an HBM tensor, which only DMAs read, is split instead (one DMA)
     sizes = [trace.current().evaluate(Lin.of(n)) for n in src.shape]
     if not all(n.is_const() for n in sizes):
         return None

@@ -495,12 +495,16 @@ def ir_axes(x, axis, call):
     rank = len(axes)
     wanted = [axis] if isinstance(axis, int) else list(axis)
     wanted = sorted(_int(a, call + ": axis") % rank for a in wanted)
+    for k in wanted:
+        if counts[k] == 0:
+            # an added size-1 axis the call names: a size-1 dim appended to the tensor (the
+            # same bytes) carries it, so the access has it (a reduce over it reads one element)
+            refine.add_unit_dim(x._base, "%s: axis %d of this view of '%s' is an added size-1 "
+                                "dim, which its access does not have" % (call, k, x.name))
+            axes[k] = Axis(1, [(len(x._base.shape) - 1, Lin.of(1), 1)])
+            counts[k] = 1
     starts = [sum(counts[:k]) for k in range(rank)]
-    out = [starts[k] + j for k in wanted for j in range(counts[k])]
-    if not out:
-        raise errors.NkiError("%s: axis %s of this view of '%s' are added size-1 dims, which "
-                              "its access does not have" % (call, axis, x.name))
-    return out
+    return [starts[k] + j for k in wanted for j in range(counts[k])]
 
 
 def owned(tile):
