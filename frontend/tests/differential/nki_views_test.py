@@ -183,6 +183,24 @@ def transpose_in_pieces(a):
     return to_hbm(u), to_hbm(w)
 
 
+@nki.jit
+def offsets_across_dims(kp, idx):
+    """Per-row offsets counting rows of 512 elements of a [768, 16, 64] argument (nki-library's
+    paged KV cache reshaped to [1536, 512]): the rows run through its dims 0 and 1."""
+    r = kp.reshape((kp.shape[0] * 2, 512))
+    ix = to_sbuf_int(idx)
+    t = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=r.ap([[512, 128], [1, 512]], offset=0, vector_offset=ix,
+                                  indirect_dim=0))
+    return to_hbm(t)
+
+
+def to_sbuf_int(a):
+    t = nl.ndarray(a.shape, dtype=nl.int32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a)
+    return t
+
+
 class ArgumentViews(unittest.TestCase):
     def test_pairs_through_one_dim_of_an_argument(self):
         def body(c):
@@ -286,6 +304,14 @@ class OnChipViews(unittest.TestCase):
             c.check("tensor_reduce(max) over an added size-1 axis", reduce_over_an_added_axis(a),
                     a)
         run_case("nki_views_reduce_unit_axis", body)
+
+    def test_offsets_across_two_dims_are_refused_naming_the_merge(self):
+        kp = np.zeros((768, 16, 64), dtype=np.float32)
+        idx = np.zeros((128, 1), dtype=np.int32)
+        with self.assertRaises(KernelNotTraced) as cm:
+            offsets_across_dims(kp, idx)
+        self.assertIn("declared with those dims merged into one of 1536 ((1536, 8, 64))",
+                      str(cm.exception))
 
     def test_a_sixth_dim_is_refused(self):
         a = np.zeros((2, 2, 2, 2, 16), dtype=np.float32)

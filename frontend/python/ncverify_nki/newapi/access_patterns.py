@@ -344,12 +344,32 @@ def vector_offsets(v, axes, d, vector_offset, what, count=None):
     axes[0] = views.Axis(rows, [(d, rows, 0)])
     out = views.NkiTensor(t, v._starts, axes, (d, o, 0, size - 1))
     if _const(views.ir_rows(out._view)) != rows:
+        sizes = [_const(n) for n in t.shape]
+        outer = [k for k in range(d) if sizes[k] != 1]
+        if t.mem == "hbm" and outer and all(_const(v._starts[k]) == 0 for k in outer) and \
+                None not in sizes:
+            # the offsets count blocks from the tensor's start: they run through dims 0..d
+            merged = 1
+            for k in range(d + 1):
+                merged *= sizes[k]
+            raise errors.NkiError(
+                "%s: the offsets count rows of %s elements from the start of '%s', which run "
+                "through its storage dims %s of sizes %s; the IR offsets one storage dim and "
+                "takes the rows from its first, so '%s' would have to be declared with those "
+                "dims merged into one of %d (%s), and the front end only splits a tensor's "
+                "dims" % (what, _stride_text(t, d), t.name, list(range(d + 1)),
+                          tuple(sizes[:d + 1]), t.name, merged, tuple([merged] + sizes[d + 1:])))
         raise errors.NkiError("%s: the rows of '%s' picked by the offsets are its storage dim %d, "
                               "and the IR's access takes its rows from its first storage dim "
                               "(the dims before it dropped by an index come first): index the "
                               "view so that dim %d is its first, or use .ap" %
                               (what, t.name, d, d))
     return out
+
+
+def _stride_text(t, d):
+    """The stride of storage dim d of t, as text."""
+    return _storage_strides(t)[d].text()
 
 
 def _scalar_offset(t, starts, pairs, d, scalar_offset, what):
