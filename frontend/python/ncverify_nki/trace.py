@@ -652,7 +652,7 @@ class Tracer:
             shape = t.__dict__.get("interface_shape")
             if shape is not None and t.role in ("input", "output"):
                 # a view split its dims (newapi/refine.py): the same bytes, row-major
-                out.append("# %s is the kernel's [%s], declared with its dims split" %
+                out.append("# %s is the kernel's [%s], the same bytes declared with other dims" %
                            (t.name, ", ".join(pr.lin(d) for d in shape)))
         out.append("kernel %s" % self.kernel_name)
         if options:

@@ -185,12 +185,14 @@ def transpose_in_pieces(a):
 
 @nki.jit
 def offsets_across_dims(kp, idx):
-    """Per-row offsets counting rows of 512 elements of a [768, 16, 64] argument (nki-library's
-    paged KV cache reshaped to [1536, 512]): the rows run through its dims 0 and 1."""
-    r = kp.reshape((kp.shape[0] * 2, 512))
+    """Per-row offsets counting rows of w = kp.shape[2] * 8 elements of a [b, 16, c] argument
+    (nki-library's paged KV cache reshaped to [2b, 8c]): the rows run through its dims 0 and 1,
+    which the argument is declared with merged ([2b, 8, c])."""
+    b, _, c = kp.shape
+    r = kp.reshape((b * 2, 8 * c))
     ix = to_sbuf_int(idx)
-    t = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.sbuf)
-    nisa.dma_copy(dst=t, src=r.ap([[512, 128], [1, 512]], offset=0, vector_offset=ix,
+    t = nl.ndarray((128, 8 * c), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=r.ap([[8 * c, 128], [1, 8 * c]], offset=0, vector_offset=ix,
                                   indirect_dim=0))
     return to_hbm(t)
 
@@ -305,13 +307,15 @@ class OnChipViews(unittest.TestCase):
                     a)
         run_case("nki_views_reduce_unit_axis", body)
 
-    def test_offsets_across_two_dims_are_refused_naming_the_merge(self):
-        kp = np.zeros((768, 16, 64), dtype=np.float32)
-        idx = np.zeros((128, 1), dtype=np.int32)
-        with self.assertRaises(KernelNotTraced) as cm:
-            offsets_across_dims(kp, idx)
-        self.assertIn("declared with those dims merged into one of 1536 ((1536, 8, 64))",
-                      str(cm.exception))
+    def test_offsets_counting_rows_across_two_dims(self):
+        def body(c):
+            b, cols = int(c.rng.integers(1, 9)), int(c.rng.integers(1, 9))
+            kp = c.floats((b, 16, cols))
+            idx = c.ints((128, 1), 0, 2 * b - 1)
+            got = offsets_across_dims(kp, idx)
+            c.check("rows idx[r] of kp.reshape((2b, 8c))", got,
+                    kp.reshape(2 * b, 8 * cols)[idx[:, 0]])
+        run_case("nki_views_offsets_merge", body)
 
     def test_a_sixth_dim_is_refused(self):
         a = np.zeros((2, 2, 2, 2, 16), dtype=np.float32)

@@ -91,7 +91,12 @@ def access_pattern(v, pattern, offset, scalar_offset, vector_offset, indirect_di
             return None
         return _scalar_offset(t, starts, pairs, d, scalar_offset, name)
 
-    return refine.structure(t, attempt_indirect, pairs, None, strides=(scale,))
+    for _ in range(3):
+        try:
+            return refine.structure(t, attempt_indirect, pairs, None, strides=(scale,))
+        except refine.Merged:  # t's leading dims merged for the offsets' rows: map it again
+            off = Lin.of(v.offset) if offset is None else off
+    raise errors.NkiError("%s: the offsets' rows could not be made one storage dim" % name)
 
 
 def _indirect_scale(v, indirect_dim, name):
@@ -344,14 +349,23 @@ def vector_offsets(v, axes, d, vector_offset, what, count=None):
     axes[0] = views.Axis(rows, [(d, rows, 0)])
     out = views.NkiTensor(t, v._starts, axes, (d, o, 0, size - 1))
     if _const(views.ir_rows(out._view)) != rows:
+        out = None  # not a view the kernel holds (the tensor may be redeclared below)
         sizes = [_const(n) for n in t.shape]
         outer = [k for k in range(d) if sizes[k] != 1]
         if t.mem == "hbm" and outer and all(_const(v._starts[k]) == 0 for k in outer) and \
                 None not in sizes:
-            # the offsets count blocks from the tensor's start: they run through dims 0..d
+            # the offsets count blocks from the tensor's start: they run through dims 0..d,
+            # which an HBM tensor (flat bytes) may declare as one
             merged = 1
             for k in range(d + 1):
                 merged *= sizes[k]
+            why = ("%s: the offsets count rows of %s elements from the start of '%s', which "
+                   "run through its storage dims %s of sizes %s" %
+                   (what, _stride_text(t, d), t.name, list(range(d + 1)), tuple(sizes[:d + 1])))
+            if refine.refusal(t) is None:
+                for _ in range(d):
+                    refine.merge(t, 0, why)
+                raise refine.Merged()
             raise errors.NkiError(
                 "%s: the offsets count rows of %s elements from the start of '%s', which run "
                 "through its storage dims %s of sizes %s; the IR offsets one storage dim and "

@@ -245,6 +245,152 @@ def add_unit_dim(t, why):
     t.nki_views = [weakref.ref(x) for x in live]
 
 
+class Merged(Exception):
+    """A tensor's dims were merged while a view was being made: make it again."""
+
+
+def merge(t, d, why):
+    """Redeclare HBM tensor t with storage dims d and d + 1 merged into one (the same bytes in
+    the same order), rewriting every recorded access and live view of t; an NkiError naming
+    the access that is not one access in the merged shape (or why t cannot be redeclared)."""
+    no = refusal(t) if t.mem == "hbm" else "'%s' is on chip, where dim 0 is the partition " \
+        "dim" % t.name
+    if no is not None:
+        raise errors.NkiError("%s; merging its dims %d and %d would do, but %s" %
+                              (why, d, d + 1, no))
+    from .views import Axis, NkiTensor
+
+    tr = trace.current()
+    inner = _const(t.shape[d + 1])
+    handles = [r() for r in t.__dict__.get("nki_tiles", [])]
+    handles = [(x, NkiTensor.of(x)) for x in handles
+               if x is not None and not isinstance(x, NkiTensor) and x._view.tensor is t]
+    views = _views_of(t, tr.root, [])
+    printer = None
+    new_views = []
+    for v in views:
+        nv = _merged_view(v, d, inner)
+        if nv is None:
+            from ..program import Printer
+
+            printer = printer or Printer(tr.resolve)
+            raise errors.NkiError("%s; merging its dims %d and %d would do, but the earlier "
+                                  "access %s is not one access in that shape" %
+                                  (why, d, d + 1, printer.access(v)))
+        new_views.append((v, nv))
+    live = [r() for r in t.__dict__.get("nki_views", [])]
+    live = [x for x in live if x is not None]
+    new_live = []
+    for x in live:
+        nx = _merged_nki(x, d, inner, Axis)
+        if nx is None:
+            if x._indirect is not None:
+                raise errors.NkiError("%s; merging its dims %d and %d would do, but an "
+                                      "indirect view of '%s' the kernel holds is not one access "
+                                      "in that shape" % (why, d, d + 1, t.name))
+            # kept as its pattern (shape, strides, offset: the same elements), an access again
+            # only if an instruction uses it (the tensor split then, or the use refused)
+            nx = ("flat", [Lin.of(n) for n in x.shape], [Lin.of(st) for st in x.strides],
+                  Lin.of(x.offset), "a view of '%s' the kernel held when its dims %d and %d were "
+                  "merged (%s) steps twice through the merged dim" % (t.name, d, d + 1, why))
+        new_live.append((x, nx))
+    if "interface_shape" not in t.__dict__:
+        t.interface_shape = list(t.shape)
+    t.__dict__.setdefault("split_why", []).append(
+        "'%s' was declared with its dims %d and %d merged for: %s" % (t.name, d, d + 1, why))
+    t.shape[d:d + 2] = [Lin.of(_const(t.shape[d]) * inner)]
+    del t.mods[d + 1]
+    t.nki_to_storage = list(range(len(t.shape)))
+    for v, (dims, order) in new_views:
+        v.dims, v.order = dims, order
+    for x, nx in new_live:
+        if nx[0] == "flat":
+            x._starts = x._starts[:d] + [Lin.of(0)] + x._starts[d + 2:]
+            x._axes, x._flat, x._why = None, (nx[1], nx[2], nx[3]), nx[4]
+        else:
+            x._starts, x._axes = nx
+    for tile, nk in handles:
+        tile.__dict__.clear()
+        tile.__dict__.update(nk.__dict__)
+        tile.__class__ = NkiTensor
+        live.append(tile)
+    t.nki_tiles = []
+    t.nki_views = [weakref.ref(x) for x in live]
+
+
+def _merged_dim(a, b, inner):
+    """Access dims a and b ([start, size, step]) of storage dims d and d + 1 as one of the
+    merged dim, and which of them the access keeps there (None: not one access)."""
+    na, nb = _const(a[1]), _const(b[1])
+    start = Lin.of(a[0]).scale(inner).add(Lin.of(b[0]))
+    if na == 1:
+        return [start, Lin.of(b[1]), b[2]], "b"
+    if nb == 1:
+        return [start, Lin.of(a[1]), a[2] * inner], "a"
+    if nb == inner and _const(b[0]) == 0 and b[2] == 1 and a[2] == 1 and na is not None:
+        return [start, Lin.of(na * inner), 1], "both"
+    return None
+
+
+def _merged_view(v, d, inner):
+    if v.indirect is not None or v.units:
+        return None
+    got = _merged_dim(v.dims[d], v.dims[d + 1], inner)
+    if got is None:
+        return None
+    dim, kept = got
+    order = list(v.order)
+    if kept == "both":
+        k = order.index(d) if d in order else -1
+        if k < 0 or k + 1 >= len(order) or order[k + 1] != d + 1:
+            return None
+        del order[k + 1]
+    elif d in order and d + 1 in order:
+        return None  # two kept axes, one of size 1: the access would lose an axis
+    elif kept == "b" and d + 1 in order:
+        order[order.index(d + 1)] = d
+    elif kept == "a" and d + 1 in order:
+        order.remove(d + 1)
+    order = [x - 1 if x > d + 1 else x for x in order]
+    dims = [list(x) for x in v.dims[:d]] + [dim] + [list(x) for x in v.dims[d + 2:]]
+    return dims, order
+
+
+def _merged_nki(x, d, inner, Axis):
+    """The starts and axes of NkiTensor x with dims d and d + 1 merged (None: not one)."""
+    if x._indirect is not None:
+        return None
+    starts = list(x._starts)
+    merged_start = Lin.of(starts[d]).scale(inner).add(Lin.of(starts[d + 1]))
+    starts = starts[:d] + [merged_start] + starts[d + 2:]
+    if x._axes is None:
+        return starts, None
+
+    def renum(dd):
+        return dd - 1 if dd is not None and dd > d + 1 else dd
+
+    axes = []
+    for a in x._axes:
+        segs = []
+        for k, (dd, n, st) in enumerate(a.segs):
+            if dd == d + 1 and segs and segs[-1][0] == d and _const(n) == inner and st == 1 \
+                    and segs[-1][2] == 1:
+                prev = segs.pop()
+                segs.append((d, Lin.of(prev[1]).scale(inner), 1))
+            elif dd == d:
+                segs.append((d, n, st * inner))
+            elif dd == d + 1:
+                segs.append((d, n, st))
+            else:
+                segs.append((renum(dd), n, st))
+        axes.append(Axis(a.count, segs))
+    # each of d, d + 1 stepped by one axis at most, or both merged into one seg
+    used = [dd for a in axes for dd, _, _ in a.segs if dd == d]
+    if len(used) > 1:
+        return None
+    return starts, axes
+
+
 def _psum_bookkeeping(t, d, b, new_views, why):
     """A PSUM tensor's accumulation bookkeeping in the split shape: the blocks its accumulation
     groups started (tiles.py keys them by the access's text: each key is the text of a recorded

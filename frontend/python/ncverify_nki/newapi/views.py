@@ -453,7 +453,10 @@ class NkiTensor(Tile):
                                   "through one storage dim by 1 (%s)" %
                                   (self._base.name, self.get_pattern()))
         s = axes[0].segs[0][0]
-        return patterns.vector_offsets(self, axes, s, vector_offset, "vector_select")
+        try:
+            return patterns.vector_offsets(self, axes, s, vector_offset, "vector_select")
+        except refine.Merged:  # the tensor's leading dims merged for the rows: again
+            return self.vector_select(dim, vector_offset)
 
     def indirect(self, index, num_elem=None):
         raise errors.NkiError("tensor.indirect (Tensor Indirection, NeuronCore-v4) is not "
