@@ -126,6 +126,18 @@ def reduce_over_an_added_axis(a):
 
 
 @nki.jit
+def reduce_of_a_pattern(a):
+    """A sum over the last axis of .ap([[64, p], [16, 4], [1, 1], [1, 16]]): the pattern steps
+    twice through the tile's free dim (kept as its pattern until the reduce uses it) and has an
+    added size-1 axis before the one reduced."""
+    t = to_sbuf(a, a.shape)
+    u = nl.ndarray((a.shape[0], 4, 1), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_reduce(dst=u, op=nl.add, data=t.ap([[64, a.shape[0]], [16, 4], [1, 1], [1, 16]]),
+                       axis=[3], keepdims=False)
+    return to_hbm(u)
+
+
+@nki.jit
 def psum_split(s, mv, c):
     """Two matmul products in the halves of a PSUM tile [m, 2c] (a loop: the halves' starts
     are symbolic), read back through .ap pairs that step twice through its free dim (the tile
@@ -316,6 +328,14 @@ class OnChipViews(unittest.TestCase):
             c.check("rows idx[r] of kp.reshape((2b, 8c))", got,
                     kp.reshape(2 * b, 8 * cols)[idx[:, 0]])
         run_case("nki_views_offsets_merge", body)
+
+    def test_a_reduce_over_a_pattern_kept_as_such(self):
+        def body(c):
+            p = int(c.rng.integers(1, 129))
+            a = c.ints((p, 64), -8, 8).astype(np.float32)  # sums exact in any order
+            c.check("tensor_reduce(add, axis=[3]) of a 4-axis pattern", reduce_of_a_pattern(a),
+                    a.reshape(p, 4, 1, 16).sum(axis=3))
+        run_case("nki_views_reduce_pattern", body)
 
     def test_a_sixth_dim_is_refused(self):
         a = np.zeros((2, 2, 2, 2, 16), dtype=np.float32)

@@ -489,8 +489,10 @@ def ir_axes(x, axis, call):
     """The axes of x's IR access that the view's axes `axis` are (a call that takes axes reads
     the access): an axis merged from several storage dims is several, an added size-1 axis
     none."""
-    if not isinstance(x, NkiTensor) or x._axes is None:
+    if not isinstance(x, NkiTensor):
         return axis
+    if x._axes is None:  # a view kept as its pattern: the access it is, to read its axes
+        x._resolve(call)
     axes = x._axes
     counts = [max(1, len(a.segs)) if a.segs else 0 for a in axes]
     if all(c == 1 for c in counts):
