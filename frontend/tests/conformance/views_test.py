@@ -322,7 +322,9 @@ def refused(a, what):
         nisa.tensor_copy(v, t.ap([[64, 128], [16, 4], [1, 4]]))
         nisa.tensor_copy(u[:, 0:20], t[:, 8:28])
     elif what == "across_split_rows":
-        nisa.tensor_copy(u.reshape_dim(1, (2, 16)), t[:, 0:32].reshape_dim(1, (2, 16)))
+        # a permuted reshape (not one contiguous run) splits t's dim into rows of 16
+        nisa.tensor_copy(u.reshape_dim(1, (16, 2)),
+                         t[:, 0:32].reshape_dim(1, (2, 16)).permute((0, 2, 1)))
         nisa.tensor_copy(u[:, 0:8], t.ap([[64, 128], [2, 8]], offset=5))  # 5..19: across 16
     elif what == "tensor_indirection":
         i = nl.ndarray((128, 1), dtype=nl.int32, buffer=nl.sbuf)

@@ -16,7 +16,8 @@ import nki
 import nki.isa as nisa
 import nki.language as nl
 from diffharness import Mismatch, run_case
-from ncverify_nki.newapi import access_patterns, dma, refine
+from ncverify_nki.expr import Lin
+from ncverify_nki.newapi import access_patterns, dma, refine, views
 from ncverify_nki.simulate import KernelNotTraced
 from targets import default, on
 
@@ -135,6 +136,21 @@ def reduce_of_a_pattern(a):
     nisa.tensor_reduce(dst=u, op=nl.add, data=t.ap([[64, a.shape[0]], [16, 4], [1, 1], [1, 16]]),
                        axis=[3], keepdims=False)
     return to_hbm(u)
+
+
+@nki.jit
+def copy_into_a_pattern(a, b):
+    """An element-wise copy into a view that steps twice through a tile's free dim but is one
+    contiguous run in row-major order (t.ap([[56, p], [14, 2], [1, 14]]): elements 0..27 of
+    each row, nki-library's reshape_dim of its sink tile): the tile keeps its declared shape,
+    so a later slice across its would-be rows of 14 is one access."""
+    p = a.shape[0]
+    t = to_sbuf(b, b.shape)
+    src = to_sbuf(a, a.shape)
+    nisa.tensor_copy(dst=t.ap([[56, p], [14, 2], [1, 14]]), src=src)
+    w = nl.ndarray((p, 20), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(w, t[:, 10:30])
+    return to_hbm(t), to_hbm(w)
 
 
 @nki.jit
@@ -337,6 +353,17 @@ class OnChipViews(unittest.TestCase):
                     a.reshape(p, 4, 1, 16).sum(axis=3))
         run_case("nki_views_reduce_pattern", body)
 
+    def test_a_copy_into_a_contiguous_pattern_keeps_the_tile(self):
+        def body(c):
+            p = int(c.rng.integers(1, 129))
+            a, b = c.floats((p, 2, 14)), c.floats((p, 56))
+            t, w = copy_into_a_pattern(a, b)
+            want = b.copy()
+            want[:, 0:28] = a.reshape(p, 28)
+            c.check("t.ap([[56, p], [14, 2], [1, 14]]) = a", t, want)
+            c.check("t[:, 10:30] after it", w, want[:, 10:30])
+        run_case("nki_views_row_major_copy", body)
+
     def test_a_sixth_dim_is_refused(self):
         a = np.zeros((2, 2, 2, 2, 16), dtype=np.float32)
         with self.assertRaises(KernelNotTraced) as cm:
@@ -389,6 +416,18 @@ def pieces_reversed(pieces):
     return wrong
 
 
+def run_one_element_late(contiguous_view):
+    """The contiguous run of a pattern taken one element later (a mistrace)."""
+    def wrong(self):
+        shape, strides, off = self._flat
+        self._flat = (shape, strides, Lin.of(off).add(Lin.of(1)))
+        try:
+            return contiguous_view(self)
+        finally:
+            self._flat = (shape, strides, off)
+    return wrong
+
+
 class WrongMappingsAreCaught(unittest.TestCase):
     """The cases above fail when the front end maps a view wrongly."""
 
@@ -409,6 +448,13 @@ class WrongMappingsAreCaught(unittest.TestCase):
                 OnChipViews("test_a_psum_tile_split_keeps_its_accumulation") \
                     .test_a_psum_tile_split_keeps_its_accumulation()
         self.assertIn("products added after the split", str(cm.exception))
+
+    def test_a_contiguous_run_one_element_late(self):
+        with patched(views.NkiTensor, "_contiguous_view", run_one_element_late):
+            with self.assertRaises(Mismatch) as cm:
+                OnChipViews("test_a_copy_into_a_contiguous_pattern_keeps_the_tile") \
+                    .test_a_copy_into_a_contiguous_pattern_keeps_the_tile()
+        self.assertIn("= a", str(cm.exception))
 
     def test_dma_pieces_out_of_order(self):
         with patched(dma, "_pieces", pieces_reversed):

@@ -76,6 +76,13 @@ def get_nc_sub_version():
 def tensor_copy(dst, src, engine=unknown_engine, name=None):
     """dst = src on the Vector, Scalar or GpSimd engine; a dtype change goes through fp32."""
     _name_arg("nisa.tensor_copy", name)
+    from .views import row_major
+
+    with row_major():  # element i of src to element i of dst, in row-major order
+        _tensor_copy(dst, src, engine)
+
+
+def _tensor_copy(dst, src, engine):
     d = _dst("nisa.tensor_copy", dst)
     eng = _engine("nisa.tensor_copy", engine, ("vector", "scalar", "gpsimd"))
     s = as_view(src, "src")

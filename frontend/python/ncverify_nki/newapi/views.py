@@ -99,6 +99,33 @@ class NkiTensor(Tile):
             raise errors.NkiError("%s of '%s': %s" % (what, t.name, self._why))
         self._flat = None
 
+    def _contiguous_view(self):
+        """A view kept as its pattern whose elements (per partition on chip) are one contiguous
+        run of storage in row-major order, as the access of that run: for an instruction that
+        pairs its operands' elements in row-major order (row_major below) the same elements in
+        the same order, with no dim of the tensor split. None when it is not such a run."""
+        shape, strides, off = self._flat
+        if self._indirect is not None:
+            return None
+        sizes = [_const(n) for n in shape]
+        steps = [_const(st) for st in strides]
+        if None in sizes or None in steps:
+            return None
+        first = 1 if self._on_chip() else 0
+        run = 1
+        for n, st in reversed(list(zip(sizes[first:], steps[first:]))):
+            if n != 1 and st != run:
+                return None
+            run *= n
+        pairs = ([(Lin.of(steps[0]), sizes[0])] if first else []) + [(Lin.of(1), run)]
+        t = self._base
+        try:
+            starts = patterns.split_offset(t, Lin.of(off), "a view")
+            axes = patterns.map_pattern(t, pairs, "a view", None, starts)
+        except errors.NkiError:
+            return None
+        return NkiTensor(t, starts, axes)._view
+
     def _on_chip(self):
         return self._base.mem != "hbm"
 
@@ -122,6 +149,10 @@ class NkiTensor(Tile):
     # ---- the IR access
     @property
     def _view(self):
+        if self._axes is None and getattr(trace.current(), "nki_row_major", False):
+            v = self._contiguous_view()
+            if v is not None:
+                return v
         if self._axes is None:
             self._resolve("an instruction's operand")
         t = self._base
@@ -466,6 +497,22 @@ class NkiTensor(Tile):
            dtype=None):
         return patterns.access_pattern(self, pattern, offset, scalar_offset, vector_offset,
                               indirect_dim, dtype)
+
+
+class row_major:
+    """`with row_major():` an instruction that pairs its operands' elements in row-major order
+    (an element-wise copy: the IR's rule is the same partitions and free size) reads a view kept
+    as its pattern whose elements are one contiguous run as that run, so the tensor keeps its
+    declared shape (views that step twice through a dim are otherwise split, refine.py)."""
+
+    def __enter__(self):
+        tr = trace.current()
+        self._prev = getattr(tr, "nki_row_major", False)
+        tr.nki_row_major = True
+
+    def __exit__(self, *exc):
+        trace.current().nki_row_major = self._prev
+        return False
 
 
 def maps_as_is(x):
