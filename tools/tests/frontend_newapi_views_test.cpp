@@ -1,8 +1,8 @@
 // New-API (`import nki`) views end to end (label frontend): `ncverify import` traces kernels that
 // reach their tensors through nl.ds, `.ap(...)` and the NkiTensor view methods for every shape
 // (frontend/tests/kernels/newapi_views.py), the traced programs run, and a view the IR cannot
-// address is refused at the kernel's line with exit 2; a buffer dim stepped twice is declared
-// split.
+// address is refused at the kernel's line with exit 2; a buffer's or an argument's dim stepped
+// twice is declared split.
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -57,6 +57,20 @@ TEST(FrontendNewApiViews, MergedDimsAndSymbolicCountsAreAccessesForEveryShape) {
   EXPECT_EQ(run.exit_code, 0) << describe(run);
 }
 
+// `.ap` counts that depend on a loop variable: one that is the same for every value of the loop
+// is that constant, one whose last index stays inside the dim for every value is the access's
+// size (a loop-dependent size of the IR's access).
+TEST(FrontendNewApiViews, ApCountsOfLoopVariablesAreAccessesWhereTheyFit) {
+  const CliResult r =
+      run_cli({"import", target("counts_of_loop_variables"), "--param", "m=64..4096/64"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_TRUE(contains(r.out, "for i in affine_range(m // 64) {")) << r.out;
+  EXPECT_TRUE(contains(r.out, "dma_copy t[:, :], a[0:+128, i * 64:+64]")) << r.out;
+  EXPECT_TRUE(contains(r.out, "tensor_copy u[:, i:+i * -1 + 64], t[:, i:+i * -1 + 64]")) << r.out;
+  const CliResult run = run_cli({"run", target("counts_of_loop_variables"), "--param", "m=256"});
+  EXPECT_EQ(run.exit_code, 0) << describe(run);
+}
+
 // select / expand_dim / flatten_dims are accesses of the tensors' own dims.
 TEST(FrontendNewApiViews, ViewMethodsAreAccessesOfTheStorageDims) {
   const CliResult r = run_cli({"import", target("halves_swapped")});
@@ -80,13 +94,26 @@ TEST(FrontendNewApiViews, ABufferDimSteppedTwiceIsDeclaredSplit) {
   EXPECT_EQ(run.exit_code, 0) << describe(run);
 }
 
-TEST(FrontendNewApiViews, SplittingAKernelArgumentsDimIsRefusedAtItsLine) {
+// The same for a kernel argument (HBM is flat bytes, row-major): the program declares it split
+// and its header says which shape the kernel gave it.
+TEST(FrontendNewApiViews, AKernelArgumentsDimSteppedTwiceIsDeclaredSplit) {
   const CliResult r = run_cli({"import", target("split_argument_dim")});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_TRUE(
+      contains(r.out, "# a is the kernel's [p, f], the same bytes declared with other dims"))
+      << r.out;
+  EXPECT_TRUE(contains(r.out, "input a : hbm fp32 [p, 4, 16]")) << r.out;
+  EXPECT_TRUE(contains(r.out, "dma_copy t[:, :, :], a[0:+128, :, 0:+8]")) << r.out;
+  const CliResult run = run_cli({"run", target("split_argument_dim")});
+  EXPECT_EQ(run.exit_code, 0) << describe(run);
+}
+
+TEST(FrontendNewApiViews, SplittingAnArgumentAnEarlierAccessStraddlesIsRefusedAtItsLine) {
+  const CliResult r = run_cli({"import", target("split_argument_straddled")});
   EXPECT_EQ(r.exit_code, 2) << describe(r);
-  const std::string where =
-      "newapi_views.py:" + std::to_string(line_of("a.reshape((128, 4")) + ": ";
+  const std::string where = "newapi_views.py:" + std::to_string(line_of("[:, :, 8:16]")) + ": ";
   EXPECT_TRUE(contains(r.err, where)) << r.err;
-  EXPECT_TRUE(contains(r.err, "'a' is a kernel argument or output")) << r.err;
+  EXPECT_TRUE(contains(r.err, "the earlier access a[0:+128, 8:+32] is not one access")) << r.err;
   EXPECT_FALSE(contains(r.err, "Traceback")) << r.err;
 }
 

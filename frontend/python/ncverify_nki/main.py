@@ -17,6 +17,7 @@ import textwrap
 import traceback
 
 from . import dialect, errors, kernel_language, sandbox, trace, unrolling
+from .newapi import refine
 from .dtypes import normalize
 from .expr import Lin, SymInt, name_lin
 from .program import Tensor
@@ -420,6 +421,7 @@ def bind(tr, func, args, file_label):
         t = Tensor(tr.unique(a), "hbm", dtype, lins, "input")
         tr.hbm.append(t)
         dim_specs[a] = Tile(t.full_view())
+        refine.register_tile(dim_specs[a])  # rewritten if a view splits its dims (new API)
     unknown = [k for k in params if k not in used]
     if unknown:
         raise UsageError("--param %s: the kernel has no keyword argument or shape named %s "

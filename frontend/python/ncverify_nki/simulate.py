@@ -20,6 +20,7 @@ import warnings
 import tempfile
 
 from . import dialect, errors, trace, unrolling
+from .newapi import refine
 from .expr import Lin
 from .program import Tensor
 from .tiles import Tile
@@ -300,7 +301,9 @@ def _trace_once(func, path, sig, args, kwargs, grid, generation, source_index, u
                    "input")
         tr.hbm.append(t)
         arrays[t.name] = (value, dtype)
-        return Tile(t.full_view())
+        tile = Tile(t.full_view())
+        refine.register_tile(tile)  # rewritten if a view splits its dims (new API)
+        return tile
 
     for name, value in list(bound.arguments.items()):
         kind = sig.parameters[name].kind
@@ -361,8 +364,11 @@ def simulate(func, args, kwargs, grid=None, platform_target=None):
             f.write(text)
         ins, outs = os.path.join(work, "in"), os.path.join(work, "out")
         os.mkdir(ins)
+        storage = {t.name: _sizes(tr, t.shape) for t in tr.hbm if t.name in arrays}
         for name, (arr, dtype) in arrays.items():
-            np.save(os.path.join(ins, name + ".npy"), _to_wire(arr, dtype))
+            # a tensor whose dims a view split (newapi/refine.py): the same bytes, row-major
+            np.save(os.path.join(ins, name + ".npy"),
+                    _to_wire(arr.reshape(storage.get(name) or arr.shape), dtype))
         cmd = [ncverify_binary(), "run", program, "--gen", gen, "--inputs-from", ins,
                "--outputs-to", outs, "--json", "--allow-unwritten-outputs"]
         done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -381,6 +387,9 @@ def simulate(func, args, kwargs, grid=None, platform_target=None):
             if t.role != "output":
                 continue
             bits = np.load(os.path.join(outs, t.name + ".npy"))
+            shape = t.__dict__.get("interface_shape")
+            if shape is not None:  # the kernel's own shape of a tensor declared split
+                bits = bits.reshape(_sizes(tr, shape))
             values[t.name] = from_wire(bits, t.dtype)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -389,6 +398,12 @@ def simulate(func, args, kwargs, grid=None, platform_target=None):
             arr[...] = values[name].astype(arr.dtype, copy=False) if arr.dtype != \
                 values[name].dtype else values[name]
     return _returned(result, values, arrays)
+
+
+def _sizes(tr, shape):
+    """The sizes of a traced shape as ints (None when one is not known)."""
+    vals = [tr.evaluate(Lin.of(d)) for d in shape]
+    return tuple(v.const for v in vals) if all(v.is_const() for v in vals) else None
 
 
 def _returned(result, values, arrays):

@@ -667,6 +667,12 @@ class Tracer:
 
         pr = Printer(self.resolve)
         out = ["# " + c for c in header_comments]
+        for t in self.hbm:  # in the header, which `ncverify import` keeps
+            shape = t.__dict__.get("interface_shape")
+            if shape is not None and t.role in ("input", "output"):
+                # a view split its dims (newapi/refine.py): the same bytes, row-major
+                out.append("# %s is the kernel's [%s], the same bytes declared with other dims" %
+                           (t.name, ", ".join(pr.lin(d) for d in shape)))
         out.append("kernel %s" % self.kernel_name)
         if options:
             out.append("options " + " ".join("%s=%s" % kv for kv in sorted(options.items())))

@@ -295,15 +295,12 @@ def refused(a, what):
         nisa.tensor_copy(u, t.ap([[64, 128], [1, 32]], dtype=nl.int32))
     elif what == "view":
         nisa.tensor_copy(u, t.view(nl.bfloat16))
-    elif what == "split_hbm_argument":
+    elif what == "split_hbm_argument":  # an argument's dim is split unless an access straddles
+        nisa.dma_copy(dst=u, src=a[:, 8:40])
         nisa.dma_copy(dst=u, src=a.reshape((128, 4, 16))[:, :, 0:8])
     elif what == "split_straddled":
         nisa.tensor_copy(u, t[:, 8:40])
         nisa.tensor_copy(u.reshape_dim(1, (4, 8)), t.reshape((128, 4, 16))[:, :, 0:8])
-    elif what == "split_psum":
-        ps = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.psum)
-        nisa.tensor_copy(ps, t)
-        nisa.tensor_copy(u.reshape_dim(1, (4, 8)), ps.reshape((128, 4, 16))[:, :, 0:8])
     elif what == "pair_across_rows":
         nisa.tensor_copy(u, t.ap([[64, 128], [1, 32]], offset=48))  # columns 48..79
     elif what == "vector_offset_on_chip":
@@ -320,17 +317,24 @@ def refused(a, what):
         nisa.dma_copy(dst=u, src=a[i, 0:32])
     elif what == "negative_step":
         nisa.tensor_copy(u, t[:, 63:0:-2])
+    elif what == "slice_across_split_rows":  # t's dim 1 split into (4, 16) by the .ap first
+        v = nl.ndarray((128, 4, 4), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.tensor_copy(v, t.ap([[64, 128], [16, 4], [1, 4]]))
+        nisa.tensor_copy(u[:, 0:20], t[:, 8:28])
     elif what == "across_split_rows":
-        nisa.tensor_copy(u.reshape_dim(1, (2, 16)), t[:, 0:32].reshape_dim(1, (2, 16)))
+        # a permuted reshape (not one contiguous run) splits t's dim into rows of 16
+        nisa.tensor_copy(u.reshape_dim(1, (16, 2)),
+                         t[:, 0:32].reshape_dim(1, (2, 16)).permute((0, 2, 1)))
         nisa.tensor_copy(u[:, 0:8], t.ap([[64, 128], [2, 8]], offset=5))  # 5..19: across 16
-    elif what == "no_carrier":
-        nisa.tensor_copy(u.reshape_dim(1, (4, 8)), t[:, 0:8].expand_dim(1).broadcast(1, 4))
     elif what == "tensor_indirection":
         i = nl.ndarray((128, 1), dtype=nl.int32, buffer=nl.sbuf)
         nisa.memset(i, 0)
         nisa.tensor_copy(u, t.indirect(i, 32))
-    elif what == "register_offset":
-        nisa.dma_copy(dst=u, src=a.ap([[64, 128], [1, 32]], 0, scalar_offset=3, indirect_dim=1))
+    elif what == "offset_scale_undocumented":  # a stride of 64, sizes after it of 48
+        i = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)
+        nisa.memset(i, 0)
+        nisa.dma_copy(dst=u, src=a[:, 0:48].ap([[64, 128], [1, 32]], 0, scalar_offset=i,
+                                                indirect_dim=0))
     elif what == "partition_broadcast":
         nisa.tensor_copy(u, t[0:1, 0:32].broadcast(0, 128))
     elif what == "permute_partition":
@@ -471,19 +475,19 @@ class Views(unittest.TestCase):
             "every_other_partition": "reading every other partition is not allowed",
             "dtype": "no reinterpretation",
             "view": "no reinterpretation",
-            "split_hbm_argument": "'a' is a kernel argument or output",
+            "split_hbm_argument": "the earlier access a[:, 8:+32] is not one access",
             "split_straddled": "the earlier access t[:, 8:+32] is not one access",
-            "split_psum": "is in PSUM",
             "pair_across_rows": "pair 1 [1, 32]",
             "vector_offset_on_chip": "never addressed at run time",
             "scalar_on_partitions": "free dims only",
             "tensor_index": "the new API indexes with integers, slices and nl.ds",
             "partition_broadcast": "cannot be broadcast by a view",
             "negative_step": "a slice step must be a positive integer",
-            "no_carrier": "every storage dim is used by another axis",
             "across_split_rows": "pair 1 [2, 8]",
+            "slice_across_split_rows": "(elements 8..27, step 1, in rows of 16) neither covers "
+                                       "whole rows",
             "tensor_indirection": "Tensor Indirection, NeuronCore-v4) is not modelled",
-            "register_offset": "a VirtualRegister offset is not modelled",
+            "offset_scale_undocumented": "which one NKI scales by is not documented",
             "permute_partition": "keeps its partition dim first",
         }
         for what, words in cases.items():

@@ -54,12 +54,25 @@ def blocks_transposed(a):
 
 @nki.jit
 def split_argument_dim(a):
-    """Refused: the reshape splits a dim of the kernel argument a, whose shape is its
-    interface."""
+    """The reshape splits dim 1 of the kernel argument a: a is declared [128, 4, 16], the same
+    bytes in the same order (the program says so in a comment)."""
     p, f = a.shape
     assert (p, f) == (128, 64)
     t = nl.ndarray((128, 4, 8), dtype=a.dtype, buffer=nl.sbuf)
     nisa.dma_copy(dst=t, src=a.reshape((128, 4, 16))[:, :, 0:8])
+    out = nl.ndarray((128, 4, 8), dtype=a.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=t)
+    return out
+
+
+@nki.jit
+def split_argument_straddled(a):
+    """Refused: the same split, after an access of a that straddles its rows of 16."""
+    p, f = a.shape
+    assert (p, f) == (128, 64)
+    t = nl.ndarray((128, 32), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a[:, 8:40])
+    nisa.dma_copy(dst=t, src=a.reshape((128, 4, 16))[:, :, 8:16])
     return a
 
 
@@ -75,4 +88,24 @@ def batches_flattened(a):
         t = nl.ndarray((128, m), dtype=a.dtype, buffer=nl.sbuf)
         nisa.dma_copy(dst=t, src=flat[nl.ds(i * 128, 128), :])
         nisa.dma_copy(dst=out.ap([[m, n], [1, m]], offset=i * n * m), src=t)
+    return out
+
+
+@nki.jit
+def counts_of_loop_variables(a):
+    """.ap counts that depend on the variable of a loop the trace keeps: (8255 - i) // 64 - 64,
+    which is 64 for every i of the loop (m <= 4096: i < 64), and 64 - i from element i, whose
+    last index stays inside the dim of 64 for every i."""
+    n, m = a.shape
+    assert n == 128
+    t = nl.ndarray((128, 64), dtype=a.dtype, buffer=nl.sbuf)
+    u = nl.ndarray((128, 64), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.memset(u, 0.0)
+    for i in nl.affine_range(m // 64):
+        nisa.dma_copy(dst=t.ap([[64, 128], [1, (8255 - i) // 64 - 64]], offset=0),
+                      src=a.ap([[m, 128], [1, (8255 - i) // 64 - 64]], offset=i * 64))
+        nisa.tensor_copy(u.ap([[64, 128], [1, 64 - i]], offset=i),
+                         t.ap([[64, 128], [1, 64 - i]], offset=i))
+    out = nl.ndarray((128, 64), dtype=a.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=u)
     return out

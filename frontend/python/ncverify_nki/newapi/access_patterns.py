@@ -5,7 +5,7 @@ start, size and step per storage dim), the offset split over them, and `scalar_o
 `vector_offset`, `select(dim, tensor)` and `vector_select` as the IR's indirect access
 (program.Indirect)."""
 
-from .. import errors, trace
+from .. import errors, splitting, trace
 from ..expr import Lin, SymInt
 from ..tiles import Tile
 from . import refine, views
@@ -33,32 +33,48 @@ def access_pattern(v, pattern, offset, scalar_offset, vector_offset, indirect_di
         if c is not None and c < 0:
             raise errors.NkiError("%s: a negative step (%d)" % (name, c))
     off = Lin.of(v.offset) if offset is None else Lin.of(_lin(offset, name + ": offset"))
+    if isinstance(scalar_offset, (int, SymInt)) and not isinstance(scalar_offset, bool):
+        # An offset the trace knows as an integer: a Python int, or a loop variable or the
+        # program id, which the trace keeps symbolic where NKI's specialised kernel has a
+        # Python int (nki-library's TensorView.select passes those to scalar_offset). The
+        # element offset is the deep dive's offset + scalar_offset * prod(shape[k + 1:]),
+        # known before the instructions run: a static view.
+        off = off.add(Lin.of(scalar_offset).mul(_indirect_scale(v, indirect_dim, name)))
+        scalar_offset = None
     if vector_offset is None and scalar_offset is None:
         def attempt(tt, dry):
             starts = split_offset(tt, off, name)
             axes = map_pattern(tt, pairs, name, None, starts)
             return None if dry else views.NkiTensor(t, starts, axes)
 
+        if all(isinstance(n, int) for _, n in pairs):
+            try:
+                return attempt(t, False)
+            except refine.Unmapped as e:
+                # kept as its pattern until an instruction uses it (views.NkiTensor._resolve
+                # splits the tensor then), so that a DMA can move it in pieces instead
+                # (dma.py): a split is for the rest of the kernel
+                return views.NkiTensor(t, v._starts, None, None, str(e),
+                                       ([n for _, n in pairs], [st for st, _ in pairs], off))
         return refine.structure(t, attempt, pairs, None)
     k = _int(indirect_dim, name + ": indirect_dim")
-    vstrides = v.strides
-    if not 0 <= k < len(vstrides):
-        raise errors.NkiError("%s: indirect_dim %d of a %d-dimensional view" %
-                              (name, k, len(vstrides)))
+    scale = _indirect_scale(v, k, name)
     if t.mem != "hbm" and vector_offset is not None:
         raise errors.NkiError("%s: vector_offset into '%s' (in %s): its indirect dim 0 is the "
                               "partition dim, which is never addressed at run time (per-row "
                               "offsets read HBM)" % (name, t.name, _mem_name(t.mem)))
-    scale = Lin.of(vstrides[k])
 
     def attempt_indirect(tt, dry):
         starts = split_offset(tt, off, name)
         d = _storage_dim_of_stride(tt, scale)
         if d is None:
-            raise errors.NkiError("%s: the run-time offset is scaled by stride %s (dim %d), "
-                                  "which is no storage dim's stride of '%s' %s: the IR offsets "
-                                  "one storage dim" % (name, scale.text(), k, t.name,
-                                                       tuple(SymInt.make(s) for s in t.shape)))
+            # refine.structure splits a dim of t at this stride when one holds it evenly
+            raise refine.Unmapped(
+                "%s: the run-time offset is scaled by stride %s (dim %d), which is no storage "
+                "dim's stride of '%s' %s: the IR offsets one storage dim, by 1 per unit of the "
+                "value, so a dim of that stride is needed (a dim split at it: the stride must "
+                "divide a dim's extent evenly and be a multiple of the dim's own stride)" %
+                (name, scale.text(), k, t.name, tuple(SymInt.make(s) for s in tt.shape)))
         if vector_offset is not None:
             if k != 0:
                 raise errors.NkiError("%s: vector_offset needs indirect_dim=0 (the deep dive: "
@@ -75,7 +91,44 @@ def access_pattern(v, pattern, offset, scalar_offset, vector_offset, indirect_di
             return None
         return _scalar_offset(t, starts, pairs, d, scalar_offset, name)
 
-    return refine.structure(t, attempt_indirect, pairs, None)
+    for _ in range(3):
+        try:
+            return refine.structure(t, attempt_indirect, pairs, None, strides=(scale,))
+        except refine.Merged:  # t's leading dims merged for the offsets' rows: map it again
+            off = Lin.of(v.offset) if offset is None else off
+    raise errors.NkiError("%s: the offsets' rows could not be made one storage dim" % name)
+
+
+def _indirect_scale(v, indirect_dim, name):
+    """The elements one unit of a run-time offset moves: prod(A.shape[indirect_dim + 1:]) of
+    the tensor A that .ap is called on (the access-pattern deep dive, "Dynamic Access with
+    scalar_offset and vector_offset"; the migration guide's "Dynamic access pattern")."""
+    k = _int(indirect_dim, name + ": indirect_dim")
+    shape = v.shape
+    if not 0 <= k < len(shape):
+        raise errors.NkiError("%s: indirect_dim %d of a %d-dimensional view" %
+                              (name, k, len(shape)))
+    scale = Lin.of(1)
+    for n in shape[k + 1:]:
+        scale = scale.mul(Lin.of(n))
+    stride = Lin.of(v.strides[k])
+    if not _same(scale, stride):
+        # nki-library reshapes the tensor it calls .ap on so that a dim has the stride it
+        # wants, and there the two agree; for a view whose stride differs no page says which
+        raise errors.NkiError("%s: a run-time offset on dim %d of a view whose stride there "
+                              "(%s) is not the product of the sizes after it (%s, the deep "
+                              "dive's scale): which one NKI scales by is not documented; call "
+                              ".ap on a contiguous view" % (name, k, stride.text(), scale.text()))
+    return scale
+
+
+def _text(n):
+    return str(n) if isinstance(n, int) else n.text()
+
+
+def _shown(n):
+    """A count as the refusals list it: an int, or the text of a symbolic one."""
+    return n if isinstance(n, int) else n.text()
 
 
 def _count(x, name):
@@ -83,6 +136,12 @@ def _count(x, name):
     given with --param or not)."""
     lin = Lin.of(_lin(x, name + ": a count"))
     c = _const(lin)
+    if c is None:
+        # one value for every value of the loop variables in it (nki-library's
+        # min(128, (s - 1 - i * 64) // 64 + 1) over a loop whose every i gives 128)
+        lo, hi = splitting.lin_range(trace.current(), lin)
+        if lo == hi:
+            return int(lo)
     return c if c is not None else lin
 
 
@@ -174,15 +233,16 @@ def map_pattern(t, pairs, name, rows_dim, starts):
         if _const(st) == 0:
             axes.append(views.Axis(n, [(None, n, 0)]))
             continue
-        seg = _one_dim(st, n, S, sizes, first, used, on_chip, t.shape)
+        seg = _one_dim(st, n, S, sizes, first, used, on_chip, t.shape, starts)
         if seg is None and isinstance(n, int):
             seg = _dim_run(st, n, S, sizes, first, used, on_chip)
         if seg is None:
             raise refine.Unmapped(
-                "%s: pair %d [%s, %d] of %s is not a step through one storage dim of '%s' %s "
+                "%s: pair %d [%s, %s] of %s is not a step through one storage dim of '%s' %s "
                 "nor through whole consecutive ones%s: the IR's access names each storage dim "
                 "once, with one start, size and step" %
-                (name, k, st.text(), n, [[p[0].text(), p[1]] for p in pairs], t.name,
+                (name, k, st.text(), _text(n), [[p[0].text(), _shown(p[1])] for p in pairs],
+                 t.name,
                  tuple(SymInt.make(s) for s in t.shape),
                  " (not the partition dim of an on-chip tensor)" if on_chip else ""))
         used.update(d for d, _, _ in seg)
@@ -190,7 +250,7 @@ def map_pattern(t, pairs, name, rows_dim, starts):
     return axes
 
 
-def _one_dim(st, n, S, sizes, first, used, on_chip, shape):
+def _one_dim(st, n, S, sizes, first, used, on_chip, shape, starts):
     for d in range(len(S)):
         if d in used or (on_chip and d == 0):
             continue
@@ -204,6 +264,13 @@ def _one_dim(st, n, S, sizes, first, used, on_chip, shape):
         if not isinstance(n, int):  # a symbolic count: the whole dim, from its start
             if q == 1 and first[d] == 0 and _same(n, shape[d]):
                 return [(d, n, 1)]
+            # or one whose last index stays inside the dim for every value of the loop
+            # variables in it (a count 128 - i from start i of a dim of 128)
+            if sizes[d] is not None and isinstance(starts, list):
+                last = Lin.of(starts[d]).add(Lin.of(n).sub(Lin.of(1)).scale(q))
+                lo, hi = splitting.lin_range(trace.current(), last)
+                if hi < sizes[d] and splitting.lin_range(trace.current(), Lin.of(n))[0] >= 1:
+                    return [(d, n, q)]
             continue
         if sizes[d] is None:
             if q == 1:
@@ -215,7 +282,9 @@ def _one_dim(st, n, S, sizes, first, used, on_chip, shape):
 
 
 def _dim_run(st, n, S, sizes, first, used, on_chip):
-    """A pair over several whole storage dims: step = the innermost one's stride."""
+    """A pair over several whole storage dims: step = the innermost one's stride. The outermost
+    dim of the run may start at a run-time index (as in _one_dim, the interpreter checks that
+    the access stays inside the dim); the inner ones are whole."""
     inner = next((d for d in range(len(S)) if _same(st, S[d])), None)
     if inner is None or None in sizes:
         return None
@@ -223,11 +292,11 @@ def _dim_run(st, n, S, sizes, first, used, on_chip):
     while d >= 0:
         if d in used or (on_chip and d == 0):
             return None
-        if first[d] is None:
-            return None
-        if first[d] + rem <= sizes[d]:
+        if (first[d] or 0) + rem <= sizes[d]:
             segs.insert(0, (d, rem, 1))
             return segs
+        if first[d] is None:
+            return None
         if rem % sizes[d] or first[d] != 0:
             return None
         segs.insert(0, (d, sizes[d], 1))
@@ -250,7 +319,10 @@ def _offsets_view(x, rows, what, scalar=False):
     if o.tensor.dtype not in ("int32", "uint32"):
         raise errors.NkiError("%s: the offsets '%s' are %s; run-time offsets are int32 or "
                               "uint32" % (what, o.tensor.name, o.tensor.dtype))
-    shape = [_const(s) for s in o.logical_lins()]
+    # an NkiTensor's own shape: its size-1 axes that no storage dim carries (`.ap` pairs
+    # [1, 1], an expand_dim) are axes of the offsets too, which the IR access lacks
+    lins = [Lin.of(s) for s in x.shape] if isinstance(x, views.NkiTensor) else o.logical_lins()
+    shape = [_const(s) for s in lins]
     if len(shape) != 2 or shape[1] != 1 or (rows is not None and shape[0] != rows):
         raise errors.NkiError("%s: the offsets '%s' have shape %s; they must be %s" %
                               (what, o.tensor.name, tuple(o.shape),
@@ -277,12 +349,41 @@ def vector_offsets(v, axes, d, vector_offset, what, count=None):
     axes[0] = views.Axis(rows, [(d, rows, 0)])
     out = views.NkiTensor(t, v._starts, axes, (d, o, 0, size - 1))
     if _const(views.ir_rows(out._view)) != rows:
+        out = None  # not a view the kernel holds (the tensor may be redeclared below)
+        sizes = [_const(n) for n in t.shape]
+        outer = [k for k in range(d) if sizes[k] != 1]
+        if t.mem == "hbm" and outer and all(_const(v._starts[k]) == 0 for k in outer) and \
+                None not in sizes:
+            # the offsets count blocks from the tensor's start: they run through dims 0..d,
+            # which an HBM tensor (flat bytes) may declare as one
+            merged = 1
+            for k in range(d + 1):
+                merged *= sizes[k]
+            why = ("%s: the offsets count rows of %s elements from the start of '%s', which "
+                   "run through its storage dims %s of sizes %s" %
+                   (what, _stride_text(t, d), t.name, list(range(d + 1)), tuple(sizes[:d + 1])))
+            if refine.refusal(t) is None:
+                for _ in range(d):
+                    refine.merge(t, 0, why)
+                raise refine.Merged()
+            raise errors.NkiError(
+                "%s: the offsets count rows of %s elements from the start of '%s', which run "
+                "through its storage dims %s of sizes %s; the IR offsets one storage dim and "
+                "takes the rows from its first, so '%s' would have to be declared with those "
+                "dims merged into one of %d (%s), and the front end only splits a tensor's "
+                "dims" % (what, _stride_text(t, d), t.name, list(range(d + 1)),
+                          tuple(sizes[:d + 1]), t.name, merged, tuple([merged] + sizes[d + 1:])))
         raise errors.NkiError("%s: the rows of '%s' picked by the offsets are its storage dim %d, "
                               "and the IR's access takes its rows from its first storage dim "
                               "(the dims before it dropped by an index come first): index the "
                               "view so that dim %d is its first, or use .ap" %
                               (what, t.name, d, d))
     return out
+
+
+def _stride_text(t, d):
+    """The stride of storage dim d of t, as text."""
+    return _storage_strides(t)[d].text()
 
 
 def _scalar_offset(t, starts, pairs, d, scalar_offset, what):

@@ -65,6 +65,49 @@ def _same_count(call, a, b, what_a, what_b):
                               (call, what_a, na.const, what_b, nb.const))
 
 
+def _pieces(dst, src, dst_axis_of):
+    """A DMA whose on-chip operand is a view kept as its pattern (`.ap` or a reshape stepping
+    twice through one storage dim) that is one IR access only with a dim of its tile split: the
+    same DMA as one DMA per index of one axis (the one of fewest elements that works), each
+    piece one access as the tensors are declared, [(dst piece, src piece)]; None when no
+    on-chip operand needs a split or no single axis avoids it (the tensor is split then,
+    views.py). A split is for the rest of the kernel, and the compute engines' instructions
+    that read the tile later cannot be cut in pieces (a reduction, a matmul): nki-library's
+    attention_cte reads 209 elements of a free dim a dma_transpose source would split into rows
+    of 128. An HBM tensor is only ever read by DMAs, and is split (one DMA, as the hardware
+    moves it).
+    A DMA moves each element independently, so the pieces move the same elements to the same
+    places; the model prices them as that many DMAs. Axis j of src is axis dst_axis_of(j) of
+    dst."""
+    from .views import NkiTensor, maps_as_is
+
+    ops = [x for x in (dst, src) if isinstance(x, NkiTensor)]
+    if len(ops) < 2 or any(x._indirect is not None for x in ops):
+        return None
+    if all(maps_as_is(x) or x._base.mem == "hbm" for x in ops):
+        return None  # an HBM tensor, which only DMAs read, is split instead (one DMA)
+    sizes = [trace.current().evaluate(Lin.of(n)) for n in src.shape]
+    if not all(n.is_const() for n in sizes):
+        return None
+    for j in sorted(range(len(sizes)), key=lambda a: sizes[a].const):
+        n, k = sizes[j].const, dst_axis_of(j)
+        if n < 2:
+            continue
+        pieces = []
+        for i in range(n):
+            try:
+                s_i = src[tuple([slice(None)] * j + [slice(i, i + 1)])]
+                d_i = dst[tuple([slice(None)] * k + [slice(i, i + 1)])]
+            except errors.NkiError:  # an axis a view cannot slice (a partition dim kept)
+                break
+            if not (maps_as_is(s_i) and maps_as_is(d_i)):
+                break
+            pieces.append((d_i, s_i))
+        else:
+            return pieces
+    return None
+
+
 # ------------------------------------------------------------------ dma_copy
 
 _CP = "nisa.dma_copy"
@@ -78,6 +121,12 @@ def dma_copy(dst, src, priority=None, oob_mode=oob_mode.error, dge_mode=dge_mode
     NeuronCore-v3 and src and dst of one dtype (NKI 0.3.0), and only it takes engine= (sync or
     scalar). oob_mode.skip skips the rows of an indirect access whose index is outside."""
     _name_arg(_CP, name)
+    if tuple(dst.shape) == tuple(src.shape):
+        pieces = _pieces(dst, src, lambda j: j)
+        if pieces:
+            for d_i, s_i in pieces:
+                dma_copy(d_i, s_i, priority, oob_mode, dge_mode, engine, name)
+            return
     s, d = as_view(src, "src"), as_view(dst, "dst")
     _no_psum(_CP, (("src", s), ("dst", d)))
     oob = _enum_member(_CP, "oob_mode", oob_mode, _OOB_MODES, "oob_mode")
@@ -126,6 +175,13 @@ def dma_transpose(dst, src, axes=None, priority=None, dge_mode=dge_mode.unknown,
     included). A direct transpose takes dge_mode unknown or hwdge (hwdge: NeuronCore-v3 and the
     page's shape constraints); an SBUF source moves elements across partitions."""
     _name_arg(_TP, name)
+    want = _AXES.get(len(src.shape))
+    if want is not None and len(dst.shape) == len(want):
+        pieces = _pieces(dst, src, lambda j: want.index(j))
+        if pieces:
+            for d_i, s_i in pieces:
+                dma_transpose(d_i, s_i, axes, priority, dge_mode, oob_mode, name)
+            return
     v, d = as_view(src, "src"), as_view(dst, "dst")
     if v.indirect is not None:
         refuse(_TP, "src", "an indirect view (.ap(vector_offset=...))", "the gather-transpose "
@@ -144,9 +200,12 @@ def dma_transpose(dst, src, axes=None, priority=None, dge_mode=dge_mode.unknown,
         raise errors.NkiError("%s: src has rank %d; the transposes are of 2-, 3- and 4-D tiles" %
                               (_TP, rank))
     want = _AXES[rank]
-    if axes is not None and tuple(axes) != want:
+    # the kernel's view of src (its size-1 axes that no storage dim carries included)
+    nki_src = tuple(src.shape) if hasattr(src, "_starts") else tuple(v.shape)
+    nki_want = _AXES.get(len(nki_src), want)
+    if axes is not None and tuple(axes) != nki_want:
         raise errors.NkiError("%s: axes=%s: a rank-%d source transposes with axes %s only" %
-                              (_TP, tuple(axes), rank, want))
+                              (_TP, tuple(axes), len(nki_want), nki_want))
     _priority(_TP, priority)
     dge = _enum_member(_TP, "dge_mode", dge_mode, _DGE_MODES, "dge_mode")
     if dge in ("none", "swdge"):
@@ -161,9 +220,19 @@ def dma_transpose(dst, src, axes=None, priority=None, dge_mode=dge_mode.unknown,
         raise errors.NkiError("%s: oob_mode=skip is valid only for an indirect source" % _TP)
     permuted = View(v.tensor, v.dims, [v.order[a] for a in want])
     r = trace.current().evaluate
-    have, need = d.logical_lins(), permuted.logical_lins()
-    if len(have) != len(need) or any(r(a.sub(b)).is_const() and r(a.sub(b)).const != 0
-                                     for a, b in zip(have, need)):
+    # The shapes the kernel sees (an NkiTensor's size-1 axes that no storage dim carries, such
+    # as an .ap pair [1, 1], are not dims of its access): those must match exactly, rank
+    # included; the accesses must then agree but for size-1 dims.
+    nki_dst = tuple(dst.shape) if hasattr(dst, "_starts") else tuple(d.shape)
+    if len(nki_src) in _AXES and (len(nki_dst) != len(nki_src) or any(
+            _differ(r, dst_n, nki_src[a]) for dst_n, a in zip(nki_dst, nki_want))):
+        raise errors.NkiError("%s: dst %s is not src %s transposed with axes %s (%s); since NKI "
+                              "0.4.0 the shapes, rank included, must match exactly" %
+                              (_TP, nki_dst, nki_src, nki_want,
+                               tuple(nki_src[a] for a in nki_want)))
+    have = [x for x in d.logical_lins() if not _one(r, x)]
+    need = [x for x in permuted.logical_lins() if not _one(r, x)]
+    if len(have) != len(need) or any(_differ(r, a, b) for a, b in zip(have, need)):
         raise errors.NkiError("%s: dst %s is not src %s transposed with axes %s (%s); since NKI "
                               "0.4.0 the shapes, rank included, must match exactly" %
                               (_TP, tuple(d.shape), tuple(v.shape), want,
@@ -173,6 +242,16 @@ def dma_transpose(dst, src, axes=None, priority=None, dge_mode=dge_mode.unknown,
     tr = trace.current()
     queue = tr.queue_for(v.tensor if v.tensor.mem == "hbm" else d.tensor)
     tr.instr("dma_copy", [(None, d), (None, permuted)] + ([("queue", queue)] if queue else []))
+
+
+def _differ(r, a, b):
+    x = r(Lin.of(a).sub(Lin.of(b)))
+    return x.is_const() and x.const != 0
+
+
+def _one(r, a):
+    x = r(Lin.of(a))
+    return x.is_const() and x.const == 1
 
 
 # ------------------------------------------------------------------ dma_compute

@@ -108,6 +108,13 @@ def tensor_copy(dst, src, engine=unknown_engine, name=None, *, dtype=None):
     `dtype=` is not in the 0.2-0.6 signature; it is taken only when it names dst's dtype
     (`_stale_dtype_keyword`)."""
     _name_arg("nisa.tensor_copy", name)
+    from .views import row_major
+
+    with row_major():  # element i of src to element i of dst, in row-major order
+        _tensor_copy(dst, src, engine)
+
+
+def _tensor_copy(dst, src, engine):
     d = _dst("nisa.tensor_copy", dst)
     if dtype is not None:
         _stale_dtype_keyword("nisa.tensor_copy", d, dtype)

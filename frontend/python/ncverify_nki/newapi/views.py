@@ -102,6 +102,33 @@ class NkiTensor(Tile):
             raise errors.NkiError("%s of '%s': %s" % (what, t.name, self._why))
         self._flat = None
 
+    def _contiguous_view(self):
+        """A view kept as its pattern whose elements (per partition on chip) are one contiguous
+        run of storage in row-major order, as the access of that run: for an instruction that
+        pairs its operands' elements in row-major order (row_major below) the same elements in
+        the same order, with no dim of the tensor split. None when it is not such a run."""
+        shape, strides, off = self._flat
+        if self._indirect is not None:
+            return None
+        sizes = [_const(n) for n in shape]
+        steps = [_const(st) for st in strides]
+        if None in sizes or None in steps:
+            return None
+        first = 1 if self._on_chip() else 0
+        run = 1
+        for n, st in reversed(list(zip(sizes[first:], steps[first:]))):
+            if n != 1 and st != run:
+                return None
+            run *= n
+        pairs = ([(Lin.of(steps[0]), sizes[0])] if first else []) + [(Lin.of(1), run)]
+        t = self._base
+        try:
+            starts = patterns.split_offset(t, Lin.of(off), "a view")
+            axes = patterns.map_pattern(t, pairs, "a view", None, starts)
+        except errors.NkiError:
+            return None
+        return NkiTensor(t, starts, axes)._view
+
     def _on_chip(self):
         return self._base.mem != "hbm"
 
@@ -125,6 +152,10 @@ class NkiTensor(Tile):
     # ---- the IR access
     @property
     def _view(self):
+        if self._axes is None and getattr(trace.current(), "nki_row_major", False):
+            v = self._contiguous_view()
+            if v is not None:
+                return v
         if self._axes is None:
             self._resolve("an instruction's operand")
         t = self._base
@@ -141,10 +172,13 @@ class NkiTensor(Tile):
                     free = [c for c in range(len(dims)) if c not in used and
                             (c > 0 or not self._on_chip())]
                     if not free:
-                        raise errors.NkiError("axis %d of '%s' is broadcast and every storage "
-                                              "dim is used by another axis: the IR's access "
-                                              "broadcasts through a storage dim (step 0)" %
-                                              (k, t.name))
+                        # a size-1 dim appended to the tensor carries it (the same bytes)
+                        refine.add_unit_dim(t, "axis %d of '%s' is broadcast and every storage "
+                                               "dim is used by another axis: the IR's access "
+                                               "broadcasts through a storage dim (step 0)" %
+                                            (k, t.name))
+                        dims.append([Lin.of(0), Lin.of(1), 1])
+                        free = [len(dims) - 1]
                     d = free[-1]
                     used.add(d)
                 dims[d] = [self._starts[d], Lin.of(size), step]
@@ -457,7 +491,10 @@ class NkiTensor(Tile):
                                   "through one storage dim by 1 (%s)" %
                                   (self._base.name, self.get_pattern()))
         s = axes[0].segs[0][0]
-        return patterns.vector_offsets(self, axes, s, vector_offset, "vector_select")
+        try:
+            return patterns.vector_offsets(self, axes, s, vector_offset, "vector_select")
+        except refine.Merged:  # the tensor's leading dims merged for the rows: again
+            return self.vector_select(dim, vector_offset)
 
     def indirect(self, index, num_elem=None):
         raise errors.NkiError("tensor.indirect (Tensor Indirection, NeuronCore-v4) is not "
@@ -469,12 +506,47 @@ class NkiTensor(Tile):
                               indirect_dim, dtype)
 
 
+class row_major:
+    """`with row_major():` an instruction that pairs its operands' elements in row-major order
+    (an element-wise copy: the IR's rule is the same partitions and free size) reads a view kept
+    as its pattern whose elements are one contiguous run as that run, so the tensor keeps its
+    declared shape (views that step twice through a dim are otherwise split, refine.py)."""
+
+    def __enter__(self):
+        tr = trace.current()
+        self._prev = getattr(tr, "nki_row_major", False)
+        tr.nki_row_major = True
+
+    def __exit__(self, *exc):
+        trace.current().nki_row_major = self._prev
+        return False
+
+
+def maps_as_is(x):
+    """Whether x is one IR access without a dim of its tensor split (a view kept as its
+    pattern, views that are not NkiTensors and structured views are)."""
+    if not isinstance(x, NkiTensor) or x._axes is not None:
+        return True
+    shape, strides, off = x._flat
+    if x._indirect is not None or any(_const(n) is None for n in shape):
+        return False
+    pairs = [(Lin.of(st), _const(n)) for st, n in zip(strides, shape)]
+    try:
+        starts = patterns.split_offset(x._base, Lin.of(off), "a view")
+        patterns.map_pattern(x._base, pairs, "a view", None, starts)
+    except errors.NkiError:
+        return False
+    return True
+
+
 def ir_axes(x, axis, call):
     """The axes of x's IR access that the view's axes `axis` are (a call that takes axes reads
     the access): an axis merged from several storage dims is several, an added size-1 axis
     none."""
-    if not isinstance(x, NkiTensor) or x._axes is None:
+    if not isinstance(x, NkiTensor):
         return axis
+    if x._axes is None:  # a view kept as its pattern: the access it is, to read its axes
+        x._resolve(call)
     axes = x._axes
     counts = [max(1, len(a.segs)) if a.segs else 0 for a in axes]
     if all(c == 1 for c in counts):
@@ -482,12 +554,16 @@ def ir_axes(x, axis, call):
     rank = len(axes)
     wanted = [axis] if isinstance(axis, int) else list(axis)
     wanted = sorted(_int(a, call + ": axis") % rank for a in wanted)
+    for k in wanted:
+        if counts[k] == 0:
+            # an added size-1 axis the call names: a size-1 dim appended to the tensor (the
+            # same bytes) carries it, so the access has it (a reduce over it reads one element)
+            refine.add_unit_dim(x._base, "%s: axis %d of this view of '%s' is an added size-1 "
+                                "dim, which its access does not have" % (call, k, x.name))
+            axes[k] = Axis(1, [(len(x._base.shape) - 1, Lin.of(1), 1)])
+            counts[k] = 1
     starts = [sum(counts[:k]) for k in range(rank)]
-    out = [starts[k] + j for k in wanted for j in range(counts[k])]
-    if not out:
-        raise errors.NkiError("%s: axis %s of this view of '%s' are added size-1 dims, which "
-                              "its access does not have" % (call, axis, x.name))
-    return out
+    return [starts[k] + j for k in wanted for j in range(counts[k])]
 
 
 def owned(tile):
@@ -688,9 +764,19 @@ def _slice_axis(v, k, a, sl, starts, what, size=None):
         d, _, st = a.segs[-1]
         starts[d] = starts[d].add(r.scale(st))
         return Axis(count, [(d, count, st * step)])
-    raise errors.NkiError("%s: dim %d of this view of '%s' merges storage dims %s; a slice of it "
-                          "that does not fall on whole inner rows is not one access" %
-                          (what, k, v.name, [d for d, _, _ in a.segs]))
+    sizes = tuple(_const(n) for _, n, _ in a.segs)
+    span = ""
+    if ci is not None and cc is not None and lo_e.is_const():
+        span = " (elements %d..%d, step %d, in rows of %d)" % (
+            lo_e.const, lo_e.const + step * (cc - 1), step, ci)
+    why = v._base.__dict__.get("split_why")
+    raise errors.NkiError(
+        "%s: dim %d of this view of '%s' steps through its storage dims %s of sizes %s; this "
+        "slice%s neither covers whole rows of the inner dims from a row's start nor stays within "
+        "one row, so it is no single (start, size, step) per storage dim, which is what the IR's "
+        "access has%s" %
+        (what, k, v.name, [d for d, _, _ in a.segs], sizes, span,
+         "; " + "; ".join(why[-2:]) if why else ""))
 
 
 def _infer(shape, total, what):
