@@ -70,6 +70,32 @@ def matmul_modes(a, b, mode):
 
 
 @nki.jit
+def matmul_across_loop_nests(a, b, case):
+    """accumulate=None into 16 column blocks of one PSUM tile over loops too long to unroll at
+    once (16 iterations): "two_nests" writes every block in one loop and again in a second
+    loop (the second adds: 2x the product); "outer_revisits" writes them in a loop inside an
+    outer loop of 16 that does not pick the block (every outer iteration after the first adds:
+    16x)."""
+    M, N = a.shape[1], b.shape[1]
+    w = N // 16
+    at = nl.ndarray((128, M), dtype=a.dtype, buffer=nl.sbuf)
+    bt = nl.ndarray((128, N), dtype=b.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=at, src=a)
+    nisa.dma_copy(dst=bt, src=b)
+    acc = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.psum)
+    if case == "two_nests":
+        for j in nl.affine_range(16):
+            nisa.nc_matmul(acc[:, nl.ds(j * w, w)], at, bt[:, nl.ds(j * w, w)])
+        for j in nl.affine_range(16):
+            nisa.nc_matmul(acc[:, nl.ds(j * w, w)], at, bt[:, nl.ds(j * w, w)])
+    else:
+        for r in nl.affine_range(16):
+            for j in nl.affine_range(16):
+                nisa.nc_matmul(acc[:, nl.ds(j * w, w)], at, bt[:, nl.ds(j * w, w)])
+    return _store(acc)
+
+
+@nki.jit
 def matmul_per_block(a, b):
     """Two PSUM blocks acc[:, 0], acc[:, 1] each accumulated over its own k-loop (accumulate=None):
     each block's first matmul overwrites it."""
@@ -347,6 +373,15 @@ class AccumulateTest(unittest.TestCase):
             matmul_regions(a, b, "partial")
         self.assertIn("newapi_tensor_engine_test.py:", str(caught.exception))
         self.assertIn("is partly a region of 'acc' an earlier matmul wrote", str(caught.exception))
+
+    def test_none_per_location_across_symbolic_loop_nests(self):
+        # The accumulation groups of a loop traced once would overwrite at the second nest and
+        # at every outer iteration (1x the product, a silent mistrace found in review): the
+        # loops are unrolled so that each location's first write is known.
+        a, b = operands(13, k=128, n=128)
+        p = partial(a, b, [0])
+        self.check(matmul_across_loop_nests(a, b, "two_nests"), 2 * p)
+        self.check(matmul_across_loop_nests(a, b, "outer_revisits"), 16 * p)
 
     def test_bf16_destination_on_trn3_rounds_the_product(self):
         a, b = operands(5, k=128)

@@ -111,10 +111,10 @@ def tensor_copy(dst, src, engine=unknown_engine, name=None, *, dtype=None):
     from .views import row_major
 
     with row_major():  # element i of src to element i of dst, in row-major order
-        _tensor_copy(dst, src, engine)
+        _tensor_copy(dst, src, engine, dtype)
 
 
-def _tensor_copy(dst, src, engine):
+def _tensor_copy(dst, src, engine, dtype):
     d = _dst("nisa.tensor_copy", dst)
     if dtype is not None:
         _stale_dtype_keyword("nisa.tensor_copy", d, dtype)

@@ -60,10 +60,53 @@ def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_on
         if _earlier_regions(d) == "inside":  # every location written before by a matmul: it adds
             _write(d, r, True, gen)
         else:
+            _first_writes_follow_the_groups(d)
             tiles.accumulate_matmul(d, r)
     else:
         _write(d, r, flag, gen)
+    _remember_loops(d)
     _remember_region(d)
+
+
+def _first_writes_follow_the_groups(d):
+    """accumulate=None in symbolic loops: tiles.accumulate_matmul decides first writes by
+    accumulation groups (the legacy `+=` rule: a group restarts each time its loops are entered;
+    a block no group wrote yet starts one). That is the page's rule per PSUM location only when
+    every loop from dst's declaration down to the last loop picking dst's block picks it (an
+    outer loop that does not revisits the same locations, which then add) and no matmul wrote
+    the tensor in another loop nest before (its locations may be these). Otherwise the loops
+    are unrolled (a re-trace), so that the locations are known and `_earlier_regions` decides;
+    with symbolic bounds the unroller refuses, naming the params to fix."""
+    tr = trace.current()
+    z = d.tensor
+    key, _, loops, used, last = tiles._group_key(tr, d)
+    earlier = getattr(z, "matmul_loop_keys", None)
+    if earlier is not None and _box(d) is not None and not getattr(z, "matmul_unknown", False):
+        earlier = None  # every location known: `_earlier_regions` found them disjoint
+    if earlier is not None and key not in z.group_keys:
+        keys = set(earlier) | {l.key for l in loops}
+        why = ("nc_matmul(accumulate=None) into '%s', which a matmul in another loop nest wrote "
+               "before: whether a location was written is known only per iteration" % z.name)
+    else:
+        revisiting = [l for l in loops[:last + 1] if l.var not in used]
+        if not revisiting:
+            return
+        keys = {l.key for l in revisiting}
+        why = ("nc_matmul(accumulate=None) into '%s' in a loop that does not pick its block "
+               "(variable %s): its later iterations add to the locations the first one wrote" %
+               (z.name, revisiting[0].var))
+    raise tr.unroll_loops(keys, why)
+
+
+def _remember_loops(d):
+    """The symbolic loops (their source keys) under which a matmul wrote dst's tensor."""
+    tr = trace.current()
+    z = d.tensor
+    depth = next((k for k, b in enumerate(tr.stack) if b is z.block), len(tr.stack) - 1)
+    z.matmul_loop_keys = set(getattr(z, "matmul_loop_keys", None) or ()) | \
+        {l.key for l in tr.loops[depth:]}
+    if _box(d) is None:
+        z.matmul_unknown = True  # some location it wrote is not known when traced
 
 
 def _box(view):
