@@ -144,3 +144,17 @@ def sized_by_program(a):
     nisa.dma_copy(dst=t, src=a[first:first + n, :])
     nisa.dma_copy(dst=out[first:first + n, :], src=t)
     return out
+
+
+def too_big_in_program_1(a):
+    """Program 1 alone holds 256 KiB per partition, more than an SBUF partition: the memory
+    peak is the largest program's, and this one does not fit."""
+    rows, cols = a.shape
+    out = nl.ndarray((rows, cols), dtype=a.dtype, buffer=nl.shared_hbm)
+    half = rows // 2
+    pid = nl.program_id(0)
+    width = cols if pid == 0 else 65536
+    t = nl.ndarray((half, width), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t[:, 0:cols], src=a[pid * half:(pid + 1) * half, :])
+    nisa.dma_copy(dst=out[pid * half:(pid + 1) * half, :], src=t[:, 0:cols])
+    return out

@@ -110,7 +110,7 @@ class OnTheSimulator(_Lnc2):
 
 
 class Imported(_Lnc2):
-    """`ncverify import --grid 2`, `dump`, `prove`, and the refusals."""
+    """`ncverify import --grid 2`, `dump`, and the refusals."""
 
     def test_the_program_says_it_was_traced_per_program(self):
         r = imported("first_program_copies")
@@ -138,6 +138,23 @@ class Imported(_Lnc2):
         self.assertNotIn("only_program", r.stdout)
         self.assertIn("program_id", r.stdout)
 
+    def test_a_shared_output_allocated_differently_is_refused(self):
+        r = imported("outputs_disagree")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("per_program_kernels.py:113: nl.shared_hbm tensor #1 ('out'): program 1 "
+                      "allocates it as fp32 [64, 64], program 0 as fp32 [128, 64]", r.stderr)
+        with self.assertRaisesRegex(KernelNotTraced, r"program 1 allocates it as fp32 \[64, 64\]"):
+            self.run_lnc2(kernels.outputs_disagree, rows_of())
+
+    def test_a_shared_scratch_only_one_program_allocates_is_refused(self):
+        r = imported("output_count_disagrees")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("program 1 allocates 1 nl.shared_hbm tensors, program 0 2", r.stderr)
+
+
+class Proved(_Lnc2):
+    """`ncverify prove` of the traced programs."""
+
     def prove(self, func):
         r = imported(func)
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -153,6 +170,18 @@ class Imported(_Lnc2):
             self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
             self.assertIn("PROVED", p.stdout)
 
+    def test_the_programs_sbuf_does_not_add_up(self):
+        # 96 KiB per partition in each program: 192 KiB together would not fit (176 KiB usable)
+        p = self.prove("big_tiles_per_program")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertRegex(p.stdout, r"allocation: \d+ proved, 0 counterexample, 0 unknown")
+
+    def test_one_program_too_big_for_sbuf_is_refuted(self):
+        p = self.prove("too_big_in_program_1")
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertRegex(p.stdout, r"allocation: \d+ proved, [1-9]\d* counterexample")
+        self.assertIn("262144", p.stdout)
+
     def test_a_proof_fails_in_the_second_programs_trace(self):
         # an out-of-bounds read only program 1 makes: the proof must see inside its guard
         r = imported("tile_blocks")
@@ -166,19 +195,6 @@ class Imported(_Lnc2):
             p = ncverify("prove", path)
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
         self.assertRegex(p.stdout, r"bounds: \d+ proved, [1-9]\d* counterexample")
-
-    def test_a_shared_output_allocated_differently_is_refused(self):
-        r = imported("outputs_disagree")
-        self.assertEqual(r.returncode, 2)
-        self.assertIn("per_program_kernels.py:113: nl.shared_hbm tensor #1 ('out'): program 1 "
-                      "allocates it as fp32 [64, 64], program 0 as fp32 [128, 64]", r.stderr)
-        with self.assertRaisesRegex(KernelNotTraced, r"program 1 allocates it as fp32 \[64, 64\]"):
-            self.run_lnc2(kernels.outputs_disagree, rows_of())
-
-    def test_a_shared_scratch_only_one_program_allocates_is_refused(self):
-        r = imported("output_count_disagrees")
-        self.assertEqual(r.returncode, 2)
-        self.assertIn("program 1 allocates 1 nl.shared_hbm tensors, program 0 2", r.stderr)
 
 
 if __name__ == "__main__":
