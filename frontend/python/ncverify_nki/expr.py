@@ -236,6 +236,11 @@ def _value_error(lin, what):
         exc = tr.needs_value(lin, what)  # the new dialect unrolls the loop (unrolling.py)
         if exc is not None:
             return exc
+        from . import per_program
+
+        exc = per_program.request(tr, lin, what)  # traced once per program id
+        if exc is not None:
+            return exc
     names = lin.names()
     params = [n for n in names if errors.is_param_name(n)]
     if params:

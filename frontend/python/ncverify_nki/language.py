@@ -3,7 +3,7 @@
 import numpy as np
 
 from . import allocation as _allocation  # (an import statement in allocate cost every call)
-from . import errors, ops, rules, trace
+from . import errors, ops, per_program, rules, trace
 from .dtypes import (DType, bfloat16, bool_, float8_e4m3, float8_e5m2, float16, float32,  # noqa
                      int32, normalize, tfloat32, uint8, uint16, uint32)
 from .expr import IndexExpr, Lin, SymInt
@@ -60,9 +60,17 @@ def allocate(shape, dtype, buffer, name=None, zero=False, fill=None):
     hint = name or tr.assigned_name()
     if buffer.mem == "hbm":
         dims = [Lin.of(s.size if isinstance(s, par_dim) else s) for s in shape]
-        t = Tensor(tr.unique(hint), "hbm", dt, dims, buffer.role)
-        t.kind_given = buffer.role
-        tr.hbm.append(t)
+
+        tr.sizes_known(dims)
+
+        def make():
+            t = Tensor(tr.unique(hint), "hbm", dt, dims, buffer.role)
+            t.kind_given = buffer.role
+            tr.hbm.append(t)
+            return t
+
+        # traced once per program: a shared_hbm tensor is one for every program (per_program.py)
+        t = per_program.shared_hbm(tr, dims, dt, make) if buffer.role == "output" else make()
         if zero or fill is not None:
             raise errors.NkiError("an HBM tensor is not initialised by the kernel; write it "
                                   "with nl.store")

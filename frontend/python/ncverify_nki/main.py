@@ -16,7 +16,7 @@ import sys
 import textwrap
 import traceback
 
-from . import dialect, errors, kernel_language, sandbox, trace, unrolling
+from . import dialect, errors, kernel_language, per_program, sandbox, trace, unrolling
 from .newapi import refine
 from .dtypes import normalize
 from .expr import Lin, SymInt, name_lin
@@ -560,27 +560,36 @@ _abandoned_trace = []  # [True] after a trace ended by an exception, until it is
 
 
 def _trace_kernel(tr, func, path, call_args, kwargs, header, recorded):
-    trace.start(tr)
-    try:
-        result = func(*call_args, **kwargs)
-    except errors.NkiError:
-        if tr.pending_unroll is not None:  # an error after the kernel caught a NeedsUnroll
-            raise tr.pending_unroll from None
-        raise
-    finally:
-        trace.stop()
-    if tr.pending_unroll is not None:  # the kernel caught it; the trace is not the program
-        raise tr.pending_unroll
-    left = tr.left_loops() if tr.loops else None
-    if left is not None:
-        raise left
+    def call():
+        trace.start(tr)
+        try:
+            result = func(*call_args, **kwargs)
+        except errors.NkiError:
+            if tr.pending_unroll is not None:  # an error after the kernel caught a re-trace
+                raise tr.pending_unroll from None
+            raise
+        finally:
+            trace.stop()
+        if tr.pending_unroll is not None:  # the kernel caught it; the trace is not the program
+            raise tr.pending_unroll
+        left = tr.left_loops() if tr.loops else None
+        if left is not None:
+            raise left
+        return result
+
+    where = (os.path.abspath(path), _def_line(func))
+    if tr.per_program_reason is not None:  # its Python needs the program id's value
+        result = per_program.trace_passes(tr, call, where)
+        header = header + [per_program.header(tr)]
+    else:
+        result = call()
     if tr.unroll:
         header = header + ["loops unrolled (their bodies' Python effects depend on the "
                            "iteration): " + "; ".join(
                                "%s (%s)" % (unrolling.key_text(k), why)
                                for k, why in sorted(tr.unroll.items()))]
     header = header + tr.fixed_report() + tr.header_notes
-    _mark_outputs(tr, result, (os.path.abspath(path), _def_line(func)))
+    _mark_outputs(tr, result, where)
     if tr.loops:
         raise errors.NkiError("a traced loop was left open (break out of a loop?)")
     for check in tr.at_end:

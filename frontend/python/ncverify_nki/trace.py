@@ -6,7 +6,7 @@ import ast
 import linecache
 import math
 
-from . import errors, splitting, unrolling
+from . import errors, per_program, splitting, unrolling
 from .expr import Lin, SymBool, name_lin
 from .program import BufferDecl, Indirect, Instr, Loop, Tensor, View, ZeroInit
 
@@ -122,6 +122,16 @@ class Tracer:
         # lines for the `.nkir` header, each naming its line: a reading the trace took where
         # the source allows two (tensor_copy(dtype=), an affine_range made sequential)
         self.header_notes = []
+        # Per-program tracing (per_program.py): the program id of the pass being traced (None:
+        # program_id is symbolic), the nl.shared_hbm tensors of pass 0 and of this pass in
+        # allocation order.
+        self.program_value = None
+        self.first_shared, self.pass_shared = [], []
+
+    @property
+    def per_program_reason(self):
+        """Why the kernel is traced once per program (None: it is not)."""
+        return getattr(self.unroll, "per_program", None)
 
     # ---- names
     def unique(self, base):
@@ -188,7 +198,16 @@ class Tracer:
         self.stack[-1].append(stmt)
         return stmt
 
+    def sizes_known(self, shape):
+        """A size of the program id (a tensor's shape is params only, model/ir/validate.cpp):
+        the kernel is traced once per program (per_program.py)."""
+        for d in shape:
+            exc = per_program.request(self, Lin.of(d), "a tensor's size (%s)" % Lin.of(d).text())
+            if exc is not None:
+                raise exc
+
     def declare(self, tensor, bufs=None):
+        self.sizes_known(tensor.shape)
         # (through the instance dict, as program.Tensor.__init__: once per tensor made)
         tensor.__dict__.update(decl=self.emit(BufferDecl(tensor, bufs or tensor.bufs)),
                                block=self.stack[-1])
@@ -332,6 +351,10 @@ class Tracer:
         bounds = [self.evaluate(Lin.of(start)), self.evaluate(Lin.of(stop))]
         names = [n for b in bounds for n in self.resolve(b).names()]
         if not all(b.is_const() for b in bounds):
+            for b in bounds:
+                exc = per_program.request(self, b, "a loop unrolled (%s)" % why)
+                if exc is not None:
+                    raise exc
             params = [n for n in names if n in self.params]
             fix = "; fix %s" % " ".join("--param %s=VALUE" % n for n in dict.fromkeys(params)) \
                 if params else ""
@@ -488,20 +511,29 @@ class Tracer:
                         "param domain; fix the params with --param" % rel.text())
             self.assume(rel)
             return True
+        lin = self.resolve(rel.lhs.sub(rel.rhs))
         if self.loops:
             if not python_loops(self):
-                return splitting.split(self, rel)
-            lin = self.resolve(rel.lhs.sub(rel.rhs))
+                try:
+                    return splitting.split(self, rel)
+                except errors.NkiError as e:
+                    raise per_program.request(self, lin, "a Python `if` on %s" % rel.text()) \
+                        or e
             self._python_if(lin, rel)
             try:
                 return splitting.split(self, rel)
             except errors.NkiError as e:
                 exc = self.needs_value(lin, "a Python `if` that no loop split expresses (%s)" %
-                                       e.message)
+                                       e.message) or \
+                    per_program.request(self, lin, "a Python `if` on %s" % rel.text())
                 raise exc or e
         if python_loops(self):
-            self._python_if(self.resolve(rel.lhs.sub(rel.rhs)), rel)
-        names = [n for n in self.resolve(rel.lhs.sub(rel.rhs)).names() if n in self.params]
+            self._python_if(lin, rel)
+        exc = per_program.request(self, lin, "a Python `if` on %s outside every loop" %
+                                  rel.text())
+        if exc is not None:
+            raise exc
+        names = [n for n in lin.names() if n in self.params]
         if names:
             raise errors.NkiError(
                 "this branch needs the value of %s (%s is symbolic); fix it with %s" %
@@ -593,6 +625,8 @@ class Tracer:
                 self.params[single_r].lo = max(self.params[single_r].lo,
                                                lhs.const + (1 if op == "<" else 0))
                 return
+        if self.program_value is not None and (lhs, op, rhs) in self.requires:
+            return  # the same assert in a later per-program pass
         self.requires.append((lhs, op, rhs))
 
     def _pin(self, name, value):
@@ -632,6 +666,8 @@ class Tracer:
         if not 0 <= axis < len(self.grid):
             raise errors.NkiError("nl.program_id: axis=%d is outside the launch grid's %d axes" %
                                   (axis, len(self.grid)))
+        if self.program_value is not None:  # a per-program pass (per_program.py)
+            return per_program.program_id_value(self, axis)
         pid = name_lin("program_id")
         inner = Lin.of(1)
         for g in self.grid[axis + 1:]:

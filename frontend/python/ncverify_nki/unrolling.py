@@ -61,12 +61,33 @@ def key_text(key):
     return "%s:%d" % (os.path.basename(key[0]), key[1])
 
 
+class Unrolls(dict):
+    """The loops to unroll in a trace (loop key -> reason) and, when the kernel's Python needs
+    the program id's value, why (`per_program`: the trace runs once per program,
+    per_program.py)."""
+
+    per_program = None
+
+    def copy_all(self):
+        out = Unrolls(self)
+        out.per_program = self.per_program
+        return out
+
+
 def retrying(attempt):
-    """Runs `attempt(unroll)` (unroll: loop key -> reason) until no loop needs unrolling."""
-    unroll = {}
+    """Runs `attempt(unroll)` (unroll: an Unrolls, loop key -> reason) until no loop needs
+    unrolling; a per_program.NeedsProgramId turns per-program tracing on for the next ones."""
+    from .per_program import NeedsProgramId
+
+    unroll = Unrolls()
     for _ in range(MAX_ATTEMPTS):
         try:
-            return attempt(dict(unroll))
+            return attempt(unroll.copy_all())
+        except NeedsProgramId as e:
+            if unroll.per_program is not None:
+                raise errors.NkiError("internal: per-program tracing was asked for twice (%s)" %
+                                      e.reason, e.where)
+            unroll.per_program = e.reason
         except NeedsUnroll as e:
             fresh = {k: r for k, r in e.keys.items() if k not in unroll}
             if not fresh:

@@ -24,7 +24,7 @@ import sys
 
 import numpy as np
 
-from .. import errors, trace
+from .. import errors, per_program, trace
 from ..expr import Lin, SymInt
 
 _GET_ITER = dis.opmap["GET_ITER"]
@@ -86,6 +86,10 @@ class PythonRange:
         if not direct or (self.unroll_known and self._known() is not None):
             known = self._known()
             if known is None:
+                for x in (self.start, self.stop):
+                    exc = per_program.request(tr, Lin.of(x), "%s iterated in Python" % self.call)
+                    if exc is not None:
+                        raise exc
                 names = [n for x in (self.start, self.stop)
                          for n in tr.resolve(Lin.of(x)).names() if n in tr.params]
                 raise errors.NkiError(
