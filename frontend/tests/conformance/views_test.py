@@ -164,7 +164,7 @@ def more_views(a, h):
     v = nl.ndarray((128, 32), dtype=nl.float32, buffer=nl.sbuf)
     nisa.dma_copy(dst=v, src=m)
     p = load(a, (128, 64)).ap([[64, 128], [2, 8], [16, 3]], offset=1)
-    SEEN["hbm"] = (h.buffer == nl.shared_hbm, h.strides, m.shape, m.strides, h[3].offset,
+    SEEN["hbm"] = (h.buffer == nl.hbm, h.strides, m.shape, m.strides, h[3].offset,
                    p.get_pattern(), p.offset, p.shape)
     w = nl.ndarray((128, 8, 3), dtype=nl.float32, buffer=nl.sbuf)
     nisa.tensor_copy(w, p)

@@ -582,14 +582,18 @@ def ir_rows(v):
 
 
 def buffer_of(t):
-    """The buffer object (nl.sbuf, nl.psum, nl.shared_hbm, nl.private_hbm) of a tensor."""
+    """The buffer object (nl.sbuf, nl.psum, nl.shared_hbm, nl.private_hbm) of a tensor. A
+    kernel argument is in `nl.hbm` (an alias of private_hbm in the 0.6 reference): the SDK's
+    MX deep-dive kernels assert `stationary_hbm.buffer == moving_hbm.buffer == nl.hbm` of their
+    inputs (aws-neuron-sdk nki/deep-dives/src/mxfp-matmul/mx_kernels.py, lines 157 and 219).
+    Outputs and other nl.shared_hbm tensors are shared_hbm."""
     from . import language as nl
 
     if t.mem == "sbuf":
         return nl.sbuf
     if t.mem == "psum":
         return nl.psum
-    return nl.private_hbm if t.role == "scratch" else nl.shared_hbm
+    return nl.private_hbm if t.role in ("scratch", "input") else nl.shared_hbm
 
 
 def attribute(tile, name):
