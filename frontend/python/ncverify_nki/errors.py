@@ -71,7 +71,8 @@ def user_location(frame=None):
     """(file, line) of the innermost user frame on the current stack."""
     f = frame or sys._getframe(1)
     while f is not None:
-        if _in_package(f):
+        name = f.f_globals.get("__name__")  # (_in_package, inline: asked for every frame)
+        if isinstance(name, str) and name.startswith("ncverify_nki."):
             f = f.f_back
             continue
         name = f.f_code.co_filename
@@ -98,7 +99,8 @@ def kernel_line(frame=None):
         return 0
     f = frame or sys._getframe(1)
     while f is not None:
-        if _in_package(f):
+        name = f.f_globals.get("__name__")  # (_in_package, inline: asked for every frame)
+        if isinstance(name, str) and name.startswith("ncverify_nki."):
             f = f.f_back
             continue
         name = f.f_code.co_filename
