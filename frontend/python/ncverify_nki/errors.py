@@ -59,19 +59,17 @@ def _abspath(filename):
     return a
 
 
-def _in_package(frame):
-    """Whether `frame` runs code of this package (a front-end file), told from its module's
-    name: reading frame.f_code raises an audit event, which the sandbox's hook (a Python
-    function) sees, and the walks below pass several of the front end's frames per call."""
-    name = frame.f_globals.get("__name__")
-    return isinstance(name, str) and name.startswith("ncverify_nki.")
+# The walks below pass the frames of this package (front-end files) by their module's name,
+# tested inline (they pass several such frames per call): reading frame.f_code raises an audit
+# event, which the sandbox's hook (a Python function) sees.
 
 
 def user_location(frame=None):
     """(file, line) of the innermost user frame on the current stack."""
     f = frame or sys._getframe(1)
     while f is not None:
-        if _in_package(f):
+        name = f.f_globals.get("__name__")  # a frame of this package: passed
+        if isinstance(name, str) and name.startswith("ncverify_nki."):
             f = f.f_back
             continue
         name = f.f_code.co_filename
@@ -98,7 +96,8 @@ def kernel_line(frame=None):
         return 0
     f = frame or sys._getframe(1)
     while f is not None:
-        if _in_package(f):
+        name = f.f_globals.get("__name__")  # a frame of this package: passed
+        if isinstance(name, str) and name.startswith("ncverify_nki."):
             f = f.f_back
             continue
         name = f.f_code.co_filename

@@ -95,8 +95,14 @@ def _dtype(dtype, default):
 
 
 def _free_size(view):
+    sizes = view.logical_lins()[1:]
+    if sizes and not any(s.terms for s in sizes):  # known sizes (most): their product
+        n = 1
+        for s in sizes:
+            n *= s.const
+        return Lin((), n)
     n = ONE
-    for s in view.logical_lins()[1:]:
+    for s in sizes:
         n = n.mul(s)
     return n
 

@@ -252,11 +252,18 @@ class Printer:
         if t.fold:
             return self._folded_access(v)
         parts = []
+        # (a constant is its own resolution, Tracer.resolve: most starts and sizes are, and
+        # this runs for every operand of every instruction the program prints)
+        res = self.resolve
         for k, (start, size, step) in enumerate(v.dims):
             if t.mods[k] is not None:
                 start = start.mod(t.mods[k])
-            start, size = self.resolve(start), self.resolve(size)
-            if start == ZERO and size == self.resolve(t.shape[k]) and step == 1:
+            if start.terms:
+                start = res(start)
+            if size.terms:
+                size = res(size)
+            full = t.shape[k]
+            if start == ZERO and size == (res(full) if full.terms else full) and step == 1:
                 parts.append(":")
             elif size == ONE and step == 1:
                 parts.append(start.text())

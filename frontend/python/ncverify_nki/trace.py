@@ -175,8 +175,10 @@ class Tracer:
     def evaluate(self, lin):
         """`lin` with asserted equalities substituted and every param whose domain is a single
         value replaced by it: what Python-level decisions (if, int(), range()) may use."""
+        if not lin.terms:  # a constant (most sizes): nothing to resolve or substitute
+            return lin
         lin = self.resolve(lin)
-        if not lin.terms:  # a constant (most sizes): nothing to substitute
+        if not lin.terms:
             return lin
         names = lin.names()
         fixed = {n: Lin.of(p.lo) for n, p in self.params.items()

@@ -109,6 +109,13 @@ def _is_plain(v):
     return v is None or isinstance(v, (bool, int, float, complex, str, bytes))
 
 
+# An object's identity as an int: object.__hash__ is its address rotated (one int per live
+# object, as id()), and is not audited. id() raises a `builtins.id` audit event, which the
+# sandbox's hook (a Python function) sees: the fingerprints below take one per container and
+# object every iteration of every loop, hundreds of thousands in a large unrolled trace.
+_identity = object.__hash__
+
+
 def _fingerprint(v, depth=0):
     """What of `v` a loop body could change that Python code can see: the identities in a
     container (and the containers within it), an object's attributes. Front-end objects (tiles,
@@ -116,21 +123,21 @@ def _fingerprint(v, depth=0):
     if _is_plain(v):
         return (type(v), v) if not (isinstance(v, float) and math.isnan(v)) else (float, "nan")
     if depth >= _MAX_DEPTH:
-        return id(v)
+        return _identity(v)
     if isinstance(v, (list, tuple)):
-        return (type(v), id(v), tuple(_fingerprint(x, depth + 1) for x in v))
+        return (type(v), _identity(v), tuple(_fingerprint(x, depth + 1) for x in v))
     if isinstance(v, dict):
-        return (dict, id(v), tuple((_fingerprint(k, depth + 1), _fingerprint(x, depth + 1))
+        return (dict, _identity(v), tuple((_fingerprint(k, depth + 1), _fingerprint(x, depth + 1))
                                    for k, x in v.items()))
     if isinstance(v, (set, frozenset)):
-        return (type(v), id(v), frozenset(_fingerprint(x, depth + 1) for x in v))
+        return (type(v), _identity(v), frozenset(_fingerprint(x, depth + 1) for x in v))
     module = getattr(type(v), "__module__", "") or ""
     if module.split(".")[0] in _OPAQUE_MODULES or isinstance(v, type) or callable(v):
-        return id(v)
+        return _identity(v)
     attrs = getattr(v, "__dict__", None)
     if not isinstance(attrs, dict):
-        return id(v)
-    return (type(v), id(v), tuple((k, _fingerprint(x, depth + 1))
+        return _identity(v)
+    return (type(v), _identity(v), tuple((k, _fingerprint(x, depth + 1))
                                   for k, x in sorted(attrs.items())))
 
 
@@ -183,7 +190,7 @@ class Snapshot:
                     line, type(v).__name__, name)
             if kind == "aug" and (_is_plain(v) or isinstance(v, (list, tuple))):
                 return "line %d updates `%s`, bound before the loop" % (line, name)
-            if kind == "attr" and _fingerprint(v) != id(v):
+            if kind == "attr" and _fingerprint(v) != _identity(v):
                 return "line %d writes an attribute of `%s`, made before the loop" % (
                     line, name)
         return None
