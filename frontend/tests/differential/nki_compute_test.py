@@ -175,7 +175,8 @@ class UnaryAlu(unittest.TestCase):
             eng = nisa.engine
             cases = [
                 (sbuf_kernel, "nisa.tensor_scalar", "op1",
-                 lambda t: nisa.tensor_scalar(sb((8, 8)), t, nl.add, 1.0, nl.rsqrt, 0.0)),
+                 lambda t: nisa.tensor_scalar(sb((8, 8)), t, nl.add, 1.0, op1=nl.rsqrt,
+                                              operand1=0.0)),
                 (sbuf_kernel, "nisa.tensor_scalar", "operand0",
                  lambda t: nisa.tensor_scalar(sb((8, 8)), t, nl.rsqrt, 1.0)),
                 (sbuf_kernel, "nisa.tensor_scalar", "reverse0",
