@@ -338,7 +338,7 @@ uint32_t min(uint32_t a, uint32_t b) {
 }
 
 bool alu_is_exact(AluOp op) {
-  return op != AluOp::pow && !is_bitwise(op);
+  return op != AluOp::pow && !is_bitwise(op) && !is_unary(op);
 }
 
 uint32_t alu(AluOp op, uint32_t a, uint32_t b) {

@@ -279,6 +279,10 @@ TEST_F(RealFormTest, Limits) {
   EXPECT_THROW(rf.form(add(cmp, s(2))), RealFormLimit);  // and what depends on it
   EXPECT_THROW(rf.form(ts.alu(AluOp::bitwise_and, s(0), s(1))), RealFormLimit);
   EXPECT_THROW(rf.form(ts.alu(AluOp::pow, s(0), c(2))), RealFormLimit);
+  // The unary ALU operators have no real form either (rsqrt is no rational function).
+  for (AluOp op : {AluOp::abs, AluOp::square, AluOp::relu, AluOp::rsqrt, AluOp::reciprocal}) {
+    EXPECT_THROW(rf.form(ts.alu(op, s(0), c(0))), RealFormLimit) << alu_op_name(op);
+  }
   EXPECT_THROW(rf.form(mul(ts.opaque("a gather"), s(0))), RealFormLimit);
   // 3/2^41 * 3/2^41 = 9/2^82: beyond 64-bit rationals, never rounded.
   const float k = std::ldexp(3.0f, -41);

@@ -22,10 +22,11 @@ std::optional<E> parse_name(std::string_view s, const std::array<std::string_vie
   return std::nullopt;
 }
 
-constexpr std::array<std::string_view, 20> kAluNames = {
-    "add",     "subtract",    "multiply",   "divide",      "max",        "min",        "pow",
-    "abs_max", "abs_min",     "is_equal",   "not_equal",   "is_gt",      "is_ge",      "is_lt",
-    "is_le",   "bitwise_and", "bitwise_or", "bitwise_xor", "shift_left", "shift_right"};
+constexpr std::array<std::string_view, 25> kAluNames = {
+    "add",     "subtract",    "multiply",   "divide",      "max",        "min",         "pow",
+    "abs_max", "abs_min",     "is_equal",   "not_equal",   "is_gt",      "is_ge",       "is_lt",
+    "is_le",   "bitwise_and", "bitwise_or", "bitwise_xor", "shift_left", "shift_right", "abs",
+    "square",  "relu",        "rsqrt",      "reciprocal"};
 constexpr std::array<std::string_view, 14> kActNames = {
     "copy", "exp",    "log",  "relu",  "sigmoid",    "tanh", "gelu",
     "silu", "square", "sqrt", "rsqrt", "reciprocal", "sin",  "abs"};
@@ -65,7 +66,10 @@ std::optional<CmpOp> parse_cmp_op(std::string_view s) {
 }
 
 bool is_bitwise(AluOp op) {
-  return op >= AluOp::bitwise_and;
+  return op >= AluOp::bitwise_and && op <= AluOp::shift_right;
+}
+bool is_unary(AluOp op) {
+  return op >= AluOp::abs;
 }
 bool is_comparison(AluOp op) {
   return op >= AluOp::is_equal && op <= AluOp::is_le;

@@ -41,6 +41,14 @@ enum class AluOp : uint8_t {
   bitwise_xor,
   shift_left,
   shift_right,
+  // Unary arithmetic operators (ISA-NEW "Supported Math Operators", Arithmetic Unary): they act
+  // on the data operand alone, in fp32 like the binary ones; the instruction's other operand is
+  // not read (validate.cpp allows them as tensor_scalar / tensor_scalar_reduce op0 only).
+  abs,
+  square,
+  relu,
+  rsqrt,
+  reciprocal,
 };
 
 // Scalar-engine activation functions: out = func(in * scale + bias).
@@ -433,6 +441,7 @@ std::optional<ReduceCmd> parse_reduce_cmd(std::string_view s);
 std::optional<CmpOp> parse_cmp_op(std::string_view s);
 
 bool is_bitwise(AluOp op);
+bool is_unary(AluOp op);  // abs, square, relu, rsqrt, reciprocal
 bool is_comparison(AluOp op);
 
 }  // namespace ir

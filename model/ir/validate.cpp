@@ -336,6 +336,25 @@ class Validator {
       }
     }
   }
+  // The unary ALU operators (abs, square, relu, rsqrt, reciprocal) are documented as
+  // tensor_scalar's and tensor_scalar_reduce's op0 only, with operand0 None or 0 (ISA-NEW
+  // tensor_scalar / tensor_scalar_reduce pages); which input a reversed unary op0 reads, or what
+  // one does elsewhere, is not documented.
+  void no_unary(const InstrStmt& s, AluOp op, const std::string& role) {
+    if (is_unary(op)) {
+      fail_ins(s, "the unary ALU op " + std::string(alu_op_name(op)) + " cannot be " + role +
+                      " (documented as tensor_scalar / tensor_scalar_reduce op0 only)");
+    }
+  }
+  void unary_op0(const InstrStmt& s, AluOp op0, const Operand& operand0, bool reverse0) {
+    if (!is_unary(op0)) return;
+    const auto* imm = std::get_if<Imm>(&operand0);
+    if (!imm || imm->value != 0.0f) {
+      fail_ins(s, "a unary op0 (" + std::string(alu_op_name(op0)) +
+                      ") takes operand0 0 (ISA-NEW: None or 0)");
+    }
+    if (reverse0) fail_ins(s, "a unary op0 cannot be reversed (undocumented)");
+  }
   void constant_partitions_le_128(const InstrStmt& s, const Access& a, const std::string& role) {
     if (p_.tensors[a.tensor].on_chip() && a.dims[0].size.is_const() &&
         a.dims[0].size.const_value() > kPartitions) {
@@ -531,6 +550,8 @@ class Validator {
       fail_ins(s, "bitwise ops run on the vector engine only (ISA-NEW)");
     }
     bitwise_needs_ints(s, i.op0, {dt(i.src), dt(i.dst)});
+    unary_op0(s, i.op0, i.operand0, i.reverse0);
+    if (i.op1) no_unary(s, *i.op1, "op1");
   }
   void check_specific(const InstrStmt& s, const TensorTensor& i,
                       const std::vector<const Loop*>& loops) {
@@ -546,6 +567,7 @@ class Validator {
     for (const Access* a : {&i.src0, &i.src1, &i.dst})
       no_psum_on_gpsimd(s, i.engine, *a, "operand");
     bitwise_needs_ints(s, i.op, {dt(i.src0), dt(i.src1), dt(i.dst)});
+    no_unary(s, i.op, "tensor_tensor's op");
   }
   void check_specific(const InstrStmt& s, const TensorScalarReduce& i,
                       const std::vector<const Loop*>& loops) {
@@ -557,6 +579,7 @@ class Validator {
     if (is_bitwise(i.op0)) fail_ins(s, "tensor_scalar_reduce takes an arithmetic op");
     static const std::set<AluOp> kOps = {AluOp::add, AluOp::multiply, AluOp::max, AluOp::min};
     if (!kOps.count(i.reduce_op)) fail_ins(s, "reduce op must be add, multiply, max or min");
+    unary_op0(s, i.op0, i.operand0, i.reverse0);
   }
   void check_specific(const InstrStmt& s, const TensorCopy& i,
                       const std::vector<const Loop*>& loops) {
@@ -684,6 +707,8 @@ class Validator {
     if (is_bitwise(i.op0) || is_bitwise(i.op1)) {
       fail_ins(s, "tensor_tensor_scan takes arithmetic operators (nki.isa.tensor_tensor_scan)");
     }
+    no_unary(s, i.op0, "tensor_tensor_scan's op0");
+    no_unary(s, i.op1, "tensor_tensor_scan's op1");
   }
   // nisa.tensor_scalar_cumulative (NKI API reference): op0 arithmetic; op1 add, subtract,
   // multiply, max or min; src/dst not 32-bit integers; imm0/imm1 fp32; the accumulator starts by
@@ -705,6 +730,7 @@ class Validator {
       if (a && dt(*a) != DType::fp32) fail_ins(s, "imm0/imm1 must be fp32");
     }
     if (is_bitwise(i.op0)) fail_ins(s, "tensor_scalar_cumulative's op0 must be arithmetic");
+    no_unary(s, i.op0, "tensor_scalar_cumulative's op0");
     static const std::set<AluOp> kOps = {AluOp::add, AluOp::subtract, AluOp::multiply, AluOp::max,
                                          AluOp::min};
     if (!kOps.count(i.op1)) fail_ins(s, "op1 must be add, subtract, multiply, max or min");

@@ -374,10 +374,10 @@ void Parser::parse_value(std::optional<Engine>& v) {
   v = parse_enum(parse_engine, engine_name, Engine::Dma, "engine");
 }
 void Parser::parse_value(AluOp& v) {
-  v = parse_enum(parse_alu_op, alu_op_name, AluOp::shift_right, "ALU op");
+  v = parse_enum(parse_alu_op, alu_op_name, AluOp::reciprocal, "ALU op");
 }
 void Parser::parse_value(std::optional<AluOp>& v) {
-  v = parse_enum(parse_alu_op, alu_op_name, AluOp::shift_right, "ALU op");
+  v = parse_enum(parse_alu_op, alu_op_name, AluOp::reciprocal, "ALU op");
 }
 void Parser::parse_value(ActFunc& v) {
   v = parse_enum(parse_act_func, act_func_name, ActFunc::abs, "activation function");

@@ -226,6 +226,24 @@ inline float alu_float(AluOp op, float a, float b) {
       return a < b ? 1.0f : 0.0f;
     case AluOp::is_le:
       return a <= b ? 1.0f : 0.0f;
+    // Unary operators act on a (the data) alone; b is not read. A NaN in gives that NaN out,
+    // quieted. Each result is the fp32 value nearest the exact one, as for the binary
+    // operators (ISA-NEW: arithmetic operators are performed "in float32 math"; no further
+    // precision is documented). rsqrt: the double-precision 1/sqrt(a) rounded to fp32;
+    // rsqrt(+0) = +inf, rsqrt(-0) = -inf, rsqrt(+inf) = +0, negatives give the default NaN.
+    case AluOp::abs:
+      return is_nan(a) ? quiet(a) : std::fabs(a);
+    case AluOp::square:
+      return f_mul(a, a);
+    case AluOp::relu:
+      if (is_nan(a)) return quiet(a);
+      return a > 0.0f ? a : 0.0f;  // relu(-0) = +0
+    case AluOp::rsqrt:
+      if (is_nan(a)) return quiet(a);
+      if (a < 0.0f) return default_nan();
+      return static_cast<float>(1.0 / std::sqrt(static_cast<double>(a)));
+    case AluOp::reciprocal:
+      return f_div(1.0f, a);
     default:
       // Bitwise operators on float operands: through the integer domain and back.
       return int_to_float(alu_int(op, float_to_int(a), float_to_int(b)));
@@ -579,6 +597,16 @@ inline void dispatch_float_op(AluOp op, F&& f) {
       return f(std::integral_constant<A, A::is_lt>{});
     case A::is_le:
       return f(std::integral_constant<A, A::is_le>{});
+    case A::abs:
+      return f(std::integral_constant<A, A::abs>{});
+    case A::square:
+      return f(std::integral_constant<A, A::square>{});
+    case A::relu:
+      return f(std::integral_constant<A, A::relu>{});
+    case A::rsqrt:
+      return f(std::integral_constant<A, A::rsqrt>{});
+    case A::reciprocal:
+      return f(std::integral_constant<A, A::reciprocal>{});
     default:
       return f(op);  // bitwise: a runtime operator (the integer-domain paths)
   }

@@ -48,15 +48,53 @@ def alu_name(f, what="op"):
     except TypeError:
         pass
     _refuse_unmodelled(f, what)
+    if unary_alu_name(f) is not None:
+        raise errors.NkiError("%s %s is a unary operator: the new API's pages document unary "
+                              "ALU operators as nisa.tensor_scalar / nisa.tensor_scalar_reduce "
+                              "op0 only (with operand0 None or 0; in `import nki` kernels); "
+                              "elsewhere use nisa.activation" % (what, _fname(f)))
     try:
         unary = f in ACT
     except TypeError:
         unary = False
     if unary:
-        raise errors.NkiError("%s %s is an activation function; the model's ALU has no unary "
-                              "operators (the shared page's abs, square, relu, rsqrt, reciprocal "
-                              "as op0 are not modelled): use nisa.activation" % (what, _fname(f)))
+        raise errors.NkiError("%s %s is an activation function, not an ALU operator: use "
+                              "nisa.activation" % (what, _fname(f)))
     raise errors.NkiError("%s %s is not an ALU operation the model knows" % (what, _fname(f)))
+
+
+# The new API's unary ALU operators (shared page "Supported Math Operators for NKI ISA",
+# Arithmetic Unary: nl.abs, nl.square, nl.relu, nl.rsqrt, nl.reciprocal). They are the
+# activation-function objects, so they are recognised through ACT.
+UNARY_ALU = ("abs", "square", "relu", "rsqrt", "reciprocal")
+
+
+def unary_alu_name(f):
+    """The ALU operator name of a unary operator object (nl.rsqrt -> "rsqrt"), else None."""
+    if isinstance(f, str):
+        return f if f in UNARY_ALU else None
+    try:
+        name = ACT.get(f)
+    except TypeError:
+        return None
+    return name if name in UNARY_ALU else None
+
+
+def unary_op0(call, op0, operand0, reverse0):
+    """(name, 0.0) when op0 is a unary operator, else None. The tensor_scalar and
+    tensor_scalar_reduce pages: operand0 "must be None or 0 when op0 is a unary operator (e.g.,
+    nl.abs)"; which input a reversed unary operator reads is not documented, so reverse0 is
+    refused."""
+    name = unary_alu_name(op0)
+    if name is None:
+        return None
+    if operand0 is not None and not (is_scalar(operand0) and float(operand0) == 0.0):
+        raise errors.NkiError("%s: op0=nl.%s is a unary operator; operand0 must be None or 0 (the "
+                              "page), not %r" % (call, name, operand0))
+    if reverse0:
+        raise errors.NkiError("%s: reverse0=True with the unary op0=nl.%s: the page does not say "
+                              "which input a reversed unary operator reads" % (call, name))
+    return name, 0.0
 
 
 def act_name(f):
@@ -279,7 +317,9 @@ BYPASS = []  # nl.bypass of the new API: an operator that skips its tensor_scala
 
 
 def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, reverse1=False,
-                  dtype=None, engine=None, out=None):
+                  dtype=None, engine=None, out=None, unary0=None):
+    """unary0: the (name, 0.0) of a unary op0 that the caller has checked (unary_op0), which
+    replaces op0 and operand0."""
     tr = trace.current()
     # nl.bypass (NKI 0.4.0) as op1 skips the second stage, as op0 the first: the instruction is
     # then the other stage alone. Both stages bypassed would be a plain cast, which this call
@@ -293,6 +333,8 @@ def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, 
         op0, operand0, reverse0, op1, operand1, reverse1 = op1, operand1, reverse1, None, None, \
             False
     v = _v(data, "data")
+    if unary0 is not None:
+        op0, operand0 = unary0
     o0 = float(operand0) if is_scalar(operand0) else _v(operand0, "operand0")
     o1 = None
     if op1 is not None:

@@ -184,7 +184,8 @@ class TensorScalarReduce(unittest.TestCase):
         np.testing.assert_array_equal(rr, np.abs(self.a).sum(axis=1, keepdims=True))
 
     def test_refusals_at_the_kernel_line(self):
-        for mode, words in (("abs_operand", "op0=abs is unary; operand0 must be None or 0"),
+        for mode, words in (("abs_operand", "op0=nl.abs is a unary operator; operand0 must be "
+                                             "None or 0"),
                             ("reduce", "reduce_cmd='reduce' is not modelled"),
                             ("load_reduce", "reduce_cmd='load_reduce' is not modelled"),
                             ("init_without_load", "reduce_init= is read by reduce_cmd=load_reduce"),

@@ -414,7 +414,7 @@ def invert_op(a):
 def unary_alu_op(a):
     x = nl.load(a)
     t = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.sbuf)
-    nisa.tensor_scalar(t, x, op0=nl.square, operand0=0.0)
+    nisa.tensor_scalar(t, x, op0=nl.add, operand0=1.0, op1=nl.square, operand1=0.0)
     return t
 
 
@@ -622,8 +622,8 @@ class NewLanguageTest(unittest.TestCase):
         self.refused(logical_and_op, ints, says=["op logical_and is not modelled",
                                                  "no logical_and operator"])
         self.refused(invert_op, ints, says=["op0 invert is not modelled", "no bitwise-not"])
-        self.refused(unary_alu_op, a, says=["op0 square is an activation function",
-                                            "no unary operators"])
+        self.refused(unary_alu_op, a, says=["op1 square is a unary operator",
+                                            "tensor_scalar_reduce op0 only"])
 
 
 if __name__ == "__main__":

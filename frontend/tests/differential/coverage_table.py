@@ -198,9 +198,13 @@ _NKI = {
     # ---------------------------------------------------------------- nisa (destination first)
     "nisa.tensor_tensor": dict.fromkeys(("dst", "data1", "data2", "engine", "name"),
                                         "nki_tensor_tensor"),
-    "nisa.tensor_scalar": dict.fromkeys(("dst", "data", "op0", "operand0", "reverse0", "op1",
-                                         "operand1", "reverse1", "engine", "name"),
-                                        "nki_tensor_scalar"),
+    "nisa.tensor_scalar": dict(
+        dict.fromkeys(("dst", "data", "name"), "nki_tensor_scalar"),
+        **dict.fromkeys(("op0", "operand0", "op1", "engine"),
+                        ("nki_tensor_scalar", "nkc_unary_alu", "nkc_unary_refused")),
+        reverse0=("nki_tensor_scalar", "nkc_unary_refused"),
+        operand1=("nki_tensor_scalar", "nkc_unary_alu"),
+        reverse1=("nki_tensor_scalar", "nkc_unary_alu")),
     "nisa.tensor_copy": dict.fromkeys(("dst", "src", "engine", "name"), "nki_copy_reciprocal"),
     "nisa.reciprocal": dict.fromkeys(("dst", "data", "name"), "nki_copy_reciprocal"),
     "nisa.activation": dict.fromkeys(("dst", "op", "data", "bias", "scale", "reduce_res",
@@ -244,8 +248,9 @@ _NKI = {
                                                 "operand1", "reverse0", "reverse1", "name"),
                                                "nkc_arith"),
     "nisa.tensor_scalar_reduce": dict(
-        dict.fromkeys(("dst", "data", "op0", "operand0", "reduce_op", "reduce_res",
-                       "reduce_res_negate", "name"), "nkc_arith"),
+        dict.fromkeys(("dst", "data", "reduce_op", "reduce_res", "reduce_res_negate", "name"),
+                      "nkc_arith"),
+        **dict.fromkeys(("op0", "operand0"), ("nkc_arith", "nkc_unary_alu", "nkc_unary_refused")),
         reverse0="nkc_refused", reduce_cmd="nkc_refused", reduce_init="nkc_refused"),
     "nisa.tensor_copy_predicated": dict.fromkeys(("dst", "src", "predicate", "reverse_pred",
                                                   "name"), "nkc_arith"),
@@ -332,7 +337,8 @@ _NKI = {
     "nl.no_reorder": {},  # no arguments: nkl_random_launch
 }
 _NKI["nisa.tensor_copy"]["dtype"] = ("nki_copy_reciprocal", "nki_refused")
-_NKI["nisa.tensor_tensor"]["op"] = ("nki_tensor_tensor", "nki_refused")
+_NKI["nisa.tensor_tensor"]["op"] = ("nki_tensor_tensor", "nki_refused", "nkc_unary_refused")
+_NKI["nisa.scalar_tensor_tensor"]["op0"] = ("nkc_arith", "nkc_unary_refused")
 _NKI["nisa.activation"]["reduce_op"] = ("nki_activation", "nki_refused")
 _NKI["nisa.activation_reduce"]["reduce_op"] = ("nki_activation", "nki_refused")
 _NKI["nisa.nc_matmul"]["perf_mode"] = "nki_refused"

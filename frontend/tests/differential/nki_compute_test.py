@@ -113,6 +113,97 @@ class Arith(unittest.TestCase):
         run_case("nkc_arith", body)
 
 
+class UnaryAlu(unittest.TestCase):
+    def test_unary_operators_as_op0(self):
+        """The shared page's unary ALU operators (abs, square, relu, rsqrt, reciprocal) as
+        tensor_scalar / tensor_scalar_reduce op0 with operand0 None or 0: dst = op0(data) (then
+        op1 operand1), computed in fp32 and cast to dst.dtype (the tensor_scalar page). abs,
+        reciprocal, square, relu and max reductions are exact in fp32 (one IEEE rounding);
+        rsqrt's precision is not documented, so it is compared with the real 1/sqrt(x) within
+        one fp32 ulp (2^-23 relative). square and relu are op0 on trn3 only (NKI 0.4.0)."""
+        def body(c):
+            p, f = c.shape(free=(1, 48))
+            a = c.floats((p, f))
+            pos = c.floats((p, f), 0.01, 100.0)
+            col = c.floats((p, 1))
+            eng = nisa.engine
+
+            def kern(ta, tpos, tc):
+                d1, d2, d3, d4 = sb((p, f)), sb((p, f)), sb((p, f)), sb((p, f), nl.bfloat16)
+                d5, r5, rr5 = sb((p, f)), sb((p, f)), sb((p, 1))
+                nisa.tensor_scalar(d1, tpos, nl.rsqrt, 0.0, engine=eng.gpsimd)
+                nisa.tensor_scalar(dst=d2, data=tpos, op0=nl.rsqrt, operand0=None,
+                                   op1=nl.multiply, operand1=tc)
+                nisa.tensor_scalar(d3, ta, nl.reciprocal, None, engine=eng.vector)
+                nisa.tensor_scalar(d4, ta, nl.abs, 0, op1=nl.subtract, operand1=1.5,
+                                   reverse1=True)
+                nisa.tensor_scalar(d5, tpos, nl.rsqrt, 0.0, engine=eng.vector)
+                nisa.tensor_scalar_reduce(r5, ta, nl.reciprocal, None, nl.maximum, rr5)
+                return [d1, d2, d3, d4, d5, r5, rr5]
+            o = run(kern, a, pos, col)
+            rs = 1.0 / np.sqrt(pos.astype(np.float64))
+            ulp = 2.0 ** -23
+            c.check("rsqrt(data) on gpsimd", o[0], rs, ulp)
+            c.check("rsqrt(data) * col", o[1], rs * col, 2 * ulp)
+            c.check("reciprocal(data)", o[2], F32(1) / a)
+            c.check("1.5 - abs(data) to bf16", o[3], to_bf16(F32(1.5) - np.abs(a)))
+            c.check("rsqrt(data) on vector", o[4], rs, ulp)
+            c.check("tensor_scalar_reduce reciprocal(data)", o[5], F32(1) / a)
+            c.check("tensor_scalar_reduce max of reciprocals", o[6],
+                    (F32(1) / a).max(1, keepdims=True))
+
+            def kern3(ta, tc):
+                d1, d2, r3, rr3 = sb((p, f)), sb((p, f)), sb((p, f)), sb((p, 1))
+                nisa.tensor_scalar(d1, ta, nl.square, 0.0, op1=nl.add, operand1=tc)
+                nisa.tensor_scalar(d2, ta, nl.relu, None)
+                nisa.tensor_scalar_reduce(r3, ta, nl.square, 0.0, nl.maximum, rr3)
+                return [d1, d2, r3, rr3]
+            o = sbuf_kernel_trn3(a, col, body=kern3)
+            c.check("square(data) + col", o[0], a * a + col)
+            c.check("relu(data)", o[1], np.maximum(a, F32(0)))
+            c.check("tensor_scalar_reduce square(data)", o[2], a * a)
+            c.check("tensor_scalar_reduce max of squares", o[3], (a * a).max(1, keepdims=True))
+        run_case("nkc_unary_alu", body)
+
+    def test_unary_operators_elsewhere_are_refused(self):
+        """What the pages leave open is refused at the kernel's line naming the argument: a
+        unary op1, tensor_tensor's or scalar_tensor_tensor's op, operand0 other than None or 0,
+        reverse0, engine=gpsimd for an operator other than rsqrt (the page), engine=scalar,
+        square/relu before trn3."""
+        def body(c):
+            a = c.floats((8, 8))
+            eng = nisa.engine
+            cases = [
+                (sbuf_kernel, "nisa.tensor_scalar", "op1",
+                 lambda t: nisa.tensor_scalar(sb((8, 8)), t, nl.add, 1.0, op1=nl.rsqrt,
+                                              operand1=0.0)),
+                (sbuf_kernel, "nisa.tensor_scalar", "operand0",
+                 lambda t: nisa.tensor_scalar(sb((8, 8)), t, nl.rsqrt, 1.0)),
+                (sbuf_kernel, "nisa.tensor_scalar", "reverse0",
+                 lambda t: nisa.tensor_scalar(sb((8, 8)), t, nl.abs, 0.0, reverse0=True)),
+                (sbuf_kernel, "nisa.tensor_scalar", "engine",
+                 lambda t: nisa.tensor_scalar(sb((8, 8)), t, nl.abs, 0.0, engine=eng.gpsimd)),
+                (sbuf_kernel, "nisa.tensor_scalar", "engine",
+                 lambda t: nisa.tensor_scalar(sb((8, 8)), t, nl.rsqrt, 0.0, engine=eng.scalar)),
+                (sbuf_kernel_trn2, "nisa.tensor_scalar", "op0",
+                 lambda t: nisa.tensor_scalar(sb((8, 8)), t, nl.square, 0.0)),
+                (sbuf_kernel_trn2, "nisa.tensor_scalar_reduce", "op0",
+                 lambda t: nisa.tensor_scalar_reduce(sb((8, 8)), t, nl.relu, 0.0, nl.add,
+                                                     sb((8, 1)))),
+                (sbuf_kernel, "nisa.tensor_scalar_reduce", "operand0",
+                 lambda t: nisa.tensor_scalar_reduce(sb((8, 8)), t, nl.abs, t[:, 0:1], nl.add,
+                                                     sb((8, 1)))),
+                (sbuf_kernel, "nisa.tensor_tensor", "op",
+                 lambda t: nisa.tensor_tensor(sb((8, 8)), t, t, nl.rsqrt)),
+                (sbuf_kernel, "nisa.scalar_tensor_tensor", "op0",
+                 lambda t: nisa.scalar_tensor_tensor(sb((8, 8)), t, nl.abs, 0.0, nl.add, t)),
+            ]
+            for kernel, call, arg, fn in cases:
+                c.refused(kernel, (a,), {"body": lambda t, fn=fn: [(fn(t), t)[1]]}, call, arg,
+                          fn)
+        run_case("nkc_unary_refused", body)
+
+
 class Scans(unittest.TestCase):
     def test_scans(self):
         """tensor_tensor_scan: r[0] = op1(op0(data0[0], initial), data1[0]), r[i] =

@@ -156,6 +156,57 @@ TEST(Validate, EachStaticRuleHasItsMessage) {
   }
 }
 
+// The unary ALU ops are documented as tensor_scalar / tensor_scalar_reduce op0 with operand0
+// None or 0 (ISA-NEW); elsewhere, reversed or with another operand they are refused.
+TEST(Validate, UnaryAluOpsAreOp0WithOperandZeroOnly) {
+  auto build = [](const std::function<void(Builder&, TensorRef&, TensorRef&)>& f) {
+    return build_error([&](Builder& b) {
+      auto t = b.sbuf("t", DType::fp32, {128, 4});
+      auto r = b.sbuf("r", DType::fp32, {128, 1});
+      b.memset(t(), 1.0f);
+      f(b, t, r);
+    });
+  };
+  EXPECT_EQ(build([](Builder& b, TensorRef& t, TensorRef&) {
+              b.tensor_scalar(t(), t(), AluOp::rsqrt, Imm{0.0f}, false, AluOp::add, Imm{1.0f});
+            }),
+            "");
+  EXPECT_EQ(build([](Builder& b, TensorRef& t, TensorRef& r) {
+              b.tensor_scalar_reduce(t(), t(), AluOp::abs, Imm{0.0f}, AluOp::max, r());
+            }),
+            "");
+  struct Case {
+    const char* rule;
+    std::function<void(Builder&, TensorRef&, TensorRef&)> build;
+  };
+  std::vector<Case> cases = {
+      {"takes operand0 0", [](Builder& b, TensorRef& t,
+                              TensorRef&) { b.tensor_scalar(t(), t(), AluOp::square, Imm{2.0f}); }},
+      {"takes operand0 0",
+       [](Builder& b, TensorRef& t, TensorRef& r) { b.tensor_scalar(t(), t(), AluOp::relu, r()); }},
+      {"cannot be reversed",
+       [](Builder& b, TensorRef& t, TensorRef&) {
+         b.tensor_scalar(t(), t(), AluOp::reciprocal, Imm{0.0f}, true);
+       }},
+      {"cannot be op1",
+       [](Builder& b, TensorRef& t, TensorRef&) {
+         b.tensor_scalar(t(), t(), AluOp::add, Imm{1.0f}, false, AluOp::rsqrt, Imm{0.0f});
+       }},
+      {"cannot be tensor_tensor's op",
+       [](Builder& b, TensorRef& t, TensorRef&) { b.tensor_tensor(t(), t(), t(), AluOp::abs); }},
+      {"takes operand0 0",
+       [](Builder& b, TensorRef& t, TensorRef& r) {
+         b.tensor_scalar_reduce(t(), t(), AluOp::abs, Imm{1.0f}, AluOp::max, r());
+       }},
+      {"not a legal reduction op",
+       [](Builder& b, TensorRef& t, TensorRef& r) { b.tensor_reduce(r(), t(), AluOp::rsqrt); }},
+  };
+  for (const Case& c : cases) {
+    std::string m = build(c.build);
+    EXPECT_NE(m.find(c.rule), std::string::npos) << "expected rule '" << c.rule << "', got: " << m;
+  }
+}
+
 TEST(Validate, ErrorsCarryTheInstructionOrTensorId) {
   Builder b("ids");
   auto t = b.sbuf("t", DType::fp32, {128, 4});

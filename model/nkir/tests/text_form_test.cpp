@@ -130,6 +130,9 @@ Program all_features_program() {
         b.tensor_scalar(s(), s(), AluOp::multiply, col(), true, AluOp::add, Imm{-0.0f}, true,
                         Engine::Scalar);
         b.tensor_scalar(t(), s({all(), ds(0, 32)}), AluOp::subtract, Imm{1e-5f});
+        b.tensor_scalar(t(), t(), AluOp::rsqrt, Imm{0.0f}, false, AluOp::multiply, col(), false,
+                        Engine::GpSimd);
+        b.tensor_scalar_reduce(t(), t(), AluOp::abs, Imm{0.0f}, AluOp::max, r());
         b.tensor_tensor(s(), s(), acc({all(), ds(128, 128)}), AluOp::subtract);
         b.tensor_tensor(t(), t(), broadcast(r(), 1, Expr(32)), AluOp::pow, Engine::GpSimd);
         b.tensor_scalar_reduce(s(), s(), AluOp::divide, Imm{3.0f}, AluOp::max, r(), true);
@@ -321,6 +324,8 @@ TEST(TextFormTest, AllFeaturesRoundTrip) {
                         "accumulate=true",
                         "engine=gpsimd",
                         "reverse_predicate=true",
+                        "op0=rsqrt",
+                        "op0=abs",
                         "steps=[16, 1]",
                         "queue=15",
                         "input in_fp8_e4m3fn : hbm fp8_e4m3fn [128, 64]"}) {

@@ -186,7 +186,8 @@ DType any_type(Rng& rng) {
 const std::vector<AluOp> kFloatOps = {
     AluOp::add,       AluOp::subtract, AluOp::multiply, AluOp::divide,  AluOp::max,
     AluOp::min,       AluOp::pow,      AluOp::abs_max,  AluOp::abs_min, AluOp::is_equal,
-    AluOp::not_equal, AluOp::is_gt,    AluOp::is_ge,    AluOp::is_lt,   AluOp::is_le};
+    AluOp::not_equal, AluOp::is_gt,    AluOp::is_ge,    AluOp::is_lt,   AluOp::is_le,
+    AluOp::abs,       AluOp::square,   AluOp::relu,     AluOp::rsqrt,   AluOp::reciprocal};
 const std::vector<AluOp> kBitOps = {AluOp::bitwise_and, AluOp::bitwise_or, AluOp::bitwise_xor,
                                     AluOp::shift_left, AluOp::shift_right};
 

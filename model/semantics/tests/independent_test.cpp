@@ -246,6 +246,41 @@ TEST(SemanticsIndependent, ActivationRegisterStateMachine) {
   }
 }
 
+// The unary ALU ops read the first operand only; each result is the fp32 value nearest the
+// exact one (checked here against double-precision arithmetic, correctly rounded for these
+// inputs), NaN in gives the quieted NaN out.
+TEST(SemanticsIndependent, UnaryAluOps) {
+  const float xs[] = {4.0f, 2.0f, 0.3f, 1e-30f, 3.0e38f, -2.5f, 7.0f, 0.1f};
+  for (float x : xs) {
+    const double d = x;
+    for (float ignored : {0.0f, 5.0f}) {
+      EXPECT_EQ(alu_apply(AluOp::abs, x, ignored), std::fabs(x)) << x;
+      EXPECT_EQ(alu_apply(AluOp::square, x, ignored), static_cast<float>(d * d)) << x;
+      EXPECT_EQ(alu_apply(AluOp::relu, x, ignored), x > 0 ? x : 0.0f) << x;
+      EXPECT_EQ(alu_apply(AluOp::reciprocal, x, ignored), static_cast<float>(1.0 / d)) << x;
+      if (x > 0) {
+        EXPECT_EQ(alu_apply(AluOp::rsqrt, x, ignored), static_cast<float>(1.0 / std::sqrt(d))) << x;
+      }
+    }
+  }
+  EXPECT_EQ(alu_apply(AluOp::rsqrt, 4.0f, 0.0f), 0.5f);
+  EXPECT_EQ(alu_apply(AluOp::rsqrt, 0.25f, 0.0f), 2.0f);
+  EXPECT_EQ(alu_apply(AluOp::rsqrt, 0.0f, 0.0f), kInf);
+  EXPECT_EQ(alu_apply(AluOp::rsqrt, -0.0f, 0.0f), -kInf);
+  EXPECT_EQ(to_bits(alu_apply(AluOp::rsqrt, kInf, 0.0f)), 0u);
+  EXPECT_EQ(to_bits(alu_apply(AluOp::rsqrt, -1.0f, 0.0f)), 0x7fc00000u) << "default NaN";
+  EXPECT_EQ(alu_apply(AluOp::reciprocal, -0.0f, 0.0f), -kInf);
+  EXPECT_EQ(to_bits(alu_apply(AluOp::relu, -0.0f, 0.0f)), 0u) << "relu(-0) = +0";
+  EXPECT_EQ(to_bits(alu_apply(AluOp::abs, -0.0f, 0.0f)), 0u);
+  EXPECT_EQ(alu_apply(AluOp::square, 1e30f, 0.0f), kInf);
+  const float snan = from_bits(0xff80bbbbu);
+  for (AluOp op : {AluOp::abs, AluOp::square, AluOp::relu, AluOp::rsqrt, AluOp::reciprocal}) {
+    EXPECT_EQ(to_bits(alu_apply(op, snan, 0.0f)), 0xffc0bbbbu) << alu_op_name(op);
+    EXPECT_TRUE(is_unary(op));
+    EXPECT_FALSE(is_bitwise(op));
+  }
+}
+
 TEST(SemanticsIndependent, AluRules) {
   EXPECT_EQ(alu_apply(AluOp::subtract, 5.0f, 3.0f), 2.0f);
   EXPECT_EQ(alu_apply(AluOp::divide, 1.0f, 4.0f), 0.25f);

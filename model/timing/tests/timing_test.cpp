@@ -179,6 +179,30 @@ TEST(Timing, CostsFollowTheDocumentedFormulas) {
   }
 }
 
+// A tensor_scalar costs the same whatever its operators (the tensor_scalar page: "performing one
+// operator has the same performance cost as performing two operators"; no per-operator cost is
+// documented), so a unary op0 costs what add does on the same engine.
+TEST(Timing, UnaryAluOpsCostWhatBinaryOnesDo) {
+  auto one = [](AluOp op, std::optional<AluOp> op1, Engine e) {
+    Builder b("ts");
+    auto t = b.sbuf("t", DType::fp32, {128, 512});
+    auto u = b.sbuf("u", DType::fp32, {128, 512});
+    b.memset(t(), 4.0f);
+    b.tensor_scalar(u(), t(), op, Imm{0.0f}, false, op1, Imm{1.0f}, false, e);
+    const Timed r = timed(b.finish(), {});
+    const TimedInstance& in = r.schedule.instances.back();
+    return in.end_ns - in.start_ns;
+  };
+  for (Engine e : {Engine::Vector, Engine::GpSimd}) {
+    const double add = one(AluOp::add, std::nullopt, e);
+    EXPECT_GT(add, 0);
+    for (AluOp op : {AluOp::abs, AluOp::square, AluOp::relu, AluOp::rsqrt, AluOp::reciprocal}) {
+      EXPECT_DOUBLE_EQ(one(op, std::nullopt, e), add) << alu_op_name(op);
+      EXPECT_DOUBLE_EQ(one(op, AluOp::multiply, e), add) << alu_op_name(op);
+    }
+  }
+}
+
 TEST(Timing, ProfileCountsWhatRan) {
   const Timed t = timed(matmul_loop(), {{"N", 512}});
   const ProfileSummary p = summarize(t.program, t.trace, t.schedule, cost_table_trn1());

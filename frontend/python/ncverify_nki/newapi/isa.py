@@ -185,7 +185,43 @@ def tensor_scalar(dst, data, op0, operand0, reverse0=False, op1=None, operand1=N
     _same_elements("nisa.tensor_scalar", d, v, "data")
     if op1 is None and (operand1 is not None or reverse1):
         raise errors.NkiError("nisa.tensor_scalar: operand1/reverse1 given without op1")
-    ops.tensor_scalar(data, op0, operand0, reverse0, op1, operand1, reverse1, engine=eng, out=d)
+    unary0 = unary_op0("nisa.tensor_scalar", op0, operand0, reverse0)
+    if unary0 is not None:
+        eng = _unary_engine("nisa.tensor_scalar", unary0[0], eng)
+    ops.tensor_scalar(data, op0, operand0, reverse0, op1, operand1, reverse1, engine=eng, out=d,
+                      unary0=unary0)
+
+
+def unary_op0(call, op0, operand0, reverse0):
+    """ops.unary_op0 with the generation rule of NKI 0.4.0's release notes: square and relu "are
+    now accepted as op0 on trn3" (NeuronCore-v4); abs and rsqrt since 0.2.0 ("Fixed missing ALU
+    operators (rsqrt, abs, power)"), reciprocal from the shared page's table."""
+    unary0 = ops.unary_op0(call, op0, operand0, reverse0)
+    if unary0 is not None and unary0[0] in ("square", "relu") and \
+            current_version() < nc_version.gen4:
+        raise errors.NkiError("%s: op0=nl.%s is accepted on NeuronCore-v4 (trn3) only (NKI 0.4.0 "
+                              "release notes); this kernel is traced for NeuronCore-v%d" %
+                              (call, unary0[0], int(current_version())))
+    return unary0
+
+
+def _unary_engine(call, name, eng):
+    """The engine of a tensor_scalar with a unary op0. The page: engine=gpsimd is "only allowed
+    for rsqrt"; the Scalar engine's operator combinations it lists (trn2) have no unary operator,
+    and none are listed for trn3, so engine=scalar is refused. The shared page runs rsqrt "on
+    GpSIMD Engine with nki.isa.tensor_scalar(op0=nl.rsqrt, operand0=0.0)": the compiler's choice
+    (engine unknown) is taken to be GpSimd for rsqrt; the other unary operators go to the Vector
+    engine (model/compiler: an operator other than add/multiply is Vector-only)."""
+    if eng == "scalar":
+        raise errors.NkiError("%s: engine=nisa.scalar_engine with the unary op0=nl.%s: the page "
+                              "lists the Scalar engine's operators (multiply, add) and no unary "
+                              "one" % (call, name))
+    if eng == "gpsimd" and name != "rsqrt":
+        raise errors.NkiError("%s: engine=nisa.gpsimd_engine is \"only allowed for rsqrt\" (the "
+                              "page), not op0=nl.%s" % (call, name))
+    if eng is None and name == "rsqrt":
+        return "gpsimd"
+    return eng
 
 
 @api("nisa.reciprocal")

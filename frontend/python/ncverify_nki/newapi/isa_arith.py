@@ -90,18 +90,12 @@ _REDUCE_OPS = ("add", "multiply", "max", "min")
 
 
 def _unary_op0(call, op0, operand0):
-    """op0 and operand0; the page allows a unary op0 (nl.abs) with operand0 None or 0: |x| is
-    the ALU's abs_max(x, 0) = max(|x|, |0|), exactly."""
-    try:
-        is_abs = ops.ACT.get(op0) == "abs"
-    except TypeError:
-        is_abs = False
-    if not is_abs:
+    """op0 and operand0; the page allows a unary op0 (nl.abs, nl.rsqrt, ...) with operand0 None
+    or 0: the ALU's unary operator (core.unary_op0 checks operand0 and the generation)."""
+    unary0 = core.unary_op0(call, op0, operand0, False)
+    if unary0 is None:
         return _arith(call, op0, "op0"), operand0
-    if operand0 is not None and not (ops.is_scalar(operand0) and float(operand0) == 0.0):
-        raise errors.NkiError("%s: op0=abs is unary; operand0 must be None or 0 (the page), not "
-                              "%r" % (call, operand0))
-    return "abs_max", 0.0
+    return unary0
 
 
 @api("nisa.tensor_scalar_reduce")
