@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <vector>
 
 #include "model/numerics/fp32_exp.h"
@@ -80,9 +81,10 @@ PrecisionContract pipelined_contract(int64_t section, DType partial) {
   return ct;
 }
 
-Worst run_cases(DType contract_partial, bool partial_rounded) {
+Worst run_cases(DType contract_partial, bool partial_rounded,
+                std::initializer_list<int64_t> seqlens = {128, 256}) {
   Worst w;
-  for (int64_t S : {128, 256}) {
+  for (int64_t S : seqlens) {
     for (Distribution dist : gate_distributions()) {
       AttentionSpec spec;
       spec.seqlen_q = spec.seqlen_kv = S;
@@ -109,9 +111,10 @@ TEST(OnlinePartialBound, PipelinedNumericsWithinBothBoundsWithTheField) {
 
 TEST(OnlinePartialBound, CaseBoundWithoutTheFieldDoesNotCoverIt) {
   // The same kernel with the partial kept in fp32 is within the fp32-partial bound ...
-  EXPECT_LE(run_cases(DType::fp32, false).case_ratio, 1.0);
+  // (at seqlen 128 only: PipelinedNumericsWithinBothBoundsWithTheField runs 256 too)
+  EXPECT_LE(run_cases(DType::fp32, false, {128}).case_ratio, 1.0);
   // ... and the rounding of the partial to bf16 leaves it.
-  EXPECT_GT(run_cases(DType::fp32, true).case_ratio, 1.0);
+  EXPECT_GT(run_cases(DType::fp32, true, {128}).case_ratio, 1.0);
 }
 
 TEST(OnlinePartialBound, ContractNeedsOnlineTilesForAPartialDtype) {

@@ -297,7 +297,7 @@ TEST(FrontendExplicitLayout, ContractOptionsAreGivenApartFromTheKernelsParams) {
   const std::string k = kernel("small_attention.py", "with_own_mixed_precision");
   const std::vector<std::string> base = {
       "check",   k,           "--layout", "q=d,s k=d,s v=d,s out=s,d", "--contract", "sd_attention",
-      "--param", "d_head=64", "--param",  "mixed_precision=fast"};
+      "--param", "d_head=64", "--param",  "mixed_precision=fast",      "--cases",    "1"};
   const std::vector<std::string> all = {"--contract-option", "use_causal_mask=false",
                                         "--contract-option", "mixed_precision=false",
                                         "--contract-option", "dtype=fp32"};

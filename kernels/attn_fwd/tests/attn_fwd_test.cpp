@@ -34,7 +34,10 @@ TEST(AttnFwd, ChainLinksEachVersionToThePreviousOne) {
   }
 }
 
-TEST(AttnFwd, EveryVersionPassesCheckInBf16) {
+// Deep tier (every version at its shapes); the default tier's sibling is
+// Registry/KernelBudget.DefaultCheckPassesWithinTheBudget/attn_fwd_v*: each version's default
+// check.
+TEST(DeepAttnFwd, EveryVersionPassesCheckInBf16) {
   for (const std::string& name : kChain) {
     const Variant& v = variant(name);
     const Options o = v.resolve({{"dtype", "bf16"}});

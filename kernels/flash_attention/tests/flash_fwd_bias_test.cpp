@@ -16,7 +16,9 @@
 namespace ncv::kernels {
 namespace {
 
-TEST(FlashFwdBias, PassesCheckAtSeveralShapesMasksAndDtypes) {
+// Deep tier (three shapes, every mask and dtype); the default tier's siblings on the same path are
+// PassesWithoutMixedPrecisionOverEveryDistribution and PassesAcrossReMaterialisationPasses below.
+TEST(DeepFlashFwdBias, PassesCheckAtSeveralShapesMasksAndDtypes) {
   for (int64_t s : {512, 1024, 1536}) {
     for (const char* causal : {"false", "true"}) {
       for (const char* dtype : {"fp32", "bf16"}) {

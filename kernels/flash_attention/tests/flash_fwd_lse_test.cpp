@@ -50,7 +50,10 @@ TEST(FlashFwdLse, UnpacksPartitionMajorTiles) {
   EXPECT_THROW(unpack_lse(flash().layout, spec, {{"lse", h}}), std::invalid_argument);
 }
 
-TEST(FlashFwdLse, TrainingPassesWithLseComparedAtSeveralShapes) {
+// Deep tier (three shapes); the default tier's sibling is CliReport.ChecksEveryMaskAKernelOffers
+// (flash_fwd in training mode, the lse compared) and
+// LseWithoutTheMaxFailsThroughTheLseComparisonOnly.
+TEST(DeepFlashFwdLse, TrainingPassesWithLseComparedAtSeveralShapes) {
   for (int64_t s : {512, 1024, 1536}) {
     for (const char* causal : {"false", "true"}) {
       const CheckResult r =
