@@ -43,7 +43,7 @@ TEST(FlashFwdRemat, PassCountIsCeilOfQTilesOverTheCoreTileSize) {
 }
 
 TEST(FlashFwdRemat, SeveralPassesPassCheckUnderEveryMaskWithTheLse) {
-  for (int64_t s : {512, 1536}) {
+  for (int64_t s : {1536}) {  // one shape: 12 q tiles, six passes of two
     for (const Options& mask :
          {Options{}, Options{{"use_causal_mask", "true"}}, Options{{"sliding_window", "on"}}}) {
       Options o = mask;
