@@ -595,6 +595,16 @@ class Tracer:
             if not d:
                 raise errors.NkiError("assertion fails for every shape: %s" % rel.text())
             return
+        if per_program.PROGRAM_ID in lhs.names() or per_program.PROGRAM_ID in rhs.names():
+            # A program's domain (its `require` lines) is over params only, and the program id
+            # is none: the kernel is traced once per program, where the id is a number.
+            exc = per_program.request(self, lhs.sub(rhs), "an assertion (%s)" % rel.text())
+            if exc is not None:
+                raise exc
+            raise errors.NkiError("assertion %s names the program id, which a program's domain "
+                                  "cannot state (a launch grid of known size, at most %d "
+                                  "programs, is traced once per program)" %
+                                  (rel.text(), per_program.MAX_GRID))
         if op in (">", ">="):
             lhs, rhs, op = rhs, lhs, {">": "<", ">=": "<="}[op]
         single = _bare_param(lhs, self.params)

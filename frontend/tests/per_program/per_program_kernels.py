@@ -158,3 +158,18 @@ def too_big_in_program_1(a):
     nisa.dma_copy(dst=t[:, 0:cols], src=a[pid * half:(pid + 1) * half, :])
     nisa.dma_copy(dst=out[pid * half:(pid + 1) * half, :], src=t[:, 0:cols])
     return out
+
+
+def asserts_on_the_program_id(a):
+    """An assertion that names the program id (nki-library's attention_tkg asserts on
+    `program_id * n`): each program's trace states it with the id's value. Each program copies
+    its half of the rows."""
+    rows, cols = a.shape
+    half = rows // 2
+    pid = nl.program_id(0)
+    assert pid * half + half <= rows
+    out = nl.ndarray((rows, cols), dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray((half, cols), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a[nl.ds(pid * half, half), :])
+    nisa.dma_copy(dst=out[nl.ds(pid * half, half), :], src=t)
+    return out

@@ -131,6 +131,16 @@ class Imported(_Lnc2):
         self.assertIn("for only_program1 in sequential_range(max(program_id, 1), "
                       "min(program_id, 1) + 1) {", dumped.stdout)
 
+    def test_an_assertion_on_the_program_id_is_traced_per_program(self):
+        # (was: a `require` over program_id, which the IR rejects as "not a param")
+        r = ncverify("import", "%s:asserts_on_the_program_id" % KERNELS, "--shape", "a=rows,cols",
+                     "--grid", "2")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("an assertion (", r.stdout)
+        self.assertIn("only_program1", r.stdout)
+        self.assertNotIn("require", [line.split(" ")[0] for line in r.stdout.splitlines()
+                                     if "program_id" in line and "sequential_range" not in line])
+
     def test_a_kernel_that_needs_no_value_keeps_program_id_symbolic(self):
         r = imported("symbolic_row_blocks")
         self.assertEqual(r.returncode, 0, r.stderr)
