@@ -353,6 +353,17 @@ class IsaProver {
            dma_rows_paired_ok(ops(), src.rows, dst.rows), explain_rows, Rule::dma_rows_paired);
   }
 
+  // stationary and moving contract over the same partitions (nc_matmul and nc_matmul_mx).
+  void contraction_rule(const ViewTerms& st, const ViewTerms& mv) {
+    auto explain_k = [this, st, mv](const z3::model& m) {
+      return "stationary has " + num(val(m, st.rows)) + " partitions, moving has " +
+             num(val(m, mv.rows));
+    };
+    decide(make(std::string(rule_info(Rule::matmul_contraction).name), &mv,
+                st.subject() + " vs " + mv.subject()),
+           matmul_contraction_ok(ops(), st.rows, mv.rows), explain_k, Rule::matmul_contraction);
+  }
+
   // The Tensor engine's limits; the PSUM bank rule applies where the destination lies in one
   // bank.
   void rules(const Matmul& i) {
@@ -360,13 +371,7 @@ class IsaProver {
     const ViewTerms mv = operand(i.moving, "moving");
     const ViewTerms dst = operand(i.dst, "matmul destination");
     const z3::expr &K = st.rows, &M = st.free, &N = mv.free;
-    auto explain_k = [this, st, mv](const z3::model& m) {
-      return "stationary has " + num(val(m, st.rows)) + " partitions, moving has " +
-             num(val(m, mv.rows));
-    };
-    decide(make(std::string(rule_info(Rule::matmul_contraction).name), &mv,
-                st.subject() + " vs " + mv.subject()),
-           matmul_contraction_ok(ops(), K, mv.rows), explain_k, Rule::matmul_contraction);
+    contraction_rule(st, mv);
     limit_rule(Rule::matmul_k, st, K, hw_.matmul_max_k, "K");
     limit_rule(Rule::matmul_m, st, M, hw_.matmul_max_m, "M");
     limit_rule(Rule::matmul_n, mv, N, hw_.matmul_max_n, "N");
@@ -683,13 +688,7 @@ class IsaProver {
     const ViewTerms ms = operand(i.moving_scale, "moving_scale");
     const ViewTerms dst = operand(i.dst, "matmul_mx destination");
     const z3::expr &K = st.rows, &M = st.free, &N = mv.free;
-    auto explain_k = [this, st, mv](const z3::model& m) {
-      return "stationary has " + num(val(m, st.rows)) + " partitions, moving has " +
-             num(val(m, mv.rows));
-    };
-    decide(make(std::string(rule_info(Rule::matmul_contraction).name), &mv,
-                st.subject() + " vs " + mv.subject()),
-           matmul_contraction_ok(ops(), K, mv.rows), explain_k, Rule::matmul_contraction);
+    contraction_rule(st, mv);
     mx_partitions_rule(st, "nc_matmul_mx");
     auto explain_m = [this, M](const z3::model& m) {
       return "stationary has " + num(val(m, M)) + " elements per partition, not even up to 128";
