@@ -49,8 +49,10 @@ inline fs::path write_temp(const std::string& name, const std::string& text) {
   return path;
 }
 
-// Runs the binary with `args` from the working directory `cwd` (default: the test's own).
-inline CliResult run_cli(const std::vector<std::string>& args, const fs::path& cwd = {}) {
+// Runs `program` with `args` from the working directory `cwd` (default: the test's own);
+// standard input is empty.
+inline CliResult run_command(const std::string& program, const std::vector<std::string>& args,
+                             const fs::path& cwd = {}) {
   const fs::path err_path = temp_dir() / "stderr.txt";
   std::string cmd;
   if (!cwd.empty()) {
@@ -58,7 +60,7 @@ inline CliResult run_cli(const std::vector<std::string>& args, const fs::path& c
     cmd += shell_quote(cwd.string());
     cmd += " && ";
   }
-  cmd += shell_quote(NCVERIFY_BINARY);
+  cmd += shell_quote(program);
   // Appended piece by piece: `" " + std::string` trips GCC 12's -Wrestrict false positive.
   for (const std::string& a : args) {
     cmd += ' ';
@@ -77,6 +79,11 @@ inline CliResult run_cli(const std::vector<std::string>& args, const fs::path& c
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   r.err = read_file(err_path);
   return r;
+}
+
+// Runs the binary with `args` from the working directory `cwd` (default: the test's own).
+inline CliResult run_cli(const std::vector<std::string>& args, const fs::path& cwd = {}) {
+  return run_command(NCVERIFY_BINARY, args, cwd);
 }
 
 inline std::string describe(const CliResult& r) {

@@ -22,24 +22,9 @@ const fs::path kLayout = kFrontend / "tests" / "nkilib_layout";
 // Runs the script with `args`; stdout, stderr and the exit code.
 CliResult run_script(const std::vector<std::string>& args) {
   const std::string python = fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
-  std::string cmd =
-      python + " " + shell_quote((kFrontend / "tools" / "nkilib_attention.py").string());
-  for (const std::string& a : args) {
-    cmd += ' ';
-    cmd += shell_quote(a);
-  }
-  const fs::path err = temp_dir() / "nkilib_rows_stderr.txt";
-  cmd += " 2>" + shell_quote(err.string()) + " </dev/null";
-  CliResult r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (pipe == nullptr) return r;
-  char buf[4096];
-  size_t n = 0;
-  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) r.out.append(buf, n);
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.err = read_file(err);
-  return r;
+  std::vector<std::string> all = {(kFrontend / "tools" / "nkilib_attention.py").string()};
+  all.insert(all.end(), args.begin(), args.end());
+  return run_command(python, all);
 }
 
 std::string line_of_row(const std::string& out, const std::string& id) {
