@@ -11,17 +11,40 @@ NEW = "nki"
 
 
 def of_trees(trees):
-    """The dialect of a kernel whose file and local modules parse to `trees`."""
+    """The dialect of a kernel whose file and local modules parse to `trees`. A kernel that
+    imports `nki` and, of `neuronxcc`, only `neuronxcc.nki.typing` is the new API: that module's
+    names (`tensor`, `mutable_tensor`, `scalar`) are annotations, the same in `nki.typing`, so
+    they carry no semantics of the legacy API (nki-library d2ad3a5's
+    `core/router_topk/router_topk.py` annotates its output arguments with
+    `neuronxcc.nki.typing.mutable_tensor` and is otherwise written in the new API)."""
     roots = set()
+    legacy_semantics = False  # a neuronxcc import other than the typing annotations
     for tree in trees:
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
-                roots.update(a.name.split(".")[0] for a in node.names)
+                for a in node.names:
+                    roots.add(a.name.split(".")[0])
+                    if a.name.split(".")[0] == LEGACY and not _typing_only(a.name, ()):
+                        legacy_semantics = True
             elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
                 roots.add(node.module.split(".")[0])
-    if LEGACY in roots:
+                if node.module.split(".")[0] == LEGACY and \
+                        not _typing_only(node.module, [a.name for a in node.names]):
+                    legacy_semantics = True
+    if LEGACY in roots and (legacy_semantics or NEW not in roots):
         return LEGACY
     return NEW if NEW in roots else LEGACY
+
+
+_TYPING = "neuronxcc.nki.typing"
+
+
+def _typing_only(module, names):
+    """Whether `import MODULE` / `from MODULE import NAMES` brings in only neuronxcc.nki.typing
+    (or its names)."""
+    if module == _TYPING:
+        return True
+    return module == "neuronxcc.nki" and bool(names) and all(n == "typing" for n in names)
 
 
 def of_file(path):

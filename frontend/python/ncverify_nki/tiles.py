@@ -75,9 +75,18 @@ class Tile:
     def __getattr__(self, name):
         # The new API's NkiTensor methods and attributes (.ap, .slice, .strides, ...;
         # newapi/views.py); the legacy API has none of them.
-        if name.startswith("_") or not _new_dialect():
+        if name.startswith("_"):
             raise AttributeError(name)
         from .newapi import views
+
+        if not _new_dialect():
+            if name in views.METHODS:  # a kernel of today's API traced as legacy: say why
+                raise errors.NkiError(
+                    "'.%s' is a tensor method of today's API (`import nki`, NKI 0.2-0.6); this "
+                    "kernel is traced with the legacy neuronxcc.nki API, whose tensors have "
+                    "none, because it or a module it imports imports neuronxcc (other than "
+                    "neuronxcc.nki.typing)" % name)
+            raise AttributeError(name)
 
         return views.attribute(self, name)
 

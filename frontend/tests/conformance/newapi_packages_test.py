@@ -6,13 +6,17 @@ nki.collectives imported at module level (importable; a call is refused). Each p
 written to a temporary folder and traced by `ncverify import`. Run by `python3 -m
 ncverify_nki.run` (ctest label `conformance`)."""
 
+import ast
 import os
 import subprocess
 import sys
 import tempfile
 import unittest
 
-from ncverify_nki import sandbox
+import newapi_typing_kernel as typing_kernel
+import nki
+import numpy as np
+from ncverify_nki import dialect, sandbox
 from ncverify_nki.simulate import ncverify_binary
 
 CONFIG = '''from __future__ import annotations
@@ -106,3 +110,52 @@ class Registration(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+# The typing kernel with one more import, of the legacy API's language module: that import has
+# the legacy semantics, so the kernel is legacy and its destination-first call is refused.
+LEGACY_TWIN = open(typing_kernel.__file__).read().replace(
+    "import nki\n", "import nki\nimport neuronxcc.nki.language as legacy_nl\n")
+
+
+class LegacyTypingAnnotations(unittest.TestCase):
+    """`neuronxcc.nki.typing` in a kernel of today's API: annotations only (nki-library's
+    router_topk.py), so the kernel keeps the new API's semantics; any other neuronxcc import
+    keeps the legacy API."""
+
+    def dialect(self, src):
+        return dialect.of_trees([ast.parse(src)])
+
+    def test_the_typing_module_alone_leaves_the_new_api(self):
+        for src in ("import nki\nimport neuronxcc.nki.typing as nt\n",
+                    "import nki\nfrom neuronxcc.nki import typing as nt\n",
+                    "import nki.isa as nisa\nfrom neuronxcc.nki.typing import mutable_tensor\n"):
+            self.assertEqual(self.dialect(src), dialect.NEW, src)
+
+    def test_any_other_neuronxcc_import_is_legacy(self):
+        for src in ("import nki\nimport neuronxcc.nki.language as nl\n",
+                    "import nki\nfrom neuronxcc.nki import typing, language\n",
+                    "import nki\nfrom neuronxcc import nki as legacy\n",
+                    "import nki\nimport neuronxcc.nki as legacy\n",
+                    "import neuronxcc.nki.typing as nt\n"):
+            self.assertEqual(self.dialect(src), dialect.LEGACY, src)
+
+    def test_simulated_against_numpy(self):
+        rng = np.random.default_rng(45)
+        x = rng.standard_normal((128, 64)).astype(np.float32)
+        out = np.zeros_like(x)
+        nki.simulate(typing_kernel.affine_rows)(x, out)
+        want = (x * np.float32(2.0)).astype(np.float32) + np.float32(1.0)
+        self.assertTrue(np.array_equal(out, want), "max diff %g" % np.max(np.abs(out - want)))
+
+    def test_a_legacy_language_import_keeps_the_legacy_api(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "legacy_twin.py")
+            with open(path, "w") as fh:
+                fh.write(LEGACY_TWIN)
+            r = ncverify("import", path + ":affine_rows", "--input", "x=fp32[128,64]",
+                         "--input", "out=fp32[128,64]")
+            self.assertEqual(r.returncode, 2, r.stdout)
+            # the first new-API use, x.ap(...), is refused at its line, saying why
+            self.assertIn("legacy_twin.py:17: '.ap' is a tensor method of today's API", r.stderr)
+            self.assertIn("imports neuronxcc", r.stderr)
