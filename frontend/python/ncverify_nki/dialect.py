@@ -16,11 +16,19 @@ def of_trees(trees):
     names (`tensor`, `mutable_tensor`, `scalar`) are annotations, the same in `nki.typing`, so
     they carry no semantics of the legacy API (nki-library d2ad3a5's
     `core/router_topk/router_topk.py` annotates its output arguments with
-    `neuronxcc.nki.typing.mutable_tensor` and is otherwise written in the new API)."""
+    `neuronxcc.nki.typing.mutable_tensor` and is otherwise written in the new API).
+
+    An import in the `except ImportError:` handler of a `try` whose body imports `nki` does not
+    count: it runs only when `nki` is missing, and the stand-ins serve `nki` (public kernels
+    written for both SDK layouts do `try: import nki ... except ImportError: import
+    neuronxcc.nki as nki ...`, and run with the new API wherever `nki` exists)."""
     roots = set()
     legacy_semantics = False  # a neuronxcc import other than the typing annotations
     for tree in trees:
+        fallbacks = _fallback_imports(tree)
         for node in ast.walk(tree):
+            if id(node) in fallbacks:
+                continue
             if isinstance(node, ast.Import):
                 for a in node.names:
                     roots.add(a.name.split(".")[0])
@@ -37,6 +45,40 @@ def of_trees(trees):
 
 
 _TYPING = "neuronxcc.nki.typing"
+_IMPORT_ERRORS = ("ImportError", "ModuleNotFoundError")
+
+
+def _fallback_imports(tree):
+    """ids of the import nodes inside `except ImportError` (or ModuleNotFoundError, or a bare
+    `except`) handlers of a `try` whose body imports the `nki` package."""
+    out = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Try) or not _imports_nki(node.body):
+            continue
+        for handler in node.handlers:
+            if _catches_import_errors(handler.type):
+                for stmt in handler.body:
+                    out.update(id(n) for n in ast.walk(stmt)
+                               if isinstance(n, (ast.Import, ast.ImportFrom)))
+    return out
+
+
+def _imports_nki(stmts):
+    for stmt in stmts:
+        for n in ast.walk(stmt):
+            if isinstance(n, ast.Import) and any(a.name.split(".")[0] == NEW for a in n.names):
+                return True
+            if isinstance(n, ast.ImportFrom) and n.module and not n.level and \
+                    n.module.split(".")[0] == NEW:
+                return True
+    return False
+
+
+def _catches_import_errors(t):
+    if t is None:
+        return True
+    names = t.elts if isinstance(t, ast.Tuple) else [t]
+    return any(isinstance(n, ast.Name) and n.id in _IMPORT_ERRORS for n in names)
 
 
 def _typing_only(module, names):

@@ -13,6 +13,7 @@ import sys
 import tempfile
 import unittest
 
+import newapi_fallback_kernel as fallback_kernel
 import newapi_typing_kernel as typing_kernel
 import nki
 import numpy as np
@@ -159,3 +160,57 @@ class LegacyTypingAnnotations(unittest.TestCase):
             # the first new-API use, x.ap(...), is refused at its line, saying why
             self.assertIn("legacy_twin.py:17: '.ap' is a tensor method of today's API", r.stderr)
             self.assertIn("imports neuronxcc", r.stderr)
+
+
+# The fallback kernel with its legacy imports moved out of the except handler: they run, so the
+# kernel is legacy and its destination-first nc_transpose is refused.
+FALLBACK_TWIN = open(fallback_kernel.__file__).read().replace(
+    "except ImportError:\n    import neuronxcc.nki as nki\n", "finally:\n    import neuronxcc.nki as nki\n")
+
+
+class FallbackImports(unittest.TestCase):
+    """`try: import nki ... except ImportError: import neuronxcc.nki ...`: the handler runs only
+    where `nki` is missing, so the kernel is traced with today's API."""
+
+    def dialect(self, src):
+        return dialect.of_trees([ast.parse(src)])
+
+    def test_imports_in_an_import_error_handler_do_not_count(self):
+        for handler in ("except ImportError:", "except ModuleNotFoundError:",
+                        "except (ImportError, AttributeError):", "except:"):
+            src = "try:\n    import nki.isa as nisa\n%s\n    import neuronxcc.nki.isa as nisa\n" \
+                % handler
+            self.assertEqual(self.dialect(src), dialect.NEW, src)
+
+    def test_other_handlers_and_other_try_bodies_count(self):
+        for src in (
+                # a handler of another exception may run: the legacy import counts
+                "try:\n    import nki\nexcept ValueError:\n    import neuronxcc.nki as nki\n",
+                # the try body does not import nki: its handler is not a fallback from nki
+                "import nki\ntry:\n    import torch\nexcept ImportError:\n"
+                "    import neuronxcc.nki.language as nl\n",
+                # the legacy import in the body, nki in the handler: legacy
+                "try:\n    import neuronxcc.nki as nki\nexcept ImportError:\n    import nki\n"):
+            self.assertEqual(self.dialect(src), dialect.LEGACY, src)
+
+    def test_simulated_against_numpy(self):
+        rng = np.random.default_rng(7)
+        x = rng.standard_normal((96, 64)).astype(np.float32)
+        out = nki.simulate(fallback_kernel.transposed)(x)
+        self.assertTrue(np.array_equal(out, x.T))
+
+    def test_imported_by_the_command_line(self):
+        r = ncverify("import", fallback_kernel.__file__ + ":transposed", "--input",
+                     "x=fp32[96,64]")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("transpose p[", r.stdout)
+
+    def test_a_legacy_import_that_runs_keeps_the_legacy_api(self):
+        self.assertNotEqual(FALLBACK_TWIN, open(fallback_kernel.__file__).read())
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "fallback_twin.py")
+            with open(path, "w") as fh:
+                fh.write(FALLBACK_TWIN)
+            r = ncverify("import", path + ":transposed", "--input", "x=fp32[96,64]")
+            self.assertEqual(r.returncode, 2, r.stdout)
+            self.assertIn("fallback_twin.py:22", r.stderr)
