@@ -22,26 +22,54 @@ def of_trees(trees):
     count: it runs only when `nki` is missing, and the stand-ins serve `nki` (public kernels
     written for both SDK layouts do `try: import nki ... except ImportError: import
     neuronxcc.nki as nki ...`, and run with the new API wherever `nki` exists)."""
-    roots = set()
-    legacy_semantics = False  # a neuronxcc import other than the typing annotations
-    for tree in trees:
-        fallbacks = _fallback_imports(tree)
-        for node in ast.walk(tree):
-            if id(node) in fallbacks:
-                continue
-            if isinstance(node, ast.Import):
-                for a in node.names:
-                    roots.add(a.name.split(".")[0])
-                    if a.name.split(".")[0] == LEGACY and not _typing_only(a.name, ()):
-                        legacy_semantics = True
-            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                roots.add(node.module.split(".")[0])
-                if node.module.split(".")[0] == LEGACY and \
-                        not _typing_only(node.module, [a.name for a in node.names]):
-                    legacy_semantics = True
-    if LEGACY in roots and (legacy_semantics or NEW not in roots):
+    kinds = {kind for tree in trees for _, kind in _imports(tree)}
+    if "legacy" in kinds or ("typing" in kinds and "new" not in kinds):
         return LEGACY
-    return NEW if NEW in roots else LEGACY
+    return NEW if "new" in kinds else LEGACY
+
+
+def conflict(files):
+    """For a kernel whose files ({path: (source, tree)}) import both APIs with their semantics
+    (`nki` and a `neuronxcc` module other than the typing annotations, outside fallbacks): the
+    first import of each, ((path, line), (path, line)); else None. Such a kernel would run the
+    new API's stand-ins under the legacy API's rules; since NKI 0.4.0 `neuronxcc.nki` inside a
+    kernel is a compile error (migration guide, "neuronxcc.nki.* inside kernels")."""
+    first = {}
+    for path, (_, tree) in files.items():
+        if tree is None:
+            continue
+        for node, kind in _imports(tree):
+            if kind in ("new", "legacy"):
+                where = (path, node.lineno)
+                if kind not in first or where < first[kind]:
+                    first[kind] = where
+    if "new" in first and "legacy" in first:
+        return first["new"], first["legacy"]
+    return None
+
+
+def _imports(tree):
+    """(node, kind) for each import of an NKI package in `tree` that runs: kind "new" (`nki`),
+    "legacy" (`neuronxcc`, other than the typing annotations) or "typing"
+    (`neuronxcc.nki.typing`); imports in fallback handlers are left out."""
+    fallbacks = _fallback_imports(tree)
+    for node in ast.walk(tree):
+        if id(node) in fallbacks:
+            continue
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                root = a.name.split(".")[0]
+                if root == NEW:
+                    yield node, "new"
+                elif root == LEGACY:
+                    yield node, "typing" if _typing_only(a.name, ()) else "legacy"
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            root = node.module.split(".")[0]
+            if root == NEW:
+                yield node, "new"
+            elif root == LEGACY:
+                typing = _typing_only(node.module, [a.name for a in node.names])
+                yield node, "typing" if typing else "legacy"
 
 
 _TYPING = "neuronxcc.nki.typing"

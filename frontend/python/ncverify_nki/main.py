@@ -210,6 +210,15 @@ def load_module(path):
     path = os.path.abspath(path)
     checked = kernel_language.check_kernel(path)
     _dialect_of[path] = dialect.of_trees([tree for _, tree in checked.files.values()])
+    both = dialect.conflict(checked.files)
+    if both is not None:
+        (new_file, new_line), where = both
+        raise errors.NkiError(
+            "this kernel imports the legacy neuronxcc.nki API here and today's nki API at "
+            "%s:%d: the two give the same calls different semantics, and since NKI 0.4.0 "
+            "neuronxcc.nki inside a kernel is a compile error (NKI migration guide); import "
+            "one of them (neuronxcc.nki.typing annotations, and fallbacks in an `except "
+            "ImportError:` after `import nki`, are fine)" % (new_file, new_line), where)
     modules = sandbox.KernelModules(checked, {"range": _python_range(builtins.range)})
     sandbox.seal_stand_in_classes()
     module = modules.kernel_module(KERNEL_MODULE)

@@ -114,7 +114,7 @@ if __name__ == "__main__":
 
 
 # The typing kernel with one more import, of the legacy API's language module: that import has
-# the legacy semantics, so the kernel is legacy and its destination-first call is refused.
+# the legacy semantics, so the kernel imports both APIs and is refused.
 LEGACY_TWIN = open(typing_kernel.__file__).read().replace(
     "import nki\n", "import nki\nimport neuronxcc.nki.language as legacy_nl\n")
 
@@ -122,7 +122,7 @@ LEGACY_TWIN = open(typing_kernel.__file__).read().replace(
 class LegacyTypingAnnotations(unittest.TestCase):
     """`neuronxcc.nki.typing` in a kernel of today's API: annotations only (nki-library's
     router_topk.py), so the kernel keeps the new API's semantics; any other neuronxcc import
-    keeps the legacy API."""
+    is the legacy API, and with `nki` as well the kernel is refused (both APIs)."""
 
     def dialect(self, src):
         return dialect.of_trees([ast.parse(src)])
@@ -149,7 +149,7 @@ class LegacyTypingAnnotations(unittest.TestCase):
         want = (x * np.float32(2.0)).astype(np.float32) + np.float32(1.0)
         self.assertTrue(np.array_equal(out, want), "max diff %g" % np.max(np.abs(out - want)))
 
-    def test_a_legacy_language_import_keeps_the_legacy_api(self):
+    def test_a_legacy_language_import_as_well_is_refused(self):
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "legacy_twin.py")
             with open(path, "w") as fh:
@@ -157,13 +157,23 @@ class LegacyTypingAnnotations(unittest.TestCase):
             r = ncverify("import", path + ":affine_rows", "--input", "x=fp32[128,64]",
                          "--input", "out=fp32[128,64]")
             self.assertEqual(r.returncode, 2, r.stdout)
-            # the first new-API use, x.ap(...), is refused at its line, saying why
-            self.assertIn("legacy_twin.py:17: '.ap' is a tensor method of today's API", r.stderr)
-            self.assertIn("imports neuronxcc", r.stderr)
+            # refused at the legacy import, naming the nki import: both APIs in one kernel
+            self.assertIn("legacy_twin.py:7: this kernel imports the legacy neuronxcc.nki API "
+                          "here and today's nki API at %s:6" % path, r.stderr)
 
+    def test_conflict_names_the_first_import_of_each(self):
+        files = {"a.py": ("", ast.parse("import os\nimport nki.isa as nisa\n")),
+                 "b.py": ("", ast.parse("import neuronxcc.nki.typing as nt\n"
+                                        "from neuronxcc.nki import language\n"))}
+        self.assertEqual(dialect.conflict(files), (("a.py", 2), ("b.py", 2)))
+        files["b.py"] = ("", ast.parse("import neuronxcc.nki.typing as nt\n"))
+        self.assertIsNone(dialect.conflict(files))
+        files["a.py"] = ("", ast.parse("try:\n    import nki\nexcept ImportError:\n"
+                                       "    import neuronxcc.nki as nki\n"))
+        self.assertIsNone(dialect.conflict(files))
 
 # The fallback kernel with its legacy imports moved out of the except handler: they run, so the
-# kernel is legacy and its destination-first nc_transpose is refused.
+# kernel imports both APIs and is refused.
 FALLBACK_TWIN = open(fallback_kernel.__file__).read().replace(
     "except ImportError:\n    import neuronxcc.nki as nki\n", "finally:\n    import neuronxcc.nki as nki\n")
 
@@ -205,7 +215,7 @@ class FallbackImports(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("transpose p[", r.stdout)
 
-    def test_a_legacy_import_that_runs_keeps_the_legacy_api(self):
+    def test_a_legacy_import_that_runs_is_refused(self):
         self.assertNotEqual(FALLBACK_TWIN, open(fallback_kernel.__file__).read())
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "fallback_twin.py")
@@ -213,4 +223,5 @@ class FallbackImports(unittest.TestCase):
                 fh.write(FALLBACK_TWIN)
             r = ncverify("import", path + ":transposed", "--input", "x=fp32[96,64]")
             self.assertEqual(r.returncode, 2, r.stdout)
-            self.assertIn("fallback_twin.py:22", r.stderr)
+            self.assertIn("fallback_twin.py:10: this kernel imports the legacy neuronxcc.nki "
+                          "API here", r.stderr)
