@@ -70,3 +70,57 @@ class ScriptFiles(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+# A kernel file whose `if __name__ == "__main__":` block is a harness that reaches past the
+# kernel language (a forbidden module, exit(), open()): the block never runs in the tracer (the
+# file is loaded as a module), so it is dropped before the check; the same statements anywhere
+# else are refused as before.
+MAIN_HARNESS = '''import nki
+import nki.isa as nisa
+import nki.language as nl
+
+
+@nki.jit
+def doubled(x):
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=x)
+    nisa.tensor_scalar(dst=t, data=t, op0=nl.multiply, operand0=2.0)
+    nisa.dma_copy(dst=out, src=t)
+    return out
+
+
+if __name__ == "__main__":
+    import subprocess
+    subprocess.run(["neuron-ls"])
+    open("/tmp/out.txt", "w").write("x")
+    exit(1)
+'''
+
+
+class MainBlocks(unittest.TestCase):
+    def trace(self, text, name="harness.py"):
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, name)
+            with open(path, "w") as fh:
+                fh.write(text)
+            return ncverify("run", path + ":doubled", "--input", "x=fp32[128,32]")
+
+    def test_a_harness_in_the_main_block_is_not_the_kernel(self):
+        r = self.trace(MAIN_HARNESS)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("result: ok", r.stdout)
+
+    def test_the_same_harness_elsewhere_is_refused(self):
+        for cond in ('if __name__ != "__main__":', 'if __name__ == "__main__" or True:',
+                     "if True:"):
+            r = self.trace(MAIN_HARNESS.replace('if __name__ == "__main__":', cond))
+            self.assertEqual(r.returncode, 2, cond + r.stdout)
+            self.assertIn("harness.py:17: tamper: imports subprocess", r.stderr)
+
+    def test_the_else_branch_is_kept_and_checked(self):
+        r = self.trace(MAIN_HARNESS + "else:\n    exit(0)\n")
+        self.assertEqual(r.returncode, 2, r.stdout)
+        self.assertIn("harness.py:22: tamper: uses exit", r.stderr)
