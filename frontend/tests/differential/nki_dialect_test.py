@@ -49,6 +49,26 @@ def hbm_kernel_trn2(*arrays, body):
     return tuple(body(*arrays))
 
 
+@on("trn2")
+def sbuf_kernel_trn2(*arrays, body):
+    """sbuf_kernel on NeuronCore-v3."""
+    return _sbuf_body(arrays, body)
+
+
+def _sbuf_body(arrays, body):
+    tiles = []
+    for a in arrays:
+        t = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=a)
+        tiles.append(t)
+    outs = []
+    for r in body(*tiles):
+        o = nl.ndarray(r.shape, dtype=r.dtype, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=o, src=r)
+        outs.append(o)
+    return tuple(outs)
+
+
 def run(body, *arrays):
     return sbuf_kernel(*arrays, body=body)
 
@@ -466,6 +486,67 @@ class MatmulTranspose(unittest.TestCase):
             c.check("is_transpose (moving = I)", outs[4], sq.T)
             c.check("PE tile", outs[5], s64.T @ m64)
         run_case("nki_matmul", body)
+
+    def test_matmul_transpose_mode(self):
+        """is_transpose=True from NeuronCore-v3 (trn2): transpose mode, "bit-accurate data
+        transpose" of stationary when moving is an identity matrix (the nc_matmul page): dst
+        holds stationary.T bit for bit, NaN, infinities and -0.0 included. Moving is an
+        nl.shared_identity_matrix tile or a diagonal block of one; another moving tile, or
+        accumulating in transpose mode, is refused (not documented)."""
+        def body(c):
+            kk, m = int(c.rng.integers(1, 129)), int(c.rng.integers(1, 129))
+            a = int(c.rng.integers(0, 129 - kk))
+            s = c.floats((kk, m))
+            specials = np.array([np.nan, np.inf, -np.inf, -0.0], F32)
+            s.flat[c.rng.choice(s.size, min(4, s.size), replace=False)] = specials[:min(4, s.size)]
+
+            def kern(ts):
+                eye = nl.shared_identity_matrix(kk, dtype=nl.float32)
+                big = nl.shared_identity_matrix(128, dtype=nl.float32)
+                t1, t2 = ps((m, kk)), ps((m, kk))
+                nisa.nc_matmul(t1, ts, eye, is_transpose=True)
+                nisa.nc_matmul(dst=t2, stationary=ts, moving=big[a:a + kk, a:a + kk],
+                               is_transpose=True, accumulate=False)
+                o1, o2 = sb((m, kk)), sb((m, kk))
+                nisa.tensor_copy(o1, t1)
+                nisa.tensor_copy(o2, t2)
+                return [o1, o2]
+            outs = sbuf_kernel_trn2(s, body=kern)
+            bits = lambda x: np.ascontiguousarray(x, F32).view(np.uint32).astype(np.float64)  # noqa
+            c.check("transpose mode, identity tile (bits)", bits(outs[0]), bits(s.T))
+            c.check("transpose mode, diagonal block (bits)", bits(outs[1]), bits(s.T))
+            # The planted mistrace: a trace as a product (s.T @ I, as on NeuronCore-v2) differs
+            # from the bit-accurate transpose on these values (NaN * 0 spreads, -0.0 + 0 = +0),
+            # so this case tells them apart.
+            with np.errstate(invalid="ignore"):
+                product = (s.T.astype(np.float64) @ np.identity(kk)).astype(F32)
+            assert not np.array_equal(bits(product), bits(s.T)), "the data must tell them apart"
+
+            sq = c.floats((kk, kk))
+            not_eye = lambda ts: nisa.nc_matmul(ps((kk, kk)), ts, ts, is_transpose=True)  # noqa
+            c.refused(sbuf_kernel_trn2, (sq,), {"body": lambda ts: [(not_eye(ts), ts)[1]]},
+                      "nisa.nc_matmul", "is_transpose", not_eye)
+            off = lambda ts: nisa.nc_matmul(  # noqa: E731
+                ps((kk, kk)), ts, nl.shared_identity_matrix(128, dtype=nl.float32)[0:kk, 1:kk + 1],
+                is_transpose=True) if kk < 128 else not_eye(ts)
+            c.refused(sbuf_kernel_trn2, (sq,), {"body": lambda ts: [(off(ts), ts)[1]]},
+                      "nisa.nc_matmul", "is_transpose", off)
+            acc = lambda ts: nisa.nc_matmul(  # noqa: E731
+                ps((kk, kk)), ts, nl.shared_identity_matrix(kk, dtype=nl.float32),
+                is_transpose=True, accumulate=True)
+            c.refused(sbuf_kernel_trn2, (sq,), {"body": lambda ts: [(acc(ts), ts)[1]]},
+                      "nisa.nc_matmul", "accumulate", acc)
+
+            def overwritten(ts):
+                eye = nl.shared_identity_matrix(kk, dtype=nl.float32)
+                t = ps((kk, kk))
+                later(ts, eye, t)
+                nisa.memset(eye, 2.0)
+                return [ts]
+            later = lambda ts, eye, t: nisa.nc_matmul(t, ts, eye, is_transpose=True)  # noqa
+            c.refused(sbuf_kernel_trn2, (sq,), {"body": overwritten}, "nisa.nc_matmul",
+                      "is_transpose", later)
+        run_case("nki_matmul_transpose_mode", body)
 
     def test_transpose(self):
         """dst = data.T (dst.dtype == data.dtype)."""

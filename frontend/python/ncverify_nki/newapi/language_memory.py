@@ -101,6 +101,11 @@ def shared_identity_matrix(n, dtype=uint8, dst=None):
                               "partitions" % (n,))
     tr = trace.current()
     eye = rules.constant_tile(tr, np.identity(n), dt)
+    # what nc_matmul(is_transpose=True) needs to know its moving tile is an identity
+    from .tensor_engine import _writes
+
+    eye.tensor.identity_n = n
+    eye.tensor.identity_writes = _writes(tr, eye.tensor)
     if dst is None:
         return Tile(eye)
     d = as_view(dst, "nl.shared_identity_matrix: dst")

@@ -38,12 +38,11 @@ def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_on
             raise errors.NkiError("%s: %s= takes True or False, not %r" % (_MM, arg, v))
     _check_perf_mode(perf_mode)
     _check_dst_dtype(d, gen)
-    if is_transpose and gen >= nc_version.gen3:
-        refuse(_MM, "is_transpose", True, "from NeuronCore-v3 it turns on the Tensor engine's "
-               "transpose mode, which moves stationary's bits when moving is an identity matrix; "
-               "the model cannot tell that moving is one, and what the mode computes otherwise "
-               "is not documented (nisa.nc_transpose(dst, data) transposes)")
     flag = _accumulate_flag(accumulate)
+    if is_transpose and gen >= nc_version.gen3:
+        _transpose_mode(d, stationary, moving, flag, tile_position, tile_size)
+        return
+    _no_earlier_transpose_mode(d, flag)
     if flag is not None and any(loop.substs for loop in trace.current().loops):
         refuse(_MM, "accumulate", accumulate, "an enclosing affine_range was split into residue "
                "classes of its iterations (a condition on a remainder), which reorders them, "
@@ -66,6 +65,96 @@ def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_on
         _write(d, r, flag, gen)
     _remember_loops(d)
     _remember_region(d)
+
+
+def _transpose_mode(d, stationary, moving, flag, tile_position, tile_size):
+    """nc_matmul(is_transpose=True) from NeuronCore-v3: the Tensor engine's transpose mode, "bit-
+    accurate data transpose" of stationary when moving is an identity matrix (the nc_matmul page,
+    "Transpose mode"; nc_transpose is documented as this call). Modelled as that transpose (the
+    model's Tensor-engine transpose, which moves bits, as nisa.nc_transpose) when moving is
+    provably an identity: a diagonal square block, of stationary's partition count, of an
+    nl.shared_identity_matrix tile nothing else writes (checked again when the trace ends, for a
+    write later in a loop). What the mode computes with another moving tile is not documented:
+    refused. So is accumulating in transpose mode (accumulate=True, or None onto a location a
+    matmul wrote), and tiling, which the page does not describe with it."""
+    tr = trace.current()
+    s, m = as_view(stationary, "stationary"), as_view(moving, "moving")
+    if tile_position or tile_size:
+        refuse(_MM, "tile_position", tile_position, "with is_transpose=True: the page does not "
+               "describe transpose mode with Tensor-engine tiling")
+    k = tr.evaluate(s.logical_lins()[0])
+    if not _is_identity_block(tr, m, k):
+        refuse(_MM, "is_transpose", True, "from NeuronCore-v3 it turns on the Tensor engine's "
+               "transpose mode, which moves stationary's bits when moving is an identity matrix; "
+               "the model knows moving is one only when it is a diagonal block, of stationary's "
+               "partition count, of an nl.shared_identity_matrix tile nothing else wrote, and "
+               "what the mode computes otherwise is not documented (nisa.nc_transpose(dst, "
+               "data) transposes)")
+    if flag is True or (flag is None and _earlier_regions(d) is not None) or \
+            (flag is None and _box(d) is None and getattr(d.tensor, "matmul_loop_keys", None)):
+        refuse(_MM, "accumulate", flag, "with is_transpose=True onto a location a matmul wrote: "
+               "what transpose mode adds is not documented (the transpose overwrites)")
+    _tensor_engine_dtypes(d, s)
+    r = tr.evaluate
+    p, f = r(s.logical_lins()[0]), r(ops._free_size(s))
+    pd, fd = r(d.logical_lins()[0]), r(ops._free_size(d))
+    if all(x.is_const() for x in (p, f, pd, fd)) and (pd.const, fd.const) != (f.const, p.const):
+        raise errors.NkiError("%s: dst %s is not stationary %s transposed (is_transpose=True)" %
+                              (_MM, tuple(d.shape), tuple(s.shape)))
+    tr.instr("transpose", [(None, d), (None, s), ("engine", Enum("tensor"))])
+    d.tensor.transpose_mode_written = True
+    uses = getattr(tr, "identity_uses", None)
+    if uses is None:
+        uses = tr.identity_uses = []
+        tr.at_end.append(_identities_unchanged)
+    uses.append((m.tensor, errors.user_location()))
+
+
+def _is_identity_block(tr, m, k):
+    """Whether view `m` is provably the k x k identity: a diagonal block [a:a+k, a:a+k] (unit
+    steps) of an nl.shared_identity_matrix tile that only its own construction wrote."""
+    n = getattr(m.tensor, "identity_n", None)
+    if n is None or m.indirect is not None or not k.is_const() or len(m.dims) != 2:
+        return False
+    if _writes(tr, m.tensor) != m.tensor.identity_writes:
+        return False
+    (a, sa, ta), (b, sb, tb) = [(tr.evaluate(Lin.of(x)), tr.evaluate(Lin.of(y)), z)
+                                for x, y, z in m.dims]
+    return all(x.is_const() for x in (a, sa, b, sb)) and ta == tb == 1 and \
+        a.const == b.const and sa.const == sb.const == k.const and a.const + k.const <= n
+
+
+def _writes(tr, tensor):
+    """How many recorded instructions write `tensor` (their first view)."""
+    count, todo = 0, [tr.root]
+    while todo:
+        for st in todo.pop():
+            body = getattr(st, "body", None)
+            if body is not None:
+                todo.append(body)
+            elif getattr(st, "args", None) and getattr(st.args[0][1], "tensor", None) is tensor:
+                count += 1
+    return count
+
+
+def _identities_unchanged(tr):
+    """At the end of the trace: no identity a transpose-mode matmul relied on was written after
+    it (in a later iteration of a loop, say)."""
+    for tensor, line in tr.identity_uses:
+        if _writes(tr, tensor) != tensor.identity_writes:
+            raise errors.NkiError("%s: is_transpose=True relies on moving being the identity, but "
+                                  "the kernel writes that nl.shared_identity_matrix tile later; "
+                                  "what transpose mode computes with another moving tile is not "
+                                  "documented" % _MM, line)
+
+
+def _no_earlier_transpose_mode(d, flag):
+    """A matmul that may add (accumulate True or None) onto a tensor a transpose-mode matmul
+    wrote: whether the hardware counts that write as a matmul's is not documented."""
+    if flag is not False and getattr(d.tensor, "transpose_mode_written", False):
+        refuse(_MM, "accumulate", flag, "into '%s', which an is_transpose=True matmul wrote: "
+               "whether that write starts an accumulation is not documented (pass "
+               "accumulate=False)" % d.tensor.name)
 
 
 def _first_writes_follow_the_groups(d):
