@@ -500,7 +500,7 @@ class MatmulTranspose(unittest.TestCase):
             specials = np.array([np.nan, np.inf, -np.inf, -0.0], F32)
             s.flat[c.rng.choice(s.size, min(4, s.size), replace=False)] = specials[:min(4, s.size)]
 
-            def kern(ts):
+            def kern(ts, tf):
                 eye = nl.shared_identity_matrix(kk, dtype=nl.float32)
                 big = nl.shared_identity_matrix(128, dtype=nl.float32)
                 t1, t2 = ps((m, kk)), ps((m, kk))
@@ -510,11 +510,22 @@ class MatmulTranspose(unittest.TestCase):
                 o1, o2 = sb((m, kk)), sb((m, kk))
                 nisa.tensor_copy(o1, t1)
                 nisa.tensor_copy(o2, t2)
-                return [o1, o2]
-            outs = sbuf_kernel_trn2(s, body=kern)
+                # 16-bit data: a bf16 dst (transpose mode writes 16-bit PSUM for it)
+                hb = sb((kk, m), nl.bfloat16)
+                nisa.tensor_copy(hb, tf)
+                t3 = ps((m, kk), nl.bfloat16)
+                nisa.nc_matmul(t3, hb, nl.shared_identity_matrix(kk, dtype=nl.bfloat16),
+                               is_transpose=True)
+                o3 = sb((m, kk))
+                nisa.tensor_copy(o3, t3)
+                return [o1, o2, o3]
+            fin = c.floats((kk, m))
+            fin.flat[0] = -0.0
+            outs = sbuf_kernel_trn2(s, fin, body=lambda ts, tf: kern(ts, tf))
             bits = lambda x: np.ascontiguousarray(x, F32).view(np.uint32).astype(np.float64)  # noqa
             c.check("transpose mode, identity tile (bits)", bits(outs[0]), bits(s.T))
             c.check("transpose mode, diagonal block (bits)", bits(outs[1]), bits(s.T))
+            c.check("transpose mode, bf16 (bits)", bits(outs[2]), bits(to_bf16(fin).T))
             # The planted mistrace: a trace as a product (s.T @ I, as on NeuronCore-v2) differs
             # from the bit-accurate transpose on these values (NaN * 0 spreads, -0.0 + 0 = +0),
             # so this case tells them apart.

@@ -37,11 +37,12 @@ def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_on
         if not isinstance(v, (bool, np.bool_)):
             raise errors.NkiError("%s: %s= takes True or False, not %r" % (_MM, arg, v))
     _check_perf_mode(perf_mode)
-    _check_dst_dtype(d, gen)
     flag = _accumulate_flag(accumulate)
     if is_transpose and gen >= nc_version.gen3:
+        # (its dst dtype is stationary's: the transpose mode writes 16-bit PSUM for 16-bit data)
         _transpose_mode(d, stationary, moving, flag, tile_position, tile_size)
         return
+    _check_dst_dtype(d, gen)
     _no_earlier_transpose_mode(d, flag)
     if flag is not None and any(loop.substs for loop in trace.current().loops):
         refuse(_MM, "accumulate", accumulate, "an enclosing affine_range was split into residue "
