@@ -285,6 +285,39 @@ def _drop_main_blocks(tree):
             node.body = [ast.copy_location(ast.Pass(), node)]
 
 
+_IMPORT_ERRORS = ("ImportError", "ModuleNotFoundError")
+
+
+def _drop_unreachable_fallbacks(tree):
+    """Empties the `except ImportError:` (or ModuleNotFoundError, or bare) handlers of each `try`
+    whose body only imports served modules of the `nki` package (and binds constants): the
+    stand-ins serve those imports, so the handler never runs (public kernels written for both
+    SDK layouts fall back to neuronxcc.nki or to a stub there). What is checked is what runs."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Try) and node.body and all(_serves(st) for st in node.body):
+            for handler in node.handlers:
+                if _catches_import_errors(handler.type):
+                    handler.body = [ast.copy_location(ast.Pass(), handler)]
+
+
+def _serves(stmt):
+    """An import of served nki modules only, or a name bound to a constant."""
+    if isinstance(stmt, ast.Import):
+        return all(a.name in allowlist.NKI_API and a.name.split(".")[0] == "nki"
+                   for a in stmt.names)
+    if isinstance(stmt, ast.Assign):
+        return isinstance(stmt.value, ast.Constant) and \
+            all(isinstance(t, ast.Name) for t in stmt.targets)
+    return isinstance(stmt, ast.Pass)
+
+
+def _catches_import_errors(t):
+    if t is None:
+        return True
+    names = t.elts if isinstance(t, ast.Tuple) else [t]
+    return any(isinstance(n, ast.Name) and n.id in _IMPORT_ERRORS for n in names)
+
+
 def _is_main_test(test):
     """`__name__ == "__main__"` or `"__main__" == __name__`."""
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and
@@ -318,6 +351,7 @@ def check_file(path, directories, package, source):
     except ValueError as e:  # null bytes
         raise errors.NkiError("cannot parse: %s" % e, (path, 0))
     _drop_main_blocks(tree)
+    _drop_unreachable_fallbacks(tree)
     checker = _Checker(path, directories, package)
     checker.bound = _bound_names(tree)
     checker.visit(tree)

@@ -225,3 +225,34 @@ class FallbackImports(unittest.TestCase):
             self.assertEqual(r.returncode, 2, r.stdout)
             self.assertIn("fallback_twin.py:10: this kernel imports the legacy neuronxcc.nki "
                           "API here", r.stderr)
+
+
+# The fallback kernel with a stub in its handler that the kernel language refuses (a dunder
+# written): the handler never runs where nki is served, so it is not checked...
+FALLBACK_STUB = open(fallback_kernel.__file__).read().replace(
+    "    import neuronxcc.nki.language as nl\n",
+    "    import neuronxcc.nki.language as nl\n\n    def _stub(fn):\n"
+    "        fn.__wrapped__ = fn\n        return fn\n")
+# ...unless the try body imports something else as well, which the handler may stand in for.
+STUB_AFTER_OTHER_IMPORTS = FALLBACK_STUB.replace("    import nki\n", "    import nki\n    import torch\n")
+
+
+class UnreachableFallbacks(unittest.TestCase):
+    def trace(self, text):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "stub_kernel.py")
+            with open(path, "w") as fh:
+                fh.write(text)
+            return ncverify("import", path + ":transposed", "--input", "x=fp32[96,64]")
+
+    def test_a_handler_that_cannot_run_is_not_checked(self):
+        self.assertIn("__wrapped__", FALLBACK_STUB)
+        r = self.trace(FALLBACK_STUB)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("transpose p[", r.stdout)
+
+    def test_a_handler_that_may_run_is_checked(self):
+        self.assertIn("import torch", STUB_AFTER_OTHER_IMPORTS)
+        r = self.trace(STUB_AFTER_OTHER_IMPORTS)
+        self.assertEqual(r.returncode, 2, r.stdout)
+        self.assertIn("stub_kernel.py:16: tamper: reads attribute __wrapped__", r.stderr)
