@@ -518,7 +518,16 @@ class MatmulTranspose(unittest.TestCase):
                                is_transpose=True)
                 o3 = sb((m, kk))
                 nisa.tensor_copy(o3, t3)
-                return [o1, o2, o3]
+                # an identity built as nki-library's cascaded_max does: ones, then keep p == f
+                built = sb((kk, kk))
+                nisa.memset(dst=built, value=1.0)
+                nisa.affine_select(dst=built, pattern=[[1, kk]], channel_multiplier=-1,
+                                   on_true_tile=built, on_false_value=0.0, cmp_op=nl.equal)
+                t4 = ps((m, kk))
+                nisa.nc_matmul(dst=t4, stationary=ts, moving=built, is_transpose=True)
+                o4 = sb((m, kk))
+                nisa.tensor_copy(o4, t4)
+                return [o1, o2, o3, o4]
             fin = c.floats((kk, m))
             fin.flat[0] = -0.0
             outs = sbuf_kernel_trn2(s, fin, body=lambda ts, tf: kern(ts, tf))
@@ -526,6 +535,7 @@ class MatmulTranspose(unittest.TestCase):
             c.check("transpose mode, identity tile (bits)", bits(outs[0]), bits(s.T))
             c.check("transpose mode, diagonal block (bits)", bits(outs[1]), bits(s.T))
             c.check("transpose mode, bf16 (bits)", bits(outs[2]), bits(to_bf16(fin).T))
+            c.check("transpose mode, built identity (bits)", bits(outs[3]), bits(s.T))
             # The planted mistrace: a trace as a product (s.T @ I, as on NeuronCore-v2) differs
             # from the bit-accurate transpose on these values (NaN * 0 spreads, -0.0 + 0 = +0),
             # so this case tells them apart.
@@ -547,6 +557,17 @@ class MatmulTranspose(unittest.TestCase):
                 is_transpose=True, accumulate=True)
             c.refused(sbuf_kernel_trn2, (sq,), {"body": lambda ts: [(acc(ts), ts)[1]]},
                       "nisa.nc_matmul", "accumulate", acc)
+
+            def lower(ts):  # ones on and below the diagonal: not an identity
+                t = sb((kk, kk))
+                nisa.memset(dst=t, value=1.0)
+                nisa.affine_select(dst=t, pattern=[[-1, kk]], channel_multiplier=1,
+                                   on_true_tile=t, on_false_value=0.0, cmp_op=nl.greater_equal)
+                tri(ts, t)
+                return [ts]
+            tri = lambda ts, t: nisa.nc_matmul(ps((kk, kk)), ts, t, is_transpose=True)  # noqa
+            c.refused(sbuf_kernel_trn2, (sq,), {"body": lower}, "nisa.nc_matmul",
+                      "is_transpose", tri)
 
             def overwritten(ts):
                 eye = nl.shared_identity_matrix(kk, dtype=nl.float32)

@@ -115,6 +115,10 @@ def _is_identity_block(tr, m, k):
     """Whether view `m` is provably the k x k identity: a diagonal block [a:a+k, a:a+k] (unit
     steps) of an nl.shared_identity_matrix tile that only its own construction wrote."""
     n = getattr(m.tensor, "identity_n", None)
+    if n is None:
+        n = _built_identity(tr, m.tensor)
+        if n is not None:
+            m.tensor.identity_n, m.tensor.identity_writes = n, 2
     if n is None or m.indirect is not None or not k.is_const() or len(m.dims) != 2:
         return False
     if _writes(tr, m.tensor) != m.tensor.identity_writes:
@@ -123,6 +127,60 @@ def _is_identity_block(tr, m, k):
                                 for x, y, z in m.dims]
     return all(x.is_const() for x in (a, sa, b, sb)) and ta == tb == 1 and \
         a.const == b.const and sa.const == sb.const == k.const and a.const + k.const <= n
+
+
+def _built_identity(tr, tensor):
+    """n when the only writes of SBUF tensor `tensor` ([n, n]) are, in order, a memset of 1 over
+    all of it and an affine_select over all of it keeping it where c * (p - f) == 0 (c != 0:
+    channel_multiplier c, free step -c, offset 0, nl.equal) and writing 0 elsewhere: the n x n
+    identity, as nki-library's cascaded_max builds it; else None."""
+    ins = _writers(tr, tensor)
+    if tensor.mem != "sbuf" or len(ins) != 2 or [i.op for i in ins] != ["memset", "affine_select"]:
+        return None
+    full = _full_square(tr, ins[0].args[0][1])
+    if full is None or _full_square(tr, ins[1].args[0][1]) != full:
+        return None
+    on_true, steps = ins[1].get("on_true"), ins[1].get("steps")
+    c = ins[1].get("channel_multiplier")
+    offset = ins[1].get("offset")
+    if ins[0].get("value") != 1.0 or on_true is None or on_true.tensor is not tensor or \
+            _full_square(tr, on_true) != full or ins[1].get("on_false") != 0.0 or \
+            getattr(ins[1].get("cmp"), "name", None) != "eq" or not c or \
+            steps is None or steps.coefs != {1: -c} or \
+            tr.evaluate(Lin.of(offset if offset is not None else 0)) != Lin.of(0):
+        return None
+    return full
+
+
+def _full_square(tr, view):
+    """n when `view` covers all of its [n, n] tensor with unit steps in storage order."""
+    if view is None or view.indirect is not None or len(view.dims) != 2 or view.perm():
+        return None
+    sizes = []
+    for start, size, step in view.dims:
+        a, n = tr.evaluate(Lin.of(start)), tr.evaluate(Lin.of(size))
+        if not (a.is_const() and n.is_const()) or a.const != 0 or step != 1:
+            return None
+        sizes.append(n.const)
+    shape = [tr.evaluate(Lin.of(x)) for x in view.tensor.shape]
+    if sizes[0] != sizes[1] or any(not x.is_const() or x.const != sizes[0] for x in shape):
+        return None
+    return sizes[0]
+
+
+def _writers(tr, tensor):
+    """The recorded instructions that write `tensor` (their first view), in program order."""
+    out = []
+
+    def walk(stmts):
+        for st in stmts:
+            body = getattr(st, "body", None)
+            if body is not None:
+                walk(body)
+            elif getattr(st, "args", None) and getattr(st.args[0][1], "tensor", None) is tensor:
+                out.append(st)
+    walk(tr.root)
+    return out
 
 
 def _writes(tr, tensor):
