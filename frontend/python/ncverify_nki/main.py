@@ -21,7 +21,7 @@ from .newapi import refine
 from .dtypes import normalize
 from .expr import Lin, SymInt, name_lin
 from .program import Tensor
-from .tiles import Tile
+from .tiles import Tile, tensor_of
 
 
 class UsageError(Exception):
@@ -633,10 +633,10 @@ def _mark_outputs(tr, result, where):
             t.role = "output"
     results = result if isinstance(result, (tuple, list)) else [result]
     for r in results:
-        if isinstance(r, Tile) and r._view.tensor.mem != "hbm":
+        if isinstance(r, Tile) and tensor_of(r).mem != "hbm":
             raise errors.NkiError("the kernel returns an on-chip tile; a kernel returns HBM "
                                   "tensors (nl.ndarray(..., buffer=nl.shared_hbm))", where)
-    returned = {r._view.tensor.name for r in results if isinstance(r, Tile)}
+    returned = {tensor_of(r).name for r in results if isinstance(r, Tile)}
     if tr.dialect == dialect.NEW:
         # NKI 0.3.0 (release notes, "Breaking changes"): a kernel's outputs are nl.shared_hbm
         # tensors; returning an nl.hbm / nl.private_hbm one fails to compile.

@@ -119,10 +119,10 @@ def shared_hbm(tr, shape, dtype, make):
 
 
 def _returned_names(result):
-    from .tiles import Tile
+    from .tiles import Tile, tensor_of
 
     results = result if isinstance(result, (tuple, list)) else [result]
-    return [r._view.tensor.name if isinstance(r, Tile) else None for r in results]
+    return [tensor_of(r).name if isinstance(r, Tile) else None for r in results]
 
 
 def trace_passes(tr, call, where):

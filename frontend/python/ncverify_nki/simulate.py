@@ -23,7 +23,7 @@ from . import dialect, errors, trace, unrolling
 from .newapi import refine
 from .expr import Lin
 from .program import Tensor
-from .tiles import Tile
+from .tiles import Tile, tensor_of
 
 # The dtype names NumPy (and ml_dtypes, when installed) gives each .nkir dtype.
 _FROM_NUMPY = {
@@ -397,7 +397,7 @@ def simulate(func, args, kwargs, grid=None, platform_target=None):
         if name in values:  # an input the kernel wrote: updated in place
             arr[...] = values[name].astype(arr.dtype, copy=False) if arr.dtype != \
                 values[name].dtype else values[name]
-    return _returned(result, values, arrays)
+    return _returned(result, values, arrays, tr)
 
 
 def _sizes(tr, shape):
@@ -406,12 +406,28 @@ def _sizes(tr, shape):
     return tuple(v.const for v in vals) if all(v.is_const() for v in vals) else None
 
 
-def _returned(result, values, arrays):
+def _returned(result, values, arrays, tr):
     if isinstance(result, Tile):
-        name = result._view.tensor.name
-        if name in arrays:
-            return arrays[name][0]
-        return values[name]
+        name = tensor_of(result).name
+        value = arrays[name][0] if name in arrays else values[name]
+        if "_base" in result.__dict__:  # a view of today's API (`return out.reshape(...)`)
+            return _as_view_shape(result, value, tr, name)
+        return value
     if isinstance(result, (tuple, list)):
-        return type(result)(_returned(r, values, arrays) for r in result)
+        return type(result)(_returned(r, values, arrays, tr) for r in result)
     return result
+
+
+def _as_view_shape(view, value, tr, name):
+    """The returned tensor in the shape of the view the kernel returned: a reshape of all of it
+    (the same elements in row-major order); a view of part of it is not one array the simulator
+    can hand back."""
+    shape = _sizes(tr, [getattr(s, "lin", s) for s in view.shape])
+    count = 1
+    for n in shape or ():
+        count *= n
+    if shape is None or count != value.size:
+        raise SimulationError("the kernel returns a view of '%s' with shape %s, not all of its "
+                              "%d elements: return the tensor (or a reshape of all of it)" %
+                              (name, tuple(view.shape), value.size))
+    return value.reshape(shape)

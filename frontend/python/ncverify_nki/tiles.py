@@ -526,3 +526,11 @@ def accumulate_matmul(target, result):
     block = tr.stack[depth + last + 1]
     at = next(k for k, st in enumerate(block) if st is group[0])
     block.insert(at, Instr("memset", [[None, target], ["value", 0.0]]))
+
+
+def tensor_of(tile):
+    """The tensor a tile the kernel returned stands for, read without the trace (which has ended
+    when the outputs are marked): a new-API view (newapi/views.NkiTensor) keeps its tensor as
+    `_base`, and building its IR access may need the trace (a flat-only view, a reshaped output)."""
+    base = tile.__dict__.get("_base")
+    return base if base is not None else tile._view.tensor

@@ -498,5 +498,44 @@ class Views(unittest.TestCase):
                 self.assertIn(words, str(caught.exception))
 
 
+def _row_sums(x):
+    n, f = x.shape
+    t = nl.ndarray((n, f), dtype=x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=x)
+    s = nl.ndarray((n, 1), dtype=x.dtype, buffer=nl.sbuf)
+    nisa.tensor_reduce(dst=s, op=nl.add, data=t, axis=1)
+    out = nl.ndarray((n, 1), dtype=x.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=s)
+    return out
+
+
+@nki.jit
+def row_sums_reshaped(x):
+    """Row sums of x [2 * m, F] returned as [2, m, 1]: a reshape of the whole [2 * m, 1] output
+    (nki-library's cascaded_max returns `max_values.reshape(out_shape)`)."""
+    return _row_sums(x).reshape((2, x.shape[0] // 2, 1))
+
+
+@nki.jit
+def row_sums_part(x):
+    """A view of part of the output returned."""
+    return _row_sums(x)[0:2]
+
+
+class ReturnedViews(unittest.TestCase):
+    def test_a_reshaped_output_comes_back_in_its_shape(self):
+        x = np.random.default_rng(5).standard_normal((6, 8)).astype(np.float32)
+        got = row_sums_reshaped(x)
+        self.assertEqual(got.shape, (2, 3, 1))
+        np.testing.assert_allclose(got, x.sum(1, dtype=np.float64).reshape(2, 3, 1), rtol=1e-6)
+
+    def test_a_part_of_an_output_is_not_an_array_to_hand_back(self):
+        from ncverify_nki.simulate import SimulationError
+        x = np.ones((6, 8), np.float32)
+        with self.assertRaises(SimulationError) as caught:
+            row_sums_part(x)
+        self.assertIn("not all of its 6 elements", str(caught.exception))
+
+
 if __name__ == "__main__":
     unittest.main()

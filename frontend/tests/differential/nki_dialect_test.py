@@ -278,6 +278,34 @@ class Patterns(unittest.TestCase):
             c.check("affine_select == (default)", outs[3], np.where(jf - ip == 0, a, 0))
         run_case("nki_patterns", body)
 
+    def test_iota_pattern_splitting_dst(self):
+        """iota whose pattern has more dims than dst's one free dim, the value restarting inside
+        it (nki-library's cascaded_max: [[0, a], [s, b]] into a [P, a * b] tile): element
+        (p, i * b + j) is offset + p * channel_multiplier + 0 * i + s * j (the pattern's
+        row-major order over dst's elements per partition)."""
+        def body(c):
+            p = int(c.rng.integers(1, 129))
+            a, b = int(c.rng.integers(2, 6)), int(c.rng.integers(2, 40))
+            s1, s0 = int(c.rng.integers(1, 200)), int(c.rng.integers(-3, 4))
+            s0 = s0 + 1 if s0 == s1 * b else s0  # (else the pattern is one step over the dim)
+            off, cm = int(c.rng.integers(0, 50)), int(c.rng.integers(0, 3))
+            a_ = c.floats((p, 1))
+
+            def kern(ta):
+                i1 = sb((p, a * b), nl.int32)
+                nisa.iota(dst=i1, pattern=[[s0, a], [s1, b]], offset=off, channel_multiplier=cm)
+                i2 = sb((1, a * b), nl.uint32)
+                nisa.iota(i2, [[0, 1], [0, a], [s1, b]])
+                return [i1, i2]
+            outs = run(kern, a_)
+            ip, f = np.mgrid[0:p, 0:a * b]
+            want = off + cm * ip + s0 * (f // b) + s1 * (f % b)
+            # the planted mistrace: one step over the whole free dim (the value not restarting)
+            assert not np.array_equal(off + cm * ip + s1 * f, want)
+            c.check("iota split [[s0, a], [s1, b]]", outs[0], want.astype(np.int32))
+            c.check("iota split, unit dims", outs[1], (s1 * (np.arange(a * b) % b))[None, :])
+        run_case("nki_iota_split", body)
+
 
 class DmaAndQueries(unittest.TestCase):
     def test_dma_transpose_compute(self):

@@ -142,9 +142,39 @@ def iota(dst, pattern, offset=0, channel_multiplier=0, name=None):
     d = _dst(call, dst, ("sbuf",))
     _check_partitions(call, d)
     cm = _int(call, "channel_multiplier", channel_multiplier)
-    steps = _steps(call, _pattern(call, pattern), d)
+    d, steps = _steps_splitting_dst(call, _pattern(call, pattern), dst, d)
     trace.current().instr("iota", [(None, d), ("offset", _offset(call, offset)),
                                    ("channel_multiplier", cm), ("steps", steps)])
+
+
+def _steps_splitting_dst(call, pat, dst, d):
+    """(view, steps) for iota: _steps on dst's view; where the pattern is not affine in dst's one
+    free dim (nki-library's cascaded_max: [[0, 3], [132, 24]] into a [1, 72] tile, a value that
+    restarts every 24 elements), dst's view split into the pattern's dims (the same elements in
+    the same order, refine.py: one IR access per dim), whose steps are then the pattern's."""
+    try:
+        return d, _steps(call, pat, d)
+    except errors.NkiError as first:
+        r = trace.current().evaluate
+        dims = [r(n) for n in d.logical_lins()[1:]]
+        free = [k for k, n in enumerate(dims) if n != Lin.of(1)]
+        sizes = [n for _, n in pat if n != Lin.of(1)]
+        if len(free) != 1 or len(sizes) < 2 or not all(n.is_const() for n in sizes) or \
+                not dims[free[0]].is_const():
+            raise first
+        total = 1
+        for n in sizes:
+            total *= n.const
+        if total != dims[free[0]].const:
+            raise first
+        from .views import NkiTensor
+
+        try:
+            split = NkiTensor.of(dst).reshape_dim(free[0] + 1, [n.const for n in sizes])
+            v = as_view(split, "dst")
+            return v, _steps(call, pat, v)
+        except errors.NkiError:
+            raise first from None
 
 
 @api("nisa.affine_select")
