@@ -527,6 +527,11 @@ class NewLanguageTest(unittest.TestCase):
         with self.assertRaises(KernelNotTraced) as caught:
             nki.simulate(mixed_placement)(self.rand(16, 8))
         self.assertIn("give every SBUF tensor an address, or none", str(caught.exception))
+        # named at the first instruction using the unplaced tensor
+        import inspect
+        src, first = inspect.getsourcelines(mixed_placement)
+        line = first + [k for k, t in enumerate(src) if "tensor_copy(other" in t][0]
+        self.assertEqual(caught.exception.where[1], line, str(caught.exception))
 
     def test_psum_address_off_a_bank_boundary_is_refused(self):
         with self.assertRaises(KernelNotTraced) as caught:

@@ -180,11 +180,31 @@ def _check_layout(tr):
 
     walk(tr.root)
     for mem in sorted(set(placed) & set(auto)):
+        # named at the first instruction that uses the unplaced tensor (the call that made a
+        # compiler temporary, such as dma_compute's fp32 staging tile)
+        line = _first_use(tr.root, auto[mem])
+        where = (errors._kernel_file, line) if line and errors._kernel_file else None
         raise errors.NkiError("%s tensor '%s' has an address= and '%s' has none (or is a "
-                              "compiler temporary): the model lays out the tensors without an "
+                              "compiler temporary%s): the model lays out the tensors without an "
                               "address apart from each other but not from the addressed ones, "
                               "so it cannot check this mix; give every %s tensor an address, "
-                              "or none" % (mem.upper(), placed[mem], auto[mem], mem.upper()))
+                              "or none" % (mem.upper(), placed[mem], auto[mem],
+                                           ", made or first used here" if where else "",
+                                           mem.upper()), where)
+
+
+def _first_use(stmts, name):
+    """The kernel line of the first instruction naming tensor `name` (0: none)."""
+    for st in stmts:
+        for sub in (getattr(st, "body", None), getattr(st, "peel", None)):
+            if isinstance(sub, list):
+                found = _first_use(sub, name)
+                if found:
+                    return found
+        views = st.views() if hasattr(st, "views") else ()
+        if any(v.tensor.name == name for v in views):
+            return getattr(st, "line", 0) or 0
+    return 0
 
 
 def _name(name, call):
