@@ -14,6 +14,7 @@
 #include "check/check.h"
 #include "check/check_sweep.h"
 #include "check/explicit_layout.h"
+#include "check/kv_cache_layout.h"
 #include "kernels/option_programs.h"
 #include "kernels/registry.h"
 #include "oracle/attention_spec.h"
@@ -57,6 +58,17 @@ struct CheckCommandOptions {
 std::optional<kernels::Variant> explicit_variant(const CheckCommandOptions& opts,
                                                  const KernelSource& src) {
   if (opts.layout.empty()) return std::nullopt;
+  if (kernels::is_kv_cache_layout(opts.layout)) {
+    // A decode kernel against a KV cache (check/kv_cache_layout.h): its own mask and positions.
+    if (opts.causal) throw UsageError("--causal: a KV-cache layout's mask is the cache's own");
+    kernels::KvCacheLayout kv;
+    try {
+      kv = kernels::parse_kv_cache_layout(opts.layout);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::string("--layout: ") + e.what());
+    }
+    return kernels::kv_cache_layout_variant(*src.variant, src.program, kv, opts.scale);
+  }
   kernels::Layout layout;
   if (const kernels::Variant* named = kernels::find_variant(opts.layout)) {
     // The contract's kernel lends the layout of the options the target has (a layout can follow
