@@ -217,7 +217,7 @@ class TkgPlans(unittest.TestCase):
             qk_in_sb=False, tp_k_prior=True, out_in_sb=True, use_pos_id=True, test_sink=True,
             fp8_kv=True, strided_mm1=False, curr_sprior=10240))
         layout = args[args.index("--layout") + 1].split()
-        for role in ("q=b,h,s,d", "k_active=b,h,s,d", "k_prior=b,h,c,d", "out:attn_hbm=d,b*h*s",
+        for role in ("q=b,h,s,d", "k_active=b,h,s,d", "k_prior=b,h,c,d", "out=d,b*h*s",
                      "mask=a,b,h,s", "positions:rope_pos_ids=b,s", "slots=10240", "sink=h,1"):
             self.assertIn(role, layout)
         opts = self.options(args)

@@ -642,7 +642,7 @@ def tkg_check_layout(config):
              "v_active=b,h,s,d",
              "k_prior=%s" % ("b,h,c,d" if c.get("tp_k_prior") else "b,h,d,c"),
              "v_prior=b,h,c,d",
-             "out:attn_hbm=d,b*h*s" if c.get("out_in_sb") else "out=b,h,d,s"]
+             "out=d,b*h*s" if c.get("out_in_sb") else "out=b,h,d,s"]
     if c.get("use_pos_id"):
         roles += ["mask=a,b,h,s", "positions:rope_pos_ids=b,s", "slots=%d" % c["curr_sprior"]]
     else:
