@@ -5,6 +5,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "kernels/decode_attention/attention_tkg_draws.h"
 #include "model/interp/interpreter.h"
 
 namespace ncv::kernels {
@@ -54,7 +55,7 @@ const RoleRule kRules[] = {
     {"v_active", "bhsd", "bhsd", false}, {"k_prior", "bhcd", "bhcd", false},
     {"v_prior", "bhcd", "bhcd", false},  {"mask", "cabhs", "bhs", false},
     {"out", "bhsd", "bhsd", false},      {"sink", "h", "h", true},
-    {"positions", "bs", "bs", true},
+    {"positions", "bs", "bs", true},     {"starts", "bs", "bs", true},
 };
 
 const RoleRule* rule_of(const std::string& role) {
@@ -300,7 +301,15 @@ void pack(const KvCacheLayout& l, const Program& p, const ParamValues& params,
     // position, the causal active tokens at the tail), or active key a (the active mask)
     return s.visible(c.b, c.s, slot_mask ? c.c : C + c.a) ? 1.0f : 0.0f;
   });
-  if (l.roles.count("positions")) {
+  if (l.roles.count("starts")) {
+    // each query's window [start, end) (build_swa_positions), clamped into the cached slots as
+    // the registered attention_tkg packs it (attention_tkg_draws.h swa_inputs_of)
+    const tkg::SwaPositions w = tkg::swa_inputs_of(s);
+    fill("positions",
+         [&](const Coord& c) { return static_cast<float>(w.end[size_t(c.b * A + c.s)]); });
+    fill("starts",
+         [&](const Coord& c) { return static_cast<float>(w.start[size_t(c.b * A + c.s)]); });
+  } else if (l.roles.count("positions")) {
     // pos_id of batch b for every active token (the test's broadcast of pos_id)
     fill("positions",
          [&](const Coord& c) { return static_cast<float>(s.mask.cache_end[size_t(c.b * A)]); });
@@ -353,13 +362,15 @@ KvCacheLayout parse_kv_cache_layout(const std::string& text) {
                                   "': expected ROLE[:TENSOR]=AXES,AXES,... or slots=N");
     }
     std::string role = entry.substr(0, eq), tensor;
-    if (role == "slots") {
+    if (role == "slots" || role == "window") {
+      int64_t& n = role == "slots" ? l.slots : l.window;
       try {
         size_t used = 0;
-        l.slots = std::stoll(entry.substr(eq + 1), &used);
-        if (used != entry.size() - eq - 1 || l.slots < 1) throw std::invalid_argument("");
+        n = std::stoll(entry.substr(eq + 1), &used);
+        if (used != entry.size() - eq - 1 || n < 1) throw std::invalid_argument("");
       } catch (const std::exception&) {
-        throw std::invalid_argument("layout entry '" + entry + "': slots is a positive integer");
+        throw std::invalid_argument("layout entry '" + entry + "': " + role +
+                                    " is a positive integer");
       }
       continue;
     }
@@ -370,7 +381,8 @@ KvCacheLayout parse_kv_cache_layout(const std::string& text) {
     if (rule == nullptr) {
       throw std::invalid_argument(
           "layout entry '" + entry + "': role '" + role +
-          "' is not q, k_active, v_active, k_prior, v_prior, mask, out, sink or positions");
+          "' is not q, k_active, v_active, k_prior, v_prior, mask, out, sink, positions or "
+          "starts");
     }
     if (l.roles.count(role)) throw std::invalid_argument("layout gives '" + role + "' twice");
     KvRole r{tensor, {}};
@@ -421,6 +433,11 @@ KvCacheLayout parse_kv_cache_layout(const std::string& text) {
     throw std::invalid_argument(
         "an active mask (axis a) goes with positions (the kernel builds the prior mask from "
         "them), a whole mask (axis c) without");
+  }
+  if ((l.window > 0) != (l.roles.count("starts") > 0)) {
+    throw std::invalid_argument(
+        "a sliding window (window=W) goes with starts (the window starts the kernel takes), and "
+        "starts with a window");
   }
   return l;
 }
@@ -487,6 +504,16 @@ Variant kv_cache_layout_variant(const Variant& contract_from, const Program& pro
       for (int64_t i = 0; i < s.seqlen_q; ++i) {
         s.mask.cache_end[size_t(b * s.seqlen_q + i)] = test_position(b, s.seqlen_kv, s.seqlen_q);
       }
+    }
+    if (layout.window > 0) {
+      // build_swa_positions at the test's positions; the contract kernel's generator draws
+      // another window per case when the spec records one (mask.window)
+      std::vector<int64_t> pos(size_t(s.batch));
+      for (int64_t b = 0; b < s.batch; ++b) {
+        pos[size_t(b)] = test_position(b, s.seqlen_kv, s.seqlen_q);
+      }
+      tkg::set_swa_mask(s, pos, layout.window, false);
+      s.mask.window = layout.window;
     }
     if (layout.roles.count("sink")) {
       s.sink.assign(size_t(s.heads), 0.0);

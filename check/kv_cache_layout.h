@@ -26,19 +26,21 @@ struct KvRole {
   std::vector<std::vector<char>> dims;
 };
 
-// Roles: q, k_active, v_active, k_prior, v_prior, mask, out (required), sink, positions
-// (optional), and `slots` (an integer: the cache slots the kernel reads, S; needed only when the
-// mask has no slot axis, i.e. an active mask with positions).
+// Roles: q, k_active, v_active, k_prior, v_prior, mask, out (required), sink, positions, starts
+// (optional), `slots` (an integer: the cache slots the kernel reads, S; needed only when the
+// mask has no slot axis, i.e. an active mask with positions) and `window` (a sliding window of
+// W keys over a circular cache, with positions and starts: nki-library's build_swa_positions).
 struct KvCacheLayout {
   std::map<std::string, KvRole> roles;
-  int64_t slots = 0;  // 0: the mask's slot extent
+  int64_t slots = 0;   // 0: the mask's slot extent
+  int64_t window = 0;  // 0: no sliding window
 };
 
 // Whether a --layout text names KV-cache roles (k_active or k_prior), so check takes this adapter.
 bool is_kv_cache_layout(const std::string& text);
 
 // "ROLE[:TENSOR]=DIM,DIM,..." entries separated by spaces or ';' (TENSOR defaults to ROLE), each
-// DIM one axis or several joined by '*', plus an optional "slots=N". Throws
+// DIM one axis or several joined by '*', plus optional "slots=N" and "window=W". Throws
 // std::invalid_argument naming the offending entry.
 KvCacheLayout parse_kv_cache_layout(const std::string& text);
 
@@ -48,12 +50,16 @@ KvCacheLayout parse_kv_cache_layout(const std::string& text);
 // seqlen_kv = the slots S the kernel reads (the mask's c extent, or `slots`), of which the last A
 // hold the active tokens, d_head; a kv_cache mask (cache_begin 0, cache_end the position P_b of
 // batch b: the nki-library test's (3b + 3 (S // 4)) mod (S - A) until a case draws others);
-// scale `scale`; sinks when the layout has a sink role; input dtype k_prior's, output dtype out's.
+// scale `scale`; sinks when the layout has a sink role; with a window W, each query's cached keys
+// are its window [start, end) over the circular cache (start = (end - W + 1) mod S, end = P_b + i;
+// the contract kernel's generator draws W per case when its spec records one); input dtype
+// k_prior's, output dtype out's.
 // Packing (Layout::pack_extra): q, k_active / v_active (the spec's last A keys), the cache (slot j
 // < S - A the spec's key j; the active slots and the slots past S hold large values a kernel must
 // never use), the mask (c: slot j of query i visible iff the spec says so, as nki-library's
 // build_full_attention_mask builds it from the positions; a: the causal active mask), positions
-// (P_b for every active token, as the test broadcasts pos_id) and the sinks.
+// (P_b for every active token, as the test broadcasts pos_id; with a window each query's window
+// end, and starts its window start, as build_swa_positions) and the sinks.
 // Throws std::invalid_argument when the program's shapes do not fit the layout.
 Variant kv_cache_layout_variant(const Variant& contract_from, const Program& program,
                                 const KvCacheLayout& layout, double scale);

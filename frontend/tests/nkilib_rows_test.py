@@ -171,7 +171,6 @@ class Verdicts(unittest.TestCase):
     def test_unmodelled_tkg_rows_and_an_unmodelled_cte_row_are_not_checked_without_running(self):
         for tkg_cfg, why in (({"fuse_rope": True}, "fuse_rope"),
                              (tkg_config(block_len=16), "block KV"),
-                             (tkg_config(sliding_window=128), "sliding_window=128"),
                              (tkg_config(lnc=2), "lnc=2"),
                              (tkg_config(dtype="float32"), "dtype float32")):
             tkg = {"kernel": "tkg", "status": "traced", "config": tkg_cfg}
@@ -224,12 +223,23 @@ class TkgPlans(unittest.TestCase):
         for o in ("strided_mm1=false", "mask=pos_id", "sink=on", "kv_dtype=fp8_e4m3",
                   "s_prior_tiling=on", "out_in_sb=true"):
             self.assertIn(o, opts)
+        args, _ = rows.tkg_check_plan(tkg_config(use_pos_id=True, sliding_window=256))
+        layout = args[args.index("--layout") + 1].split()
+        self.assertIn("starts:start_pos_ids=b,s", layout)
+        self.assertIn("window=256", layout)
+        self.assertIn("swa=on", self.options(args))
         # flash attention only when the library enables it and s_prior passes one 8192-slot tile
         args, _ = rows.tkg_check_plan(tkg_config(curr_sprior=10240,
                                                  enable_fa_s_prior_tiling=False))
         self.assertIn("s_prior_tiling=off", self.options(args))
         args, _ = rows.tkg_check_plan(tkg_config(curr_sprior=8192))
         self.assertIn("s_prior_tiling=off", self.options(args))
+
+
+class TkgFailures(unittest.TestCase):
+    def test_an_fp8_failure_says_what_is_known(self):
+        self.assertIn("q.dtype = fp8", rows.tkg_failure_note(tkg_config(fp8_kv=True)))
+        self.assertIsNone(rows.tkg_failure_note(tkg_config()))
 
 
 class RunOutputs(unittest.TestCase):
