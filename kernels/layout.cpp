@@ -65,20 +65,54 @@ struct Strides {
   }
 };
 
-// `per_row`: a tensor of one value per query row (lse), which has no dim axis.
-Strides strides_for(const TensorLayout& t, const std::vector<int64_t>& shape,
-                    const AttentionSpec& s, bool kv, bool per_row = false) {
-  if (shape.size() != t.axes.size()) {
+// The dimension of `shape` each axis of `t` lies in: one axis per dimension when the ranks
+// agree; when the layout lists more axes than the tensor has dimensions, consecutive axes share
+// a flattened dimension (outermost first), each dimension taking axes from the innermost until
+// their extents multiply to its size (a q [d, B*H*s] stored flat from SBUF). Throws when no such
+// grouping exists.
+std::vector<size_t> dims_of_axes(const TensorLayout& t, const std::vector<int64_t>& shape,
+                                 const AttentionSpec& s, bool kv) {
+  if (shape.size() > t.axes.size() || (shape.empty() && !t.axes.empty())) {
     throw std::invalid_argument("tensor '" + t.tensor + "' has rank " +
                                 std::to_string(shape.size()) + ", the layout lists " +
                                 std::to_string(t.axes.size()) + " axes");
   }
+  std::vector<size_t> dim(t.axes.size());
+  if (shape.size() == t.axes.size()) {
+    for (size_t x = 0; x < dim.size(); ++x) dim[x] = x;
+    return dim;
+  }
+  size_t a = t.axes.size();
+  for (size_t x = shape.size(); x-- > 0;) {
+    int64_t product = 1;
+    // the outermost dimension takes every axis left; the others stop at their size
+    do {
+      if (a == 0) break;
+      --a;
+      dim[a] = x;
+      product *= extent(s, t.axes[a], kv);
+    } while ((x == 0 && a > 0) || (x > 0 && product < shape[x] && a > x));
+    if (product != shape[x]) {
+      throw std::invalid_argument("tensor '" + t.tensor + "' dimension " + std::to_string(x) +
+                                  " is " + std::to_string(shape[x]) +
+                                  ", the product of the extents of the layout's axes it holds is " +
+                                  std::to_string(product));
+    }
+  }
+  return dim;
+}
+
+// `per_row`: a tensor of one value per query row (lse), which has no dim axis.
+Strides strides_for(const TensorLayout& t, const std::vector<int64_t>& shape,
+                    const AttentionSpec& s, bool kv, bool per_row = false) {
+  dims_of_axes(t, shape, s, kv);  // throws when the axes do not group into the dimensions
+  const bool flat = shape.size() != t.axes.size();
   Strides st;
   std::set<Axis> seen;
   int64_t stride = 1;
   for (size_t x = t.axes.size(); x-- > 0;) {
     const Axis a = t.axes[x];
-    if (shape[x] != extent(s, a, kv)) {
+    if (!flat && shape[x] != extent(s, a, kv)) {
       throw std::invalid_argument("tensor '" + t.tensor + "' dimension " + std::to_string(x) +
                                   " (" + axis_name(a) + ") is " + std::to_string(shape[x]) +
                                   ", the spec needs " + std::to_string(extent(s, a, kv)));
@@ -97,7 +131,7 @@ Strides strides_for(const TensorLayout& t, const std::vector<int64_t>& shape,
      : a == Axis::seq_tile ? st.seq_tile
      : a == Axis::seq_part ? st.seq_part
                            : st.dim) = stride;
-    stride *= shape[x];
+    stride *= flat ? extent(s, a, kv) : shape[x];
   }
   const bool tiled = seen.count(Axis::seq_tile) + seen.count(Axis::seq_part) > 0;
   if (tiled) {
@@ -240,8 +274,10 @@ std::map<std::string, HostTensor> pack_inputs(const Layout& layout, const Progra
     bool kv;
   } parts[] = {{layout.q, in.q, false}, {layout.k, in.k, true}, {layout.v, in.v, true}};
   for (const auto& part : parts) {
-    // A paged cache has no dense layout: a kernel that takes one packs it in pack_extra.
-    if (part.kv && spec.block_kv && layout.pack_extra) continue;
+    // A paged cache has no dense layout: a kernel that takes one packs it in pack_extra; so does
+    // a layout that lists no axes for a tensor (check/kv_cache_layout.h: a cache longer than the
+    // slots the kernel reads).
+    if (layout.pack_extra && ((part.kv && spec.block_kv) || part.t.axes.empty())) continue;
     const auto id = program.find_tensor(part.t.tensor);
     if (!id || program.tensor(*id).kind != TensorKind::Input) {
       throw std::invalid_argument("kernel " + program.name + " has no input tensor '" +

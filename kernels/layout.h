@@ -26,8 +26,12 @@ inline constexpr int64_t kSeqPartRows = 128;  // rows per seq_tile (the SBUF par
 const char* axis_name(Axis a);
 
 struct TensorLayout {
-  std::string tensor;      // HBM tensor name in the Program
-  std::vector<Axis> axes;  // one per tensor dimension, outermost first
+  std::string tensor;  // HBM tensor name in the Program
+  // One per tensor dimension, outermost first; when it lists more axes than the tensor has
+  // dimensions, consecutive axes share a flattened dimension (a q [d, B*H*Sq] stored flat from
+  // SBUF: axes dim, batch, head, seq), each dimension holding the axes whose extents multiply to
+  // its size. Empty (with Layout::pack_extra set): pack_extra packs the tensor.
+  std::vector<Axis> axes;
 };
 
 struct Layout {
@@ -45,7 +49,9 @@ struct Layout {
   // kernel's active-token tensors, a mask or positions derived from the spec, sinks): pack_inputs
   // calls it after packing q, k, v and the bias, with those tensors in `packed`; it adds the
   // other inputs and may overwrite elements of packed ones (cache slots the kernel must not read
-  // get adversarial values). With a paged (block_kv) spec, pack_inputs leaves k and v to it.
+  // get adversarial values). With a paged (block_kv) spec, pack_inputs leaves k and v to it, and
+  // any of q, k, v whose TensorLayout lists no axes (check/kv_cache_layout.h: a cache longer than
+  // the slots the kernel reads).
   // Throws std::invalid_argument on a mismatch. Unset: none.
   std::function<void(const Program&, const ParamValues&, const oracle::AttentionSpec&,
                      const oracle::AttentionInputs&, std::map<std::string, HostTensor>& packed)>

@@ -14,6 +14,7 @@
 #include "check/check.h"
 #include "check/check_sweep.h"
 #include "check/explicit_layout.h"
+#include "check/kv_cache_layout.h"
 #include "kernels/option_programs.h"
 #include "kernels/registry.h"
 #include "oracle/attention_spec.h"
@@ -52,11 +53,27 @@ struct CheckCommandOptions {
   NkiFlags nki;
 };
 
+// A --layout with KV-cache roles (check/kv_cache_layout.h), parsed before the kernel is loaded
+// (a malformed one is refused without tracing); nullopt for any other layout.
+std::optional<kernels::KvCacheLayout> kv_cache_layout(const CheckCommandOptions& opts) {
+  if (!kernels::is_kv_cache_layout(opts.layout)) return std::nullopt;
+  // A decode kernel against a KV cache: its mask is built from the cache's positions.
+  if (opts.causal) throw UsageError("--causal: a KV-cache layout's mask is the cache's own");
+  try {
+    return kernels::parse_kv_cache_layout(opts.layout);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--layout: ") + e.what());
+  }
+}
+
 // --layout/--contract (with --scale, --causal): the kernel's own layout and a registered
 // kernel's contract, the attention problem read off the program's shapes.
 std::optional<kernels::Variant> explicit_variant(const CheckCommandOptions& opts,
                                                  const KernelSource& src) {
   if (opts.layout.empty()) return std::nullopt;
+  if (const auto kv = kv_cache_layout(opts)) {
+    return kernels::kv_cache_layout_variant(*src.variant, src.program, *kv, opts.scale);
+  }
   kernels::Layout layout;
   if (const kernels::Variant* named = kernels::find_variant(opts.layout)) {
     // The contract's kernel lends the layout of the options the target has (a layout can follow
@@ -203,6 +220,7 @@ int run_check(const CheckCommandOptions& given) {
     throw UsageError(
         "--contract-option gives the options of the --contract kernel (with --layout)");
   }
+  kv_cache_layout(opts);  // a malformed KV-cache layout is refused before tracing
   const KernelSource src =
       load_kernel_source(opts.target, opts.params, explicit_layout ? opts.contract : opts.like,
                          opts.nki, explicit_layout ? LikeRole::contract_only : LikeRole::twin,

@@ -168,20 +168,78 @@ class Verdicts(unittest.TestCase):
         self.assertIn("dtype=bf16", rows.contract_line(text))
         self.assertIsNone(rows.contract_line("check x.py\nPASS\n"))
 
-    def test_a_tkg_row_and_an_unmodelled_cte_row_are_not_checked_without_running(self):
-        tkg = {"kernel": "tkg", "status": "traced", "config": {"fuse_rope": False}}
-        rows.run_check(tkg, "/nonexistent/ncverify", "t.py:f", {}, 1, 1)
-        self.assertTrue(tkg["check"].startswith("not checked: attention_tkg"))
-        rope = {"kernel": "tkg", "status": "traced", "config": {"fuse_rope": True}}
-        rows.run_check(rope, "/nonexistent/ncverify", "t.py:f", {}, 1, 1)
-        self.assertTrue(rope["check"].startswith("not checked: fuse_rope"))
-        self.assertEqual(tkg["status"], "traced")
+    def test_unmodelled_tkg_rows_and_an_unmodelled_cte_row_are_not_checked_without_running(self):
+        for tkg_cfg, why in (({"fuse_rope": True}, "fuse_rope"),
+                             (tkg_config(block_len=16), "block KV"),
+                             (tkg_config(lnc=2), "lnc=2"),
+                             (tkg_config(dtype="float32"), "dtype float32")):
+            tkg = {"kernel": "tkg", "status": "traced", "config": tkg_cfg}
+            rows.run_check(tkg, "/nonexistent/ncverify", "t.py:f", {}, 1, 1)
+            self.assertTrue(tkg["check"].startswith("not checked: " + why), tkg["check"])
+            self.assertEqual(tkg["status"], "traced")
         cte = {"kernel": "cte", "status": "traced", "config": config(cp=True), "args": []}
         rows.run_check(cte, "/nonexistent/ncverify", "t.py:f", {}, 1, 1)
         self.assertTrue(cte["check"].startswith("not checked: context parallelism"))
         rows.run_hand_translation(cte, "/nonexistent/ncverify", "t.py:f", {}, 1, 1)
         self.assertTrue(cte["hand"].startswith("not compared: context parallelism"))
         self.assertEqual(cte["status"], "traced")
+
+
+def tkg_config(**changes):
+    """A tkg row's configuration (AttnTKGConfig's fields and the test's parameters), the options
+    at the library's defaults."""
+    c = {"bs": 4, "q_head": 2, "s_active": 5, "curr_sprior": 1024, "full_sprior": 2048,
+         "d_head": 64, "block_len": 0, "tp_k_prior": False, "use_pos_id": False,
+         "fuse_rope": False, "out_in_sb": False, "qk_in_sb": True, "strided_mm1": True,
+         "dtype": "bfloat16", "test_sink": False, "fp8_kv": False, "sliding_window": 0, "lnc": 1}
+    c.update(changes)
+    return c
+
+
+class TkgPlans(unittest.TestCase):
+    def options(self, args):
+        return [args[i + 1] for i, a in enumerate(args) if a == "--contract-option"]
+
+    def test_a_row_gets_its_layout_and_every_contract_option_at_its_values(self):
+        args, why = rows.tkg_check_plan(tkg_config())
+        self.assertIsNone(why)
+        layout = args[args.index("--layout") + 1]
+        self.assertEqual(layout, "q=d,b*h*s k_active=d,b*s v_active=b,h,s,d k_prior=b,h,d,c "
+                                 "v_prior=b,h,c,d out=b,h,d,s mask=c,b,h,s")
+        self.assertEqual(args[args.index("--contract") + 1], "attention_tkg")
+        self.assertEqual(self.options(args), [
+            "lnc=1", "strided_mm1=true", "mask=hbm", "sink=off", "kv_dtype=bf16",
+            "s_prior_tiling=off", "block_len=0", "block_resize=1", "swa=off", "out_in_sb=false"])
+
+    def test_the_layout_follows_the_rows_options(self):
+        args, _ = rows.tkg_check_plan(tkg_config(
+            qk_in_sb=False, tp_k_prior=True, out_in_sb=True, use_pos_id=True, test_sink=True,
+            fp8_kv=True, strided_mm1=False, curr_sprior=10240))
+        layout = args[args.index("--layout") + 1].split()
+        for role in ("q=b,h,s,d", "k_active=b,h,s,d", "k_prior=b,h,c,d", "out=d,b*h*s",
+                     "mask=a,b,h,s", "positions:rope_pos_ids=b,s", "slots=10240", "sink=h,1"):
+            self.assertIn(role, layout)
+        opts = self.options(args)
+        for o in ("strided_mm1=false", "mask=pos_id", "sink=on", "kv_dtype=fp8_e4m3",
+                  "s_prior_tiling=on", "out_in_sb=true"):
+            self.assertIn(o, opts)
+        args, _ = rows.tkg_check_plan(tkg_config(use_pos_id=True, sliding_window=256))
+        layout = args[args.index("--layout") + 1].split()
+        self.assertIn("starts:start_pos_ids=b,s", layout)
+        self.assertIn("window=256", layout)
+        self.assertIn("swa=on", self.options(args))
+        # flash attention only when the library enables it and s_prior passes one 8192-slot tile
+        args, _ = rows.tkg_check_plan(tkg_config(curr_sprior=10240,
+                                                 enable_fa_s_prior_tiling=False))
+        self.assertIn("s_prior_tiling=off", self.options(args))
+        args, _ = rows.tkg_check_plan(tkg_config(curr_sprior=8192))
+        self.assertIn("s_prior_tiling=off", self.options(args))
+
+
+class TkgFailures(unittest.TestCase):
+    def test_an_fp8_failure_says_what_is_known(self):
+        self.assertIn("q.dtype = fp8", rows.tkg_failure_note(tkg_config(fp8_kv=True)))
+        self.assertIsNone(rows.tkg_failure_note(tkg_config()))
 
 
 class RunOutputs(unittest.TestCase):

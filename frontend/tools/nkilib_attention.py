@@ -19,7 +19,13 @@ with its status:
   `--layout` (its tp_* flags' tensor orders, heads folded into the batch) and `--contract
   attention_cte` (attention_cte_multi_section above 10240 keys) with every option of the
   contract given by `--contract-option` at the row's values (`cte_check_plan`), never one of
-  the registered kernel's defaults, and a pass counts only when `check` printed that contract;
+  the registered kernel's defaults, and a pass counts only when `check` printed that contract.
+  A tkg row is checked with a KV-cache `--layout` (check/kv_cache_layout.h: the entry's q,
+  k_active, v_active, k_prior, v_prior, mask, out, sink and rope_pos_ids roles, `tkg_check_layout`)
+  and `--contract attention_tkg`, every option given at the row's values (`tkg_check_plan`):
+  each case draws the cache positions with attention_tkg's generator and packs the mask from them
+  as the library's test does; rows with fuse_rope, block KV, LNC2 or fp32 are not
+  (`tkg_not_checked` says why);
   `failed`: `check` found a case outside the contract (its FAIL line);
 - with --check, `bit-identical`: checked, and `ncverify run` of the traced program and of the
   registered kernel at the same options, shape and seed gave outputs with the same checksums
@@ -429,6 +435,7 @@ def tkg_row(rid, cfg, cfg_text, test, lnc):
              "--param", "lnc=%d" % lnc, "--grid", str(lnc)]
     config = dict(cfg)
     config.update(test)
+    config["lnc"] = lnc
     return {"id": rid, "kernel": "tkg", "target": ("tkg", "attention_tkg_entry"),
             "args": args, "negative": False, "lnc": lnc, "config": config}
 
@@ -600,12 +607,75 @@ def cte_domain_config(config):
 
 
 def tkg_not_checked(config):
-    """Why a tkg row is not checked: RoPE fused into the kernel (fuse_rope) first, which the oracle
-    has no spec for; then what holds for every tkg row (TKG_NOT_CHECKED)."""
-    if config.get("fuse_rope"):
+    """Why a tkg row is not checked (None: it is, by tkg_check_plan): RoPE fused into the kernel
+    (fuse_rope), which the oracle has no spec for, first; then the options the KV-cache layout
+    (check/kv_cache_layout.h) has no role for; then what attention_tkg's contract does not cover."""
+    c = config
+    if c.get("fuse_rope"):
         return ("fuse_rope: the oracle has no spec for RoPE applied to q and k in the kernel "
-                "(and the registered attention_tkg has no fuse_rope option); " + TKG_NOT_CHECKED)
-    return TKG_NOT_CHECKED
+                "(and the registered attention_tkg has no fuse_rope option)")
+    if c.get("block_len", 0):
+        return ("block KV (block_len=%d): the KV-cache layout has no block-table role (the "
+                "paged cache and its table are the registered attention_tkg's own packing)"
+                % c["block_len"])
+    if c.get("lnc", 1) != 1:
+        return "lnc=%d: the traced entry is checked on one core" % c["lnc"]
+    if DTYPES.get(c.get("dtype")) != "bf16":
+        return ("dtype %s: attention_tkg's contract is for bf16 q and output"
+                % c.get("dtype"))
+    return None
+
+
+def tkg_check_layout(config):
+    """`check --layout` for the entry's tensors (nkilib_attention_tkg_entry.py, the test's
+    attn_tkg_wrapper): roles of the KV-cache layout, axes as the library's torch reference reads
+    them (attention_tkg_torch.py _reshape_q_and_k_active, _slice_and_reshape_kv_prior; out in SBUF
+    as [d, B*H*s_a]; gen_mask_tkg_torch.py build_full_attention_mask(transposed=True) [S, B, H,
+    s_a], or with use_pos_id the active mask [s_a, B, H, s_a] with rope_pos_ids [B, s_a], and with
+    a sliding window start_pos_ids [B, s_a] (test_attention_tkg_utils.py build_swa_positions))."""
+    c = config
+    qk_sb = c.get("qk_in_sb")
+    roles = ["q=%s" % ("d,b*h*s" if qk_sb else "b,h,s,d"),
+             "k_active=%s" % ("d,b*s" if qk_sb else "b,h,s,d"),
+             "v_active=b,h,s,d",
+             "k_prior=%s" % ("b,h,c,d" if c.get("tp_k_prior") else "b,h,d,c"),
+             "v_prior=b,h,c,d",
+             "out=d,b*h*s" if c.get("out_in_sb") else "out=b,h,d,s"]
+    if c.get("use_pos_id"):
+        roles += ["mask=a,b,h,s", "positions:rope_pos_ids=b,s", "slots=%d" % c["curr_sprior"]]
+        if c.get("sliding_window", 0):
+            # build_swa_positions: per-query window ends (rope_pos_ids) and starts
+            roles += ["starts:start_pos_ids=b,s", "window=%d" % c["sliding_window"]]
+    else:
+        roles.append("mask=c,b,h,s")
+    if c.get("test_sink"):
+        roles.append("sink=h,1")
+    return " ".join(roles)
+
+
+def tkg_check_plan(config):
+    """(the `check` arguments after the row's own, None) for a tkg row the KV-cache layout states,
+    else (None, why not). Every option of attention_tkg is given (--contract-option) at the row's
+    values: its contract reads kv_dtype and s_prior_tiling (flash attention over 8192-slot tiles
+    when the row's s_prior passes 8192 and enable_fa_s_prior_tiling, attention_tkg_utils.py
+    uses_flash_attention); a combination the registered kernel does not offer is check's refusal,
+    recorded on the row."""
+    c = config
+    why = tkg_not_checked(c)
+    if why:
+        return None, why
+    fa = c.get("enable_fa_s_prior_tiling", True) and c["curr_sprior"] > TKG_FA_TILE
+    options = [("lnc", "1"), ("strided_mm1", "true" if c.get("strided_mm1", True) else "false"),
+               ("mask", "pos_id" if c.get("use_pos_id") else "hbm"),
+               ("sink", "on" if c.get("test_sink") else "off"),
+               ("kv_dtype", "fp8_e4m3" if c.get("fp8_kv") else "bf16"),
+               ("s_prior_tiling", "on" if fa else "off"), ("block_len", "0"),
+               ("block_resize", "1"), ("swa", "on" if c.get("sliding_window", 0) else "off"),
+               ("out_in_sb", "true" if c.get("out_in_sb") else "false")]
+    args = ["--layout", tkg_check_layout(c), "--contract", "attention_tkg"]
+    for name, value in options:
+        args += ["--contract-option", "%s=%s" % (name, value)]
+    return args, None
 
 
 HAND_SWEEP_SHAPE = (2, 2, 1024, 64)  # bs, bs_kv, seqlen, d
@@ -648,11 +718,19 @@ def hand_sweep_id(config):
         "/bs=%d,bs_kv=%d,seqlen=%d,d=%d" % (c["bs"], c["bs_kv"], c["seqlen_q"], c["d"])
 
 
-TKG_NOT_CHECKED = (
-    "attention_tkg: the oracle's KV-cache problem (per-batch positions, the mask built from them, "
-    "block tables) is stated by the registered attention_tkg for its own program (params bs, "
-    "q_head, s_active, seqlen, d_head; q as [d, B, H, s_a]), and check --layout states no KV-cache "
-    "mask: the traced entry's mask, position and table inputs would be random")
+def tkg_failure_note(config):
+    """What is known about a tkg row's FAIL (None: nothing). fp8 KV: the test casts q to fp8 too,
+    and attention_tkg.py takes its io type from q.dtype (line 822), so the exp it feeds PV
+    (qk_io_type, line 1042) is rounded to fp8; attention_tkg's contract, modelled with q in bf16,
+    rounds it to bf16. With q in bf16 (the same fp8 values) the library's rows pass."""
+    if config.get("fp8_kv"):
+        return ("fp8 q as the test casts it: the library rounds P to q.dtype = fp8 "
+                "(attention_tkg.py:822, 1042) where attention_tkg's contract (q bf16) has bf16")
+    return None
+
+
+# attention_tkg_utils.py _FA_TILE_SIZE: flash attention over s_prior tiles of this size
+TKG_FA_TILE = 8192
 
 
 # ------------------------------------------------------------------------------- running
@@ -740,10 +818,7 @@ def contract_line(text):
 def run_check(row, ncverify, target, env, cases, check_timeout):
     """`check` of a traced row against the oracle (cte: --layout/--contract with every option of
     the contract given; tkg: not checked, TKG_NOT_CHECKED)."""
-    if row["kernel"] != "cte":
-        row["check"] = "not checked: " + tkg_not_checked(row.get("config", {}))
-        return
-    plan, why = cte_check_plan(row["config"])
+    plan, why = (cte_check_plan if row["kernel"] == "cte" else tkg_check_plan)(row["config"])
     if plan is None:
         row["check"] = "not checked: " + why
         return
@@ -757,6 +832,10 @@ def run_check(row, ncverify, target, env, cases, check_timeout):
         return
     status, what = check_verdict(c.returncode, c.stdout + "\n" + c.stderr)
     row["status"], row["check"] = status, what
+    if status == "failed" and row["kernel"] == "tkg" and "model error" not in what:
+        note = tkg_failure_note(row["config"])
+        if note:
+            row["check"] += " [" + note + "]"
     row["contract"] = contract_line(c.stdout)
     if status == "checked" and row["contract"] is None:
         # the contract the verdict is under must be printed; a pass without it is not one

@@ -1,0 +1,67 @@
+// Checking an outside decode kernel against a KV cache (nki-library's attention_tkg through
+// ncverify's entry, or any kernel of that interface): `check FILE --layout "q=d,b*h*s
+// k_active=d,b*s v_active=b,h,s,d k_prior=b,h,d,c v_prior=b,h,c,d mask=c,b,h,s out=b,h,d,s"
+// --contract attention_tkg`. The roles name the tensors of the decode problem the oracle states
+// as a kv_cache mask (oracle/attention_spec.h): the cache, the active tokens, the mask the kernel
+// takes (built from the case's positions as nki-library's test builds it), optionally the
+// positions and the sinks. Each case draws the positions (and sinks) with the contract kernel's
+// own generator (Variant::draw_case), so masks and positions are valid for the problem.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kernels/variant.h"
+#include "model/ir/program.h"
+
+namespace ncv::kernels {
+
+// One role of a KV-cache layout: the tensor it names and, per tensor dimension (outermost
+// first), the axes it holds (outermost first; several for a flattened dimension: "b*h*s").
+// Axes: 'b' batch, 'h' head (the query head; the KV head in k_*/v_*), 's' query / active token,
+// 'd' head dim, 'c' cache slot, 'a' active key (the active mask), '1' a dimension of extent 1.
+struct KvRole {
+  std::string tensor;
+  std::vector<std::vector<char>> dims;
+};
+
+// Roles: q, k_active, v_active, k_prior, v_prior, mask, out (required), sink, positions, starts
+// (optional), `slots` (an integer: the cache slots the kernel reads, S; needed only when the
+// mask has no slot axis, i.e. an active mask with positions) and `window` (a sliding window of
+// W keys over a circular cache, with positions and starts: nki-library's build_swa_positions).
+struct KvCacheLayout {
+  std::map<std::string, KvRole> roles;
+  int64_t slots = 0;   // 0: the mask's slot extent
+  int64_t window = 0;  // 0: no sliding window
+};
+
+// Whether a --layout text names KV-cache roles (k_active or k_prior), so check takes this adapter.
+bool is_kv_cache_layout(const std::string& text);
+
+// "ROLE[:TENSOR]=DIM,DIM,..." entries separated by spaces or ';' (TENSOR defaults to ROLE), each
+// DIM one axis or several joined by '*', plus optional "slots=N" and "window=W". Throws
+// std::invalid_argument naming the offending entry.
+KvCacheLayout parse_kv_cache_layout(const std::string& text);
+
+// A Variant for `program` under `layout`: the contract, options and per-case draws
+// (Variant::draw_case, required) of `contract_from`; the spec read off the program's shapes at the
+// given params: batch B, heads H, kv_heads (k_prior's h), seqlen_q = the active tokens A,
+// seqlen_kv = the slots S the kernel reads (the mask's c extent, or `slots`), of which the last A
+// hold the active tokens, d_head; a kv_cache mask (cache_begin 0, cache_end the position P_b of
+// batch b: the nki-library test's (3b + 3 (S // 4)) mod (S - A) until a case draws others);
+// scale `scale`; sinks when the layout has a sink role; with a window W, each query's cached keys
+// are its window [start, end) over the circular cache (start = (end - W + 1) mod S, end = P_b + i;
+// the contract kernel's generator draws W per case when its spec records one); input dtype
+// k_prior's, output dtype out's.
+// Packing (Layout::pack_extra): q, k_active / v_active (the spec's last A keys), the cache (slot j
+// < S - A the spec's key j; the active slots and the slots past S hold large values a kernel must
+// never use), the mask (c: slot j of query i visible iff the spec says so, as nki-library's
+// build_full_attention_mask builds it from the positions; a: the causal active mask), positions
+// (P_b for every active token, as the test broadcasts pos_id; with a window each query's window
+// end, and starts its window start, as build_swa_positions) and the sinks.
+// Throws std::invalid_argument when the program's shapes do not fit the layout.
+Variant kv_cache_layout_variant(const Variant& contract_from, const Program& program,
+                                const KvCacheLayout& layout, double scale);
+
+}  // namespace ncv::kernels

@@ -1,0 +1,83 @@
+// `check --layout` with KV-cache roles (check/kv_cache_layout.h) through the command line: a small
+// traced decode kernel (frontend/tests/kernels/kv_cache_decode.py) passes against the oracle's
+// kv_cache problem under attention_tkg's contract, with each case's positions drawn by
+// attention_tkg's generator; the same kernel reading the cache's stale active slots, or every
+// cache slot one off, fails; a layout that does not fit is a usage error naming what is wrong.
+#include <gtest/gtest.h>
+
+#include "tools/tests/cli_test_support.h"
+
+namespace ncv::cli_test {
+namespace {
+
+const fs::path kKernels = NCV_FRONTEND_KERNELS_DIR;
+
+const char* const kLayout =
+    "q=d,h*s k_active=d,s v_active=s,d k_prior=d,c v_prior=c,d mask=h*s,c out=h*s,d";
+
+std::vector<std::string> decode_check(const std::string& bug, const std::string& layout) {
+  std::vector<std::string> args = {
+      "check",      (kKernels / "kv_cache_decode.py").string() + ":kv_decode",
+      "--input",    "q=bf16[64,8]",
+      "--input",    "k_active=bf16[64,4]",
+      "--input",    "v_active=bf16[4,64]",
+      "--input",    "k_prior=bf16[64,256]",
+      "--input",    "v_prior=bf16[256,64]",
+      "--input",    "mask=uint8[8,128]",
+      "--param",    "bug=" + bug,
+      "--layout",   layout,
+      "--contract", "attention_tkg",
+      "--gen",      "trn2",
+      "--cases",    "3"};
+  for (const char* o :
+       {"lnc=1", "strided_mm1=true", "mask=hbm", "sink=off", "kv_dtype=bf16", "s_prior_tiling=off",
+        "block_len=0", "block_resize=1", "swa=off", "out_in_sb=false"}) {
+    args.push_back("--contract-option");
+    args.push_back(o);
+  }
+  return args;
+}
+
+TEST(FrontendKvCacheLayout, ARightDecodeKernelPasses) {
+  const CliResult r = run_cli(decode_check("none", kLayout));
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("contract attention_tkg with options"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("FAIL"), std::string::npos) << r.out;
+}
+
+void expect_fail(const std::string& bug) {
+  const CliResult r = run_cli(decode_check(bug, kLayout));
+  EXPECT_EQ(r.exit_code, 1) << bug << "\n" << describe(r);
+  EXPECT_NE(r.out.find("FAIL"), std::string::npos) << bug << "\n" << r.out;
+}
+
+// The active tokens read from the cache's active slots (which hold values no kernel may use).
+TEST(FrontendKvCacheLayout, ReadingTheStaleActiveSlotsFails) {
+  expect_fail("stale");
+}
+
+// Every cached slot read one slot late (caught once a case's position makes cached keys visible).
+TEST(FrontendKvCacheLayout, ReadingEverySlotOneOffFails) {
+  expect_fail("off_by_one");
+}
+
+TEST(FrontendKvCacheLayout, ALayoutThatDoesNotFitIsAUsageError) {
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      // refused before the kernel is traced
+      {"q=d,h*s k_active=d,s v_active=s,d k_prior=d,c v_prior=c,d out=h*s,d",
+       "layout misses 'mask'"},
+      {"q=d,h*s k_active=d,s v_active=s,d k_prior=d,c v_prior=c,d mask=h*s,c,a out=h*s,d",
+       "one of them"},
+      // the heads left out of q: its 8 columns are then 8 active tokens, not k_active's 4
+      {"q=d,s k_active=d,s v_active=s,d k_prior=d,c v_prior=c,d mask=h*s,c out=h*s,d",
+       "dimension 1 is 8, its axes' sizes multiply to 4"},
+  };
+  for (const auto& [layout, why] : bad) {
+    const CliResult r = run_cli(decode_check("none", layout));
+    EXPECT_EQ(r.exit_code, 2) << layout << "\n" << describe(r);
+    EXPECT_NE(r.err.find(why), std::string::npos) << why << "\n" << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace ncv::cli_test
