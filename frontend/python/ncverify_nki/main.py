@@ -609,14 +609,19 @@ def _def_line(func):
 def _mark_outputs(tr, result, where):
     written = set()
 
-    def walk(stmts):
-        from .program import Instr, Loop
+    from .program import Instr, Loop
 
+    def walk(stmts):
+        # (by exact class, no subclasses: this visits every statement of an unrolled kernel)
         for s in stmts:
-            if isinstance(s, Loop):
+            c = s.__class__
+            if c is Instr:
+                if s.args:
+                    t = getattr(s.args[0][1], "tensor", None)
+                    if t is not None:
+                        written.add(t.name)
+            elif c is Loop:
                 walk(s.body)
-            elif isinstance(s, Instr) and s.args and hasattr(s.args[0][1], "tensor"):
-                written.add(s.args[0][1].tensor.name)
 
     walk(tr.root)
     for t in tr.hbm:
