@@ -166,6 +166,21 @@ class NkiTensor(Tile):
         t = self._base
         on_chip = t.mem != "hbm"
         starts = self._starts
+        # Axis k stepping through storage dim k alone, for every dim (most views: a tensor as
+        # made, or sliced): the access in one pass. Else the general rule below.
+        dims, order = [], []
+        for a in axes:
+            segs = a.segs
+            if len(segs) != 1:
+                break
+            d, size, step = segs[0]
+            if d != len(dims):
+                break
+            dims.append([starts[d], size if size.__class__ is Lin else Lin.of(size), step])
+            order.append(d)
+        else:
+            if len(dims) == len(starts):
+                return self._access(t, dims, order, on_chip)
         dims = [[s, ONE, 1] for s in starts]
         used = None  # the storage dims the axes step through, made at the first broadcast axis
         order = []
@@ -191,6 +206,10 @@ class NkiTensor(Tile):
                     used.add(d)
                 dims[d] = [starts[d], size if size.__class__ is Lin else Lin.of(size), step]
                 order.append(d)
+        return self._access(t, dims, order, on_chip)
+
+    def _access(self, t, dims, order, on_chip):
+        """The View of `_view`: its checks, the partition dim's place, run-time offsets."""
         if len(order) > 5:
             raise errors.NkiError("a view of '%s' steps through %d storage dims; an access has "
                                   "at most a partition and 4 free dims" % (t.name, len(order)))
