@@ -13,6 +13,9 @@ import types
 from . import errors
 
 _set = object.__setattr__
+# The Lin of each int constant made so far (Lins are immutable, so one serves every use): the
+# sizes and starts of an unrolled kernel are a few constants used hundreds of thousands of times.
+_CONSTANTS = {}
 
 class Lin:
     """An integer-valued linear form: const + sum(coef * atom). Immutable."""
@@ -28,6 +31,13 @@ class Lin:
 
     @staticmethod
     def of(x):
+        if x.__class__ is int:  # (the most common argument: a size or a start)
+            lin = _CONSTANTS.get(x)
+            if lin is None:
+                lin = Lin((), x)
+                if len(_CONSTANTS) < 4096:
+                    _CONSTANTS[x] = lin
+            return lin
         if isinstance(x, Lin):
             return x
         if isinstance(x, SymInt):
@@ -173,6 +183,7 @@ class Lin:
 # shared rather than made per access).
 ZERO = Lin((), 0)
 ONE = Lin((), 1)
+_CONSTANTS.update({0: ZERO, 1: ONE})
 
 
 class Atom:

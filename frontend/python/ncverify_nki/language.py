@@ -49,6 +49,11 @@ class tile_size(metaclass=SealedClass):  # noqa: N801
 
 
 def allocate(shape, dtype, buffer, name=None, zero=False, fill=None):
+    return Tile(allocate_tensor(shape, dtype, buffer, name, zero, fill).full_view())
+
+
+def allocate_tensor(shape, dtype, buffer, name=None, zero=False, fill=None):
+    """The tensor `allocate` declares (the new API's calls make their own view of it)."""
     tr = trace.current()
     if buffer is None:
         buffer = sbuf
@@ -74,19 +79,23 @@ def allocate(shape, dtype, buffer, name=None, zero=False, fill=None):
         if zero or fill is not None:
             raise errors.NkiError("an HBM tensor is not initialised by the kernel; write it "
                                   "with nl.store")
-        return Tile(t.full_view())
+        return t
     pos = [k for k, s in enumerate(shape) if isinstance(s, par_dim)]
     if len(pos) > 1:
         raise errors.NkiError("more than one par_dim in a shape")
     p = pos[0] if pos else 0
-    sizes = [Lin.of(s.size if isinstance(s, par_dim) else s) for s in shape]
+    sizes = [Lin.of(s.size if isinstance(s, par_dim) else s) for s in shape] if pos else \
+        [Lin.of(s) for s in shape]
     if sizes[p].is_const() and not 1 <= sizes[p].const <= 128:
         raise errors.NkiError("an on-chip tensor has at most 128 partitions; this one's "
                               "partition dim is %d" % sizes[p].const)
-    storage = [p] + [k for k in range(len(shape)) if k != p]
-    nki_to_storage = [storage.index(k) for k in range(len(shape))]
-    t = Tensor(tr.unique(hint), buffer.mem, dt, [sizes[k] for k in storage], "buffer",
-               nki_to_storage)
+    if p == 0:  # the partition dim first (every tile of the new API): storage is NKI order
+        t = Tensor(tr.unique(hint), buffer.mem, dt, sizes, "buffer", list(range(len(shape))))
+    else:
+        storage = [p] + [k for k in range(len(shape)) if k != p]
+        nki_to_storage = [storage.index(k) for k in range(len(shape))]
+        t = Tensor(tr.unique(hint), buffer.mem, dt, [sizes[k] for k in storage], "buffer",
+                   nki_to_storage)
     if alloc is not None:
         _allocation.apply(alloc, t, p)
     tr.declare(t)
@@ -94,7 +103,7 @@ def allocate(shape, dtype, buffer, name=None, zero=False, fill=None):
         tr.zero_init(t, zeros=zero)
     elif zero or fill is not None:
         ops.memset_view(t.storage_view(), 0.0 if fill is None else float(fill))
-    return Tile(t.full_view())
+    return t
 
 
 # The reference this file follows: the neuronxcc.nki.language pages of the NKI API reference (Neuron

@@ -20,8 +20,25 @@ DTYPE_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8_e4m3": 1, "fp8_e4m3fn": 1, 
 
 
 class Tensor:
+    # The fields whose starting value is shared (None, False, True) are class attributes: a
+    # write replaces them in the instance's dict, and an unrolled kernel makes tens of thousands
+    # of tensors, each with a dict of only the fields it has its own value for.
+    logical = None  # the NKI sizes when the storage is padded (PSUM bank per tile)
+    fold = None  # block storage dim -> element stride when blocks fold into the free dim
+    placement = None  # (partition Lin, byte offset Lin) for direct allocation
+    bufs = None  # rotating copies (direct allocation with extra tiles)
+    decl = None  # the BufferDecl statement
+    block = None  # the statement list holding decl
+    read_elsewhere = False
+    zero_state = None  # None | pending | needed | covered | peeling | unset (ZeroInit)
+    zero_fill = True
+    matmul_only = False  # a fresh PSUM tile written by `+=` matmul groups only so far
+    dead = False
+    copy_back = None  # (dtype, name) of a Tensor-engine transpose result in PSUM
+    copied = None  # its SBUF copy, once an engine operand needed it
+
     def __init__(self, name, mem, dtype, shape, role="buffer", nki_to_storage=None):
-        shape = [Lin.of(s) for s in shape]  # storage order
+        shape = [s if s.__class__ is Lin else Lin.of(s) for s in shape]  # storage order
         nki_to_storage = nki_to_storage or list(range(len(shape)))
         # Written through the instance dict: the sealed __setattr__ (sandbox._seal) looks at
         # its caller's frame on every write, and an unrolled kernel makes tens of thousands of
@@ -37,22 +54,9 @@ class Tensor:
             nki_to_storage=nki_to_storage,
             # on-chip: storage dims 1..nblock are NKI block dims (those before par_dim)
             nblock=nki_to_storage.index(0) if mem != "hbm" else 0,
-            logical=None,  # the NKI sizes when the storage is padded (PSUM bank per tile)
-            fold=None,  # block storage dim -> element stride when blocks fold into the free dim
             mods=[None] * len(shape),  # mod_alloc: storage dim index taken modulo n
-            placement=None,  # (partition Lin, byte offset Lin) for direct allocation
-            bufs=None,  # rotating copies (direct allocation with extra tiles)
-            decl=None,  # the BufferDecl statement
-            block=None,  # the statement list holding decl
             producers=[],  # instructions that wrote it while it was a fresh result
-            read_elsewhere=False,
-            zero_state=None,  # None | pending | needed | covered | peeling | unset (ZeroInit)
-            zero_fill=True,
-            matmul_only=False,  # a fresh PSUM tile written by `+=` matmul groups only so far
-            group_keys=set(),  # the blocks (access text) an accumulation group has started
-            dead=False,
-            copy_back=None,  # (dtype, name) of a Tensor-engine transpose result in PSUM
-            copied=None)  # its SBUF copy, once an engine operand needed it
+            group_keys=set())  # the blocks (access text) an accumulation group has started
 
     def storage_view(self):
         """The whole tensor with its dims in storage order (partition first)."""
@@ -89,27 +93,31 @@ class Tensor:
 class View:
     """An access of `tensor`; `order` lists the kept storage dims in tile order."""
 
+    # Tile axes of size 1 that no tensor dim backs: `v[nl.arange(n)[:, None]]` of a rank-1 HBM
+    # tensor is an [n, 1] tile (tiles.py _index_grid). The access has the tensor's dims only; a
+    # tile loaded from it keeps the unit axes.
+    units = ()
+    # Indirect addressing (tiles.py _indirect_view): an Indirect whose offsets, read at run time
+    # from an on-chip [rows, 1] tile, shift tensor dim `dim` row by row.
+    indirect = None
+
     def __init__(self, tensor, dims, order, units=()):
         # (through the instance dict, as Tensor.__init__: views are made by the hundred
-        # thousand)
-        self.__dict__.update(
-            tensor=tensor,
-            dims=dims,  # per storage dim: [start Lin, size Lin, step int]
-            order=order,
-            # Tile axes of size 1 that no tensor dim backs: `v[nl.arange(n)[:, None]]` of a
-            # rank-1 HBM tensor is an [n, 1] tile (tiles.py _index_grid). The access has the
-            # tensor's dims only; a tile loaded from it keeps the unit axes.
-            units=tuple(units),
-            # Indirect addressing (tiles.py _indirect_view): an Indirect whose offsets, read at
-            # run time from an on-chip [rows, 1] tile, shift tensor dim `dim` row by row.
-            indirect=None)
+        # thousand; units and indirect are class attributes until a view has its own)
+        d = self.__dict__
+        d["tensor"] = tensor
+        d["dims"] = dims  # per storage dim: [start Lin, size Lin, step int]
+        d["order"] = order
+        if units:
+            d["units"] = tuple(units)
 
     @property
     def shape(self):
         return tuple(SymInt.make(x) for x in self.logical_lins())
 
     def logical_lins(self):
-        out = [self.dims[d][1] for d in self.order]
+        dims = self.dims
+        out = [dims[d][1] for d in self.order]
         for a in self.units:
             out.insert(a, Lin.of(1))
         return out
@@ -200,7 +208,10 @@ class Instr:
     def views(self):
         """The views the instruction names, with the offsets views of indirect accesses."""
         out = [v for _, v in self.args if isinstance(v, View)]
-        return out + [v.indirect.offsets for v in out if v.indirect is not None]
+        for v in out:
+            if v.indirect is not None:
+                return out + [v.indirect.offsets for v in out if v.indirect is not None]
+        return out
 
 
 class Loop:
@@ -253,25 +264,32 @@ class Printer:
             return self._folded_access(v)
         parts = []
         # (a constant is its own resolution, Tracer.resolve: most starts and sizes are, and
-        # this runs for every operand of every instruction the program prints)
+        # this runs for every operand of every instruction the program prints; the comparisons
+        # with 0 and 1 are Lin.__eq__'s for a constant, inline)
         res = self.resolve
-        for k, (start, size, step) in enumerate(v.dims):
-            if t.mods[k] is not None:
-                start = start.mod(t.mods[k])
+        mods, shape = t.mods, t.shape
+        k = 0
+        for start, size, step in v.dims:
+            if mods[k] is not None:
+                start = start.mod(mods[k])
             if start.terms:
                 start = res(start)
             if size.terms:
                 size = res(size)
-            full = t.shape[k]
-            if start == ZERO and size == (res(full) if full.terms else full) and step == 1:
+            full = shape[k]
+            k += 1
+            if not start.terms and start.const == 0 and \
+                    size == (res(full) if full.terms else full) and step == 1:
                 parts.append(":")
-            elif size == ONE and step == 1:
+            elif not size.terms and size.const == 1 and step == 1:
                 parts.append(start.text())
             else:
                 parts.append("%s:+%s%s" % (start.text(), _paren(size.text()),
                                            "" if step == 1 else ":%d" % step))
         s = "%s[%s]" % (t.name, ", ".join(parts))
-        perm = v.perm()
+        order = v.order
+        # (perm() is None exactly when the kept dims are in storage order)
+        perm = None if len(order) < 2 or (len(order) == 2 and order[0] < order[1]) else v.perm()
         if perm is not None:
             s += ".perm(%s)" % ", ".join(str(p) for p in perm)
         if v.indirect is not None:
@@ -313,30 +331,36 @@ class Printer:
     def statements(self, stmts, indent, out):
         pad = "  " * indent
         for s in stmts:
-            if isinstance(s, BufferDecl):
+            c = s.__class__  # (by exact class: this visits every statement of the program)
+            if c is Instr:
+                args = []
+                for name, v in s.args:
+                    if v.__class__ is View:
+                        text = self.access(v)
+                    else:
+                        if isinstance(v, AxisSteps):
+                            v = v.for_view(s.args[0][1])
+                        text = self.value(v)
+                    args.append(text if name is None else "%s=%s" % (name, text))
+                out.append("%s%s %s%s" % (pad, s.op, ", ".join(args),
+                                          " @line %d" % s.line if s.line else ""))
+            elif c is BufferDecl:
                 t = s.tensor
                 if t.dead:
                     continue
                 line = "%sbuffer %s : %s %s [%s]" % (pad, t.name, t.mem, t.dtype,
-                                                    ", ".join(self.lin(d) for d in t.shape))
+                                                    ", ".join([self.lin(d) for d in t.shape]))
                 if s.bufs:
                     line += " bufs %d" % s.bufs
                 if t.placement is not None:
                     line += " at (%s, %s)" % (self.lin(t.placement[0]), self.lin(t.placement[1]))
                 out.append(line)
-            elif isinstance(s, ZeroInit):
+            elif c is ZeroInit:
                 if s.tensor.zero_state == "needed" and not s.tensor.dead:
                     for view in s.tensor.block_views():
                         out.append("%smemset %s, value=0%s" % (pad, self.access(view),
                                                                _at_line(s.line)))
-            elif isinstance(s, Instr):
-                args = []
-                for name, v in s.args:
-                    if isinstance(v, AxisSteps):
-                        v = v.for_view(s.args[0][1])
-                    args.append(self.value(v) if name is None else "%s=%s" % (name, self.value(v)))
-                out.append("%s%s %s%s" % (pad, s.op, ", ".join(args), _at_line(s.line)))
-            elif isinstance(s, Loop):
+            elif c is Loop:
                 rng = "%s, %s" % (self.lin(s.start), self.lin(s.stop))
                 if s.step != 1:
                     rng += ", %d" % s.step

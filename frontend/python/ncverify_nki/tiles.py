@@ -482,7 +482,7 @@ def _group_key(tr, target):
     return (_block_key(tr, target), pieces), depth, loops, used, last
 
 
-def accumulate_matmul(target, result):
+def accumulate_matmul(target, result, group=None):
     """`target += nc_matmul(...)`: the matmul writes target. Into a PSUM tile not written yet
     (nl.zeros or a fresh nl.ndarray) the first matmul of the accumulation group overwrites:
     - in the tile's own block: this matmul overwrites;
@@ -490,7 +490,8 @@ def accumulate_matmul(target, result):
       each overwrites;
     - otherwise the group is the loops below the last one whose variable picks the block (the
       group restarts each time they are entered): one such loop has its first iteration
-      peeled (trace.Tracer._peel); several are preceded by a memset of the block."""
+      peeled (trace.Tracer._peel); several are preceded by a memset of the block.
+    `group`: _group_key(tr, target) when the caller has it (nothing it reads changes here)."""
     tr = trace.current()
     t = result.tensor
     ins = t.producers[0]
@@ -501,15 +502,18 @@ def accumulate_matmul(target, result):
         raise errors.NkiError("+= needs the matmul result directly (nc_matmul / nl.matmul on "
                               "the right-hand side)")
     ins.args[0][1] = target
-    t.dead = True
+    # (the flags through the instance dicts, as program.Tensor.__init__: every matmul of an
+    # unrolled kernel comes here)
+    t.__dict__["dead"] = True
     z = target.tensor
-    key, depth, loops, used, last = _group_key(tr, target)
+    key, depth, loops, used, last = group or _group_key(tr, target)
     if not z.matmul_only or key in z.group_keys:
         ins.set("accumulate", True)  # adds to what this block already holds
         return
     z.group_keys.add(key)
     if z.zero_state == "pending":
-        z.zero_state = "peeling"  # written by matmul groups only (no memset at declaration)
+        # written by matmul groups only (no memset at declaration)
+        z.__dict__["zero_state"] = "peeling"
     if not loops or loops[-1].var in used:
         ins.set("accumulate", False)
         return

@@ -52,6 +52,22 @@ class SourceIndex:
 
     def __init__(self):
         self.by_file = {}
+        self.targets = {}  # (file, line) -> the name its `NAME = ...` assigns, or None
+
+    def assigned(self, filename, line):
+        """The NAME of the statement `NAME = ...` (or `NAME: T = ...`) at the line, else None."""
+        key = (filename, line)
+        if key in self.targets:
+            return self.targets[key]
+        node = self.statement(filename, line)
+        name = None
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+                isinstance(node.targets[0], ast.Name):
+            name = node.targets[0].id
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            name = node.target.id
+        self.targets[key] = name
+        return name
 
     def statement(self, filename, line):
         if filename not in self.by_file:
@@ -157,13 +173,8 @@ class Tracer:
         where = errors.user_location()
         if where is None:
             return default
-        node = self.src.statement(*where)
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
-                isinstance(node.targets[0], ast.Name):
-            return node.targets[0].id
-        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            return node.target.id
-        return default
+        name = self.src.assigned(*where)
+        return default if name is None else name
 
     # ---- params
     def param(self, name, fixed=None):
@@ -178,16 +189,31 @@ class Tracer:
         if not lin.terms:  # a constant (most sizes): nothing to resolve or substitute
             return lin
         lin = self.resolve(lin)
-        if not lin.terms:
+        terms = lin.terms
+        if not terms:
             return lin
+        if len(terms) == 1 and not lin.const and terms[0][1] == 1 and \
+                terms[0][0].kind == "name":
+            # one param (a size the kernel named: `d, n = q.shape`): its value when its domain
+            # is one value (what the substitution below gives), else itself
+            p = self.params.get(terms[0][0].args)
+            return Lin.of(p.lo) if p is not None and p.lo == p.hi else lin
         names = lin.names()
         fixed = {n: Lin.of(p.lo) for n, p in self.params.items()
                  if p.lo == p.hi and n in names}
         return lin.subst(fixed) if fixed else lin
 
     def resolve(self, lin):
-        if not lin.terms or not self.aliases:  # (asked for every size the printer writes)
+        terms = lin.terms
+        if not terms or not self.aliases:  # (asked for every size the printer writes)
             return lin
+        if len(terms) == 1 and not lin.const and terms[0][1] == 1 and \
+                terms[0][0].kind == "name":
+            # a name asserted equal to a constant (`assert d == 128`; most symbolic sizes): the
+            # constant, which the substitution below also arrives at
+            to = self.aliases.get(terms[0][0].args)
+            if to is not None and not to.terms:
+                return to
         for _ in range(64):
             names = [n for n in lin.names() if n in self.aliases]
             if not names:
@@ -203,8 +229,15 @@ class Tracer:
     def sizes_known(self, shape):
         """A size of the program id (a tensor's shape is params only, model/ir/validate.cpp):
         the kernel is traced once per program (per_program.py)."""
+        if self.program_value is not None:  # per_program.request asks for nothing then
+            return
         for d in shape:
-            exc = per_program.request(self, Lin.of(d), "a tensor's size (%s)" % Lin.of(d).text())
+            lin = Lin.of(d)
+            # (request's own test first: the message is made only for a size that names the
+            # program id; nearly every size is a constant or a shape param)
+            if not lin.terms or per_program.PROGRAM_ID not in self.resolve(lin).names():
+                continue
+            exc = per_program.request(self, lin, "a tensor's size (%s)" % lin.text())
             if exc is not None:
                 raise exc
 
@@ -246,27 +279,35 @@ class Tracer:
             if mask is not None:
                 produces.mask_applied = mask
         views = ins.views()
-        if any(getattr(v, "masked_out", False) for v in views):
-            return ins  # a mask= that fails for the whole tile: the instruction writes nothing
+        for v in views:
+            if getattr(v, "masked_out", False):
+                return ins  # a mask= that fails for the whole tile: the instruction writes nothing
         for v in views:
             self.note_use(v, ins)
-        return self.emit(ins)
+        self.stack[-1].append(ins)  # (emit, inline)
+        return ins
 
     def note_use(self, view, ins):
         t = view.tensor
-        # (the flags are written only when they change: a write to a sealed object looks at
-        # the caller's frame, sandbox._seal, and this runs for every operand of every call)
-        if ins not in t.producers and ins.args and ins.args[0][1] is not view:
-            if not t.read_elsewhere:
-                t.read_elsewhere = True
+        args = ins.args
+        if not args:
+            return
+        # (the flags are written through the instance dict, and only when they change: a write
+        # to a sealed object looks at the caller's frame, sandbox._seal, and this runs for every
+        # operand of every call)
+        if args[0][1] is not view:  # read
+            if ins not in t.producers:
+                if not t.read_elsewhere:
+                    t.__dict__["read_elsewhere"] = True
+                if t.zero_state == "pending":
+                    t.__dict__["zero_state"] = "needed" if t.zero_fill else "unset"
+            return
+        if ins.op != "matmul":  # written by another instruction than a matmul
+            if t.matmul_only:
+                t.__dict__["matmul_only"] = False
             if t.zero_state == "pending":
-                t.zero_state = "needed" if t.zero_fill else "unset"
-        if ins.args and ins.args[0][1] is view and ins.op != "matmul" and t.matmul_only:
-            t.matmul_only = False
-        if ins.args and ins.args[0][1] is view and t.zero_state == "pending" and \
-                ins.op != "matmul":
-            t.zero_state = "covered" if view.covers_whole() else \
-                ("needed" if t.zero_fill else "unset")
+                t.__dict__["zero_state"] = "covered" if view.covers_whole() else \
+                    ("needed" if t.zero_fill else "unset")
 
     def queue_for(self, tensor):
         if tensor.name not in self.queues:

@@ -129,7 +129,7 @@ def _tensor_copy(dst, src, engine, dtype):
     if eng == "gpsimd" and "psum" in (s.tensor.mem, d.tensor.mem):
         raise errors.NkiError("nisa.tensor_copy: the GpSimd engine cannot access PSUM")
     _same_elements("nisa.tensor_copy", d, s)
-    ops.copy(src, engine=eng, out=d)
+    ops.copy(s, engine=eng, out=d)  # (src's access as checked: ops.copy would make it again)
 
 
 @api("nisa.memset")
@@ -188,7 +188,9 @@ def tensor_scalar(dst, data, op0, operand0, reverse0=False, op1=None, operand1=N
     unary0 = unary_op0("nisa.tensor_scalar", op0, operand0, reverse0)
     if unary0 is not None:
         eng = _unary_engine("nisa.tensor_scalar", unary0[0], eng)
-    ops.tensor_scalar(data, op0, operand0, reverse0, op1, operand1, reverse1, engine=eng, out=d,
+    # (data's access as checked: ops.tensor_scalar would make the same one again, and nothing
+    # in between makes another access that could split a tensor's dims, refine.py)
+    ops.tensor_scalar(v, op0, operand0, reverse0, op1, operand1, reverse1, engine=eng, out=d,
                       unary0=unary0)
 
 

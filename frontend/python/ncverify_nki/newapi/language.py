@@ -20,6 +20,7 @@ from ..sealed import SealedClass
 from ..signatures import api
 from ..tiles import as_view
 from .views import owned
+from .views import owned_tensor as _owned_tensor
 
 # ---------------------------------------------------------------- buffers
 
@@ -220,26 +221,29 @@ def ndarray(shape, dtype, buffer=sbuf, name="", address=None):
     """A tensor; its memory is not initialised (the language guide, "Creating Tensors")."""
     buf = _buffer(buffer, "nl.ndarray")
     alloc = _address(address, buf, "nl.ndarray")
-    return owned(legacy.allocate(shape, _dtype(dtype, "nl.ndarray"), alloc or buf,
-                                 _name(name, "nl.ndarray")))
+    return _owned_tensor(legacy.allocate_tensor(shape, _dtype(dtype, "nl.ndarray"), alloc or buf,
+                                                _name(name, "nl.ndarray")))
 
 
 @api("nl.zeros")
 def zeros(shape, dtype, buffer=sbuf, name=""):
-    return owned(legacy.allocate(shape, _dtype(dtype, "nl.zeros"), _buffer(buffer, "nl.zeros"),
-                                 _name(name, "nl.zeros"), zero=True))
+    return _owned_tensor(legacy.allocate_tensor(shape, _dtype(dtype, "nl.zeros"),
+                                                _buffer(buffer, "nl.zeros"),
+                                                _name(name, "nl.zeros"), zero=True))
 
 
 @api("nl.ones")
 def ones(shape, dtype, buffer=sbuf, name=""):
-    return owned(legacy.allocate(shape, _dtype(dtype, "nl.ones"), _buffer(buffer, "nl.ones"),
-                                 _name(name, "nl.ones"), fill=1.0))
+    return _owned_tensor(legacy.allocate_tensor(shape, _dtype(dtype, "nl.ones"),
+                                                _buffer(buffer, "nl.ones"),
+                                                _name(name, "nl.ones"), fill=1.0))
 
 
 @api("nl.full")
 def full(shape, fill_value, dtype, buffer=sbuf, name=""):
-    return owned(legacy.allocate(shape, _dtype(dtype, "nl.full"), _buffer(buffer, "nl.full"),
-                                 _name(name, "nl.full"), fill=fill_value))
+    return _owned_tensor(legacy.allocate_tensor(shape, _dtype(dtype, "nl.full"),
+                                                _buffer(buffer, "nl.full"),
+                                                _name(name, "nl.full"), fill=fill_value))
 
 
 @api("nl.zeros_like")

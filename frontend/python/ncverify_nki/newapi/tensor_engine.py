@@ -49,10 +49,13 @@ def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_on
                "classes of its iterations (a condition on a remainder), which reorders them, "
                "and an explicit flag makes the order matter")
     _check_tiling(tile_position, tile_size, stationary, gen)
-    _check_sizes(stationary, moving, d, tile_size, gen)
+    s, m = _check_sizes(stationary, moving, d, tile_size, gen)
+    if s.tensor is m.tensor:  # (moving's access may have split the dims of stationary's)
+        s, m = stationary, moving
     # is_transpose on NeuronCore-v2 only labels the instruction for the profiler; the
     # is_*_onezero hints change only the speed of an fp32 operand: the values are the same.
-    result = ops.matmul(stationary, moving, d.tensor.name + "_mm")
+    # (The operands' accesses as checked: ops.matmul would make the same ones again.)
+    result = ops.matmul(s, m, d.tensor.name + "_mm")
     r = as_view(result, "result")
     _same_elements(_MM, d, r, "stationary.T @ moving")
     if flag is None:
@@ -60,8 +63,8 @@ def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_on
         if _earlier_regions(d) == "inside":  # every location written before by a matmul: it adds
             _write(d, r, True, gen)
         else:
-            _first_writes_follow_the_groups(d)
-            tiles.accumulate_matmul(d, r)
+            group = _first_writes_follow_the_groups(d)
+            tiles.accumulate_matmul(d, r, group)
     else:
         _write(d, r, flag, gen)
     _remember_loops(d)
@@ -224,10 +227,12 @@ def _first_writes_follow_the_groups(d):
     outer loop that does not revisits the same locations, which then add) and no matmul wrote
     the tensor in another loop nest before (its locations may be these). Otherwise the loops
     are unrolled (a re-trace), so that the locations are known and `_earlier_regions` decides;
-    with symbolic bounds the unroller refuses, naming the params to fix."""
+    with symbolic bounds the unroller refuses, naming the params to fix. Returns the
+    accumulation group of d (tiles._group_key), which tiles.accumulate_matmul reads next."""
     tr = trace.current()
     z = d.tensor
-    key, _, loops, used, last = tiles._group_key(tr, d)
+    group = tiles._group_key(tr, d)
+    key, _, loops, used, last = group
     earlier = getattr(z, "matmul_loop_keys", None)
     if earlier is not None and _box(d) is not None and not getattr(z, "matmul_unknown", False):
         earlier = None  # every location known: `_earlier_regions` found them disjoint
@@ -238,7 +243,7 @@ def _first_writes_follow_the_groups(d):
     else:
         revisiting = [l for l in loops[:last + 1] if l.var not in used]
         if not revisiting:
-            return
+            return group
         keys = {l.key for l in revisiting}
         why = ("nc_matmul(accumulate=None) into '%s' in a loop that does not pick its block "
                "(variable %s): its later iterations add to the locations the first one wrote" %
@@ -251,7 +256,8 @@ def _remember_loops(d):
     tr = trace.current()
     z = d.tensor
     depth = next((k for k, b in enumerate(tr.stack) if b is z.block), len(tr.stack) - 1)
-    z.matmul_loop_keys = set(getattr(z, "matmul_loop_keys", None) or ()) | \
+    # (through the instance dict, as program.Tensor.__init__: every nc_matmul comes here)
+    z.__dict__["matmul_loop_keys"] = set(getattr(z, "matmul_loop_keys", None) or ()) | \
         {l.key for l in tr.loops[depth:]}
     if _box(d) is None:
         z.matmul_unknown = True  # some location it wrote is not known when traced
@@ -319,9 +325,8 @@ def _covered(box, regions, max_cells=1 << 16):
 def _remember_region(d):
     box = _box(d)
     if box is not None:
-        if not hasattr(d.tensor, "matmul_regions"):
-            d.tensor.matmul_regions = []
-        d.tensor.matmul_regions.append(box)
+        # (through the instance dict, as program.Tensor.__init__)
+        d.tensor.__dict__.setdefault("matmul_regions", []).append(box)
 
 
 def _accumulate_flag(accumulate):
@@ -457,7 +462,7 @@ def _check_tiling(tile_position, tile_size, stationary, gen):
 def _check_sizes(stationary, moving, d, tile_size, gen):
     """The page's "Tile size": partitions of the operands equal and at most 128; stationary's
     free size at most 128; moving's at most 512 (one PSUM bank of fp32) on NeuronCore-v2/-v3,
-    4096 (fp32 dst) or 8192 (bf16 dst) from NeuronCore-v4."""
+    4096 (fp32 dst) or 8192 (bf16 dst) from NeuronCore-v4. Returns the operands' accesses."""
     r = trace.current().evaluate
     s, m = as_view(stationary, "stationary"), as_view(moving, "moving")
     for what, v in (("stationary", s), ("moving", m)):
@@ -481,6 +486,7 @@ def _check_sizes(stationary, moving, d, tile_size, gen):
     if fm.is_const() and fm.const > limit:
         raise errors.NkiError("%s: moving's free size is %d; at most %d on %s" %
                               (_MM, fm.const, limit, "NeuronCore-v%d" % (int(gen))))
+    return s, m
 
 
 # ------------------------------------------------------------------ nc_transpose

@@ -17,7 +17,7 @@ work either way. A dtype reinterpretation is refused (the IR has none).
 """
 
 from .. import errors, trace
-from ..expr import ONE, IndexExpr, Lin, SymInt
+from ..expr import ONE, ZERO, IndexExpr, Lin, SymInt
 from ..program import Indirect, View
 from ..tiles import DS, Tile
 from . import access_patterns as patterns, refine
@@ -36,7 +36,9 @@ class Axis:
 
     def __init__(self, count, segs):
         # (through the instance dict: program.Tensor.__init__ says why)
-        self.__dict__.update(count=Lin.of(count), segs=segs)
+        d = self.__dict__
+        d["count"] = count if count.__class__ is Lin else Lin.of(count)
+        d["segs"] = segs
 
     def copy(self):
         return Axis(self.count, [tuple(s) for s in self.segs])
@@ -47,13 +49,13 @@ class NkiTensor(Tile):
 
     def __init__(self, base, starts, axes, indirect=None, why=None, flat=None):
         # (through the instance dict: program.Tensor.__init__ says why)
-        self.__dict__.update(
-            _base=base,  # program.Tensor
-            _starts=[Lin.of(s) for s in starts],  # per storage dim
-            _axes=axes,  # list of Axis (None: a flat-only view, see `why`)
-            _indirect=indirect,  # (storage dim, offsets View, lo, hi)
-            _why=why,  # why the IR cannot address this view (consuming it is refused)
-            _flat=flat)  # (shape, strides, offset) a flat-only view keeps
+        d = self.__dict__
+        d["_base"] = base  # program.Tensor
+        d["_starts"] = [s if s.__class__ is Lin else Lin.of(s) for s in starts]  # per storage dim
+        d["_axes"] = axes  # list of Axis (None: a flat-only view, see `why`)
+        d["_indirect"] = indirect  # (storage dim, offsets View, lo, hi)
+        d["_why"] = why  # why the IR cannot address this view (consuming it is refused)
+        d["_flat"] = flat  # (shape, strides, offset) a flat-only view keeps
         refine.register(self)
 
     # ---- construction
@@ -66,7 +68,8 @@ class NkiTensor(Tile):
         if t.fold or t.logical or t.nki_to_storage != list(range(len(t.shape))):
             raise errors.NkiError("'%s' has block dims or padded storage (legacy allocation); "
                                   "the new API's views address plain tensors" % t.name)
-        axes = [Axis(v.dims[d][1], [(d, v.dims[d][1], v.dims[d][2])]) for d in v.order]
+        dims = v.dims
+        axes = [Axis(dims[d][1], [(d, dims[d][1], dims[d][2])]) for d in v.order]
         for a in v.units:
             axes.insert(a, Axis(1, []))
         ind = None
@@ -152,41 +155,65 @@ class NkiTensor(Tile):
     # ---- the IR access
     @property
     def _view(self):
-        if self._axes is None and getattr(trace.current(), "nki_row_major", False):
-            v = self._contiguous_view()
-            if v is not None:
-                return v
-        if self._axes is None:
+        axes = self._axes
+        if axes is None:
+            if getattr(trace.current(), "nki_row_major", False):
+                v = self._contiguous_view()
+                if v is not None:
+                    return v
             self._resolve("an instruction's operand")
+            axes = self._axes
         t = self._base
-        dims = [[s, ONE, 1] for s in self._starts]
+        on_chip = t.mem != "hbm"
+        starts = self._starts
+        # Axis k stepping through storage dim k alone, for every dim (most views: a tensor as
+        # made, or sliced): the access in one pass. Else the general rule below.
+        dims, order = [], []
+        for a in axes:
+            segs = a.segs
+            if len(segs) != 1:
+                break
+            d, size, step = segs[0]
+            if d != len(dims):
+                break
+            dims.append([starts[d], size if size.__class__ is Lin else Lin.of(size), step])
+            order.append(d)
+        else:
+            if len(dims) == len(starts):
+                return self._access(t, dims, order, on_chip)
+        dims = [[s, ONE, 1] for s in starts]
         used = None  # the storage dims the axes step through, made at the first broadcast axis
         order = []
-        for k, a in enumerate(self._axes):
+        for k, a in enumerate(axes):
             for d, size, step in a.segs:
                 if d is None:
                     if used is None:
-                        used = {e for b in self._axes for e, _, _ in b.segs if e is not None}
+                        used = {e for b in axes for e, _, _ in b.segs if e is not None}
                         if self._indirect is not None:
                             used.add(self._indirect[0])  # a run-time offset's dim: no broadcast
                     free = [c for c in range(len(dims)) if c not in used and
-                            (c > 0 or not self._on_chip())]
+                            (c > 0 or not on_chip)]
                     if not free:
                         # a size-1 dim appended to the tensor carries it (the same bytes)
                         refine.add_unit_dim(t, "axis %d of '%s' is broadcast and every storage "
                                                "dim is used by another axis: the IR's access "
                                                "broadcasts through a storage dim (step 0)" %
                                             (k, t.name))
+                        starts = self._starts  # (add_unit_dim gave this view the new dim)
                         dims.append([Lin.of(0), Lin.of(1), 1])
                         free = [len(dims) - 1]
                     d = free[-1]
                     used.add(d)
-                dims[d] = [self._starts[d], Lin.of(size), step]
+                dims[d] = [starts[d], size if size.__class__ is Lin else Lin.of(size), step]
                 order.append(d)
+        return self._access(t, dims, order, on_chip)
+
+    def _access(self, t, dims, order, on_chip):
+        """The View of `_view`: its checks, the partition dim's place, run-time offsets."""
         if len(order) > 5:
             raise errors.NkiError("a view of '%s' steps through %d storage dims; an access has "
                                   "at most a partition and 4 free dims" % (t.name, len(order)))
-        if self._on_chip() and (not order or order[0] != 0):
+        if on_chip and (not order or order[0] != 0):
             raise errors.NkiError("a view of on-chip '%s' must keep the partition dim first" %
                                   t.name)
         v = View(t, dims, order)
@@ -512,13 +539,15 @@ class row_major:
     as its pattern whose elements are one contiguous run as that run, so the tensor keeps its
     declared shape (views that step twice through a dim are otherwise split, refine.py)."""
 
+    # (the flag and the saved value are written through the instance dicts: a write to a
+    # sealed object looks at the caller's frame, sandbox._seal, and every tensor_copy enters)
     def __enter__(self):
         tr = trace.current()
-        self._prev = getattr(tr, "nki_row_major", False)
-        tr.nki_row_major = True
+        self.__dict__["_prev"] = getattr(tr, "nki_row_major", False)
+        tr.__dict__["nki_row_major"] = True
 
     def __exit__(self, *exc):
-        trace.current().nki_row_major = self._prev
+        trace.current().__dict__["nki_row_major"] = self._prev
         return False
 
 
@@ -571,6 +600,16 @@ def owned(tile):
     so its dims may be split (refine.py) with every view of it rewritten."""
     tile._view.tensor.__dict__["nki_owned"] = True  # (as program.Tensor.__init__)
     return NkiTensor.of(tile)
+
+
+def owned_tensor(t):
+    """owned() of the whole of tensor t (nl.ndarray's result), made without the full view that
+    NkiTensor.of would read it from: the same starts and axes."""
+    shape = t.shape
+    if t.fold or t.logical or t.nki_to_storage != list(range(len(shape))):
+        return owned(Tile(t.full_view()))  # (NkiTensor.of refuses it, saying why)
+    t.__dict__["nki_owned"] = True  # (as program.Tensor.__init__)
+    return NkiTensor(t, [ZERO] * len(shape), [Axis(n, [(d, n, 1)]) for d, n in enumerate(shape)])
 
 
 def ir_rows(v):
