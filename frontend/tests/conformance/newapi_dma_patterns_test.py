@@ -247,8 +247,12 @@ def iota_refused(a, case):
     elif case == "psum":
         ps = nl.ndarray((8, 12), dtype=nl.float32, buffer=nl.psum)
         nisa.iota(ps, [[1, 12]])
-    elif case == "not_affine":  # 2 (f // 4) + 5 (f % 4) over one dim of 12
-        nisa.iota(t, [[2, 3], [5, 4]])
+    elif case == "not_affine":  # 2 (f // 4) + 5 (f % 4) in dst's second free dim of 12
+        # (one free dim of 12 is split into the pattern's dims, differential nki_iota_split;
+        # with two free dims it is not)
+        t3 = nl.ndarray((8, 2, 12), dtype=nl.int32, buffer=nl.sbuf)
+        nisa.iota(t3, [[1, 2], [2, 3], [5, 4]])
+        return _out(t3)
     elif case == "no_refinement":
         t2 = nl.ndarray((8, 4, 3), dtype=nl.int32, buffer=nl.sbuf)
         nisa.iota(t2, [[1, 6], [10, 2]])
@@ -476,7 +480,7 @@ class IotaTest(unittest.TestCase):
             "count": "the pattern has 10 elements, dst 12 per partition",
             "five_dims": "pattern= takes 1 to 4 [step, num] pairs",
             "psum": "dst is in PSUM; this call writes SBUF",
-            "not_affine": "is not affine in dst's free index 1",
+            "not_affine": "is not affine in dst's free index 2",
             "no_refinement": "(no common refinement)",
             "float_step": "a pattern step must be a compile-time integer",
             "zero_num": "a pattern num must be positive, not 0",
