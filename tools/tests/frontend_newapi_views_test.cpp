@@ -111,10 +111,15 @@ TEST(FrontendNewApiViews, AKernelArgumentsDimSteppedTwiceIsDeclaredSplit) {
 // .npy in the kernel's shape [128, 64] or the declared [128, 4, 16], refuses another shape naming
 // both, and `--outputs-to` writes the output in the kernel's shape, the same bytes row-major.
 TEST(FrontendNewApiViews, SplitArgumentsAndOutputsTravelInTheKernelsShape) {
-  const CliResult r = run_cli({"import", target("split_argument_and_output")});
+  // Traced once; the runs take the written program (the clause survives the file).
+  const fs::path program = temp_dir() / "split_argument_and_output.nkir";
+  fs::remove(program);
+  const CliResult r =
+      run_cli({"import", target("split_argument_and_output"), "-o", program.string()});
   ASSERT_EQ(r.exit_code, 0) << describe(r);
-  EXPECT_TRUE(contains(r.out, "input a : hbm fp32 [p, 4, 16] interface [p, f]\n")) << r.out;
-  EXPECT_TRUE(contains(r.out, "output out : hbm fp32 [128, 4, 16] interface [128, 64]\n")) << r.out;
+  const std::string text = read_file(program);
+  EXPECT_TRUE(contains(text, "input a : hbm fp32 [p, 4, 16] interface [p, f]\n")) << text;
+  EXPECT_TRUE(contains(text, "output out : hbm fp32 [128, 4, 16] interface [128, 64]\n")) << text;
   HostTensor a(DType::fp32, {128, 64});
   for (int64_t i = 0; i < a.num_elements(); ++i) a.set(i, static_cast<float>(i));
   int run_no = 0;
@@ -127,9 +132,10 @@ TEST(FrontendNewApiViews, SplitArgumentsAndOutputsTravelInTheKernelsShape) {
     HostTensor given = a;
     given.shape = shape;
     std::ofstream(in / "a.npy", std::ios::binary) << encode_npy(given);
-    const CliResult run = run_cli({"run", target("split_argument_and_output"), "--inputs-from",
-                                   in.string(), "--outputs-to", out.string()});
+    const CliResult run = run_cli({"run", program.string(), "--param", "p=128", "--param", "f=64",
+                                   "--inputs-from", in.string(), "--outputs-to", out.string()});
     ASSERT_EQ(run.exit_code, 0) << describe(run);
+    EXPECT_TRUE(contains(run.out, "output out: shape=[128, 64]")) << run.out;
     // decode_npy refuses any shape but the kernel's [128, 64]
     const HostTensor got =
         decode_npy(read_file(out / "out.npy"), DType::fp32, {128, 64}, "out.npy");
@@ -145,7 +151,8 @@ TEST(FrontendNewApiViews, SplitArgumentsAndOutputsTravelInTheKernelsShape) {
   HostTensor wrong = a;
   wrong.shape = {64, 128};
   std::ofstream(bad / "a.npy", std::ios::binary) << encode_npy(wrong);
-  expect_exit(run_cli({"run", target("split_argument_and_output"), "--inputs-from", bad.string()}),
+  expect_exit(run_cli({"run", program.string(), "--param", "p=128", "--param", "f=64",
+                       "--inputs-from", bad.string()}),
               2,
               {"a.npy: .npy shape (64, 128), the program's tensor is [128, 4, 16] (the kernel's "
                "[128, 64], the same elements)"});
