@@ -222,8 +222,14 @@ void TermExecutor::tensor_scalar(const View& dst, const View& src, AluOp op0, co
   });
 }
 
-void TermExecutor::tensor_tensor(const View& dst, const View& src0, const View& src1, AluOp op) {
+void TermExecutor::tensor_tensor(const View& dst, const View& src0, const View& src1, AluOp op,
+                                 Engine engine) {
   if (is_bitwise(op)) return write_opaque(dst, "tensor_tensor " + std::string(alu_op_name(op)));
+  // GpSimd's exact int32 arithmetic is not the fp32 term the language has.
+  if (tensor_tensor_native_int(op, dst.dtype, src0.dtype, src1.dtype, engine)) {
+    return write_opaque(
+        dst, "tensor_tensor " + std::string(alu_op_name(op)) + " in GpSimd integer arithmetic");
+  }
   write_all(dst, [&](int64_t r, int64_t f) {
     return ts_.round(dst.dtype, ts_.alu(op, read(src0, r, f), read(src1, r, f)));
   });

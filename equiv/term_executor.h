@@ -48,7 +48,8 @@ class TermExecutor final : public ValueObserver {
   void tensor_scalar(const View& dst, const View& src, AluOp op0, const ScalarArg& a0,
                      bool reverse0, std::optional<AluOp> op1, const ScalarArg& a1,
                      bool reverse1) override;
-  void tensor_tensor(const View& dst, const View& src0, const View& src1, AluOp op) override;
+  void tensor_tensor(const View& dst, const View& src0, const View& src1, AluOp op,
+                     Engine engine) override;
   void tensor_scalar_reduce(const View& dst, const View& src, AluOp op0, const ScalarArg& a0,
                             bool reverse0, AluOp reduce_op, const View& reduce_res) override;
   void copy_predicated(const View& dst, const std::variant<float, View>& src, const View& predicate,

@@ -246,7 +246,10 @@ class Generator {
   void emit_one(Builder& b) {
     const std::optional<Buffer> sb = buffer_in(Memory::SBUF), sb2 = buffer_in(Memory::SBUF),
                                 ps = buffer_in(Memory::PSUM);
-    switch (r_.pick(8)) {
+    // One byte: its low 3 bits pick the kind (as pick(8) did, so the seeds decode as before),
+    // the high 5 turn about a third (10 of 32) of the SBUF copies into unary tensor_scalars.
+    const uint8_t choice = r_.byte();
+    switch (choice % 8) {
       case 0:  // load
         if (sb) {
           auto [d, s] = matching(sb->ref, x_);
@@ -262,7 +265,16 @@ class Generator {
       case 2:
         if (sb && sb2) {
           auto [d, s] = matching(sb->ref, sb2->ref);
-          b.tensor_copy(d, s);
+          if (const int u = choice >> 3; u < 10) {
+            // A unary ALU op0 (abs, square, relu, rsqrt, reciprocal) in its documented form,
+            // operand0 0 (validate.cpp unary_op0), on the Vector or the GpSimd engine.
+            const AluOp unary[] = {AluOp::abs, AluOp::square, AluOp::relu, AluOp::rsqrt,
+                                   AluOp::reciprocal};
+            b.tensor_scalar(d, s, unary[u % 5], Imm{0.0f}, false, std::nullopt, Imm{0.0f}, false,
+                            u < 5 ? Engine::Vector : Engine::GpSimd);
+          } else {
+            b.tensor_copy(d, s);
+          }
         }
         return;
       case 3:  // ScalarE reads SBUF or PSUM

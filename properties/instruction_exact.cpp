@@ -418,6 +418,66 @@ int64_t alu_int(AluOp op, int64_t a, int64_t b) {
   }
 }
 
+bool gpsimd_native_int(AluOp op, DType a, DType b, DType dst) {
+  for (DType t : {a, b, dst}) {
+    if (t != DType::int32 && t != DType::uint32) return false;
+  }
+  switch (op) {
+    case AluOp::divide:
+    case AluOp::pow:
+      return false;
+    default:
+      return !is_bitwise(op) && !is_unary(op);
+  }
+}
+
+// 128-bit integers: every product of two 32-bit values is exact in them (a GCC/Clang extension).
+__extension__ typedef __int128 Int128;
+
+int64_t native_int(AluOp op, int64_t a, int64_t b) {
+  const Int128 x = a, y = b;
+  Int128 r = 0;
+  switch (op) {
+    case AluOp::add:
+      r = x + y;
+      break;
+    case AluOp::subtract:
+      r = x - y;
+      break;
+    case AluOp::multiply:
+      r = x * y;  // |a|, |b| < 2^32: fits in 128 bits
+      break;
+    case AluOp::max:
+      r = x > y ? x : y;
+      break;
+    case AluOp::min:
+      r = x < y ? x : y;
+      break;
+    case AluOp::abs_max:
+    case AluOp::abs_min: {
+      const Int128 ax = x < 0 ? -x : x, ay = y < 0 ? -y : y;
+      r = op == AluOp::abs_max ? (ax > ay ? ax : ay) : (ax < ay ? ax : ay);
+      break;
+    }
+    case AluOp::is_equal:
+      return a == b;
+    case AluOp::not_equal:
+      return a != b;
+    case AluOp::is_gt:
+      return a > b;
+    case AluOp::is_ge:
+      return a >= b;
+    case AluOp::is_lt:
+      return a < b;
+    case AluOp::is_le:
+      return a <= b;
+    default:
+      throw std::logic_error("exact::native_int: not a GpSimd integer operator");
+  }
+  const Int128 lo = std::numeric_limits<int64_t>::min(), hi = std::numeric_limits<int64_t>::max();
+  return static_cast<int64_t>(r < lo ? lo : r > hi ? hi : r);
+}
+
 uint32_t from_int(DType t, int64_t v) {
   if (is_integer(t)) return static_cast<uint32_t>(std::clamp(v, int_min(t), int_max(t)));
   if (v > (int64_t{1} << 53) || v < -(int64_t{1} << 53)) {

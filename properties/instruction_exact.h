@@ -68,4 +68,12 @@ int64_t alu_int(AluOp op, int64_t a, int64_t b);
 // rounded to fp32 and then encoded.
 uint32_t from_int(DType t, int64_t v);
 
+// GpSimd's tensor_tensor on int32/uint32 tiles (ISA-NEW tensor_tensor: "native integer
+// arithmetic ... exact results for all 32-bit integer values"): whether `op` on these dtypes is
+// computed so (add, subtract, multiply, max, min, abs_max, abs_min, comparisons; not divide or
+// pow, whose integer forms are undocumented), and its exact value, clamped to int64 (from_int
+// then saturates into the destination).
+bool gpsimd_native_int(AluOp op, DType a, DType b, DType dst);
+int64_t native_int(AluOp op, int64_t a, int64_t b);
+
 }  // namespace ncv::props::instr::exact

@@ -300,10 +300,15 @@ Expected tensor_scalar(const Tile& src, DType dst, AluOp op0, const ScalarOperan
   return e;
 }
 
-Expected tensor_tensor(const Tile& a, const Tile& b, DType dst, AluOp op) {
+Expected tensor_tensor(const Tile& a, const Tile& b, DType dst, AluOp op, Engine engine) {
   Expected e = sized(dst, a.bits.size());
+  const bool native =
+      engine == Engine::GpSimd && exact::gpsimd_native_int(op, a.dtype, b.dtype, dst);
   for (size_t i = 0; i < a.bits.size(); ++i) {
-    if (is_bitwise(op)) {
+    if (native) {
+      e.bits[i] = exact::from_int(dst, exact::native_int(op, exact::int_value(a.dtype, a.bits[i]),
+                                                         exact::int_value(b.dtype, b.bits[i])));
+    } else if (is_bitwise(op)) {
       e.bits[i] = exact::from_int(dst, exact::alu_int(op, exact::int_value(a.dtype, a.bits[i]),
                                                       exact::int_value(b.dtype, b.bits[i])));
     } else {

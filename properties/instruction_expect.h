@@ -43,7 +43,9 @@ Expected tensor_reduce(const Tile& src, DType dst, AluOp op, int axes, bool nega
 Expected tensor_scalar(const Tile& src, DType dst, AluOp op0, const ScalarOperand& a0,
                        bool reverse0, std::optional<AluOp> op1, const ScalarOperand& a1,
                        bool reverse1);
-Expected tensor_tensor(const Tile& a, const Tile& b, DType dst, AluOp op);
+// `engine`: GpSimd computes int32/uint32 arithmetic in integers (exact::gpsimd_native_int).
+Expected tensor_tensor(const Tile& a, const Tile& b, DType dst, AluOp op,
+                       Engine engine = Engine::Vector);
 struct WithReduction {
   Expected dst;
   Expected reduce_res;

@@ -104,15 +104,16 @@ void print_json(const RunCommandOptions& opts, const Program& program, const Par
 }
 
 // Each output as DIR/NAME.npy (the folder made if missing; an existing file kept unless
-// --force).
-void write_npy_outputs(const RunCommandOptions& opts, const RunResult& result) {
+// --force), in the kernel's own shape.
+void write_npy_outputs(const RunCommandOptions& opts,
+                       const std::map<std::string, HostTensor>& outputs) {
   std::error_code ec;
   std::filesystem::create_directories(opts.outputs_to, ec);
   if (ec) throw UsageError("--outputs-to " + opts.outputs_to + ": " + ec.message());
-  for (const auto& [name, tensor] : result.outputs) {
+  for (const auto& [name, tensor] : outputs) {
     refuse_existing_output(npy_path(opts.outputs_to, name), opts.force, "--outputs-to");
   }
-  for (const auto& [name, tensor] : result.outputs) {
+  for (const auto& [name, tensor] : outputs) {
     write_output_file(npy_path(opts.outputs_to, name), encode_npy(tensor), opts.force,
                       "--outputs-to");
   }
@@ -164,10 +165,15 @@ int run_run(const RunCommandOptions& given) {
 
   std::vector<OutputSummary> outputs;
   if (!result.error) {
-    for (const auto& [name, tensor] : result.outputs) {
-      outputs.push_back(summarize_output(name, tensor));
+    // A tensor the program declares with refined dims is the kernel's own shape outside it.
+    std::map<std::string, HostTensor> shaped;
+    try {
+      shaped = outputs_in_interface_shape(program, params, result.outputs);
+    } catch (const InputError& e) {
+      throw UsageError(opts.file + ": " + e.message);
     }
-    if (!opts.outputs_to.empty()) write_npy_outputs(opts, result);
+    for (const auto& [name, tensor] : shaped) outputs.push_back(summarize_output(name, tensor));
+    if (!opts.outputs_to.empty()) write_npy_outputs(opts, shaped);
   }
   if (opts.json) {
     print_json(opts, program, params, result, outputs);

@@ -714,7 +714,7 @@ TEST(TermExecutorMemory, DtypeMismatchAndPartialOverwrite) {
   EXPECT_EQ(ex.outputs().at("o")[0], ts.input(ts.input_slot("x"), 0, DType::fp32));
   // Terms made by the instruction carry its id.
   ex.tensor_tensor(tile(mem + 192, DType::fp32, 1, 1), tile(mem, DType::fp32, 1, 1),
-                   tile(mem + 4, DType::fp32, 1, 1), AluOp::add);
+                   tile(mem + 4, DType::fp32, 1, 1), AluOp::add, Engine::Vector);
   ex.output(out32, mem + 192, 1);
   EXPECT_EQ(ts.provenance(0, ex.outputs().at("o")[0]), 3u);
   EXPECT_EQ(ts.provenance(1, ex.outputs().at("o")[0]), kNoInstruction);

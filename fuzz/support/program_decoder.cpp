@@ -276,6 +276,11 @@ class Decoder {
     return Imm{kImms[r_.pick(std::size(kImms))]};
   }
   AluOp alu() { return static_cast<AluOp>(r_.pick(static_cast<size_t>(AluOp::shift_right) + 1)); }
+  // tensor_scalar's and tensor_scalar_reduce's op0: every operator, the unary ones (abs, square,
+  // relu, rsqrt, reciprocal: op0 only) included.
+  AluOp alu_op0() {
+    return static_cast<AluOp>(r_.pick(static_cast<size_t>(AluOp::reciprocal) + 1));
+  }
   Engine engine(std::initializer_list<Engine> es) { return es.begin()[r_.pick(es.size())]; }
   std::vector<int64_t> steps(size_t n) {
     std::vector<int64_t> s;
@@ -355,11 +360,17 @@ class Decoder {
       case 5: {
         Access dst = view(tensor({S}), R, F);
         Access src = view(tensor({S, P}), R, F);
-        const AluOp op0 = alu();
+        const AluOp op0 = alu_op0();
         std::optional<AluOp> op1;
         if (r_.flag()) op1 = alu();
-        const Operand a0 = operand(R), a1 = operand(R);
-        const bool rev0 = r_.flag(), rev1 = r_.flag();
+        Operand a0 = operand(R);
+        const Operand a1 = operand(R);
+        bool rev0 = r_.flag();
+        const bool rev1 = r_.flag();
+        if (is_unary(op0)) {  // the documented form (validate.cpp unary_op0): operand0 0, in order
+          a0 = Imm{0.0f};
+          rev0 = false;
+        }
         b_.tensor_scalar(dst, src, op0, a0, rev0, op1, a1, rev1,
                          engine({Engine::Vector, Engine::Scalar, Engine::GpSimd}));
         break;
@@ -374,11 +385,16 @@ class Decoder {
       case 7: {
         Access dst = view(tensor({S}), R, F);
         Access src = view(tensor({S, P}), R, F);
-        const AluOp op0 = alu();
-        const Operand a0 = operand(R);
+        const AluOp op0 = alu_op0();
+        Operand a0 = operand(R);
         const AluOp red = r_.flag() ? AluOp::add : AluOp::max;
         Access res = view(tensor({S}), R, 1);
-        b_.tensor_scalar_reduce(dst, src, op0, a0, red, res, r_.flag());
+        bool rev0 = r_.flag();
+        if (is_unary(op0)) {
+          a0 = Imm{0.0f};
+          rev0 = false;
+        }
+        b_.tensor_scalar_reduce(dst, src, op0, a0, red, res, rev0);
         break;
       }
       case 8: {

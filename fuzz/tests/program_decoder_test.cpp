@@ -1,11 +1,14 @@
 // The program decoder's capacity-boundary mode: without it no decoded program comes near a
-// memory's capacity, and fuzz_program's capacity oracle would only ever see placements.
+// memory's capacity, and fuzz_program's capacity oracle would only ever see placements. And its
+// choice of ALU operators: the unary ones reach valid programs.
 #include "fuzz/support/program_decoder.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <random>
+#include <set>
+#include <variant>
 #include <vector>
 
 #include "model/hw/hw_config.h"
@@ -84,6 +87,37 @@ TEST(ProgramDecoder, WithoutTheBoundaryFlagBuffersStayFarBelowCapacity) {
     }
   }
   EXPECT_GT(decoded, 300);
+}
+
+// tensor_scalar and tensor_scalar_reduce get every unary op0 (abs, square, relu, rsqrt,
+// reciprocal) in programs the validator accepts, on each engine tensor_scalar may name; without
+// it fuzz_program and fuzz_timing never ran them.
+TEST(ProgramDecoder, UnaryOp0sReachValidPrograms) {
+  std::mt19937_64 rng(45);
+  std::set<AluOp> scalar_ops, reduce_ops;
+  std::set<Engine> engines;
+  for (int k = 0; k < 12000; ++k) {
+    const auto bytes = structured_bytes(rng, 0, kBoundary);
+    const auto c = decode_case(bytes.data(), bytes.size());
+    if (!c) continue;
+    for_each_stmt(c->program, [&](const std::vector<const Loop*>&, const Stmt& s) {
+      const auto* ins = std::get_if<InstrStmt>(&s.node);
+      if (!ins) return;
+      if (const auto* t = std::get_if<TensorScalar>(&ins->ins); t && is_unary(t->op0)) {
+        scalar_ops.insert(t->op0);
+        if (t->engine) engines.insert(*t->engine);
+      }
+      if (const auto* t = std::get_if<TensorScalarReduce>(&ins->ins); t && is_unary(t->op0)) {
+        reduce_ops.insert(t->op0);
+      }
+    });
+  }
+  const std::set<AluOp> unary = {AluOp::abs, AluOp::square, AluOp::relu, AluOp::rsqrt,
+                                 AluOp::reciprocal};
+  EXPECT_EQ(scalar_ops, unary);
+  EXPECT_EQ(reduce_ops, unary);
+  EXPECT_TRUE(engines.count(Engine::GpSimd));
+  EXPECT_TRUE(engines.count(Engine::Vector));
 }
 
 }  // namespace

@@ -420,7 +420,9 @@ class CteBuilder {
     when(group_has_compute(g, *sec_), [&] {
       Access psums = at_slot(partial_sum_, g);
       b_.memset(psums, 0.0f);
-      auto [lo, hi] = tile_range(g, *sec_, kCteKTile, sec_->k_tiles);
+      // Not structured bindings: clang 14 (the fuzz build) cannot capture them in the lambda.
+      const std::pair<Expr, Expr> range = tile_range(g, *sec_, kCteKTile, sec_->k_tiles);
+      const Expr lo = range.first, hi = range.second;
       b_.sequential_range("large_tile", sec_->large_tiles, [&](Expr lt) {
         Expr base = lt * kKPerLarge;
         Expr first = clamp(lo - base, Expr(0), Expr(kKPerLarge));

@@ -86,12 +86,25 @@ Engine chosen_engine(const Program& p, const TensorCopy& i, const HwConfig& hw,
 Engine chosen_engine(const Program& p, const TensorScalar& i, const HwConfig&) {
   return i.engine ? *i.engine : tensor_scalar_engine(p, i);
 }
-// tensor_tensor "can only run on VectorE" (MAMBA). reciprocal: its cost formula is the Vector
+// tensor_tensor "can only run on VectorE" (MAMBA), except integer add, subtract and multiply:
+// "When all input/output tiles are int32 or uint32, the operation defaults to GpSimd Engine,
+// which uses native integer arithmetic ... falls back to Vector Engine when any operand resides
+// in PSUM" (ISA-NEW tensor_tensor); ISA-OLD tensor_tensor: "integer add, multiply, or subtract
+// which run on the GpSimd Engine". (ISA-NEW's default covers every arithmetic operator; ISA-OLD
+// names these three, the ones both pages agree on.) reciprocal: its cost formula is the Vector
 // engine's (ISA-OLD) and nothing shows the compiler moving it. memset may go to GpSimd (ISA-OLD:
 // the compiler selects "the best engine for the given input tile shape"), but on v2 GpSimd shares
 // the Vector engine's SBUF port (ARCH2), so that would not free the Vector engine.
-Engine chosen_engine(const Program&, const TensorTensor& i, const HwConfig&) {
-  return i.engine.value_or(Engine::Vector);
+Engine chosen_engine(const Program& p, const TensorTensor& i, const HwConfig&) {
+  if (i.engine) return *i.engine;
+  const auto int32_in_sbuf = [&](const Access& a) {
+    const Tensor& t = p.tensor(a.tensor);
+    return (t.dtype == DType::int32 || t.dtype == DType::uint32) && t.memory != Memory::PSUM;
+  };
+  const bool integer_op = i.op == AluOp::add || i.op == AluOp::subtract || i.op == AluOp::multiply;
+  return integer_op && int32_in_sbuf(i.dst) && int32_in_sbuf(i.src0) && int32_in_sbuf(i.src1)
+             ? Engine::GpSimd
+             : Engine::Vector;
 }
 Engine chosen_engine(const Program&, const Memset& i, const HwConfig&) {
   return i.engine.value_or(Engine::Vector);

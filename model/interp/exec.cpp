@@ -128,7 +128,7 @@ void Interpreter::exec(int core, const DmaCopy& i) {
         // compiler serializes duplicate offsets; the order of those fp32 adds is the model's).
         for (int64_t r = 0; r < d.rows; ++r) {
           const View dr = rows_of(d, r, r + 1), sr = rows_of(s, r, r + 1);
-          if (opts_.observer) opts_.observer->tensor_tensor(dr, dr, sr, *i.dst_rmw);
+          if (opts_.observer) opts_.observer->tensor_tensor(dr, dr, sr, *i.dst_rmw, Engine::Dma);
           exec_tensor_tensor(opts_.mode, dr, dr, sr, *i.dst_rmw);
         }
       } else if (s.rows == d.rows) {
@@ -366,12 +366,13 @@ void Interpreter::exec(int core, const TensorTensor& i) {
   Resolved dst = compute_operand(core, i.dst, "destination", false);
   same_shape(a, b, "tensor_tensor inputs");
   same_shape(dst, a, "tensor_tensor");
+  const Engine engine = chosen_engine(p_, i, hw_);
   if (opts_.compute_values) {
-    if (opts_.observer) opts_.observer->tensor_tensor(dst.view, a.view, b.view, i.op);
-    exec_tensor_tensor(opts_.mode, dst.view, a.view, b.view, i.op);
+    if (opts_.observer) opts_.observer->tensor_tensor(dst.view, a.view, b.view, i.op, engine);
+    exec_tensor_tensor(opts_.mode, dst.view, a.view, b.view, i.op, engine);
   }
   mark_written(dst);
-  record(core, chosen_engine(p_, i, hw_), {&a, &b}, {&dst},
+  record(core, engine, {&a, &b}, {&dst},
          {.partitions = a.view.rows,
           .free_elems = a.view.free_elems(),
           .in = a.view.dtype,

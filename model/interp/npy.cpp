@@ -1,6 +1,7 @@
 #include "model/interp/npy.h"
 
 #include <cstring>
+#include <optional>
 
 #include "model/interp/interpreter.h"
 
@@ -76,7 +77,49 @@ std::vector<int64_t> parse_shape(std::string_view text, const std::string& label
   return shape;
 }
 
+std::string bracketed(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t k = 0; k < shape.size(); ++k) s += (k ? ", " : "") + std::to_string(shape[k]);
+  return s + "]";
+}
+
+int64_t elements(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (__builtin_mul_overflow(n, d, &n)) return -1;
+  }
+  return n;
+}
+
 }  // namespace
+
+std::vector<int64_t> interface_shape(const Program& p, TensorId t, const ParamValues& params) {
+  const Tensor& tensor = p.tensor(t);
+  const std::vector<int64_t> declared = concrete_shape(p, t, params);
+  if (tensor.interface_shape.empty()) return declared;
+  Env env;
+  for (const auto& [name, value] : params) env.set(name, value);
+  std::vector<int64_t> shape;
+  for (const Expr& e : tensor.interface_shape) {
+    int64_t v = 0;
+    try {
+      v = eval(e, env);
+    } catch (const EvalError& err) {
+      throw InputError("tensor '" + tensor.name + "': interface shape " + e.str() + ": " +
+                       err.message);
+    }
+    if (v < 1) {
+      throw InputError("tensor '" + tensor.name + "': interface shape dim " + e.str() + " = " +
+                       std::to_string(v) + " is not positive");
+    }
+    shape.push_back(v);
+  }
+  if (elements(shape) != elements(declared)) {
+    throw InputError("tensor '" + tensor.name + "': interface shape " + bracketed(shape) +
+                     " does not hold the elements of its declared shape " + bracketed(declared));
+  }
+  return shape;
+}
 
 std::string npy_descr(DType dtype) {
   switch (dtype) {
@@ -122,6 +165,11 @@ std::string encode_npy(const HostTensor& tensor) {
 
 HostTensor decode_npy(std::string_view image, DType dtype, const std::vector<int64_t>& shape,
                       const std::string& label) {
+  return decode_npy(image, dtype, shape, {}, label);
+}
+
+HostTensor decode_npy(std::string_view image, DType dtype, const std::vector<int64_t>& shape,
+                      const std::vector<int64_t>& alternative, const std::string& label) {
   if (image.size() < 10 || image.substr(0, kMagic.size()) != kMagic) {
     throw InputError(label + ": not a .npy file (no \\x93NUMPY magic)");
   }
@@ -157,15 +205,12 @@ HostTensor decode_npy(std::string_view image, DType dtype, const std::vector<int
     throw InputError(label + ": a Fortran-ordered .npy array; save it in C order");
   }
   const std::vector<int64_t> got_shape = parse_shape(header_value(header, "shape"), label);
-  if (got_shape != shape) {
+  if (got_shape != shape && (alternative.empty() || got_shape != alternative)) {
     throw InputError(label + ": .npy shape " + std::string(header_value(header, "shape")) +
-                     ", the program's tensor is " + [&] {
-                       std::string s = "[";
-                       for (size_t k = 0; k < shape.size(); ++k) {
-                         s += (k ? ", " : "") + std::to_string(shape[k]);
-                       }
-                       return s + "]";
-                     }());
+                     ", the program's tensor is " + bracketed(shape) +
+                     (alternative.empty() || alternative == shape
+                          ? std::string()
+                          : " (the kernel's " + bracketed(alternative) + ", the same elements)"));
   }
   HostTensor t(dtype, shape);
   const std::string_view data = image.substr(start + header_len);
@@ -190,9 +235,20 @@ std::map<std::string, HostTensor> npy_inputs(
   std::map<std::string, HostTensor> out;
   for (const Tensor& t : p.tensors) {
     if (t.kind != TensorKind::Input) continue;
-    out.emplace(t.name, decode_npy(read(t.name), t.dtype, shapes[t.id], label(t.name)));
+    out.emplace(t.name, decode_npy(read(t.name), t.dtype, shapes[t.id],
+                                   interface_shape(p, t.id, params), label(t.name)));
   }
   return out;
+}
+
+std::map<std::string, HostTensor> outputs_in_interface_shape(
+    const Program& p, const ParamValues& params, std::map<std::string, HostTensor> outputs) {
+  for (auto& [name, tensor] : outputs) {
+    const std::optional<TensorId> id = p.find_tensor(name);
+    if (!id || p.tensor(*id).interface_shape.empty()) continue;
+    tensor.shape = interface_shape(p, *id, params);
+  }
+  return outputs;
 }
 
 }  // namespace interp

@@ -34,15 +34,32 @@ std::string encode_npy(const HostTensor& tensor);
 HostTensor decode_npy(std::string_view image, DType dtype, const std::vector<int64_t>& shape,
                       const std::string& label);
 
+// The same with a second accepted shape (`alternative`, ignored when empty): an image of either
+// shape decodes to a tensor of `shape`, the same elements in the same row-major order.
+HostTensor decode_npy(std::string_view image, DType dtype, const std::vector<int64_t>& shape,
+                      const std::vector<int64_t>& alternative, const std::string& label);
+
+// The kernel's own shape of tensor `t` at `params`: its interface shape (Tensor::interface_shape,
+// the shape the kernel gave a tensor the program declares with refined dims), or its declared
+// shape when it has none. Throws InputError when a dim is not positive or the two shapes hold
+// different numbers of elements at these params.
+std::vector<int64_t> interface_shape(const Program& p, TensorId t,
+                                     const std::map<std::string, int64_t>& params);
+
 // Every input tensor of `p` at `params`, decoded from the .npy image `read(name)` returns for
-// it (`label(name)` names it in errors): each must have the tensor's concrete shape and its
-// dtype's .npy type. Refuses (InputError) inputs whose bytes together exceed the budget before
-// reading any.
+// it (`label(name)` names it in errors): each must have the tensor's concrete shape or its
+// interface shape (the kernel's own, same elements row-major) and its dtype's .npy type.
+// Refuses (InputError) inputs whose bytes together exceed the budget before reading any.
 using ParamValues = std::map<std::string, int64_t>;
 std::map<std::string, HostTensor> npy_inputs(
     const Program& p, const ParamValues& params,
     const std::function<std::string(const std::string& name)>& read,
     const std::function<std::string(const std::string& name)>& label, int64_t memory_budget_bytes);
+
+// Each of `outputs` (RunResult::outputs of `p` at `params`) in its kernel's own shape
+// (interface_shape): the same bytes, reshaped, for a tensor declared with refined dims.
+std::map<std::string, HostTensor> outputs_in_interface_shape(
+    const Program& p, const ParamValues& params, std::map<std::string, HostTensor> outputs);
 
 }  // namespace interp
 }  // namespace ncv

@@ -37,7 +37,10 @@ struct ValueObserver {
   virtual void tensor_scalar(const View& dst, const View& src, AluOp op0, const ScalarArg& a0,
                              bool reverse0, std::optional<AluOp> op1, const ScalarArg& a1,
                              bool reverse1) = 0;
-  virtual void tensor_tensor(const View& dst, const View& src0, const View& src1, AluOp op) = 0;
+  // `engine`: the one it runs on (GpSimd computes some int32 arithmetic exactly,
+  // tensor_tensor_native_int).
+  virtual void tensor_tensor(const View& dst, const View& src0, const View& src1, AluOp op,
+                             Engine engine) = 0;
   virtual void tensor_scalar_reduce(const View& dst, const View& src, AluOp op0,
                                     const ScalarArg& a0, bool reverse0, AluOp reduce_op,
                                     const View& reduce_res) = 0;

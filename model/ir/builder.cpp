@@ -102,6 +102,9 @@ TensorRef Builder::output(const std::string& name, DType dt, std::vector<Expr> s
 TensorRef Builder::scratch(const std::string& name, DType dt, std::vector<Expr> shape) {
   return add_tensor(name, TensorKind::Scratch, Memory::HBM, dt, std::move(shape), {}, {});
 }
+void Builder::interface_shape(const TensorRef& t, std::vector<Expr> shape) {
+  prog_.tensors.at(t.id()).interface_shape = std::move(shape);
+}
 TensorRef Builder::sbuf(const std::string& name, DType dt, std::vector<Expr> shape,
                         BufferOptions opts) {
   return add_tensor(name, TensorKind::Buffer, Memory::SBUF, dt, std::move(shape), opts, {});

@@ -102,6 +102,9 @@ class Builder {
                   std::optional<ValueRange> range = std::nullopt);
   TensorRef output(const std::string& name, DType dt, std::vector<Expr> shape);
   TensorRef scratch(const std::string& name, DType dt, std::vector<Expr> shape);
+  // The kernel's own shape of input or output t, declared here with its dims refined
+  // (Tensor::interface_shape).
+  void interface_shape(const TensorRef& t, std::vector<Expr> shape);
   TensorRef sbuf(const std::string& name, DType dt, std::vector<Expr> shape,
                  BufferOptions opts = {});
   TensorRef psum(const std::string& name, DType dt, std::vector<Expr> shape,

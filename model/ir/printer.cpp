@@ -191,6 +191,10 @@ void print_tensor_decl(std::string& out, const Tensor& t) {
   out += dtype_name(t.dtype);
   out += ' ';
   print_shape(out, t.shape);
+  if (!t.interface_shape.empty()) {
+    out += " interface ";
+    print_shape(out, t.interface_shape);
+  }
   if (t.value_range) {
     out += " range [" + std::to_string(t.value_range->lo) + ", " +
            std::to_string(t.value_range->hi) + "]";

@@ -57,6 +57,12 @@ struct Tensor {
   int64_t bufs = 1;  // rotating copies; iteration i of the scope's loop uses copy i mod bufs
   std::optional<Placement> placement;
   std::optional<ValueRange> value_range;
+  // HBM inputs and outputs: the shape the kernel gave the tensor when the program declares it
+  // with a finer factorisation of its dims (the NKI front end splits a dim that a view steps
+  // through twice, frontend/python/ncverify_nki/newapi/refine.py): the same elements in the same
+  // row-major order, so arrays are handed in and out in either shape (`ncverify run
+  // --inputs-from/--outputs-to`). Empty: the kernel's shape is `shape`.
+  std::vector<Expr> interface_shape;
   bool operator==(const Tensor&) const = default;
 
   bool on_chip() const { return memory != Memory::HBM; }

@@ -142,9 +142,47 @@ class Validator {
         }
         if (t.value_range->lo > t.value_range->hi) fail_tensor(t, "value range is empty");
       }
+      if (!t.interface_shape.empty()) check_interface_shape(t);
       if (t.kind != TensorKind::Buffer && t.scope != 0) {
         fail_tensor(t, "HBM tensors are declared at kernel level");
       }
+    }
+  }
+
+  // The kernel's own shape of an input or output declared with its dims refined: params only,
+  // positive dims, and (when both are constants) as many elements as the declared shape. Element
+  // counts that depend on params are compared where the arrays are handed in and out
+  // (model/interp/npy.cpp).
+  void check_interface_shape(const Tensor& t) {
+    if (t.kind != TensorKind::Input && t.kind != TensorKind::Output) {
+      fail_tensor(t, "only inputs and outputs have an interface shape");
+    }
+    // Element counts of constant shapes; -1 when a dim is not a positive constant or the
+    // product leaves int64.
+    const auto count = [](const std::vector<Expr>& shape) -> int64_t {
+      int64_t n = 1;
+      for (const Expr& e : shape) {
+        if (!e.is_const() || e.const_value() < 1) return -1;
+        if (__builtin_mul_overflow(n, e.const_value(), &n)) return -1;
+      }
+      return n;
+    };
+    for (const Expr& e : t.interface_shape) {
+      for (SymbolId s : e.symbols()) {
+        if (!param_syms_.count(s)) {
+          fail_tensor(t,
+                      "interface shape uses '" + symbol_name(s) + "'; shapes may use params only");
+        }
+      }
+      if (e.is_const() && e.const_value() < 1) {
+        fail_tensor(t, "a dimension of the interface shape is not positive");
+      }
+    }
+    const int64_t declared = count(t.shape), interface = count(t.interface_shape);
+    if (declared > 0 && interface > 0 && declared != interface) {
+      fail_tensor(t, "interface shape has " + std::to_string(interface) +
+                         " elements, the declared shape " + std::to_string(declared) +
+                         " (an interface shape is the same elements with other dims)");
     }
   }
 

@@ -406,14 +406,20 @@ void Parser::parse_tensor_decl(const Token& kw, TensorKind kind) {
   std::vector<Expr> shape = parse_shape();
 
   std::optional<ValueRange> range;
+  std::optional<std::vector<Expr>> interface;
   BufferOptions opts;
   bool has_bufs = false;
-  const char* clauses = kind == TensorKind::Input    ? "'range' or end of line"
+  const char* clauses = kind == TensorKind::Input    ? "'interface', 'range' or end of line"
+                        : kind == TensorKind::Output ? "'interface' or end of line"
                         : kind == TensorKind::Buffer ? "'bufs', 'at' or end of line"
                                                      : "end of line";
   while (peek().kind == TokKind::Ident) {
     const Token& c = peek();
-    if (kind == TensorKind::Input && c.text == "range") {
+    if ((kind == TensorKind::Input || kind == TensorKind::Output) && c.text == "interface") {
+      if (interface) fail(c, "each clause at most once");
+      next();
+      interface = parse_shape();
+    } else if (kind == TensorKind::Input && c.text == "range") {
       if (range) fail(c, "each clause at most once");
       next();
       expect("[");
@@ -461,6 +467,7 @@ void Parser::parse_tensor_decl(const Token& kw, TensorKind kind) {
                                    : builder_->psum(n, *dtype, shape, opts);
       break;
   }
+  if (interface) builder_->interface_shape(ref, std::move(*interface));
   (kind == TensorKind::Buffer ? buffer_pos_ : hbm_pos_).push_back(pos_of(kw));
   declare_tensor(name, ref);
 }

@@ -106,13 +106,20 @@ void exec_tensor_scalar(ExecMode mode, const View& dst, const View& src, AluOp o
   w.finish();
 }
 
+bool tensor_tensor_native_int(AluOp op, DType dst, DType src0, DType src1, Engine engine) {
+  const auto int32ish = [](DType t) { return t == DType::int32 || t == DType::uint32; };
+  return engine == Engine::GpSimd && has_native_int(op) && int32ish(dst) && int32ish(src0) &&
+         int32ish(src1);
+}
+
 void exec_tensor_tensor(ExecMode mode, const View& dst, const View& src0, const View& src1,
-                        AluOp op) {
-  const bool integer = is_bitwise(op);
+                        AluOp op, Engine engine) {
+  const bool native = tensor_tensor_native_int(op, dst.dtype, src0.dtype, src1.dtype, engine);
+  const bool integer = is_bitwise(op) || native;
   auto element = [&](uint32_t b0, uint32_t b1) {
     if (integer) {
-      return encode_int(dst.dtype,
-                        alu_int(op, int_from_bits(src0.dtype, b0), int_from_bits(src1.dtype, b1)));
+      const int64_t a = int_from_bits(src0.dtype, b0), b = int_from_bits(src1.dtype, b1);
+      return encode_int(dst.dtype, native ? alu_native_int(op, a, b) : alu_int(op, a, b));
     }
     return encode_from_float(
         dst.dtype, alu_float(op, decode_to_float(src0.dtype, b0), decode_to_float(src1.dtype, b1)));

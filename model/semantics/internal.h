@@ -188,6 +188,72 @@ inline uint32_t encode_int(DType t, int64_t v) {
   }
 }
 
+// The arithmetic operators GpSimd computes in native integer arithmetic when every tile is int32
+// or uint32 (ISA-NEW tensor_tensor: "native integer arithmetic. This ensures exact results for
+// all 32-bit integer values"; ISA-OLD tensor_tensor and SHARED name integer add, multiply and
+// subtract). divide and pow are left in fp32: what integer division or a negative integer power
+// gives is not documented.
+inline bool has_native_int(AluOp op) {
+  switch (op) {
+    case AluOp::add:
+    case AluOp::subtract:
+    case AluOp::multiply:
+    case AluOp::max:
+    case AluOp::min:
+    case AluOp::abs_max:
+    case AluOp::abs_min:
+    case AluOp::is_equal:
+    case AluOp::not_equal:
+    case AluOp::is_gt:
+    case AluOp::is_ge:
+    case AluOp::is_lt:
+    case AluOp::is_le:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// has_native_int's operators on exact integers (int64: the products of two 32-bit values that
+// leave it saturate; the store saturates into the dst type, encode_int). Comparisons give 1 / 0.
+inline int64_t alu_native_int(AluOp op, int64_t a, int64_t b) {
+  int64_t r = 0;
+  switch (op) {
+    case AluOp::add:
+      return a + b;  // |a|, |b| < 2^32
+    case AluOp::subtract:
+      return a - b;
+    case AluOp::multiply:
+      if (__builtin_mul_overflow(a, b, &r)) {
+        return (a < 0) != (b < 0) ? std::numeric_limits<int64_t>::min()
+                                  : std::numeric_limits<int64_t>::max();
+      }
+      return r;
+    case AluOp::max:
+      return std::max(a, b);
+    case AluOp::min:
+      return std::min(a, b);
+    case AluOp::abs_max:
+      return std::max(a < 0 ? -a : a, b < 0 ? -b : b);
+    case AluOp::abs_min:
+      return std::min(a < 0 ? -a : a, b < 0 ? -b : b);
+    case AluOp::is_equal:
+      return a == b;
+    case AluOp::not_equal:
+      return a != b;
+    case AluOp::is_gt:
+      return a > b;
+    case AluOp::is_ge:
+      return a >= b;
+    case AluOp::is_lt:
+      return a < b;
+    case AluOp::is_le:
+      return a <= b;
+    default:
+      return 0;  // not one of has_native_int's
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // ALU in fp32 (non-bitwise operators).
 inline float alu_float(AluOp op, float a, float b) {

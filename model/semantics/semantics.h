@@ -18,6 +18,8 @@
 //    max/min propagate NaN; max(-0, +0) = +0, min(-0, +0) = -0.
 //  * Bitwise ops and shifts run on int64 values (integer dtypes read exactly, floats rounded to
 //    nearest even), shift counts outside [0, 31] give 0, results saturate into the dst type.
+//    So do GpSimd's tensor_tensor arithmetic operators on int32/uint32 tiles (native integer
+//    arithmetic, ISA-NEW tensor_tensor); what the hardware does on overflow is not documented.
 //  * Activation inputs outside a function's documented range give NaN (so sqrt(0) is NaN).
 #pragma once
 
@@ -88,8 +90,15 @@ void exec_tensor_scalar(ExecMode mode, const View& dst, const View& src, AluOp o
                         const ScalarArg& a0, bool reverse0, std::optional<AluOp> op1,
                         const ScalarArg& a1, bool reverse1);
 
+// On the GpSimd engine, with src0, src1 and dst all int32 or uint32, the arithmetic operators
+// but divide and pow compute in native integer arithmetic (tensor_tensor_native_int), results
+// saturated into dst's type; everything else in fp32, bitwise operators on integers.
 void exec_tensor_tensor(ExecMode mode, const View& dst, const View& src0, const View& src1,
-                        AluOp op);
+                        AluOp op, Engine engine = Engine::Vector);
+// Whether exec_tensor_tensor computes `op` in native integer arithmetic for these dtypes on
+// `engine` (ISA-NEW tensor_tensor: "When all input/output tiles are int32 or uint32, the
+// operation defaults to GpSimd Engine, which uses native integer arithmetic").
+bool tensor_tensor_native_int(AluOp op, DType dst, DType src0, DType src1, Engine engine);
 
 // dst = src op0 a0; reduce_res[r, 0] = reduction with reduce_op of row r's fp32 results
 // (identity: add 0, multiply 1, max -inf, min +inf).

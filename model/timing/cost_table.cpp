@@ -13,6 +13,8 @@
 //            cost per transfer (descriptor, sync, semaphore); < 256 B per partition is overhead
 //            bound, >= 2 KiB near peak.
 //   GLOSS    trn2/trn3 TensorE dI/dt throttling: starts near 50% and ramps over ~3 us.
+//   SHARED   "NKI Engine Selection": reverse square root on GpSimd (tensor_scalar op0=rsqrt) has
+//            4x lower throughput than on the Scalar engine (activation rsqrt), all generations.
 // Uncertain constants (static_overhead_cycles, dma_fixed_ns, dma_chunk_overhead_ns,
 // semaphore_ns, dma_transpose_bytes_per_ns): fitted by `ncverify calibrate` to the measured
 // latencies in calibration/latencies/ within the ranges of kFittedConstants

@@ -25,6 +25,7 @@ struct CostTable {
   double min_ii_cycles = 64;          // MIN_II: fixed minimum of Vector/Scalar instructions
   double act_readout_cycles = 64;     // ActReadAccumulator after an activation with reduce_res
   double gpsimd_start_cycles = 150;   // GpSimd instruction start overhead
+  double gpsimd_rsqrt_slowdown = 4;   // GpSimd rsqrt: throughput 4x below the Scalar engine's
   double static_overhead_cycles = 0;  // uncertain: per-instruction fixed cost, Vector/Scalar/GpSimd
   bool vector_perf_modes = false;     // v3+: 2x/4x tensor_copy/tensor_scalar, 2x tensor_tensor
   // --- DMA

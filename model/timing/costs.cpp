@@ -145,8 +145,18 @@ double cost_ns(const CostTable& t, const TensorReduce& r, const TraceEvent& ev, 
   return elementwise_ns(t, ev, std::max(v.min_ii, half ? v.n / 2 : v.n));
 }
 
-double cost_ns(const CostTable& t, const TensorScalar&, const TraceEvent& ev, const Trace& tr) {
+// tensor_scalar(op0=rsqrt) on the GpSimd engine: "the computation throughput of reverse square
+// root on GpSIMD Engine is 4x lower than Scalar Engine" (SHARED, "NKI Engine Selection for
+// Operators Supported on Multiple Engines"). The Scalar engine's rsqrt streams one element per
+// Scalar cycle (activation, max(MIN_II, N)), so the N elements take 4N Scalar cycles after
+// GpSimd's start and static overhead (the GpSimd formula's one element per cycle otherwise).
+// Only rsqrt has a published figure; the other unary ops on GpSimd keep the GpSimd formula.
+double cost_ns(const CostTable& t, const TensorScalar& ts, const TraceEvent& ev, const Trace& tr) {
   const VectorInputs v(t, ev, tr);
+  if (ev.engine == Engine::GpSimd && ts.op0 == AluOp::rsqrt) {
+    const double stream_ns = t.gpsimd_rsqrt_slowdown * v.n / t.hw->scalar_ghz;
+    return (t.gpsimd_start_cycles + t.static_overhead_cycles) / t.hw->gpsimd_ghz + stream_ns;
+  }
   return elementwise_ns(t, ev, std::max(v.min_ii, v.n / v.mode));
 }
 

@@ -532,7 +532,28 @@ RC_GTEST_PROP(InstrTensorTensor, ElementwiseOperatorsAsDocumented, ()) {
   const Tile x = c.initial(a.buf, a.view), y = c.initial(b.buf, b.view);
   c.b().tensor_tensor(c.at(dst.buf, dst.view), c.at(a.buf, a.view), c.at(b.buf, b.view), op,
                       engine);
-  check_case(c, {stored(c, dst, expect::tensor_tensor(x, y, dst_t, op))});
+  check_case(c, {stored(c, dst, expect::tensor_tensor(x, y, dst_t, op, engine))});
+}
+
+// GpSimd computes tensor_tensor's arithmetic on int32/uint32 tiles in integers (ISA-NEW
+// tensor_tensor: "native integer arithmetic ... exact results for all 32-bit integer values"),
+// here on values far beyond fp32's 2^24, where an fp32 result would differ.
+RC_GTEST_PROP(InstrTensorTensor, GpSimdInt32ArithmeticIsExact, ()) {
+  const std::vector<DType> ints = {DType::int32, DType::uint32};
+  const DType a_t = pick_dtype(ints), b_t = pick_dtype(ints), dst_t = pick_dtype(ints);
+  const AluOp op = pick_op({AluOp::add, AluOp::subtract, AluOp::multiply, AluOp::max, AluOp::min,
+                            AluOp::abs_max, AluOp::abs_min, AluOp::is_lt, AluOp::is_equal});
+  const int64_t P = pick_size(1, 128);
+  const std::vector<int64_t> free = pick_free_shape(512, 3);
+  const ValueMix mix = pick_one<ValueMix>({ValueMix::raw_bits, ValueMix::hard});
+  InstrCase c("tensor_tensor_int32_case");
+  const Placed a = loaded_operand(c, Memory::SBUF, a_t, P, free, reads(Memory::SBUF, a_t), mix);
+  const Placed b = loaded_operand(c, Memory::SBUF, b_t, P, free, reads(Memory::SBUF, b_t), mix);
+  const Placed dst = destination(c, a, Memory::SBUF, Memory::SBUF, dst_t, P, free);
+  const Tile x = c.initial(a.buf, a.view), y = c.initial(b.buf, b.view);
+  c.b().tensor_tensor(c.at(dst.buf, dst.view), c.at(a.buf, a.view), c.at(b.buf, b.view), op,
+                      Engine::GpSimd);
+  check_case(c, {stored(c, dst, expect::tensor_tensor(x, y, dst_t, op, Engine::GpSimd))});
 }
 
 RC_GTEST_PROP(InstrTensorScalarReduce, ReducesTheFp32ResultsBeforeConversion, ()) {

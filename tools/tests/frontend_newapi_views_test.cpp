@@ -5,8 +5,10 @@
 // twice is declared split.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <sstream>
 
+#include "model/interp/npy.h"
 #include "tools/tests/cli_test_support.h"
 
 namespace ncv::cli_test {
@@ -95,17 +97,65 @@ TEST(FrontendNewApiViews, ABufferDimSteppedTwiceIsDeclaredSplit) {
 }
 
 // The same for a kernel argument (HBM is flat bytes, row-major): the program declares it split
-// and its header says which shape the kernel gave it.
+// and its `interface` clause says which shape the kernel gave it.
 TEST(FrontendNewApiViews, AKernelArgumentsDimSteppedTwiceIsDeclaredSplit) {
   const CliResult r = run_cli({"import", target("split_argument_dim")});
   ASSERT_EQ(r.exit_code, 0) << describe(r);
-  EXPECT_TRUE(
-      contains(r.out, "# a is the kernel's [p, f], the same bytes declared with other dims"))
-      << r.out;
-  EXPECT_TRUE(contains(r.out, "input a : hbm fp32 [p, 4, 16]")) << r.out;
+  EXPECT_TRUE(contains(r.out, "input a : hbm fp32 [p, 4, 16] interface [p, f]\n")) << r.out;
   EXPECT_TRUE(contains(r.out, "dma_copy t[:, :, :], a[0:+128, :, 0:+8]")) << r.out;
   const CliResult run = run_cli({"run", target("split_argument_dim")});
   EXPECT_EQ(run.exit_code, 0) << describe(run);
+}
+
+// A kernel argument and an output both declared split: `run --inputs-from` takes the argument's
+// .npy in the kernel's shape [128, 64] or the declared [128, 4, 16], refuses another shape naming
+// both, and `--outputs-to` writes the output in the kernel's shape, the same bytes row-major.
+TEST(FrontendNewApiViews, SplitArgumentsAndOutputsTravelInTheKernelsShape) {
+  // Traced once; the runs take the written program (the clause survives the file).
+  const fs::path program = temp_dir() / "split_argument_and_output.nkir";
+  fs::remove(program);
+  const CliResult r =
+      run_cli({"import", target("split_argument_and_output"), "-o", program.string()});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  const std::string text = read_file(program);
+  EXPECT_TRUE(contains(text, "input a : hbm fp32 [p, 4, 16] interface [p, f]\n")) << text;
+  EXPECT_TRUE(contains(text, "output out : hbm fp32 [128, 4, 16] interface [128, 64]\n")) << text;
+  HostTensor a(DType::fp32, {128, 64});
+  for (int64_t i = 0; i < a.num_elements(); ++i) a.set(i, static_cast<float>(i));
+  int run_no = 0;
+  for (const std::vector<int64_t>& shape : {std::vector<int64_t>{128, 64}, {128, 4, 16}}) {
+    const fs::path in = temp_dir() / ("split_in" + std::to_string(run_no));
+    const fs::path out = temp_dir() / ("split_out" + std::to_string(run_no++));
+    fs::remove_all(in);
+    fs::remove_all(out);
+    fs::create_directories(in);
+    HostTensor given = a;
+    given.shape = shape;
+    std::ofstream(in / "a.npy", std::ios::binary) << encode_npy(given);
+    const CliResult run = run_cli({"run", program.string(), "--param", "p=128", "--param", "f=64",
+                                   "--inputs-from", in.string(), "--outputs-to", out.string()});
+    ASSERT_EQ(run.exit_code, 0) << describe(run);
+    EXPECT_TRUE(contains(run.out, "output out: shape=[128, 64]")) << run.out;
+    // decode_npy refuses any shape but the kernel's [128, 64]
+    const HostTensor got =
+        decode_npy(read_file(out / "out.npy"), DType::fp32, {128, 64}, "out.npy");
+    for (int64_t row = 0; row < 128; ++row) {
+      for (int64_t col = 0; col < 64; ++col) {
+        const int64_t from = row * 64 + col / 16 * 16 + (col % 16 + 8) % 16;
+        ASSERT_EQ(got.get(row * 64 + col), static_cast<float>(from)) << row << ", " << col;
+      }
+    }
+  }
+  const fs::path bad = temp_dir() / "split_in_bad";
+  fs::create_directories(bad);
+  HostTensor wrong = a;
+  wrong.shape = {64, 128};
+  std::ofstream(bad / "a.npy", std::ios::binary) << encode_npy(wrong);
+  expect_exit(run_cli({"run", program.string(), "--param", "p=128", "--param", "f=64",
+                       "--inputs-from", bad.string()}),
+              2,
+              {"a.npy: .npy shape (64, 128), the program's tensor is [128, 4, 16] (the kernel's "
+               "[128, 64], the same elements)"});
 }
 
 TEST(FrontendNewApiViews, SplittingAnArgumentAnEarlierAccessStraddlesIsRefusedAtItsLine) {

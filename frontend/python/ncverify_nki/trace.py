@@ -756,12 +756,6 @@ class Tracer:
 
         pr = Printer(self.resolve)
         out = ["# " + c for c in header_comments]
-        for t in self.hbm:  # in the header, which `ncverify import` keeps
-            shape = t.__dict__.get("interface_shape")
-            if shape is not None and t.role in ("input", "output"):
-                # a view split its dims (newapi/refine.py): the same bytes, row-major
-                out.append("# %s is the kernel's [%s], the same bytes declared with other dims" %
-                           (t.name, ", ".join(pr.lin(d) for d in shape)))
         out.append("kernel %s" % self.kernel_name)
         if options:
             out.append("options " + " ".join("%s=%s" % kv for kv in sorted(options.items())))
@@ -784,8 +778,14 @@ class Tracer:
                 g = g.mul(axis)
             out.append("grid %s" % pr.lin(g))
         for t in self.hbm:
-            out.append("%s %s : hbm %s [%s]" % (t.role, t.name, t.dtype,
-                                                ", ".join(pr.lin(d) for d in t.shape)))
+            line = "%s %s : hbm %s [%s]" % (t.role, t.name, t.dtype,
+                                            ", ".join(pr.lin(d) for d in t.shape))
+            shape = t.__dict__.get("interface_shape")
+            if shape is not None and t.role in ("input", "output"):
+                # a view split its dims (newapi/refine.py): the same bytes, row-major; `run`
+                # takes and gives arrays in the kernel's shape
+                line += " interface [%s]" % ", ".join(pr.lin(d) for d in shape)
+            out.append(line)
         out.append("")
         pr.statements(self.root, 0, out)
         return "\n".join(out) + "\n"

@@ -89,14 +89,11 @@ class TensorTensor(unittest.TestCase):
                 c.check("tensor_tensor(%s) int32" % op.__name__, got, ref(a, b))
         run_case("tt_bitvec", body)
 
-    @unittest.expectedFailure
     def test_tt_int32_exact(self):
-        """KNOWN BUG (int32-gpsimd-arith): "integer add, multiply, or subtract ... run on the
-        GpSimd Engine" exactly, not "in float32 math" (tensor_tensor page; nki.api.shared:
-        "32-bit integer Add and Multiply are only supported on GpSIMD Engine"). The model's
-        tensor_tensor semantics (model/semantics/elementwise.cpp) computes every non-bitwise
-        operator in fp32, so int32 sums beyond 2^24 are rounded. Not a front-end fix: the
-        instruction's semantics would need an integer path for these operators."""
+        """"integer add, multiply, or subtract ... run on the GpSimd Engine" exactly, not "in
+        float32 math" (tensor_tensor page; nki.api.shared: "32-bit integer Add and Multiply
+        are only supported on GpSIMD Engine"): int32 sums and differences beyond 2^24 are exact
+        (model/semantics tensor_tensor_native_int; was a known failure, int32-gpsimd-arith)."""
         def body(c):
             shape = c.shape()
             a, b = c.ints(shape, 2**24, 2**29), c.ints(shape, -2**20, 2**20)

@@ -112,12 +112,11 @@ class Elementwise(unittest.TestCase):
             c.check("tensor_tensor to a bf16 dst", outs[-1], to_bf16(a - b))
         run_case("nki_tensor_tensor", body)
 
-    @unittest.expectedFailure
     def test_int32_exact(self):
-        """KNOWN BUG (int32-gpsimd-arith): "when all operands are int32/uint32 the op defaults
-        to GpSimd with native integer arithmetic" (the 0.6 tensor_tensor page); the model's
-        tensor_tensor semantics computes add/subtract in fp32, so int32 results beyond 2^24
-        round (model/semantics/elementwise.cpp; as in the legacy dialect's tt_int32_exact)."""
+        """"When all input/output tiles are int32 or uint32, the operation defaults to GpSimd
+        Engine, which uses native integer arithmetic" (the 0.6 tensor_tensor page): an engine-
+        less int32 add beyond 2^24 is exact (model/compiler picks GpSimd, model/semantics
+        computes in integers; was a known failure, int32-gpsimd-arith)."""
         def body(c):
             shape = c.shape()
             a, b = c.ints(shape, 2**24, 2**29), c.ints(shape, -2**20, 2**20)

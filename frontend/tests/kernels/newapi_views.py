@@ -55,7 +55,7 @@ def blocks_transposed(a):
 @nki.jit
 def split_argument_dim(a):
     """The reshape splits dim 1 of the kernel argument a: a is declared [128, 4, 16], the same
-    bytes in the same order (the program says so in a comment)."""
+    bytes in the same order (its `interface [p, f]` clause says so)."""
     p, f = a.shape
     assert (p, f) == (128, 64)
     t = nl.ndarray((128, 4, 8), dtype=a.dtype, buffer=nl.sbuf)
@@ -74,6 +74,23 @@ def split_argument_straddled(a):
     nisa.dma_copy(dst=t, src=a[:, 8:40])
     nisa.dma_copy(dst=t, src=a.reshape((128, 4, 16))[:, :, 8:16])
     return a
+
+
+@nki.jit
+def split_argument_and_output(a):
+    """a [128, 64] and out [128, 64], both stepped through as [128, 4, 16] (so both declared
+    split): out is a with the two halves of every 16-element block swapped. `run` takes a and
+    gives out in the kernel's shape [128, 64]."""
+    p, f = a.shape
+    assert (p, f) == (128, 64)
+    lo = nl.ndarray((128, 4, 8), dtype=a.dtype, buffer=nl.sbuf)
+    hi = nl.ndarray((128, 4, 8), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=lo, src=a.reshape((128, 4, 16))[:, :, 0:8])
+    nisa.dma_copy(dst=hi, src=a.reshape((128, 4, 16))[:, :, 8:16])
+    out = nl.ndarray((128, 64), dtype=a.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out.reshape((128, 4, 16))[:, :, 0:8], src=hi)
+    nisa.dma_copy(dst=out.reshape((128, 4, 16))[:, :, 8:16], src=lo)
+    return out
 
 
 @nki.jit

@@ -70,6 +70,43 @@ TEST(CompilerChoices, UnpinnedCopiesFollowTheProfileCounters) {
   EXPECT_DOUBLE_EQ(estimated_ns(Engine::Vector, 32, hw), 64 / hw.vector_ghz);
 }
 
+// Unpinned tensor_tensor: integer add, subtract and multiply on int32/uint32 SBUF tiles default
+// to GpSimd (ISA-NEW tensor_tensor, ISA-OLD tensor_tensor); a PSUM operand falls back to the
+// Vector engine; other operators, float tiles and pinned engines stay where they were.
+TEST(CompilerChoices, UnpinnedInt32ArithmeticRunsOnGpSimd) {
+  Builder b("ints");
+  auto i = b.sbuf("i", DType::int32, {128, 64});
+  auto u = b.sbuf("u", DType::uint32, {128, 64});
+  auto f = b.sbuf("f", DType::fp32, {128, 64});
+  auto ps = b.psum("ps", DType::int32, {128, 64});
+  b.memset(i(), 1.0f);
+  b.memset(u(), 1.0f);
+  b.memset(f(), 1.0f);
+  b.memset(ps(), 1.0f);
+  b.tensor_tensor(i(), i(), u(), AluOp::add);
+  b.tensor_tensor(u(), i(), u(), AluOp::multiply);
+  b.tensor_tensor(i(), i(), i(), AluOp::subtract);
+  b.tensor_tensor(i(), i(), ps(), AluOp::add);
+  b.tensor_tensor(i(), i(), u(), AluOp::max);
+  b.tensor_tensor(i(), i(), u(), AluOp::bitwise_and);
+  b.tensor_tensor(f(), f(), f(), AluOp::add);
+  b.tensor_tensor(i(), i(), f(), AluOp::add);
+  b.tensor_tensor(i(), i(), u(), AluOp::add, Engine::Vector);
+  const Program p = b.finish();
+  std::vector<Engine> got;
+  for_each_stmt(p, [&](const std::vector<const Loop*>&, const Stmt& s) {
+    if (auto* x = std::get_if<InstrStmt>(&s.node)) {
+      if (auto* t = std::get_if<TensorTensor>(&x->ins)) {
+        got.push_back(chosen_engine(p, *t, hw_config_trn1()));
+      }
+    }
+  });
+  const std::vector<Engine> want = {Engine::GpSimd, Engine::GpSimd, Engine::GpSimd,
+                                    Engine::Vector, Engine::Vector, Engine::Vector,
+                                    Engine::Vector, Engine::Vector, Engine::Vector};
+  EXPECT_EQ(got, want);
+}
+
 TEST(CompilerChoices, TransposesByShape) {
   EXPECT_EQ(nc_transpose_engine(Expr(32), Expr(16)), Engine::Vector);
   EXPECT_EQ(nc_transpose_engine(Expr(128), Expr(64)), Engine::Tensor);

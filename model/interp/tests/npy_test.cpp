@@ -1,7 +1,7 @@
 // The .npy codec (model/interp/npy.h) that hands arrays between Python and the interpreter: what
 // it writes NumPy reads (the header layout NumPy's format 1.0 specifies), what it reads is checked
 // against the program's tensor (type, shape, order, size), and a program's inputs decode from
-// images and run.
+// images and run; a tensor declared with refined dims is handed in and out in the kernel's shape.
 #include "model/interp/npy.h"
 
 #include <gtest/gtest.h>
@@ -112,6 +112,67 @@ dma_copy y[:, :], t[:, :]
                    [](const std::string& name) { return name; }, 16),
                InputError);
   EXPECT_TRUE(asked.empty());
+}
+
+// A tensor the program declares [p, 4, 16] that the kernel gave [p, 64] (Tensor::interface_shape,
+// the same elements row-major): its .npy image is taken in either shape, a third shape is refused
+// naming both, and outputs come back in the kernel's shape with their bytes unchanged.
+TEST(Npy, RefinedTensorsTravelInTheKernelsShape) {
+  const Program p = parse_program(R"(kernel k
+param p in [1, 128]
+input x : hbm fp32 [p, 4, 16] interface [p, 64]
+output y : hbm fp32 [p, 4, 16] interface [p, 64]
+buffer t : sbuf fp32 [p, 4, 16]
+dma_copy t[:, :, :], x[:, :, :]
+tensor_scalar t[:, :, :], t[:, :, :], op0=multiply, operand0=2.0
+dma_copy y[:, :, :], t[:, :, :]
+)");
+  const ParamValues params = {{"p", 8}};
+  EXPECT_EQ(interface_shape(p, 0, params), (std::vector<int64_t>{8, 64}));
+  const auto label = [](const std::string& name) { return name + ".npy"; };
+  for (const std::vector<int64_t>& shape : {std::vector<int64_t>{8, 64}, {8, 4, 16}}) {
+    const HostTensor x = counting(DType::fp32, shape);
+    const auto inputs = npy_inputs(
+        p, params, [&](const std::string&) { return encode_npy(x); }, label, int64_t{1} << 30);
+    EXPECT_EQ(inputs.at("x").shape, (std::vector<int64_t>{8, 4, 16})) << "the declared shape";
+    EXPECT_EQ(inputs.at("x").bytes, x.bytes);
+    const RunResult r = run_program(p, params, inputs);
+    ASSERT_FALSE(r.error) << r.error->message;
+    const auto out = outputs_in_interface_shape(p, params, r.outputs);
+    const HostTensor& y = out.at("y");
+    EXPECT_EQ(y.shape, (std::vector<int64_t>{8, 64}));
+    EXPECT_EQ(y.bytes, r.outputs.at("y").bytes);
+    for (int64_t i = 0; i < y.num_elements(); ++i) ASSERT_EQ(y.get(i), 2.0f * x.get(i)) << i;
+    EXPECT_NE(encode_npy(y).find("'shape': (8, 64)"), std::string::npos);
+  }
+  try {
+    npy_inputs(
+        p, params,
+        [&](const std::string&) {
+          return encode_npy(counting(DType::fp32, {64, 8}));
+        },
+        label, int64_t{1} << 30);
+    ADD_FAILURE() << "a (64, 8) image was taken";
+  } catch (const InputError& e) {
+    EXPECT_NE(e.message.find("x.npy: .npy shape (64, 8), the program's tensor is [8, 4, 16] "
+                             "(the kernel's [8, 64], the same elements)"),
+              std::string::npos)
+        << e.message;
+  }
+  // An interface shape whose elements differ at these params (the validator compares constant
+  // shapes only) is refused, naming the tensor.
+  const Program q = parse_program(
+      "kernel k\nparam p in [1, 128]\ninput x : hbm fp32 [p, 64] interface [64, 64]\n");
+  EXPECT_NO_THROW(interface_shape(q, 0, {{"p", 64}}));
+  try {
+    interface_shape(q, 0, {{"p", 8}});
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(e.message.find("tensor 'x': interface shape [64, 64] does not hold the elements of "
+                             "its declared shape [8, 64]"),
+              std::string::npos)
+        << e.message;
+  }
 }
 
 }  // namespace

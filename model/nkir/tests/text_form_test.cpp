@@ -894,3 +894,50 @@ TEST(TextFormTest, MutatedInputsNeverCrash) {
 
 }  // namespace
 }  // namespace ncv
+
+namespace ncv {
+namespace {
+
+// An input's or output's interface shape (Tensor::interface_shape: the kernel's own shape of a
+// tensor the program declares with refined dims) prints as an `interface [...]` clause, parses
+// back to the identical Program, and is refused where it cannot be.
+TEST(TextFormTest, InterfaceShapesRoundTrip) {
+  const std::string text =
+      "kernel k\n"
+      "param p in [1, 128]\n"
+      "param f in [64, 64]\n"
+      "input a : hbm fp32 [p, 4, 16] interface [p, f]\n"
+      "input ids : hbm int32 [2, 8] interface [16] range [0, 3]\n"
+      "output o : hbm fp32 [p, 4, 16] interface [p * 64]\n"
+      "\n"
+      "dma_copy o[:, :, :], a[:, :, :]\n";
+  const Program p = parse_program(text);
+  ASSERT_EQ(p.tensors.size(), 3u);
+  EXPECT_TRUE(p.tensor(0).interface_shape.size() == 2 &&
+              p.tensor(0).interface_shape[1].same(Expr::var("f")));
+  EXPECT_TRUE(p.tensor(1).value_range.has_value());
+  const std::string printed = expect_round_trip(p);
+  for (const char* s : {"input a : hbm fp32 [p, 4, 16] interface [p, f]\n",
+                        "input ids : hbm int32 [2, 8] interface [16] range [0, 3]\n",
+                        "output o : hbm fp32 [p, 4, 16] interface [p * 64]\n"}) {
+    EXPECT_NE(printed.find(s), std::string::npos) << "missing `" << s << "` in\n" << printed;
+  }
+  // The clause after `range` parses too, and prints in the order above.
+  EXPECT_TRUE(parse_program("kernel k\ninput ids : hbm int32 [2, 8] range [0, 3] interface [16]\n")
+                  .tensor(0)
+                  .interface_shape.size() == 1);
+
+  const std::string h = "kernel k\nparam p in [1, 128]\n";
+  expect_error(h + "scratch s : hbm fp32 [4, 4] interface [16]\n", 3, 29,
+               "expected end of line, got 'interface'");
+  expect_error(h + "input a : hbm fp32 [4, 4] interface [16] interface [16]\n", 3, 42,
+               "expected each clause at most once, got 'interface'");
+  expect_error(h + "input a : hbm fp32 [4, 4] interface [q]\n", 3, 38, "expected a declared param");
+  expect_error(h + "output o : hbm fp32 [4, 16] interface [8, 9]\n", 3, 1,
+               "interface shape has 72 elements, the declared shape 64");
+  expect_error(h + "output o : hbm fp32 [4, 16] interface [8, 0]\n", 3, 1,
+               "a dimension of the interface shape is not positive");
+}
+
+}  // namespace
+}  // namespace ncv

@@ -272,6 +272,32 @@ TEST(SemanticsFastVsReference, TensorScalar) {
   }
 }
 
+// GpSimd's native int32 arithmetic (tensor_tensor_native_int): both paths, int32 and uint32
+// tiles, every such operator, aliasing included.
+TEST(SemanticsFastVsReference, TensorTensorGpSimdIntegerArithmetic) {
+  Rng rng(45);
+  const std::vector<DType> int32s = {DType::int32, DType::uint32};
+  const std::vector<AluOp> ops = {AluOp::add,     AluOp::subtract, AluOp::multiply,
+                                  AluOp::max,     AluOp::min,      AluOp::abs_max,
+                                  AluOp::abs_min, AluOp::is_equal, AluOp::is_lt};
+  for (int i = 0; i < 100; ++i) {
+    Layout l(rng);
+    const int64_t rows = random_rows(rng);
+    const auto shape = random_free_shape(rng, 1024);
+    const AluOp op = rng.pick(ops);
+    const VDesc s0 = l.make(rng.pick(int32s), rows, shape, {.broadcast = true});
+    const VDesc s1 = l.make(rng.pick(int32s), rows, reshape(rng, shape), {.broadcast = true});
+    const VDesc dst =
+        l.make(rng.pick(int32s), rows, reshape(rng, shape), {}, rng.coin(0.2) ? &s1 : nullptr);
+    expect_same(
+        l.fill(),
+        [&](ExecMode m, Arena& a) {
+          exec_tensor_tensor(m, dst.on(a), s0.on(a), s1.on(a), op, Engine::GpSimd);
+        },
+        case_name("tensor_tensor on GpSimd, int32", i));
+  }
+}
+
 TEST(SemanticsFastVsReference, TensorTensorMemsetReciprocal) {
   Rng rng(3);
   for (int i = 0; i < 300; ++i) {

@@ -353,6 +353,52 @@ TEST(SemanticsIndependent, IntegerResultsAndBitwiseOps) {
   }
 }
 
+// GpSimd computes tensor_tensor's arithmetic on int32/uint32 tiles in native integer arithmetic
+// (ISA-NEW tensor_tensor: "exact results for all 32-bit integer values"), where the Vector engine
+// goes through fp32 and rounds beyond 2^24; divide stays fp32 (integer division undocumented),
+// a mixed-dtype (fp32) operand keeps fp32, and results outside int32 saturate.
+TEST(SemanticsIndependent, GpSimdInt32ArithmeticIsExact) {
+  for (ExecMode mode : kModes) {
+    Tile a(DType::int32, 1, 4), b(DType::int32, 1, 4), out(DType::int32, 1, 4);
+    const int32_t av[] = {(1 << 24) + 1, 123456789, -2000000000, 46341};
+    const int32_t bv[] = {2, -7, -2000000000, 46341};
+    for (int c = 0; c < 4; ++c) {
+      a.set_raw(0, c, static_cast<uint32_t>(av[c]));
+      b.set_raw(0, c, static_cast<uint32_t>(bv[c]));
+    }
+    const auto got = [&](int c) { return static_cast<int32_t>(out.raw(0, c)); };
+    exec_tensor_tensor(mode, out.view(), a.view(), b.view(), AluOp::add, Engine::GpSimd);
+    EXPECT_EQ(got(0), (1 << 24) + 3);
+    EXPECT_EQ(got(1), 123456782);
+    EXPECT_EQ(got(2), std::numeric_limits<int32_t>::min()) << "-4e9 saturates";
+    exec_tensor_tensor(mode, out.view(), a.view(), b.view(), AluOp::add, Engine::Vector);
+    EXPECT_EQ(got(0), (1 << 24) + 2) << "fp32: 2^24 + 1 reads as 2^24";
+    exec_tensor_tensor(mode, out.view(), a.view(), b.view(), AluOp::subtract, Engine::GpSimd);
+    EXPECT_EQ(got(1), 123456796);
+    exec_tensor_tensor(mode, out.view(), a.view(), b.view(), AluOp::multiply, Engine::GpSimd);
+    EXPECT_EQ(got(1), -864197523);
+    EXPECT_EQ(got(3), std::numeric_limits<int32_t>::max()) << "46341^2 > 2^31 - 1 saturates";
+    exec_tensor_tensor(mode, out.view(), a.view(), b.view(), AluOp::max, Engine::GpSimd);
+    EXPECT_EQ(got(0), (1 << 24) + 1) << "not rounded to 2^24";
+    exec_tensor_tensor(mode, out.view(), a.view(), b.view(), AluOp::is_gt, Engine::GpSimd);
+    EXPECT_EQ(got(0), 1);
+    EXPECT_EQ(got(2), 0);
+    Tile vec(DType::int32, 1, 4);
+    exec_tensor_tensor(mode, out.view(), a.view(), b.view(), AluOp::divide, Engine::GpSimd);
+    exec_tensor_tensor(mode, vec.view(), a.view(), b.view(), AluOp::divide, Engine::Vector);
+    for (int c = 0; c < 4; ++c) EXPECT_EQ(out.raw(0, c), vec.raw(0, c)) << "divide in fp32";
+    Tile f(DType::fp32, 1, 4);
+    exec_tensor_tensor(mode, out.view(), a.view(), f.view(), AluOp::add, Engine::GpSimd);
+    EXPECT_EQ(got(0), 1 << 24) << "an fp32 operand: fp32 arithmetic";
+    EXPECT_TRUE(tensor_tensor_native_int(AluOp::add, DType::uint32, DType::int32, DType::uint32,
+                                         Engine::GpSimd));
+    EXPECT_FALSE(tensor_tensor_native_int(AluOp::add, DType::uint16, DType::int32, DType::int32,
+                                          Engine::GpSimd));
+    EXPECT_FALSE(tensor_tensor_native_int(AluOp::pow, DType::int32, DType::int32, DType::int32,
+                                          Engine::GpSimd));
+  }
+}
+
 TEST(SemanticsIndependent, IotaAndAffineSelectValues) {
   for (ExecMode mode : kModes) {
     Tile i32(DType::int32, 3, 4), bf(DType::bf16, 3, 4), u8(DType::uint8, 3, 4);

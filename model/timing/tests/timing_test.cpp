@@ -179,26 +179,90 @@ TEST(Timing, CostsFollowTheDocumentedFormulas) {
   }
 }
 
+// The duration of the last instance of a program that sets t [128, n] and then runs `last`.
+double last_instance_ns(int64_t n,
+                        const std::function<void(Builder&, TensorRef&, TensorRef&)>& last,
+                        const CostTable& costs = cost_table_trn1()) {
+  Builder b("one");
+  auto t = b.sbuf("t", DType::fp32, {128, n});
+  auto u = b.sbuf("u", DType::fp32, {128, n});
+  b.memset(t(), 4.0f);
+  last(b, t, u);
+  const Timed r = timed(b.finish(), {}, costs);
+  const TimedInstance& in = r.schedule.instances.back();
+  return in.end_ns - in.start_ns;
+}
+
 // A tensor_scalar costs the same whatever its operators (the tensor_scalar page: "performing one
 // operator has the same performance cost as performing two operators"; no per-operator cost is
-// documented), so a unary op0 costs what add does on the same engine.
+// documented), so a unary op0 costs what add does on the same engine; the one exception, rsqrt
+// on GpSimd, is the next test's.
 TEST(Timing, UnaryAluOpsCostWhatBinaryOnesDo) {
   auto one = [](AluOp op, std::optional<AluOp> op1, Engine e) {
-    Builder b("ts");
-    auto t = b.sbuf("t", DType::fp32, {128, 512});
-    auto u = b.sbuf("u", DType::fp32, {128, 512});
-    b.memset(t(), 4.0f);
-    b.tensor_scalar(u(), t(), op, Imm{0.0f}, false, op1, Imm{1.0f}, false, e);
-    const Timed r = timed(b.finish(), {});
-    const TimedInstance& in = r.schedule.instances.back();
-    return in.end_ns - in.start_ns;
+    return last_instance_ns(512, [&](Builder& b, TensorRef& t, TensorRef& u) {
+      b.tensor_scalar(u(), t(), op, Imm{0.0f}, false, op1, Imm{1.0f}, false, e);
+    });
   };
   for (Engine e : {Engine::Vector, Engine::GpSimd}) {
     const double add = one(AluOp::add, std::nullopt, e);
     EXPECT_GT(add, 0);
     for (AluOp op : {AluOp::abs, AluOp::square, AluOp::relu, AluOp::rsqrt, AluOp::reciprocal}) {
+      if (op == AluOp::rsqrt && e == Engine::GpSimd) continue;
       EXPECT_DOUBLE_EQ(one(op, std::nullopt, e), add) << alu_op_name(op);
       EXPECT_DOUBLE_EQ(one(op, AluOp::multiply, e), add) << alu_op_name(op);
+    }
+  }
+}
+
+// Reverse square root "on GpSIMD Engine is 4x lower [throughput] than Scalar Engine" (SHARED,
+// "NKI Engine Selection"): past GpSimd's start, tensor_scalar(op0=rsqrt) on GpSimd streams its
+// elements in 4x the time activation(rsqrt) takes on the Scalar engine, on every generation; on
+// the Vector engine rsqrt costs what add does.
+TEST(Timing, GpSimdRsqrtHasAQuarterOfTheScalarEnginesThroughput) {
+  for (const CostTable* gen : {&cost_table_trn1(), &cost_table_trn2(), &cost_table_trn3()}) {
+    CostTable c = *gen;
+    c.static_overhead_cycles = 0;  // the fitted per-instruction constant, out of the ratio
+    const double gpsimd_start_ns = c.gpsimd_start_cycles / c.hw->gpsimd_ghz;
+    for (int64_t n : {512, 2048}) {
+      const double gpsimd = last_instance_ns(
+          n,
+          [](Builder& b, TensorRef& t, TensorRef& u) {
+            b.tensor_scalar(u(), t(), AluOp::rsqrt, Imm{0.0f}, false, std::nullopt, Imm{0.0f},
+                            false, Engine::GpSimd);
+          },
+          c);
+      const double scalar = last_instance_ns(
+          n,
+          [](Builder& b, TensorRef& t, TensorRef& u) {
+            b.activation(u(), t(), {.func = ActFunc::rsqrt});
+          },
+          c);
+      const double gpsimd_add = last_instance_ns(
+          n,
+          [](Builder& b, TensorRef& t, TensorRef& u) {
+            b.tensor_scalar(u(), t(), AluOp::add, Imm{1.0f}, false, std::nullopt, Imm{0.0f}, false,
+                            Engine::GpSimd);
+          },
+          c);
+      EXPECT_NEAR(gpsimd - gpsimd_start_ns, 4 * scalar, 1e-6) << c.hw->name << " n=" << n;
+      EXPECT_NEAR(gpsimd - gpsimd_start_ns,
+                  4 * (gpsimd_add - gpsimd_start_ns) * c.hw->gpsimd_ghz / c.hw->scalar_ghz, 1e-6)
+          << c.hw->name << " n=" << n;
+      const double vector_rsqrt = last_instance_ns(
+          n,
+          [](Builder& b, TensorRef& t, TensorRef& u) {
+            b.tensor_scalar(u(), t(), AluOp::rsqrt, Imm{0.0f}, false, std::nullopt, Imm{0.0f},
+                            false, Engine::Vector);
+          },
+          c);
+      const double vector_add = last_instance_ns(
+          n,
+          [](Builder& b, TensorRef& t, TensorRef& u) {
+            b.tensor_scalar(u(), t(), AluOp::add, Imm{1.0f}, false, std::nullopt, Imm{0.0f}, false,
+                            Engine::Vector);
+          },
+          c);
+      EXPECT_DOUBLE_EQ(vector_rsqrt, vector_add) << c.hw->name;
     }
   }
 }

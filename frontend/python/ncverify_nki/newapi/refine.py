@@ -12,8 +12,9 @@ accumulation bookkeeping (the blocks its accumulation groups started, keyed by t
 text in tiles.py, and the regions earlier matmuls wrote) is carried into the split shape. An
 HBM tensor is flat bytes, row-major: a kernel argument or output declared with a finer
 factorisation of its dims holds the same bytes in the same order, so the kernel's interface is
-unchanged. Its shape as the kernel declared it is kept (`interface_shape`): the program's header
-says so, and the simulator hands arrays in and out in that shape. A size-1 dim appended to a
+unchanged. Its shape as the kernel declared it is kept (`interface_shape`): the program declares
+it (`interface [...]` after the tensor's shape, trace.py), `ncverify run` takes `.npy` inputs in
+either shape and writes outputs in it, and the simulator hands arrays in and out in it. A size-1 dim appended to a
 tensor (add_unit_dim) carries a broadcast when every other dim is used."""
 
 import weakref
