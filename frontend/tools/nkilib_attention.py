@@ -16,10 +16,13 @@ with its status:
 - `traced`: the kernel traced; with --check, the row says why it was not checked (the oracle
   has no spec for one of its options, or `check` ran over --check-timeout);
 - with --check, `checked`: `ncverify check` passed against the oracle. A cte row is checked with
-  `--layout` (its tp_* flags' tensor orders, heads folded into the batch) and `--contract
+  `--layout` (its tp_* flags' tensor orders, heads folded into the batch, and the roles of its
+  optional inputs: sink, prior, cp offset, packing bounds), its problem's flags (`--scale`,
+  `--align top-left`, `--causal`, `--window`, `--cp-degree`: `cte_problem`) and `--contract
   attention_cte` (attention_cte_multi_section above 10240 keys) with every option of the
-  contract given by `--contract-option` at the row's values (`cte_check_plan`), never one of
-  the registered kernel's defaults, and a pass counts only when `check` printed that contract;
+  contract given by `--contract-option` (`cte_check_plan`: the row's dtype, on which alone the
+  contract depends), never one of the registered kernel's defaults, and a pass counts only when
+  `check` printed that contract;
   `failed`: `check` found a case outside the contract (its FAIL line);
 - with --check, `bit-identical`: checked, and `ncverify run` of the traced program and of the
   registered kernel at the same options, shape and seed gave outputs with the same checksums
