@@ -1,6 +1,11 @@
 #include "check/explicit_layout.h"
 
+#include <deque>
 #include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -35,28 +40,162 @@ int64_t extent(const TensorLayout& tl, const std::vector<int64_t>& shape, Axis a
   return 1;
 }
 
+const std::set<std::string> kAxisRoles = {"q", "k", "v", "out", "sink", "k_prior", "v_prior"};
+const std::set<std::string> kInputRoles = {"prior_len", "q_offset", "key_min", "key_max"};
+
+// The run-time values each case drew, by the key of the mask they make (mask_key), for the
+// packing, which sees the case's spec only. Two draws with the same mask give the kernel the
+// same problem, so either one's values are the case's.
+//
+// draw_case sees the spec only, whose seqlen_kv is the prior and the active keys together: the
+// split is the one spec() last computed for that (seqlen_q, seqlen_kv) (check computes the spec of
+// a shape right before drawing its cases).
+struct DrawLog {
+  std::mutex m;
+  std::map<std::pair<int64_t, int64_t>, PositionsGeometry> geometry;
+  void put_geometry(const PositionsGeometry& g) {
+    std::lock_guard<std::mutex> lock(m);
+    geometry[{g.seqlen_q, g.prior + g.seqlen_active}] = g;
+  }
+  PositionsGeometry geometry_of(const oracle::AttentionSpec& s) {
+    std::lock_guard<std::mutex> lock(m);
+    const auto it = geometry.find({s.seqlen_q, s.seqlen_kv});
+    if (it == geometry.end()) {
+      throw std::invalid_argument("--layout: a case drawn for a spec this variant did not make");
+    }
+    return it->second;
+  }
+  std::map<uint64_t, PositionsDraw> by_mask;
+  std::deque<uint64_t> order;  // oldest first; the log keeps the last kKeep draws
+  static constexpr size_t kKeep = 256;
+  void put(uint64_t key, const PositionsDraw& d) {
+    std::lock_guard<std::mutex> lock(m);
+    if (by_mask.insert_or_assign(key, d).second) order.push_back(key);
+    if (order.size() > kKeep) {
+      by_mask.erase(order.front());
+      order.pop_front();
+    }
+  }
+  PositionsDraw get(uint64_t key) {
+    std::lock_guard<std::mutex> lock(m);
+    const auto it = by_mask.find(key);
+    if (it == by_mask.end()) {
+      throw std::invalid_argument(
+          "--layout: a case's run-time inputs were not drawn for its spec (a spec not made by "
+          "this variant's draw_case)");
+    }
+    return it->second;
+  }
+};
+
+// Sink logits per head, drawn from the case's seed: quarter steps in [-4, 24], so that some
+// exceed the row maxima of the check distributions' scores (a kernel that drops the sink fails).
+void draw_sinks(oracle::AttentionSpec& s, std::mt19937_64& rng) {
+  s.sink.clear();
+  for (int64_t h = 0; h < s.heads; ++h) {
+    s.sink.push_back(static_cast<double>(std::uniform_int_distribution<int>(-16, 96)(rng)) / 4);
+  }
+}
+
+// Copies keys [first, first + count) of the spec's k or v (`values`, in kv_index order) into
+// `dst` laid out as `t` (axes among b, h, s, d; seq extent `count`).
+void pack_keys(const TensorLayout& t, const oracle::AttentionSpec& s,
+               const std::vector<double>& values, int64_t first, int64_t count, HostTensor& dst) {
+  if (dst.shape.size() != t.axes.size()) {
+    throw std::invalid_argument("tensor '" + t.tensor + "' has rank " +
+                                std::to_string(dst.shape.size()) + ", the layout lists " +
+                                std::to_string(t.axes.size()) + " axes");
+  }
+  int64_t sb = 0, sh = 0, ss = 0, sd = 0, stride = 1;
+  for (size_t x = t.axes.size(); x-- > 0;) {
+    const Axis a = t.axes[x];
+    const int64_t want = a == Axis::batch  ? s.batch
+                         : a == Axis::head ? s.kv_heads
+                         : a == Axis::seq  ? count
+                                           : s.d_head;
+    if (dst.shape[x] != want) {
+      throw std::invalid_argument("tensor '" + t.tensor + "' dimension " + std::to_string(x) +
+                                  " (" + axis_name(a) + ") is " + std::to_string(dst.shape[x]) +
+                                  ", the spec needs " + std::to_string(want));
+    }
+    (a == Axis::batch ? sb : a == Axis::head ? sh : a == Axis::seq ? ss : sd) = stride;
+    stride *= dst.shape[x];
+  }
+  for (int64_t b = 0; b < s.batch; ++b) {
+    for (int64_t h = 0; h < s.kv_heads; ++h) {
+      for (int64_t j = 0; j < count; ++j) {
+        for (int64_t c = 0; c < s.d_head; ++c) {
+          dst.set(b * sb + h * sh + j * ss + c * sd,
+                  static_cast<float>(values[static_cast<size_t>(s.kv_index(b, h, first + j, c))]));
+        }
+      }
+    }
+  }
+}
+
+void require_input(const Program& p, const std::string& name) {
+  const auto id = p.find_tensor(name);
+  if (!id || p.tensor(*id).kind != TensorKind::Input) {
+    throw std::invalid_argument("the layout names '" + name + "', which is no input of " + p.name);
+  }
+}
+
+HostTensor input_tensor(const Program& p, const ParamValues& params, const std::string& name) {
+  const auto id = p.find_tensor(name);
+  if (!id || p.tensor(*id).kind != TensorKind::Input) {
+    throw std::invalid_argument("kernel " + p.name + " has no input tensor '" + name + "'");
+  }
+  return HostTensor(p.tensor(*id).dtype, concrete_shape(p, *id, params));
+}
+
+// A run-time input holding `values` (one per element, in order; a single value fills it).
+void fill_input(const Program& p, const ParamValues& params, const std::string& name,
+                const std::vector<int64_t>& values, std::map<std::string, HostTensor>& packed) {
+  HostTensor h = input_tensor(p, params, name);
+  if (values.size() != 1 && static_cast<int64_t>(values.size()) != h.num_elements()) {
+    throw std::invalid_argument("kernel input '" + name + "' has " +
+                                std::to_string(h.num_elements()) + " elements, the problem " +
+                                std::to_string(values.size()) + " values for it");
+  }
+  for (int64_t e = 0; e < h.num_elements(); ++e) {
+    h.set(e, static_cast<float>(values[values.size() == 1 ? 0 : static_cast<size_t>(e)]));
+  }
+  packed[name] = std::move(h);
+}
+
 }  // namespace
 
-Layout parse_layout(const std::string& text) {
+ExplicitLayout parse_explicit_layout(const std::string& text) {
   std::string norm = text;
   for (char& c : norm)
     if (c == ';') c = ' ';
   std::istringstream in(norm);
   std::map<std::string, TensorLayout> roles;
+  std::map<std::string, std::string> inputs;
   std::string entry;
   while (in >> entry) {
     const auto eq = entry.find('=');
     if (eq == std::string::npos) {
       throw std::invalid_argument("layout entry '" + entry + "': expected ROLE=AXIS,AXIS,...");
     }
-    const std::string role = entry.substr(0, eq);
-    if (role != "q" && role != "k" && role != "v" && role != "out") {
+    const std::string role = entry.substr(0, eq), value = entry.substr(eq + 1);
+    if (!kAxisRoles.count(role) && !kInputRoles.count(role)) {
       throw std::invalid_argument("layout entry '" + entry + "': role '" + role +
-                                  "' is not q, k, v or out");
+                                  "' is not q, k, v, out, sink, k_prior, v_prior, prior_len, "
+                                  "q_offset, key_min or key_max");
     }
-    if (roles.count(role)) throw std::invalid_argument("layout gives '" + role + "' twice");
+    if (roles.count(role) || inputs.count(role)) {
+      throw std::invalid_argument("layout gives '" + role + "' twice");
+    }
+    if (kInputRoles.count(role)) {
+      if (value.empty()) {
+        throw std::invalid_argument("layout entry '" + entry + "' names no kernel input");
+      }
+      inputs[role] = value;
+      continue;
+    }
     TensorLayout tl{role, {}};
-    std::istringstream axes(entry.substr(eq + 1));
+    std::istringstream axes(value);
     std::string a;
     while (std::getline(axes, a, ',')) tl.axes.push_back(parse_axis(a, entry));
     if (tl.axes.empty()) throw std::invalid_argument("layout entry '" + entry + "' has no axes");
@@ -65,39 +204,161 @@ Layout parse_layout(const std::string& text) {
   for (const char* r : {"q", "k", "v", "out"}) {
     if (!roles.count(r)) throw std::invalid_argument(std::string("layout misses '") + r + "'");
   }
-  return Layout{roles["q"], roles["k"], roles["v"], roles["out"]};
+  ExplicitLayout el;
+  el.layout = Layout{roles["q"], roles["k"], roles["v"], roles["out"]};
+  if (roles.count("sink")) el.layout.sink = roles["sink"];
+  const int prior_roles =
+      static_cast<int>(roles.count("k_prior") + roles.count("v_prior") + inputs.count("prior_len"));
+  if (prior_roles != 0 && prior_roles != 3) {
+    throw std::invalid_argument(
+        "prefix caching needs the three roles k_prior, v_prior and prior_len");
+  }
+  if (prior_roles == 3) {
+    el.k_prior = roles["k_prior"];
+    el.v_prior = roles["v_prior"];
+    el.prior_len = inputs["prior_len"];
+  }
+  if (inputs.count("key_min") != inputs.count("key_max")) {
+    throw std::invalid_argument("sequence packing needs both key_min and key_max");
+  }
+  if (inputs.count("q_offset")) el.q_offset = inputs["q_offset"];
+  if (inputs.count("key_min")) {
+    el.key_min = inputs["key_min"];
+    el.key_max = inputs["key_max"];
+  }
+  return el;
+}
+
+Layout parse_layout(const std::string& text) {
+  const ExplicitLayout el = parse_explicit_layout(text);
+  if (el.layout.sink || el.k_prior || !el.q_offset.empty() || !el.key_min.empty()) {
+    throw std::invalid_argument("layout '" + text + "': only q, k, v and out are expected here");
+  }
+  return el.layout;
 }
 
 Variant explicit_layout_variant(const Variant& contract_from, const Program& program,
-                                const Layout& layout, double scale, bool causal) {
+                                const ExplicitLayout& el, const ExplicitProblem& problem) {
   Variant v = contract_from;
   v.name = program.name;
-  v.layout = layout;
+  v.layout = el.layout;
   v.adapt_layout = nullptr;  // the layout is the one given, whatever the options
-  // Only the contract is lent: where the contract's kernel runs and how often its cases are
-  // rerun are facts about that kernel, not about this program.
+  // Only the contract is lent: where the contract's kernel runs, how often its cases are rerun
+  // and what they draw are facts about that kernel, not about this program.
   v.generations.clear();
   v.generations_reason.clear();
   v.determinism_runs = 0;
-  v.spec = [program, layout, scale, causal](const Options&, const ParamValues& params) {
+  v.draw_case = nullptr;
+  // The roles' tensors exist (a clear error before any case runs).
+  for (const TensorLayout* t : {&el.layout.q, &el.layout.k, &el.layout.v, &el.layout.out}) {
+    tensor_named(program, t->tensor);
+  }
+  for (const std::string* in : {&el.prior_len, &el.q_offset, &el.key_min, &el.key_max}) {
+    if (!in->empty()) require_input(program, *in);
+  }
+  if (el.k_prior) {
+    require_input(program, el.k_prior->tensor);
+    require_input(program, el.v_prior->tensor);
+  }
+  const bool has_prior = el.k_prior.has_value();
+  const auto geometry = [program, el, has_prior](const ParamValues& params) {
     const auto shapes = concrete_shapes(program, params);
     auto shape_of = [&](const std::string& name) {
       return shapes.at(tensor_named(program, name).id);
     };
-    const auto q = shape_of(layout.q.tensor), k = shape_of(layout.k.tensor);
+    PositionsGeometry g;
+    g.seqlen_q = extent(el.layout.q, shape_of(el.layout.q.tensor), Axis::seq);
+    g.seqlen_active = extent(el.layout.k, shape_of(el.layout.k.tensor), Axis::seq);
+    if (has_prior) g.prior = extent(*el.k_prior, shape_of(el.k_prior->tensor), Axis::seq);
+    g.q_offset = !el.q_offset.empty();
+    g.key_bounds = !el.key_min.empty();
+    return g;
+  };
+  validate_positions(problem, PositionsGeometry{1, 1, has_prior ? 1 : 0, !el.q_offset.empty(),
+                                                !el.key_min.empty()});
+  // Sinks when the program takes them (a registered kernel's layout may name a sink input that
+  // this program does not have).
+  const auto sink_id = el.layout.sink ? program.find_tensor(el.layout.sink->tensor) : std::nullopt;
+  const bool has_sink = sink_id && program.tensor(*sink_id).kind == TensorKind::Input;
+  const bool run_time = has_prior || !el.q_offset.empty() || !el.key_min.empty();
+  auto log = std::make_shared<DrawLog>();
+  // One case's problem: its run-time values (and sinks) from `seed`, the mask they make.
+  const auto draw = [problem, has_sink, run_time, log](oracle::AttentionSpec& s,
+                                                       const PositionsGeometry& g, uint64_t seed) {
+    std::mt19937_64 rng(seed ^ 0x6c61796f75743435ull);
+    if (has_sink) draw_sinks(s, rng);
+    const PositionsDraw d = draw_positions(problem, g, rng);
+    set_positions_mask(problem, g, d, s);
+    if (run_time) log->put(mask_key(s), d);
+  };
+  v.spec = [program, el, problem, geometry, draw, log](const Options&, const ParamValues& params) {
+    const auto shapes = concrete_shapes(program, params);
+    auto shape_of = [&](const std::string& name) {
+      return shapes.at(tensor_named(program, name).id);
+    };
+    const auto q = shape_of(el.layout.q.tensor), k = shape_of(el.layout.k.tensor);
+    const PositionsGeometry g = geometry(params);
+    validate_positions(problem, g);
+    log->put_geometry(g);
     oracle::AttentionSpec s;
-    s.batch = extent(layout.q, q, Axis::batch);
-    s.heads = extent(layout.q, q, Axis::head);
-    s.kv_heads = extent(layout.k, k, Axis::head);
-    s.seqlen_q = extent(layout.q, q, Axis::seq);
-    s.seqlen_kv = extent(layout.k, k, Axis::seq);
-    s.d_head = extent(layout.q, q, Axis::dim);
-    s.scale = scale;
-    if (causal) s.mask.kind = oracle::MaskKind::causal;
-    s.input_dtype = tensor_named(program, layout.q.tensor).dtype;
-    s.output_dtype = tensor_named(program, layout.out.tensor).dtype;
+    s.batch = extent(el.layout.q, q, Axis::batch);
+    s.heads = extent(el.layout.q, q, Axis::head);
+    s.kv_heads = extent(el.layout.k, k, Axis::head);
+    s.d_head = extent(el.layout.q, q, Axis::dim);
+    s.scale = problem.scale;
+    s.input_dtype = tensor_named(program, el.layout.q.tensor).dtype;
+    s.output_dtype = tensor_named(program, el.layout.out.tensor).dtype;
+    if (g.prior > 0) {
+      // The prior slots and the active keys are one key sequence to the oracle, prior first;
+      // as a paged cache of one-key blocks in order, which the packing splits back into the
+      // kernel's k_prior / k and v_prior / v.
+      const int64_t keys = g.prior + g.seqlen_active;
+      oracle::BlockKv bk;
+      bk.block_size = 1;
+      bk.num_blocks = s.batch * keys;
+      for (int64_t e = 0; e < bk.num_blocks; ++e) bk.table.push_back(e);
+      s.block_kv = bk;
+    }
+    draw(s, g, 0);  // the spec's own values; each case draws its own
     return s;
   };
+  if (has_sink || run_time) {
+    v.draw_case = [draw, log](oracle::AttentionSpec& s, uint64_t seed) {
+      draw(s, log->geometry_of(s), seed);
+    };
+  }
+  if (run_time) {
+    const auto previous = el.layout.pack_extra;
+    v.layout.pack_extra = [el, geometry, log, previous](const Program& p, const ParamValues& params,
+                                                        const oracle::AttentionSpec& s,
+                                                        const oracle::AttentionInputs& in,
+                                                        std::map<std::string, HostTensor>& packed) {
+      if (previous) previous(p, params, s, in, packed);
+      const PositionsGeometry g = geometry(params);
+      const PositionsDraw d = log->get(mask_key(s));
+      if (g.prior > 0) {
+        const struct {
+          const TensorLayout& t;
+          const std::vector<double>& values;
+          int64_t first, count;
+        } parts[] = {{*el.k_prior, in.k, 0, g.prior},
+                     {*el.v_prior, in.v, 0, g.prior},
+                     {el.layout.k, in.k, g.prior, g.seqlen_active},
+                     {el.layout.v, in.v, g.prior, g.seqlen_active}};
+        for (const auto& part : parts) {
+          HostTensor h = input_tensor(p, params, part.t.tensor);
+          pack_keys(part.t, s, part.values, part.first, part.count, h);
+          packed[part.t.tensor] = std::move(h);
+        }
+        fill_input(p, params, el.prior_len, {d.prior_len}, packed);
+      }
+      if (!el.q_offset.empty()) fill_input(p, params, el.q_offset, {d.q_offset}, packed);
+      if (!el.key_min.empty()) {
+        fill_input(p, params, el.key_min, d.key_min, packed);
+        fill_input(p, params, el.key_max, d.key_max, packed);
+      }
+    };
+  }
   return v;
 }
 

@@ -10,6 +10,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <sstream>
 
 #include "check/check.h"
 #include "check/check_sweep.h"
@@ -37,8 +38,13 @@ struct CheckCommandOptions {
   // Runs per case under schedule seeds 0..N-1 (model/interp/determinism.h); -1: the kernel's
   // Variant::determinism_runs (run_check replaces it with the number used).
   int determinism_runs = -1;
+  // The problem of a --layout check (check/explicit_positions.h ExplicitProblem).
   double scale = 1.0;
   bool causal = false;
+  std::string align;  // "" (bottom-right), bottom-right or top-left
+  int64_t window = 0;
+  int64_t cp_degree = 0;
+  bool cp_strided = false;
   std::vector<std::string> params;
   // --contract-option NAME=VALUE: the --contract kernel's options, apart from --param
   // (kernel_source.h contract_options_given)
@@ -59,6 +65,11 @@ std::optional<kernels::KvCacheLayout> kv_cache_layout(const CheckCommandOptions&
   if (!kernels::is_kv_cache_layout(opts.layout)) return std::nullopt;
   // A decode kernel against a KV cache: its mask is built from the cache's positions.
   if (opts.causal) throw UsageError("--causal: a KV-cache layout's mask is the cache's own");
+  if (!opts.align.empty() || opts.window != 0 || opts.cp_degree != 0 || opts.cp_strided) {
+    throw UsageError(
+        "--align, --window and --cp-*: a KV-cache layout states its window and positions with "
+        "its roles (window=, positions, starts)");
+  }
   try {
     return kernels::parse_kv_cache_layout(opts.layout);
   } catch (const std::invalid_argument& e) {
@@ -66,7 +77,45 @@ std::optional<kernels::KvCacheLayout> kv_cache_layout(const CheckCommandOptions&
   }
 }
 
-// --layout/--contract (with --scale, --causal): the kernel's own layout and a registered
+// Whether any of the problem's flags (--scale, --causal, --align, --window, --cp-*) is given.
+bool problem_given(const CheckCommandOptions& o) {
+  return o.causal || o.scale != 1.0 || !o.align.empty() || o.window != 0 || o.cp_degree != 0 ||
+         o.cp_strided;
+}
+
+kernels::ExplicitProblem explicit_problem(const CheckCommandOptions& o) {
+  kernels::ExplicitProblem p;
+  p.scale = o.scale;
+  p.causal = o.causal;
+  if (o.align == "top-left") {
+    p.align = kernels::Align::top_left;
+  } else if (!o.align.empty() && o.align != "bottom-right") {
+    throw UsageError("--align " + o.align + ": expected top-left or bottom-right");
+  }
+  p.window = o.window;
+  p.cp_degree = o.cp_degree;
+  p.cp_strided = o.cp_strided;
+  return p;
+}
+
+// The problem's flags as a command line gives them ("" when none is given).
+std::string problem_flags(const CheckCommandOptions& o) {
+  std::string s;
+  if (o.scale != 1.0) {
+    std::ostringstream scale;
+    scale.precision(17);
+    scale << o.scale;
+    s += " --scale " + scale.str();
+  }
+  if (o.causal) s += " --causal";
+  if (!o.align.empty()) s += " --align " + o.align;
+  if (o.window != 0) s += " --window " + std::to_string(o.window);
+  if (o.cp_degree != 0) s += " --cp-degree " + std::to_string(o.cp_degree);
+  if (o.cp_strided) s += " --cp-strided";
+  return s;
+}
+
+// --layout/--contract (with the problem's flags): the kernel's own layout and a registered
 // kernel's contract, the attention problem read off the program's shapes.
 std::optional<kernels::Variant> explicit_variant(const CheckCommandOptions& opts,
                                                  const KernelSource& src) {
@@ -74,20 +123,20 @@ std::optional<kernels::Variant> explicit_variant(const CheckCommandOptions& opts
   if (const auto kv = kv_cache_layout(opts)) {
     return kernels::kv_cache_layout_variant(*src.variant, src.program, *kv, opts.scale);
   }
-  kernels::Layout layout;
+  kernels::ExplicitLayout layout;
   if (const kernels::Variant* named = kernels::find_variant(opts.layout)) {
     // The contract's kernel lends the layout of the options the target has (a layout can follow
     // an option: Variant::adapt_layout); another kernel lends its default one.
-    layout = named == src.variant ? named->layout_for(src.options) : named->layout;
+    layout.layout = named == src.variant ? named->layout_for(src.options) : named->layout;
   } else {
     try {
-      layout = kernels::parse_layout(opts.layout);
+      layout = kernels::parse_explicit_layout(opts.layout);
     } catch (const std::invalid_argument& e) {
       throw UsageError(std::string("--layout: ") + e.what());
     }
   }
-  return kernels::explicit_layout_variant(*src.variant, src.program, layout, opts.scale,
-                                          opts.causal);
+  return kernels::explicit_layout_variant(*src.variant, src.program, layout,
+                                          explicit_problem(opts));
 }
 
 // The command that re-runs exactly one case: the target, its shape and options, the input
@@ -97,7 +146,9 @@ std::string replay_line(const CheckCommandOptions& opts, const KernelSource& src
                         const kernels::CaseResult& c) {
   std::string s = "ncverify check " + opts.target;
   if (!opts.like.empty()) s += " --like " + opts.like;
-  if (!opts.layout.empty()) s += " --layout \"" + opts.layout + "\" --contract " + opts.contract;
+  if (!opts.layout.empty()) {
+    s += " --layout \"" + opts.layout + "\" --contract " + opts.contract + problem_flags(opts);
+  }
   for (const std::string& o : opts.contract_options) s += " --contract-option " + o;
   for (const auto& [k, v] : params) s += " --param " + k + "=" + std::to_string(v);
   if (src.rebuild) {
@@ -213,8 +264,10 @@ int run_check(const CheckCommandOptions& given) {
   if (explicit_layout && (opts.layout.empty() || opts.contract.empty())) {
     throw UsageError("--layout and --contract go together");
   }
-  if (!explicit_layout && (opts.causal || opts.scale != 1.0)) {
-    throw UsageError("--scale and --causal describe the problem of a --layout check");
+  if (!explicit_layout && problem_given(opts)) {
+    throw UsageError(
+        "--scale, --causal, --align, --window and --cp-degree/--cp-strided describe the problem "
+        "of a --layout check");
   }
   if (!explicit_layout && !opts.contract_options.empty()) {
     throw UsageError(
@@ -339,6 +392,8 @@ int run_check(const CheckCommandOptions& given) {
       if (!opts.layout.empty()) {
         j["layout"] = opts.layout;
         j["contract_from"] = opts.contract;
+        // the stated problem's flags (--scale, --causal, --align, --window, --cp-*)
+        if (const std::string f = problem_flags(opts); !f.empty()) j["problem"] = f.substr(1);
       }
       if (const kernels::CaseResult* w = kernels::worst_case_of(r)) {
         j["worst_case_replay"] = replay_line(opts, src, r.options, r.params, *w);
@@ -395,7 +450,12 @@ void register_check(CLI::App& app, Action& action) {
   cmd->add_option("--layout", opts->layout,
                   "For a .nkir file or an NKI kernel without --like: which axis each dim of q, k, "
                   "v and out is, e.g. \"q=d,s k=d,s v=d,s out=s,d\" (axes b h s d), or a "
-                  "registered kernel's name for its layout");
+                  "registered kernel's name for its layout. Optional roles: sink=AXES (input "
+                  "'sink', one logit per head, drawn per case), k_prior=AXES v_prior=AXES "
+                  "prior_len=INPUT (prefix caching: INPUT holds the used prior length, drawn per "
+                  "case in [0, prior)), q_offset=INPUT (context parallelism: the first query's "
+                  "position, with --cp-degree), key_min=INPUT key_max=INPUT (sequence packing: "
+                  "each query's keys [min, max), drawn per case)");
   cmd->add_option("--contract", opts->contract,
                   "With --layout: the registered kernel whose precision contract applies (its "
                   "options among the --param)");
@@ -407,6 +467,20 @@ void register_check(CLI::App& app, Action& action) {
       ->take_all();
   cmd->add_option("--scale", opts->scale, "With --layout: the softmax scale (default 1)");
   cmd->add_flag("--causal", opts->causal, "With --layout: a causal mask");
+  cmd->add_option("--align", opts->align,
+                  "With --layout: where the queries sit among the keys for --causal and "
+                  "--window: bottom-right (default: the last query at the last key) or top-left "
+                  "(query i at key i, as nki-library's attention_cte)");
+  cmd->add_option("--window", opts->window,
+                  "With --layout: a sliding window of W keys: a query at position p sees keys at "
+                  "positions > p - W")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  cmd->add_option("--cp-degree", opts->cp_degree,
+                  "With --layout and a q_offset role: context parallelism over N ranks (the "
+                  "offset drawn per case as rank * seqlen_q, or the rank with --cp-strided)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  cmd->add_flag("--cp-strided", opts->cp_strided,
+                "With --cp-degree: the ranks' queries interleaved (query i at offset + i * N)");
   cmd->add_option("--like", opts->like,
                   "For a .nkir file or an NKI kernel: the registered kernel whose layout, spec and "
                   "contract apply (a file's `options` line gives the options; a --param that "

@@ -37,22 +37,32 @@ class Layout(unittest.TestCase):
 
 
 class CheckPlan(unittest.TestCase):
-    def test_every_contract_option_is_given_at_the_rows_values(self):
+    def test_every_contract_option_is_given_and_the_problem_stated_by_check(self):
         args, why = rows.cte_check_plan(config(dtype="fp32", scale=0.125, lnc=1))
         self.assertIsNone(why)
         self.assertEqual(args[args.index("--contract") + 1], "attention_cte")
+        # the contract depends on the dtype alone: the other options at values offered with any
+        # dtype (check's AttentionCteContractDependsOnTheDtypeOnly)
         self.assertEqual(contract_options(args),
-                         ["causal_mask=false", "sliding_window=off", "sink=off", "dtype=fp32",
-                          "lnc=1", "scale=0.125"])
+                         ["causal_mask=true", "sliding_window=off", "sink=off", "dtype=fp32",
+                          "lnc=1", "scale=1.0"])
         self.assertEqual(args[args.index("--scale") + 1], "0.125")
+        self.assertEqual(args[args.index("--align") + 1], "top-left")
         self.assertNotIn("--causal", args)
         self.assertEqual(args[args.index("--layout") + 1], rows.cte_layout(config()))
 
-    def test_a_causal_row_with_equal_lengths_states_the_mask(self):
-        args, why = rows.cte_check_plan(config(causal_mask=True))
+    def test_any_scale_is_stated_by_check(self):
+        args, why = rows.cte_check_plan(config(scale=0.5))
         self.assertIsNone(why)
-        self.assertIn("--causal", args)
-        self.assertIn("causal_mask=true", contract_options(args))
+        self.assertEqual(args[args.index("--scale") + 1], "0.5")
+        self.assertIn("scale=1.0", contract_options(args))
+
+    def test_a_causal_row_states_the_top_left_mask_at_any_lengths(self):
+        for sk in (1024, 2048):
+            args, why = rows.cte_check_plan(config(causal_mask=True, seqlen_kv=sk))
+            self.assertIsNone(why)
+            self.assertIn("--causal", args)
+            self.assertEqual(args[args.index("--align") + 1], "top-left")
 
     def test_keys_past_the_threshold_take_the_multi_section_contract(self):
         args, _ = rows.cte_check_plan(config(seqlen_q=2048, seqlen_kv=16384))
@@ -60,21 +70,34 @@ class CheckPlan(unittest.TestCase):
         args, _ = rows.cte_check_plan(config(seqlen_q=10240, seqlen_kv=10240))
         self.assertEqual(args[args.index("--contract") + 1], "attention_cte")
 
+    def test_each_optional_input_is_a_layout_role_and_its_flags(self):
+        cases = [(dict(sink=True), ["sink=h,b"], []),
+                 (dict(prior=True, seqlen_prior=512),
+                  ["k_prior=h,d,s", "v_prior=h,s,d", "prior_len=prior_used_len"], []),
+                 (dict(prior=True, seqlen_prior=512, tp_k=True), ["k_prior=h,s,d"], []),
+                 (dict(cp=True, global_cp_deg=4, cp_strided_q_slicing=False, causal_mask=True),
+                  ["q_offset=cp_offset"], ["--cp-degree", "4"]),
+                 (dict(cp=True, global_cp_deg=2, cp_strided_q_slicing=True, causal_mask=True),
+                  ["q_offset=cp_offset"], ["--cp-degree", "2", "--cp-strided"]),
+                 (dict(packed=True), ["key_min=bound_min", "key_max=bound_max"], []),
+                 (dict(sliding_window=128, causal_mask=True), [], ["--window", "128"])]
+        for change, roles, flags in cases:
+            args, why = rows.cte_check_plan(config(**change))
+            self.assertIsNone(why, change)
+            layout = args[args.index("--layout") + 1].split()
+            for r in roles:
+                self.assertIn(r, layout, change)
+            text = " ".join(args)
+            self.assertIn(" ".join(flags), text, change)
+        self.assertNotIn("--cp-strided", rows.cte_check_plan(config(
+            cp=True, global_cp_deg=4, cp_strided_q_slicing=False))[0])
+
     def test_options_without_a_spec_are_not_checked_and_say_why(self):
-        cases = [(dict(cp=True), "context parallelism"), (dict(prior=True), "prefix caching"),
-                 (dict(packed=True), "sequence packing"), (dict(cache_softmax=True),
-                                                          "cache_softmax"),
-                 (dict(sliding_window=128, causal_mask=True), "sliding_window=128"),
-                 (dict(sink=True), "sink"),
-                 (dict(causal_mask=True, seqlen_kv=2048), "top-left aligned"),
-                 (dict(dtype="fp16"), "dtype fp16"), (dict(scale=0.5), "scale 0.5")]
+        cases = [(dict(cache_softmax=True), "cache_softmax"), (dict(dtype="fp16"), "dtype fp16")]
         for change, words in cases:
             args, why = rows.cte_check_plan(config(**change))
             self.assertIsNone(args, change)
             self.assertIn(words, why, change)
-        # the first unmodelled option is named
-        _, why = rows.cte_check_plan(config(cp=True, prior=True))
-        self.assertIn("context parallelism", why)
 
     def test_a_non_causal_row_with_other_lengths_is_checked(self):
         args, why = rows.cte_check_plan(config(seqlen_q=512, seqlen_kv=1536))
@@ -177,11 +200,14 @@ class Verdicts(unittest.TestCase):
             rows.run_check(tkg, "/nonexistent/ncverify", "t.py:f", {}, 1, 1)
             self.assertTrue(tkg["check"].startswith("not checked: " + why), tkg["check"])
             self.assertEqual(tkg["status"], "traced")
-        cte = {"kernel": "cte", "status": "traced", "config": config(cp=True), "args": []}
+        cte = {"kernel": "cte", "status": "traced", "config": config(cache_softmax=True),
+               "args": []}
         rows.run_check(cte, "/nonexistent/ncverify", "t.py:f", {}, 1, 1)
-        self.assertTrue(cte["check"].startswith("not checked: context parallelism"))
-        rows.run_hand_translation(cte, "/nonexistent/ncverify", "t.py:f", {}, 1, 1)
-        self.assertTrue(cte["hand"].startswith("not compared: context parallelism"))
+        self.assertTrue(cte["check"].startswith("not checked: cache_softmax"))
+        cp = {"kernel": "cte", "status": "traced", "args": [],
+              "config": config(cp=True, global_cp_deg=2, cp_strided_q_slicing=False)}
+        rows.run_hand_translation(cp, "/nonexistent/ncverify", "t.py:f", {}, 1, 1)
+        self.assertTrue(cp["hand"].startswith("not compared: context parallelism"))
         self.assertEqual(cte["status"], "traced")
 
 

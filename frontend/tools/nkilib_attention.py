@@ -16,10 +16,13 @@ with its status:
 - `traced`: the kernel traced; with --check, the row says why it was not checked (the oracle
   has no spec for one of its options, or `check` ran over --check-timeout);
 - with --check, `checked`: `ncverify check` passed against the oracle. A cte row is checked with
-  `--layout` (its tp_* flags' tensor orders, heads folded into the batch) and `--contract
+  `--layout` (its tp_* flags' tensor orders, heads folded into the batch, and the roles of its
+  optional inputs: sink, prior, cp offset, packing bounds), its problem's flags (`--scale`,
+  `--align top-left`, `--causal`, `--window`, `--cp-degree`: `cte_problem`) and `--contract
   attention_cte` (attention_cte_multi_section above 10240 keys) with every option of the
-  contract given by `--contract-option` at the row's values (`cte_check_plan`), never one of
-  the registered kernel's defaults, and a pass counts only when `check` printed that contract.
+  contract given by `--contract-option` (`cte_check_plan`: the row's dtype, on which alone the
+  contract depends), never one of the registered kernel's defaults, and a pass counts only when
+  `check` printed that contract.
   A tkg row is checked with a KV-cache `--layout` (check/kv_cache_layout.h: the entry's q,
   k_active, v_active, k_prior, v_prior, mask, out, sink and rope_pos_ids roles, `tkg_check_layout`)
   and `--contract attention_tkg`, every option given at the row's values (`tkg_check_plan`):
@@ -463,61 +466,87 @@ def cte_layout(config):
 
 def cte_not_modelled(config):
     """The first option of a cte row that the oracle has no spec for (None: every option has
-    one). Context parallelism, prefix caching and sequence packing read offsets and lengths at
-    run time; cache_softmax has two more outputs."""
-    c = config
-    if c["cp"]:
-        return ("context parallelism (cp_offset, global_cp_deg): the oracle has no spec for a "
-                "q offset read at run time")
-    if c["prior"]:
-        return ("prefix caching (k_prior, v_prior, prior_used_len): the oracle has no spec for "
-                "a prior length read at run time")
-    if c["packed"]:
-        return "sequence packing (bound_min, bound_max): the oracle has no spec for per-query key bounds"
-    if c["cache_softmax"]:
+    one): cache_softmax has two more outputs (the cached row max and 1/sum)."""
+    if config["cache_softmax"]:
         return "cache_softmax: the oracle has no spec for the cached row max and 1/sum outputs"
     return None
 
 
+def cte_not_registered(config):
+    """The first option of a cte row that the registered attention_cte does not model (None:
+    none): the run-time inputs of context parallelism, prefix caching and sequence packing, and
+    cache_softmax."""
+    c = config
+    if c["cp"]:
+        return ("context parallelism (cp_offset, global_cp_deg): the registered attention_cte has "
+                "no run-time q offset")
+    if c["prior"]:
+        return ("prefix caching (k_prior, v_prior, prior_used_len): the registered attention_cte "
+                "has no prior")
+    if c["packed"]:
+        return ("sequence packing (bound_min, bound_max): the registered attention_cte has no "
+                "per-query key bounds")
+    return cte_not_modelled(c)
+
+
+def cte_problem(config):
+    """The layout roles (beyond q, k, v, out) and `check` flags that state a cte row's problem as
+    attention_cte_torch.py computes it: query i at position i (cp: cp_offset + i, or cp_offset +
+    i * global_cp_deg strided), active key j at j, used prior slot j at j - prior_used_len; causal
+    masks keys after the query, sliding_window=W keys W or more behind it (`--align top-left`,
+    `--window W`); sink [bs, 1] one logit per folded row; bound_min / bound_max [Sq, 1] each
+    query's keys. The run-time values (prior_used_len, the cp rank, the packed sequences, the
+    sinks) are drawn per case by `check`."""
+    c = config
+    k_axes = "h,s,d" if c["tp_k"] else "h,d,s"
+    roles = []
+    if c["sink"]:
+        roles.append("sink=h,b")
+    if c["prior"]:
+        roles += ["k_prior=%s" % k_axes, "v_prior=h,s,d", "prior_len=prior_used_len"]
+    if c["cp"]:
+        roles.append("q_offset=cp_offset")
+    if c["packed"]:
+        roles += ["key_min=bound_min", "key_max=bound_max"]
+    flags = ["--align", "top-left"]
+    if c["causal_mask"]:
+        flags.append("--causal")
+    if c["sliding_window"]:
+        flags += ["--window", str(c["sliding_window"])]
+    if c["cp"]:
+        flags += ["--cp-degree", str(c["global_cp_deg"])]
+        if c["cp_strided_q_slicing"]:
+            flags.append("--cp-strided")
+    return roles, flags
+
+
 def cte_check_plan(config):
     """(the `check` arguments after the row's own, None) for a cte row whose problem `check
-    --layout ... --contract` states, else (None, why not). Every option of the contract's kernel
-    is given (--contract-option): the contract is attention_cte's at the row's dtype, mask, lnc
-    and scale (attention_cte_multi_section's above 10240 keys), never one of its defaults."""
+    --layout ... --contract` states, else (None, why not). The contract is attention_cte's
+    (attention_cte_multi_section's above 10240 keys) at the row's dtype, every option of the
+    contract's kernel given by --contract-option, never one of its defaults. That contract
+    depends on the dtype alone (check's explicit_layout_test,
+    AttentionCteContractDependsOnTheDtypeOnly): the options causal_mask, sliding_window, sink,
+    lnc and scale change the registered kernel's program and problem, which here are the traced
+    program and the problem `check` states (--scale, the layout's roles, cte_problem's flags), so
+    they are given at the values the registered kernel offers with any dtype (causal_mask=true,
+    the others at their defaults)."""
     c = config
     why = cte_not_modelled(c)
     if why:
         return None, why
-    if c["sliding_window"]:
-        return None, ("sliding_window=%s: check --layout states no window (attention_cte's own "
-                      "spec has one through its `window` param, which a traced program does not "
-                      "declare)" % c["sliding_window"])
-    if c["sink"]:
-        return None, ("sink: check --layout states no sink logits (attention_cte's spec fixes "
-                      "them per row of its own program)")
-    if c["causal_mask"] and c["seqlen_q"] != c["seqlen_kv"]:
-        return None, ("causal_mask with seqlen_q %d != seqlen_kv %d: the source's mask is "
-                      "top-left aligned (query i sees keys j <= i), the oracle's bottom-right"
-                      % (c["seqlen_q"], c["seqlen_kv"]))
     if c["dtype"] not in CTE_DTYPES:
         return None, ("dtype %s: attention_cte's contract is for bf16 or fp32 (its option dtype)"
                       % c["dtype"])
-    scale = float(c["scale"])
-    if scale not in CTE_SCALES:
-        return None, ("scale %s: attention_cte's contract options offer scale 1.0 or 0.125"
-                      % c["scale"])
     contract = ("attention_cte_multi_section" if c["seqlen_kv"] > CTE_SECTION_THRESHOLD
                 else "attention_cte")
-    options = [("causal_mask", "true" if c["causal_mask"] else "false"),
-               ("sliding_window", "off"), ("sink", "off"), ("dtype", c["dtype"]),
-               ("lnc", str(c["lnc"])), ("scale", CTE_SCALES[scale])]
-    args = ["--layout", cte_layout(c), "--contract", contract]
+    options = [("causal_mask", "true"), ("sliding_window", "off"), ("sink", "off"),
+               ("dtype", c["dtype"]), ("lnc", "1"), ("scale", "1.0")]
+    roles, flags = cte_problem(c)
+    args = ["--layout", " ".join([cte_layout(c)] + roles), "--contract", contract]
     for name, value in options:
         args += ["--contract-option", "%s=%s" % (name, value)]
-    args += ["--scale", repr(scale)]
-    if c["causal_mask"]:
-        args.append("--causal")
-    return args, None
+    return args + ["--scale", repr(float(c["scale"]))] + flags, None
 
 
 def cte_hand_options(config):
@@ -527,7 +556,7 @@ def cte_hand_options(config):
     Which combinations it offers is the registered kernel's to say (`dump` refuses the others,
     and the row records its words)."""
     c = config
-    why = cte_not_modelled(c)
+    why = cte_not_registered(c)
     if why:
         return None, why
     if not c["tp_q"] or c["tp_k"] or c["tp_out"]:

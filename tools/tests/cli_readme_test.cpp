@@ -118,10 +118,11 @@ std::optional<std::string> substitute(const std::string& flag, const std::string
 
 // Flags left out although they could run: --json (the text output is asserted), --seqlens
 // (bench's line also pins --param seqlen, and the two are exclusive), and the flags that describe
-// one particular kernel's tensors or problem (--input, --shape, --scale, --causal), which the
-// fixture kernels do not share.
+// one particular kernel's tensors or problem (--input, --shape, --scale, --causal, --align,
+// --window), which the fixture kernels do not share.
 bool dropped(const std::string& flag) {
-  for (const char* f : {"--json", "--seqlens", "--input", "--shape", "--scale", "--causal"}) {
+  for (const char* f : {"--json", "--seqlens", "--input", "--shape", "--scale", "--causal",
+                        "--align", "--window"}) {
     if (flag == f) return true;
   }
   return false;

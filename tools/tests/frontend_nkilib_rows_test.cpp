@@ -89,10 +89,12 @@ TEST(FrontendNkilibRows, EachRowRunsAndGetsItsStatus) {
   EXPECT_NE(r.out.find("4 configurations: 1 negative, 3 traced"), std::string::npos) << r.out;
 }
 
-// --check never passes a row whose problem the oracle cannot state: each such row stays `traced`
-// and names the first option without a spec (the stand-in's rows: a causal mask with Sq != Sk,
-// cache_softmax, a sink), and says why it is not compared with the registered kernel.
-TEST(FrontendNkilibRows, CheckSaysWhyARowIsNotChecked) {
+// --check states each row's problem for `check` (cte_check_plan: the top-left causal mask at
+// Sq != Sk, a sink role, any scale) and never passes a row whose problem the oracle cannot state:
+// that row stays `traced` and names the option without a spec (cache_softmax). The stand-in
+// kernel copies q: a row `check` can run fails, one whose output the layout does not fit is
+// refused with check's reason; neither is compared with the registered kernel (scale 0.5).
+TEST(FrontendNkilibRows, CheckStatesEachRowsProblemAndSaysWhyOneIsNotChecked) {
   const fs::path rows = temp_dir() / "nkilib_rows_check.json";
   fs::remove(rows);
   const CliResult r =
@@ -102,18 +104,34 @@ TEST(FrontendNkilibRows, CheckSaysWhyARowIsNotChecked) {
   const nlohmann::json j = nlohmann::json::parse(read_file(rows));
   std::map<std::string, nlohmann::json> by_id;
   for (const auto& row : j) by_id[row["id"]] = row;
-  const std::vector<std::pair<std::string, std::string>> expected = {
-      {"cte/small[0]/cache_softmax=False", "top-left aligned"},
-      {"cte/small[0]/cache_softmax=True", "cache_softmax"},
-      {"cte/small[1]/cache_softmax=False", "sink"},
+  const auto command = [&](const std::string& id) {
+    std::string s;
+    for (const auto& w : by_id[id].value("check_command", nlohmann::json::array())) {
+      s += w.get<std::string>() + " ";
+    }
+    return s;
   };
-  for (const auto& [id, words] : expected) {
-    const nlohmann::json& row = by_id[id];
-    EXPECT_EQ(row["status"], "traced") << row.dump(1);
-    const std::string check = row.value("check", "");
-    EXPECT_EQ(check.rfind("not checked: ", 0), 0U) << row.dump(1);
-    EXPECT_NE(check.find(words), std::string::npos) << words << "\n" << row.dump(1);
-    EXPECT_EQ(row.value("hand", "").rfind("not compared: ", 0), 0U) << row.dump(1);
+  const nlohmann::json& softmax = by_id["cte/small[0]/cache_softmax=True"];
+  EXPECT_EQ(softmax["status"], "traced") << softmax.dump(1);
+  EXPECT_EQ(softmax.value("check", "").rfind("not checked: cache_softmax", 0), 0U)
+      << softmax.dump(1);
+  // causal at Sq 200 != Sk 400: stated top-left; the copy's output [Sq, d] fits no [bs, Sq, d]
+  const nlohmann::json& causal = by_id["cte/small[0]/cache_softmax=False"];
+  EXPECT_EQ(causal["status"], "traced") << causal.dump(1);
+  EXPECT_EQ(causal.value("check", "").rfind("not checked: check refused", 0), 0U) << causal.dump(1);
+  EXPECT_NE(command("cte/small[0]/cache_softmax=False")
+                .find("--scale 0.5 --align top-left "
+                      "--causal"),
+            std::string::npos)
+      << causal.dump(1);
+  // a sink: stated by the sink role; the copy is no attention, and check says so
+  const nlohmann::json& sink = by_id["cte/small[1]/cache_softmax=False"];
+  EXPECT_EQ(sink["status"], "failed") << sink.dump(1);
+  EXPECT_NE(command("cte/small[1]/cache_softmax=False").find("sink=h,b"), std::string::npos)
+      << sink.dump(1);
+  for (const char* id : {"cte/small[0]/cache_softmax=False", "cte/small[0]/cache_softmax=True",
+                         "cte/small[1]/cache_softmax=False"}) {
+    EXPECT_EQ(by_id[id].value("hand", "").rfind("not compared: ", 0), 0U) << by_id[id].dump(1);
   }
   EXPECT_EQ(by_id["cte/small[1]/cache_softmax=True"]["status"], "negative");
 }
