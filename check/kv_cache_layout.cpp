@@ -344,7 +344,7 @@ bool is_kv_cache_layout(const std::string& text) {
   std::string entry;
   while (in >> entry) {
     const std::string role = entry.substr(0, std::min(entry.find('='), entry.find(':')));
-    if (role == "k_active" || role == "k_prior") return true;
+    if (role == "k_active") return true;  // required there; k_prior is also a cte role
   }
   return false;
 }

@@ -36,7 +36,8 @@ struct KvCacheLayout {
   int64_t window = 0;  // 0: no sliding window
 };
 
-// Whether a --layout text names KV-cache roles (k_active or k_prior), so check takes this adapter.
+// Whether a --layout text names the KV-cache role k_active (required in one), so check takes this
+// adapter (k_prior/v_prior alone are the prefix-caching roles of check/explicit_layout.h).
 bool is_kv_cache_layout(const std::string& text);
 
 // "ROLE[:TENSOR]=DIM,DIM,..." entries separated by spaces or ';' (TENSOR defaults to ROLE), each
