@@ -102,7 +102,10 @@ class View:
             units=tuple(units),
             # Indirect addressing (tiles.py _indirect_view): an Indirect whose offsets, read at
             # run time from an on-chip [rows, 1] tile, shift tensor dim `dim` row by row.
-            indirect=None)
+            indirect=None,
+            # The core whose memory the access names (a Lin; None: the executing core's own):
+            # nisa.sendrecv writes the peer's dst (newapi/sendrecv.py, `.core(...)` in .nkir).
+            core=None)
 
     @property
     def shape(self):
@@ -274,6 +277,8 @@ class Printer:
         perm = v.perm()
         if perm is not None:
             s += ".perm(%s)" % ", ".join(str(p) for p in perm)
+        if v.core is not None:
+            s += ".core(%s)" % self.lin(v.core)
         if v.indirect is not None:
             ind = v.indirect
             s += ".indirect(%d, %s, %d, %d)" % (ind.dim, self.access(ind.offsets), ind.lo, ind.hi)
