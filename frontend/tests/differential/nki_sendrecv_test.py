@@ -51,6 +51,25 @@ def exchange_kernel(x, body, tile_dtype=nl.float32):
     return out
 
 
+@nki.jit
+def gather_halves_kernel(x, per_program):
+    """An all-gather of two blocks: program p holds its block x_p in columns p*F.. of a [P, 2F]
+    tile, sends it into the peer's same columns (its dst is the other half, (1 - p)*F..), and
+    stores the whole tile; `per_program` adds an `if` on the program id (traced per program)."""
+    p, f = x.shape[0] // 2, x.shape[1]
+    out = nl.ndarray((2 * p, 2 * f), dtype=x.dtype, buffer=nl.shared_hbm)
+    pid = nl.program_id(0)
+    both = nl.ndarray((p, 2 * f), dtype=x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=both[:, nl.ds(pid * f, f)], src=x[nl.ds(pid * p, p), :])
+    if per_program:
+        if pid == 0:
+            nisa.tensor_copy(both[:, nl.ds(0, f)], both[:, nl.ds(0, f)])
+    nisa.sendrecv(src=both[:, nl.ds(pid * f, f)], dst=both[:, nl.ds((1 - pid) * f, f)],
+                  send_to_rank=1 - pid, recv_from_rank=1 - pid, pipe_id=0)
+    nisa.dma_copy(dst=out[nl.ds(pid * p, p), :], src=both)
+    return out
+
+
 def _halves(a):
     p = a.shape[0] // 2
     return [a[:p], a[p:]]
@@ -84,6 +103,25 @@ class SendRecv(unittest.TestCase):
                 want = np.concatenate(documented_sendrecv(_halves(a), [1, 0], [1, 0]))
                 c.check("sendrecv %s %s [%d, %d]" % (dtype, engine, p, f), o, want)
         run_case("nks_exchange", body)
+
+    def test_gather_halves(self):
+        """Each program's dst is the other half of one tile (a view that depends on the program
+        id): both end with [x_0 | x_1]. One trace and per program."""
+        def body(c):
+            p, f, a = _draw(c, nl.float32)
+            blocks = _halves(a)
+            for per_program in (False, True):
+                o = gather_halves_kernel[2](a, per_program)
+                got = documented_sendrecv(blocks, [1, 0], [1, 0])  # what each core receives
+                tiles = []
+                for core in (0, 1):
+                    t = np.zeros((p, 2 * f), F32)
+                    t[:, core * f:(core + 1) * f] = blocks[core]
+                    t[:, (1 - core) * f:(2 - core) * f] = got[core]
+                    tiles.append(t)
+                c.check("all-gather of halves%s [%d, %d]" %
+                        (" per program" if per_program else "", p, f), o, np.concatenate(tiles))
+        run_case("nks_halves", body)
 
     def test_exchange_per_program(self):
         """The kernel's Python needs the program id (an `if` on it: traced once per program):

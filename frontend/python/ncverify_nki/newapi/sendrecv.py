@@ -12,8 +12,9 @@ So the exchange is priced as the DMA of the tile it is (dma_engine.gpsimd_dma, t
 engine's own low-latency DMA, is priced as that DMA too; its documented size limit is checked).
 
 - One trace for every program (the kernel's Python never needs the program id's value): the call
-  is one statement, `dma_copy dst.core(send_to_rank), src`, with the ranks expressions in
-  program_id; each core's side is the same statement. The pairing is checked at trace time for
+  is one statement, `dma_copy dst'.core(send_to_rank), src`, with the ranks expressions in
+  program_id; each core's side is the same statement. dst' is dst with the program id replaced
+  by send_to_rank: the location the peer's own execution names as its dst. The pairing is checked at trace time for
   every core of the grid: the core that core c sends to receives from c.
 - Traced once per program (per_program.py): each program's call is its own statement under its
   own guard. Program p's k-th call writes the dst of the k-th call of program q = send_to_rank,
@@ -80,7 +81,11 @@ def sendrecv(src, dst, send_to_rank, recv_from_rank, pipe_id, dma_engine=dma_eng
     queue = tr.queue_for(s.tensor)
     if tr.program_value is None:
         _check_pairing(tr, send, recv, grid)
-        tr.instr("dma_copy", [(None, _on_core(d, written_core(send))), (None, s),
+        # the peer's dst is the dst argument of the peer's own execution of this statement:
+        # the view with the program id the peer's (`out[:, (1 - pid) * F]` on core c names
+        # columns (1 - s) * F of core s = send(c)), not this core's view
+        peer_dst = _at_program(d, send)
+        tr.instr("dma_copy", [(None, _on_core(peer_dst, written_core(send))), (None, s),
                               ("queue", queue)])
         return None
     # traced once per program: program p's side now, its dst filled in by `link`
@@ -186,6 +191,15 @@ def _same_shape(tr, a, b, what_a, what_b, why):
         raise errors.NkiError("%s: %s is [%s], %s [%s]; %s" %
                               (_CALL, what_a, ", ".join(x.text() for x in la), what_b,
                                ", ".join(y.text() for y in lb), why))
+
+
+def _at_program(view, pid):
+    """`view` with the program id replaced by `pid` (a Lin)."""
+    from ..per_program import PROGRAM_ID
+
+    env = {PROGRAM_ID: pid}
+    return view.with_dims([[Lin.of(a).subst(env), Lin.of(n).subst(env), st]
+                           for a, n, st in view.dims])
 
 
 def _on_core(view, core):
