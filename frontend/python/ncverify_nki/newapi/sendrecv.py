@@ -18,8 +18,8 @@ engine's own low-latency DMA, is priced as that DMA too; its documented size lim
   every core of the grid: the core that core c sends to receives from c.
 - Traced once per program (per_program.py): each program's call is its own statement under its
   own guard. Program p's k-th call writes the dst of the k-th call of program q = send_to_rank,
-  which must receive from p with the same pipe_id and a dst of src's shape and dtype: checked
-  when every pass is traced (`link`), refused otherwise at the call's line. The dst tensors that
+  which must receive from p with the same pipe_id and a dst of src's dtype, partition count and
+  elements per partition: checked when every pass is traced (`link`), refused otherwise at the call's line. The dst tensors that
   calls pair are one buffer, declared once outside the guards (each core its own copy, as any
   buffer), so a core's write lands in the buffer its peer reads. Each call must be outside the
   kernel's traced loops (the k-th execution is then the k-th call) and its dst declared at the
@@ -250,12 +250,7 @@ def link(tr, outer, guards):
             if peer["dst"].tensor.dtype != r["src"].tensor.dtype:
                 _refuse(r, "program %d sends %s, program %d's dst (line %d) is %s" %
                         (p, r["src"].tensor.dtype, q, peer["line"], peer["dst"].tensor.dtype))
-            try:
-                _same_shape(tr, r["src"], peer["dst"], "program %d's src" % p,
-                            "program %d's dst (line %d)" % (q, peer["line"]),
-                            "an exchange moves a tile of one shape")
-            except errors.NkiError as e:
-                _refuse(r, str(e).split(": ", 1)[1])
+            _same_layout(tr, r, peer, p, q)
             r["ins"].args[0][1] = _on_core(peer["dst"], Lin.of(q))
             a, b = find(r["dst"].tensor), find(peer["dst"].tensor)
             if a is not b:
@@ -277,6 +272,27 @@ def link(tr, outer, guards):
         rep.__dict__.update(block=outer)
         outer.insert(first, rep.decl)
         first += 1
+
+
+def _same_layout(tr, r, peer, p, q):
+    """Program p's src lands in program q's dst: the page's rule for the two tiles of one call,
+    "the same partition dimension size and the same number of elements per partition" (each
+    program's own src and dst also have one shape; two programs' views of one exchange may
+    differ in how the free elements are split, as nki-library's attention_tkg reshapes its
+    result in one program only)."""
+    def layout(v):
+        lins = [tr.evaluate(Lin.of(x)) for x in v.logical_lins()]
+        free = Lin.of(1)
+        for x in lins[1:]:
+            free = free.mul(x)
+        return lins[0], tr.evaluate(free)
+
+    (pa, fa), (pb, fb) = layout(r["src"]), layout(peer["dst"])
+    if pa != pb or fa != fb:
+        _refuse(r, "program %d's src is %s partitions of %s elements, program %d's dst (line %d) "
+                "%s of %s: an exchange moves a tile of one partition count and one number of "
+                "elements per partition" % (p, pa.text(), fa.text(), q, peer["line"], pb.text(),
+                                            fb.text()))
 
 
 def _top_level_dst(tr, r):
