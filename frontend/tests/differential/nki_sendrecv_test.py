@@ -148,6 +148,28 @@ class SendRecv(unittest.TestCase):
                     np.concatenate(second))
         run_case("nks_per_program", body)
 
+    def test_views_differing_between_programs(self):
+        """Per program, program 0 exchanges its tiles viewed as [P, 2, F] (src and dst alike),
+        program 1 as [P, 2F]: one partition count and one number of elements per partition (the
+        page's rule), so the pairing allows it; but viewing an SBUF tile so redeclares its
+        storage ([P, 2, F]), and the two programs' dst tensors, which the model makes one
+        buffer, are then declared differently: refused, naming both."""
+        def body(c):
+            p, f, a = _draw(c, nl.float32)
+            x = np.concatenate([a, a * F32(3)], axis=1)  # [2p, 2f]
+            call = lambda s, d, pid: nisa.sendrecv(src=s, dst=d, send_to_rank=1 - pid, recv_from_rank=1 - pid, pipe_id=0)  # noqa: E501,E731
+
+            def swap(pid, t):
+                got = nl.ndarray(t.shape, dtype=t.dtype, buffer=nl.sbuf)
+                if pid == 0:
+                    call(t.reshape((p, 2, f)), got.reshape((p, 2, f)), pid)
+                else:
+                    call(t, got, pid)
+                return got
+            c.refused(exchange_kernel[2], (x,), {"body": swap}, "nisa.sendrecv",
+                      "are not declared alike", call)
+        run_case("nks_views", body)
+
     def test_planted_wrong_peer_is_caught(self):
         """A mistrace planted in the front end (each core's DMA writes its own dst instead of
         the peer's: the wrong peer) makes the comparison above fail, and per program the
