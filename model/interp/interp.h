@@ -161,6 +161,10 @@ class Interpreter {
   TraceRecorder trace_;
   std::vector<std::vector<TensorId>> scope_buffers_;  // buffers declared in each scope
   std::vector<ScopeId> instr_scope_;                  // innermost loop scope per instruction
+  // Per instruction: some loop around it has bounds that mention the program id (a guard of a
+  // kernel traced once per program, the source's `if prg_id == ...`); walk()'s rendezvous pairs
+  // two such transfers that name each other.
+  std::vector<bool> in_program_guard_;
   RunResult result_;
   // Per memory, its capacity when the live peak is over it under RunOptions::spills_allowed (0:
   // the peak fits): execute() then checks each instruction's own operands against it.

@@ -136,9 +136,14 @@ void Interpreter::prepare() {
   // The innermost loop scope around each instruction (the compiler balances copies per
   // iteration of that loop).
   instr_scope_.assign(p_.num_instructions, 0);
+  in_program_guard_.assign(p_.num_instructions, false);
+  const SymbolId pid = intern_symbol(kProgramIdParam);
   for_each_stmt(p_, [&](const std::vector<const Loop*>& loops, const Stmt& s) {
     if (auto* i = std::get_if<InstrStmt>(&s.node)) {
       instr_scope_.at(i->id) = loops.empty() ? 0 : loops.back()->scope;
+      in_program_guard_.at(i->id) = std::any_of(loops.begin(), loops.end(), [&](const Loop* l) {
+        return l->start.mentions(pid) || l->stop.mentions(pid);
+      });
     }
   });
   scope_buffers_.assign(p_.num_scopes, {});
@@ -191,14 +196,37 @@ void Interpreter::walk() {
   // statement one core skips (a loop whose trip count is 0 there: the source's `if prg_id == 0`)
   // delays only that core's next transfer, never lands a transfer in a buffer the peer has not
   // entered yet.
-  auto waits = [&](int c) {
+  // The peers a core's next instruction names (its accesses' `core`s other than its own).
+  auto named_peers = [&](int c) {
+    std::vector<int64_t> peers;
     const Instruction& ins = next[c]->ins;
     for (const auto& list : {written_accesses(ins), read_accesses(ins)}) {
       for (const Access* a : list) {
         if (!a->core) continue;
         const int64_t peer = eval(*a->core, m_.cores[c].env);
-        if (peer >= 0 && peer < m_.grid && peer != c && next[peer] != next[c]) return true;
+        if (peer >= 0 && peer < m_.grid && peer != c) peers.push_back(peer);
       }
+    }
+    return peers;
+  };
+  // Two different statements meet when both lie inside loops whose bounds mention the program
+  // id and each names the other's core: a kernel traced once per program id has each program's
+  // statements under its own guard (the front end's per_program.py), so its two sides of one
+  // nki.isa.sendrecv are two statements. Every other transfer waits for the same statement, as
+  // before (a pair outside such loops never meets another statement, so the solver's pairing of
+  // iterations, solver/initialization.h, holds).
+  auto meets = [&](int c, int64_t peer) {
+    if (next[peer] == next[c]) return true;
+    if (!next[peer] || !in_program_guard_.at(next[c]->id) ||
+        !in_program_guard_.at(next[peer]->id)) {
+      return false;
+    }
+    const std::vector<int64_t> back = named_peers(static_cast<int>(peer));
+    return std::find(back.begin(), back.end(), c) != back.end();
+  };
+  auto waits = [&](int c) {
+    for (int64_t peer : named_peers(c)) {
+      if (!meets(c, peer)) return true;
     }
     return false;
   };

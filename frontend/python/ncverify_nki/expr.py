@@ -515,6 +515,33 @@ class SymBool:
 
     __ror__ = __or__
 
+    # A relation used as a number: Python's bool is the int 0 or 1, and kernels count with it
+    # (nki-library attention_tkg.py:2093, `1 + (n > 1 and not fa) + should_prep_sink`, where
+    # should_prep_sink is `... and fa_tile_idx == 0`). Its truth is decided as an `if` on it
+    # would be (splitting the enclosing loop, unrolling it, or tracing once per program).
+    def __int__(self):
+        return 1 if bool(self) else 0
+
+    __index__ = __int__
+
+    def __add__(self, other):
+        return int(self) + other
+
+    def __radd__(self, other):
+        return other + int(self)
+
+    def __sub__(self, other):
+        return int(self) - other
+
+    def __rsub__(self, other):
+        return other - int(self)
+
+    def __mul__(self, other):
+        return int(self) * other
+
+    def __rmul__(self, other):
+        return other * int(self)
+
     def text(self):
         return "%s %s %s" % (self.lhs.text(), self.op, self.rhs.text())
 

@@ -24,6 +24,9 @@ are expressions with min and max, as loop splitting's guards already are).
   restarts it again with per-program tracing kept.
 - Both dialects get it (a legacy kernel needing the value was refused before; nothing that
   traced changes).
+- `nisa.sendrecv`: each program's call is its own statement under its guard, writing the peer's
+  dst; the calls are paired in order once every pass is traced (newapi/sendrecv.py `link`), and
+  the interpreter's rendezvous pairs two such statements (model/interp/README.md "SPMD").
 """
 
 import os
@@ -130,6 +133,8 @@ def trace_passes(tr, call, where):
     pass's result (every pass returns the same shared tensors)."""
     first = None
     result = None
+    outer, guards = tr.stack[-1], []
+    tr.sendrecvs = []
     for p in range(grid_size(tr)):
         tr.program_value = p
         tr.pass_shared = []
@@ -145,6 +150,8 @@ def trace_passes(tr, call, where):
         tr.stack.pop()
         if not guard.body:
             tr.stack[-1].remove(guard)  # this program does nothing
+        else:
+            guards.append(guard)
         if len(tr.pass_shared) != len(tr.first_shared):
             raise errors.NkiError(
                 "program %d allocates %d nl.shared_hbm tensors, program 0 %d: the kernel is "
@@ -159,6 +166,10 @@ def trace_passes(tr, call, where):
                 "program %d returns %s, program 0 %s: the kernel is traced once per program id "
                 "(its Python needs the value), and every program must return the same tensors" %
                 (p, _names_text(names), _names_text(first)), where)
+    if tr.sendrecvs:  # the programs' nisa.sendrecv calls write each other's dst
+        from .newapi import sendrecv
+
+        sendrecv.link(tr, outer, guards)
     return result
 
 

@@ -100,10 +100,13 @@ class View:
     # Indirect addressing (tiles.py _indirect_view): an Indirect whose offsets, read at run time
     # from an on-chip [rows, 1] tile, shift tensor dim `dim` row by row.
     indirect = None
+    # The core whose memory the access names (a Lin; None: the executing core's own):
+    # nisa.sendrecv writes the peer's dst (newapi/sendrecv.py, `.core(...)` in .nkir).
+    core = None
 
     def __init__(self, tensor, dims, order, units=()):
         # (through the instance dict, as Tensor.__init__: views are made by the hundred
-        # thousand; units and indirect are class attributes until a view has its own)
+        # thousand; units, indirect and core are class attributes until a view has its own)
         d = self.__dict__
         d["tensor"] = tensor
         d["dims"] = dims  # per storage dim: [start Lin, size Lin, step int]
@@ -292,6 +295,8 @@ class Printer:
         perm = None if len(order) < 2 or (len(order) == 2 and order[0] < order[1]) else v.perm()
         if perm is not None:
             s += ".perm(%s)" % ", ".join(str(p) for p in perm)
+        if v.core is not None:
+            s += ".core(%s)" % self.lin(v.core)
         if v.indirect is not None:
             ind = v.indirect
             s += ".indirect(%d, %s, %d, %d)" % (ind.dim, self.access(ind.offsets), ind.lo, ind.hi)

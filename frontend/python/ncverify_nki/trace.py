@@ -143,6 +143,8 @@ class Tracer:
         # allocation order.
         self.program_value = None
         self.first_shared, self.pass_shared = [], []
+        # nisa.sendrecv calls of the passes, paired when every pass is traced (newapi/sendrecv.py)
+        self.sendrecvs = []
 
     @property
     def per_program_reason(self):

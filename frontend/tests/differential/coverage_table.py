@@ -304,9 +304,11 @@ _NKI = {
         ("nisa.set_rng_seed", ("src_seeds", "name")),
         ("nisa.nonzero_with_count", ("dst", "src", "index_offset", "padding_val", "name")),
         ("nisa.topk", ("val_dst", "idx_dst", "src", "n", "name")),
-        ("nisa.core_barrier", ("data", "cores", "engine", "name")),
-        ("nisa.sendrecv", ("src", "dst", "send_to_rank", "recv_from_rank", "pipe_id",
-                           "dma_engine", "name")))},
+        ("nisa.core_barrier", ("data", "cores", "engine", "name")))},
+    # the exchange between the two cores of an LNC2 launch (nki_sendrecv_test.py)
+    "nisa.sendrecv": dict(dict.fromkeys(("src", "dst", "send_to_rank", "recv_from_rank",
+                                         "pipe_id", "dma_engine", "name"), "nks_exchange"),
+                          name=("nks_exchange", "nks_refused")),
     # ---------------------------------------------------------------- nl
     "nl.broadcast_to": dict.fromkeys(("x", "shape", "dtype"), "nkl_matmul_transpose"),
     "nl.transpose": dict.fromkeys(("x", "dtype"), "nkl_matmul_transpose"),
@@ -455,7 +457,7 @@ OTHER = {
         "nki.isa": dict(
             engine="nki_tensor_tensor", reduce_cmd="nki_activation", dge_mode="nki_dma_copy",
             oob_mode="nki_refused", matmul_perf_mode="nki_refused", nc_version="nki_versions",
-            dma_engine="an enum of sendrecv (not modelled)", tensor_engine="deprecated engine",
+            dma_engine="an enum of sendrecv (nks_exchange)", tensor_engine="deprecated engine",
             vector_engine="deprecated engine", scalar_engine="deprecated engine",
             gpsimd_engine="deprecated engine", unknown_engine="deprecated engine",
             constants="module"),

@@ -613,10 +613,6 @@ class Refused(unittest.TestCase):
                 ("nisa.core_barrier",
                  lambda t: nisa.core_barrier(data=t, cores=[0, 1], engine=nisa.engine.vector,
                                              name="b")),
-                ("nisa.sendrecv",
-                 lambda t: nisa.sendrecv(src=t, dst=t, send_to_rank=1, recv_from_rank=1,
-                                         pipe_id=0, dma_engine=nisa.dma_engine.gpsimd_dma,
-                                         name="s")),
             ]
             for call, fn in cases:
                 c.refused(sbuf_kernel, (a,), {"body": lambda t, fn=fn: [(fn(t), t)[1]]}, call,

@@ -318,6 +318,31 @@ class Memory(unittest.TestCase):
                       pid_axis_1)
         run_case("nkl_random_launch", body)
 
+    def test_comparison_counted_as_int(self):
+        """A comparison of a loop variable used as a number is Python's bool, 0 or 1 (nki-library
+        attention_tkg.py counts with one): over a loop too long to unroll, tile i keeps its
+        first `1 + (i == 0) + (i >= n - 2)` columns and zeroes the rest."""
+        def body(c):
+            n = int(c.rng.integers(70, 90))  # tiles (more than the unrolled small loops)
+            f = 4
+            x = c.floats((n * 8, f))
+
+            def kern(hx):
+                o = nl.ndarray((n * 8, f), dtype=nl.float32, buffer=nl.shared_hbm)
+                for i in nl.affine_range(n):
+                    w = 1 + (i == 0) + (i >= n - 2)
+                    t = nl.ndarray((8, f), dtype=nl.float32, buffer=nl.sbuf)
+                    nisa.dma_copy(dst=t, src=hx[nl.ds(i * 8, 8), :])
+                    nisa.memset(t[:, w:f], value=0.0)
+                    nisa.dma_copy(dst=o[nl.ds(i * 8, 8), :], src=t)
+                return [o]
+            o, = hbm_kernel(x, body=kern)
+            want = x.copy().reshape(n, 8, f)
+            for i in range(n):
+                want[i, :, 1 + int(i == 0) + int(i >= n - 2):] = 0
+            c.check("columns kept per tile", o, want.reshape(n * 8, f))
+        run_case("nkl_bool_as_int", body)
+
     def test_refused(self):
         def body(c):
             a = c.floats((8, 8))

@@ -432,6 +432,59 @@ TEST(Interpreter, SpmdCoresHaveTheirOwnSbufAndExchangeTiles) {
   EXPECT_EQ(cores_seen, 3);
 }
 
+// A kernel traced once per program id (frontend per_program.py): each core's statements sit
+// under a guard loop that runs on that core only, so the two sides of one exchange are two
+// statements. Core 1 does one more DMA before its side, so the cores reach them at different
+// steps; `guarded` false puts core 1's side outside its guard (a statement that never meets a
+// different one).
+Program guarded_swap(bool guarded) {
+  Builder b("guarded_swap");
+  b.grid(2);
+  Expr pid = Builder::program_id();
+  auto x = b.input("x", DType::fp32, {256, 16});
+  auto y = b.output("y", DType::fp32, {256, 16});
+  auto mine = b.sbuf("mine", DType::fp32, {128, 16});
+  auto recv = b.sbuf("recv", DType::fp32, {128, 16});
+  auto guard = [&](int64_t p, const std::function<void(Expr)>& body) {
+    b.sequential_range("only_program" + std::to_string(p), Expr::max(pid, Expr(p)),
+                       Expr::min(pid, Expr(p)) + 1, 1, body);
+  };
+  guard(0, [&](Expr) {
+    b.dma_copy(mine(), x({ds(0, 128), all()}));
+    b.dma_copy(on_core(recv(), Expr(1)), mine());
+  });
+  guard(1, [&](Expr) {
+    b.dma_copy(mine(), x({ds(0, 128), all()}));
+    b.dma_copy(mine(), x({ds(128, 128), all()}));
+    if (guarded) b.dma_copy(on_core(recv(), Expr(0)), mine());
+  });
+  if (!guarded) b.dma_copy(on_core(recv(), 1 - pid), mine());
+  b.dma_copy(y({ds(pid * 128, 128), all()}), recv());
+  return b.finish();
+}
+
+TEST(Interpreter, TransfersUnderProgramGuardsThatNameEachOtherMeet) {
+  Program p = guarded_swap(true);
+  auto in = random_inputs(p, {}, 6);
+  RunResult r = run_program(p, {}, in);
+  ASSERT_FALSE(r.error) << r.error->message;
+  const HostTensor& xi = in.at("x");
+  const HostTensor& yo = r.outputs.at("y");
+  for (int64_t k = 0; k < 128 * 16; ++k) {
+    EXPECT_EQ(yo.bits(k), xi.bits(k + 128 * 16));  // core 0 got core 1's rows 128..255
+    EXPECT_EQ(yo.bits(k + 128 * 16), xi.bits(k));  // core 1 got core 0's rows 0..127
+  }
+}
+
+TEST(Interpreter, ATransferOutsideProgramGuardsMeetsOnlyItself) {
+  // Core 0 waits at its guarded side, core 1 at the unguarded statement (which core 0 reaches
+  // only after its side): neither meets, as before guards paired anything.
+  RunResult r = run_program(guarded_swap(false), {}, random_inputs(guarded_swap(false), {}, 6));
+  ASSERT_TRUE(r.error);
+  EXPECT_EQ(r.error->kind, CheckKind::well_formed);
+  EXPECT_NE(r.error->message.find("never reaches"), std::string::npos) << r.error->message;
+}
+
 Program gather_kernel(int64_t declared_hi) {
   Builder b("gather");
   auto cache = b.input("cache", DType::fp32, {8, 16});

@@ -13,6 +13,7 @@ from ..signatures import api, refuse
 from ..tiles import as_view
 from .constants import (current_version, dge_mode, engine, nc_version, oob_mode,
                         unknown_engine)
+from .dma_gather_transpose import gather_transpose
 from .isa import _name_arg
 
 _DGE_MODES = ("unknown", "none", "swdge", "hwdge")
@@ -183,9 +184,18 @@ def dma_transpose(dst, src, axes=None, priority=None, dge_mode=dge_mode.unknown,
                 dma_transpose(d_i, s_i, axes, priority, dge_mode, oob_mode, name)
             return
     v, d = as_view(src, "src"), as_view(dst, "dst")
-    if v.indirect is not None:
-        refuse(_TP, "src", "an indirect view (.ap(vector_offset=...))", "the gather-transpose "
-               "through software DGE is not modelled")
+    if v.indirect is not None:  # the software-DGE gather-transpose
+        nki_src = tuple(src.shape) if hasattr(src, "_starts") else tuple(v.shape)
+        nki_want = _AXES.get(len(nki_src))
+        if axes is not None and nki_want is not None and tuple(axes) != nki_want:
+            raise errors.NkiError("%s: axes=%s: a rank-%d source transposes with axes %s only" %
+                                  (_TP, tuple(axes), len(nki_want), nki_want))
+        _priority(_TP, priority)
+        dge = _enum_member(_TP, "dge_mode", dge_mode, _DGE_MODES, "dge_mode")
+        oob = _enum_member(_TP, "oob_mode", oob_mode, _OOB_MODES, "oob_mode")
+        nki_dst = tuple(dst.shape) if hasattr(dst, "_starts") else tuple(d.shape)
+        gather_transpose(d, v, dge, oob, nki_dst, nki_src)
+        return
     if d.tensor.mem != "sbuf":
         raise errors.NkiError("%s: dst is in %s; the transpose writes SBUF" %
                               (_TP, d.tensor.mem.upper()))

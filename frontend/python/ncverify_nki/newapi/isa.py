@@ -322,5 +322,5 @@ from .isa_scans import (bn_aggr, bn_stats, tensor_partition_reduce,  # noqa: E40
 from .isa_selects import range_select, select_reduce, sequence_bounds  # noqa: E402,F401
 from .isa_top8 import max8, nc_find_index8, nc_match_replace8  # noqa: E402,F401
 from .isa_mx import nc_matmul_mx, quantize_mx  # noqa: E402,F401
-from .isa_unmodelled import (core_barrier, nonzero_with_count, sendrecv,  # noqa: E402,F401
-                             topk)
+from .isa_unmodelled import core_barrier, nonzero_with_count, topk  # noqa: E402,F401
+from .sendrecv import sendrecv  # noqa: E402,F401

@@ -1,12 +1,13 @@
 """`nki.isa` 0.6 calls the model has no instruction for: nonzero_with_count, topk, and the
-multi-core calls core_barrier and sendrecv (docstrings: aws-neuron-sdk nki/api/nki/isa/__init__.py at 81ce03ae). Each has its
+multi-core barrier core_barrier (docstrings: aws-neuron-sdk nki/api/nki/isa/__init__.py at
+81ce03ae; sendrecv is modelled, sendrecv.py). Each has its
 documented signature, so a misspelt argument is named as such, and stops the trace at the
 kernel's line with the reason; none is approximated by other instructions."""
 
 from .. import errors
 from ..signatures import api
 from . import isa as core
-from .constants import dma_engine, engine
+from .constants import engine
 
 
 def _unmodelled(call, name, why):
@@ -27,16 +28,12 @@ def topk(val_dst, idx_dst, src, n, name=None):
                 "top-8)")
 
 
-_MULTI_CORE = ("the model has no instruction that synchronises NeuronCores or moves data "
-               "between them (the cores of a logical NeuronCore, LNC2)")
+_MULTI_CORE = ("the model has no barrier between NeuronCores (the cores of a logical "
+               "NeuronCore, LNC2); its only core-to-core instruction is nisa.sendrecv's "
+               "exchange")
 
 
 @api("nisa.core_barrier")
 def core_barrier(data, cores, engine=engine.gpsimd, name=None):
     _unmodelled("nisa.core_barrier", name, _MULTI_CORE)
 
-
-@api("nisa.sendrecv")
-def sendrecv(src, dst, send_to_rank, recv_from_rank, pipe_id, dma_engine=dma_engine.dma,
-             name=None):
-    _unmodelled("nisa.sendrecv", name, _MULTI_CORE)
