@@ -240,13 +240,13 @@ class TkgPlans(unittest.TestCase):
     def test_the_layout_follows_the_rows_options(self):
         args, _ = rows.tkg_check_plan(tkg_config(
             qk_in_sb=False, tp_k_prior=True, out_in_sb=True, use_pos_id=True, test_sink=True,
-            fp8_kv=True, strided_mm1=False, curr_sprior=10240))
+            strided_mm1=False, curr_sprior=10240))
         layout = args[args.index("--layout") + 1].split()
         for role in ("q=b,h,s,d", "k_active=b,h,s,d", "k_prior=b,h,c,d", "out=d,b*h*s",
                      "mask=a,b,h,s", "positions:rope_pos_ids=b,s", "slots=10240", "sink=h,1"):
             self.assertIn(role, layout)
         opts = self.options(args)
-        for o in ("strided_mm1=false", "mask=pos_id", "sink=on", "kv_dtype=fp8_e4m3",
+        for o in ("strided_mm1=false", "mask=pos_id", "sink=on", "kv_dtype=bf16",
                   "s_prior_tiling=on", "out_in_sb=true"):
             self.assertIn(o, opts)
         args, _ = rows.tkg_check_plan(tkg_config(use_pos_id=True, sliding_window=256))
@@ -262,10 +262,12 @@ class TkgPlans(unittest.TestCase):
         self.assertIn("s_prior_tiling=off", self.options(args))
 
 
-class TkgFailures(unittest.TestCase):
-    def test_an_fp8_failure_says_what_is_known(self):
-        self.assertIn("q.dtype = fp8", rows.tkg_failure_note(tkg_config(fp8_kv=True)))
-        self.assertIsNone(rows.tkg_failure_note(tkg_config()))
+class TkgFp8(unittest.TestCase):
+    def test_fp8_kv_rows_are_not_judged_under_a_bf16_contract(self):
+        args, why = rows.tkg_check_plan(tkg_config(fp8_kv=True))
+        self.assertIsNone(args)
+        self.assertIn("q.dtype = fp8", why)
+        self.assertIsNone(rows.tkg_not_checked(tkg_config()))
 
 
 class RunOutputs(unittest.TestCase):
