@@ -142,8 +142,8 @@ void expect_usage_errors(
 }
 
 // cache_softmax's statistics as nki-library's attention_cte stores them: -(row max) and
-// 1 / (row sum), [1, 128, Sq / 128] (ERROR_BOUNDS.md "The cached softmax statistics").
-const std::string kStats = "neg_max=h,seq_part,seq_tile recip_sum:sum_recip=h,seq_part,seq_tile";
+// 1 / (row sum), [128, Sq / 128] (ERROR_BOUNDS.md "The cached softmax statistics").
+const std::string kStats = "neg_max=seq_part,seq_tile recip_sum:sum_recip=seq_part,seq_tile";
 
 TEST(FrontendLayoutProblem, CachedSoftmaxRolesPassAKernelThatStoresTheStatistics) {
   const CliResult r = check("cached_softmax_attention", kSquare, kStats, {});
@@ -152,7 +152,7 @@ TEST(FrontendLayoutProblem, CachedSoftmaxRolesPassAKernelThatStoresTheStatistics
   EXPECT_NE(r.out.find("recip_sum PASS"), std::string::npos) << r.out;
 }
 
-TEST(FrontendLayoutProblem, CachedSoftmaxRolesFailAMaxCachedAsABf16Value) {
+TEST(FrontendLayoutProblem, CachedSoftmaxRolesFailAMaxOfHalfTheKeys) {
   const CliResult r =
       check("cached_softmax_attention", kSquare, kStats, {"--param", "wrong_max=True"});
   expect_fail(r);
@@ -170,7 +170,7 @@ TEST(FrontendLayoutProblem, CachedSoftmaxRolesFailASumMissingTheLastKey) {
 
 TEST(FrontendLayoutProblem, ACachedStatisticNamingNoOutputIsAUsageError) {
   const CliResult r =
-      check("cached_softmax_attention", kSquare, "neg_max:no_such=h,seq_part,seq_tile", {});
+      check("cached_softmax_attention", kSquare, "neg_max:no_such=seq_part,seq_tile", {});
   EXPECT_EQ(r.exit_code, 2) << describe(r);
   EXPECT_NE(r.err.find("no_such"), std::string::npos) << r.err;
 }
