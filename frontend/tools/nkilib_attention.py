@@ -16,13 +16,14 @@ with its status:
 - `traced`: the kernel traced; with --check, the row says why it was not checked (the oracle
   has no spec for one of its options, or `check` ran over --check-timeout);
 - with --check, `checked`: `ncverify check` passed against the oracle. A cte row is checked with
-  `--layout` (its tp_* flags' tensor orders, heads folded into the batch, and the roles of its
-  optional inputs: sink, prior, cp offset, packing bounds), its problem's flags (`--scale`,
-  `--align top-left`, `--causal`, `--window`, `--cp-degree`: `cte_problem`) and `--contract
-  attention_cte` (attention_cte_multi_section above 10240 keys) with every option of the
-  contract given by `--contract-option` (`cte_check_plan`: the row's dtype, on which alone the
-  contract depends), never one of the registered kernel's defaults, and a pass counts only when
-  `check` printed that contract.
+  `--layout` (its tp_* flags' tensor orders, heads folded into the batch, the roles of its
+  optional inputs: sink, prior, cp offset, packing bounds, and with cache_softmax of its cached
+  row max and 1 / row sum outputs), its problem's flags (`--scale`, `--align top-left`,
+  `--causal`, `--window`, `--cp-degree`: `cte_problem`) and `--contract attention_cte`
+  (attention_cte_multi_section above 10240 keys) with every option of the contract given by
+  `--contract-option` (`cte_check_plan`: the row's dtype, on which alone the contract depends;
+  fp16 is a contract-only value), never one of the registered kernel's defaults, and a pass
+  counts only when `check` printed that contract.
   A tkg row is checked with a KV-cache `--layout` (check/kv_cache_layout.h: the entry's q,
   k_active, v_active, k_prior, v_prior, mask, out, sink and rope_pos_ids roles, `tkg_check_layout`)
   and `--contract attention_tkg`, every option given at the row's values (`tkg_check_plan`):
@@ -450,25 +451,38 @@ def tkg_row(rid, cfg, cfg_text, test, lnc):
 CTE_SECTION_THRESHOLD = 10 * 1024
 # The registered attention_cte's option values (kernels/prefill_attention/attention_cte_variant.cpp)
 CTE_DTYPES = ("bf16", "fp32")
+# The dtypes attention_cte's contract is stated for: the registered kernel's and fp16, a
+# contract-only value (--contract-option dtype=fp16; attention_cte_variant.cpp)
+CTE_CONTRACT_DTYPES = CTE_DTYPES + ("fp16",)
 CTE_SCALES = {1.0: "1.0", 0.125: "0.125"}
+
+
+# cache_softmax's outputs as the traced program names them (attention_cte.py lines 369-372:
+# `out_neg_max = nl.ndarray(...)`, `out_sum_recip = ...`), [bs, 128, Sq / 128] fp32 with query
+# t * 128 + p at [b, p, t] (_check_input_and_return_shape, lines 1621-1630)
+CTE_SOFTMAX_OUTPUTS = (("neg_max", "out_neg_max"), ("recip_sum", "out_sum_recip"))
 
 
 def cte_layout(config):
     """`check --layout` for attention_cte.py's tensors under the row's tp_* flags (the source's
     docstring, "IO Shapes"): heads folded into the batch, so q has bs rows and k, v bs_kv (the
     layout's h axis; q row b reads kv row b // (bs / bs_kv), the source's repeat_interleave and
-    the oracle's kv_head_of)."""
+    the oracle's kv_head_of). With cache_softmax, the cached statistics' roles (check compares
+    them with the oracle's row max and 1 / row sum, ERROR_BOUNDS.md "The cached softmax
+    statistics")."""
     q = "h,s,d" if config["tp_q"] else "h,d,s"
     k = "h,s,d" if config["tp_k"] else "h,d,s"
     out = "h,d,s" if config["tp_out"] else "h,s,d"
-    return "q=%s k=%s v=h,s,d out=%s" % (q, k, out)
+    text = "q=%s k=%s v=h,s,d out=%s" % (q, k, out)
+    if config["cache_softmax"]:
+        for role, tensor in CTE_SOFTMAX_OUTPUTS:
+            text += " %s:%s=h,seq_part,seq_tile" % (role, tensor)
+    return text
 
 
 def cte_not_modelled(config):
     """The first option of a cte row that the oracle has no spec for (None: every option has
-    one): cache_softmax has two more outputs (the cached row max and 1/sum)."""
-    if config["cache_softmax"]:
-        return "cache_softmax: the oracle has no spec for the cached row max and 1/sum outputs"
+    one). cache_softmax's outputs have one (the row max and 1 / row sum, cte_layout's roles)."""
     return None
 
 
@@ -486,6 +500,9 @@ def cte_not_registered(config):
     if c["packed"]:
         return ("sequence packing (bound_min, bound_max): the registered attention_cte has no "
                 "per-query key bounds")
+    if c["cache_softmax"]:
+        return ("cache_softmax (out_neg_max, out_sum_recip): the registered attention_cte stores "
+                "no softmax statistics")
     return cte_not_modelled(c)
 
 
@@ -535,9 +552,9 @@ def cte_check_plan(config):
     why = cte_not_modelled(c)
     if why:
         return None, why
-    if c["dtype"] not in CTE_DTYPES:
-        return None, ("dtype %s: attention_cte's contract is for bf16 or fp32 (its option dtype)"
-                      % c["dtype"])
+    if c["dtype"] not in CTE_CONTRACT_DTYPES:
+        return None, ("dtype %s: attention_cte's contract is for bf16, fp16 or fp32 (its option "
+                      "dtype)" % c["dtype"])
     contract = ("attention_cte_multi_section" if c["seqlen_kv"] > CTE_SECTION_THRESHOLD
                 else "attention_cte")
     options = [("causal_mask", "true"), ("sliding_window", "off"), ("sink", "off"),

@@ -204,7 +204,11 @@ RunResult Interpreter::run() {
 // already checked against the domain. A shape or grid the kernel's arithmetic gets wrong is a
 // well_formed failure (DynamicError, EvalError, CheckFailure).
 void Interpreter::prepare() {
-  if (p_.tensors.size() >= 65535) throw InputError("more than 65534 tensors in one kernel");
+  // No cap on the tensor count: TensorId, the shadow stamps (shadow_map.h) and the trace's
+  // Region::tensor are 32-bit and the timing model's space keys hold a whole TensorId; the
+  // 65534 cap was left from a 16-bit per-byte owner tag the interval shadow map replaced.
+  // A traced kernel that unrolls its Python loops declares a tensor per iteration
+  // (nki-library's attention_cte at 32768 keys: over 65534).
   param_env_ = param_env(params_);
   m_.grid = eval(p_.grid, param_env_);
   if (m_.grid < 1 || m_.grid > kMaxGrid) {

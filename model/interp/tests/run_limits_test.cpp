@@ -168,5 +168,25 @@ TEST(RunLimits, RunawayLoopsAreRefusedBeforeTheyStart) {
   }
 }
 
+// Deep: ~74 s on this machine (the remaining superlinear passes over 70000 scopes).
+TEST(DeepRunLimits, AProgramOfMoreThan65534TensorsRuns) {
+  // nki-library's attention_cte traced at 32768 keys declares a tensor per unrolled Python
+  // iteration, over 65534 (the cap a 16-bit per-byte owner tag once needed). 70000 one-tile
+  // buffers in scopes of their own, each carrying x to y: every tensor id up to 70001 is used.
+  constexpr int kBuffers = 70000;
+  std::string text = "kernel many\ninput x : hbm fp32 [1, 4]\noutput y : hbm fp32 [1, 4]\n";
+  for (int k = 0; k < kBuffers; ++k) {
+    const std::string t = "t" + std::to_string(k);
+    text += "for i" + std::to_string(k) + " in affine_range(0, 1) {\n  buffer " + t +
+            " : sbuf fp32 [1, 4] at (0, 0)\n  dma_copy " + t +
+            "[:, :], x[:, :]\n  dma_copy y[:, :], " + t + "[:, :]\n}\n";
+  }
+  const Program p = parse_program(text);
+  ASSERT_GT(p.tensors.size(), 65535u);
+  const RunResult r = interptest::run_random(p, {});
+  ASSERT_FALSE(r.error) << r.error->message;
+  EXPECT_EQ(r.outputs.at("y").bytes, random_inputs(p, {}, 1).at("x").bytes);
+}
+
 }  // namespace
 }  // namespace ncv
