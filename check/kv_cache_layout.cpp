@@ -9,6 +9,7 @@
 #include "kernels/decode_attention/attention_tkg_draws.h"
 #include "kernels/decode_attention/gen_mask_tkg_swa.h"
 #include "model/interp/interpreter.h"
+#include "model/interp/npy.h"
 
 namespace ncv::kernels {
 
@@ -269,7 +270,9 @@ std::map<std::string, std::vector<int64_t>> role_shapes(const Program& p, const 
       throw std::invalid_argument("'" + r.tensor + "' (" + role + ") is not an " +
                                   (role == "out" ? "output" : "input") + " of " + p.name);
     }
-    out[r.tensor] = concrete_shape(p, *id, params);
+    // the kernel's own shape (a tensor the program declares with refined dims holds the same
+    // bytes in the same order, so the packing's flat indices are the same)
+    out[r.tensor] = interface_shape(p, *id, params);
     if (out[r.tensor].size() != r.dims.size()) {
       throw std::invalid_argument("tensor '" + r.tensor + "' (" + role + ") has rank " +
                                   std::to_string(out[r.tensor].size()) + ", the layout lists " +

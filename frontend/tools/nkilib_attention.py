@@ -27,8 +27,10 @@ with its status:
   k_active, v_active, k_prior, v_prior, mask, out, sink and rope_pos_ids roles, `tkg_check_layout`)
   and `--contract attention_tkg`, every option given at the row's values (`tkg_check_plan`):
   each case draws the cache positions with attention_tkg's generator and packs the mask from them
-  as the library's test does; rows with fuse_rope, block KV, LNC2 or fp32 are not
-  (`tkg_not_checked` says why);
+  as the library's test does; block KV rows read their cache through the layout's table role
+  (a table drawn per case; the whole mask in the kernel's fold order, `tkg_block_mask_len`), and
+  LNC2 rows run as the grid-2 programs they trace to (both cores, `--grid 2`); rows with
+  fuse_rope, fp32 or fp8 KV are not (`tkg_not_checked` says why);
   `failed`: `check` found a case outside the contract (its FAIL line);
 - with --check, `bit-identical`: checked, and `ncverify run` of the traced program and of the
   registered kernel at the same options, shape and seed gave outputs with the same checksums
