@@ -2,8 +2,9 @@
 // kernel, read back element by element against the spec: each logical slot's key in the physical
 // block the table names, the active slots' rows stale, the table a permutation that changes per
 // case, and under block_mask=R the mask row fold·128·R + r·128 + p holding slot fold·128·R + p·R
-// + r (nki-library's build_full_attention_mask with block_len). The program is declarations
-// only: the packing reads its tensors' names, kinds and shapes.
+// + r (nki-library's build_full_attention_mask with block_len); block layouts that do not fit are
+// refused. The program is declarations only: the packing reads its tensors' names, kinds and
+// shapes.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -103,6 +104,35 @@ TEST(KvCacheBlocks, TheMaskRowsAreInTheFoldOrder) {
     EXPECT_GT(visible, 1) << "seed " << seed;
     EXPECT_LT(visible, 256) << "seed " << seed;
   }
+}
+
+TEST(KvCacheBlocks, ABlockLayoutThatDoesNotFitIsRefused) {
+  const auto refused = [](const std::string& layout, const std::string& why) {
+    try {
+      const Variant v =
+          kv_cache_layout_variant(*find_variant("attention_tkg"), parse_program(kProgram),
+                                  parse_kv_cache_layout(layout), 1.0);
+      v.spec({}, {});
+      ADD_FAILURE() << layout << ": accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+  };
+  // a table with a flat cache, and blocks without a table
+  refused("q=s,d k_active=s,d v_active=s,d k_prior=c,1,d v_prior=c,1,d table=b,t mask=c,s out=s,d",
+          "with a table the cache lists n");
+  refused("q=s,d k_active=s,d v_active=s,d k_prior=n,l,d v_prior=n,l,d mask=c,s out=s,d",
+          "go with a table role");
+  // the block mask order needs whole folds of 128 x R slots: 256 slots are one fold of R = 2
+  refused(
+      "q=s,d k_active=s,d v_active=s,d k_prior=n,l,d v_prior=n,l,d table=b,t mask=c,s out=s,d "
+      "block_mask=4",
+      "no whole folds");
+  // and a whole mask (c): an active mask has no slot order
+  refused(
+      "q=s,d k_active=s,d v_active=s,d k_prior=n,l,d v_prior=n,l,d table=b,t mask=a,s "
+      "positions=b,s slots=256 out=s,d block_mask=2",
+      "goes with a table and a mask with axis c");
 }
 
 }  // namespace
