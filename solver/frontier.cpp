@@ -8,6 +8,7 @@
 #include "solver/domain.h"
 #include "solver/int128.h"
 #include "solver/z3_context.h"
+#include "solver/z3_query.h"
 
 namespace ncv::solver {
 
@@ -54,10 +55,12 @@ class FrontierSearch {
         rules_(capacity_rules(w, allocate(w, hw), hw)),
         solver_(ctx_),
         timeout_ms_(q.timeout_ms) {
-    z3::params timeout(ctx_);
-    timeout.set("timeout", q.timeout_ms);
-    if (q.resource_limit > 0) timeout.set("rlimit", q.resource_limit);
-    solver_.set(timeout);
+    // No `timeout` parameter: check() bounds each query itself (solver/z3_query.h says why).
+    if (q.resource_limit > 0) {
+      z3::params limit(ctx_);
+      limit.set("rlimit", q.resource_limit);
+      solver_.set(limit);
+    }
     params_ = declare_params(ctx_, w_);
     // The pinned params as numerals: products with the searched param stay linear for Z3.
     for (const Param& prm : w_.params) {
@@ -133,16 +136,15 @@ class FrontierSearch {
 
   // sat: true, unsat: false, unknown: nullopt with `reason` set (if still empty).
   std::optional<bool> check(const z3::expr& bound, int& queries, std::string& reason) {
-    solver_.push();
+    solver_.push();  // so Z3 answers with its incremental solver, never a logic's tactic
     solver_.add(bound);
     ++queries;
-    std::string error;
-    const z3::check_result r = check_or_unknown(solver_, error);
+    const QueryResult q = check_within(solver_, timeout_ms_);
+    const z3::check_result r = q.result;
     if (r == z3::sat) last_model_ = solver_.get_model();
     if (r == z3::unknown && reason.empty()) {
-      reason = "Z3 returned unknown (" +
-               (error.empty() ? std::string(solver_.reason_unknown()) : error) + ", timeout " +
-               std::to_string(timeout_ms_) + " ms per query)";
+      reason = "Z3 returned unknown (" + q.why + ", timeout " + std::to_string(timeout_ms_) +
+               " ms per query)";
     }
     solver_.pop();
     if (r == z3::unknown) return std::nullopt;

@@ -1,5 +1,7 @@
 #include "solver/obligation.h"
 
+#include <algorithm>
+
 namespace ncv::solver {
 
 std::string_view verdict_name(Verdict v) {
@@ -38,13 +40,13 @@ bool past_deadline(const ProveOptions& o) {
   return o.deadline && std::chrono::steady_clock::now() >= *o.deadline;
 }
 
-unsigned query_timeout_ms(const ProveOptions& o) {
-  if (!o.deadline) return o.timeout_ms;
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                        *o.deadline - std::chrono::steady_clock::now())
-                        .count();
-  if (left < 1) return 1;
-  return left < o.timeout_ms ? static_cast<unsigned>(left) : o.timeout_ms;
+std::chrono::steady_clock::time_point query_deadline(const ProveOptions& o) {
+  const auto own = std::chrono::steady_clock::now() + std::chrono::milliseconds(o.timeout_ms);
+  return o.deadline ? std::min(own, *o.deadline) : own;
+}
+
+bool budget_bounds_query(const ProveOptions& o, std::chrono::steady_clock::time_point deadline) {
+  return o.deadline && deadline == *o.deadline;
 }
 
 void mark_out_of_budget(Obligation& o) {

@@ -71,9 +71,12 @@ const HwConfig& hw_of(const ProveOptions& o);
 
 // Whether o.deadline has passed.
 bool past_deadline(const ProveOptions& o);
-// The Z3 timeout of the next query: o.timeout_ms, or the time left before o.deadline when that
-// is shorter (at least 1 ms; a query after the deadline should not be asked at all).
-unsigned query_timeout_ms(const ProveOptions& o);
+// When the next Z3 query must stop (solver/z3_query.h): o.timeout_ms from now, or o.deadline
+// when that comes first (a query after the deadline should not be asked at all).
+std::chrono::steady_clock::time_point query_deadline(const ProveOptions& o);
+// Whether that deadline is o.deadline's: a query that then times out ran out of the budget, not
+// of o.timeout_ms.
+bool budget_bounds_query(const ProveOptions& o, std::chrono::steady_clock::time_point deadline);
 // `o` undecided for lack of time: unknown, out_of_budget, with the reason.
 void mark_out_of_budget(Obligation& o);
 

@@ -1,6 +1,5 @@
 #include "solver/program_solver.h"
 
-#include <algorithm>
 #include <limits>
 #include <numeric>
 
@@ -12,11 +11,12 @@ namespace ncv::solver {
 
 ProgramSolver::ProgramSolver(const Program& p, const ProveOptions& options)
     : p_(p), opts_(options), ctx_(shared_context()), solver_(ctx_) {
-  armed_ms_ = query_timeout_ms(opts_);
-  z3::params prm(ctx_);
-  prm.set("timeout", armed_ms_);
-  if (opts_.resource_limit > 0) prm.set("rlimit", opts_.resource_limit);
-  solver_.set(prm);
+  // No `timeout` parameter: every check goes through query() (solver/z3_query.h says why).
+  if (opts_.resource_limit > 0) {
+    z3::params prm(ctx_);
+    prm.set("rlimit", opts_.resource_limit);
+    solver_.set(prm);
+  }
   params_ = declare_params(ctx_, p_);
   symbols_ = params_;
   solver_.add(param_domain(ctx_, p_, params_));
@@ -54,46 +54,39 @@ bool ProgramSolver::out_of_budget() const {
   return past_deadline(opts_);
 }
 
-void ProgramSolver::arm_timeout() {
-  // Setting a solver's parameters costs more than a typical query (done before every query, it
-  // made a 5,000-instruction proof 12 times slower), so the timeout is cut only when the time
-  // left falls below it, and then to half the time left: a few cuts in a proof's last seconds.
-  const unsigned left = query_timeout_ms(opts_);
-  if (left >= armed_ms_) return;
-  armed_ms_ = std::max(1u, left / 2);
-  z3::params prm(ctx_);
-  prm.set("timeout", armed_ms_);
-  solver_.set(prm);
-}
-
 bool ProgramSolver::unknown_for_budget() const {
   return unknown_for_budget_;
 }
 
-void ProgramSolver::note_unknown() {
-  // A query that timed out with its timeout cut to the time left ran out of the budget, not of
-  // --timeout-ms; any other unknown (Z3's incompleteness) keeps its own reason.
-  const std::string reason = solver_.reason_unknown();
-  const bool timed_out =
-      reason.find("timeout") != std::string::npos || reason.find("canceled") != std::string::npos;
-  unknown_for_budget_ = out_of_budget() || (armed_ms_ < opts_.timeout_ms && timed_out);
+QueryResult ProgramSolver::query() {
+  // Every query is preceded by a push (enter_loops, settle, satisfiable, smallest_model), so Z3
+  // answers it with its incremental solver, never with a logic's tactic.
+  deadline_ = query_deadline(opts_);
+  return check_until(solver_, deadline_);
+}
+
+void ProgramSolver::note_unknown(const QueryResult& r) {
+  // A query that timed out at the budget's deadline ran out of the budget, not of --timeout-ms;
+  // any other unknown (Z3's incompleteness) keeps its own reason.
+  unknown_for_budget_ = out_of_budget() || (r.timed_out && budget_bounds_query(opts_, deadline_));
+}
+
+std::string ProgramSolver::unknown_reason(const QueryResult& r) const {
+  return "Z3 returned unknown (" + r.why + ", timeout " + std::to_string(opts_.timeout_ms) + " ms)";
 }
 
 z3::check_result ProgramSolver::satisfiable(const z3::expr& e, std::string& why) {
   unknown_for_budget_ = out_of_budget();
   if (unknown_for_budget_) return z3::unknown;
-  arm_timeout();
   solver_.push();
   solver_.add(e);
-  std::string error;
-  const z3::check_result r = check_or_unknown(solver_, error);
-  if (r == z3::unknown) {
-    note_unknown();
-    why = "Z3 returned unknown (" + (error.empty() ? solver_.reason_unknown() : error) +
-          ", timeout " + std::to_string(opts_.timeout_ms) + " ms)";
+  const QueryResult r = query();
+  if (r.result == z3::unknown) {
+    note_unknown(r);
+    why = unknown_reason(r);
   }
   solver_.pop();
-  return r;
+  return r.result;
 }
 
 std::vector<std::pair<z3::expr, z3::expr>> ProgramSolver::unknowns_with_lower_bounds() {
@@ -116,11 +109,9 @@ z3::model ProgramSolver::smallest_model(z3::model m) {
     int64_t lo = value(m, lower), hi = value(m, v);
     while (lo < hi && !out_of_budget()) {         // out of time: the violating model found so far
       const int64_t mid = std::midpoint(lo, hi);  // a domain may span more than 2^63
-      arm_timeout();
       solver_.push();
       solver_.add(v <= ctx_.int_val(mid));
-      std::string ignored;  // an exception ends the search like unknown
-      const z3::check_result r = check_or_unknown(solver_, ignored);
+      const z3::check_result r = query().result;  // unknown (or a Z3 error) ends the search
       if (r == z3::sat) {
         m = solver_.get_model();
         hi = value(m, v);
@@ -141,11 +132,10 @@ void ProgramSolver::settle(Obligation& o, const z3::expr& assumed, const z3::exp
     mark_out_of_budget(o);
     return;
   }
-  arm_timeout();
   solver_.push();
   solver_.add(assumed && !holds);
-  std::string error;
-  const z3::check_result r = check_or_unknown(solver_, error);
+  const QueryResult q = query();
+  const z3::check_result r = q.result;
   if (r == z3::unsat) {
     o.verdict = Verdict::proved;
   } else if (r == z3::sat) {
@@ -171,13 +161,11 @@ void ProgramSolver::settle(Obligation& o, const z3::expr& assumed, const z3::exp
       c.violated = "values beyond int64";  // the params and loop indices above still hold
     }
     o.counterexample = std::move(c);
-  } else if (note_unknown(); unknown_for_budget_) {
+  } else if (note_unknown(q); unknown_for_budget_) {
     mark_out_of_budget(o);
   } else {
     o.verdict = Verdict::unknown;
-    o.unknown_reason = "Z3 returned unknown (" +
-                       (error.empty() ? solver_.reason_unknown() : error) + ", timeout " +
-                       std::to_string(opts_.timeout_ms) + " ms)";
+    o.unknown_reason = unknown_reason(q);
   }
   solver_.pop();
   if (o.counterexample && opts_.replay) {

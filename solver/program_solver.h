@@ -5,6 +5,7 @@
 
 #include <z3++.h>
 
+#include <chrono>
 #include <functional>
 #include <string>
 #include <utility>
@@ -14,6 +15,7 @@
 #include "model/ir/program.h"
 #include "solver/obligation.h"
 #include "solver/z3_expr.h"
+#include "solver/z3_query.h"
 
 namespace ncv::solver {
 
@@ -67,7 +69,7 @@ class ProgramSolver {
   // out_of_budget, and a caller with costly terms to build should skip building them.
   bool out_of_budget() const;
   // Whether the unknown satisfiable() just answered is the budget's doing: the deadline passed,
-  // or the query timed out with its timeout cut to the time left.
+  // or the query timed out at the budget's deadline (which came before its own timeout).
   bool unknown_for_budget() const;
 
  private:
@@ -77,10 +79,12 @@ class ProgramSolver {
   // value that still violates the rule (the smallest failing params, then the first failing
   // iteration), so a widened domain fails exactly where it stops fitting.
   z3::model smallest_model(z3::model m);
-  // Cuts the next query's timeout to the time left before the deadline, if there is one.
-  void arm_timeout();
-  // After an unknown answer: sets unknown_for_budget_.
-  void note_unknown();
+  // Checks the solver's assertions until query_deadline(options).
+  QueryResult query();
+  // After an unknown answer of query(): sets unknown_for_budget_.
+  void note_unknown(const QueryResult& r);
+  // "Z3 returned unknown (why, timeout N ms)".
+  std::string unknown_reason(const QueryResult& r) const;
 
   const Program& p_;
   ProveOptions opts_;
@@ -89,7 +93,7 @@ class ProgramSolver {
   SymbolTerms params_, symbols_;
   std::vector<const Loop*> loops_;
   std::vector<std::pair<std::string, z3::expr>> extras_;
-  unsigned armed_ms_ = 0;  // the solver's current per-query timeout
+  std::chrono::steady_clock::time_point deadline_;  // of the last query
   bool unknown_for_budget_ = false;
 };
 

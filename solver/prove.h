@@ -52,9 +52,11 @@ inline constexpr NotCovered kNotCovered[] = {
 };
 
 // Well-formedness, bounds, ISA rules, allocation, then initialization obligations of `p` for
-// options.hw. A domain
-// that Z3 shows to hold no params at all (ranges, multiple_of and relations contradict each
-// other) would make every obligation vacuously true: that throws std::invalid_argument instead.
+// options.hw. A domain that Z3 shows to hold no params at all (ranges, multiple_of and relations
+// contradict each other) would make every obligation vacuously true: that throws
+// std::invalid_argument instead. When Z3 cannot tell within options.timeout_ms whether any params
+// satisfy the relations, the first obligation is an unknown "non-empty domain" (well-formed
+// class), so the result is never "every obligation proved".
 std::vector<Obligation> prove_program(const Program& p, const ProveOptions& options = {});
 
 }  // namespace ncv::solver
