@@ -92,12 +92,20 @@ class CheckPlan(unittest.TestCase):
         self.assertNotIn("--cp-strided", rows.cte_check_plan(config(
             cp=True, global_cp_deg=4, cp_strided_q_slicing=False))[0])
 
-    def test_options_without_a_spec_are_not_checked_and_say_why(self):
-        cases = [(dict(cache_softmax=True), "cache_softmax"), (dict(dtype="fp16"), "dtype fp16")]
-        for change, words in cases:
-            args, why = rows.cte_check_plan(config(**change))
-            self.assertIsNone(args, change)
-            self.assertIn(words, why, change)
+    def test_cached_statistics_and_fp16_rows_are_checked(self):
+        args, why = rows.cte_check_plan(config(cache_softmax=True))
+        self.assertIsNone(why)
+        layout = args[args.index("--layout") + 1].split()
+        self.assertIn("neg_max:out_neg_max=h,seq_part,seq_tile", layout)
+        self.assertIn("recip_sum:out_sum_recip=h,seq_part,seq_tile", layout)
+        args, why = rows.cte_check_plan(config(dtype="fp16"))
+        self.assertIsNone(why)
+        self.assertIn("dtype=fp16", args)
+
+    def test_a_dtype_without_a_contract_is_not_checked_and_says_why(self):
+        args, why = rows.cte_check_plan(config(dtype="fp8_e4m3"))
+        self.assertIsNone(args)
+        self.assertIn("dtype fp8_e4m3", why)
 
     def test_a_non_causal_row_with_other_lengths_is_checked(self):
         args, why = rows.cte_check_plan(config(seqlen_q=512, seqlen_kv=1536))
@@ -198,10 +206,10 @@ class Verdicts(unittest.TestCase):
             rows.run_check(tkg, "/nonexistent/ncverify", "t.py:f", {}, 1, 1)
             self.assertTrue(tkg["check"].startswith("not checked: " + why), tkg["check"])
             self.assertEqual(tkg["status"], "traced")
-        cte = {"kernel": "cte", "status": "traced", "config": config(cache_softmax=True),
+        cte = {"kernel": "cte", "status": "traced", "config": config(dtype="fp8_e4m3"),
                "args": []}
         rows.run_check(cte, "/nonexistent/ncverify", "t.py:f", {}, 1, 1)
-        self.assertTrue(cte["check"].startswith("not checked: cache_softmax"))
+        self.assertTrue(cte["check"].startswith("not checked: dtype fp8_e4m3"), cte["check"])
         cp = {"kernel": "cte", "status": "traced", "args": [],
               "config": config(cp=True, global_cp_deg=2, cp_strided_q_slicing=False)}
         rows.run_hand_translation(cp, "/nonexistent/ncverify", "t.py:f", {}, 1, 1)
