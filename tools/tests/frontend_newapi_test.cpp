@@ -71,9 +71,11 @@ TEST(FrontendGeneration, ContradictionsAndSeveralGenerationsAreUsageErrors) {
   EXPECT_EQ(run_cli({"import", legacy, "--input", "a=fp32[4,8]", "--gen", "trn2"}).exit_code, 0);
   EXPECT_EQ(run_cli({"import", legacy, "--input", "a=fp32[4,8]"}).exit_code, 0);
   // NKI 0.2's platform_target= on a new-API kernel: its generation, as the legacy decorator's
-  const std::string newapi = kernel("for_trn2", "newapi_platform_target.py");
-  EXPECT_EQ(run_cli({"import", newapi, "--input", "a=fp32[4,8]", "--gen", "trn2"}).exit_code, 0);
-  EXPECT_EQ(run_cli({"import", newapi, "--input", "a=fp32[4,8]"}).exit_code, 0);
+  // (one run: the --gen trn3 case above shows the decorator's generation is read)
+  EXPECT_EQ(
+      run_cli({"import", kernel("for_trn2", "newapi_platform_target.py"), "--input", "a=fp32[4,8]"})
+          .exit_code,
+      0);
 }
 
 TEST(FrontendNewApiMatmul, AFlagOnTheLoopVariableSplitsTheSymbolicLoopAndProves) {
