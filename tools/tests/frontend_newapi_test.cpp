@@ -1,9 +1,9 @@
 // New-API NKI kernels (`import nki`) through the CLI (label frontend): the generation a kernel
 // is traced for (`--gen` of import, run, check, bench and prove reaches the tracer, so
 // nki.isa.get_nc_version() answers NeuronCore-v2, v3 or v4 for trn1, trn2 or trn3, trn1 without
-// --gen; a --gen that contradicts a legacy kernel's own nki.jit(platform_target=), a new-API
-// kernel that names platform_target at all (an error since NKI 0.3.0) and `import --gen all` are
-// usage errors), and an nc_matmul whose accumulate flag depends on the loop variable
+// --gen; a --gen that contradicts a kernel's own nki.jit(platform_target=), legacy or new-API
+// (NKI 0.2's way to name the target, an error since NKI 0.3.0), and `import --gen all` are usage
+// errors), and an nc_matmul whose accumulate flag depends on the loop variable
 // staying a symbolic program that `prove` proves for every shape.
 #include <gtest/gtest.h>
 
@@ -54,8 +54,9 @@ TEST(FrontendGeneration, ContradictionsAndSeveralGenerationsAreUsageErrors) {
       {{"import", kernel("for_trn2", "legacy_for_trn2.py"), "--input", "a=fp32[4,8]", "--gen",
         "trn1"},
        "platform_target='trn2'"},
-      {{"import", kernel("for_trn2", "newapi_platform_target.py"), "--input", "a=fp32[4,8]"},
-       "platform_target= is an error since NKI 0.3.0"},
+      {{"import", kernel("for_trn2", "newapi_platform_target.py"), "--input", "a=fp32[4,8]",
+        "--gen", "trn3"},
+       "platform_target='trn2'"},
       {{"import", kernel("version_filled"), "--input", "a=fp32[4,8]", "--gen", "all"},
        "import traces for one generation"},
       {{"import", kernel("version_filled"), "--input", "a=fp32[4,8]", "--gen", "trn9"}, "trn9"},
@@ -69,6 +70,12 @@ TEST(FrontendGeneration, ContradictionsAndSeveralGenerationsAreUsageErrors) {
   const std::string legacy = kernel("for_trn2", "legacy_for_trn2.py");
   EXPECT_EQ(run_cli({"import", legacy, "--input", "a=fp32[4,8]", "--gen", "trn2"}).exit_code, 0);
   EXPECT_EQ(run_cli({"import", legacy, "--input", "a=fp32[4,8]"}).exit_code, 0);
+  // NKI 0.2's platform_target= on a new-API kernel: its generation, as the legacy decorator's
+  // (one run: the --gen trn3 case above shows the decorator's generation is read)
+  EXPECT_EQ(
+      run_cli({"import", kernel("for_trn2", "newapi_platform_target.py"), "--input", "a=fp32[4,8]"})
+          .exit_code,
+      0);
 }
 
 TEST(FrontendNewApiMatmul, AFlagOnTheLoopVariableSplitsTheSymbolicLoopAndProves) {

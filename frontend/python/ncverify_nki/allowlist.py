@@ -143,7 +143,7 @@ NKI_API.update({
     ),
     "nki.language": (
         "sbuf", "psum", "hbm", "private_hbm", "shared_hbm", "is_hbm", "is_on_chip", "is_psum",
-        "is_sbuf", "tile_size",
+        "is_sbuf", "tile_size", "par_dim",
         "bfloat16", "bool_", "float16", "float32", "float8_e4m3", "float8_e4m3fn", "float8_e5m2",
         "float8_e4m3fn_x4", "float8_e5m2_x4", "float4_e2m1fn_x4", "float8_e8m0fnu", "int8",
         "int16", "int32", "tfloat32", "uint8", "uint16", "uint32",

@@ -96,12 +96,17 @@ def resolve_relative(package, level, module, where):
 
 def _format_fields_are_plain(text):
     """True when a str.format template only names positional or keyword arguments: a field such
-    as {0.__class__} or {x[k]} reads attributes or items of its argument."""
+    as {0.__class__} or {x[k]} reads attributes or items of its argument. A field's format spec
+    is text ('{:.3f}': its '.' is a precision) except for the fields nested in it
+    ('{:{0.__class__}}'), which are checked the same way (Python's format-string syntax,
+    https://docs.python.org/3/library/string.html#format-string-syntax: "A format_spec field can
+    also include nested replacement fields within it")."""
     try:
         for _, field, spec, _ in string.Formatter().parse(text):
-            for f in (field, spec):
-                if f and ("." in f or "[" in f):
-                    return False
+            if field and ("." in field or "[" in field):
+                return False
+            if spec and not _format_fields_are_plain(spec):
+                return False
     except ValueError:
         return False
     return True

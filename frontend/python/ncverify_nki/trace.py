@@ -284,12 +284,22 @@ class Tracer:
         for v in views:
             if getattr(v, "masked_out", False):
                 return ins  # a mask= that fails for the whole tile: the instruction writes nothing
+        # The operands are read before the destination is written: `tensor_tensor z, z, t` on
+        # an nl.zeros PSUM tile reads the zeros (its fill is needed), whereas the destination
+        # first would mark the tile wholly overwritten and drop the fill (the interpreter then
+        # reported an uninitialised read of a correct kernel).
+        dst = ins.args[0][1] if ins.args else None
         for v in views:
-            self.note_use(v, ins)
+            if v is not dst:
+                self.note_use(v, ins)
+        if any(v is dst for v in views):
+            if any(a[1] is dst for a in ins.args[1:]):  # the same view also an operand
+                self.note_use(dst, ins, read=True)
+            self.note_use(dst, ins)
         self.stack[-1].append(ins)  # (emit, inline)
         return ins
 
-    def note_use(self, view, ins):
+    def note_use(self, view, ins, read=False):
         t = view.tensor
         args = ins.args
         if not args:
@@ -297,7 +307,7 @@ class Tracer:
         # (the flags are written through the instance dict, and only when they change: a write
         # to a sealed object looks at the caller's frame, sandbox._seal, and this runs for every
         # operand of every call)
-        if args[0][1] is not view:  # read
+        if read or args[0][1] is not view:  # read
             if ins not in t.producers:
                 if not t.read_elsewhere:
                     t.__dict__["read_elsewhere"] = True

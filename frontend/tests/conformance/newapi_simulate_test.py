@@ -371,13 +371,37 @@ class StaleDtypeKeyword(unittest.TestCase):
                       "differs from dst.dtype nl.float32", r.stderr)
 
 
+@nki.jit
+def _version_filled(a):
+    """The NeuronCore version the kernel is traced for, in every element."""
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
+    nisa.memset(dst=t, value=float(nisa.get_nc_version().value))
+    nisa.dma_copy(dst=out, src=t)
+    return out
+
+
 class Refusals(unittest.TestCase):
-    def test_platform_target_is_an_error_since_0_3_0(self):
-        with self.assertRaisesRegex(NkiError, "platform_target= is an error since NKI 0.3.0; "
-                                    "set the target with the NEURON_PLATFORM_TARGET_OVERRIDE"):
-            nki.jit(platform_target="trn2")
+    def test_platform_target_names_the_generation_as_in_nki_0_2(self):
+        """NKI 0.2's `platform_target=` (an error from 0.3.0 on; nki-samples 6905a68's mxfp
+        tutorial passes it): the generation the kernel runs on; a value outside the targets,
+        or NEURON_PLATFORM_TARGET_OVERRIDE naming another generation, refused."""
+        x = np.zeros((4, 8), np.float32)
+        for target, version in (("trn2", 3), ("gen3", 3), ("inf2", 2), ("trn3", 4)):
+            got = nki.jit(platform_target=target)(_version_filled.func)(x)
+            np.testing.assert_array_equal(got, np.full((4, 8), version, np.float32), target)
+        with mock.patch.dict(os.environ, {"NEURON_PLATFORM_TARGET_OVERRIDE": "gen3"}):
+            got = nki.jit(platform_target="trn2")(_version_filled.func)(x)  # the same one
+            np.testing.assert_array_equal(got, np.full((4, 8), 3, np.float32))
+        with mock.patch.dict(os.environ, {"NEURON_PLATFORM_TARGET_OVERRIDE": "trn3"}):
+            with self.assertRaisesRegex(SimulationError, "platform_target='trn2', "
+                                        "NEURON_PLATFORM_TARGET_OVERRIDE='trn3' another"):
+                nki.jit(platform_target="trn2")(_version_filled.func)(x)
+        with self.assertRaisesRegex(NkiError, "platform_target='trn9' is not one of the "
+                                    "targets"):
+            nki.jit(platform_target="trn9")
         with self.assertRaisesRegex(NkiError, "platform_target="):
-            nki.jit(add.func, platform_target="trn2")
+            nki.jit(add.func, platform_target="trn9")
 
     def test_compile_options_are_accepted_and_ignored(self):
         """nki-library's qkv.py decorates with these debugging and compiler options."""

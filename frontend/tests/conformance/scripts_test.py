@@ -123,3 +123,27 @@ class MainBlocks(unittest.TestCase):
         r = self.trace(MAIN_HARNESS + "else:\n    exit(0)\n")
         self.assertEqual(r.returncode, 2, r.stdout)
         self.assertIn("harness.py:22: tamper: uses exit", r.stderr)
+
+
+# A harness's `print("Latency: {:.3f} ms".format(t))` outside the main block (ucb-bar/autocomp's
+# trn harnesses print so in benchmark_nki): a format spec is text, its '.' a precision, not an
+# attribute read; a field nested in the spec is a field and reads nothing either. The check is
+# the kernel language's own (`check_file`), called in-process: milliseconds, no tracer run.
+class FormatTemplates(unittest.TestCase):
+    def check(self, line):
+        from ncverify_nki import kernel_language
+        source = "def report(t):\n    print(%s)\n" % line
+        return kernel_language.check_file("harness.py", [HERE], None, source)
+
+    def test_a_precision_in_the_spec_is_accepted(self):
+        for line in ('"Latency: {:.3f} ms (P99)".format(t)', '"{0:>{1}.{2}f}".format(t, 9, 3)',
+                     '"{a:,.2f}".format(a=t)'):
+            self.check(line)  # no Tamper
+
+    def test_an_attribute_or_item_read_is_refused_in_the_spec_too(self):
+        from ncverify_nki import kernel_language
+        for line in ('"{0.__class__}".format(t)', '"{t[0]}".format(t=t)',
+                     '"{:{0.__class__}}".format(t)', '"{0:{1[0]}}".format(t, (3,))'):
+            with self.assertRaises(kernel_language.Tamper, msg=line) as c:
+                self.check(line)
+            self.assertIn("reads attributes or items", str(c.exception))

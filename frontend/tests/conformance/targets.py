@@ -1,6 +1,6 @@
 """Test helper: the generation a new-API kernel runs on. NKI 0.3.0+ picks the simulator's target
-with the NEURON_PLATFORM_TARGET_OVERRIDE environment variable (`nki.jit(platform_target=)` is an
-error there; the simulator's default without it is trn3, as the vendor's: frontend/README.md)."""
+with the NEURON_PLATFORM_TARGET_OVERRIDE environment variable (`nki.jit(platform_target=)`, NKI
+0.2's way, is an error there; the simulator's default without it is trn3, as the vendor's: frontend/README.md)."""
 import contextlib
 import functools
 import os

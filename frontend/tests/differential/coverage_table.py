@@ -327,6 +327,7 @@ _NKI = {
     "nl.zeros": dict.fromkeys(("shape", "dtype", "buffer", "name"), "nkl_creation"),
     "nl.ones": dict.fromkeys(("shape", "dtype", "buffer", "name"), "nkl_creation"),
     "nl.full": dict.fromkeys(("shape", "fill_value", "dtype", "buffer", "name"), "nkl_creation"),
+    "nl.par_dim": {"size": "nkl_par_dim"},
     "nl.zeros_like": dict.fromkeys(("x", "dtype", "buffer", "name"), "nkl_creation"),
     "nl.empty_like": dict.fromkeys(("x", "dtype", "buffer", "name"), "nkl_creation"),
     "nl.shared_constant": {"constant": "nkl_creation"},

@@ -252,7 +252,10 @@ class Memory(unittest.TestCase):
                 ident2 = nl.ndarray((n, n), dtype=nl.bfloat16, buffer=nl.sbuf)
                 nl.shared_identity_matrix(n, dtype=nl.bfloat16, dst=ident2)
                 const = nl.load(nl.shared_constant(constant=np.full((p, f), v, F32)))
-                return [z, o, fu, e, zl, el, ident, ident2, const]
+                # zeros accumulated into in place: the instruction reads the zeros first
+                acc = nl.zeros(shape=(p, f), dtype=nl.float32, buffer=nl.psum)
+                nisa.tensor_tensor(dst=acc, data1=acc, data2=ta, op=nl.add)
+                return [z, o, fu, e, zl, el, ident, ident2, const, nl.copy(acc)]
             outs = run(kern, a)
             c.check("zeros", outs[0], np.zeros((p, f)))
             c.check("ones bf16", outs[1], np.ones((p, f)))
@@ -263,7 +266,32 @@ class Memory(unittest.TestCase):
             c.check("shared_identity_matrix", outs[6], np.identity(n))
             c.check("shared_identity_matrix(dst=)", outs[7], np.identity(n))
             c.check("shared_constant", outs[8], np.full((p, f), v, F32))
+            c.check("zeros accumulated in place", outs[9], a)
         run_case("nkl_creation", body)
+
+    def test_par_dim(self):
+        """nl.par_dim(n) as a shape's first dim (NKI 0.2's marker, ucb-bar/autocomp's
+        trn-tutorial-nki2 GEMM writes it): the tensor of shape (n, ...), values as NumPy's; at
+        any other position it would make block dimensions (removed since NKI 0.2): refused at
+        the line."""
+        def body(c):
+            p, f = c.shape(free=(1, 64))
+            a = c.floats((p, f))
+
+            def kern(ta):
+                t = nl.ndarray((nl.par_dim(size=p), f), dtype=nl.float32, buffer=nl.sbuf)
+                nisa.tensor_scalar(t, ta, nl.multiply, 2.0)
+                z = nl.zeros((nl.par_dim(p), f), dtype=nl.float32, buffer=nl.sbuf)
+                s = nl.ndarray((p, f), dtype=nl.float32, buffer=nl.sbuf)
+                nisa.tensor_tensor(dst=s, data1=z, data2=ta, op=nl.add)
+                return [t, s]
+            outs = run(kern, a)
+            c.check("par_dim ndarray", outs[0], 2 * a)
+            c.check("par_dim zeros", outs[1], a)
+            call = lambda t: nl.ndarray((2, nl.par_dim(p), f), dtype=nl.float32)  # noqa: E731
+            c.refused(lang_kernel, (a,), {"body": lambda t: [nl.copy(call(t)[0])]},
+                      "nl.par_dim", "block dimensions", call)
+        run_case("nkl_par_dim", body)
 
     def test_address(self):
         """nl.ndarray(address=(partition, byte)) places the tile; the values are the same."""

@@ -1,5 +1,6 @@
-"""A new-API kernel that names its generation in its decorator: an error since NKI 0.3.0 (the
-target is NEURON_PLATFORM_TARGET_OVERRIDE's, or `ncverify --gen`)."""
+"""A new-API kernel that names its generation in its decorator, as NKI 0.2 did (an error since NKI
+0.3.0, where NEURON_PLATFORM_TARGET_OVERRIDE names it): traced for trn2; a `--gen` naming
+another generation is a usage error."""
 import nki
 import nki.language as nl
 

@@ -2,9 +2,14 @@
 nki/api/nki/__init__.py; the NKI CPU Simulator guide nki/guides/nki_simulator.rst; the LNC
 overview nki/get-started/about/lnc.rst; the 0.3.0 update guide, nki/migration/index.rst).
 
-- `nki.jit(fn=None, **kwargs)`: `platform_target=` is an error since NKI 0.3.0 (the target comes
-  from NEURON_PLATFORM_TARGET_OVERRIDE); `mode=` is deprecated and ignored; the compiler's
-  artifact options are accepted and change no value; any other keyword stops at the decoration.
+- `nki.jit(fn=None, **kwargs)`: `platform_target=` is NKI 0.2's way to name the target (the 0.3.0
+  update guide: "deprecated", and "raises an error in NKI 0.3.0"; the target then comes from
+  NEURON_PLATFORM_TARGET_OVERRIDE). The front end covers NKI 0.2-0.6 and kernels written for 0.2
+  pass it (nki-samples 6905a68's mxfp tutorial, `platform_target='trn3'`), so it is accepted as 0.2
+  reads it: the kernel's generation (a value outside the guide's list, or an environment
+  variable or `--gen` naming another generation, is refused); `mode=` is deprecated and ignored;
+  the compiler's artifact options are accepted and change no value; any other keyword stops at
+  the decoration.
 - `kernel[lnc]`: the Logical NeuronCore degree, one number (1 or 2; 2 from NeuronCore-v3 on).
 - A call with NumPy arrays runs on ncverify's simulator (simulate.py): with NKI_SIMULATOR=1 as
   the guide says, and also without it, since ncverify has no NeuronDevice to run on (unless
@@ -52,9 +57,12 @@ def target_generation():
 def _check_options(kwargs):
     for k in kwargs:
         if k == "platform_target":
-            raise errors.NkiError("nki.jit: platform_target= is an error since NKI 0.3.0; set "
-                                  "the target with the %s environment variable (trn1|inf2|gen2, "
-                                  "trn2|gen3, trn3|gen4)" % TARGET_ENV)
+            if kwargs[k] not in TARGETS:
+                raise errors.NkiError("nki.jit: platform_target=%r is not one of the targets "
+                                      "trn1|inf2|gen2, trn2|gen3, trn3|gen4 (NKI 0.2; since NKI "
+                                      "0.3.0 the %s environment variable names the target)" %
+                                      (kwargs[k], TARGET_ENV))
+            continue
         if k != "mode" and k not in _COMPILE_OPTIONS:
             raise errors.NkiError("nki.jit: unknown keyword argument '%s' (accepted: mode, which "
                                   "is ignored since NKI 0.3.0, and the compile options %s)" %
@@ -98,6 +106,15 @@ class Kernel(kernel_api.Kernel):
                                       "nki.simulate(kernel))" %
                                       (SIMULATOR_ENV, wanted, self.func.__name__))
         gen = target_generation()
+        declared = self.options.get("platform_target")
+        if declared is not None:  # NKI 0.2's decorator names the target (see the module doc)
+            if os.environ.get(TARGET_ENV, "") not in ("", *[t for t, g in TARGETS.items()
+                                                             if g == TARGETS[declared]]):
+                raise sim.SimulationError("%s: the decorator says platform_target=%r, %s=%r "
+                                          "another generation" %
+                                          (self.func.__name__, declared, TARGET_ENV,
+                                           os.environ.get(TARGET_ENV)))
+            gen = TARGETS[declared]
         if self.lnc > MAX_LNC[gen]:
             raise sim.SimulationError("%s[%d]: %s (%s=%s) has logical cores of at most %d" %
                                       (self.func.__name__, self.lnc, gen, TARGET_ENV,

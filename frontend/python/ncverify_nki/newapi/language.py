@@ -216,32 +216,70 @@ def _name(name, call):
     return name or None
 
 
+# ---------------------------------------------------------------- par_dim
+
+@api("nl.par_dim")
+def par_dim(size):
+    """NKI 0.2's partition-dim marker. The `nki` package had it: nki-library used
+    `nki.language.par_dim` until its 2.29.0 release (NKI 0.3.0; aws-neuron-sdk
+    release-notes/components/nki-lib.rst: "Removed usage of nki.language.par_dim throughout the
+    library"), and the current perf guide still writes `nl.ndarray((nl.par_dim(128), 512),
+    buffer=nl.sbuf)` (nki/deep-dives/nki_perf_guide.rst). Since NKI 0.2 a tensor's partition
+    dim is its first (the migration guide, "Removing block dimensions from NKI kernels"), so the
+    marker is accepted there, where it names the dim it is and changes nothing; anywhere else
+    it would make the dims before it block dimensions, which are removed: refused
+    (`_plain_shape`)."""
+    return legacy.par_dim(size)
+
+
+def _plain_shape(shape, call):
+    """The shape with a leading nl.par_dim(n) read as n; a par_dim anywhere else refused."""
+    if not isinstance(shape, (tuple, list)):
+        return shape
+    out = []
+    for k, s in enumerate(shape):
+        if isinstance(s, legacy.par_dim):
+            if k != 0:
+                raise errors.NkiError(
+                    "%s: nl.par_dim at position %d of the shape would make the dims before it "
+                    "block dimensions, which NKI 0.2 removed (the migration guide, \"Removing "
+                    "block dimensions from NKI kernels\": fold them into the free dims or use a "
+                    "list of tensors); the partition dim is a tensor's first" % (call, k))
+            s = s.size
+        out.append(s)
+    return tuple(out)
+
+
 @api("nl.ndarray")
 def ndarray(shape, dtype, buffer=sbuf, name="", address=None):
     """A tensor; its memory is not initialised (the language guide, "Creating Tensors")."""
     buf = _buffer(buffer, "nl.ndarray")
     alloc = _address(address, buf, "nl.ndarray")
-    return _owned_tensor(legacy.allocate_tensor(shape, _dtype(dtype, "nl.ndarray"), alloc or buf,
+    return _owned_tensor(legacy.allocate_tensor(_plain_shape(shape, "nl.ndarray"),
+                                                _dtype(dtype, "nl.ndarray"), alloc or buf,
                                                 _name(name, "nl.ndarray")))
 
 
 @api("nl.zeros")
 def zeros(shape, dtype, buffer=sbuf, name=""):
-    return _owned_tensor(legacy.allocate_tensor(shape, _dtype(dtype, "nl.zeros"),
+    return _owned_tensor(legacy.allocate_tensor(_plain_shape(shape, "nl.zeros"),
+                                                _dtype(dtype, "nl.zeros"),
                                                 _buffer(buffer, "nl.zeros"),
                                                 _name(name, "nl.zeros"), zero=True))
 
 
 @api("nl.ones")
 def ones(shape, dtype, buffer=sbuf, name=""):
-    return _owned_tensor(legacy.allocate_tensor(shape, _dtype(dtype, "nl.ones"),
+    return _owned_tensor(legacy.allocate_tensor(_plain_shape(shape, "nl.ones"),
+                                                _dtype(dtype, "nl.ones"),
                                                 _buffer(buffer, "nl.ones"),
                                                 _name(name, "nl.ones"), fill=1.0))
 
 
 @api("nl.full")
 def full(shape, fill_value, dtype, buffer=sbuf, name=""):
-    return _owned_tensor(legacy.allocate_tensor(shape, _dtype(dtype, "nl.full"),
+    return _owned_tensor(legacy.allocate_tensor(_plain_shape(shape, "nl.full"),
+                                                _dtype(dtype, "nl.full"),
                                                 _buffer(buffer, "nl.full"),
                                                 _name(name, "nl.full"), fill=fill_value))
 
