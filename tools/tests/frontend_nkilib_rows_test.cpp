@@ -90,8 +90,9 @@ TEST(FrontendNkilibRows, EachRowRunsAndGetsItsStatus) {
 }
 
 // --check states each row's problem for `check` (cte_check_plan: the top-left causal mask at
-// Sq != Sk, a sink role, any scale) and never passes a row whose problem the oracle cannot state:
-// that row stays `traced` and names the option without a spec (cache_softmax). The stand-in
+// Sq != Sk, a sink role, any scale, cache_softmax's statistics outputs) and never passes a row
+// `check` refuses: the stand-in has no statistics outputs, so its cache_softmax row stays
+// `traced` and says why (the layout names out_neg_max, which it lacks). The stand-in
 // kernel copies q: every row `check` can run fails; none is compared with the registered kernel
 // (scale 0.5).
 TEST(FrontendNkilibRows, CheckStatesEachRowsProblemAndSaysWhyOneIsNotChecked) {
@@ -113,8 +114,9 @@ TEST(FrontendNkilibRows, CheckStatesEachRowsProblemAndSaysWhyOneIsNotChecked) {
   };
   const nlohmann::json& softmax = by_id["cte/small[0]/cache_softmax=True"];
   EXPECT_EQ(softmax["status"], "traced") << softmax.dump(1);
-  EXPECT_EQ(softmax.value("check", "").rfind("not checked: cache_softmax", 0), 0U)
+  EXPECT_EQ(softmax.value("check", "").rfind("not checked: check refused", 0), 0U)
       << softmax.dump(1);
+  EXPECT_NE(softmax.value("check", "").find("'out_neg_max'"), std::string::npos) << softmax.dump(1);
   // causal at Sq 200 != Sk 400: stated top-left; the copy's output [Sq, d] holds [bs, Sq, d]
   // flattened (bs = 1, kernels/layout.h), and the copy is no attention: check says so
   const nlohmann::json& causal = by_id["cte/small[0]/cache_softmax=False"];
