@@ -1,6 +1,7 @@
 #include "check/kv_cache_layout.h"
 
 #include <algorithm>
+#include <cmath>
 #include <random>
 #include <set>
 #include <sstream>
@@ -22,7 +23,7 @@ constexpr float kStaleKey = 96.0f;
 constexpr float kStaleValue = -224.0f;
 
 // Extent classes: the problem's sizes an axis letter stands for in a role.
-enum class Size : uint8_t { B, H, KVH, A, D, S, F, N, L, T, one };
+enum class Size : uint8_t { B, H, KVH, A, D, S, F, N, L, T, R, one };
 
 const char* size_name(Size z) {
   switch (z) {
@@ -46,6 +47,8 @@ const char* size_name(Size z) {
       return "block length (l of k_prior / v_prior)";
     case Size::T:
       return "table entries per batch (t of table)";
+    case Size::R:
+      return "RoPE pairs (r: d / 2)";
     case Size::one:
       return "1";
   }
@@ -65,7 +68,7 @@ const RoleRule kRules[] = {
     {"v_prior", "bhcdnl", "hd", false},  {"mask", "cabhs", "bhs", false},
     {"out", "bhsd", "bhsd", false},      {"sink", "h", "h", true},
     {"positions", "bs", "bs", true},     {"starts", "bs", "bs", true},
-    {"table", "bt", "bt", true},
+    {"table", "bt", "bt", true},         {"inv_freqs", "r", "r", true},
 };
 
 const RoleRule* rule_of(const std::string& role) {
@@ -98,6 +101,8 @@ Size size_of(const std::string& role, char axis) {
       return Size::L;
     case 't':
       return Size::T;
+    case 'r':
+      return Size::R;
     default:
       return Size::one;
   }
@@ -107,13 +112,14 @@ char parse_axis(const std::string& s, const std::string& entry) {
   static const std::map<std::string, char> names = {
       {"b", 'b'}, {"batch", 'b'}, {"h", 'h'}, {"head", 'h'},  {"s", 's'}, {"seq", 's'},
       {"d", 'd'}, {"dim", 'd'},   {"c", 'c'}, {"cache", 'c'}, {"a", 'a'}, {"active", 'a'},
-      {"n", 'n'}, {"block", 'n'}, {"l", 'l'}, {"t", 't'},     {"1", '1'}};
+      {"n", 'n'}, {"block", 'n'}, {"l", 'l'}, {"t", 't'},     {"r", 'r'}, {"pair", 'r'},
+      {"1", '1'}};
   const auto it = names.find(s);
   if (it == names.end()) {
     throw std::invalid_argument(
         "layout entry '" + entry + "': axis '" + s +
         "' is not one of b, h, s, d, c (cache slot), a (active key), n (cache block), "
-        "l (slot in a block), t (table entry), 1");
+        "l (slot in a block), t (table entry), r (RoPE pair), 1");
   }
   return it->second;
 }
@@ -138,6 +144,8 @@ Extents solve_extents(const KvCacheLayout& l,
     for (const auto& [role, r] : l.roles) {
       const auto& shape = shape_of(shapes, r.tensor);
       for (size_t x = 0; x < r.dims.size(); ++x) {
+        // r is d / 2, set from d below: its dimensions do not determine a size
+        if (std::count(r.dims[x].begin(), r.dims[x].end(), 'r') > 0) continue;
         int64_t product = 1;
         std::vector<Size> unknown;
         for (char a : r.dims[x]) {
@@ -156,8 +164,19 @@ Extents solve_extents(const KvCacheLayout& l,
       }
     }
   }
+  bool pairs = false;  // a role lists r
+  for (const auto& [role, r] : l.roles) {
+    for (const auto& dim : r.dims) pairs = pairs || std::count(dim.begin(), dim.end(), 'r') > 0;
+  }
+  if (pairs && known.count(Size::D)) {
+    if (known[Size::D] % 2 != 0) {
+      throw std::invalid_argument("RoPE rotates pairs of the head dim: d (" +
+                                  std::to_string(known[Size::D]) + ") is odd");
+    }
+    known[Size::R] = known[Size::D] / 2;
+  }
   for (Size z : {Size::B, Size::H, Size::KVH, Size::A, Size::D, Size::S, Size::F, Size::N, Size::L,
-                 Size::T}) {
+                 Size::T, Size::R}) {
     if (!known.count(z)) {
       if (listed.count(z)) {
         throw std::invalid_argument(std::string("the layout does not determine the ") +
@@ -201,7 +220,7 @@ Extents solve_extents(const KvCacheLayout& l,
 
 // An element's coordinates in the decode problem.
 struct Coord {
-  int64_t b = 0, h = 0, s = 0, d = 0, c = 0, a = 0, n = 0, l = 0, t = 0;
+  int64_t b = 0, h = 0, s = 0, d = 0, c = 0, a = 0, n = 0, l = 0, t = 0, r = 0;
   int64_t& at(char axis) {
     switch (axis) {
       case 'n':
@@ -210,6 +229,8 @@ struct Coord {
         return l;
       case 't':
         return t;
+      case 'r':
+        return r;
       case 'b':
         return b;
       case 'h':
@@ -284,6 +305,36 @@ std::map<std::string, std::vector<int64_t>> role_shapes(const Program& p, const 
 
 DType dtype_of(const Program& p, const std::string& tensor) {
   return p.tensor(*p.find_tensor(tensor)).dtype;
+}
+
+// The positions the kernel is given (what pack writes to the positions role), per (b, i): with a
+// window each query's window end (build_swa_positions), else P_b for every active token (the
+// test's broadcast of pos_id). The RoPE positions are these: the kernel rotates by them.
+std::vector<int64_t> packed_positions(const KvCacheLayout& l, const oracle::AttentionSpec& s) {
+  const int64_t A = s.seqlen_q;
+  if (l.roles.count("starts")) return tkg::swa_inputs_of(s).end;
+  std::vector<int64_t> pos(size_t(s.batch * A));
+  for (int64_t b = 0; b < s.batch; ++b) {
+    for (int64_t i = 0; i < A; ++i) pos[size_t(b * A + i)] = s.mask.cache_end[size_t(b * A)];
+  }
+  return pos;
+}
+
+// RoPE as nki-library's attention_tkg fuses it (attention_tkg_torch.py _attention_tkg_fwd_ref,
+// _gen_rope_coeff, _apply_rope): q and k_active rotated rotate-half (pair t is (x[t],
+// x[t + d/2]), cat((freqs, freqs)) and rotate_half = cat(-x2, x1)) by rope_pos_ids[b][i] *
+// inv_freqs[t]; the cached keys not (the cache holds them as written). Keeps the spec's inv_freq.
+void set_rope(const KvCacheLayout& l, oracle::AttentionSpec& s) {
+  if (!l.roles.count("inv_freqs")) return;
+  if (!s.rope) throw std::logic_error("set_rope: the spec has no RoPE");
+  const int64_t A = s.seqlen_q, S = s.seqlen_kv, C = S - A;
+  const std::vector<int64_t> pos = packed_positions(l, s);
+  s.rope->pos_q = pos;
+  s.rope->pos_k.assign(size_t(s.batch * S), 0);
+  for (int64_t b = 0; b < s.batch; ++b) {
+    for (int64_t a = 0; a < A; ++a) s.rope->pos_k[size_t(b * S + C + a)] = pos[size_t(b * A + a)];
+  }
+  s.rope->rotated_from = C;
 }
 
 // The nki-library test's position of batch b (test_attention_tkg.py: (3b + 3 (S // 4)) mod
@@ -369,18 +420,25 @@ void pack(const KvCacheLayout& l, const Program& p, const ParamValues& params,
     const int64_t slot = l.block_mask > 0 ? block_mask_slot(c.c, l.block_mask) : c.c;
     return s.visible(c.b, c.s, slot_mask ? slot : C + c.a) ? 1.0f : 0.0f;
   });
-  if (l.roles.count("starts")) {
-    // each query's window [start, end) (build_swa_positions), clamped into the cached slots as
-    // the registered attention_tkg packs it (attention_tkg_draws.h swa_inputs_of)
-    const tkg::SwaPositions w = tkg::swa_inputs_of(s);
+  if (l.roles.count("positions")) {
+    // pos_id of batch b for every active token (the test's broadcast of pos_id), or with a window
+    // each query's window end (build_swa_positions), clamped into the cached slots as the
+    // registered attention_tkg packs it (attention_tkg_draws.h swa_inputs_of)
+    const std::vector<int64_t> pos = packed_positions(l, s);
     fill("positions",
-         [&](const Coord& c) { return static_cast<float>(w.end[size_t(c.b * A + c.s)]); });
+         [&](const Coord& c) { return static_cast<float>(pos[size_t(c.b * A + c.s)]); });
+  }
+  if (l.roles.count("starts")) {
+    const tkg::SwaPositions w = tkg::swa_inputs_of(s);
     fill("starts",
          [&](const Coord& c) { return static_cast<float>(w.start[size_t(c.b * A + c.s)]); });
-  } else if (l.roles.count("positions")) {
-    // pos_id of batch b for every active token (the test's broadcast of pos_id)
-    fill("positions",
-         [&](const Coord& c) { return static_cast<float>(s.mask.cache_end[size_t(c.b * A)]); });
+  }
+  if (l.roles.count("inv_freqs")) {
+    if (!s.rope || s.rope->inv_freq.size() != size_t(s.d_head / 2)) {
+      throw std::invalid_argument("the layout has inv_freqs; the spec has no RoPE frequencies");
+    }
+    fill("inv_freqs",
+         [&](const Coord& c) { return static_cast<float>(s.rope->inv_freq[size_t(c.r)]); });
   }
   if (l.roles.count("sink")) {
     if (s.sink.size() != size_t(s.heads)) {
@@ -430,6 +488,15 @@ KvCacheLayout parse_kv_cache_layout(const std::string& text) {
                                   "': expected ROLE[:TENSOR]=AXES,AXES,... or slots=N");
     }
     std::string role = entry.substr(0, eq), tensor;
+    if (role == "rope_products") {
+      const auto t = parse_dtype(entry.substr(eq + 1));
+      if (!t || !is_float(*t)) {
+        throw std::invalid_argument("layout entry '" + entry +
+                                    "': rope_products is a float dtype (fp32, bf16, ...)");
+      }
+      l.rope_products = *t;
+      continue;
+    }
     if (role == "slots" || role == "window" || role == "block_mask") {
       int64_t& n = role == "slots" ? l.slots : role == "window" ? l.window : l.block_mask;
       try {
@@ -450,7 +517,7 @@ KvCacheLayout parse_kv_cache_layout(const std::string& text) {
       throw std::invalid_argument(
           "layout entry '" + entry + "': role '" + role +
           "' is not q, k_active, v_active, k_prior, v_prior, mask, out, sink, positions, "
-          "starts or table");
+          "starts, table or inv_freqs");
     }
     if (l.roles.count(role)) throw std::invalid_argument("layout gives '" + role + "' twice");
     KvRole r{tensor, {}};
@@ -497,10 +564,18 @@ KvCacheLayout parse_kv_cache_layout(const std::string& text) {
   for (const auto& dim : l.roles.at("mask").dims) {
     active_mask = active_mask || std::count(dim.begin(), dim.end(), 'a') > 0;
   }
-  if (active_mask != (l.roles.count("positions") > 0)) {
+  const bool rope = l.roles.count("inv_freqs") > 0;
+  if (active_mask ? !l.roles.count("positions") : l.roles.count("positions") && !rope) {
     throw std::invalid_argument(
         "an active mask (axis a) goes with positions (the kernel builds the prior mask from "
-        "them), a whole mask (axis c) without");
+        "them), a whole mask (axis c) without (unless inv_freqs: the RoPE positions)");
+  }
+  if (rope && !l.roles.count("positions")) {
+    throw std::invalid_argument(
+        "inv_freqs (RoPE in the kernel) goes with positions: the positions it rotates by");
+  }
+  if (l.rope_products && !rope) {
+    throw std::invalid_argument("rope_products states how the kernel rotates: needs inv_freqs");
   }
   // A block cache: k_prior / v_prior list n and l (no b, no c) and the table maps each batch's
   // logical blocks to them; a flat cache lists no n, l and has no table.
@@ -561,6 +636,32 @@ Variant kv_cache_layout_variant(const Variant& contract_from, const Program& pro
                                  std::map<std::string, HostTensor>& packed) {
     pack(layout, p, params, s, in, packed);
   };
+  if (layout.roles.count("inv_freqs")) {
+    // attention_tkg's fuse_rope stage (attention_tkg.py _perform_rope, _rope, _apply_rope):
+    // cos/sin from an fp32 angle reduced by fp32(2 pi) (RopeAngle::fp32_reduced), the rotation
+    // in fp32 with rotate_half(x) * sin kept in x's dtype (rope_products; unstated: q's dtype,
+    // which bounds the fp32 case too), stored in q's / k's dtype (q_sb, k_active_sb: io_type),
+    // then q scaled by 1 / sqrt(d) in place (activation copy, line 1567: q rounded before scale).
+    const DType product = layout.rope_products ? *layout.rope_products
+                                               : dtype_of(program, layout.roles.at("q").tensor);
+    v.contract = [lent = v.contract, product](const Options& o) {
+      oracle::PrecisionContract ct = lent(o);
+      ct.name += "+fuse_rope";
+      ct.scale_folded_into_q = true;
+      ct.q_rounded_before_scale = true;
+      ct.rope_angle = oracle::RopeAngle::fp32_reduced;
+      ct.rope_product_dtype = product;
+      return ct;
+    };
+    // Each case draws the frequencies as nki-library's test does (test_attention_tkg.py:
+    // np.random.random((d // 2, 1)) fp32: U[0, 1)), after the lent generator's positions.
+    v.draw_case = [lent = v.draw_case, layout](oracle::AttentionSpec& s, uint64_t seed) {
+      lent(s, seed);
+      std::mt19937_64 rng(seed ^ 0x726f706537ULL);  // "rope7": apart from the lent draws
+      for (double& f : s.rope->inv_freq) f = std::ldexp(double(rng() >> 40), -24);
+      set_rope(layout, s);
+    };
+  }
   v.spec = [program, layout, scale](const Options&, const ParamValues& params) {
     const Extents e = solve_extents(layout, role_shapes(program, params, layout));
     oracle::AttentionSpec s;
@@ -617,6 +718,14 @@ Variant kv_cache_layout_variant(const Variant& contract_from, const Program& pro
       }
       tkg::set_swa_mask(s, pos, layout.window, blocks);
       s.mask.window = layout.window;
+    }
+    if (layout.roles.count("inv_freqs")) {
+      // until a case draws its own: fp32 of 10000^(-2t/d), the frequencies of a model's RoPE
+      s.rope.emplace();
+      for (int64_t t = 0; t < s.d_head / 2; ++t) {
+        s.rope->inv_freq.push_back(static_cast<float>(std::pow(10000.0, -2.0 * t / s.d_head)));
+      }
+      set_rope(layout, s);
     }
     if (layout.roles.count("sink")) {
       s.sink.assign(size_t(s.heads), 0.0);

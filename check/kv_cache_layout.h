@@ -9,6 +9,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,7 @@ namespace ncv::kernels {
 // Axes: 'b' batch, 'h' head (the query head; the KV head in k_*/v_*), 's' query / active token,
 // 'd' head dim, 'c' cache slot, 'a' active key (the active mask), 'n' a physical cache block and
 // 'l' a slot in it (a block cache's k_prior / v_prior), 't' a batch's logical block (the table),
+// 'r' RoPE pair (d / 2),
 // '1' a dimension of extent 1.
 struct KvRole {
   std::string tensor;
@@ -29,19 +31,25 @@ struct KvRole {
 };
 
 // Roles: q, k_active, v_active, k_prior, v_prior, mask, out (required), sink, positions, starts,
-// table (optional), `slots` (an integer: the cache slots the kernel reads, S; needed only when the
-// mask has no slot axis, i.e. an active mask with positions), `window` (a sliding window of
-// W keys over a circular cache, with positions and starts: nki-library's build_swa_positions) and
-// `block_mask` (R: a whole mask's slots in a block kernel's fold order, see below).
+// table, inv_freqs (optional), `slots` (an integer: the cache slots the kernel reads, S; needed
+// only when the mask has no slot axis, i.e. an active mask with positions), `window` (a sliding
+// window of W keys over a circular cache, with positions and starts: nki-library's
+// build_swa_positions) and `block_mask` (R: a whole mask's slots in a block kernel's fold order,
+// see below).
 // A block cache: `table` [b, t] holds the physical block of batch b's logical block t (slots
 // t·L .. t·L + L - 1), k_prior / v_prior list n and l (and h, d) instead of b and c
 // (nki-library's k_prior [num_blocks, block_len, d] with active_blocks_table [B, S / block_len]).
+// inv_freqs (axes r, 1: [d/2, 1]) states RoPE fused into the kernel as nki-library's
+// attention_tkg does it (fuse_rope): q and k_active rotated by the positions (a whole mask may
+// then have positions too: the RoPE positions only), q scaled by the --scale after;
+// `rope_products=DTYPE` the dtype the kernel keeps rotate_half(x) * sin in (default q's).
 struct KvCacheLayout {
   std::map<std::string, KvRole> roles;
   int64_t slots = 0;   // 0: the mask's slot extent
   int64_t window = 0;  // 0: no sliding window
   // 0: the mask's slot axis c in slot order; R > 0: in a block cache's fold order (below)
   int64_t block_mask = 0;
+  std::optional<DType> rope_products;
 };
 
 // Whether a --layout text names the KV-cache role k_active (required in one), so check takes this
@@ -49,7 +57,8 @@ struct KvCacheLayout {
 bool is_kv_cache_layout(const std::string& text);
 
 // "ROLE[:TENSOR]=DIM,DIM,..." entries separated by spaces or ';' (TENSOR defaults to ROLE), each
-// DIM one axis or several joined by '*', plus optional "slots=N" and "window=W". Throws
+// DIM one axis or several joined by '*', plus optional "slots=N", "window=W" and
+// "rope_products=DTYPE". Throws
 // std::invalid_argument naming the offending entry.
 KvCacheLayout parse_kv_cache_layout(const std::string& text);
 
@@ -62,13 +71,17 @@ KvCacheLayout parse_kv_cache_layout(const std::string& text);
 // scale `scale`; sinks when the layout has a sink role; with a window W, each query's cached keys
 // are its window [start, end) over the circular cache (start = (end - W + 1) mod S, end = P_b + i;
 // the contract kernel's generator draws W per case when its spec records one); input dtype
-// k_prior's, output dtype out's.
+// k_prior's, output dtype out's. With inv_freqs: the spec's RoPE (oracle Rope: pos_q the packed
+// positions, pos_k those of the active keys, the cached keys not rotated, inv_freq fp32 of
+// 10000^(-2t/d) until a case draws U[0, 1) as nki-library's test), and the lent contract with
+// attention_tkg's fuse_rope stage (RopeAngle::fp32_reduced, the scale folded into q after
+// rounding, rope_products), named CONTRACT+fuse_rope.
 // Packing (Layout::pack_extra): q, k_active / v_active (the spec's last A keys), the cache (slot j
 // < S - A the spec's key j; the active slots and the slots past S hold large values a kernel must
 // never use), the mask (c: slot j of query i visible iff the spec says so, as nki-library's
 // build_full_attention_mask builds it from the positions; a: the causal active mask), positions
 // (P_b for every active token, as the test broadcasts pos_id; with a window each query's window
-// end, and starts its window start, as build_swa_positions) and the sinks.
+// end, and starts its window start, as build_swa_positions), the sinks and inv_freqs.
 // A block cache (table role): the spec's block_kv over the N physical blocks of k_prior, a table
 // drawn by attention_tkg_draws.h draw_block_table (each case draws another); the packing writes
 // the physical blocks (the active slots' rows stale) and the table. block_mask=R: mask row

@@ -141,6 +141,21 @@ void AttentionSpec::validate() const {
     }
     check_positions(rope->pos_q, "rope.pos_q", batch, seqlen_q);
     check_positions(rope->pos_k, "rope.pos_k", batch, seqlen_kv);
+    if (!rope->inv_freq.empty()) {
+      if (rope->inv_freq.size() != static_cast<size_t>(d_head / 2)) {
+        throw SpecError("rope.inv_freq", "expected d_head / 2 = " + std::to_string(d_head / 2) +
+                                             " values, got " +
+                                             std::to_string(rope->inv_freq.size()));
+      }
+      for (size_t t = 0; t < rope->inv_freq.size(); ++t) {
+        if (!std::isfinite(rope->inv_freq[t])) {
+          throw SpecError("rope.inv_freq[" + std::to_string(t) + "]", "must be finite");
+        }
+      }
+    }
+    if (rope->rotated_from < 0 || rope->rotated_from > seqlen_kv) {
+      throw SpecError("rope.rotated_from", "must be in [0, seqlen_kv]");
+    }
   }
 
   if (block_kv) {
@@ -289,11 +304,16 @@ void validate_inputs(const AttentionSpec& spec, const AttentionInputs& in) {
 std::vector<double> rope_inverse_frequencies(const AttentionSpec& spec) {
   std::vector<double> f;
   if (!spec.rope) return f;
+  if (!spec.rope->inv_freq.empty()) return spec.rope->inv_freq;
   const int64_t d = spec.d_head;
   for (int64_t t = 0; t < d / 2; ++t) {
     f.push_back(std::pow(spec.rope->theta, -2.0 * static_cast<double>(t) / static_cast<double>(d)));
   }
   return f;
+}
+
+bool rope_rotates_key(const AttentionSpec& spec, int64_t j) {
+  return spec.rope && j >= spec.rope->rotated_from;
 }
 
 }  // namespace ncv::oracle

@@ -44,11 +44,22 @@ struct Rope {
   double theta = 10000.0;
   std::vector<int64_t> pos_q;  // [batch][seqlen_q]
   std::vector<int64_t> pos_k;  // [batch][seqlen_kv]
+  // Empty: pair t turns by theta^(-2t/d) per position. Else d/2 values, the angle per position of
+  // each pair as the kernel is given them (nki-library's attention_tkg takes inv_freqs [d/2, 1]
+  // fp32 as an input; theta is then unused).
+  std::vector<double> inv_freq;
+  // Keys j < rotated_from (of every batch) are not rotated: a KV cache holds its keys rotated
+  // when they were written, and a decode kernel rotates only the active tokens' keys
+  // (nki-library attention_tkg_torch.py _attention_tkg_fwd_ref: k_active only). 0: every key.
+  int64_t rotated_from = 0;
 };
 
-// theta^(-2t/d) for t < d/2: the angle per position of each RoPE pair (empty without RoPE).
+// The angle per position of each RoPE pair t < d/2: Rope::inv_freq when given, else
+// theta^(-2t/d) (empty without RoPE).
 struct AttentionSpec;
 std::vector<double> rope_inverse_frequencies(const AttentionSpec& spec);
+// Whether key j is rotated (RoPE on and j >= rope->rotated_from).
+bool rope_rotates_key(const AttentionSpec& spec, int64_t j);
 
 // Paged KV cache: logical key j of batch b lives in physical block table[b][j / block_size] at
 // row j % block_size. With a block table, k and v are the physical cache

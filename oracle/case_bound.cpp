@@ -103,9 +103,9 @@ Iv exp_interval(Iv x, double exp_ulps, DType t) {
 // RoPE leaves the fp32 rotation open, or the folded scale may multiply q already rounded to the
 // fed dtype: `round_first`, error_bound.h folded_scale_rounds_twice), following
 // contract_reference's load_vec.
-void fed_vector(const double* src, int64_t d, const std::vector<double>* inv_freq, int64_t pos,
-                bool fold_scale, bool round_first, float scale, DType fed, double* centre,
-                double* radius) {
+void fed_vector(const PrecisionContract& ct, const double* src, int64_t d,
+                const std::vector<double>* inv_freq, int64_t pos, bool fold_scale, bool round_first,
+                float scale, DType fed, double* centre, double* radius) {
   if (inv_freq == nullptr) {
     for (int64_t c = 0; c < d; ++c) {
       const float x = static_cast<float>(src[c]);
@@ -120,7 +120,8 @@ void fed_vector(const double* src, int64_t d, const std::vector<double>* inv_fre
     }
     return;
   }
-  // The rotation in fp32 is within 4 u32 (|a| + |b|) of the exact one (error_bound.cpp).
+  // The rotation in fp32 is within rope_rotation_rel (|a| + |b|) + rope_rotation_abs of the
+  // exact one (precision_contract.h; 4 u32 (|a| + |b|) from exact cos/sin).
   const int64_t half = d / 2;
   for (int64_t c = 0; c < d; ++c) {
     Iv v{src[c], src[c]};
@@ -130,7 +131,8 @@ void fed_vector(const double* src, int64_t d, const std::vector<double>* inv_fre
       const double a = src[t], b = src[t + half];
       const double x =
           c < half ? a * std::cos(ang) - b * std::sin(ang) : a * std::sin(ang) + b * std::cos(ang);
-      const double r = 4 * kU32 * (std::fabs(a) + std::fabs(b)) + 2 * kEta32;
+      const double r =
+          rope_rotation_rel(ct, ang) * (std::fabs(a) + std::fabs(b)) + rope_rotation_abs(ct);
       v = round_to(DType::fp32, Iv{x - r, x + r});
     }
     if (fold_scale) {
@@ -218,8 +220,9 @@ KeySide key_side(const PrecisionContract& ct, const AttentionSpec& spec, const A
   for (int64_t j = 0; j < S; ++j) {
     const size_t at = static_cast<size_t>(j * d);
     const int64_t src = spec.kv_index(b, kvh, j, 0);
-    fed_vector(in.k.data() + src, d, inv_freq,
-               inv_freq ? spec.rope->pos_k[static_cast<size_t>(b * S + j)] : 0, false, false, 1.0f,
+    const bool rotated = inv_freq != nullptr && rope_rotates_key(spec, j);
+    fed_vector(ct, in.k.data() + src, d, rotated ? inv_freq : nullptr,
+               rotated ? spec.rope->pos_k[static_cast<size_t>(b * S + j)] : 0, false, false, 1.0f,
                ct.k_dtype, &ks.kc[at], &ks.kr[at]);
     for (int64_t c = 0; c < d; ++c) {
       const size_t x = at + static_cast<size_t>(c);
@@ -384,7 +387,9 @@ CaseBound case_error_bound(const PrecisionContract& ct, const AttentionSpec& spe
   const double u_sum = accumulation_u(ct.sum_dtype), eta_sum = subnormal_half_spacing(ct.sum_dtype);
   const bool deferred = ct.norm == Normalisation::deferred;
   const DType nd = ct.norm_dtype;
-  const bool round_q_first = folded_scale_rounds_twice(ct, spec.input_dtype, scale);
+  // q as loaded: the input, or with RoPE the fp32 rotation (a value of no narrower dtype)
+  const bool round_q_first =
+      folded_scale_rounds_twice(ct, spec.rope ? DType::fp32 : spec.input_dtype, scale);
   // Online softmax (ct.online_tile): p of a tile is rounded at that tile's running max, not at
   // the row max, so the stored exp and P are no longer values of their dtypes at the row max's
   // scale: their roundings widen the interval by the unit roundoff instead of rounding its ends.
@@ -432,7 +437,7 @@ CaseBound case_error_bound(const PrecisionContract& ct, const AttentionSpec& spe
           for (int r = 0; r < rows; ++r) {
             const int64_t i = i0 + r;
             const size_t at = static_cast<size_t>(r) * static_cast<size_t>(d);
-            fed_vector(in.q.data() + spec.q_index(b, h, i, 0), d, rf,
+            fed_vector(ct, in.q.data() + spec.q_index(b, h, i, 0), d, rf,
                        rf ? spec.rope->pos_q[static_cast<size_t>(b * Sq + i)] : 0,
                        ct.scale_folded_into_q, round_q_first, scale, ct.q_dtype, &sb.qc[at],
                        &sb.qr[at]);

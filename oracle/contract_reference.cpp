@@ -34,9 +34,11 @@ std::string_view perturbation_name(Perturbation p) {
 
 namespace {
 
-// fp32 rotate-half RoPE (cos/sin in double rounded to fp32), or a plain fp32 copy.
-void load_vec(const double* src, int64_t d, const std::vector<double>* inv_freq, int64_t pos,
-              float* dst) {
+// fp32 rotate-half RoPE (cos/sin in double rounded to fp32: within every RopeAngle's
+// allowance; rotate_half(x) * sin stored in the contract's rope_product_dtype), or a plain fp32
+// copy.
+void load_vec(const PrecisionContract& ct, const double* src, int64_t d,
+              const std::vector<double>* inv_freq, int64_t pos, float* dst) {
   for (int64_t c = 0; c < d; ++c) dst[c] = static_cast<float>(src[c]);
   if (inv_freq == nullptr) return;
   const int64_t half = d / 2;
@@ -44,8 +46,9 @@ void load_vec(const double* src, int64_t d, const std::vector<double>* inv_freq,
     const double ang = static_cast<double>(pos) * (*inv_freq)[static_cast<size_t>(t)];
     const float cs = static_cast<float>(std::cos(ang)), sn = static_cast<float>(std::sin(ang));
     const float a = dst[t], b = dst[t + half];
-    dst[t] = a * cs - b * sn;
-    dst[t + half] = a * sn + b * cs;
+    const DType pd = ct.rope_product_dtype;
+    dst[t] = a * cs + quantize(pd, -b * sn);
+    dst[t + half] = b * cs + quantize(pd, a * sn);
   }
 }
 
@@ -89,7 +92,7 @@ std::vector<double> contract_reference(const PrecisionContract& ct, const Attent
         if (pert == Perturbation::drop_key && !keys.empty()) keys.pop_back();
         if (keys.empty()) continue;  // fully masked: 0
 
-        load_vec(in.q.data() + base, d, rf,
+        load_vec(ct, in.q.data() + base, d, rf,
                  spec.rope ? spec.rope->pos_q[static_cast<size_t>(b * Sq + i)] : 0, q.data());
         for (int64_t c = 0; c < d; ++c) {
           const float qc = ct.scale_folded_into_q && ct.q_rounded_before_scale
@@ -101,8 +104,9 @@ std::vector<double> contract_reference(const PrecisionContract& ct, const Attent
         sc.assign(n, 0);
         for (size_t t = 0; t < n; ++t) {
           const int64_t j = keys[t];
-          load_vec(in.k.data() + spec.kv_index(b, kvh, j, 0), d, rf,
-                   spec.rope ? spec.rope->pos_k[static_cast<size_t>(b * Skv + j)] : 0, k.data());
+          const bool rotated = rope_rotates_key(spec, j);
+          load_vec(ct, in.k.data() + spec.kv_index(b, kvh, j, 0), d, rotated ? rf : nullptr,
+                   rotated ? spec.rope->pos_k[static_cast<size_t>(b * Skv + j)] : 0, k.data());
           float a = 0;
           for (int64_t c = 0; c < d; ++c) {
             a = quantize(ct.qk_accum, a + q[c] * quantize(ct.k_dtype, k[c]));

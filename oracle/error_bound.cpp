@@ -32,8 +32,8 @@ struct Operand {
   std::vector<double> x, mag, err;
 };
 
-Operand make_operand(const double* src, int64_t d, const std::vector<double>* inv_freq, int64_t pos,
-                     DType input, DType fed) {
+Operand make_operand(const PrecisionContract& ct, const double* src, int64_t d,
+                     const std::vector<double>* inv_freq, int64_t pos, DType input, DType fed) {
   Operand o;
   o.x.assign(src, src + d);
   o.mag.resize(static_cast<size_t>(d));
@@ -41,8 +41,9 @@ Operand make_operand(const double* src, int64_t d, const std::vector<double>* in
   for (int64_t c = 0; c < d; ++c) o.mag[c] = std::fabs(src[c]);
   Rounding r = rounding(input, fed);
   if (inv_freq != nullptr) {
-    // Rotated in fp32 from double cos/sin rounded to fp32: |err| <= 4 u32 (|a| + |b|) per
-    // component; the rotated value is then rounded to the fed dtype.
+    // Rotated in fp32 (ct.rope_angle: from double cos/sin rounded to fp32, 4 u32 (|a| + |b|) per
+    // component, or from a cos/sin of an fp32 angle, rope_rotation_rel); the rotated value is
+    // then rounded to the fed dtype.
     const int64_t half = d / 2;
     r = {fed == DType::fp32 ? kU32 : unit_roundoff(fed), subnormal_half_spacing(fed)};
     for (int64_t t = 0; t < half; ++t) {
@@ -53,7 +54,7 @@ Operand make_operand(const double* src, int64_t d, const std::vector<double>* in
       o.x[t + half] = a * sn + b * cs;
       const double m = std::fabs(a) + std::fabs(b);
       o.mag[t] = o.mag[t + half] = m;
-      o.err[t] = o.err[t + half] = 4 * kU32 * m + 2 * kEta32;
+      o.err[t] = o.err[t + half] = rope_rotation_rel(ct, ang) * m + rope_rotation_abs(ct);
     }
   }
   for (int64_t c = 0; c < d; ++c) {
@@ -222,6 +223,9 @@ ErrorBound error_bound(const PrecisionContract& ct, const AttentionSpec& spec,
 
   const std::vector<double> inv_freq = rope_inverse_frequencies(spec);
   const bool folded = ct.scale_folded_into_q;
+  // q as loaded: the input, or with RoPE the fp32 rotation (a value of no narrower dtype), which
+  // a load into q_dtype before the folded scale rounds (folded_scale_rounds_twice)
+  const DType q_source = spec.rope ? DType::fp32 : spec.input_dtype;
   const double scale = spec.scale;
   const double gd = gamma_n(d, unit_roundoff(ct.qk_accum));
   const double eta_acc = subnormal_half_spacing(ct.qk_accum);
@@ -274,7 +278,8 @@ ErrorBound error_bound(const PrecisionContract& ct, const AttentionSpec& spec,
         for (int64_t j = 0; j < Skv; ++j) {
           const int64_t kpos = spec.rope ? spec.rope->pos_k[static_cast<size_t>(b * Skv + j)] : 0;
           const int64_t at = spec.kv_index(b, kvh, j, 0);
-          kops.push_back(make_operand(in.k.data() + at, d, spec.rope ? &inv_freq : nullptr, kpos,
+          kops.push_back(make_operand(ct, in.k.data() + at, d,
+                                      rope_rotates_key(spec, j) ? &inv_freq : nullptr, kpos,
                                       spec.input_dtype, ct.k_dtype));
           std::copy(in.v.data() + at, in.v.data() + at + d, vrows.data() + j * d);
         }
@@ -289,14 +294,14 @@ ErrorBound error_bound(const PrecisionContract& ct, const AttentionSpec& spec,
         qops.clear();
         for (int64_t i = i0; i < i0 + rows; ++i) {
           const int64_t qpos = spec.rope ? spec.rope->pos_q[static_cast<size_t>(b * Sq + i)] : 0;
-          Operand q = make_operand(in.q.data() + spec.q_index(b, h, i, 0), d,
+          Operand q = make_operand(ct, in.q.data() + spec.q_index(b, h, i, 0), d,
                                    spec.rope ? &inv_freq : nullptr, qpos, spec.input_dtype,
                                    folded ? DType::fp32 : ct.q_dtype);
           if (folded) {
             // q' = round_q(fp32(fp32(scale) * q)): error relative to scale * q. A load into
             // q_dtype before the multiply rounds once more (a scale that is not a power of two).
             const Rounding rq = rounding(DType::fp32, ct.q_dtype);
-            if (folded_scale_rounds_twice(ct, spec.input_dtype, static_cast<float>(scale))) {
+            if (folded_scale_rounds_twice(ct, q_source, static_cast<float>(scale))) {
               for (int64_t c = 0; c < d; ++c) q.err[c] += rq.rel * (q.mag[c] + q.err[c]) + rq.abs;
             }
             for (int64_t c = 0; c < d; ++c) {

@@ -48,7 +48,8 @@ OnlineTerms online_softmax_terms(const PrecisionContract& contract, int64_t skv,
 
 // Whether the contract's load of q into q_dtype before the folded scale multiply
 // (q_rounded_before_scale) can differ from one rounding of scale * q: only when the fp32 scale
-// is not a power of two and the input does not fit q_dtype.
+// is not a power of two and the input does not fit q_dtype (with RoPE the input is the fp32
+// rotation: pass fp32).
 bool folded_scale_rounds_twice(const PrecisionContract& contract, DType input, float scale);
 
 // The bound for every output element of a kernel honouring `contract`, from the inputs as the

@@ -82,7 +82,10 @@ OracleOutput exact_attention(const AttentionSpec& spec, const AttentionInputs& i
                 Skv = spec.seqlen_kv, d = spec.d_head;
 
   std::vector<Real> inv_freq;
-  if (spec.rope) {
+  if (spec.rope && !spec.rope->inv_freq.empty()) {
+    // the given angles per position, exact (double values)
+    for (double f : spec.rope->inv_freq) inv_freq.push_back(Real(f));
+  } else if (spec.rope) {
     // theta^(-2t/d) = exp(-(2t/d) log theta), 2t/d exact as a quotient of small integers.
     const Real log_theta = log(Real(spec.rope->theta));
     for (int64_t t = 0; t < d / 2; ++t) {
@@ -106,7 +109,7 @@ OracleOutput exact_attention(const AttentionSpec& spec, const AttentionInputs& i
         Real* vd = &V.data[row * static_cast<size_t>(d)];
         K.finite[row] = all_finite(kx, d);
         V.finite[row] = all_finite(vx, d);
-        if (spec.rope && K.finite[row]) {
+        if (rope_rotates_key(spec, j) && K.finite[row]) {
           rotate(kx, d, spec.rope->pos_k[static_cast<size_t>(b * Skv + j)], inv_freq, kd);
         } else {
           for (int64_t c = 0; c < d; ++c) kd[c] = kx[c];

@@ -80,6 +80,12 @@ bool all_small(const double* x, int64_t n) {
 struct Rotator {
   std::vector<double> inv_freq, freq_err;  // freq_err[t]: relative error factor of the angle
   Rotator(const Rope& rope, int64_t d) {
+    if (!rope.inv_freq.empty()) {
+      // given angles per position, exact: pos * freq (u), margin (1u)
+      inv_freq = rope.inv_freq;
+      freq_err.assign(inv_freq.size(), 2.0 * kU);
+      return;
+    }
     const double ln_theta = std::log(rope.theta);
     for (int64_t t = 0; t < d / 2; ++t) {
       const double e = -(2.0 * static_cast<double>(t)) / static_cast<double>(d);
@@ -139,7 +145,7 @@ void load_keys(const AttentionSpec& spec, const AttentionInputs& in, const Rotat
     const bool finite = all_finite(kx, d) && all_finite(vx, d);
     kb.finite[static_cast<size_t>(j)] = finite;
     if (!finite) continue;
-    if (rot != nullptr) {
+    if (rot != nullptr && rope_rotates_key(spec, j)) {
       rot->apply(kx, d, spec.rope->pos_k[static_cast<size_t>(b * n + j)], &kb.k[row],
                  &kb.kerr[row]);
     } else {

@@ -19,6 +19,18 @@ enum class Normalisation : uint8_t {
   before_pv,  // P = p / l rounded to p_dtype, then PV (eager style)
 };
 
+// How a kernel with RoPE computes the cos and sin of the angle pos * f (ERROR_BOUNDS.md §4
+// "RoPE").
+enum class RopeAngle : uint8_t {
+  // cos and sin of the exact angle, rounded to fp32 (within u32 each)
+  exact,
+  // nki-library attention_tkg.py _rope: the angle pos * f as an fp32 product, shifted by fp32(pi)
+  // (sin) or fp32(1.5 pi) (cos), reduced by fp32(2 pi) in fp32 (_modulo: x - k * fp32(2 pi), k
+  // an int32), shifted back by fp32(-pi) and fed to the Scalar engine's Sin, whose documented
+  // input range is [-pi, pi] (ISA activation function table; the model gives NaN outside it)
+  fp32_reduced,
+};
+
 struct PrecisionContract {
   std::string name = "custom";
   // Operands as fed to the QK^T matmul and the PV matmul (rounded from the spec's input dtype).
@@ -68,6 +80,16 @@ struct PrecisionContract {
   // normalisation (pipelined_attention: section 0's partial goes through its bf16 output in HBM,
   // the merge writes a bf16 tile). fp32: kept in fp32 (flash_fwd).
   DType online_partial_dtype = DType::fp32;
+  // RoPE (AttentionSpec::rope): how cos and sin are computed, then the rotation
+  // x * cos + rotate_half(x) * sin in fp32 with rotate_half(x) * sin stored in
+  // rope_product_dtype before the add (nki-library's _apply_rope keeps it in x's dtype: fp32 when
+  // it loads x from HBM, q's dtype when q is already in SBUF), rounded to the fed dtype.
+  RopeAngle rope_angle = RopeAngle::exact;
+  // fp32_reduced: |Sin(a) - sin(a)| on [-pi, pi] for the kernel's Sin. An assumption, like
+  // exp_ulps: AWS publishes no accuracy for the Scalar engine's functions; 2^-22 is 4 fp32 ulps
+  // at 1 (the model's libm sinf is within one).
+  double rope_sin_abs = 0x1p-22;
+  DType rope_product_dtype = DType::fp32;
 
   // Named contracts.
   static PrecisionContract all_fp32();
@@ -101,6 +123,16 @@ double ulp_at(DType t, double x);
 bool represents(DType to, DType from);
 // Error of rounding a value of `from` to `to`: 0 if exact, else unit_roundoff(to).
 double conversion_roundoff(DType from, DType to);
+// A bound on |rotated component - exact rotation| before the rounding to the fed dtype, for a
+// pair (a, b) rotated by angle pos * f: rope_rotation_rel(ct, pos * f) * (|a| + |b|) +
+// rope_rotation_abs(ct) (ERROR_BOUNDS.md §4 "RoPE"). `angle` is the exact angle.
+double rope_rotation_rel(const PrecisionContract& ct, double angle);
+double rope_rotation_abs(const PrecisionContract& ct);
+// fp32_reduced: a bound on |angle the kernel's Sin sees - (exact angle + shift)| mod 2 pi, for
+// both the sin and the cos argument (the rel term above is this plus rope_sin_abs and the
+// rotation's roundings).
+double rope_angle_error(double angle);
+
 // The bias as a kernel honouring the contract adds it: fp32(b) rounded to bias_dtype.
 float contract_bias(DType bias_dtype, double b);
 // A bound on |contract_bias(bias_dtype, b) - b|: 0 when b is a value of bias_dtype, else the two

@@ -216,11 +216,20 @@ SpecFile parse_spec_json(const json& doc) {
   }
   if (auto it = doc.find("rope"); it != doc.end()) {
     const json& r = require_object(*it, "rope");
-    check_known(r, "rope", {"theta", "pos_q", "pos_k"});
+    check_known(r, "rope", {"theta", "pos_q", "pos_k", "inv_freq", "rotated_from"});
     Rope rope;
     if (auto t = r.find("theta"); t != r.end()) rope.theta = get_number(*t, "rope.theta");
     rope.pos_q = int_table(require(r, "rope", "pos_q"), "rope.pos_q", s.batch, s.seqlen_q);
     rope.pos_k = int_table(require(r, "rope", "pos_k"), "rope.pos_k", s.batch, s.seqlen_kv);
+    if (auto fr = r.find("inv_freq"); fr != r.end()) {  // d_head / 2 values (validate below)
+      if (!fr->is_array()) throw SpecError("rope.inv_freq", "must be an array");
+      for (size_t t = 0; t < fr->size(); ++t) {
+        rope.inv_freq.push_back(get_number((*fr)[t], at("rope.inv_freq", t)));
+      }
+    }
+    if (auto rf = r.find("rotated_from"); rf != r.end()) {
+      rope.rotated_from = get_int(*rf, "rope.rotated_from");
+    }
     s.rope = rope;
   }
   if (auto it = doc.find("block_table"); it != doc.end()) {

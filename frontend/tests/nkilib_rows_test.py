@@ -200,8 +200,7 @@ class Verdicts(unittest.TestCase):
         self.assertIsNone(rows.contract_line("check x.py\nPASS\n"))
 
     def test_unmodelled_tkg_rows_and_an_unmodelled_cte_row_are_not_checked_without_running(self):
-        for tkg_cfg, why in (({"fuse_rope": True}, "fuse_rope"),
-                             (tkg_config(dtype="float32"), "dtype float32")):
+        for tkg_cfg, why in ((tkg_config(dtype="float32"), "dtype float32"),):
             tkg = {"kernel": "tkg", "status": "traced", "config": tkg_cfg}
             rows.run_check(tkg, "/nonexistent/ncverify", "t.py:f", {}, 1, 1)
             self.assertTrue(tkg["check"].startswith("not checked: " + why), tkg["check"])
@@ -266,6 +265,23 @@ class TkgPlans(unittest.TestCase):
         self.assertIn("s_prior_tiling=off", self.options(args))
         args, _ = rows.tkg_check_plan(tkg_config(curr_sprior=8192))
         self.assertIn("s_prior_tiling=off", self.options(args))
+
+    def test_a_fuse_rope_row_states_rope_and_the_scale_it_folds_into_q(self):
+        # the positions with a whole mask too (the RoPE positions), rotate_half(x) * sin kept in
+        # fp32 when the kernel loads q from HBM, in q's dtype when q is already in SBUF
+        args, why = rows.tkg_check_plan(tkg_config(fuse_rope=True, qk_in_sb=False, d_head=128))
+        self.assertIsNone(why)
+        layout = args[args.index("--layout") + 1].split()
+        for role in ("mask=c,b,h,s", "positions:rope_pos_ids=b,s", "inv_freqs=r,1",
+                     "rope_products=fp32"):
+            self.assertIn(role, layout)
+        self.assertAlmostEqual(float(args[args.index("--scale") + 1]), 128 ** -0.5, places=15)
+        args, _ = rows.tkg_check_plan(tkg_config(fuse_rope=True, use_pos_id=True))
+        layout = args[args.index("--layout") + 1].split()
+        self.assertEqual(layout.count("positions:rope_pos_ids=b,s"), 1)
+        self.assertIn("rope_products=bf16", layout)
+        args, _ = rows.tkg_check_plan(tkg_config())
+        self.assertNotIn("--scale", args)
 
 
 class TkgBlocksAndLnc2(unittest.TestCase):

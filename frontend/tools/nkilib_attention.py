@@ -25,13 +25,15 @@ with its status:
   fp16 is a contract-only value), never one of the registered kernel's defaults, and a pass
   counts only when `check` printed that contract.
   A tkg row is checked with a KV-cache `--layout` (check/kv_cache_layout.h: the entry's q,
-  k_active, v_active, k_prior, v_prior, mask, out, sink and rope_pos_ids roles, `tkg_check_layout`)
-  and `--contract attention_tkg`, every option given at the row's values (`tkg_check_plan`):
-  each case draws the cache positions with attention_tkg's generator and packs the mask from them
-  as the library's test does; block KV rows read their cache through the layout's table role
-  (a table drawn per case; the whole mask in the kernel's fold order, `tkg_block_mask_len`), and
-  LNC2 rows run as the grid-2 programs they trace to (both cores, `--grid 2`); rows with
-  fuse_rope, fp32 or fp8 KV are not (`tkg_not_checked` says why);
+  k_active, v_active, k_prior, v_prior, mask, out, sink, rope_pos_ids and inv_freqs roles,
+  `tkg_check_layout`) and `--contract attention_tkg`, every option given at the row's values
+  (`tkg_check_plan`): each case draws the cache positions with attention_tkg's generator and
+  packs the mask from them as the library's test does; with fuse_rope also the RoPE frequencies
+  (U[0, 1) as the test), `--scale 1/sqrt(d)` and the contract with attention_tkg's fuse_rope
+  stage; block KV rows read their cache through the layout's table role (a table drawn per case;
+  the whole mask in the kernel's fold order, `tkg_block_mask_len`), and LNC2 rows run as the
+  grid-2 programs they trace to (both cores, `--grid 2`); rows with fp32 or fp8 KV are not
+  (`tkg_not_checked` says why);
   `failed`: `check` found a case outside the contract (its FAIL line);
 - with --check, `bit-identical`: checked, and `ncverify run` of the traced program and of the
   registered kernel at the same options, shape and seed gave outputs with the same checksums
@@ -656,13 +658,12 @@ def cte_domain_config(config):
 
 
 def tkg_not_checked(config):
-    """Why a tkg row is not checked (None: it is, by tkg_check_plan): RoPE fused into the kernel
-    (fuse_rope), which the oracle has no spec for, first; then the options the KV-cache layout
-    (check/kv_cache_layout.h) has no role for; then what attention_tkg's contract does not cover."""
+    """Why a tkg row is not checked (None: it is, by tkg_check_plan): the options the KV-cache
+    layout (check/kv_cache_layout.h) has no role for, then what attention_tkg's contract does not
+    cover. RoPE fused into the kernel (fuse_rope) is checked: the layout's inv_freqs role states it
+    (the oracle's RoPE at the positions the kernel is given, attention_tkg's fuse_rope stage added
+    to its contract)."""
     c = config
-    if c.get("fuse_rope"):
-        return ("fuse_rope: the oracle has no spec for RoPE applied to q and k in the kernel "
-                "(and the registered attention_tkg has no fuse_rope option)")
     if DTYPES.get(c.get("dtype")) != "bf16":
         return ("dtype %s: attention_tkg's contract is for bf16 q and output"
                 % c.get("dtype"))
@@ -723,7 +724,11 @@ def tkg_check_layout(config):
     With block KV the cache is [blocks, block_len, d] read through active_blocks_table [B, S /
     block_len] (attention_tkg_torch.py _gather_block_kv_to_flat: batch b's slot j in block
     table[b, j // block_len], row j % block_len), and the whole mask's slots are in the kernel's
-    fold order (build_full_attention_mask's block reshaping: `block_mask`)."""
+    fold order (build_full_attention_mask's block reshaping: `block_mask`). With fuse_rope
+    inv_freqs [d/2, 1] and rope_pos_ids (the positions RoPE turns q and k_active by, the mask's
+    too with use_pos_id), and rope_products: the dtype _apply_rope keeps rotate_half(x) * sin in,
+    x's (attention_tkg.py: fp32 when it loads x from HBM, q's own dtype when qk_in_sb hands it q
+    in SBUF)."""
     c = config
     qk_sb = c.get("qk_in_sb")
     block = c.get("block_len", 0)
@@ -745,6 +750,11 @@ def tkg_check_layout(config):
         roles.append("mask=c,b,h,s")
         if block:
             roles.append("block_mask=%d" % tkg_block_mask_len(c))
+        if c.get("fuse_rope"):
+            roles.append("positions:rope_pos_ids=b,s")
+    if c.get("fuse_rope"):
+        roles += ["inv_freqs=r,1",
+                  "rope_products=%s" % (DTYPES[c["dtype"]] if qk_sb else "fp32")]
     if c.get("test_sink"):
         roles.append("sink=h,1")
     return " ".join(roles)
@@ -773,6 +783,9 @@ def tkg_check_plan(config):
                ("block_resize", "1"), ("swa", "on" if c.get("sliding_window", 0) else "off"),
                ("out_in_sb", "true" if c.get("out_in_sb") else "false")]
     args = ["--layout", tkg_check_layout(c), "--contract", "attention_tkg"]
+    if c.get("fuse_rope"):
+        # attention_tkg scales q by 1 / sqrt(d_head) iff fuse_rope (attention_tkg.py docstring)
+        args += ["--scale", repr(1 / math.sqrt(c["d_head"]))]
     for name, value in options:
         args += ["--contract-option", "%s=%s" % (name, value)]
     return args, None
@@ -1066,7 +1079,8 @@ def main(argv):
     ap.add_argument("--nkilib", required=True, help="a local nki-library checkout")
     ap.add_argument("--ncverify", default="ncverify")
     ap.add_argument("--kernel", choices=("cte", "tkg", "all"), default="all")
-    ap.add_argument("--only", default=None, help="rows whose id matches this regex")
+    ap.add_argument("--only", default=None,
+                    help="rows whose id or import arguments (the cfg text) match this regex")
     ap.add_argument("--timeout", type=int, default=60, help="seconds per trace")
     ap.add_argument("--check", action="store_true",
                     help="also `check` the rows that trace against the oracle, and `run` them "
@@ -1107,7 +1121,9 @@ def main(argv):
         sys.stderr.write("nkilib_attention.py: --json %s exists; --force replaces it\n" % args.json)
         return 2
     if args.only:
-        rows = [r for r in rows if re.search(args.only, r["id"])]
+        # the id, or the row's import arguments (its cfg text: --only fuse_rope=True)
+        rows = [r for r in rows
+                if re.search(args.only, r["id"]) or re.search(args.only, " ".join(r["args"]))]
     if args.gen != "none":
         for r in rows:
             r["args"] = r["args"] + ["--gen", args.gen]
