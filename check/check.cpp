@@ -37,14 +37,17 @@ OracleReference oracle_reference(const oracle::PrecisionContract& ct,
                                  const oracle::AttentionSpec& spec,
                                  const oracle::AttentionInputs& in, double exact_max_macs,
                                  const std::vector<oracle::PrecisionContract>& also_accept,
-                                 bool with_apriori, bool with_lse, bool with_reference) {
+                                 bool with_apriori, bool with_lse, bool with_reference,
+                                 bool with_stats) {
   OracleReference r;
   const double macs = 2.0 * static_cast<double>(spec.rows()) * static_cast<double>(spec.seqlen_kv) *
                       static_cast<double>(spec.d_head);
   r.exact = macs <= exact_max_macs;
   std::vector<double> fb, fb_lse;  // the fast oracle's own bounds
+  oracle::FastStatBounds fb_stats;
   r.out = r.exact ? oracle::exact_attention(spec, in)
-                  : oracle::fast_attention_with_bound(spec, in, fb, with_lse ? &fb_lse : nullptr);
+                  : oracle::fast_attention_with_bound(spec, in, fb, with_lse ? &fb_lse : nullptr,
+                                                      with_stats ? &fb_stats : nullptr);
   oracle::CaseBound cb = oracle::case_error_bound(ct, spec, in, r.out.out, with_reference);
   for (const oracle::PrecisionContract& other : also_accept) {
     if (other.to_json() == ct.to_json()) continue;
@@ -54,14 +57,22 @@ OracleReference oracle_reference(const oracle::PrecisionContract& ct,
   // The a-priori bound costs as much as the case bound and is larger wherever the case bound is
   // finite: it is computed where the case bound leaves elements uncertified (an interval that may
   // overflow), or when asked for (its ratio is reported).
-  // The lse bound is the a-priori analysis's (the case bound covers out only).
-  const bool apriori = with_apriori || with_lse || cb.uncertified > 0;
+  // The lse and statistics bounds are the a-priori analysis's (the case bound covers out only).
+  const bool apriori = with_apriori || with_lse || with_stats || cb.uncertified > 0;
   if (apriori) {
     oracle::ErrorBound eb = oracle::error_bound(ct, spec, in, r.out);
     r.apriori = std::move(eb.bound);
     if (with_lse) {
       r.lse_bound = std::move(eb.lse);
       for (size_t x = 0; x < fb_lse.size(); ++x) r.lse_bound[x] += fb_lse[x];
+    }
+    if (with_stats) {
+      r.row_max_bound = std::move(eb.row_max);
+      r.recip_sum_bound = std::move(eb.recip_sum);
+      for (size_t x = 0; x < fb_stats.row_max.size(); ++x) {
+        r.row_max_bound[x] += fb_stats.row_max[x];
+        r.recip_sum_bound[x] += fb_stats.recip_sum[x];
+      }
     }
   }
   if (!r.exact) {
@@ -96,6 +107,25 @@ double fa_ratio(const std::vector<double>& got, const std::vector<double>& exact
   }
   if (err == 0) return 0;
   return ref_err == 0 ? kInf : err / (2 * ref_err);
+}
+
+// A cached statistic (the row max, or 1 / the row sum when `recip`) as stored: the kernel's
+// values `got` against the oracle's under `bound`, widened by the store's rounding when the tensor
+// is narrower than fp32 (the bound is of the fp32 value). Rows without a visible key or a sink
+// are not compared (got is set to the oracle's value there): nki-library's reference takes the
+// max of an empty row, so no value is the library's.
+oracle::Comparison compare_stat(const oracle::AttentionSpec& spec, const LseOutput& got,
+                                const oracle::OracleOutput& out, std::vector<double> bound,
+                                bool recip) {
+  std::vector<double> exact(out.row_max.size()), values = got.values;
+  const double u = got.dtype == DType::fp32 ? 0.0 : oracle::unit_roundoff(got.dtype);
+  const double eta = got.dtype == DType::fp32 ? 0.0 : oracle::subnormal_half_spacing(got.dtype);
+  for (size_t r = 0; r < exact.size(); ++r) {
+    exact[r] = recip ? 1.0 / out.row_sum[r] : out.row_max[r];
+    if (out.row_max[r] == -kInf) values[r] = exact[r];
+    if (std::isfinite(exact[r])) bound[r] += u * (std::fabs(exact[r]) + bound[r]) + eta;
+  }
+  return oracle::compare_rows(spec, values, exact, bound, got.dtype);
 }
 
 }  // namespace
@@ -133,12 +163,19 @@ CaseResult check_inputs(const Variant& v, const Program& program, const Options&
   c.spill = run.spill;
   const std::vector<double> got = unpack_output(layout, spec, run.outputs);
   const std::optional<LseOutput> lse = unpack_lse(layout, spec, run.outputs);
-  const OracleReference ref =
-      oracle_reference(v.contract(options), spec, in, opts.exact_oracle_max_macs, opts.also_accept,
-                       opts.apriori, lse.has_value(), opts.fa_ratio);
+  std::optional<LseOutput> neg_max = unpack_row_output(layout.neg_max, spec, run.outputs);
+  const std::optional<LseOutput> recip = unpack_row_output(layout.recip_sum, spec, run.outputs);
+  const OracleReference ref = oracle_reference(
+      v.contract(options), spec, in, opts.exact_oracle_max_macs, opts.also_accept, opts.apriori,
+      lse.has_value(), opts.fa_ratio, neg_max.has_value() || recip.has_value());
   c.exact_oracle = ref.exact;
   c.comparison = oracle::compare(spec, got, ref.out, ref.bound, spec.output_dtype);
   if (lse) c.lse = oracle::compare_lse(spec, lse->values, ref.out, ref.lse_bound, lse->dtype);
+  if (neg_max) {
+    for (double& x : neg_max->values) x = -x;  // the kernel stores -max (exact)
+    c.row_max = compare_stat(spec, *neg_max, ref.out, ref.row_max_bound, false);
+  }
+  if (recip) c.recip_sum = compare_stat(spec, *recip, ref.out, ref.recip_sum_bound, true);
   if (!ref.apriori.empty()) {
     oracle::ErrorBound apriori;
     apriori.bound = ref.apriori;
@@ -146,7 +183,8 @@ CaseResult check_inputs(const Variant& v, const Program& program, const Options&
         oracle::compare(spec, got, ref.out, apriori, spec.output_dtype).max_normalized;
   }
   if (opts.fa_ratio) c.fa_ratio = fa_ratio(got, ref.out.out, ref.reference);
-  c.pass = c.comparison.pass && (!c.lse || c.lse->pass) && !c.nondeterministic;
+  c.pass = c.comparison.pass && (!c.lse || c.lse->pass) && (!c.row_max || c.row_max->pass) &&
+           (!c.recip_sum || c.recip_sum->pass) && !c.nondeterministic;
   return c;
 }
 
@@ -177,8 +215,10 @@ CheckResult check_kernel_with(const Variant& v, const Program& program, const Op
     c.seed = set.seed;
     // A case that fails on non-finite or uncertified elements, whose finite ratios are all
     // within bound, would otherwise report a reassuring worst ratio: it counts as infinite.
-    const double ratio =
-        std::fmax(c.comparison.max_normalized, c.lse ? c.lse->max_normalized : 0.0);
+    double ratio = std::fmax(c.comparison.max_normalized, c.lse ? c.lse->max_normalized : 0.0);
+    for (const auto* stat : {&c.row_max, &c.recip_sum}) {
+      if (*stat) ratio = std::fmax(ratio, (*stat)->max_normalized);
+    }
     const bool fails_off_ratio = !c.pass && ratio <= 1;
     res.worst_normalized =
         c.run_error || fails_off_ratio ? kInf : std::fmax(res.worst_normalized, ratio);
@@ -301,6 +341,8 @@ std::string CheckResult::summary() const {
     s += c.verdict_line();
     s += c.pass ? "\n" : c.unknown ? "  UNKNOWN\n" : "  FAIL\n";
     if (c.lse) s += "    lse " + c.lse->one_line() + "\n";
+    if (c.row_max) s += "    row_max " + c.row_max->one_line() + "\n";
+    if (c.recip_sum) s += "    recip_sum " + c.recip_sum->one_line() + "\n";
   }
   char tail[160];
   std::snprintf(tail, sizeof tail, "%s: %s, worst normalized error %.3g (contract %s, %zu cases)\n",
@@ -354,6 +396,14 @@ nlohmann::json CheckResult::to_json() const {
       if (c.lse) {
         e["lse_comparison"] = c.lse->to_json();
         e["lse_ratio"] = finite_or_inf(c.lse->max_normalized);
+      }
+      if (c.row_max) {
+        e["row_max_comparison"] = c.row_max->to_json();
+        e["row_max_ratio"] = finite_or_inf(c.row_max->max_normalized);
+      }
+      if (c.recip_sum) {
+        e["recip_sum_comparison"] = c.recip_sum->to_json();
+        e["recip_sum_ratio"] = finite_or_inf(c.recip_sum->max_normalized);
       }
       if (!std::isnan(c.apriori_normalized)) {
         e["apriori_ratio"] = finite_or_inf(c.apriori_normalized);

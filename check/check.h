@@ -85,6 +85,11 @@ struct CaseResult {
   // (ERROR_BOUNDS.md §4 "The log-sum-exp output"), when the layout declares an lse tensor and
   // the program stores it; a failing lse fails the case.
   std::optional<oracle::Comparison> lse;
+  // The kernel's cached softmax statistics (Layout::neg_max, Layout::recip_sum; nki-library
+  // attention_cte's cache_softmax) against the oracle's row max and 1 / row sum under their
+  // a-priori bounds (ERROR_BOUNDS.md §4 "The cached softmax statistics"), when the layout declares
+  // them and the program stores them; a failing one fails the case.
+  std::optional<oracle::Comparison> row_max, recip_sum;
   // max |err| / the a-priori bound alone (the guarantee, error_bound.h); NaN when it was not
   // computed (CheckOptions::apriori false and the case bound certified every element).
   double apriori_normalized = std::numeric_limits<double>::quiet_NaN();
@@ -141,6 +146,9 @@ struct OracleReference {
   // [B][H][Sq]: the bound on |kernel lse - oracle lse| (the a-priori lse bound plus, with the
   // fast oracle, its own lse bound); empty unless asked for (`with_lse`).
   std::vector<double> lse_bound;
+  // [B][H][Sq]: the bounds on the kernel's row max and 1 / row sum (ErrorBound::row_max,
+  // recip_sum, plus with the fast oracle its own); empty unless asked for (`with_stats`).
+  std::vector<double> row_max_bound, recip_sum_bound;
   bool exact = false;
 };
 OracleReference oracle_reference(const oracle::PrecisionContract& ct,
@@ -148,7 +156,7 @@ OracleReference oracle_reference(const oracle::PrecisionContract& ct,
                                  const oracle::AttentionInputs& in, double exact_max_macs,
                                  const std::vector<oracle::PrecisionContract>& also_accept = {},
                                  bool with_apriori = false, bool with_lse = false,
-                                 bool with_reference = false);
+                                 bool with_reference = false, bool with_stats = false);
 
 // One input set: runs `program` on `in` (packed by v's layout) and compares its output with the
 // oracle under v's contract for `options`. `spec` is v.spec(options, params), after

@@ -18,8 +18,11 @@ Axis parse_axis(const std::string& s, const std::string& entry) {
   if (s == "h" || s == "head") return Axis::head;
   if (s == "s" || s == "seq") return Axis::seq;
   if (s == "d" || s == "dim") return Axis::dim;
+  // A sequence split into 128-row tiles (kernels/layout.h): the cached softmax statistics.
+  if (s == "seq_tile") return Axis::seq_tile;
+  if (s == "seq_part") return Axis::seq_part;
   throw std::invalid_argument("layout entry '" + entry + "': axis '" + s +
-                              "' is not one of b, h, s, d");
+                              "' is not one of b, h, s, d, seq_tile, seq_part");
 }
 
 const Tensor& tensor_named(const Program& p, const std::string& name) {
@@ -38,7 +41,11 @@ int64_t extent(const TensorLayout& tl, const std::vector<int64_t>& shape, Axis a
   return 1;
 }
 
-const std::set<std::string> kAxisRoles = {"q", "k", "v", "out", "sink", "k_prior", "v_prior"};
+const std::set<std::string> kAxisRoles = {"q",       "k",       "v",       "out",      "sink",
+                                          "k_prior", "v_prior", "neg_max", "recip_sum"};
+// Roles whose tensor may be named apart from the role (ROLE:TENSOR=AXES): a kernel's outputs are
+// named by the kernel (nki-library attention_cte's out_neg_max, out_sum_recip).
+const std::set<std::string> kNamedRoles = {"neg_max", "recip_sum"};
 const std::set<std::string> kInputRoles = {"prior_len", "q_offset", "key_min", "key_max"};
 
 // Sink logits per head, drawn from the case's seed: quarter steps in [-4, 24], so that some
@@ -131,11 +138,21 @@ ExplicitLayout parse_explicit_layout(const std::string& text) {
     if (eq == std::string::npos) {
       throw std::invalid_argument("layout entry '" + entry + "': expected ROLE=AXIS,AXIS,...");
     }
-    const std::string role = entry.substr(0, eq), value = entry.substr(eq + 1);
+    std::string role = entry.substr(0, eq), tensor;
+    const std::string value = entry.substr(eq + 1);
+    if (const auto colon = role.find(':'); colon != std::string::npos) {
+      tensor = role.substr(colon + 1);
+      role = role.substr(0, colon);
+      if (!kNamedRoles.count(role) || tensor.empty()) {
+        throw std::invalid_argument("layout entry '" + entry +
+                                    "': only neg_max and recip_sum name their tensor "
+                                    "(ROLE:TENSOR=AXES)");
+      }
+    }
     if (!kAxisRoles.count(role) && !kInputRoles.count(role)) {
       throw std::invalid_argument("layout entry '" + entry + "': role '" + role +
-                                  "' is not q, k, v, out, sink, k_prior, v_prior, prior_len, "
-                                  "q_offset, key_min or key_max");
+                                  "' is not q, k, v, out, sink, k_prior, v_prior, neg_max, "
+                                  "recip_sum, prior_len, q_offset, key_min or key_max");
     }
     if (roles.count(role) || inputs.count(role)) {
       throw std::invalid_argument("layout gives '" + role + "' twice");
@@ -147,7 +164,7 @@ ExplicitLayout parse_explicit_layout(const std::string& text) {
       inputs[role] = value;
       continue;
     }
-    TensorLayout tl{role, {}};
+    TensorLayout tl{tensor.empty() ? role : tensor, {}};
     std::istringstream axes(value);
     std::string a;
     while (std::getline(axes, a, ',')) tl.axes.push_back(parse_axis(a, entry));
@@ -160,6 +177,8 @@ ExplicitLayout parse_explicit_layout(const std::string& text) {
   ExplicitLayout el;
   el.layout = Layout{roles["q"], roles["k"], roles["v"], roles["out"]};
   if (roles.count("sink")) el.layout.sink = roles["sink"];
+  if (roles.count("neg_max")) el.layout.neg_max = roles["neg_max"];
+  if (roles.count("recip_sum")) el.layout.recip_sum = roles["recip_sum"];
   const int prior_roles =
       static_cast<int>(roles.count("k_prior") + roles.count("v_prior") + inputs.count("prior_len"));
   if (prior_roles != 0 && prior_roles != 3) {
@@ -184,7 +203,8 @@ ExplicitLayout parse_explicit_layout(const std::string& text) {
 
 Layout parse_layout(const std::string& text) {
   const ExplicitLayout el = parse_explicit_layout(text);
-  if (el.layout.sink || el.k_prior || !el.q_offset.empty() || !el.key_min.empty()) {
+  if (el.layout.sink || el.k_prior || !el.q_offset.empty() || !el.key_min.empty() ||
+      el.layout.neg_max || el.layout.recip_sum) {
     throw std::invalid_argument("layout '" + text + "': only q, k, v and out are expected here");
   }
   return el.layout;
@@ -205,6 +225,14 @@ Variant explicit_layout_variant(const Variant& contract_from, const Program& pro
   // The roles' tensors exist (a clear error before any case runs).
   for (const TensorLayout* t : {&el.layout.q, &el.layout.k, &el.layout.v, &el.layout.out}) {
     tensor_named(program, t->tensor);
+  }
+  // The cached statistics are outputs the kernel writes (a name the program lacks would leave
+  // them unchecked without a word).
+  for (const auto* t : {&el.layout.neg_max, &el.layout.recip_sum}) {
+    if (*t && tensor_named(program, (*t)->tensor).kind != TensorKind::Output) {
+      throw std::invalid_argument("the layout names '" + (*t)->tensor +
+                                  "', which is no output of " + program.name);
+    }
   }
   for (const std::string* in : {&el.prior_len, &el.q_offset, &el.key_min, &el.key_max}) {
     if (!in->empty()) require_input(program, *in);

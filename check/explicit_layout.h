@@ -32,8 +32,10 @@ struct ExplicitLayout {
 // s|seq, d|dim, outermost first; q, k, v, out once each): tensors named by their role. Optional
 // roles: sink=AXES (a head axis and size-1 batch axes; tensor "sink"), k_prior=AXES and
 // v_prior=AXES (tensors "k_prior", "v_prior") with prior_len=INPUT, q_offset=INPUT,
-// key_min=INPUT with key_max=INPUT (INPUT: the kernel input's name). Throws std::invalid_argument
-// naming the offending entry.
+// key_min=INPUT with key_max=INPUT (INPUT: the kernel input's name); neg_max=AXES and
+// recip_sum=AXES, or neg_max:TENSOR=AXES to name the output (the cached softmax statistics,
+// Layout::neg_max / recip_sum; axes among b, h and seq_tile,seq_part or s). Throws
+// std::invalid_argument naming the offending entry.
 ExplicitLayout parse_explicit_layout(const std::string& text);
 // parse_explicit_layout for q, k, v and out only.
 Layout parse_layout(const std::string& text);

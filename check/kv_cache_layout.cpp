@@ -1,12 +1,15 @@
 #include "check/kv_cache_layout.h"
 
 #include <algorithm>
+#include <random>
 #include <set>
 #include <sstream>
 #include <stdexcept>
 
 #include "kernels/decode_attention/attention_tkg_draws.h"
+#include "kernels/decode_attention/gen_mask_tkg_swa.h"
 #include "model/interp/interpreter.h"
+#include "model/interp/npy.h"
 
 namespace ncv::kernels {
 
@@ -19,7 +22,7 @@ constexpr float kStaleKey = 96.0f;
 constexpr float kStaleValue = -224.0f;
 
 // Extent classes: the problem's sizes an axis letter stands for in a role.
-enum class Size : uint8_t { B, H, KVH, A, D, S, F, one };
+enum class Size : uint8_t { B, H, KVH, A, D, S, F, N, L, T, one };
 
 const char* size_name(Size z) {
   switch (z) {
@@ -37,6 +40,12 @@ const char* size_name(Size z) {
       return "slots read (c of the mask)";
     case Size::F:
       return "cache slots (c of k_prior / v_prior)";
+    case Size::N:
+      return "cache blocks (n of k_prior / v_prior)";
+    case Size::L:
+      return "block length (l of k_prior / v_prior)";
+    case Size::T:
+      return "table entries per batch (t of table)";
     case Size::one:
       return "1";
   }
@@ -52,10 +61,11 @@ struct RoleRule {
 
 const RoleRule kRules[] = {
     {"q", "bhsd", "bhsd", false},        {"k_active", "bhsd", "bhsd", false},
-    {"v_active", "bhsd", "bhsd", false}, {"k_prior", "bhcd", "bhcd", false},
-    {"v_prior", "bhcd", "bhcd", false},  {"mask", "cabhs", "bhs", false},
+    {"v_active", "bhsd", "bhsd", false}, {"k_prior", "bhcdnl", "hd", false},
+    {"v_prior", "bhcdnl", "hd", false},  {"mask", "cabhs", "bhs", false},
     {"out", "bhsd", "bhsd", false},      {"sink", "h", "h", true},
     {"positions", "bs", "bs", true},     {"starts", "bs", "bs", true},
+    {"table", "bt", "bt", true},
 };
 
 const RoleRule* rule_of(const std::string& role) {
@@ -82,6 +92,12 @@ Size size_of(const std::string& role, char axis) {
       return Size::D;
     case 'c':
       return role == "mask" ? Size::S : Size::F;
+    case 'n':
+      return Size::N;
+    case 'l':
+      return Size::L;
+    case 't':
+      return Size::T;
     default:
       return Size::one;
   }
@@ -89,13 +105,15 @@ Size size_of(const std::string& role, char axis) {
 
 char parse_axis(const std::string& s, const std::string& entry) {
   static const std::map<std::string, char> names = {
-      {"b", 'b'},   {"batch", 'b'},  {"h", 'h'},   {"head", 'h'}, {"s", 's'},
-      {"seq", 's'}, {"d", 'd'},      {"dim", 'd'}, {"c", 'c'},    {"cache", 'c'},
-      {"a", 'a'},   {"active", 'a'}, {"1", '1'}};
+      {"b", 'b'}, {"batch", 'b'}, {"h", 'h'}, {"head", 'h'},  {"s", 's'}, {"seq", 's'},
+      {"d", 'd'}, {"dim", 'd'},   {"c", 'c'}, {"cache", 'c'}, {"a", 'a'}, {"active", 'a'},
+      {"n", 'n'}, {"block", 'n'}, {"l", 'l'}, {"t", 't'},     {"1", '1'}};
   const auto it = names.find(s);
   if (it == names.end()) {
-    throw std::invalid_argument("layout entry '" + entry + "': axis '" + s +
-                                "' is not one of b, h, s, d, c (cache slot), a (active key), 1");
+    throw std::invalid_argument(
+        "layout entry '" + entry + "': axis '" + s +
+        "' is not one of b, h, s, d, c (cache slot), a (active key), n (cache block), "
+        "l (slot in a block), t (table entry), 1");
   }
   return it->second;
 }
@@ -138,7 +156,8 @@ Extents solve_extents(const KvCacheLayout& l,
       }
     }
   }
-  for (Size z : {Size::B, Size::H, Size::KVH, Size::A, Size::D, Size::S, Size::F}) {
+  for (Size z : {Size::B, Size::H, Size::KVH, Size::A, Size::D, Size::S, Size::F, Size::N, Size::L,
+                 Size::T}) {
     if (!known.count(z)) {
       if (listed.count(z)) {
         throw std::invalid_argument(std::string("the layout does not determine the ") +
@@ -163,7 +182,10 @@ Extents solve_extents(const KvCacheLayout& l,
       }
     }
     const RoleRule& rule = *rule_of(role);
-    for (const char* a = rule.required; *a; ++a) {
+    // the cache roles hold b and c (a flat cache) or n and l (blocks through the table)
+    const bool cache_role = role == "k_prior" || role == "v_prior";
+    const char* required = cache_role ? (l.roles.count("table") ? "hdnl" : "bhcd") : rule.required;
+    for (const char* a = required; *a; ++a) {
       bool has = false;
       for (const auto& dim : r.dims) has = has || std::count(dim.begin(), dim.end(), *a) > 0;
       const int64_t n = known.at(size_of(role, *a));
@@ -179,9 +201,15 @@ Extents solve_extents(const KvCacheLayout& l,
 
 // An element's coordinates in the decode problem.
 struct Coord {
-  int64_t b = 0, h = 0, s = 0, d = 0, c = 0, a = 0;
+  int64_t b = 0, h = 0, s = 0, d = 0, c = 0, a = 0, n = 0, l = 0, t = 0;
   int64_t& at(char axis) {
     switch (axis) {
+      case 'n':
+        return n;
+      case 'l':
+        return l;
+      case 't':
+        return t;
       case 'b':
         return b;
       case 'h':
@@ -242,7 +270,9 @@ std::map<std::string, std::vector<int64_t>> role_shapes(const Program& p, const 
       throw std::invalid_argument("'" + r.tensor + "' (" + role + ") is not an " +
                                   (role == "out" ? "output" : "input") + " of " + p.name);
     }
-    out[r.tensor] = concrete_shape(p, *id, params);
+    // the kernel's own shape (a tensor the program declares with refined dims holds the same
+    // bytes in the same order, so the packing's flat indices are the same)
+    out[r.tensor] = interface_shape(p, *id, params);
     if (out[r.tensor].size() != r.dims.size()) {
       throw std::invalid_argument("tensor '" + r.tensor + "' (" + role + ") has rank " +
                                   std::to_string(out[r.tensor].size()) + ", the layout lists " +
@@ -260,6 +290,15 @@ DType dtype_of(const Program& p, const std::string& tensor) {
 // (S - A), the same for every active token): the spec's until a case draws its own.
 int64_t test_position(int64_t b, int64_t S, int64_t A) {
   return (3 * b + S / 4 * 3) % (S - A);
+}
+
+// The slot of mask row `row` under block_mask=R (nki-library's build_full_attention_mask with
+// block_len, gen_mask_tkg_torch.py: the slots reshaped [folds, 128, R], the last two swapped, so
+// row fold·128·R + r·128 + p holds slot fold·128·R + p·R + r; 128 partitions, P_MAX there).
+int64_t block_mask_slot(int64_t row, int64_t R) {
+  const int64_t fold = row / (tkg::kSlotPartitions * R), in = row % (tkg::kSlotPartitions * R);
+  const int64_t r = in / tkg::kSlotPartitions, p = in % tkg::kSlotPartitions;
+  return fold * tkg::kSlotPartitions * R + p * R + r;
 }
 
 void pack(const KvCacheLayout& l, const Program& p, const ParamValues& params,
@@ -286,12 +325,40 @@ void pack(const KvCacheLayout& l, const Program& p, const ParamValues& params,
   fill("v_active", [&](const Coord& c) {
     return static_cast<float>(in.v[size_t(s.kv_index(c.b, c.h, C + c.s, c.d))]);
   });
-  fill("k_prior", [&](const Coord& c) {
-    return c.c < C ? static_cast<float>(in.k[size_t(s.kv_index(c.b, c.h, c.c, c.d))]) : kStaleKey;
-  });
-  fill("v_prior", [&](const Coord& c) {
-    return c.c < C ? static_cast<float>(in.v[size_t(s.kv_index(c.b, c.h, c.c, c.d))]) : kStaleValue;
-  });
+  if (s.block_kv) {
+    // The physical blocks as the oracle reads them through the table (in.k / in.v are the
+    // physical cache [N][KVH][L][d]), the active slots' rows stale; the table as drawn.
+    const int64_t L = s.block_kv->block_size, T = S / L;
+    const auto physical = [&](const std::vector<double>& values, float stale) {
+      std::vector<double> out = values;
+      for (int64_t b = 0; b < s.batch; ++b) {
+        for (int64_t g = 0; g < s.kv_heads; ++g) {
+          for (int64_t j = C; j < S; ++j) {
+            const auto at = size_t(s.kv_index(b, g, j, 0));
+            std::fill(out.begin() + ptrdiff_t(at), out.begin() + ptrdiff_t(at) + s.d_head, stale);
+          }
+        }
+      }
+      return out;
+    };
+    const std::vector<double> k = physical(in.k, kStaleKey), v = physical(in.v, kStaleValue);
+    const auto row = [&](const Coord& c) {
+      return size_t(((c.n * s.kv_heads + c.h) * L + c.l) * s.d_head + c.d);
+    };
+    fill("k_prior", [&](const Coord& c) { return static_cast<float>(k[row(c)]); });
+    fill("v_prior", [&](const Coord& c) { return static_cast<float>(v[row(c)]); });
+    fill("table", [&](const Coord& c) {
+      return static_cast<float>(s.block_kv->table[size_t(c.b * T + c.t)]);
+    });
+  } else {
+    fill("k_prior", [&](const Coord& c) {
+      return c.c < C ? static_cast<float>(in.k[size_t(s.kv_index(c.b, c.h, c.c, c.d))]) : kStaleKey;
+    });
+    fill("v_prior", [&](const Coord& c) {
+      return c.c < C ? static_cast<float>(in.v[size_t(s.kv_index(c.b, c.h, c.c, c.d))])
+                     : kStaleValue;
+    });
+  }
   bool slot_mask = false;
   for (const auto& dim : l.roles.at("mask").dims) {
     slot_mask = slot_mask || std::count(dim.begin(), dim.end(), 'c') > 0;
@@ -299,7 +366,8 @@ void pack(const KvCacheLayout& l, const Program& p, const ParamValues& params,
   fill("mask", [&](const Coord& c) {
     // slot c of the S read (nki-library's build_full_attention_mask: the prior slots below the
     // position, the causal active tokens at the tail), or active key a (the active mask)
-    return s.visible(c.b, c.s, slot_mask ? c.c : C + c.a) ? 1.0f : 0.0f;
+    const int64_t slot = l.block_mask > 0 ? block_mask_slot(c.c, l.block_mask) : c.c;
+    return s.visible(c.b, c.s, slot_mask ? slot : C + c.a) ? 1.0f : 0.0f;
   });
   if (l.roles.count("starts")) {
     // each query's window [start, end) (build_swa_positions), clamped into the cached slots as
@@ -362,8 +430,8 @@ KvCacheLayout parse_kv_cache_layout(const std::string& text) {
                                   "': expected ROLE[:TENSOR]=AXES,AXES,... or slots=N");
     }
     std::string role = entry.substr(0, eq), tensor;
-    if (role == "slots" || role == "window") {
-      int64_t& n = role == "slots" ? l.slots : l.window;
+    if (role == "slots" || role == "window" || role == "block_mask") {
+      int64_t& n = role == "slots" ? l.slots : role == "window" ? l.window : l.block_mask;
       try {
         size_t used = 0;
         n = std::stoll(entry.substr(eq + 1), &used);
@@ -381,8 +449,8 @@ KvCacheLayout parse_kv_cache_layout(const std::string& text) {
     if (rule == nullptr) {
       throw std::invalid_argument(
           "layout entry '" + entry + "': role '" + role +
-          "' is not q, k_active, v_active, k_prior, v_prior, mask, out, sink, positions or "
-          "starts");
+          "' is not q, k_active, v_active, k_prior, v_prior, mask, out, sink, positions, "
+          "starts or table");
     }
     if (l.roles.count(role)) throw std::invalid_argument("layout gives '" + role + "' twice");
     KvRole r{tensor, {}};
@@ -433,6 +501,28 @@ KvCacheLayout parse_kv_cache_layout(const std::string& text) {
     throw std::invalid_argument(
         "an active mask (axis a) goes with positions (the kernel builds the prior mask from "
         "them), a whole mask (axis c) without");
+  }
+  // A block cache: k_prior / v_prior list n and l (no b, no c) and the table maps each batch's
+  // logical blocks to them; a flat cache lists no n, l and has no table.
+  const bool blocks = l.roles.count("table") > 0;
+  for (const char* role : {"k_prior", "v_prior"}) {
+    std::set<char> axes;
+    for (const auto& dim : l.roles.at(role).dims) axes.insert(dim.begin(), dim.end());
+    const bool block_axes =
+        axes.count('n') && axes.count('l') && !axes.count('b') && !axes.count('c');
+    const bool flat_axes = !axes.count('n') && !axes.count('l');
+    if (blocks ? !block_axes : !flat_axes) {
+      throw std::invalid_argument(
+          std::string(role) +
+          (blocks ? ": with a table the cache lists n (cache block) and l (slot in a block), not "
+                    "b or c"
+                  : ": n and l (a block cache) go with a table role"));
+    }
+  }
+  if (l.block_mask > 0 && (!blocks || active_mask)) {
+    throw std::invalid_argument(
+        "block_mask=R orders a whole mask's slots (axis c) as a block cache's kernel reads them: "
+        "it goes with a table and a mask with axis c");
   }
   if ((l.window > 0) != (l.roles.count("starts") > 0)) {
     throw std::invalid_argument(
@@ -486,10 +576,23 @@ Variant kv_cache_layout_variant(const Variant& contract_from, const Program& pro
                                   " slots for " + std::to_string(s.seqlen_q) +
                                   " active tokens: no cached slot");
     }
-    if (e.at(Size::F) < s.seqlen_kv) {
+    const bool blocks = layout.roles.count("table") > 0;
+    if (blocks && e.at(Size::T) * e.at(Size::L) != s.seqlen_kv) {
+      throw std::invalid_argument("the table's " + std::to_string(e.at(Size::T)) +
+                                  " blocks per batch of " + std::to_string(e.at(Size::L)) +
+                                  " slots do not cover the " + std::to_string(s.seqlen_kv) +
+                                  " slots the kernel reads");
+    }
+    if (!blocks && e.at(Size::F) < s.seqlen_kv) {
       throw std::invalid_argument("the cache has " + std::to_string(e.at(Size::F)) +
                                   " slots, fewer than the " + std::to_string(s.seqlen_kv) +
                                   " the kernel reads");
+    }
+    if (layout.block_mask > 0 && s.seqlen_kv % (tkg::kSlotPartitions * layout.block_mask) != 0) {
+      throw std::invalid_argument("block_mask=" + std::to_string(layout.block_mask) + ": the " +
+                                  std::to_string(s.seqlen_kv) + " slots are no whole folds of " +
+                                  std::to_string(tkg::kSlotPartitions) + " x " +
+                                  std::to_string(layout.block_mask));
     }
     if (s.kv_heads < 1 || s.heads % s.kv_heads != 0) {
       throw std::invalid_argument("the query heads (" + std::to_string(s.heads) +
@@ -513,12 +616,18 @@ Variant kv_cache_layout_variant(const Variant& contract_from, const Program& pro
       for (int64_t b = 0; b < s.batch; ++b) {
         pos[size_t(b)] = test_position(b, s.seqlen_kv, s.seqlen_q);
       }
-      tkg::set_swa_mask(s, pos, layout.window, false);
+      tkg::set_swa_mask(s, pos, layout.window, blocks);
       s.mask.window = layout.window;
     }
     if (layout.roles.count("sink")) {
       s.sink.assign(size_t(s.heads), 0.0);
       for (int64_t h = 0; h < s.heads; ++h) s.sink[size_t(h)] = 0.25 * double(h % 8);
+    }
+    if (blocks) {
+      // a table for the test's positions; each case draws another (attention_tkg's draw_case,
+      // attention_tkg_draws.h draw_window_and_table) over these N physical blocks
+      std::mt19937_64 rng(0xB10Cu);
+      s.block_kv = tkg::draw_block_table(s, e.at(Size::L), e.at(Size::N), rng);
     }
     s.input_dtype = dtype_of(program, layout.roles.at("k_prior").tensor);
     s.output_dtype = dtype_of(program, layout.roles.at("out").tensor);

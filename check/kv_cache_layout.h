@@ -20,20 +20,28 @@ namespace ncv::kernels {
 // One role of a KV-cache layout: the tensor it names and, per tensor dimension (outermost
 // first), the axes it holds (outermost first; several for a flattened dimension: "b*h*s").
 // Axes: 'b' batch, 'h' head (the query head; the KV head in k_*/v_*), 's' query / active token,
-// 'd' head dim, 'c' cache slot, 'a' active key (the active mask), '1' a dimension of extent 1.
+// 'd' head dim, 'c' cache slot, 'a' active key (the active mask), 'n' a physical cache block and
+// 'l' a slot in it (a block cache's k_prior / v_prior), 't' a batch's logical block (the table),
+// '1' a dimension of extent 1.
 struct KvRole {
   std::string tensor;
   std::vector<std::vector<char>> dims;
 };
 
-// Roles: q, k_active, v_active, k_prior, v_prior, mask, out (required), sink, positions, starts
-// (optional), `slots` (an integer: the cache slots the kernel reads, S; needed only when the
-// mask has no slot axis, i.e. an active mask with positions) and `window` (a sliding window of
-// W keys over a circular cache, with positions and starts: nki-library's build_swa_positions).
+// Roles: q, k_active, v_active, k_prior, v_prior, mask, out (required), sink, positions, starts,
+// table (optional), `slots` (an integer: the cache slots the kernel reads, S; needed only when the
+// mask has no slot axis, i.e. an active mask with positions), `window` (a sliding window of
+// W keys over a circular cache, with positions and starts: nki-library's build_swa_positions) and
+// `block_mask` (R: a whole mask's slots in a block kernel's fold order, see below).
+// A block cache: `table` [b, t] holds the physical block of batch b's logical block t (slots
+// t·L .. t·L + L - 1), k_prior / v_prior list n and l (and h, d) instead of b and c
+// (nki-library's k_prior [num_blocks, block_len, d] with active_blocks_table [B, S / block_len]).
 struct KvCacheLayout {
   std::map<std::string, KvRole> roles;
   int64_t slots = 0;   // 0: the mask's slot extent
   int64_t window = 0;  // 0: no sliding window
+  // 0: the mask's slot axis c in slot order; R > 0: in a block cache's fold order (below)
+  int64_t block_mask = 0;
 };
 
 // Whether a --layout text names the KV-cache role k_active (required in one), so check takes this
@@ -61,6 +69,11 @@ KvCacheLayout parse_kv_cache_layout(const std::string& text);
 // build_full_attention_mask builds it from the positions; a: the causal active mask), positions
 // (P_b for every active token, as the test broadcasts pos_id; with a window each query's window
 // end, and starts its window start, as build_swa_positions) and the sinks.
+// A block cache (table role): the spec's block_kv over the N physical blocks of k_prior, a table
+// drawn by attention_tkg_draws.h draw_block_table (each case draws another); the packing writes
+// the physical blocks (the active slots' rows stale) and the table. block_mask=R: mask row
+// fold·128·R + r·128 + p holds slot fold·128·R + p·R + r (nki-library's build_full_attention_mask
+// with block_len, R its resized block length).
 // Throws std::invalid_argument when the program's shapes do not fit the layout.
 Variant kv_cache_layout_variant(const Variant& contract_from, const Program& program,
                                 const KvCacheLayout& layout, double scale);

@@ -431,6 +431,7 @@ std::vector<Outcome> run_all(const Program& p, const HwConfig& hw, bool compute_
   ro.hw = &hw;
   ro.compute_values = compute_values;
   ro.record_trace = false;
+  ro.strict_reads = true;  // the obligations are about the reads themselves (solver/replay.cpp)
   std::vector<Outcome> out;
   for (ParamValues& pv : domain_points(p)) {
     Outcome o{pv, std::nullopt};

@@ -344,11 +344,17 @@ std::vector<double> unpack_output(const Layout& layout, const oracle::AttentionS
 
 std::optional<LseOutput> unpack_lse(const Layout& layout, const oracle::AttentionSpec& spec,
                                     const std::map<std::string, HostTensor>& outputs) {
-  if (!layout.lse) return std::nullopt;
-  const auto it = outputs.find(layout.lse->tensor);
+  return unpack_row_output(layout.lse, spec, outputs);
+}
+
+std::optional<LseOutput> unpack_row_output(const std::optional<TensorLayout>& t,
+                                           const oracle::AttentionSpec& spec,
+                                           const std::map<std::string, HostTensor>& outputs) {
+  if (!t) return std::nullopt;
+  const auto it = outputs.find(t->tensor);
   if (it == outputs.end()) return std::nullopt;
   const HostTensor& h = it->second;
-  const Strides st = strides_for(*layout.lse, h.shape, spec, false, true);
+  const Strides st = strides_for(*t, h.shape, spec, false, true);
   LseOutput out{std::vector<double>(static_cast<size_t>(spec.rows())), h.dtype};
   for (int64_t b = 0; b < spec.batch; ++b) {
     for (int64_t hh = 0; hh < spec.heads; ++hh) {

@@ -44,6 +44,12 @@ struct Variant {
   // a link as CHANGED instead of FAIL; empty: the rewrite claims the predecessor's interface.
   std::string interface_change;
   std::vector<OptionSpec> options;
+  // Option values the contract and the spec are stated for but the kernel is not built with:
+  // `check --contract K --contract-option NAME=VALUE` accepts them for an outside kernel
+  // (attention_cte's dtype=fp16: nki-library's attention_cte takes fp16 q, k, v and rounds as in
+  // bf16 but for the output store; the registered kernel is built in bf16 and fp32 only). No
+  // other command offers them.
+  std::map<std::string, std::vector<std::string>> contract_only_values;
   // Domain restrictions the Program's params cannot state, in words (e.g. "scale fixed at 0.125").
   std::vector<std::string> notes;
 

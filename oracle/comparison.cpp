@@ -84,14 +84,20 @@ Comparison compare(const AttentionSpec& spec, const std::vector<double>& got,
 Comparison compare_lse(const AttentionSpec& spec, const std::vector<double>& got,
                        const OracleOutput& exact, const std::vector<double>& bound,
                        DType lse_dtype) {
+  return compare_rows(spec, got, exact.lse, bound, lse_dtype);
+}
+
+Comparison compare_rows(const AttentionSpec& spec, const std::vector<double>& got,
+                        const std::vector<double>& exact, const std::vector<double>& bound,
+                        DType dtype) {
   // One value per row is an attention output with d_head 1: the same element loop and verdict.
   AttentionSpec rows = spec;
   rows.d_head = 1;
   OracleOutput as_out;
-  as_out.out = exact.lse;
+  as_out.out = exact;
   ErrorBound b;
   b.bound = bound;
-  return compare(rows, got, as_out, b, lse_dtype);
+  return compare(rows, got, as_out, b, dtype);
 }
 
 std::string Comparison::one_line() const {

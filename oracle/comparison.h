@@ -52,4 +52,11 @@ Comparison compare_lse(const AttentionSpec& spec, const std::vector<double>& got
                        const OracleOutput& exact, const std::vector<double>& bound,
                        DType lse_dtype);
 
+// Any per-row value `got` [B][H][Sq] (values of `dtype`) against `exact` [B][H][Sq] under `bound`
+// (the cached softmax statistics: ErrorBound::row_max, ErrorBound::recip_sum): compare_lse's
+// verdict.
+Comparison compare_rows(const AttentionSpec& spec, const std::vector<double>& got,
+                        const std::vector<double>& exact, const std::vector<double>& bound,
+                        DType dtype);
+
 }  // namespace ncv::oracle

@@ -145,6 +145,7 @@ struct RowTerms {
   int64_t nk = 0;   // visible keys
   double amax = 0;  // max |s_j| + ΔS_j over the visible keys (online softmax terms)
   double dmax = 0;  // max D_j over the visible keys and the sink (the lse bound)
+  double marg = 0;  // bound on |m^ - m|: the largest score error and the max's rounding
   double den = 0, l = 0, sink_wp = 0, sink_wx = 0;
 };
 
@@ -180,6 +181,29 @@ double lse_bound(const RowTerms& rt, double g_sum, double floor, double lse, dou
   return std::isfinite(e) ? safety * e : kInf;
 }
 
+// The cached softmax statistics (ERROR_BOUNDS.md §4 "The cached softmax statistics"): the
+// kernel's row max m^ is the max of its computed scores and the sink, rounded to max_dtype: within
+// rt.marg of m. Its l^ sums the exp outputs at m^, where (unlike the output and lse) the shift
+// does not cancel: each term is within e^{+-(D_j + marg)} of exp(s_j - m); then the sum's
+// accumulation (g_sum), an online kernel's rescales of the earlier partial sums (numer: the same
+// alpha chain as the output's numerator), subnormal p values (floor / den) and the reciprocal
+// (rcp_rel). Bounds on |m^ - m| and |1/l^ - 1/l|, with safety.
+void stat_bounds(const RowTerms& rt, double g_sum, double numer, double floor, double rcp_rel,
+                 double m, double l, double safety, double& row_max, double& recip) {
+  if (!std::isfinite(m) || !(l > 0)) {
+    row_max = recip = 0.0;  // compared by class
+    return;
+  }
+  if (rt.overflow || g_sum >= 0.5) {
+    row_max = recip = kInf;
+    return;
+  }
+  const double grow = std::exp(rt.dmax + rt.marg) * (1 + numer) / (1 - g_sum) * (1 + rcp_rel);
+  const double rel = grow - 1 + floor / rt.den;
+  row_max = std::isfinite(rt.marg) ? safety * rt.marg : kInf;
+  recip = std::isfinite(rel) ? safety * rel / l : kInf;
+}
+
 // Query rows per block of products: 64 rows keep the three [64, Skv] blocks small at any Skv.
 constexpr int64_t kQueryBlock = 64;
 
@@ -193,6 +217,8 @@ ErrorBound error_bound(const PrecisionContract& ct, const AttentionSpec& spec,
   ErrorBound eb;
   eb.bound.assign(static_cast<size_t>(spec.q_elements()), 0.0);
   eb.lse.assign(static_cast<size_t>(spec.rows()), 0.0);
+  eb.row_max.assign(eb.lse.size(), 0.0);
+  eb.recip_sum.assign(eb.lse.size(), 0.0);
 
   const std::vector<double> inv_freq = rope_inverse_frequencies(spec);
   const bool folded = ct.scale_folded_into_q;
@@ -227,6 +253,7 @@ ErrorBound error_bound(const PrecisionContract& ct, const AttentionSpec& spec,
   const Rounding r_part =
       ct.online_tile > 0 ? rounding(DType::fp32, ct.online_partial_dtype) : Rounding{};
   const double norm_max = dtype_max_finite(ct.norm_dtype);
+  const double part_max = dtype_max_finite(ct.online_partial_dtype);
 
   std::vector<int64_t> keys;
   std::vector<double> s, ds, wplus, wexpm1, seen, s1, sv, sabs;
@@ -366,6 +393,7 @@ ErrorBound error_bound(const PrecisionContract& ct, const AttentionSpec& spec,
           rt.den = std::max(rt.den, std::numeric_limits<double>::min());
           rt.active = true;
           rt.overflow = overflow;
+          rt.marg = marg;
           rt.nk = static_cast<int64_t>(n);
           for (size_t t = 0; t < n; ++t) rt.amax = std::max(rt.amax, std::fabs(s[t]) + ds[t]);
         }
@@ -428,6 +456,11 @@ ErrorBound error_bound(const PrecisionContract& ct, const AttentionSpec& spec,
           const size_t row = static_cast<size_t>((b * H + h) * Sq + i);
           eb.lse[row] =
               lse_bound(rt, g_sum, n_f * p_floor, exact.lse[row], exact.row_max[row], safety);
+          // The reciprocal of l: in fp32 (one rounding, charged as two like the division), or l
+          // and 1 / l each rounded to a narrower norm_dtype besides.
+          stat_bounds(rt, g_sum, ot.numer, n_f * p_floor,
+                      narrow_norm ? 2.01 * u_norm + 2 * kU32 : 2 * kU32, exact.row_max[row],
+                      exact.row_sum[row], safety, eb.row_max[row], eb.recip_sum[row]);
           for (int64_t c = 0; c < d; ++c) {
             const double oc = o[c];
             const size_t at = qrow * du + static_cast<size_t>(c);
@@ -470,7 +503,12 @@ ErrorBound error_bound(const PrecisionContract& ct, const AttentionSpec& spec,
             floor_abs += static_cast<double>(std::max<int64_t>(ot.tiles, 1)) * r_part.abs *
                          std::max(1.0, 1 / den);
             double bc = safety * (V - std::fabs(oc) + Eout) + floor_abs;
-            if (rt.overflow || !std::isfinite(bc) || V * (1 + r_o.rel) > out_max ||
+            // A partial output rounded to online_partial_dtype holds sum_j exp(s_j - m_t) v_j at
+            // a running max m_t >= every earlier s_j: at most sum |v_j| (fp16 partials can
+            // overflow where bf16 ones cannot).
+            const bool part_overflow =
+                ot.tiles > 1 && r_part.rel > 0 && sabsc * (1 + g_pv) * 1.01 > part_max;
+            if (rt.overflow || part_overflow || !std::isfinite(bc) || V * (1 + r_o.rel) > out_max ||
                 svc * (1 + p_nc) * (1 + g_pv) > acc_max ||
                 (narrow_norm &&
                  (sabsc * 1.01 > norm_max || static_cast<double>(nk + 1) > norm_max))) {

@@ -22,6 +22,12 @@ struct ErrorBound {
   // (ERROR_BOUNDS.md §4 "The log-sum-exp output"); 0 for rows whose exact lse is not finite
   // (compared by class), +inf where the row is uncertified.
   std::vector<double> lse;
+  // [B][H][Sq]: |kernel row max - exact row_max| and |kernel 1/l - 1 / exact row_sum| for a
+  // kernel that stores its softmax statistics (nki-library attention_cte's cache_softmax: the
+  // negated row max and the reciprocal row sum; ERROR_BOUNDS.md §4 "The cached softmax
+  // statistics"); 0 where the exact value is not finite (compared by class), +inf where the row
+  // is uncertified.
+  std::vector<double> row_max, recip_sum;
 };
 
 // gamma_n = n u / (1 - n u) (Higham §3.1); +inf when n u >= 1.

@@ -237,7 +237,7 @@ double score(double scale, const double* qk, const double* bias, size_t j) {
 
 // Runs the fast oracle; with `bound` non-null also fills the per-element bound.
 OracleOutput run(const AttentionSpec& spec, const AttentionInputs& in, std::vector<double>* bound,
-                 std::vector<double>* lse_bound = nullptr) {
+                 std::vector<double>* lse_bound = nullptr, FastStatBounds* stats = nullptr) {
   validate_inputs(spec, in);
   use_one_blas_thread();
   const int64_t H = spec.heads, Sq = spec.seqlen_q, Skv = spec.seqlen_kv, d = spec.d_head;
@@ -253,6 +253,10 @@ OracleOutput run(const AttentionSpec& spec, const AttentionInputs& in, std::vect
   o.row_sum.assign(o.lse.size(), 0.0);
   if (with_bound) bound->assign(o.out.size(), 0.0);
   if (lse_bound != nullptr) lse_bound->assign(o.lse.size(), 0.0);
+  if (stats != nullptr) {
+    stats->row_max.assign(o.lse.size(), 0.0);
+    stats->recip_sum.assign(o.lse.size(), 0.0);
+  }
 
   const int64_t R = std::clamp<int64_t>(kBlockElements / Skv, 1, 256);  // rows per block
   const size_t du = static_cast<size_t>(d), sk = static_cast<size_t>(Skv);
@@ -261,7 +265,8 @@ OracleOutput run(const AttentionSpec& spec, const AttentionInputs& in, std::vect
   std::vector<double> scores(static_cast<size_t>(R) * sk), P(scores.size()), O(Q.size());
   std::vector<double> A, W, spread, mag, eps;
   UpperOperand qa_up, a_up, w_up;  // the bound's magnitude operands (buffers reused per block)
-  std::vector<double> emax(static_cast<size_t>(R), 0.0);  // max_j eps_j per row (the lse bound)
+  std::vector<double> emax(static_cast<size_t>(R), 0.0);   // max_j eps_j per row (the lse bound)
+  std::vector<double> dsmax(static_cast<size_t>(R), 0.0);  // max_j of the score errors per row
   std::vector<RowKeys> vis(static_cast<size_t>(R));
   std::vector<RowKind> kind(static_cast<size_t>(R));
   std::vector<uint8_t> row_small(static_cast<size_t>(R));
@@ -384,7 +389,7 @@ OracleOutput run(const AttentionSpec& spec, const AttentionInputs& in, std::vect
           const double f_dk = 1 + 2 * gamma(static_cast<double>(dk));
           for (int64_t t = 0; t < rows; ++t) {
             const size_t ts = static_cast<size_t>(t);
-            emax[ts] = 0;
+            emax[ts] = dsmax[ts] = 0;
             if (kind[ts] != RowKind::normal || !row_small[ts]) {
               std::fill(&A[ts * sk], &A[ts * sk] + sk, 0.0);
               std::fill(&W[ts * sk], &W[ts * sk] + sk, 0.0);
@@ -404,6 +409,7 @@ OracleOutput run(const AttentionSpec& spec, const AttentionInputs& in, std::vect
                   std::fabs(spec.scale) * (T[ts * sk + j] * f_dk + static_cast<double>(d) * kTiny);
               const double e = ds + kU * std::fabs(s - m[ts]) + 2.0 * kU;
               emax[ts] = std::max(emax[ts], e);
+              dsmax[ts] = std::max(dsmax[ts], ds);
               const double w = P[ts * sk + j] / l[ts];
               W[ts * sk + j] = w;
               // e^e <= 1 + 2e for 0 <= e <= 1.25 (libm's exp per pair was ~5% of a check); the
@@ -425,8 +431,10 @@ OracleOutput run(const AttentionSpec& spec, const AttentionInputs& in, std::vect
             if (kind[ts] == RowKind::empty) continue;  // bound 0
             if (kind[ts] == RowKind::nan || !row_small[ts] || !std::isfinite(l[ts])) {
               std::fill(bnd, bnd + d, kInf);
-              if (lse_bound != nullptr && kind[ts] != RowKind::nan) {
-                (*lse_bound)[static_cast<size_t>((b * H + h) * Sq + i)] = kInf;
+              const size_t r = static_cast<size_t>((b * H + h) * Sq + i);
+              if (lse_bound != nullptr && kind[ts] != RowKind::nan) (*lse_bound)[r] = kInf;
+              if (stats != nullptr && kind[ts] != RowKind::nan) {
+                stats->row_max[r] = stats->recip_sum[r] = kInf;
               }
               continue;
             }
@@ -448,6 +456,18 @@ OracleOutput run(const AttentionSpec& spec, const AttentionInputs& in, std::vect
                                2.0 * kU * std::fabs(lse - m[ts]) + kU * std::fabs(lse) +
                                n_keys * kTiny / l[ts];
               (*lse_bound)[r] = std::isfinite(e) ? 2.0 * e : kInf;
+            }
+            if (stats != nullptr) {
+              // The max of the scores is exact in double: m is off by at most the largest score
+              // error (the sink is exact). l = sum_j exp(s^_j - m^) is, against the exact sum at
+              // the exact max, within e^{+-(max eps_j + |m^ - m|)} (eps_j: score, subtraction
+              // and exp) and Sum2's 4u + 2 gamma_n^2; 1 / l rounds once more. Doubled like B.
+              const size_t r = static_cast<size_t>((b * H + h) * Sq + i);
+              const double em = dsmax[ts];
+              const double rel = std::expm1(std::max(emax[ts], eps_sink) + em) + rnd_out + kU +
+                                 n_keys * kTiny / l[ts];
+              stats->row_max[r] = std::isfinite(em) ? 2.0 * em : kInf;
+              stats->recip_sum[r] = std::isfinite(rel) ? 2.0 * rel / l[ts] : kInf;
             }
             for (size_t c = 0; c < du; ++c) {
               const double oc = o.out[base + c];
@@ -474,8 +494,9 @@ OracleOutput fast_attention(const AttentionSpec& spec, const AttentionInputs& in
 }
 
 OracleOutput fast_attention_with_bound(const AttentionSpec& spec, const AttentionInputs& in,
-                                       std::vector<double>& bound, std::vector<double>* lse_bound) {
-  return run(spec, in, &bound, lse_bound);
+                                       std::vector<double>& bound, std::vector<double>* lse_bound,
+                                       FastStatBounds* stats) {
+  return run(spec, in, &bound, lse_bound, stats);
 }
 
 std::vector<double> fast_oracle_bound(const AttentionSpec& spec, const AttentionInputs& in,

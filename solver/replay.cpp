@@ -16,6 +16,9 @@ Replay replay_counterexample(const Program& p, const Counterexample& cex, CheckK
   // only run-time offsets and the shadow checks of uninitialized reads need the values.
   opts.compute_values = data_dependent || needs_values;
   opts.record_trace = false;
+  // An initialization or placement obligation is about the read itself, whether or not the
+  // outputs depend on the bytes it gets.
+  opts.strict_reads = true;
   RunResult run;
   try {
     run = run_program(p, cex.params, random_inputs(p, cex.params, 1), opts);

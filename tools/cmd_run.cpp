@@ -82,6 +82,12 @@ void print_text(const RunCommandOptions& opts, const Program& program, const Par
     std::cout << "result: ok\n";
   }
   if (result.spill && !result.error) std::cout << "spill: " << result.spill->detail << "\n";
+  if (result.unwritten_read && !result.error) {
+    std::cout
+        << "note: the kernel reads bytes it never wrote, and no output depends on them (reruns "
+           "with other contents agree): "
+        << result.unwritten_read->message << "\n";
+  }
 }
 
 void print_json(const RunCommandOptions& opts, const Program& program, const ParamValues& params,
@@ -100,6 +106,8 @@ void print_json(const RunCommandOptions& opts, const Program& program, const Par
   j["result"] = result.error ? "dynamic_check_failure" : "ok";
   j["error"] = result.error ? error_json(*result.error) : nlohmann::json(nullptr);
   j["spill"] = result.spill && !result.error ? error_json(*result.spill) : nlohmann::json(nullptr);
+  j["unwritten_read"] = result.unwritten_read && !result.error ? error_json(*result.unwritten_read)
+                                                               : nlohmann::json(nullptr);
   std::cout << j.dump(2) << "\n";
 }
 

@@ -264,7 +264,11 @@ kernels::Options contract_options_given(const kernels::Variant& v,
       throw UsageError("--contract-option " + a + ": " + v.name + " has no option " + name +
                        " (its options: " + (names.empty() ? "none" : joined(names)) + ")");
     }
-    if (!v.offers(name, value)) {
+    const auto only = v.contract_only_values.find(name);
+    const bool contract_only =
+        only != v.contract_only_values.end() &&
+        std::find(only->second.begin(), only->second.end(), value) != only->second.end();
+    if (!v.offers(name, value) && !contract_only) {
       throw UsageError("--contract-option " + a + ": " + v.name + " does not offer " + name + "=" +
                        value + " (" + name + " is one of " + joined(spec->values) + ")");
     }

@@ -193,8 +193,6 @@ class Verdicts(unittest.TestCase):
 
     def test_unmodelled_tkg_rows_and_an_unmodelled_cte_row_are_not_checked_without_running(self):
         for tkg_cfg, why in (({"fuse_rope": True}, "fuse_rope"),
-                             (tkg_config(block_len=16), "block KV"),
-                             (tkg_config(lnc=2), "lnc=2"),
                              (tkg_config(dtype="float32"), "dtype float32")):
             tkg = {"kernel": "tkg", "status": "traced", "config": tkg_cfg}
             rows.run_check(tkg, "/nonexistent/ncverify", "t.py:f", {}, 1, 1)
@@ -260,6 +258,49 @@ class TkgPlans(unittest.TestCase):
         self.assertIn("s_prior_tiling=off", self.options(args))
         args, _ = rows.tkg_check_plan(tkg_config(curr_sprior=8192))
         self.assertIn("s_prior_tiling=off", self.options(args))
+
+
+class TkgBlocksAndLnc2(unittest.TestCase):
+    def layout(self, c):
+        args, why = rows.tkg_check_plan(c)
+        self.assertIsNone(why)
+        return args[args.index("--layout") + 1].split()
+
+    def test_a_block_row_reads_its_cache_through_the_table(self):
+        layout = self.layout(tkg_config(block_len=16, curr_sprior=8192, full_sprior=8192,
+                                        strided_mm1=False))
+        for role in ("k_prior=n,l,d", "v_prior=n,l,d", "table:active_blocks_table=b,t",
+                     "mask=c,b,h,s", "block_mask=16"):
+            self.assertIn(role, layout)
+        # with positions the mask is the active mask, in no block order
+        layout = self.layout(tkg_config(block_len=16, curr_sprior=8192, use_pos_id=True))
+        self.assertIn("mask=a,b,h,s", layout)
+        self.assertFalse([r for r in layout if r.startswith("block_mask")])
+
+    def test_the_mask_order_takes_the_resized_block_length(self):
+        # resize_cache_block_len_for_attention_tkg_kernel: gcd(block_len, s_prior / (cores *
+        # 128)), and with FA tiles the 8192-slot tile's 64 and the last tile's remainder / 128
+        for changes, want in ((dict(curr_sprior=8192), 16),
+                              (dict(curr_sprior=3072), 8),            # 24 folds
+                              (dict(curr_sprior=16640), 2),            # FA: last tile 8448 / 128
+                              (dict(curr_sprior=10240, lnc=2), 8),     # s_prior split: 40 folds
+                              (dict(curr_sprior=10240), 16),           # FA: gcd(80, 64, 16)
+                              (dict(curr_sprior=10240, enable_fa_s_prior_tiling=False), 16)):
+            c = tkg_config(block_len=16, bs=4, q_head=1, s_active=5, **changes)
+            self.assertEqual(rows.tkg_block_mask_len(c), want, changes)
+
+    def test_lnc2_splits_s_prior_or_the_batch_as_the_library_decides(self):
+        self.assertEqual(rows.tkg_s_prior_cores(tkg_config(lnc=2)), 2)  # B*H*s_a = 40
+        self.assertEqual(rows.tkg_s_prior_cores(tkg_config(lnc=2, bs=64)), 1)  # the batch
+        self.assertEqual(rows.tkg_s_prior_cores(tkg_config(lnc=2, curr_sprior=128)), 1)
+        self.assertEqual(rows.tkg_s_prior_cores(tkg_config(lnc=1)), 1)
+        # FA tiles over the per-core s_prior: 10240 on one core, 5120 on each of two
+        self.assertTrue(rows.tkg_uses_fa(tkg_config(curr_sprior=10240)))
+        self.assertFalse(rows.tkg_uses_fa(tkg_config(curr_sprior=10240, lnc=2)))
+        args, why = rows.tkg_check_plan(tkg_config(lnc=2, curr_sprior=10240))
+        self.assertIsNone(why)
+        self.assertIn("s_prior_tiling=off", [args[i + 1] for i, a in enumerate(args)
+                                             if a == "--contract-option"])
 
 
 class TkgFp8(unittest.TestCase):

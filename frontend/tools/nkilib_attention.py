@@ -16,19 +16,22 @@ with its status:
 - `traced`: the kernel traced; with --check, the row says why it was not checked (the oracle
   has no spec for one of its options, or `check` ran over --check-timeout);
 - with --check, `checked`: `ncverify check` passed against the oracle. A cte row is checked with
-  `--layout` (its tp_* flags' tensor orders, heads folded into the batch, and the roles of its
-  optional inputs: sink, prior, cp offset, packing bounds), its problem's flags (`--scale`,
-  `--align top-left`, `--causal`, `--window`, `--cp-degree`: `cte_problem`) and `--contract
-  attention_cte` (attention_cte_multi_section above 10240 keys) with every option of the
-  contract given by `--contract-option` (`cte_check_plan`: the row's dtype, on which alone the
-  contract depends), never one of the registered kernel's defaults, and a pass counts only when
-  `check` printed that contract.
+  `--layout` (its tp_* flags' tensor orders, heads folded into the batch, the roles of its
+  optional inputs: sink, prior, cp offset, packing bounds, and with cache_softmax of its cached
+  row max and 1 / row sum outputs), its problem's flags (`--scale`, `--align top-left`,
+  `--causal`, `--window`, `--cp-degree`: `cte_problem`) and `--contract attention_cte`
+  (attention_cte_multi_section above 10240 keys) with every option of the contract given by
+  `--contract-option` (`cte_check_plan`: the row's dtype, on which alone the contract depends;
+  fp16 is a contract-only value), never one of the registered kernel's defaults, and a pass
+  counts only when `check` printed that contract.
   A tkg row is checked with a KV-cache `--layout` (check/kv_cache_layout.h: the entry's q,
   k_active, v_active, k_prior, v_prior, mask, out, sink and rope_pos_ids roles, `tkg_check_layout`)
   and `--contract attention_tkg`, every option given at the row's values (`tkg_check_plan`):
   each case draws the cache positions with attention_tkg's generator and packs the mask from them
-  as the library's test does; rows with fuse_rope, block KV, LNC2 or fp32 are not
-  (`tkg_not_checked` says why);
+  as the library's test does; block KV rows read their cache through the layout's table role
+  (a table drawn per case; the whole mask in the kernel's fold order, `tkg_block_mask_len`), and
+  LNC2 rows run as the grid-2 programs they trace to (both cores, `--grid 2`); rows with
+  fuse_rope, fp32 or fp8 KV are not (`tkg_not_checked` says why);
   `failed`: `check` found a case outside the contract (its FAIL line);
 - with --check, `bit-identical`: checked, and `ncverify run` of the traced program and of the
   registered kernel at the same options, shape and seed gave outputs with the same checksums
@@ -61,6 +64,7 @@ import argparse
 import ast
 import itertools
 import json
+import math
 import os
 import re
 import shutil
@@ -450,25 +454,38 @@ def tkg_row(rid, cfg, cfg_text, test, lnc):
 CTE_SECTION_THRESHOLD = 10 * 1024
 # The registered attention_cte's option values (kernels/prefill_attention/attention_cte_variant.cpp)
 CTE_DTYPES = ("bf16", "fp32")
+# The dtypes attention_cte's contract is stated for: the registered kernel's and fp16, a
+# contract-only value (--contract-option dtype=fp16; attention_cte_variant.cpp)
+CTE_CONTRACT_DTYPES = CTE_DTYPES + ("fp16",)
 CTE_SCALES = {1.0: "1.0", 0.125: "0.125"}
+
+
+# cache_softmax's outputs as the traced program names them (attention_cte.py lines 369-372:
+# `out_neg_max = nl.ndarray(...)`, `out_sum_recip = ...`), [bs, 128, Sq / 128] fp32 with query
+# t * 128 + p at [b, p, t] (_check_input_and_return_shape, lines 1621-1630)
+CTE_SOFTMAX_OUTPUTS = (("neg_max", "out_neg_max"), ("recip_sum", "out_sum_recip"))
 
 
 def cte_layout(config):
     """`check --layout` for attention_cte.py's tensors under the row's tp_* flags (the source's
     docstring, "IO Shapes"): heads folded into the batch, so q has bs rows and k, v bs_kv (the
     layout's h axis; q row b reads kv row b // (bs / bs_kv), the source's repeat_interleave and
-    the oracle's kv_head_of)."""
+    the oracle's kv_head_of). With cache_softmax, the cached statistics' roles (check compares
+    them with the oracle's row max and 1 / row sum, ERROR_BOUNDS.md "The cached softmax
+    statistics")."""
     q = "h,s,d" if config["tp_q"] else "h,d,s"
     k = "h,s,d" if config["tp_k"] else "h,d,s"
     out = "h,d,s" if config["tp_out"] else "h,s,d"
-    return "q=%s k=%s v=h,s,d out=%s" % (q, k, out)
+    text = "q=%s k=%s v=h,s,d out=%s" % (q, k, out)
+    if config["cache_softmax"]:
+        for role, tensor in CTE_SOFTMAX_OUTPUTS:
+            text += " %s:%s=h,seq_part,seq_tile" % (role, tensor)
+    return text
 
 
 def cte_not_modelled(config):
     """The first option of a cte row that the oracle has no spec for (None: every option has
-    one): cache_softmax has two more outputs (the cached row max and 1/sum)."""
-    if config["cache_softmax"]:
-        return "cache_softmax: the oracle has no spec for the cached row max and 1/sum outputs"
+    one). cache_softmax's outputs have one (the row max and 1 / row sum, cte_layout's roles)."""
     return None
 
 
@@ -486,6 +503,9 @@ def cte_not_registered(config):
     if c["packed"]:
         return ("sequence packing (bound_min, bound_max): the registered attention_cte has no "
                 "per-query key bounds")
+    if c["cache_softmax"]:
+        return ("cache_softmax (out_neg_max, out_sum_recip): the registered attention_cte stores "
+                "no softmax statistics")
     return cte_not_modelled(c)
 
 
@@ -535,9 +555,9 @@ def cte_check_plan(config):
     why = cte_not_modelled(c)
     if why:
         return None, why
-    if c["dtype"] not in CTE_DTYPES:
-        return None, ("dtype %s: attention_cte's contract is for bf16 or fp32 (its option dtype)"
-                      % c["dtype"])
+    if c["dtype"] not in CTE_CONTRACT_DTYPES:
+        return None, ("dtype %s: attention_cte's contract is for bf16, fp16 or fp32 (its option "
+                      "dtype)" % c["dtype"])
     contract = ("attention_cte_multi_section" if c["seqlen_kv"] > CTE_SECTION_THRESHOLD
                 else "attention_cte")
     options = [("causal_mask", "true"), ("sliding_window", "off"), ("sink", "off"),
@@ -643,12 +663,6 @@ def tkg_not_checked(config):
     if c.get("fuse_rope"):
         return ("fuse_rope: the oracle has no spec for RoPE applied to q and k in the kernel "
                 "(and the registered attention_tkg has no fuse_rope option)")
-    if c.get("block_len", 0):
-        return ("block KV (block_len=%d): the KV-cache layout has no block-table role (the "
-                "paged cache and its table are the registered attention_tkg's own packing)"
-                % c["block_len"])
-    if c.get("lnc", 1) != 1:
-        return "lnc=%d: the traced entry is checked on one core" % c["lnc"]
     if DTYPES.get(c.get("dtype")) != "bf16":
         return ("dtype %s: attention_tkg's contract is for bf16 q and output"
                 % c.get("dtype"))
@@ -662,21 +676,66 @@ def tkg_not_checked(config):
     return None
 
 
+def tkg_s_prior_cores(config):
+    """How many cores split s_prior (attention_tkg_utils.py is_batch_sharded / is_s_prior_sharded:
+    at lnc=2 the batch is split when it is even and B*H*s_a > 128 or s_prior < 256, else s_prior
+    when it is >= 256; 128 partitions, TileConstants.p_max)."""
+    c = config
+    if c.get("lnc", 1) < 2:
+        return 1
+    batch = c["bs"] % 2 == 0 and (c["bs"] * c["q_head"] * c["s_active"] > TKG_P_MAX or
+                                  c["curr_sprior"] < 2 * TKG_P_MAX)
+    return 2 if not batch and c["curr_sprior"] >= 2 * TKG_P_MAX else 1
+
+
+def tkg_uses_fa(config):
+    """attention_tkg_utils.py uses_flash_attention on the per-core s_prior: FA tiles when
+    enable_fa_s_prior_tiling (default True) and the s_prior a core reads passes 8192."""
+    c = config
+    per_core = c["curr_sprior"] // tkg_s_prior_cores(c)
+    return c.get("enable_fa_s_prior_tiling", True) is not False and per_core > TKG_FA_TILE
+
+
+def tkg_block_mask_len(config):
+    """The block length the kernel reads a block cache's mask in (attention_tkg_utils.py
+    resize_cache_block_len_for_attention_tkg_kernel, as gen_mask_tkg_torch.py
+    build_full_attention_mask calls it with the test's lnc and enable_fa_s_prior_tiling):
+    gcd(block_len, s_prior / (cores * 128), and with FA tiles 8192 / 128 and the last tile's
+    remainder / 128)."""
+    c = config
+    cores = tkg_s_prior_cores(c)
+    divisor = c["curr_sprior"] // (cores * TKG_P_MAX)
+    if tkg_uses_fa(c):
+        divisor = math.gcd(divisor, TKG_FA_TILE // TKG_P_MAX)
+        last = (c["curr_sprior"] // cores) % TKG_FA_TILE
+        if last:
+            divisor = math.gcd(divisor, last // TKG_P_MAX)
+    return math.gcd(c["block_len"], divisor)
+
+
 def tkg_check_layout(config):
     """`check --layout` for the entry's tensors (nkilib_attention_tkg_entry.py, the test's
     attn_tkg_wrapper): roles of the KV-cache layout, axes as the library's torch reference reads
     them (attention_tkg_torch.py _reshape_q_and_k_active, _slice_and_reshape_kv_prior; out in SBUF
     as [d, B*H*s_a]; gen_mask_tkg_torch.py build_full_attention_mask(transposed=True) [S, B, H,
     s_a], or with use_pos_id the active mask [s_a, B, H, s_a] with rope_pos_ids [B, s_a], and with
-    a sliding window start_pos_ids [B, s_a] (test_attention_tkg_utils.py build_swa_positions))."""
+    a sliding window start_pos_ids [B, s_a] (test_attention_tkg_utils.py build_swa_positions)).
+    With block KV the cache is [blocks, block_len, d] read through active_blocks_table [B, S /
+    block_len] (attention_tkg_torch.py _gather_block_kv_to_flat: batch b's slot j in block
+    table[b, j // block_len], row j % block_len), and the whole mask's slots are in the kernel's
+    fold order (build_full_attention_mask's block reshaping: `block_mask`)."""
     c = config
     qk_sb = c.get("qk_in_sb")
+    block = c.get("block_len", 0)
+    if block:
+        cache = ["k_prior=n,l,d", "v_prior=n,l,d", "table:active_blocks_table=b,t"]
+    else:
+        cache = ["k_prior=%s" % ("b,h,c,d" if c.get("tp_k_prior") else "b,h,d,c"),
+                 "v_prior=b,h,c,d"]
     roles = ["q=%s" % ("d,b*h*s" if qk_sb else "b,h,s,d"),
              "k_active=%s" % ("d,b*s" if qk_sb else "b,h,s,d"),
-             "v_active=b,h,s,d",
-             "k_prior=%s" % ("b,h,c,d" if c.get("tp_k_prior") else "b,h,d,c"),
-             "v_prior=b,h,c,d",
-             "out=d,b*h*s" if c.get("out_in_sb") else "out=b,h,d,s"]
+             "v_active=b,h,s,d"] + cache + \
+        ["out=d,b*h*s" if c.get("out_in_sb") else "out=b,h,d,s"]
     if c.get("use_pos_id"):
         roles += ["mask=a,b,h,s", "positions:rope_pos_ids=b,s", "slots=%d" % c["curr_sprior"]]
         if c.get("sliding_window", 0):
@@ -684,6 +743,8 @@ def tkg_check_layout(config):
             roles += ["starts:start_pos_ids=b,s", "window=%d" % c["sliding_window"]]
     else:
         roles.append("mask=c,b,h,s")
+        if block:
+            roles.append("block_mask=%d" % tkg_block_mask_len(c))
     if c.get("test_sink"):
         roles.append("sink=h,1")
     return " ".join(roles)
@@ -700,7 +761,10 @@ def tkg_check_plan(config):
     why = tkg_not_checked(c)
     if why:
         return None, why
-    fa = c.get("enable_fa_s_prior_tiling", True) and c["curr_sprior"] > TKG_FA_TILE
+    fa = tkg_uses_fa(c)
+    # lnc, block_len and block_resize stay 1, 0, 1: the contract does not read them (it is the
+    # same at every value), and the registered kernel does not offer every combination of the
+    # rows' values (attention_tkg_excluded), which check would refuse.
     options = [("lnc", "1"), ("strided_mm1", "true" if c.get("strided_mm1", True) else "false"),
                ("mask", "pos_id" if c.get("use_pos_id") else "hbm"),
                ("sink", "on" if c.get("test_sink") else "off"),
@@ -756,6 +820,7 @@ def hand_sweep_id(config):
 
 # attention_tkg_utils.py _FA_TILE_SIZE: flash attention over s_prior tiles of this size
 TKG_FA_TILE = 8192
+TKG_P_MAX = 128  # TileConstants.p_max, the SBUF partitions (attention_tkg_utils.py)
 
 
 # ------------------------------------------------------------------------------- running

@@ -189,7 +189,13 @@ void draw_window_and_table(oracle::AttentionSpec& spec, uint64_t seed) {
     set_swa_mask(spec, base, w, block);
     spec.mask.window = w;
   }
-  if (block) set_block_kv(spec, spec.block_kv->block_size, rng());
+  if (block) {
+    // a new table over the spec's physical blocks (set_block_kv's draw; a KV-cache --layout's
+    // spec has its own cache size, check/kv_cache_layout.h)
+    std::mt19937_64 table_rng(rng() * 0x9E3779B97F4A7C15ull + 0xB10Cull);
+    spec.block_kv =
+        draw_block_table(spec, spec.block_kv->block_size, spec.block_kv->num_blocks, table_rng);
+  }
 }
 
 namespace {

@@ -77,7 +77,7 @@ void set_block_kv(oracle::AttentionSpec& spec, int64_t block_len, uint64_t seed)
 // sliding window (mask.window > 0) gets a window length drawn from `seed` — the source's test
 // windows 128, 256, 512, a short one, one beyond the cache, or uniform in [1, S] — and its ranges
 // rebuilt around the case's base positions (cache_end of each batch's first query); a block-KV
-// spec then gets a new table.
+// spec then gets a new table over its own num_blocks physical blocks.
 void draw_window_and_table(oracle::AttentionSpec& spec, uint64_t seed);
 
 // Layout::pack_extra parts for block KV and SWA (attention_tkg_variant.cpp):

@@ -309,6 +309,14 @@ Variant make_variant(bool multi_section) {
   } else {
     v.excluded = attention_cte_excluded;
   }
+  // fp16 q, k, v (the source's docstring: "Input dtypes can be bfloat16, float16 or float32"):
+  // loaded as bf16 like fp32 inputs (the non-bf16 branches of _load_q_tile / _load_k_tile copy
+  // q.dtype tiles into the bf16 load_dtype ones, lines 1653-1677; v by a casting dma_copy), the
+  // output stored from the fp32 mm2_final (mm_out_dtype, line 1434) into q.dtype by the DMA (line
+  // 2597), and above 10240 keys the partial output through out in q.dtype: the bf16 contract
+  // with io_dtype fp16 (cte_contract). For an outside kernel only: the registered kernel is not
+  // built in fp16.
+  v.contract_only_values["dtype"] = {"fp16"};
   v.contract = [multi_section](const Options& o) { return cte_contract(o, multi_section); };
   v.spec = cte_spec;
   // q [bs, Sq, d], k [bs_kv, d, Sk], v [bs_kv, Sk, d], out [bs, Sq, d]; the rows are the spec's

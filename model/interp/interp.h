@@ -28,13 +28,24 @@ inline namespace interp {
 // "[rows, free elements]" of a resolved view, for messages.
 std::string shape_str(const Resolved& r);
 
-class Interpreter {
+// What a value run does at a read of bytes the reader's lifetime did not write (run_program
+// chooses): fail it (RunOptions::strict_reads), or go on, recording the first such read and
+// leaving those bytes as they are, or filling them before the read with zeros or with a pattern
+// mixed from their address (reruns that give the bytes other contents).
+enum class ForeignReads { fail, record, fill_zeros, fill_mixed };
+
+class Interpreter final : ForeignReadSink {
  public:
   Interpreter(const Program& p, const ParamValues& params,
-              const std::map<std::string, HostTensor>& inputs, const RunOptions& opts);
+              const std::map<std::string, HostTensor>& inputs, const RunOptions& opts,
+              ForeignReads foreign = ForeignReads::fail);
   RunResult run();
 
  private:
+  // --- reads of bytes the reader's lifetime did not write, under ForeignReads other than fail
+  void foreign_read(CheckKind kind, const std::string& detail) override;
+  void foreign_bytes(const Resolved& r, const ShadowMap::Piece& piece) override;
+
   // --- a run (interpreter.cpp)
   void prepare();
   void setup_memory();
@@ -158,6 +169,7 @@ class Interpreter {
   Machine m_;
   AccessResolver resolver_{m_};
   std::optional<ShadowTracker> shadows_;  // value runs only
+  ForeignReads foreign_ = ForeignReads::fail;
   TraceRecorder trace_;
   std::vector<std::vector<TensorId>> scope_buffers_;  // buffers declared in each scope
   std::vector<ScopeId> instr_scope_;                  // innermost loop scope per instruction

@@ -62,20 +62,115 @@ int64_t hbm_bytes(const Program& p, const ParamValues& params) {
   }
 }
 
+namespace {
+
+// The first difference between `a` and a rerun `b` that gave the unwritten bytes `a` read other
+// contents ("" when none): how they ended, then every output byte for byte.
+std::string rerun_difference(const RunResult& a, const RunResult& b, const char* contents) {
+  const std::string with = std::string("with ") + contents + " in those bytes";
+  if (a.error || b.error) {
+    const std::string ea = a.error ? a.error->message : "no dynamic-check failure";
+    const std::string eb = b.error ? b.error->message : "no dynamic-check failure";
+    return ea == eb ? "" : "the run ends differently " + with + ": " + eb;
+  }
+  for (const auto& [name, t] : a.outputs) {
+    const auto it = b.outputs.find(name);
+    if (it == b.outputs.end() || it->second.bytes == t.bytes) continue;
+    const HostTensor& u = it->second;
+    int64_t first = -1, differing = 0;
+    for (int64_t i = 0; i < t.num_elements(); ++i) {
+      if (t.bits(i) == u.bits(i)) continue;
+      if (first < 0) first = i;
+      ++differing;
+    }
+    return "output '" + name + "' depends on them: " + std::to_string(differing) +
+           " element(s) change " + with + ", first at flat index " + std::to_string(first);
+  }
+  return "";
+}
+
+}  // namespace
+
 RunResult run_program(const Program& p, const ParamValues& params,
                       const std::map<std::string, HostTensor>& inputs, const RunOptions& options) {
-  return Interpreter(p, params, inputs, options).run();
+  // An observer (equiv's term builder) sees one run's values; it keeps the strict reads.
+  if (options.strict_reads || !options.compute_values || options.observer) {
+    return Interpreter(p, params, inputs, options).run();
+  }
+  RunResult a = Interpreter(p, params, inputs, options, ForeignReads::record).run();
+  if (!a.unwritten_read) return a;
+  // Reruns: no trace, no observer (equiv's terms come from the first run), the same seeds.
+  RunOptions again = options;
+  again.record_trace = false;
+  again.observer = nullptr;
+  const std::pair<ForeignReads, const char*> reruns[] = {{ForeignReads::fill_mixed, "other bytes"},
+                                                         {ForeignReads::fill_zeros, "zeros"}};
+  for (const auto& [fill, contents] : reruns) {
+    const RunResult b = Interpreter(p, params, inputs, again, fill).run();
+    const std::string diff = rerun_difference(a, b, contents);
+    if (diff.empty()) continue;
+    DynamicError e = *a.unwritten_read;
+    e.detail += "; " + diff;
+    e.build_message();
+    a.error = std::move(e);
+    a.outputs.clear();
+    a.unwritten_read.reset();
+    return a;
+  }
+  return a;
 }
 
 Interpreter::Interpreter(const Program& p, const ParamValues& params,
-                         const std::map<std::string, HostTensor>& inputs, const RunOptions& opts)
+                         const std::map<std::string, HostTensor>& inputs, const RunOptions& opts,
+                         ForeignReads foreign)
     : p_(p),
       params_(params),
       inputs_(inputs),
       opts_(opts),
       hw_(opts.hw ? *opts.hw : hw_config_trn1()),
       m_(p, hw_, opts.compute_values),
+      foreign_(foreign),
       trace_(opts.record_trace) {}
+
+void Interpreter::foreign_read(CheckKind kind, const std::string& detail) {
+  if (!result_.unwritten_read) result_.unwritten_read = to_error(kind, detail);
+}
+
+namespace {
+
+// A byte of the mixed fill: a function of where it is (so refilling the same bytes is a no-op),
+// spread over all 256 values (NaNs, infinities, huge and tiny numbers, every integer byte).
+uint8_t mixed_fill_byte(uint64_t where) {
+  uint64_t z = where + 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return static_cast<uint8_t>(z ^ (z >> 31));
+}
+
+}  // namespace
+
+void Interpreter::foreign_bytes(const Resolved& r, const ShadowMap::Piece& piece) {
+  if (foreign_ != ForeignReads::fill_zeros && foreign_ != ForeignReads::fill_mixed) return;
+  const bool zeros = foreign_ == ForeignReads::fill_zeros;
+  const uint64_t base = (static_cast<uint64_t>(r.core) << 56) ^
+                        (static_cast<uint64_t>(r.memory) << 52) ^
+                        (r.tensor->on_chip() ? 0 : static_cast<uint64_t>(r.id) << 40);
+  auto fill = [&](uint8_t* row, int64_t row_index) {
+    for (int64_t b = piece.begin; b < piece.end; ++b) {
+      row[b] = zeros ? 0
+                     : mixed_fill_byte(base ^ (static_cast<uint64_t>(row_index) << 32) ^
+                                       static_cast<uint64_t>(b));
+    }
+  };
+  if (!r.tensor->on_chip()) {
+    fill(m_.hbm[r.id].data(), 0);
+    return;
+  }
+  HostMemory& mem = m_.memory(r.core, r.memory);
+  mem.prepare(piece.p0, piece.p1 - piece.p0, piece.begin, piece.end);
+  const int64_t stride = r.memory == Memory::SBUF ? m_.sbuf_stride : m_.psum_stride;
+  for (int64_t part = piece.p0; part < piece.p1; ++part) fill(mem.data() + part * stride, part);
+}
 
 RunResult Interpreter::run() {
   check_params(p_, params_);  // the user's params: InputError, nothing has run
@@ -109,7 +204,11 @@ RunResult Interpreter::run() {
 // already checked against the domain. A shape or grid the kernel's arithmetic gets wrong is a
 // well_formed failure (DynamicError, EvalError, CheckFailure).
 void Interpreter::prepare() {
-  if (p_.tensors.size() >= 65535) throw InputError("more than 65534 tensors in one kernel");
+  // No cap on the tensor count: TensorId, the shadow stamps (shadow_map.h) and the trace's
+  // Region::tensor are 32-bit and the timing model's space keys hold a whole TensorId; the
+  // 65534 cap was left from a 16-bit per-byte owner tag the interval shadow map replaced.
+  // A traced kernel that unrolls its Python loops declares a tensor per iteration
+  // (nki-library's attention_cte at 32768 keys: over 65534).
   param_env_ = param_env(params_);
   m_.grid = eval(p_.grid, param_env_);
   if (m_.grid < 1 || m_.grid > kMaxGrid) {
@@ -376,6 +475,7 @@ void Interpreter::setup_memory() {
     c.vec_regs_undefined.assign(static_cast<size_t>(hw_.partitions), 0);
   }
   shadows_.emplace(p_, m_.grid, hw_.partitions, hbm_sizes_by_id);
+  if (foreign_ != ForeignReads::fail) shadows_->set_sink(this);
   for (const Tensor& t : p_.tensors) {
     if (!t.on_chip()) m_.hbm[t.id].assign(static_cast<size_t>(hbm_sizes_by_id[t.id]), 0xFF);
   }

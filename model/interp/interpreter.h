@@ -77,6 +77,16 @@ struct RunOptions {
   // instruction whose own on-chip operands exceed the memory still fails: no allocation holds
   // them at once (the compiler stops with "couldn't be allocated in SB", users-voice.md #37).
   bool spills_allowed = false;
+  // A read of bytes the reader's buffer never wrote in its current lifetime (never written, or
+  // left there by another buffer). On hardware those bytes hold whatever was there, so reading
+  // them is harmless when nothing the kernel produces depends on them (padding a kernel reads
+  // with a whole tile and never uses). false (the default): the run goes on; when it made such a
+  // read, run_program runs the program again with those bytes holding other contents (a pattern
+  // mixed from their addresses, then zeros), and the read fails the run (uninitialized_read /
+  // clobbered_read, the first one, with the difference it made) only when a rerun ends
+  // differently or writes other outputs; otherwise RunResult::unwritten_read records it. true:
+  // the first such read fails the run (prove's replays, which confirm the read itself).
+  bool strict_reads = false;
 };
 
 // The order of the `grid` cores within lockstep step `step` under RunOptions::schedule_seed
@@ -96,6 +106,10 @@ struct RunResult {
   // what the hardware does with the spills (the allocation, the latency) is the compiler's
   // choice, which the model does not make: a verdict resting on this run is unknown, never PASS.
   std::optional<DynamicError> spill;
+  // Under RunOptions::strict_reads = false: the first read of bytes the reader's lifetime never
+  // wrote, when the run's outcome and outputs do not depend on those bytes (reruns with other
+  // contents agreed byte for byte). Not a failure; `run` prints it as a note.
+  std::optional<DynamicError> unwritten_read;
 };
 
 using ParamValues = std::map<std::string, int64_t>;

@@ -1,5 +1,6 @@
 #include "model/interp/shadow_checks.h"
 
+#include <optional>
 #include <string>
 
 #include "model/interp/interpreter.h"
@@ -91,12 +92,38 @@ ShadowTracker::Maps& ShadowTracker::maps_of(const Resolved& r) {
 void ShadowTracker::check_read(const Resolved& r, const char* role, uint32_t reader, bool carried) {
   const ShadowMap& map = maps_of(r).stamps;
   const uint32_t want = stamp_of(r);
+  std::optional<ShadowMap::Mismatch> first;
   for_each_row_runs(r, [&](int64_t p0, int64_t p1, const std::vector<ByteRun>& runs) {
-    if (auto m = map.find_other(p0, p1, runs, want)) {
-      fail_read(r, role, m->partition, m->byte, m->found);
-    }
+    if (!first) first = map.find_other(p0, p1, runs, want);
   });
-  if (carried) check_carried(r, role, reader);
+  if (!first) {  // the common case: every byte was written by this lifetime
+    if (carried) check_carried(r, role, reader, nullptr);
+    return;
+  }
+  if (!sink_) {
+    auto [kind, detail] = describe_read(r, role, first->partition, first->byte, first->found);
+    fail_check(kind, detail);
+  }
+  // Under a sink the read goes on: the bytes it did not write go to the sink, and the carried-
+  // dependency check looks only at the bytes this lifetime wrote (the others are stale, whatever
+  // iteration wrote them last).
+  bool reported = false;
+  std::vector<ShadowMap::Piece> own;
+  for_each_row_runs(r, [&](int64_t p0, int64_t p1, const std::vector<ByteRun>& runs) {
+    map.for_each_piece(p0, p1, runs, [&](const ShadowMap::Piece& piece) {
+      if (piece.stamp == want) {
+        own.push_back(piece);
+        return;
+      }
+      if (!reported) {
+        reported = true;
+        auto [kind, detail] = describe_read(r, role, piece.p0, piece.begin, piece.stamp);
+        sink_->foreign_read(kind, detail);
+      }
+      sink_->foreign_bytes(r, piece);
+    });
+  });
+  if (carried) check_carried(r, role, reader, &own);
 }
 
 void ShadowTracker::mark_written(const Resolved& r, uint32_t writer) {
@@ -113,13 +140,14 @@ void ShadowTracker::mark_written(const Resolved& r, uint32_t writer) {
 // or when that other buffer's lifetime was still open when the reader's began (on hardware a new
 // lifetime writes nothing, so those bytes still hold the other buffer's data); otherwise the
 // reader never wrote it in this lifetime.
-void ShadowTracker::fail_read(const Resolved& r, const char* role, int64_t partition, int64_t byte,
-                              uint32_t found) const {
+std::pair<CheckKind, std::string> ShadowTracker::describe_read(const Resolved& r, const char* role,
+                                                               int64_t partition, int64_t byte,
+                                                               uint32_t found) const {
   if (!r.tensor->on_chip()) {
     const int64_t dsize = static_cast<int64_t>(dtype_size(r.tensor->dtype));
-    fail_check(CheckKind::uninitialized_read,
-               std::string(role) + " reads HBM tensor '" + r.tensor->name + "' at flat element " +
-                   std::to_string(byte / dsize) + " before anything wrote it");
+    return {CheckKind::uninitialized_read,
+            std::string(role) + " reads HBM tensor '" + r.tensor->name + "' at flat element " +
+                std::to_string(byte / dsize) + " before anything wrote it"};
   }
   const uint32_t mine = stamp_of(r);
   const bool foreign = found != 0 && lifetimes_[found].tensor != r.id;
@@ -127,14 +155,14 @@ void ShadowTracker::fail_read(const Resolved& r, const char* role, int64_t parti
   std::string where = " at " + std::string(memory_name(r.memory)) + " partition " +
                       std::to_string(partition) + ", byte " + std::to_string(byte);
   if (!clobbered) {
-    fail_check(CheckKind::uninitialized_read, std::string(role) + " reads '" + r.tensor->name +
-                                                  "'" + where +
-                                                  " before anything wrote it in this lifetime");
+    return {CheckKind::uninitialized_read, std::string(role) + " reads '" + r.tensor->name + "'" +
+                                               where +
+                                               " before anything wrote it in this lifetime"};
   }
-  fail_check(CheckKind::clobbered_read, std::string(role) + " reads '" + r.tensor->name + "'" +
-                                            where + ", but those bytes were last written by '" +
-                                            p_.tensor(lifetimes_[found].tensor).name +
-                                            "': the two buffers overlap while both are live");
+  return {CheckKind::clobbered_read, std::string(role) + " reads '" + r.tensor->name + "'" + where +
+                                         ", but those bytes were last written by '" +
+                                         p_.tensor(lifetimes_[found].tensor).name +
+                                         "': the two buffers overlap while both are live"};
 }
 
 // The reader runs in iteration serial `reader`; every byte it reads was last written in some
@@ -142,13 +170,21 @@ void ShadowTracker::fail_read(const Resolved& r, const char* role, int64_t parti
 // instance appears in both chains with different iterations, the read depends on another
 // iteration of a loop whose iterations may run in any order or overlap (affine_range with a
 // true dependency can give wrong numerics; docs/ARCHITECTURE.md).
-void ShadowTracker::check_carried(const Resolved& r, const char* role, uint32_t reader) {
+void ShadowTracker::check_carried(const Resolved& r, const char* role, uint32_t reader,
+                                  const std::vector<ShadowMap::Piece>* only) {
   if (reader == 0) return;
   const ShadowMap& map = maps_of(r).writers;
   std::vector<ShadowMap::Mismatch> others;
-  for_each_row_runs(r, [&](int64_t p0, int64_t p1, const std::vector<ByteRun>& runs) {
+  auto collect = [&](int64_t p0, int64_t p1, const std::vector<ByteRun>& runs) {
     if (map.find_other(p0, p1, runs, reader)) map.others(p0, p1, runs, reader, others);
-  });
+  };
+  if (only) {
+    for (const ShadowMap::Piece& piece : *only) {
+      collect(piece.p0, piece.p1, {ByteRun{piece.begin, piece.end}});
+    }
+  } else {
+    for_each_row_runs(r, collect);
+  }
   for (const ShadowMap::Mismatch& m : others) {
     for (uint32_t w = m.found; w != 0; w = iterations_[w].parent) {
       for (uint32_t c = reader; c != 0; c = iterations_[c].parent) {

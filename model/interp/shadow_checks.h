@@ -4,10 +4,13 @@
 // which stamp and which iteration last wrote every byte. A read fails when a byte it reads was
 // not written by the reader's own lifetime (uninitialized_read, or clobbered_read when another
 // live buffer wrote it), or was written by another iteration of an affine loop enclosing both
-// the write and the read (carried_dependency). model/interp/README.md states the rules.
+// the write and the read (carried_dependency). model/interp/README.md states the rules. Under a
+// ForeignReadSink a read of bytes its lifetime did not write is reported to the sink instead
+// (interpreter.cpp decides from reruns whether it matters).
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "model/interp/resolved.h"
@@ -16,6 +19,18 @@
 
 namespace ncv {
 inline namespace interp {
+
+// Told about reads of bytes the reader's lifetime did not write (ShadowTracker::set_sink), in
+// place of the uninitialized_read / clobbered_read failure.
+class ForeignReadSink {
+ public:
+  virtual ~ForeignReadSink() = default;
+  // One read instance that found such bytes: the failure the strict model reports for it.
+  virtual void foreign_read(CheckKind kind, const std::string& detail) = 0;
+  // Partitions [p0, p1) x bytes [begin, end) of `r`'s memory (its core's SBUF or PSUM array, or
+  // its HBM tensor's bytes) that the read found so; called after foreign_read, before the read.
+  virtual void foreign_bytes(const Resolved& r, const ShadowMap::Piece& piece) = 0;
+};
 
 class ShadowTracker {
  public:
@@ -38,7 +53,10 @@ class ShadowTracker {
   // The read of `r` by an instance running in iteration serial `reader` (0: no affine loop).
   // `carried`: whether the read must not see another iteration's write (false for a matmul
   // accumulating into PSUM, the one carried dependency affine loops allow). Throws CheckFailure.
+  // Without a sink, a byte the reader's lifetime did not write fails the read; with one, it is
+  // reported there (the sink must outlive the tracker's reads).
   void check_read(const Resolved& r, const char* role, uint32_t reader, bool carried);
+  void set_sink(ForeignReadSink* sink) { sink_ = sink; }
   void mark_written(const Resolved& r, uint32_t writer);
 
   // Bytes of [0, n) of HBM tensor t never written: their count and the first one.
@@ -73,9 +91,13 @@ class ShadowTracker {
   uint32_t new_lifetime(TensorId id);
   uint32_t stamp_of(const Resolved& r) const;
   Maps& maps_of(const Resolved& r);
-  void check_carried(const Resolved& r, const char* role, uint32_t reader);
-  [[noreturn]] void fail_read(const Resolved& r, const char* role, int64_t partition, int64_t byte,
-                              uint32_t found) const;
+  // `only`: the pieces to look at (null: all of r's bytes).
+  void check_carried(const Resolved& r, const char* role, uint32_t reader,
+                     const std::vector<ShadowMap::Piece>* only);
+  // The failure of a read of `r` that found byte `byte` of `partition` last written by `found`.
+  std::pair<CheckKind, std::string> describe_read(const Resolved& r, const char* role,
+                                                  int64_t partition, int64_t byte,
+                                                  uint32_t found) const;
 
   const Program& p_;
   std::vector<CoreMaps> cores_;
@@ -83,6 +105,7 @@ class ShadowTracker {
   std::vector<Lifetime> lifetimes_;          // by stamp; [0] = never written
   std::vector<AffineIteration> iterations_;  // by serial; [0] = none
   uint32_t loop_instances_ = 0;
+  ForeignReadSink* sink_ = nullptr;
 };
 
 }  // namespace interp

@@ -93,8 +93,9 @@ void ShadowMap::write(int64_t p0, int64_t p1, const std::vector<ByteRun>& runs, 
   merge_equal_bands(a, b);
 }
 
-// Calls visit(partition, byte, stamp) for each covered or uncovered piece of `runs` in
-// [p0, p1), in order (uncovered pieces have stamp 0), until visit returns true.
+// Calls visit(Piece) for each covered or uncovered piece of `runs` in [p0, p1), in order
+// (uncovered pieces have stamp 0), until visit returns true. A piece is one band's partitions
+// (clipped to [p0, p1)) times one segment's or gap's bytes (clipped to the run).
 template <class Visit>
 void ShadowMap::scan(int64_t p0, int64_t p1, const std::vector<ByteRun>& runs,
                      Visit&& visit) const {
@@ -102,6 +103,7 @@ void ShadowMap::scan(int64_t p0, int64_t p1, const std::vector<ByteRun>& runs,
   for (size_t i = band_of(p0); i < bands_.size() && bands_[i].p0 < p1; ++i) {
     const auto& segs = bands_[i].segs;
     const int64_t part = std::max(bands_[i].p0, p0);
+    const int64_t part_end = std::min(i + 1 < bands_.size() ? bands_[i + 1].p0 : partitions_, p1);
     auto it = std::partition_point(segs.begin(), segs.end(),
                                    [&](const Segment& s) { return s.end <= runs.front().begin; });
     for (const ByteRun& run : runs) {
@@ -109,13 +111,13 @@ void ShadowMap::scan(int64_t p0, int64_t p1, const std::vector<ByteRun>& runs,
       while (it != segs.end() && it->end <= cur) ++it;
       while (cur < run.end) {
         const bool covered = it != segs.end() && it->begin <= cur;
-        if (visit(part, cur, covered ? it->stamp : 0u)) return;
-        if (!covered) {  // the gap ends where the next segment (or the run) begins
-          cur = it != segs.end() ? std::min(it->begin, run.end) : run.end;
-          continue;
-        }
-        cur = it->end;
-        ++it;
+        // an uncovered gap ends where the next segment (or the run) begins
+        const int64_t end = covered            ? std::min(it->end, run.end)
+                            : it != segs.end() ? std::min(it->begin, run.end)
+                                               : run.end;
+        if (visit(Piece{part, part_end, cur, end, covered ? it->stamp : 0u})) return;
+        cur = end;
+        if (covered && it->end <= run.end) ++it;
       }
       // The last segment may extend past this run into the next one.
       if (it != segs.begin() && std::prev(it)->end > run.end) --it;
@@ -127,8 +129,8 @@ std::optional<ShadowMap::Mismatch> ShadowMap::find_other(int64_t p0, int64_t p1,
                                                          const std::vector<ByteRun>& runs,
                                                          uint32_t stamp) const {
   std::optional<Mismatch> m;
-  scan(p0, p1, runs, [&](int64_t part, int64_t byte, uint32_t found) {
-    if (found != stamp) m = Mismatch{part, byte, found};
+  scan(p0, p1, runs, [&](const Piece& piece) {
+    if (piece.stamp != stamp) m = Mismatch{piece.p0, piece.begin, piece.stamp};
     return m.has_value();
   });
   return m;
@@ -136,10 +138,18 @@ std::optional<ShadowMap::Mismatch> ShadowMap::find_other(int64_t p0, int64_t p1,
 
 void ShadowMap::others(int64_t p0, int64_t p1, const std::vector<ByteRun>& runs, uint32_t stamp,
                        std::vector<Mismatch>& out) const {
-  scan(p0, p1, runs, [&](int64_t part, int64_t byte, uint32_t found) {
-    const bool seen =
-        std::any_of(out.begin(), out.end(), [&](const Mismatch& m) { return m.found == found; });
-    if (found != stamp && !seen) out.push_back(Mismatch{part, byte, found});
+  scan(p0, p1, runs, [&](const Piece& piece) {
+    const bool seen = std::any_of(out.begin(), out.end(),
+                                  [&](const Mismatch& m) { return m.found == piece.stamp; });
+    if (piece.stamp != stamp && !seen) out.push_back(Mismatch{piece.p0, piece.begin, piece.stamp});
+    return false;
+  });
+}
+
+void ShadowMap::for_each_piece(int64_t p0, int64_t p1, const std::vector<ByteRun>& runs,
+                               const std::function<void(const Piece&)>& f) const {
+  scan(p0, p1, runs, [&](const Piece& piece) {
+    f(piece);
     return false;
   });
 }

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -44,6 +45,15 @@ class ShadowMap {
   // location), appended to `out` unless `out` already holds that stamp.
   void others(int64_t p0, int64_t p1, const std::vector<ByteRun>& runs, uint32_t stamp,
               std::vector<Mismatch>& out) const;
+
+  // Partitions [p0, p1) x bytes [begin, end), all last written by `stamp` (0: never).
+  struct Piece {
+    int64_t p0 = 0, p1 = 0, begin = 0, end = 0;
+    uint32_t stamp = 0;
+  };
+  // Calls f for every piece of `runs` in [p0, p1), in order.
+  void for_each_piece(int64_t p0, int64_t p1, const std::vector<ByteRun>& runs,
+                      const std::function<void(const Piece&)>& f) const;
 
   // Bytes of [0, n) in partition p that were never written: their count and the first one.
   struct Gaps {

@@ -92,12 +92,14 @@ using Space = IntervalMap<int, IntervalMap<int64_t, Segment>>;
 // readers, and the allocator that makes the copies places them apart from the other buffers
 // (rotating_copies checks that they all fit). Every other on-chip buffer shares its memory's
 // physical space, as the trace's addresses place it.
+// Bits: memory 60-63, rotated 59, copy 48-54, tensor 16-47 (every 32-bit TensorId: a traced
+// kernel may declare more than 2^20 tensors), core 0-15 (Region::core is 16 bits).
 uint64_t space_key(const Region& r, bool rotated, int64_t copy) {
   if (r.memory == Memory::HBM) return (uint64_t{3} << 60) | r.tensor;
   uint64_t k = (static_cast<uint64_t>(r.memory) << 60) | r.core;
   if (rotated) {
-    k |= (uint64_t{1} << 59) | ((static_cast<uint64_t>(copy) & 0x7f) << 52) |
-         ((static_cast<uint64_t>(r.tensor) & 0xfffff) << 32);
+    k |= (uint64_t{1} << 59) | ((static_cast<uint64_t>(copy) & 0x7f) << 48) |
+         (static_cast<uint64_t>(r.tensor) << 16);
   }
   return k;
 }

@@ -3,6 +3,9 @@
 // kv_cache problem under attention_tkg's contract, with each case's positions drawn by
 // attention_tkg's generator; the same kernel reading the cache's stale active slots, or every
 // cache slot one off, fails; a layout that does not fit is a usage error naming what is wrong.
+// A block cache (role `table`, kv_cache_blocks.py) passes and a kernel ignoring its table fails;
+// a two-core kernel exchanging its rows with nisa.sendrecv (kv_cache_lnc2.py, --grid 2) passes,
+// and fails with its halves swapped or both cores on one half.
 #include <gtest/gtest.h>
 
 #include "tools/tests/cli_test_support.h"
@@ -59,6 +62,82 @@ TEST(FrontendKvCacheLayout, ReadingTheStaleActiveSlotsFails) {
 // Every cached slot read one slot late (caught once a case's position makes cached keys visible).
 TEST(FrontendKvCacheLayout, ReadingEverySlotOneOffFails) {
   expect_fail("off_by_one");
+}
+
+// The block-cache kernel: one batch, 2 heads x 4 active tokens, d 64, 24 physical blocks of 4
+// slots, a table of 16 blocks (S = 64 slots).
+const char* const kBlockLayout =
+    "q=d,h*s k_active=d,s v_active=s,d k_prior=n,l*d v_prior=n,l*d table=t,b mask=h*s,c "
+    "out=h*s,d";
+
+std::vector<std::string> block_check(const std::string& bug, const std::string& layout) {
+  std::vector<std::string> args = {
+      "check",      (kKernels / "kv_cache_blocks.py").string() + ":kv_blocks_decode",
+      "--input",    "q=bf16[64,8]",
+      "--input",    "k_active=bf16[64,4]",
+      "--input",    "v_active=bf16[4,64]",
+      "--input",    "k_prior=bf16[24,256]",
+      "--input",    "v_prior=bf16[24,256]",
+      "--input",    "table=uint32[16,1]",
+      "--input",    "mask=uint8[8,64]",
+      "--param",    "bug=" + bug,
+      "--layout",   layout,
+      "--contract", "attention_tkg",
+      "--gen",      "trn2",
+      "--cases",    "3"};
+  for (const char* o :
+       {"lnc=1", "strided_mm1=true", "mask=hbm", "sink=off", "kv_dtype=bf16", "s_prior_tiling=off",
+        "block_len=0", "block_resize=1", "swa=off", "out_in_sb=false"}) {
+    args.push_back("--contract-option");
+    args.push_back(o);
+  }
+  return args;
+}
+
+TEST(FrontendKvCacheLayout, ABlockTableKernelPasses) {
+  const CliResult r = run_cli(block_check("none", kBlockLayout));
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("contract attention_tkg with options"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("FAIL"), std::string::npos) << r.out;
+}
+
+// Physical blocks 0..T-1 read in order (each case draws a permutation of the blocks).
+TEST(FrontendKvCacheLayout, IgnoringTheBlockTableFails) {
+  const CliResult r = run_cli(block_check("ignore_table", kBlockLayout));
+  EXPECT_EQ(r.exit_code, 1) << describe(r);
+  EXPECT_NE(r.out.find("FAIL"), std::string::npos) << r.out;
+}
+
+// The two-core kernel: kv_cache_decode's problem (2 heads x 4 active tokens, S = 128 of 256
+// cache slots), rows split between the cores.
+std::vector<std::string> lnc2_check(const std::string& bug) {
+  std::vector<std::string> args = decode_check(bug, kLayout);
+  args[1] = (kKernels / "kv_cache_lnc2.py").string() + ":kv_lnc2_decode";
+  args.insert(args.begin() + 2, {"--grid", "2"});
+  return args;
+}
+
+TEST(FrontendKvCacheLayout, ATwoCoreKernelPasses) {
+  const CliResult r = run_cli(lnc2_check("none"));
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("contract attention_tkg with options"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("FAIL"), std::string::npos) << r.out;
+}
+
+void expect_lnc2_fail(const std::string& bug) {
+  const CliResult r = run_cli(lnc2_check(bug));
+  EXPECT_EQ(r.exit_code, 1) << bug << "\n" << describe(r);
+  EXPECT_NE(r.out.find("FAIL"), std::string::npos) << bug << "\n" << r.out;
+}
+
+// The rows received from the peer stored as this core's own (the halves swapped).
+TEST(FrontendKvCacheLayout, ATwoCoreKernelStoringTheWrongHalfFails) {
+  expect_lnc2_fail("wrong_half");
+}
+
+// Both cores computing the first half of the rows.
+TEST(FrontendKvCacheLayout, ATwoCoreKernelComputingOneHalfTwiceFails) {
+  expect_lnc2_fail("one_half");
 }
 
 TEST(FrontendKvCacheLayout, ALayoutThatDoesNotFitIsAUsageError) {

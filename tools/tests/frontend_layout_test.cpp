@@ -1,7 +1,8 @@
 // `check --layout` beyond q, k, v, out and a bottom-right causal mask (check/explicit_layout.h,
 // check/explicit_positions.h): a sliding window, a top-left causal mask, sink logits, a prior
-// read up to a run-time length, a run-time query offset and per-query key bounds, each shown to
-// pass a right kernel and fail one broken in that respect (frontend/tests/kernels/
+// read up to a run-time length, a run-time query offset, per-query key bounds and the cached
+// softmax statistics (neg_max, recip_sum), each shown to pass a right kernel and fail one broken
+// in that respect (frontend/tests/kernels/
 // masked_attention.py; one tile, fp32, under sd_attention's fp32 contract).
 #include <gtest/gtest.h>
 
@@ -138,6 +139,40 @@ void expect_usage_errors(
     EXPECT_EQ(r.exit_code, 2) << describe(r);
     EXPECT_NE(r.err.find(why), std::string::npos) << why << "\n" << r.err;
   }
+}
+
+// cache_softmax's statistics as nki-library's attention_cte stores them: -(row max) and
+// 1 / (row sum), [128, Sq / 128] (ERROR_BOUNDS.md "The cached softmax statistics").
+const std::string kStats = "neg_max=seq_part,seq_tile recip_sum:sum_recip=seq_part,seq_tile";
+
+TEST(FrontendLayoutProblem, CachedSoftmaxRolesPassAKernelThatStoresTheStatistics) {
+  const CliResult r = check("cached_softmax_attention", kSquare, kStats, {});
+  expect_pass(r);
+  EXPECT_NE(r.out.find("row_max PASS"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("recip_sum PASS"), std::string::npos) << r.out;
+}
+
+TEST(FrontendLayoutProblem, CachedSoftmaxRolesFailAMaxOfHalfTheKeys) {
+  const CliResult r =
+      check("cached_softmax_attention", kSquare, kStats, {"--param", "wrong_max=True"});
+  expect_fail(r);
+  EXPECT_NE(r.out.find("row_max FAIL"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("recip_sum PASS"), std::string::npos) << r.out;
+}
+
+TEST(FrontendLayoutProblem, CachedSoftmaxRolesFailASumMissingTheLastKey) {
+  const CliResult r =
+      check("cached_softmax_attention", kSquare, kStats, {"--param", "wrong_sum=True"});
+  expect_fail(r);
+  EXPECT_NE(r.out.find("row_max PASS"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("recip_sum FAIL"), std::string::npos) << r.out;
+}
+
+TEST(FrontendLayoutProblem, ACachedStatisticNamingNoOutputIsAUsageError) {
+  const CliResult r =
+      check("cached_softmax_attention", kSquare, "neg_max:no_such=seq_part,seq_tile", {});
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_NE(r.err.find("no_such"), std::string::npos) << r.err;
 }
 
 TEST(FrontendLayoutProblem, ProblemFlagsWithoutALayoutOrOfNoAlignmentAreUsageErrors) {

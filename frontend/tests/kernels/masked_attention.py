@@ -1,8 +1,9 @@
 """Small attention kernels whose problem goes beyond q, k, v and a bottom-right causal mask, each
 with a flag that breaks it, checked with `check --layout` in tools/tests/frontend_layout_test.cpp:
 a sliding window, a top-left causal mask, sink logits, a prior read up to a run-time length
-(prefix caching), a run-time query offset (context parallelism) and per-query key bounds
-(sequence packing), as nki-library's attention_cte states them (attention_cte_torch.py). Layout:
+(prefix caching), a run-time query offset (context parallelism), per-query key bounds
+(sequence packing) and the cached softmax statistics (cache_softmax), as nki-library's
+attention_cte states them (attention_cte_torch.py). Layout:
 q [d, Sq], k and v [d, S], out [Sq, d]; one tile (Sq <= 128 queries, S <= 128 keys per matmul)."""
 
 import neuronxcc.nki as nki
@@ -155,3 +156,30 @@ def packed_attention(q, k, v, bound_min, bound_max, ignore_max=False):
         hi = nl.load(bound_max)
         scores = nl.add(scores, _penalty(nl.less(keys, hi, dtype=nl.float32)))
     return _finish(out, [(scores, nl.load(v))])
+
+
+@nki.jit
+def cached_softmax_attention(q, k, v, wrong_max=False, wrong_sum=False):
+    """No mask; besides out, the softmax statistics as attention_cte's cache_softmax stores them
+    (attention_cte.py lines 369-372, 795-808): neg_max = -(row max) and sum_recip = 1 / (row sum
+    of exp(s - max)), fp32 [128, Sq / 128] with query t * 128 + p at [p, t] (attention_cte's
+    [bs, 128, Sq / 128] for one row; Sq = 128 here: one tile). wrong_max: the max of the first
+    64 keys only (half the key tile); wrong_sum: the sum without the last key's term."""
+    d_head, seqlen_q = q.shape
+    _, seqlen_kv = k.shape
+    assert seqlen_q == 128 and seqlen_kv <= 128
+    out = _out(q)
+    neg_max = nl.ndarray((128, 1), dtype=nl.float32, buffer=nl.shared_hbm)
+    sum_recip = nl.ndarray((128, 1), dtype=nl.float32, buffer=nl.shared_hbm)
+    scores = _scores(nl.load(q), nl.load(k), 1.0)
+    row_max = nl.max(scores, axis=1)
+    p = nl.exp(nl.subtract(scores, row_max))
+    total = nl.sum(p, axis=1)
+    if wrong_sum:
+        total = nl.subtract(total, p[:, seqlen_kv - 1])
+    o = nl.matmul(p, nl.transpose(nl.load(v)), transpose_x=False)
+    nl.store(out, value=nl.divide(o, nl.sum(p, axis=1)))
+    cached = nl.max(scores[:, 0:64], axis=1) if wrong_max else row_max
+    nl.store(neg_max, value=nl.multiply(cached, -1.0))
+    nl.store(sum_recip, value=nl.reciprocal(total))
+    return out, neg_max, sum_recip

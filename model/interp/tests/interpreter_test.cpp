@@ -130,7 +130,7 @@ TEST(Interpreter, BuffersArePoisonedAgainInEachIteration) {
   });
   RunResult r = run(b.finish(), {});
   ASSERT_TRUE(r.error);
-  EXPECT_EQ(r.error->kind, CheckKind::uninitialized_read);
+  EXPECT_EQ(r.error->kind, CheckKind::uninitialized_read) << r.error->message;
   EXPECT_EQ(r.error->loop_indices.at(0).second, 1);
 }
 

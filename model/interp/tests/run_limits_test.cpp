@@ -168,5 +168,38 @@ TEST(RunLimits, RunawayLoopsAreRefusedBeforeTheyStart) {
   }
 }
 
+// `buffers` one-tile buffers in scopes of their own, each carrying x to y: a tensor id per buffer.
+Program one_scope_per_buffer(int buffers) {
+  std::string text = "kernel many\ninput x : hbm fp32 [1, 4]\noutput y : hbm fp32 [1, 4]\n";
+  for (int k = 0; k < buffers; ++k) {
+    const std::string t = "t" + std::to_string(k);
+    text += "for i" + std::to_string(k) + " in affine_range(0, 1) {\n  buffer " + t +
+            " : sbuf fp32 [1, 4] at (0, 0)\n  dma_copy " + t +
+            "[:, :], x[:, :]\n  dma_copy y[:, :], " + t + "[:, :]\n}\n";
+  }
+  return parse_program(text);
+}
+
+void expect_runs_as_a_copy(const Program& p) {
+  const RunResult r = interptest::run_random(p, {});
+  ASSERT_FALSE(r.error) << r.error->message;
+  EXPECT_EQ(r.outputs.at("y").bytes, random_inputs(p, {}, 1).at("x").bytes);
+}
+
+// The default tier's sibling of the deep test below: the same program at 3000 buffers (the
+// one-pass liveness and the per-scope lifetimes the deep test runs 70000 times).
+TEST(RunLimits, AProgramOfAScopePerBufferRuns) {
+  expect_runs_as_a_copy(one_scope_per_buffer(3000));
+}
+
+// Deep: ~74 s on this machine (the remaining superlinear passes over 70000 scopes).
+TEST(DeepRunLimits, AProgramOfMoreThan65534TensorsRuns) {
+  // nki-library's attention_cte traced at 32768 keys declares a tensor per unrolled Python
+  // iteration, over 65534 (the cap a 16-bit per-byte owner tag once needed).
+  const Program p = one_scope_per_buffer(70000);
+  ASSERT_GT(p.tensors.size(), 65535u);
+  expect_runs_as_a_copy(p);
+}
+
 }  // namespace
 }  // namespace ncv
