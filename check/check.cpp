@@ -132,7 +132,8 @@ oracle::Comparison compare_stat(const oracle::AttentionSpec& spec, const LseOutp
 
 CaseResult check_inputs(const Variant& v, const Program& program, const Options& options,
                         const ParamValues& params, const oracle::AttentionSpec& spec,
-                        const oracle::AttentionInputs& in, const CheckOptions& opts) {
+                        const oracle::AttentionInputs& in, const CaseDraws& draws,
+                        const CheckOptions& opts) {
   note_exercised(program.name);
   CaseResult c;
   const Layout layout = v.layout_for(options);
@@ -141,13 +142,22 @@ CaseResult check_inputs(const Variant& v, const Program& program, const Options&
   RunOptions run_options = opts.run;
   run_options.spills_allowed = true;
   const DeterminismResult runs =
-      run_schedules(program, params, pack_inputs(layout, program, params, spec, in), run_options,
-                    std::max(opts.determinism_runs, 1));
+      run_schedules(program, params, pack_inputs(layout, program, params, spec, in, draws),
+                    run_options, std::max(opts.determinism_runs, 1));
   const RunResult& run = runs.first;
   c.nondeterministic = runs.mismatch;
   c.determinism_runs = runs.runs;
   if (run.error) {
     c.run_error = *run.error;
+    // What the documentation leaves undefined, the model cannot judge: the hardware may give a
+    // result the kernel handles (model/isa/check_kind.h undefined_result). Every other dynamic
+    // error breaks a documented rule and fails the case.
+    if (run.error->kind == CheckKind::undefined_result && !c.nondeterministic) {
+      c.unknown =
+          "the run reached a result the documentation leaves undefined, which the model "
+          "cannot judge: " +
+          run.error->message;
+    }
     return c;
   }
   c.spill = run.spill;
@@ -193,12 +203,14 @@ CheckResult check_kernel_with(const Variant& v, const Program& program, const Op
   const oracle::AttentionSpec spec = v.spec(options, params);
   spec.validate();
   res.pass = opts.cases > 0;
+  bool failed = false;
   for (int n = 0; n < opts.cases; ++n) {
     InputSet set = inputs(spec, n);
     oracle::AttentionSpec case_spec = set.spec ? std::move(*set.spec) : spec;
     if (set.spec) case_spec.validate();
     if (set.bias) case_spec.bias = std::move(*set.bias);
-    CaseResult c = check_inputs(v, program, options, params, case_spec, set.values, opts);
+    CaseResult c =
+        check_inputs(v, program, options, params, case_spec, set.values, set.draws, opts);
     c.distribution = std::move(set.label);
     c.seed = set.seed;
     // A case that fails on non-finite or uncertified elements, whose finite ratios are all
@@ -211,12 +223,14 @@ CheckResult check_kernel_with(const Variant& v, const Program& program, const Op
     res.worst_normalized =
         c.run_error || fails_off_ratio ? kInf : std::fmax(res.worst_normalized, ratio);
     res.pass = res.pass && c.pass;
-    if (c.pass && c.spill && !res.unknown) res.unknown = c.spill->detail;
+    failed = failed || c.failed();
+    if (!res.unknown && c.unknown) res.unknown = *c.unknown;
+    if (!res.unknown && c.pass && c.spill) res.unknown = c.spill->detail;
     res.cases.push_back(std::move(c));
     if (opts.on_case) opts.on_case(n + 1);
-    if (opts.stop_on_failure && !res.pass) break;
+    if (opts.stop_on_failure && failed) break;
   }
-  if (!res.pass) res.unknown.reset();  // a failing case decides
+  if (failed) res.unknown.reset();  // a failing case decides
   if (res.unknown) res.pass = false;
   std::vector<double> cr, ar, fr;
   for (const CaseResult& c : res.cases) {
@@ -287,13 +301,18 @@ CheckResult check_kernel(const Variant& v, const Program& program, const Options
         // A variant with per-case problem values (cache positions, sinks) draws them from the
         // case's seed, before the inputs that may depend on them.
         std::optional<oracle::AttentionSpec> drawn;
+        CaseDraws draws;
         if (v.draw_case) {
           drawn = spec;
-          v.draw_case(*drawn, seed);
+          draws = v.draw_case(*drawn, params, seed);
         }
         const oracle::AttentionSpec& cs = drawn ? *drawn : spec;
-        InputSet set{oracle::distribution_name(dist), seed, oracle::generate_inputs(cs, dist, seed),
-                     std::nullopt, std::move(drawn)};
+        InputSet set{oracle::distribution_name(dist),
+                     seed,
+                     oracle::generate_inputs(cs, dist, seed),
+                     std::nullopt,
+                     std::move(drawn),
+                     std::move(draws)};
         // A kernel that takes a bias gets a new one per case, from the case's seed.
         if (!spec.bias.empty()) set.bias = oracle::generate_bias(spec, seed);
         return set;
@@ -302,7 +321,9 @@ CheckResult check_kernel(const Variant& v, const Program& program, const Options
 }
 
 std::string CaseResult::verdict_line() const {
-  std::string s = run_error ? "model error: " + run_error->message : comparison.one_line();
+  std::string s = unknown     ? "undefined result, unknown: " + run_error->message
+                  : run_error ? "model error: " + run_error->message
+                              : comparison.one_line();
   if (nondeterministic)
     s += (s.empty() ? "" : "; ") + ("nondeterministic: " + nondeterministic->message);
   if (spill) s += "; needs spills: unknown";
@@ -318,7 +339,7 @@ std::string CheckResult::summary() const {
                   c.exact_oracle ? "exact " : "fast  ");
     s += head;
     s += c.verdict_line();
-    s += c.pass ? "\n" : "  FAIL\n";
+    s += c.pass ? "\n" : c.unknown ? "  UNKNOWN\n" : "  FAIL\n";
     if (c.lse) s += "    lse " + c.lse->one_line() + "\n";
     if (c.row_max) s += "    row_max " + c.row_max->one_line() + "\n";
     if (c.recip_sum) s += "    recip_sum " + c.recip_sum->one_line() + "\n";
@@ -347,6 +368,8 @@ nlohmann::json CheckResult::to_json() const {
     e["seed"] = c.seed;
     e["oracle"] = c.exact_oracle ? "exact" : "fast";
     e["pass"] = c.pass;
+    e["verdict"] = c.pass ? "pass" : c.unknown ? "unknown" : "fail";
+    if (c.unknown) e["unknown"] = *c.unknown;
     if (c.determinism_runs > 1 || c.nondeterministic) {
       nlohmann::json d{{"runs", c.determinism_runs}, {"identical", !c.nondeterministic}};
       if (const auto& m = c.nondeterministic) {
@@ -366,7 +389,7 @@ nlohmann::json CheckResult::to_json() const {
     }
     if (c.spill) e["spill"] = c.spill->detail;
     if (c.run_error) {
-      e["model_error"] = c.run_error->message;
+      e[c.unknown ? "undefined_result" : "model_error"] = c.run_error->message;
     } else {
       e["comparison"] = c.comparison.to_json();
       e["case_bound_ratio"] = finite_or_inf(c.comparison.max_normalized);

@@ -51,7 +51,8 @@ struct CheckOptions {
   // reference evaluation (a product and a lane of roundings in the case bound) that nothing else
   // reads, so it is computed only when asked: the command line asks with --json.
   bool fa_ratio = false;
-  // Stop after the first failing case (a gate that only needs the verdict).
+  // Stop after the first failing case (a gate that only needs the verdict); an unknown case
+  // (CaseResult::unknown) does not stop it, since a later case may fail.
   bool stop_on_failure = false;
   // Called after each case with the number done (the command line's progress line).
   std::function<void(int done)> on_case;
@@ -60,8 +61,15 @@ struct CheckOptions {
 struct CaseResult {
   std::string distribution;  // "uniform", "normal", "large_logits", ...
   uint64_t seed = 0;
-  bool exact_oracle = false;              // false: fast oracle (+ its bound)
-  std::optional<DynamicError> run_error;  // the model refused the run (verdict: fail)
+  bool exact_oracle = false;  // false: fast oracle (+ its bound)
+  // The model refused the run: the case fails, except for an undefined result (below).
+  std::optional<DynamicError> run_error;
+  // Why the case's verdict is unknown: its run reached a result the documentation leaves
+  // undefined (run_error of kind undefined_result, model/isa/check_kind.h: an int32 add that
+  // overflows on GpSimd, a top-8 value the data does not hold). The kernel may run correctly on
+  // hardware, so the case neither passes nor fails: pass is false and failed() too. Not set when
+  // the case is also nondeterministic (a schedule-dependent result is a failure whatever it is).
+  std::optional<std::string> unknown;
   // The run needed spills (RunResult::spill): its values are compared as usual (spills change
   // no value, so wrong values still fail), but a passing case's verdict is unknown.
   std::optional<DynamicError> spill;
@@ -91,7 +99,10 @@ struct CaseResult {
   double fa_ratio = std::numeric_limits<double>::quiet_NaN();
   bool pass = false;
 
-  // "model error: ...", "nondeterministic: ..." or the comparison's line.
+  // Neither passed nor unknown: the kernel is wrong on this case.
+  bool failed() const { return !pass && !unknown; }
+  // "model error: ...", "undefined result: ...", "nondeterministic: ..." or the comparison's
+  // line.
   std::string verdict_line() const;
 };
 
@@ -101,16 +112,17 @@ struct CheckResult {
   Options options;
   oracle::PrecisionContract contract;
   std::vector<CaseResult> cases;
-  // max over cases of max_normalized; +inf on a run error or on a case that fails through
-  // non-finite or uncertified elements (their ratio is not defined)
+  // max over cases of max_normalized; +inf on a run error (an undefined result's too) or on a
+  // case that fails through non-finite or uncertified elements (their ratio is not defined)
   double worst_normalized = 0;
   // Medians over the cases without a model error: max |err| / case bound, / a-priori bound, and
   // the FlashAttention-style ratio (NaN when no case computed it).
   double median_case_ratio = 0, median_apriori_ratio = 0, median_fa_ratio = 0;
   // Every case passed, and at least one ran, and no case needed spills.
   bool pass = false;
-  // No case failed but some case's run needed spills (CaseResult::spill): why the verdict is
-  // unknown. Then pass is false: an unknown is never a pass.
+  // No case failed but some case is unknown (CaseResult::unknown: an undefined result) or its run
+  // needed spills (CaseResult::spill): why the verdict is unknown, the first such case's reason.
+  // Then pass is false: an unknown is never a pass.
   std::optional<std::string> unknown;
 
   // "PASS", "FAIL" or "UNKNOWN".
@@ -147,12 +159,14 @@ OracleReference oracle_reference(const oracle::PrecisionContract& ct,
                                  bool with_reference = false, bool with_stats = false);
 
 // One input set: runs `program` on `in` (packed by v's layout) and compares its output with the
-// oracle under v's contract for `options`. `spec` is v.spec(options, params). Only opts.run,
-// opts.exact_oracle_max_macs, opts.also_accept, opts.apriori, opts.determinism_runs and
-// opts.fa_ratio are used. The returned case has empty distribution and seed 0.
+// oracle under v's contract for `options`. `spec` is v.spec(options, params), after
+// v.draw_case when v has one; `draws` is what that draw_case returned (empty without one). Only
+// opts.run, opts.exact_oracle_max_macs, opts.also_accept, opts.apriori, opts.determinism_runs
+// and opts.fa_ratio are used. The returned case has empty distribution and seed 0.
 CaseResult check_inputs(const Variant& v, const Program& program, const Options& options,
                         const ParamValues& params, const oracle::AttentionSpec& spec,
-                        const oracle::AttentionInputs& in, const CheckOptions& opts = {});
+                        const oracle::AttentionInputs& in, const CaseDraws& draws,
+                        const CheckOptions& opts = {});
 
 // One input set of a check: its label (a distribution or value-recipe name), seed and values.
 struct InputSet {
@@ -165,6 +179,9 @@ struct InputSet {
   // The case's own problem (Variant::draw_case: positions, sinks), replacing the spec; applied
   // before `bias`. nullopt keeps the spec.
   std::optional<oracle::AttentionSpec> spec;
+  // What draw_case returned with `spec` (the run-time inputs of a --layout problem), for the
+  // packing of this case; empty when draw_case returned nothing or did not run.
+  CaseDraws draws;
 };
 // Case n's input set for a spec.
 using InputSource = std::function<InputSet(const oracle::AttentionSpec&, int n)>;

@@ -557,12 +557,24 @@ int SweepResult::cases() const {
   return n;
 }
 
+namespace {
+
+// How bad a verdict is: a failure before an unknown before a pass.
+int badness(bool pass, bool unknown) {
+  return pass ? 0 : unknown ? 1 : 2;
+}
+
+}  // namespace
+
 const SweepRun* SweepResult::worst_run() const {
   const SweepRun* worst = nullptr;
+  const auto bad = [](const SweepRun& r) {
+    return badness(r.result.pass, r.result.unknown.has_value());
+  };
   for (const SweepRun& r : runs) {
-    const bool worse = worst == nullptr || (!r.result.pass && worst->result.pass) ||
-                       (r.result.pass == worst->result.pass &&
-                        r.result.worst_normalized > worst->result.worst_normalized);
+    const bool worse =
+        worst == nullptr || bad(r) > bad(*worst) ||
+        (bad(r) == bad(*worst) && r.result.worst_normalized > worst->result.worst_normalized);
     if (worse) worst = &r;
   }
   return worst;
@@ -572,10 +584,11 @@ const CaseResult* worst_case_of(const CheckResult& r) {
   auto ratio = [](const CaseResult& c) {
     return c.run_error ? std::numeric_limits<double>::infinity() : c.comparison.max_normalized;
   };
+  const auto bad = [](const CaseResult& c) { return badness(c.pass, c.unknown.has_value()); };
   const CaseResult* worst = nullptr;
   for (const CaseResult& c : r.cases) {
-    if (worst == nullptr || (!c.pass && worst->pass) ||
-        (c.pass == worst->pass && ratio(c) > ratio(*worst))) {
+    if (worst == nullptr || bad(c) > bad(*worst) ||
+        (bad(c) == bad(*worst) && ratio(c) > ratio(*worst))) {
       worst = &c;
     }
   }
@@ -595,14 +608,14 @@ std::string SweepResult::summary() const {
   std::string s;
   char line[512];
   for (const SweepRun& r : runs) {
-    int failed = 0;
-    for (const CaseResult& c : r.result.cases) failed += c.pass ? 0 : 1;
+    int not_passed = 0;  // failing and unknown cases, each listed with its verdict line
+    for (const CaseResult& c : r.result.cases) not_passed += c.pass ? 0 : 1;
     std::snprintf(line, sizeof line, "  %-4s %-44s %-28s %-22s %2zu cases  worst %.3g  %.2f s\n",
                   r.result.verdict(), options_text(r.options).c_str(),
                   params_text(r.shape.params).c_str(), r.shape.role.c_str(), r.result.cases.size(),
                   r.result.worst_normalized, r.seconds);
     s += line;
-    if (failed > 0) {
+    if (not_passed > 0) {
       for (const CaseResult& c : r.result.cases) {
         if (!c.pass) s += "      " + case_recipe(c) + ": " + c.verdict_line() + "\n";
       }

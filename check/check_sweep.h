@@ -90,7 +90,8 @@ struct SweepResult {
   std::vector<SweepRun> runs;
   std::vector<SkippedShape> skipped;
   bool pass = false;  // every case passed, and at least one ran, and none needed spills
-  // No case failed but some needed spills (CheckResult::unknown): the first such reason.
+  // No case failed but some is unknown (an undefined result) or needed spills
+  // (CheckResult::unknown): the first such reason.
   std::optional<std::string> unknown;
   const char* verdict() const { return pass ? "PASS" : unknown ? "UNKNOWN" : "FAIL"; }
   double seconds = 0;
@@ -101,7 +102,7 @@ struct SweepResult {
   // exactly one (the most bug-exposing input at the smallest shape) and says so here.
   std::string note;
   int cases() const;
-  // The run and case with the largest normalized error (a failing one first).
+  // The run and case with the largest normalized error (a failing one first, then an unknown one).
   const SweepRun* worst_run() const;
   const CaseResult* worst_case() const;
   std::string summary() const;
@@ -118,8 +119,8 @@ SweepResult check_sweep(const Variant& v, const std::vector<Options>& option_set
                         const std::function<Program(const Options&)>& build,
                         const ParamValues& pinned, const SweepOptions& opts);
 
-// The case of r with the largest normalized error (a failing one first; a model error counts as
-// infinite), or null when r has no cases.
+// The case of r with the largest normalized error (a failing one first, then an unknown one; a
+// model error counts as infinite), or null when r has no cases.
 const CaseResult* worst_case_of(const CheckResult& r);
 
 // "peaked seed=3": the input set of a case, as `ncverify check --dist NAME --seed N` takes it.

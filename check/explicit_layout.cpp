@@ -1,9 +1,7 @@
 #include "check/explicit_layout.h"
 
-#include <deque>
+#include <any>
 #include <map>
-#include <memory>
-#include <mutex>
 #include <random>
 #include <set>
 #include <sstream>
@@ -49,51 +47,6 @@ const std::set<std::string> kAxisRoles = {"q",       "k",       "v",       "out"
 // named by the kernel (nki-library attention_cte's out_neg_max, out_sum_recip).
 const std::set<std::string> kNamedRoles = {"neg_max", "recip_sum"};
 const std::set<std::string> kInputRoles = {"prior_len", "q_offset", "key_min", "key_max"};
-
-// The run-time values each case drew, by the key of the mask they make (mask_key), for the
-// packing, which sees the case's spec only. Two draws with the same mask give the kernel the
-// same problem, so either one's values are the case's.
-//
-// draw_case sees the spec only, whose seqlen_kv is the prior and the active keys together: the
-// split is the one spec() last computed for that (seqlen_q, seqlen_kv) (check computes the spec of
-// a shape right before drawing its cases).
-struct DrawLog {
-  std::mutex m;
-  std::map<std::pair<int64_t, int64_t>, PositionsGeometry> geometry;
-  void put_geometry(const PositionsGeometry& g) {
-    std::lock_guard<std::mutex> lock(m);
-    geometry[{g.seqlen_q, g.prior + g.seqlen_active}] = g;
-  }
-  PositionsGeometry geometry_of(const oracle::AttentionSpec& s) {
-    std::lock_guard<std::mutex> lock(m);
-    const auto it = geometry.find({s.seqlen_q, s.seqlen_kv});
-    if (it == geometry.end()) {
-      throw std::invalid_argument("--layout: a case drawn for a spec this variant did not make");
-    }
-    return it->second;
-  }
-  std::map<uint64_t, PositionsDraw> by_mask;
-  std::deque<uint64_t> order;  // oldest first; the log keeps the last kKeep draws
-  static constexpr size_t kKeep = 256;
-  void put(uint64_t key, const PositionsDraw& d) {
-    std::lock_guard<std::mutex> lock(m);
-    if (by_mask.insert_or_assign(key, d).second) order.push_back(key);
-    if (order.size() > kKeep) {
-      by_mask.erase(order.front());
-      order.pop_front();
-    }
-  }
-  PositionsDraw get(uint64_t key) {
-    std::lock_guard<std::mutex> lock(m);
-    const auto it = by_mask.find(key);
-    if (it == by_mask.end()) {
-      throw std::invalid_argument(
-          "--layout: a case's run-time inputs were not drawn for its spec (a spec not made by "
-          "this variant's draw_case)");
-    }
-    return it->second;
-  }
-};
 
 // Sink logits per head, drawn from the case's seed: quarter steps in [-4, 24], so that some
 // exceed the row maxima of the check distributions' scores (a kernel that drops the sink fails).
@@ -309,17 +262,17 @@ Variant explicit_layout_variant(const Variant& contract_from, const Program& pro
   const auto sink_id = el.layout.sink ? program.find_tensor(el.layout.sink->tensor) : std::nullopt;
   const bool has_sink = sink_id && program.tensor(*sink_id).kind == TensorKind::Input;
   const bool run_time = has_prior || !el.q_offset.empty() || !el.key_min.empty();
-  auto log = std::make_shared<DrawLog>();
-  // One case's problem: its run-time values (and sinks) from `seed`, the mask they make.
-  const auto draw = [problem, has_sink, run_time, log](oracle::AttentionSpec& s,
-                                                       const PositionsGeometry& g, uint64_t seed) {
+  // One case's problem: its run-time values (and sinks) from `seed`, the mask they make; returns
+  // the run-time values, which the case's packing reads (CaseDraws).
+  const auto draw = [problem, has_sink](oracle::AttentionSpec& s, const PositionsGeometry& g,
+                                        uint64_t seed) {
     std::mt19937_64 rng(seed ^ 0x6c61796f75743435ull);
     if (has_sink) draw_sinks(s, rng);
     const PositionsDraw d = draw_positions(problem, g, rng);
     set_positions_mask(problem, g, d, s);
-    if (run_time) log->put(mask_key(s), d);
+    return d;
   };
-  v.spec = [program, el, problem, geometry, draw, log](const Options&, const ParamValues& params) {
+  v.spec = [program, el, problem, geometry, draw](const Options&, const ParamValues& params) {
     const auto shapes = concrete_shapes(program, params);
     auto shape_of = [&](const std::string& name) {
       return shapes.at(tensor_named(program, name).id);
@@ -327,7 +280,6 @@ Variant explicit_layout_variant(const Variant& contract_from, const Program& pro
     const auto q = shape_of(el.layout.q.tensor), k = shape_of(el.layout.k.tensor);
     const PositionsGeometry g = geometry(params);
     validate_positions(problem, g);
-    log->put_geometry(g);
     oracle::AttentionSpec s;
     s.batch = extent(el.layout.q, q, Axis::batch);
     s.heads = extent(el.layout.q, q, Axis::head);
@@ -351,19 +303,30 @@ Variant explicit_layout_variant(const Variant& contract_from, const Program& pro
     return s;
   };
   if (has_sink || run_time) {
-    v.draw_case = [draw, log](oracle::AttentionSpec& s, uint64_t seed) {
-      draw(s, log->geometry_of(s), seed);
+    // The split of the keys into prior and active comes from the case's params (the spec's
+    // seqlen_kv holds their sum only); the run-time values go back with the case (CaseDraws).
+    v.draw_case = [draw, geometry, run_time](oracle::AttentionSpec& s, const ParamValues& params,
+                                             uint64_t seed) -> CaseDraws {
+      const PositionsDraw d = draw(s, geometry(params), seed);
+      return run_time ? CaseDraws(d) : CaseDraws();
     };
   }
   if (run_time) {
     const auto previous = el.layout.pack_extra;
-    v.layout.pack_extra = [el, geometry, log, previous](const Program& p, const ParamValues& params,
-                                                        const oracle::AttentionSpec& s,
-                                                        const oracle::AttentionInputs& in,
-                                                        std::map<std::string, HostTensor>& packed) {
-      if (previous) previous(p, params, s, in, packed);
+    v.layout.pack_extra = [el, geometry, previous](
+                              const Program& p, const ParamValues& params,
+                              const oracle::AttentionSpec& s, const oracle::AttentionInputs& in,
+                              const CaseDraws& draws, std::map<std::string, HostTensor>& packed) {
+      if (previous) previous(p, params, s, in, draws, packed);
       const PositionsGeometry g = geometry(params);
-      const PositionsDraw d = log->get(mask_key(s));
+      // This case's own run-time values, as its draw_case returned them with its spec.
+      const PositionsDraw* drawn = std::any_cast<PositionsDraw>(&draws);
+      if (drawn == nullptr) {
+        throw std::invalid_argument(
+            "--layout: the case's run-time inputs (prior length, q offset, key bounds) were not "
+            "drawn: pack_inputs needs what Variant::draw_case returned for the case");
+      }
+      const PositionsDraw& d = *drawn;
       if (g.prior > 0) {
         const struct {
           const TensorLayout& t;

@@ -45,7 +45,8 @@ Layout parse_layout(const std::string& text);
 // kv_heads = k's h, seqlen_q = q's s, seqlen_kv = k_prior's s + k's s, d_head = q's d, input
 // dtype q's, output dtype out's) and `problem`: its scale and the mask set_positions_mask
 // states. Each check case draws the run-time values (Variant::draw_case: the prior length, the
-// rank, the packed sequences; sink logits per head) and the packing hands them to the kernel.
+// rank, the packed sequences; sink logits per head) and returns the run-time values with the
+// case (CaseDraws, a PositionsDraw); the packing hands that case's own values to the kernel.
 Variant explicit_layout_variant(const Variant& contract_from, const Program& program,
                                 const ExplicitLayout& layout, const ExplicitProblem& problem);
 

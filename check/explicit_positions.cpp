@@ -92,21 +92,4 @@ void set_positions_mask(const ExplicitProblem& p, const PositionsGeometry& g,
   }
 }
 
-uint64_t mask_key(const oracle::AttentionSpec& s) {
-  uint64_t h = 1469598103934665603ull;  // FNV-1a
-  const auto mix = [&h](uint64_t x) {
-    for (int b = 0; b < 8; ++b) {
-      h ^= (x >> (8 * b)) & 0xff;
-      h *= 1099511628211ull;
-    }
-  };
-  mix(static_cast<uint64_t>(s.seqlen_q));
-  mix(static_cast<uint64_t>(s.seqlen_kv));
-  for (uint8_t a : s.mask.allowed) {
-    h ^= a;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
 }  // namespace ncv::kernels

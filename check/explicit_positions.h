@@ -71,7 +71,4 @@ PositionsDraw draw_positions(const ExplicitProblem& problem, const PositionsGeom
 void set_positions_mask(const ExplicitProblem& problem, const PositionsGeometry& g,
                         const PositionsDraw& draw, oracle::AttentionSpec& spec);
 
-// A key of the explicit mask and draw's content (the scalars are looked up by it at packing).
-uint64_t mask_key(const oracle::AttentionSpec& spec);
-
 }  // namespace ncv::kernels

@@ -631,9 +631,10 @@ Variant kv_cache_layout_variant(const Variant& contract_from, const Program& pro
                     {layout.roles.at("k_prior").tensor, {}},
                     {layout.roles.at("v_prior").tensor, {}},
                     {layout.roles.at("out").tensor, out_axes}};
+  // (The contract kernel's generator draws into the spec: no CaseDraws to read.)
   v.layout.pack_extra = [layout](const Program& p, const ParamValues& params,
                                  const oracle::AttentionSpec& s, const oracle::AttentionInputs& in,
-                                 std::map<std::string, HostTensor>& packed) {
+                                 const CaseDraws&, std::map<std::string, HostTensor>& packed) {
     pack(layout, p, params, s, in, packed);
   };
   if (layout.roles.count("inv_freqs")) {

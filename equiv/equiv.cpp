@@ -268,6 +268,18 @@ void locate(const ShapeWork& w, const Terms& t, const InputCase& c, const std::s
 
 void run_cases(ShapeWork& w, const ParamValues& params, const Terms* terms, int cases);
 
+// A run that stopped on a result the documentation leaves undefined (an int32 add on GpSimd that
+// overflows): records it (OptionOutcome::undefined_result, every level unknown) and says so.
+bool undefined(const RunResult& r, const char* side, OptionOutcome& out,
+               const std::string& where = "") {
+  if (!r.error || r.error->kind != CheckKind::undefined_result) return false;
+  out.undefined_result = std::string(side) +
+                         " reaches a result the documentation leaves undefined" + where + ": " +
+                         r.error->message;
+  out.bit_detail = out.real_detail = out.numeric_detail = out.undefined_result;
+  return true;
+}
+
 void check_shape(ShapeWork& w, const ParamValues& params) {
   const EquivRequest& req = w.req;
   OptionOutcome& out = w.out;
@@ -291,8 +303,10 @@ void check_shape(ShapeWork& w, const ParamValues& params) {
   const InputCase c0 = make_case(req.original, w.options, w.orig, params, 0, req.seed);
   {
     const RunResult ro = run_on(w.orig, params, c0, req.run);
+    if (undefined(ro, "the original", out)) return;
     if (ro.error) throw InputError("the original fails at this shape: " + ro.error->message);
     const RunResult rr = run_on(w.rew, params, c0, req.run);
+    if (undefined(rr, "the rewrite", out)) return;
     if (rr.error) {
       out.run_error = rr.error->message;
       return;
@@ -410,6 +424,10 @@ void run_cases(ShapeWork& w, const ParamValues& params, const Terms* terms, int 
     RunResult a = run_on(w.orig, params, c, req.run);
     RunResult b = run_on(w.rew, params, c, req.run);
     if (a.error) continue;  // the original refuses these values: outside what it promises
+    if (undefined(b, "the rewrite", out,
+                  " (inputs " + c.label + ", seed " + std::to_string(c.seed) + ")")) {
+      return;
+    }
     if (b.error) {
       out.run_error =
           b.error->message + " (inputs " + c.label + ", seed " + std::to_string(c.seed) + ")";
@@ -516,14 +534,16 @@ OptionOutcome check_options(const EquivRequest& req, const kernels::Options& opt
   ShapeWork w{req, options, orig, rew, lo, lr, out};
   for (const ParamValues& params : out.shapes) {
     check_shape(w, params);
-    if (!out.interface_error.empty() || !out.run_error.empty()) return out;
+    if (!out.interface_error.empty() || !out.run_error.empty() || !out.undefined_result.empty()) {
+      return out;
+    }
   }
   out.tested_shape = tested_shape(orig, req.params);
   if (out.tested_shape &&
       std::find(out.shapes.begin(), out.shapes.end(), *out.tested_shape) == out.shapes.end()) {
     // The larger shape mainly runs the dynamic checks over more loop iterations: two cases.
     run_cases(w, *out.tested_shape, nullptr, std::min(req.cases, 2));
-    if (!out.run_error.empty()) return out;
+    if (!out.run_error.empty() || !out.undefined_result.empty()) return out;
   } else {
     out.tested_shape.reset();
   }

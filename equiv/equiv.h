@@ -120,6 +120,11 @@ struct OptionOutcome {
   // The rewrite fails a dynamic check (at the case-0 inputs of a shape) where the original runs:
   // a replayed refutation at every level.
   std::string run_error;
+  // A run (of the rewrite at a case, or of the original at case 0) reached a result the
+  // documentation leaves undefined (CheckKind::undefined_result: an int32 add on GpSimd that
+  // overflows): the model cannot say what either side computes there, so every level stays
+  // unknown, never refuted. Which side and the message.
+  std::string undefined_result;
   Verdict bit_exact = Verdict::unknown;
   std::string bit_detail;
   std::vector<std::string> assumptions;  // side conditions a bit-exact proof used

@@ -57,7 +57,7 @@ std::string options_text(const kernels::Options& o) {
 }
 
 bool OptionOutcome::holds(Level l) const {
-  if (!interface_error.empty() || !run_error.empty()) return false;
+  if (!interface_error.empty() || !run_error.empty() || !undefined_result.empty()) return false;
   if (bit_exact == Verdict::proved) return true;
   if (l == Level::bit_exact) return false;
   const bool real_ok = real == Verdict::proved && overflow_ok;
@@ -129,6 +129,11 @@ nlohmann::json OptionOutcome::to_json() const {
     j["rewrite_run"] = {{"ok", false}, {"error", run_error}, {"replayed", true}};
     return j;
   }
+  if (!undefined_result.empty()) {
+    // neither side's values are known there: every level unknown
+    j["undefined_result"] = undefined_result;
+    return j;
+  }
   j["bit_exact"] = {{"verdict", verdict_name(bit_exact)},
                     {"scope", "bounded"},
                     {"detail", bit_detail},
@@ -198,6 +203,10 @@ std::string EquivResult::text() const {
     if (!o.run_error.empty()) {
       s << "  rewrite run    FAILS where the original runs (replayed on the interpreter): "
         << o.run_error << "\n";
+      continue;
+    }
+    if (!o.undefined_result.empty()) {
+      s << "  runs           UNKNOWN (every level): " << o.undefined_result << "\n";
       continue;
     }
     for (const OutputRegion& r : o.regions) {

@@ -265,7 +265,8 @@ void pack_sink(const TensorLayout& t, const AttentionSpec& s, HostTensor& dst) {
 std::map<std::string, HostTensor> pack_inputs(const Layout& layout, const Program& program,
                                               const ParamValues& params,
                                               const oracle::AttentionSpec& spec,
-                                              const oracle::AttentionInputs& in) {
+                                              const oracle::AttentionInputs& in,
+                                              const CaseDraws& draws) {
   oracle::validate_inputs(spec, in);
   std::map<std::string, HostTensor> out;
   const struct {
@@ -295,7 +296,7 @@ std::map<std::string, HostTensor> pack_inputs(const Layout& layout, const Progra
       out[layout.bias->tensor] = std::move(h);
     }
   }
-  if (layout.pack_extra) layout.pack_extra(program, params, spec, in, out);
+  if (layout.pack_extra) layout.pack_extra(program, params, spec, in, draws, out);
   if (layout.sink) {
     const auto id = program.find_tensor(layout.sink->tensor);
     if (id && program.tensor(*id).kind == TensorKind::Input) {

@@ -4,6 +4,7 @@
 // dimensions is; spec axes a tensor does not list must have extent 1.
 #pragma once
 
+#include <any>
 #include <functional>
 #include <map>
 #include <optional>
@@ -34,6 +35,13 @@ struct TensorLayout {
   std::vector<Axis> axes;
 };
 
+// What one check case drew beyond its spec (check/explicit_layout.cpp: a --layout problem's
+// prior length, query offset and key bounds), returned by Variant::draw_case with the case's spec
+// and handed with that spec to Layout::pack_extra, so that the packing reads the draws of its own
+// case whatever was drawn in between. Opaque to everything in between (a std::any of the drawing
+// variant's own type); empty when the case drew nothing beyond the spec.
+using CaseDraws = std::any;
+
 struct Layout {
   TensorLayout q, k, v, out;
   // The log-sum-exp of every query row, [B][H][Sq] without a dim axis, when the kernel stores it
@@ -57,10 +65,11 @@ struct Layout {
   // other inputs and may overwrite elements of packed ones (cache slots the kernel must not read
   // get adversarial values). With a paged (block_kv) spec, pack_inputs leaves k and v to it, and
   // any of q, k, v whose TensorLayout lists no axes (check/kv_cache_layout.h: a cache longer than
-  // the slots the kernel reads).
+  // the slots the kernel reads). `draws`: what draw_case returned for this case (CaseDraws).
   // Throws std::invalid_argument on a mismatch. Unset: none.
   std::function<void(const Program&, const ParamValues&, const oracle::AttentionSpec&,
-                     const oracle::AttentionInputs&, std::map<std::string, HostTensor>& packed)>
+                     const oracle::AttentionInputs&, const CaseDraws& draws,
+                     std::map<std::string, HostTensor>& packed)>
       pack_extra;
   // The sink logits (AttentionSpec::sink, one per head) when the kernel takes them
   // (attention_cte's sink [bs, 1] with the heads folded into its rows): a head axis plus batch
@@ -75,12 +84,14 @@ struct Layout {
 // inputs are); any other input of the program (one outside the attention problem, such as a
 // dropout seed) is zeros, or its declared range's least value when the range excludes zero.
 // The bias tensor (Layout::bias), when the program takes it, holds spec.bias, which must then be
-// present. Layout::pack_extra, when set, then adds the kernel-specific inputs. Throws
+// present. Layout::pack_extra, when set, then adds the kernel-specific inputs from `draws`, what
+// Variant::draw_case returned with `spec` (empty for a spec no draw_case made). Throws
 // std::invalid_argument on a shape or name mismatch, naming the tensor.
 std::map<std::string, HostTensor> pack_inputs(const Layout& layout, const Program& program,
                                               const ParamValues& params,
                                               const oracle::AttentionSpec& spec,
-                                              const oracle::AttentionInputs& in);
+                                              const oracle::AttentionInputs& in,
+                                              const CaseDraws& draws = {});
 
 // The kernel's output tensor as the spec's out [B][H][Sq][d] (values of the output dtype as
 // doubles). Throws std::invalid_argument when the output is missing or its shape is wrong.

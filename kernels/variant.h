@@ -75,9 +75,13 @@ struct Variant {
   std::function<std::string(const Options&)> excluded;
   // Per-case problem values the spec leaves to each check case (a decode kernel's cache
   // positions and sinks): check draws them from the case's seed before drawing the inputs, the
-  // property suite from a drawn seed. Deterministic in (spec, seed); keeps every shape. Unset:
-  // the spec's values serve every case.
-  std::function<void(oracle::AttentionSpec&, uint64_t seed)> draw_case;
+  // property suite from a drawn seed, into the spec of `params` (what spec() made for them).
+  // Returns what the case drew beyond the spec (CaseDraws, kernels/layout.h: a --layout
+  // problem's run-time inputs), which the caller hands to pack_inputs with that spec.
+  // Deterministic in (spec, params, seed); keeps every shape. Unset: the spec's values serve
+  // every case.
+  std::function<CaseDraws(oracle::AttentionSpec&, const ParamValues& params, uint64_t seed)>
+      draw_case;
 
   // Measured wall time (2-core machine) of one `check` case at the smallest shape of the domain,
   // set when the domain starts so large that running the interpreter there does not fit the

@@ -319,6 +319,20 @@ Expected tensor_tensor(const Tile& a, const Tile& b, DType dst, AluOp op, Engine
   return e;
 }
 
+bool tensor_tensor_undefined(const Tile& a, const Tile& b, DType dst, AluOp op, Engine engine) {
+  if (engine != Engine::GpSimd || !exact::gpsimd_native_int(op, a.dtype, b.dtype, dst)) {
+    return false;
+  }
+  const int64_t lo = dst == DType::int32 ? -(int64_t{1} << 31) : 0;
+  const int64_t hi = dst == DType::int32 ? (int64_t{1} << 31) - 1 : (int64_t{1} << 32) - 1;
+  for (size_t i = 0; i < a.bits.size(); ++i) {
+    const int64_t v = exact::native_int(op, exact::int_value(a.dtype, a.bits[i]),
+                                        exact::int_value(b.dtype, b.bits[i]));
+    if (v < lo || v > hi) return true;
+  }
+  return false;
+}
+
 WithReduction tensor_scalar_reduce(const Tile& src, DType dst, AluOp op0, const ScalarOperand& a0,
                                    bool reverse0, AluOp reduce_op, DType reduce_dtype) {
   const int64_t n = src.cols();

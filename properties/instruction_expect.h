@@ -46,6 +46,10 @@ Expected tensor_scalar(const Tile& src, DType dst, AluOp op0, const ScalarOperan
 // `engine`: GpSimd computes int32/uint32 arithmetic in integers (exact::gpsimd_native_int).
 Expected tensor_tensor(const Tile& a, const Tile& b, DType dst, AluOp op,
                        Engine engine = Engine::Vector);
+// Whether some GpSimd integer result of tensor_tensor falls outside dst's range (an int32 add
+// that overflows, a negative result into uint32): the documentation defines none (ISA-NEW
+// tensor_tensor promises exact 32-bit results only), so the run must stop with undefined_result.
+bool tensor_tensor_undefined(const Tile& a, const Tile& b, DType dst, AluOp op, Engine engine);
 struct WithReduction {
   Expected dst;
   Expected reduce_res;

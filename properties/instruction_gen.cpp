@@ -34,6 +34,8 @@ std::string_view value_mix_name(ValueMix m) {
       return "ordinary";
     case ValueMix::small_ints:
       return "small_ints";
+    case ValueMix::wide_ints:
+      return "wide_ints";
     case ValueMix::raw_bits:
       return "raw_bits";
     case ValueMix::predicates:
@@ -87,6 +89,13 @@ uint32_t width_mask(DType t) {
 uint32_t small_int(DType t, SplitMix& r) {
   const bool unsigned_int = is_integer(t) && t != DType::int32;
   const int64_t k = unsigned_int ? r.in(0, 16) : r.in(-8, 8);
+  if (is_integer(t)) return static_cast<uint32_t>(k) & width_mask(t);
+  return exact::from_f32(t, exact::f32_bits(static_cast<float>(k)));
+}
+
+uint32_t wide_int(DType t, SplitMix& r) {
+  const bool unsigned_int = is_integer(t) && t != DType::int32;
+  const int64_t k = unsigned_int ? r.in(0, 32767) : r.in(-32767, 32767);
   if (is_integer(t)) return static_cast<uint32_t>(k) & width_mask(t);
   return exact::from_f32(t, exact::f32_bits(static_cast<float>(k)));
 }
@@ -156,6 +165,8 @@ uint32_t one_value(DType t, ValueMix mix, SplitMix& r) {
       return static_cast<uint32_t>(r.next()) & mask;
     case ValueMix::small_ints:
       return small_int(t, r);
+    case ValueMix::wide_ints:
+      return wide_int(t, r);
     case ValueMix::predicates: {
       const int64_t c = r.in(0, 9);
       const uint32_t v = c < 5 ? 0u : c < 8 ? 1u : static_cast<uint32_t>(r.next());

@@ -35,6 +35,8 @@ enum class ValueMix : uint8_t {
   hard,        // specials, subnormals, extremes and ordinary values mixed
   ordinary,    // finite normal values of moderate size with full mantissas
   small_ints,  // integers in [-8, 8] (unsigned: [0, 16]): exact in every dtype and in sums
+  wide_ints,   // integers of magnitude below 2^15 (unsigned: [0, 2^15)): sums and products of
+               // two fit int32 and pass fp32's 2^24 (GpSimd's exact integer arithmetic)
   raw_bits,    // uniform bit patterns of the dtype
   predicates,  // mostly 0 and 1, some other integers
 };

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <optional>
+#include <stdexcept>
 
 #include "check/check.h"
 #include "kernels/registry.h"
@@ -62,15 +63,32 @@ Outcome run_or_fail(const KernelUnderTest& k, const KernelCase& c,
                     const oracle::AttentionSpec& spec, const oracle::AttentionInputs& in,
                     const char* which, uint64_t schedule_seed = 0) {
   Outcome o = run_case(k, c, spec, in, schedule_seed);
+  // A result the documentation leaves undefined is neither right nor wrong (check's unknown):
+  // the case is discarded, and a property that discards too often gives up, which fails it.
+  if (o.error && o.error->kind == CheckKind::undefined_result) {
+    RC_DISCARD(k.name + ": " + which + " run reached an undefined result: " + o.error->message);
+  }
   if (o.error) fail(k, c, std::string(which) + " run: " + o.error->message);
   return o;
+}
+
+// The suite packs a case from its spec alone (run_case): a variant whose draw_case returns
+// run-time draws beyond the spec (kernels::CaseDraws: only a `check --layout` variant, never a
+// registered kernel) would be packed without them, so it is refused rather than run wrong.
+void require_no_draws(const kernels::Variant& v, const kernels::CaseDraws& draws) {
+  if (draws.has_value()) {
+    throw std::logic_error(v.name +
+                           ": draw_case returns run-time draws beyond the spec, which the property "
+                           "suite does not pack");
+  }
 }
 
 oracle::AttentionSpec spec_of(const KernelUnderTest& k, const KernelCase& c) {
   oracle::AttentionSpec s = k.variant->spec(c.options, c.params);
   // Per-case problem values (a decode kernel's positions and sinks) from the value seed, as
   // `ncverify check --values` replays them.
-  if (k.variant->draw_case) k.variant->draw_case(s, c.values.seed);
+  if (k.variant->draw_case)
+    require_no_draws(*k.variant, k.variant->draw_case(s, c.params, c.values.seed));
   // A kernel that takes a logits bias gets one drawn from the case's value seed (as `ncverify
   // check --values` replays it), not the spec's fixed seed-0 bias.
   if (!s.bias.empty()) s.bias = oracle::generate_bias(s, c.values.seed);
@@ -193,7 +211,10 @@ void prop_matches_oracle(const KernelUnderTest& k, const Budget& b) {
   opts.exact_oracle_max_macs = kExactOracleMaxMacs;
   opts.run.hw = find_hw_config(kernels::default_generation(*k.variant));  // the kernel's own
   const kernels::CaseResult r =
-      kernels::check_inputs(*k.variant, k.program(c.options), c.options, c.params, spec, in, opts);
+      kernels::check_inputs(*k.variant, k.program(c.options), c.options, c.params, spec, in, {},
+                            opts);  // (spec_of: no draws beyond the spec)
+  // An undefined result is unknown, not a failure (run_or_fail).
+  if (r.unknown) RC_DISCARD(k.name + ": " + *r.unknown);
   if (r.run_error) fail(k, c, "model error: " + r.run_error->message);
   // check_inputs also compares the lse when the kernel stores one (flash_fwd training mode).
   if (!r.pass) {
@@ -359,8 +380,10 @@ void prop_matches_predecessor(const KernelUnderTest& k, const Budget& b) {
   KernelCase pc = c;
   pc.options = po;
   oracle::AttentionSpec pspec = pred->spec(po, c.params);
-  if (pred->draw_case) pred->draw_case(pspec, c.values.seed);  // the same case's positions
-  if (!pspec.bias.empty()) pspec.bias = spec.bias;             // the same case's bias
+  if (pred->draw_case) {  // the same case's positions
+    require_no_draws(*pred, pred->draw_case(pspec, c.params, c.values.seed));
+  }
+  if (!pspec.bias.empty()) pspec.bias = spec.bias;  // the same case's bias
   const Outcome theirs = run_or_fail(pk, pc, pspec, in, "the predecessor's");
   const kernels::OracleReference rm =
       kernels::oracle_reference(k.variant->contract(c.options), spec, in, kExactOracleMaxMacs);

@@ -140,7 +140,8 @@ struct CheckRun {
   std::string refusal;  // the rewrite does not accept a shape of the original's domain
   std::string failure, replay;
   bool pass() const { return refusal.empty() && result && result->pass; }
-  // No case failed, but a run needed spills the model does not make (CheckResult::unknown).
+  // No case failed, but a run needed spills the model does not make or reached an undefined
+  // result (CheckResult::unknown).
   bool unknown() const { return refusal.empty() && result && result->unknown.has_value(); }
   const char* verdict() const { return pass() ? "pass" : unknown() ? "unknown" : "fail"; }
 };
@@ -261,7 +262,7 @@ void run_checks(Gate& g, Progress& progress, int64_t& done) {
         }
         for (size_t n = 0; n < c.result->cases.size() && c.failure.empty(); ++n) {
           const kernels::CaseResult& cr = c.result->cases[n];
-          if (cr.pass) continue;
+          if (!cr.failed()) continue;  // an unknown case is the result's unknown, no failure
           c.failure =
               "check of " + g.req.rewrite.label + " fails at " + format_params(c.params) + " (" +
               equiv::options_text(p.rewrite_options) + "), case seed=" + std::to_string(cr.seed) +
@@ -405,6 +406,7 @@ std::string outcome_line(const equiv::OptionOutcome& o, equiv::Level required) {
   std::string s = equiv::options_text(o.options) + ": ";
   if (!o.interface_error.empty()) return s + "interface fails: " + o.interface_error;
   if (!o.run_error.empty()) return s + "the rewrite fails where the original runs: " + o.run_error;
+  if (!o.undefined_result.empty()) return s + "every level unknown: " + o.undefined_result;
   s += std::string("bit-exact ") + equiv::verdict_name(o.bit_exact) + ", real " +
        equiv::verdict_name(o.real) +
        // The overflow obligation matters only where real equivalence is what holds.

@@ -41,7 +41,8 @@ struct GateRow {
   std::string where;  // the first failing run: options, shape, distribution and seed
   double seconds = 0;
   int cases = 0;
-  std::string error;  // the check could not run (an option set's program failed to build)
+  std::string error;    // the check could not run (an option set's program failed to build)
+  std::string unknown;  // not failed, not passed: why (SweepResult::unknown)
 };
 
 GateRow gate_row(const std::string& name, const kernels::Variant& v, const kernels::Options& pinned,
@@ -65,18 +66,21 @@ GateRow gate_row(const std::string& name, const kernels::Variant& v, const kerne
     row.error = e.what();
     return row;
   }
-  GateRow row{name, v.name, !r.pass, "", r.seconds, r.cases()};
+  // An unknown sweep (an undefined result, spills) neither catches a bug nor fails a kernel.
+  GateRow row{name, v.name, !r.pass && !r.unknown, "", r.seconds, r.cases()};
+  row.unknown = r.unknown.value_or("");
   for (const kernels::SweepRun& run : r.runs) {
-    if (run.result.pass) continue;
+    if (run.result.pass || (row.failed && run.result.unknown)) continue;
     for (const kernels::CaseResult& c : run.result.cases) {
-      if (c.pass) continue;
+      if (c.pass || (row.failed && c.unknown)) continue;
       std::string opts;
       for (const auto& [k, x] : run.options) opts += k + "=" + x + " ";
       for (const auto& [k, x] : run.shape.params) opts += k + "=" + std::to_string(x) + " ";
       row.where =
           opts + kernels::case_recipe(c) +
-          (c.run_error ? " (model error)"
-                       : " (max|err|/bound " + format_ratio(c.comparison.max_normalized) + ")");
+          (c.unknown     ? " (undefined result: unknown)"
+           : c.run_error ? " (model error)"
+                         : " (max|err|/bound " + format_ratio(c.comparison.max_normalized) + ")");
       break;
     }
     break;
@@ -127,13 +131,15 @@ int run_gate(const BugsCommandOptions& opts) {
     auto rows = [](const std::vector<GateRow>& rs) {
       nlohmann::json a = nlohmann::json::array();
       for (const GateRow& r : rs) {
-        a.push_back({{"name", r.name},
-                     {"base", r.base},
-                     {"failed", r.failed},
-                     {"first_failure", r.where},
-                     {"error", r.error},
-                     {"seconds", r.seconds},
-                     {"cases", r.cases}});
+        a.push_back(
+            {{"name", r.name},
+             {"base", r.base},
+             {"failed", r.failed},
+             {"unknown", r.unknown.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.unknown)},
+             {"first_failure", r.where},
+             {"error", r.error},
+             {"seconds", r.seconds},
+             {"cases", r.cases}});
       }
       return a;
     };
@@ -150,18 +156,20 @@ int run_gate(const BugsCommandOptions& opts) {
                  "time s", "cases", "first failing case (replay with ncverify check ENTRY ...)");
     for (const GateRow& r : bugs) {
       print_stdout("%-34s %-24s %-8s %7.2f %6d  %s\n", r.name.c_str(), r.base.c_str(),
-                   r.failed           ? "caught"
-                   : !r.error.empty() ? "ERROR"
-                                      : "MISSED",
+                   r.failed             ? "caught"
+                   : !r.error.empty()   ? "ERROR"
+                   : !r.unknown.empty() ? "UNKNOWN"
+                                        : "MISSED",
                    r.seconds, r.cases, (r.error.empty() ? r.where : r.error).c_str());
     }
     if (!kernels_rows.empty()) {
       print_stdout("\n%-34s %-8s %7s %6s\n", "correct kernel", "check", "time s", "cases");
       for (const GateRow& r : kernels_rows) {
         print_stdout("%-34s %-8s %7.2f %6d  %s\n", r.name.c_str(),
-                     r.failed           ? "FAILED"
-                     : !r.error.empty() ? "ERROR"
-                                        : "pass",
+                     r.failed             ? "FAILED"
+                     : !r.error.empty()   ? "ERROR"
+                     : !r.unknown.empty() ? "UNKNOWN"
+                                          : "pass",
                      r.seconds, r.cases, (r.error.empty() ? r.where : r.error).c_str());
       }
     }

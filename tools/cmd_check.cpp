@@ -179,7 +179,10 @@ void print_worst(const CheckCommandOptions& opts, const KernelSource& src,
                  const kernels::CaseResult& c) {
   std::cout << "worst case: " << c.distribution << " seed=" << c.seed << " at "
             << format_params(params) << " ("
-            << (c.run_error ? "model error" : c.comparison.one_line().substr(0, 4)) << ", "
+            << (c.unknown     ? "unknown, undefined result"
+                : c.run_error ? "model error"
+                              : c.comparison.one_line().substr(0, 4))
+            << ", "
             << (c.run_error ? c.run_error->message
                             : "max|err|/bound " + format_ratio(c.comparison.max_normalized))
             << ")\n  replay: " << replay_line(opts, src, options, params, c) << "\n";
@@ -356,13 +359,14 @@ int run_check(const CheckCommandOptions& given) {
             // The positions / sinks and the bias the property suite drew for this case
             // (kernel_properties.cpp spec_of), from the recipe's seed.
             std::optional<oracle::AttentionSpec> drawn;
+            kernels::CaseDraws draws;
             if (variant.draw_case) {
               drawn = base;
-              variant.draw_case(*drawn, recipe->seed);
+              draws = variant.draw_case(*drawn, src.params, recipe->seed);
             }
             const oracle::AttentionSpec& spec = drawn ? *drawn : base;
             kernels::InputSet set{recipe->str(), recipe->seed, props::make_values(spec, *recipe),
-                                  std::nullopt, drawn};
+                                  std::nullopt,  drawn,        std::move(draws)};
             if (!spec.bias.empty()) set.bias = oracle::generate_bias(spec, recipe->seed);
             return set;
           },

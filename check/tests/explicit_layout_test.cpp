@@ -4,10 +4,15 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <optional>
 #include <stdexcept>
+#include <utility>
 
 #include "kernels/option_programs.h"
 #include "kernels/registry.h"
+#include "model/ir/builder.h"
+#include "oracle/input_distributions.h"
 
 namespace ncv::kernels {
 namespace {
@@ -156,6 +161,71 @@ TEST(ExplicitLayoutContract, AttentionCteContractDependsOnTheDtypeOnly) {
     }
     EXPECT_GT(compared, 0) << name;
   }
+}
+
+// A program with the tensors of a context-parallel --layout problem (q, k, v, out [S, d] and the
+// q_offset input) and no body: packing reads the declarations only.
+Program cp_program() {
+  Builder b("cp_kernel");
+  const Expr S = b.param("seqlen", 128, 512, 128);
+  for (const char* name : {"q", "k", "v"}) b.input(name, DType::fp32, {S, Expr(64)});
+  b.input("q_offset", DType::int32, {Expr(1)});
+  b.output("out", DType::fp32, {S, Expr(64)});
+  return b.finish();
+}
+
+// Each case's packing reads that case's own run-time values (Variant::draw_case returns them as
+// CaseDraws), whatever other cases drew in between. Causal, top-left, four ranks at Sq = Skv:
+// ranks 1 to 3 all see every key, so their cases' masks are identical while their q offsets
+// (rank * Sq) differ; a look-up of the draws by the mask (the DrawLog this replaced) packed the
+// first of two such cases with the second one's offset.
+TEST(ExplicitLayoutDraws, EachCasePacksItsOwnRunTimeValues) {
+  const Program p = cp_program();
+  ExplicitProblem problem;
+  problem.causal = true;
+  problem.align = Align::top_left;
+  problem.cp_degree = 4;
+  const Variant v = explicit_layout_variant(
+      *find_variant("attention_cte"), p,
+      parse_explicit_layout("q=s,d k=s,d v=s,d out=s,d q_offset=q_offset"), problem);
+  ASSERT_TRUE(v.draw_case);
+  const ParamValues params{{"seqlen", 128}};
+  const oracle::AttentionSpec base = v.spec({}, params);
+  struct Drawn {
+    oracle::AttentionSpec spec;
+    CaseDraws draws;
+    oracle::AttentionInputs in;
+  };
+  const auto draw = [&](uint64_t seed) {
+    Drawn d{base, {}, {}};
+    d.draws = v.draw_case(d.spec, params, seed);
+    d.in = oracle::generate_inputs(d.spec, oracle::Distribution::normal, seed);
+    return d;
+  };
+  const auto offset = [&](const Drawn& d) {
+    return pack_inputs(v.layout, p, params, d.spec, d.in, d.draws).at("q_offset").get(0);
+  };
+  // Each seed drawn and packed alone: its offset. Two seeds with one mask and two offsets.
+  std::map<uint64_t, float> alone;
+  std::optional<std::pair<uint64_t, uint64_t>> pair;
+  for (uint64_t seed = 1; seed <= 64 && !pair; ++seed) {
+    const Drawn d = draw(seed);
+    alone[seed] = offset(d);
+    for (const auto& [other, off] : alone) {
+      if (off != alone[seed] && draw(other).spec.mask.allowed == d.spec.mask.allowed) {
+        pair = {other, seed};
+      }
+    }
+  }
+  ASSERT_TRUE(pair) << "no two seeds drew ranks with one mask";
+  // Both drawn first, then packed in either order: each its own offset.
+  const Drawn a = draw(pair->first), b = draw(pair->second);
+  EXPECT_EQ(offset(a), alone[pair->first]);
+  EXPECT_EQ(offset(b), alone[pair->second]);
+  EXPECT_EQ(offset(a), alone[pair->first]);
+  EXPECT_NE(offset(a), offset(b));
+  // A case packed without its draws is refused, never packed with another case's values.
+  EXPECT_THROW(pack_inputs(v.layout, p, params, a.spec, a.in, {}), std::invalid_argument);
 }
 
 }  // namespace

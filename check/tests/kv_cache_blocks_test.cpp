@@ -45,14 +45,14 @@ Packed pack_case(uint64_t seed) {
                                             parse_kv_cache_layout(kLayout), 1.0);
   Packed r;
   r.spec = v.spec({}, {});
-  v.draw_case(r.spec, seed);
+  const CaseDraws draws = v.draw_case(r.spec, {}, seed);
   // distinct exact values: physical row i holds i + 1 (k) and -(i + 1) (v)
   r.in.q.assign(1, 0.5);
   for (int64_t i = 0; i < r.spec.kv_elements(); ++i) {
     r.in.k.push_back(double(i + 1));
     r.in.v.push_back(-double(i + 1));
   }
-  v.layout.pack_extra(p, {}, r.spec, r.in, r.tensors);
+  v.layout.pack_extra(p, {}, r.spec, r.in, draws, r.tensors);
   return r;
 }
 

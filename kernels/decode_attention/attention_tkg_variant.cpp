@@ -60,8 +60,10 @@ void expect_elements(const HostTensor& h, int64_t n, const std::string& name) {
 // the mask (HBM: [S, B, H, s_a] of the spec's visibility; pos_id: the active mask
 // [s_a, B, H, s_a]), rope_pos_ids [1, B, s_a] = P_b + i, the sink [H, 1]; the active slots of
 // k_prior / v_prior get adversarial values.
+// (Everything it packs is in the spec: draw_tkg_case returns no CaseDraws.)
 void pack_tkg(const Program& p, const ParamValues& params, const oracle::AttentionSpec& s,
-              const oracle::AttentionInputs& in, std::map<std::string, HostTensor>& packed) {
+              const oracle::AttentionInputs& in, const CaseDraws&,
+              std::map<std::string, HostTensor>& packed) {
   if (s.mask.kind != oracle::MaskKind::kv_cache) {
     throw std::invalid_argument("attention_tkg: the spec's mask must be kv_cache");
   }
@@ -173,7 +175,9 @@ void set_positions(oracle::AttentionSpec& s, const std::vector<int64_t>& pos) {
 // Variant::draw_case: per batch a position P_b in [0, C] (C = S - s_a cached slots): the edge
 // cases 0 and C, a short prefix (a long stale region), or uniform; per head a sink around the
 // typical row maxima of the check distributions (-4 .. 24) or dominating them (60).
-void draw_tkg_case(oracle::AttentionSpec& s, uint64_t seed) {
+// Everything drawn goes into the spec (the mask's positions, the sinks, the block table): it
+// returns no CaseDraws.
+CaseDraws draw_tkg_case(oracle::AttentionSpec& s, const ParamValues&, uint64_t seed) {
   std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull + 0x7C4Bull);
   const int64_t C = s.seqlen_kv - s.seqlen_q;
   std::vector<int64_t> pos(size_t(s.batch));
@@ -203,6 +207,7 @@ void draw_tkg_case(oracle::AttentionSpec& s, uint64_t seed) {
   }
   // SWA windows around these positions, then a block table for the mask (attention_tkg_draws.h)
   tkg::draw_window_and_table(s, seed);
+  return {};
 }
 
 oracle::AttentionSpec tkg_spec(const Options& o, const ParamValues& params) {

@@ -11,7 +11,9 @@
 // that row streaming would observe (then the rows are staged, see RowWriter).
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <optional>
+#include <string>
 #include <variant>
 #include <vector>
 
@@ -112,9 +114,53 @@ bool tensor_tensor_native_int(AluOp op, DType dst, DType src0, DType src1, Engin
          int32ish(src1);
 }
 
-void exec_tensor_tensor(ExecMode mode, const View& dst, const View& src0, const View& src1,
-                        AluOp op, Engine engine) {
+namespace {
+
+// 128-bit integers: every product of two 32-bit values is exact in them (a GCC/Clang extension).
+__extension__ typedef __int128 Int128;
+
+// The first element (rows in order, each row's elements in order; the same in both modes) whose
+// exact native-integer result dst's type cannot hold, as the reason the result is undefined; ""
+// when every result fits. ISA-NEW tensor_tensor promises "exact results for all 32-bit integer
+// values" and says nothing of a result beyond the destination's range (an int32 add, subtract or
+// multiply that overflows, |-2^31| from abs_max, a negative result into uint32); neither do
+// ISA-OLD tensor_tensor nor SHARED's ALU operators. Saturating or wrapping would be a guess.
+std::string native_int_overflow(const View& dst, const View& src0, const View& src1, AluOp op) {
+  const Int128 lo = dst.dtype == DType::int32 ? std::numeric_limits<int32_t>::min() : 0;
+  const Int128 hi = dst.dtype == DType::int32 ? std::numeric_limits<int32_t>::max()
+                                              : std::numeric_limits<uint32_t>::max();
+  const int64_t rows = std::max<int64_t>(dst.rows, 0), n = dst.free_elems();
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t f = 0; f < n; ++f) {
+      const int64_t a = int_from_bits(src0.dtype, ref_load(src0, r, f));
+      const int64_t b = int_from_bits(src1.dtype, ref_load(src1, r, f));
+      // |a|, |b| <= 2^32: the product fits 128 bits, everything else 64.
+      const Int128 exact = op == AluOp::multiply ? static_cast<Int128>(a) * b
+                                                 : static_cast<Int128>(alu_native_int(op, a, b));
+      if (exact >= lo && exact <= hi) continue;
+      const std::string x = exact < 0 ? "-" + std::to_string(static_cast<uint64_t>(-exact))
+                                      : std::to_string(static_cast<uint64_t>(exact));
+      return std::string("tensor_tensor ") + std::string(alu_op_name(op)) +
+             " on GpSimd: " + std::to_string(a) + " " + std::string(alu_op_name(op)) + " " +
+             std::to_string(b) + " = " + x + " (partition " + std::to_string(r) + ", element " +
+             std::to_string(f) + ") does not fit the " + std::string(dtype_name(dst.dtype)) +
+             " destination; the ISA promises exact integer results and documents none beyond the "
+             "destination's range";
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string exec_tensor_tensor(ExecMode mode, const View& dst, const View& src0, const View& src1,
+                               AluOp op, Engine engine) {
   const bool native = tensor_tensor_native_int(op, dst.dtype, src0.dtype, src1.dtype, engine);
+  // Nothing is written when a result is undefined: the run stops there (undefined_result).
+  if (native) {
+    std::string why = native_int_overflow(dst, src0, src1, op);
+    if (!why.empty()) return why;
+  }
   const bool integer = is_bitwise(op) || native;
   auto element = [&](uint32_t b0, uint32_t b1) {
     if (integer) {
@@ -128,7 +174,7 @@ void exec_tensor_tensor(ExecMode mode, const View& dst, const View& src0, const 
     ref_write_all(dst, [&](int64_t r, int64_t f) {
       return element(ref_load(src0, r, f), ref_load(src1, r, f));
     });
-    return;
+    return "";
   }
   const int64_t n = dst.free_elems();
   const RowShape s0 = row_shape(src0), s1 = row_shape(src1);
@@ -153,6 +199,7 @@ void exec_tensor_tensor(ExecMode mode, const View& dst, const View& src0, const 
     w.emit(r, bits.data());
   }
   w.finish();
+  return "";
 }
 
 // The value is encoded once (RNE + saturation of the dst dtype) and stored everywhere.

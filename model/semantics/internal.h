@@ -215,7 +215,8 @@ inline bool has_native_int(AluOp op) {
 }
 
 // has_native_int's operators on exact integers (int64: the products of two 32-bit values that
-// leave it saturate; the store saturates into the dst type, encode_int). Comparisons give 1 / 0.
+// leave it saturate). exec_tensor_tensor stores only results that fit the dst type (a result
+// beyond it is undefined, elementwise.cpp native_int_overflow). Comparisons give 1 / 0.
 inline int64_t alu_native_int(AluOp op, int64_t a, int64_t b) {
   int64_t r = 0;
   switch (op) {

@@ -91,10 +91,12 @@ void exec_tensor_scalar(ExecMode mode, const View& dst, const View& src, AluOp o
                         const ScalarArg& a1, bool reverse1);
 
 // On the GpSimd engine, with src0, src1 and dst all int32 or uint32, the arithmetic operators
-// but divide and pow compute in native integer arithmetic (tensor_tensor_native_int), results
-// saturated into dst's type; everything else in fp32, bitwise operators on integers.
-void exec_tensor_tensor(ExecMode mode, const View& dst, const View& src0, const View& src1,
-                        AluOp op, Engine engine = Engine::Vector);
+// but divide and pow compute in native integer arithmetic (tensor_tensor_native_int); everything
+// else in fp32, bitwise operators on integers. Returns why the result is undefined, "" when it is
+// defined: a native-integer result that dst's type cannot hold (an int32 add that overflows),
+// which the ISA does not define (elementwise.cpp native_int_overflow); then nothing is written.
+std::string exec_tensor_tensor(ExecMode mode, const View& dst, const View& src0, const View& src1,
+                               AluOp op, Engine engine = Engine::Vector);
 // Whether exec_tensor_tensor computes `op` in native integer arithmetic for these dtypes on
 // `engine` (ISA-NEW tensor_tensor: "When all input/output tiles are int32 or uint32, the
 // operation defaults to GpSimd Engine, which uses native integer arithmetic").

@@ -128,8 +128,11 @@
 
   // ---------------------------------------------------------------- verdicts
 
+  // A check row that did not pass is unknown when no case failed (an undefined result, spills:
+  // the row's "verdict"), else a failure.
   function checkVerdict(r) {
-    return r.pass ? 'pass' : 'fail';
+    if (r.pass) return 'pass';
+    return r.verdict === 'unknown' ? 'unknown' : 'fail';
   }
   function linkVerdict(r) {
     if (r.pass) return 'pass';

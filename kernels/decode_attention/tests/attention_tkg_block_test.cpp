@@ -128,14 +128,15 @@ TEST(AttentionTkgBlock, SlidingWindowsPass) {
 TEST(AttentionTkgBlock, WindowsAndTablesAreDrawnPerCase) {
   const Options o = tkg().resolve(
       {{"mask", "pos_id"}, {"swa", "on"}, {"block_len", "16"}, {"strided_mm1", "false"}});
-  const oracle::AttentionSpec base = tkg().spec(o, shape(2, 1, 3, 2048, 8));
+  const ParamValues pv = shape(2, 1, 3, 2048, 8);
+  const oracle::AttentionSpec base = tkg().spec(o, pv);
   EXPECT_EQ(base.mask.window, 128);
   ASSERT_TRUE(base.block_kv);
   std::set<int64_t> windows;
   std::set<std::vector<int64_t>> tables;
   for (uint64_t seed = 1; seed <= 6; ++seed) {
     oracle::AttentionSpec s = base;
-    tkg().draw_case(s, seed);
+    tkg().draw_case(s, pv, seed);
     ASSERT_NO_THROW(s.validate());
     windows.insert(s.mask.window);
     tables.insert(s.block_kv->table);
@@ -150,9 +151,9 @@ TEST(AttentionTkgBlock, PackingFillsThePagedCacheTableAndWindows) {
   const ParamValues pv = shape(2, 1, 3, 2048, 4);
   const Program p = tkg().build(o);
   oracle::AttentionSpec s = tkg().spec(o, pv);
-  tkg().draw_case(s, 3);
+  const CaseDraws draws = tkg().draw_case(s, pv, 3);
   const oracle::AttentionInputs in = oracle::generate_inputs(s, oracle::Distribution::normal, 3);
-  const auto packed = pack_inputs(tkg().layout, p, pv, s, in);
+  const auto packed = pack_inputs(tkg().layout, p, pv, s, in, draws);
   const HostTensor& kp = packed.at("k_prior");
   const HostTensor& table = packed.at("active_blocks_table");
   const HostTensor& start = packed.at("start_pos_ids");

@@ -81,12 +81,13 @@ TEST(AttentionTkg, FlashAttentionOverTwoTilesPerCorePasses) {
 
 TEST(AttentionTkg, PositionsAndSinksAreDrawnPerCase) {
   const Options o = tkg().resolve({{"sink", "on"}});
-  const oracle::AttentionSpec base = tkg().spec(o, shape(3, 4, 2, 256, 16));
+  const ParamValues pv = shape(3, 4, 2, 256, 16);
+  const oracle::AttentionSpec base = tkg().spec(o, pv);
   std::set<int64_t> first_positions;
   std::set<double> sinks;
   for (uint64_t seed = 1; seed <= 8; ++seed) {
     oracle::AttentionSpec s = base;
-    tkg().draw_case(s, seed);
+    tkg().draw_case(s, pv, seed);
     s.validate();
     first_positions.insert(s.mask.cache_end[0]);
     for (double x : s.sink) sinks.insert(x);
@@ -109,9 +110,9 @@ TEST(AttentionTkg, PackingKeepsTheActiveSlotsOfTheCacheAdversarial) {
   const ParamValues pv = shape(2, 1, 3, 512, 4);
   const Program p = tkg().build(o);
   oracle::AttentionSpec s = tkg().spec(o, pv);
-  tkg().draw_case(s, 5);
+  const CaseDraws draws = tkg().draw_case(s, pv, 5);
   const oracle::AttentionInputs in = oracle::generate_inputs(s, oracle::Distribution::normal, 5);
-  const auto packed = pack_inputs(tkg().layout, p, pv, s, in);
+  const auto packed = pack_inputs(tkg().layout, p, pv, s, in, draws);
   const HostTensor& kp = packed.at("k_prior");
   const HostTensor& ka = packed.at("k_active");
   const HostTensor& pos = packed.at("rope_pos_ids");
