@@ -110,10 +110,10 @@ Size size_of(const std::string& role, char axis) {
 
 char parse_axis(const std::string& s, const std::string& entry) {
   static const std::map<std::string, char> names = {
-      {"b", 'b'}, {"batch", 'b'}, {"h", 'h'}, {"head", 'h'},  {"s", 's'}, {"seq", 's'},
-      {"d", 'd'}, {"dim", 'd'},   {"c", 'c'}, {"cache", 'c'}, {"a", 'a'}, {"active", 'a'},
-      {"n", 'n'}, {"block", 'n'}, {"l", 'l'}, {"t", 't'},     {"r", 'r'}, {"pair", 'r'},
-      {"1", '1'}};
+      {"b", 'b'},   {"batch", 'b'},  {"h", 'h'},    {"head", 'h'},  {"s", 's'},
+      {"seq", 's'}, {"d", 'd'},      {"dim", 'd'},  {"c", 'c'},     {"cache", 'c'},
+      {"a", 'a'},   {"active", 'a'}, {"n", 'n'},    {"block", 'n'}, {"l", 'l'},
+      {"t", 't'},   {"r", 'r'},      {"pair", 'r'}, {"1", '1'}};
   const auto it = names.find(s);
   if (it == names.end()) {
     throw std::invalid_argument(
@@ -656,11 +656,13 @@ Variant kv_cache_layout_variant(const Variant& contract_from, const Program& pro
     };
     // Each case draws the frequencies as nki-library's test does (test_attention_tkg.py:
     // np.random.random((d // 2, 1)) fp32: U[0, 1)), after the lent generator's positions.
-    v.draw_case = [lent = v.draw_case, layout](oracle::AttentionSpec& s, uint64_t seed) {
-      lent(s, seed);
+    v.draw_case = [lent = v.draw_case, layout](oracle::AttentionSpec& s, const ParamValues& params,
+                                               uint64_t seed) {
+      CaseDraws drawn = lent(s, params, seed);
       std::mt19937_64 rng(seed ^ 0x726f706537ULL);  // "rope7": apart from the lent draws
       for (double& f : s.rope->inv_freq) f = std::ldexp(double(rng() >> 40), -24);
       set_rope(layout, s);
+      return drawn;
     };
   }
   v.spec = [program, layout, scale](const Options&, const ParamValues& params) {
