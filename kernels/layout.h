@@ -48,12 +48,6 @@ struct Layout {
   // (flash_fwd in training mode): check compares it with the oracle's lse whenever the program
   // has an output of this name.
   std::optional<TensorLayout> lse;
-  // The softmax statistics of every query row, [B][H][Sq] each without a dim axis, when the kernel
-  // caches them for a backward pass (nki-library attention_cte's cache_softmax: out_neg_max, the
-  // negated row max, and out_sum_recip, 1 / the row sum, both [bs, 128, Sq / 128]): check
-  // compares them with the oracle's row_max and row_sum whenever the program has an output of
-  // the name (ERROR_BOUNDS.md §4 "The cached softmax statistics").
-  std::optional<TensorLayout> neg_max, recip_sum;
   // The additive logits bias [Sq][Skv] (AttentionSpec::bias) when the kernel takes one
   // (flash_fwd's logit_bias [1, 1, Sq, Sk]): axes seq and kv_seq, plus batch or head axes of
   // extent 1 (the bias is broadcast over them). pack_inputs fills it whenever the program has an
@@ -76,6 +70,13 @@ struct Layout {
   // axes of extent 1 (broadcast). pack_inputs fills it whenever the program has an input of this
   // name; the spec must then carry sinks.
   std::optional<TensorLayout> sink;
+  // (Last, so that the kernels' positional initialisers of the fields above keep their meaning.)
+  // The softmax statistics of every query row, [B][H][Sq] each without a dim axis, when the kernel
+  // caches them for a backward pass (nki-library attention_cte's cache_softmax: out_neg_max, the
+  // negated row max, and out_sum_recip, 1 / the row sum, both [bs, 128, Sq / 128]): check
+  // compares them with the oracle's row_max and row_sum whenever the program has an output of
+  // the name (ERROR_BOUNDS.md §4 "The cached softmax statistics").
+  std::optional<TensorLayout> neg_max, recip_sum;
 };
 
 // Kernel inputs for `spec` and `in`: every input tensor of `program` named by the layout, with
