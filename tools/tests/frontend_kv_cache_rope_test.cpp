@@ -36,12 +36,7 @@ std::vector<std::string> rope_check(const std::string& bug, const std::string& l
       "--contract", "attention_tkg",
       "--gen",      "trn2"};
   args.insert(args.end(), cases.begin(), cases.end());
-  for (const char* o :
-       {"lnc=1", "strided_mm1=true", "mask=hbm", "sink=off", "kv_dtype=bf16", "s_prior_tiling=off",
-        "block_len=0", "block_resize=1", "swa=off", "out_in_sb=false"}) {
-    args.push_back("--contract-option");
-    args.push_back(o);
-  }
+  append_attention_tkg_options(args);
   return args;
 }
 

@@ -32,26 +32,30 @@ std::vector<std::string> decode_check(const std::string& bug, const std::string&
       "--contract", "attention_tkg",
       "--gen",      "trn2",
       "--cases",    "3"};
-  for (const char* o :
-       {"lnc=1", "strided_mm1=true", "mask=hbm", "sink=off", "kv_dtype=bf16", "s_prior_tiling=off",
-        "block_len=0", "block_resize=1", "swa=off", "out_in_sb=false"}) {
-    args.push_back("--contract-option");
-    args.push_back(o);
-  }
+  append_attention_tkg_options(args);
   return args;
 }
 
-TEST(FrontendKvCacheLayout, ARightDecodeKernelPasses) {
-  const CliResult r = run_cli(decode_check("none", kLayout));
+// `check` passes under attention_tkg's contract, or FAILs (exit 1).
+void expect_passes(const std::vector<std::string>& args) {
+  const CliResult r = run_cli(args);
   EXPECT_EQ(r.exit_code, 0) << describe(r);
   EXPECT_NE(r.out.find("contract attention_tkg with options"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("FAIL"), std::string::npos) << r.out;
 }
 
+void expect_fails(const std::vector<std::string>& args) {
+  const CliResult r = run_cli(args);
+  EXPECT_EQ(r.exit_code, 1) << describe(r);
+  EXPECT_NE(r.out.find("FAIL"), std::string::npos) << r.out;
+}
+
+TEST(FrontendKvCacheLayout, ARightDecodeKernelPasses) {
+  expect_passes(decode_check("none", kLayout));
+}
+
 void expect_fail(const std::string& bug) {
-  const CliResult r = run_cli(decode_check(bug, kLayout));
-  EXPECT_EQ(r.exit_code, 1) << bug << "\n" << describe(r);
-  EXPECT_NE(r.out.find("FAIL"), std::string::npos) << bug << "\n" << r.out;
+  expect_fails(decode_check(bug, kLayout));
 }
 
 // The active tokens read from the cache's active slots (which hold values no kernel may use).
@@ -85,27 +89,17 @@ std::vector<std::string> block_check(const std::string& bug, const std::string& 
       "--contract", "attention_tkg",
       "--gen",      "trn2",
       "--cases",    "3"};
-  for (const char* o :
-       {"lnc=1", "strided_mm1=true", "mask=hbm", "sink=off", "kv_dtype=bf16", "s_prior_tiling=off",
-        "block_len=0", "block_resize=1", "swa=off", "out_in_sb=false"}) {
-    args.push_back("--contract-option");
-    args.push_back(o);
-  }
+  append_attention_tkg_options(args);
   return args;
 }
 
 TEST(FrontendKvCacheLayout, ABlockTableKernelPasses) {
-  const CliResult r = run_cli(block_check("none", kBlockLayout));
-  EXPECT_EQ(r.exit_code, 0) << describe(r);
-  EXPECT_NE(r.out.find("contract attention_tkg with options"), std::string::npos) << r.out;
-  EXPECT_EQ(r.out.find("FAIL"), std::string::npos) << r.out;
+  expect_passes(block_check("none", kBlockLayout));
 }
 
 // Physical blocks 0..T-1 read in order (each case draws a permutation of the blocks).
 TEST(FrontendKvCacheLayout, IgnoringTheBlockTableFails) {
-  const CliResult r = run_cli(block_check("ignore_table", kBlockLayout));
-  EXPECT_EQ(r.exit_code, 1) << describe(r);
-  EXPECT_NE(r.out.find("FAIL"), std::string::npos) << r.out;
+  expect_fails(block_check("ignore_table", kBlockLayout));
 }
 
 // The two-core kernel: kv_cache_decode's problem (2 heads x 4 active tokens, S = 128 of 256
@@ -118,16 +112,11 @@ std::vector<std::string> lnc2_check(const std::string& bug) {
 }
 
 TEST(FrontendKvCacheLayout, ATwoCoreKernelPasses) {
-  const CliResult r = run_cli(lnc2_check("none"));
-  EXPECT_EQ(r.exit_code, 0) << describe(r);
-  EXPECT_NE(r.out.find("contract attention_tkg with options"), std::string::npos) << r.out;
-  EXPECT_EQ(r.out.find("FAIL"), std::string::npos) << r.out;
+  expect_passes(lnc2_check("none"));
 }
 
 void expect_lnc2_fail(const std::string& bug) {
-  const CliResult r = run_cli(lnc2_check(bug));
-  EXPECT_EQ(r.exit_code, 1) << bug << "\n" << describe(r);
-  EXPECT_NE(r.out.find("FAIL"), std::string::npos) << bug << "\n" << r.out;
+  expect_fails(lnc2_check(bug));
 }
 
 // The rows received from the peer stored as this core's own (the halves swapped).
