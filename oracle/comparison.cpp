@@ -71,6 +71,7 @@ Comparison compare(const AttentionSpec& spec, const std::vector<double>& got,
       r.worst_bound = bd;
     }
   }
+  r.finite_compared = finite;
   if (finite > 0) {
     r.mean_ulps = sum_ulps / static_cast<double>(finite);
     r.mean_signed_err = sum_signed / static_cast<double>(finite);
@@ -101,18 +102,39 @@ Comparison compare_rows(const AttentionSpec& spec, const std::vector<double>& go
 }
 
 std::string Comparison::one_line() const {
+  std::string line = pass ? "PASS" : "FAIL";
   char buf[512];
+  if (nonfinite_mismatch > 0) {
+    // first_failure is the first element in [b][h][i][c] order that fails; with a non-finite
+    // mismatch it may be an over-bound finite one, so it is named as "first failing element"
+    std::snprintf(buf, sizeof buf,
+                  " %lld element(s) non-finite where the oracle is finite or the reverse; first "
+                  "failing element (b=%lld,h=%lld,i=%lld,c=%lld) got=%.9g exact=%.9g |",
+                  static_cast<long long>(nonfinite_mismatch),
+                  static_cast<long long>(first_failure.b), static_cast<long long>(first_failure.h),
+                  static_cast<long long>(first_failure.i), static_cast<long long>(first_failure.c),
+                  first_got, first_exact);
+    line += buf;
+  }
+  if (finite_compared == 0) {
+    std::snprintf(buf, sizeof buf,
+                  " no element finite on both sides | uncertified=%lld nonfinite_mismatch=%lld "
+                  "n=%lld",
+                  static_cast<long long>(uncertified), static_cast<long long>(nonfinite_mismatch),
+                  static_cast<long long>(elements));
+    return line + buf;
+  }
   std::snprintf(buf, sizeof buf,
-                "%s max|err|/bound=%.3g at (b=%lld,h=%lld,i=%lld,c=%lld) got=%.9g exact=%.9g "
+                " max|err|/bound=%.3g at (b=%lld,h=%lld,i=%lld,c=%lld) got=%.9g exact=%.9g "
                 "bound=%.3g | max|err|=%.3g ulps max=%.3g mean=%.3g | bias=%.3g (%.3g ulp) | "
                 "over=%lld uncertified=%lld nonfinite_mismatch=%lld n=%lld",
-                pass ? "PASS" : "FAIL", max_normalized, static_cast<long long>(worst.b),
-                static_cast<long long>(worst.h), static_cast<long long>(worst.i),
-                static_cast<long long>(worst.c), worst_got, worst_exact, worst_bound, max_abs_err,
-                max_ulps, mean_ulps, mean_signed_err, mean_signed_ulps,
-                static_cast<long long>(over_bound), static_cast<long long>(uncertified),
-                static_cast<long long>(nonfinite_mismatch), static_cast<long long>(elements));
-  return buf;
+                max_normalized, static_cast<long long>(worst.b), static_cast<long long>(worst.h),
+                static_cast<long long>(worst.i), static_cast<long long>(worst.c), worst_got,
+                worst_exact, worst_bound, max_abs_err, max_ulps, mean_ulps, mean_signed_err,
+                mean_signed_ulps, static_cast<long long>(over_bound),
+                static_cast<long long>(uncertified), static_cast<long long>(nonfinite_mismatch),
+                static_cast<long long>(elements));
+  return line + buf;
 }
 
 std::string Comparison::first_failure_line() const {
@@ -135,6 +157,7 @@ nlohmann::json Comparison::to_json() const {
   nlohmann::json j = {
       {"pass", pass},
       {"elements", elements},
+      {"finite_compared", finite_compared},
       {"max_normalized_error", num(max_normalized)},
       {"worst",
        {{"b", worst.b},
@@ -150,6 +173,8 @@ nlohmann::json Comparison::to_json() const {
       {"bias", {{"mean_signed_error", num(mean_signed_err)}, {"ulps", num(mean_signed_ulps)}}},
       {"uncertified", uncertified},
       {"nonfinite_mismatch", nonfinite_mismatch}};
+  // no element finite on both sides: there is no worst finite error to name
+  if (finite_compared == 0) j["worst"] = nullptr;
   if (has_first_failure) {
     j["first_failure"] = {{"b", first_failure.b},     {"h", first_failure.h},
                           {"i", first_failure.i},     {"c", first_failure.c},

@@ -17,6 +17,7 @@ struct Location {
 
 struct Comparison {
   int64_t elements = 0;
+  int64_t finite_compared = 0;  // elements where both values are finite (the error statistics')
   // max over elements of |got - exact| / bound (0/0 = 0, x/0 = +inf).
   double max_normalized = 0;
   Location worst;  // where max_normalized is reached
@@ -36,6 +37,9 @@ struct Comparison {
   double first_got = 0, first_exact = 0, first_bound = 0;
   bool pass = false;  // max_normalized <= 1, no uncertified element, no non-finite mismatch
 
+  // The verdict, then what decided it: non-finite mismatches first (a NaN where the oracle is
+  // finite is the failure, whatever the finite elements' errors), then the finite elements'
+  // worst error and statistics (left out when no element is finite on both sides).
   std::string one_line() const;
   // "first failing element (b=0,h=0,i=3,c=7): got 0.51 exact 0.49 bound 0.004" or "".
   std::string first_failure_line() const;

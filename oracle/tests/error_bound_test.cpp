@@ -332,6 +332,39 @@ TEST(ErrorBound, CompareReportsWorstLocationUlpsBiasAndJson) {
   EXPECT_EQ(compare(s, got, ex, eb, DType::bf16).nonfinite_mismatch, 1);
 }
 
+// A NaN where the oracle is finite is what the line leads with, not the finite elements' worst
+// error; with no element finite on both sides there is no worst error to print (it used to read
+// "max|err|/bound=0 ... got=0").
+TEST(ErrorBound, CompareLineLeadsWithNonFiniteMismatches) {
+  AttentionSpec s;
+  s.batch = 2;
+  s.heads = 1;
+  s.seqlen_q = 2;
+  s.d_head = 2;
+  OracleOutput ex;
+  ex.out.assign(static_cast<size_t>(s.q_elements()), 0.5);
+  ErrorBound eb;
+  eb.bound.assign(ex.out.size(), 0.01);
+  std::vector<double> got = ex.out;
+  for (int64_t i = 0; i < 2; ++i) {
+    for (int64_t c = 0; c < 2; ++c) got[static_cast<size_t>(s.q_index(1, 0, i, c))] = std::nan("");
+  }
+  const Comparison some = compare(s, got, ex, eb, DType::bf16);
+  EXPECT_EQ(some.finite_compared, 4);
+  const std::string line = some.one_line();
+  EXPECT_EQ(line.rfind("FAIL 4 element(s) non-finite", 0), 0u) << line;
+  EXPECT_NE(line.find("(b=1,h=0,i=0,c=0) got=nan exact=0.5"), std::string::npos) << line;
+  EXPECT_LT(line.find("non-finite"), line.find("max|err|/bound")) << line;
+
+  std::fill(got.begin(), got.end(), std::nan(""));
+  const Comparison all = compare(s, got, ex, eb, DType::bf16);
+  EXPECT_EQ(all.finite_compared, 0);
+  EXPECT_EQ(all.one_line().find("max|err|/bound"), std::string::npos) << all.one_line();
+  EXPECT_NE(all.one_line().find("no element finite on both sides"), std::string::npos);
+  EXPECT_TRUE(all.to_json()["worst"].is_null());
+  EXPECT_EQ(all.to_json()["first_failure"]["got"], "nan");
+}
+
 // ---------------------------------------------------------------- soundness + tightness
 
 // The a-priori bound holds on kCases fixed-seed cases (the default tier's 2000 are the first
