@@ -665,14 +665,9 @@ EquivResult run_equiv(const EquivRequest& req) {
       "tested cases only (numeric); statements about the IR programs (scope ir_model)";
   bool all = true, refuted = false;
   for (const OptionOutcome& o : r.outcomes) {
-    if (o.holds(r.required)) continue;
-    all = false;
-    if (!o.interface_error.empty() || !o.run_error.empty()) refuted = true;
-    if (r.required == Level::bit_exact && o.bit_exact == Verdict::refuted) refuted = true;
-    if (r.required != Level::bit_exact &&
-        (o.real == Verdict::refuted || o.numeric == Verdict::refuted)) {
-      refuted = true;
-    }
+    const std::string status = o.status(r.required);
+    all = all && status == "holds";
+    refuted = refuted || status == "refuted";
   }
   r.verdict = all ? "holds" : refuted ? "refuted" : "unknown";
   r.exit_code = all ? 0 : 1;

@@ -144,6 +144,13 @@ struct OptionOutcome {
   double seconds = 0;
 
   bool holds(Level l) const;
+  // "holds", "refuted" (a replayed counterexample or an interface/run failure at level l) or
+  // "unknown"; the overall verdict is the worst of the option sets'.
+  std::string status(Level l) const;
+  // Why the status at l is unknown, in words naming the cause (the term budget, an opaque
+  // construct, no counterexample found, an undischarged overflow obligation, no contract); ""
+  // unless status(l) is "unknown".
+  std::string unknown_reason(Level l) const;
   nlohmann::json to_json() const;
 };
 
@@ -152,7 +159,7 @@ struct EquivResult {
   Level required = Level::bit_exact;
   std::string scope;  // what the proofs cover, in words
   std::vector<OptionOutcome> outcomes;
-  // "holds", "fails" (a refutation or an interface/overflow failure at the required level) or
+  // "holds", "refuted" (a refutation or an interface/run failure at the required level) or
   // "unknown" (neither proved nor refuted: never a pass).
   std::string verdict;
   int exit_code = 1;

@@ -65,6 +65,35 @@ bool OptionOutcome::holds(Level l) const {
   return real_ok && numeric == Verdict::proved;
 }
 
+std::string OptionOutcome::status(Level l) const {
+  if (holds(l)) return "holds";
+  if (!interface_error.empty() || !run_error.empty()) return "refuted";
+  if (!undefined_result.empty()) return "unknown";
+  if (l == Level::bit_exact) return bit_exact == Verdict::refuted ? "refuted" : "unknown";
+  if (real == Verdict::refuted || numeric == Verdict::refuted) return "refuted";
+  return "unknown";
+}
+
+std::string OptionOutcome::unknown_reason(Level l) const {
+  if (status(l) != "unknown") return "";
+  if (!undefined_result.empty()) return "a run reached an undefined result: " + undefined_result;
+  if (l == Level::bit_exact) return "bit-exact " + bit_detail;
+  if (real != Verdict::proved) {
+    return "real " + (real_detail.empty() ? std::string("forms differ") : real_detail) +
+           (bit_detail.empty() ? "" : "; bit-exact " + bit_detail);
+  }
+  if (!overflow_ok) {
+    for (const ExpObligation& e : overflow) {
+      if (!e.discharged) {
+        return "the exp overflow obligation (argument <= 0) is not discharged at " + e.at;
+      }
+    }
+    return "the exp overflow obligation was not checked: the terms were not built";
+  }
+  return "numeric " + std::string(numeric_verdict_name(numeric)) +
+         (numeric_detail.empty() ? "" : ": " + numeric_detail);
+}
+
 namespace {
 
 std::string params_str(const ParamValues& p) {
@@ -178,6 +207,8 @@ nlohmann::json EquivResult::to_json() const {
   for (const OptionOutcome& o : outcomes) {
     nlohmann::json j = o.to_json();
     j["holds"] = o.holds(required);
+    j["status"] = o.status(required);
+    if (const std::string why = o.unknown_reason(required); !why.empty()) j["unknown_reason"] = why;
     per.push_back(j);
   }
   return {{"original", original}, {"rewrite", rewrite}, {"require", level_name(required)},
@@ -190,8 +221,11 @@ std::string EquivResult::text() const {
   s << "equiv " << original << " -> " << rewrite << "   (require " << level_name(required) << ")\n";
   for (const OptionOutcome& o : outcomes) {
     s << "\n"
-      << options_text(o.options) << "   [" << (o.holds(required) ? "holds" : "does not hold")
-      << ", " << num(o.seconds) << " s]\n";
+      << options_text(o.options) << "   [" << o.status(required) << ", " << num(o.seconds)
+      << " s]\n";
+    if (const std::string why = o.unknown_reason(required); !why.empty()) {
+      s << "  unknown        " << why << "\n";
+    }
     s << "  shapes         ";
     for (size_t i = 0; i < o.shapes.size(); ++i) s << (i ? "; " : "") << params_str(o.shapes[i]);
     if (o.tested_shape) s << "; tested only: " << params_str(*o.tested_shape);
@@ -244,8 +278,13 @@ std::string EquivResult::text() const {
     }
     int open = 0;
     for (const ExpObligation& e : o.overflow) open += e.discharged ? 0 : 1;
-    s << "  overflow       " << (o.overflow_ok ? "ok" : "NOT DISCHARGED") << "  "
-      << o.overflow.size() << " exp instruction(s), " << open << " without a max subtracted\n";
+    if (o.overflow.empty() && !o.overflow_ok) {
+      // the terms were not built (the budget): the obligation was not looked at
+      s << "  overflow       not checked  the terms were not built\n";
+    } else {
+      s << "  overflow       " << (o.overflow_ok ? "ok" : "NOT DISCHARGED") << "  "
+        << o.overflow.size() << " exp instruction(s), " << open << " without a max subtracted\n";
+    }
     for (const ExpObligation& e : o.overflow) {
       if (!e.discharged) s << "                 exp may overflow: " << e.at << "\n";
     }

@@ -414,7 +414,7 @@ std::string outcome_line(const equiv::OptionOutcome& o, equiv::Level required) {
                                                                : " (exp overflow not discharged)") +
        ", numeric " + equiv::numeric_verdict_name(o.numeric) + " (max diff/bound " +
        num(o.max_normalized) + ")";
-  return s + (o.holds(required) ? "  [holds]" : "  [does not hold]");
+  return s + "  [" + o.status(required) + "]";
 }
 
 // The replay line of an equiv counterexample: its shape pinned and the cases up to its own.
@@ -425,24 +425,6 @@ std::string equiv_replay(const Gate& g, const equiv::OptionOutcome& o,
          replay_args(g, o.options, c.params) + " --require " + equiv::level_name(required) +
          " --seed " + std::to_string(g.opts.seed) + " --cases " + std::to_string(n) + " --gen " +
          g.gens.front()->name;
-}
-
-// Why an option set that nothing refutes still does not hold at `required`: the first layer
-// that is not proved.
-std::string why_not_proved(const equiv::OptionOutcome& o, equiv::Level required) {
-  if (required == equiv::Level::bit_exact) return "bit-exact: " + o.bit_detail;
-  if (o.real != equiv::Verdict::proved) {
-    return std::string("real ") + equiv::verdict_name(o.real) + ": " + o.real_detail;
-  }
-  if (!o.overflow_ok) {
-    for (const equiv::ExpObligation& e : o.overflow) {
-      if (!e.discharged) {
-        return "the exp overflow obligation (argument <= 0) is not discharged at " + e.at;
-      }
-    }
-    return "the exp overflow obligation is not discharged";
-  }
-  return std::string("numeric ") + equiv::numeric_verdict_name(o.numeric) + ": " + o.numeric_detail;
 }
 
 void decide(Gate& g) {
@@ -475,18 +457,14 @@ void decide(Gate& g) {
     } else if (o.numeric_counterexample) {
       ce = o.numeric_counterexample;
     }
-    const bool refuted =
-        !o.interface_error.empty() || !o.run_error.empty() ||
-        (e.required == equiv::Level::bit_exact
-             ? o.bit_exact == equiv::Verdict::refuted
-             : o.real == equiv::Verdict::refuted || o.numeric == equiv::Verdict::refuted);
+    const bool refuted = o.status(e.required) == "refuted";
     std::string r = std::string("equiv ") + (refuted ? "refuted" : "unknown") + " (require " +
                     level + ") at " + outcome_line(o, e.required);
     if (ce) {
       r += "; counterexample " + counterexample_line(*ce) +
            "; replay: " + equiv_replay(g, o, *ce, e.required);
     } else if (!refuted) {
-      r += "; " + why_not_proved(o, e.required);
+      r += "; " + o.unknown_reason(e.required);
     }
     (refuted ? g.reject_reasons : g.unknown_reasons).push_back(r);
   }

@@ -57,6 +57,7 @@ void register_equiv(CLI::App& app, Action& action) {
   auto opts = std::make_shared<EquivCommandOptions>();
   CLI::App* cmd = app.add_subcommand(
       "equiv", "Prove a rewrite equivalent to the kernel it replaces, or show how it differs");
+  opts->sides.like_registered_side = true;
   opts->sides.add_options(cmd);
   cmd->add_option("--cases", opts->cases, "Concrete input sets per shape")
       ->check(CLI::Range(1, 10000))

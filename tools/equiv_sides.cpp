@@ -34,12 +34,23 @@ equiv::EquivSide make_side(const std::string& target, const std::vector<std::str
 
 equiv::EquivRequest equiv_request(const std::string& original, const std::string& rewrite,
                                   const std::vector<std::string>& assignments,
-                                  const std::string& like, const NkiFlags& nki) {
+                                  const std::string& like, const NkiFlags& nki,
+                                  bool like_registered_side) {
   equiv::EquivRequest req;
   kernels::Options fixed_o, fixed_r;
   bool is_fixed_o = false, is_fixed_r = false;
-  req.original = make_side(original, assignments, like, nki, fixed_o, is_fixed_o);
-  req.rewrite = make_side(rewrite, assignments, like, nki, fixed_r, is_fixed_r);
+  // Without --like (equiv), a file side is read as a rewrite of the registered side it is
+  // compared with: its `options` line and the --param options parse as that kernel's (a dump of
+  // sd_attention with --param use_causal_mask=false is the same request with or without
+  // --like sd_attention).
+  auto like_for = [&](const std::string& side, const std::string& other) {
+    if (!like.empty() || !like_registered_side || !is_file_target(side)) return like;
+    return kernels::find_variant(other) ? other : std::string();
+  };
+  req.original =
+      make_side(original, assignments, like_for(original, rewrite), nki, fixed_o, is_fixed_o);
+  req.rewrite =
+      make_side(rewrite, assignments, like_for(rewrite, original), nki, fixed_r, is_fixed_r);
   // Options and params given on the command line, split by the original's options.
   split_assignments(req.original.variant, assignments, req.options, req.params);
   // A fixed program was built with its options: the original is compared at those.
@@ -62,7 +73,8 @@ void EquivFlags::add_options(CLI::App* cmd) {
   nki.add_options(cmd);
   cmd->add_option("--like", like,
                   "For a file side: the registered kernel whose layout, spec and contract apply "
-                  "(a file's `options` line gives its options)");
+                  "(a file's `options` line gives its options; equiv: by default the registered "
+                  "side)");
   cmd->add_option("-p,--param", params,
                   "NAME=VALUE: pins a param (integer) or an option of the original")
       ->expected(1)
@@ -73,7 +85,8 @@ void EquivFlags::add_options(CLI::App* cmd) {
 }
 
 equiv::EquivRequest EquivFlags::request() const {
-  equiv::EquivRequest req = equiv_request(original, rewrite, params, like, nki);
+  equiv::EquivRequest req =
+      equiv_request(original, rewrite, params, like, nki, like_registered_side);
   if (!require.empty()) {
     req.require = equiv::parse_level(require);
     if (!req.require)

@@ -17,6 +17,10 @@ struct EquivFlags {
   std::string original, rewrite, like, require;
   std::vector<std::string> params;
   NkiFlags nki;
+  // Without --like, read a file side as a rewrite of the registered side (equiv: its options
+  // then parse as that kernel's). adopt keeps --like explicit: it names the contract the
+  // rewrite's own check runs under.
+  bool like_registered_side = false;
   void add_options(CLI::App* cmd);
   // The request these flags describe (require parsed); throws UsageError.
   equiv::EquivRequest request() const;
@@ -25,7 +29,8 @@ struct EquivFlags {
 // Throws UsageError on an unknown kernel, a bad file or a param outside the original's domain.
 equiv::EquivRequest equiv_request(const std::string& original, const std::string& rewrite,
                                   const std::vector<std::string>& assignments,
-                                  const std::string& like, const NkiFlags& nki);
+                                  const std::string& like, const NkiFlags& nki,
+                                  bool like_registered_side = false);
 
 // run_equiv with its input errors turned into UsageError (exit 2).
 equiv::EquivResult run_equiv_or_usage(const equiv::EquivRequest& req);

@@ -289,6 +289,11 @@ kernels::Options contract_options_given(const kernels::Variant& v,
   return out;
 }
 
+bool is_file_target(const std::string& target) {
+  return kernels::find_variant(target) == nullptr && props::find_bug(target) == nullptr &&
+         workloads::find_workload(target) == nullptr;
+}
+
 KernelSource load_kernel_source(const std::string& target,
                                 const std::vector<std::string>& assignments,
                                 const std::string& like, const NkiFlags& nki, LikeRole role,

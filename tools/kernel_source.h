@@ -91,6 +91,10 @@ kernels::Options contract_options_given(const kernels::Variant& v,
 // file, bad option, an option contradicting the file or one `like` does not offer, params not
 // declared). `contract_options` (not null: check's --contract-option, role contract_only) are
 // then the options, as contract_options_given reads them.
+// Whether `target` names a file (a .nkir program or FILE.py:FUNCTION): not a registered kernel,
+// a bug-catalogue entry or a timing workload, the names load_kernel_source tries first.
+bool is_file_target(const std::string& target);
+
 KernelSource load_kernel_source(const std::string& target,
                                 const std::vector<std::string>& assignments,
                                 const std::string& like = "", const NkiFlags& nki = {},

@@ -87,3 +87,48 @@ TEST(LinkStatus, TheTutorialChainDeclaresItsInterfaceChanges) {
 
 }  // namespace
 }  // namespace ncv::equiv
+
+namespace ncv::equiv {
+namespace {
+
+// An option set that is neither proved nor refuted says "unknown" and why, naming the cause:
+// the term budget is not an overflow, and an overflow obligation that was never looked at (no
+// terms built) is not printed as "NOT DISCHARGED".
+TEST(OutcomeStatus, UnknownBlocksSayUnknownAndNameTheirCause) {
+  OptionOutcome budget;
+  budget.bit_detail = "terms over the budget (1 GiB) at seqlen=512 d_head=128";
+  budget.real_detail = budget.bit_detail;
+  budget.overflow_ok = false;  // run_equiv: not built, so not checked
+  EXPECT_EQ(budget.status(Level::bit_exact), "unknown");
+  EXPECT_EQ(budget.status(Level::real), "unknown");
+  EXPECT_NE(budget.unknown_reason(Level::real).find("over the budget"), std::string::npos);
+  EquivResult r;
+  r.original = "o";
+  r.rewrite = "r";
+  r.required = Level::real;
+  r.outcomes = {budget};
+  const std::string text = r.text();
+  EXPECT_NE(text.find("[unknown,"), std::string::npos) << text;
+  EXPECT_EQ(text.find("does not hold"), std::string::npos) << text;
+  EXPECT_EQ(text.find("NOT DISCHARGED"), std::string::npos) << text;
+  EXPECT_NE(text.find("overflow       not checked"), std::string::npos) << text;
+  EXPECT_NE(text.find("unknown        real terms over the budget"), std::string::npos) << text;
+
+  // Real proved with an exp whose argument is not shown <= 0: the obligation is the cause.
+  OptionOutcome open;
+  open.real = Verdict::proved;
+  open.overflow = {ExpObligation{"exp at line 12", false}};
+  EXPECT_EQ(open.status(Level::real), "unknown");
+  EXPECT_NE(open.unknown_reason(Level::real).find("not discharged at exp at line 12"),
+            std::string::npos);
+
+  // A counterexample refutes; holding has no reason.
+  OptionOutcome refuted;
+  refuted.bit_exact = Verdict::refuted;
+  EXPECT_EQ(refuted.status(Level::bit_exact), "refuted");
+  EXPECT_EQ(refuted.unknown_reason(Level::bit_exact), "");
+  EXPECT_EQ(bit_exact_proved().status(Level::contract), "holds");
+}
+
+}  // namespace
+}  // namespace ncv::equiv

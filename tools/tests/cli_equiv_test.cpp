@@ -91,6 +91,34 @@ TEST(CliEquiv, JsonHasOneEntryPerOptionSet) {
   EXPECT_FALSE(o.at("shapes").empty());
 }
 
+// A rewrite given as a .nkir dump (one DMA queue changed) without --like is read as a rewrite of
+// the registered original: `--param use_causal_mask=false` parses as its option (it used to be
+// refused as "not an integer"), and the file is compared at the options its `options` line
+// records only (it used to be compared at every option set of the original and refuted at the
+// causal one).
+TEST(CliEquiv, FileRewriteWithoutLikeIsReadAsTheOriginals) {
+  const CliResult dump = run_cli({"dump", "sd_attention", "--param", "use_causal_mask=false"});
+  ASSERT_EQ(dump.exit_code, 0) << describe(dump);
+  std::string text = dump.out;
+  const std::string from = "queue=1", to = "queue=2";
+  const size_t at = text.find(from);
+  ASSERT_NE(at, std::string::npos) << text;
+  text.replace(at, from.size(), to);
+  const fs::path file = write_temp("queue_rewrite.nkir", text);
+  const std::vector<std::string> shape = {"--param", "seqlen=128", "--param", "d_head=16",
+                                          "--json"};
+  for (const bool pin : {true, false}) {
+    std::vector<std::string> args = {"equiv", "sd_attention", file.string()};
+    if (pin) args = with(args, {"--param", "use_causal_mask=false"});
+    const CliResult r = run_cli(with(args, shape));
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j.at("verdict"), "holds") << r.out;
+    ASSERT_EQ(j.at("per_options").size(), 1u) << r.out;
+    EXPECT_EQ(j.at("per_options").front().at("options").at("use_causal_mask"), "false");
+  }
+}
+
 // Step 1 claims changed numerics (contract), and at dtype fp32 its fused softmax rounds exactly
 // as the tutorial does: the gate adopts it.
 TEST(CliAdopt, FusedSoftmaxStepIsAdoptedAtFp32) {
