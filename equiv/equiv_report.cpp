@@ -77,10 +77,13 @@ std::string OptionOutcome::status(Level l) const {
 std::string OptionOutcome::unknown_reason(Level l) const {
   if (status(l) != "unknown") return "";
   if (!undefined_result.empty()) return "a run reached an undefined result: " + undefined_result;
-  if (l == Level::bit_exact) return "bit-exact " + bit_detail;
+  auto layer = [](const char* name, Verdict v, const std::string& detail) {
+    return std::string(name) + " " + verdict_name(v) + (detail.empty() ? "" : ": " + detail);
+  };
+  if (l == Level::bit_exact) return layer("bit-exact", bit_exact, bit_detail);
   if (real != Verdict::proved) {
-    return "real " + (real_detail.empty() ? std::string("forms differ") : real_detail) +
-           (bit_detail.empty() ? "" : "; bit-exact " + bit_detail);
+    return layer("real", real, real_detail.empty() ? "the canonical forms differ" : real_detail) +
+           "; " + layer("bit-exact", bit_exact, bit_detail);
   }
   if (!overflow_ok) {
     for (const ExpObligation& e : overflow) {
