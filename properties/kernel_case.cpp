@@ -5,6 +5,7 @@
 #include <ostream>
 #include <stdexcept>
 
+#include "check/replay.h"
 #include "kernels/registry.h"
 #include "model/ir/domain_search.h"
 #include "properties/shrinking_choice.h"
@@ -58,11 +59,16 @@ void showValue(const KernelCase& c, std::ostream& os) {
   os << c.describe();
 }
 
-std::string check_command(const KernelUnderTest& k, const KernelCase& c) {
-  std::string s = "ncverify check " + k.name;
-  for (const auto& [name, value] : c.params) s += " --param " + name + "=" + std::to_string(value);
-  for (const auto& [name, value] : c.options) s += " --param " + name + "=" + value;
-  return s + " --values " + c.values.str();
+std::string check_command(const KernelUnderTest& k, const KernelCase& c,
+                          const kernels::CaseResult* judged) {
+  kernels::CheckInvocation inv;
+  inv.target = k.name;
+  inv.rebuilds = true;  // a registered kernel or catalogue entry, built for c.options
+  kernels::CaseResult as_checked;
+  if (judged != nullptr) as_checked = *judged;
+  as_checked.exact_oracle = judged == nullptr || judged->exact_oracle;
+  as_checked.distribution = c.values.str();  // replayed by `check --values`
+  return kernels::check_replay_line(inv, c.options, c.params, as_checked);
 }
 
 std::vector<int64_t> edge_values(const Param& p, const Budget& b) {

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "check/check.h"
 #include "kernels/variant.h"
 #include "properties/bug_catalogue.h"
 #include "properties/values.h"
@@ -63,8 +64,11 @@ struct KernelCase {
 // How RapidCheck prints a drawn case in a counterexample (found by argument-dependent lookup).
 void showValue(const KernelCase& c, std::ostream& os);
 
-// The one-line `ncverify check` command that replays `c` on `k`.
-std::string check_command(const KernelUnderTest& k, const KernelCase& c);
+// The one-line `ncverify check` command that replays `c` on `k` (check/replay.h). `judged`: the
+// case as the property compared it with the oracle, whose oracle (exact or fast) the line then
+// names; null for a property that compares two runs (check's own oracle choice).
+std::string check_command(const KernelUnderTest& k, const KernelCase& c,
+                          const kernels::CaseResult* judged = nullptr);
 
 // The edge-biased values a param takes (smallest first, so shrinking goes to the smallest
 // shape): its minimum, minimum + one step, one 128-tile, one tile + one step, non-power-of-two

@@ -51,10 +51,11 @@ Outcome run_case(const KernelUnderTest& k, const KernelCase& c, const oracle::At
 
 thread_local std::optional<KernelCase> t_last_failure;
 
-[[noreturn]] void fail(const KernelUnderTest& k, const KernelCase& c, const std::string& what) {
+[[noreturn]] void fail(const KernelUnderTest& k, const KernelCase& c, const std::string& what,
+                       const kernels::CaseResult* judged = nullptr) {
   t_last_failure = c;
   RC_LOG() << "kernel: " << k.name << "\ncase: " << c.describe()
-           << "\nreplay: " << check_command(k, c) << "\n";
+           << "\nreplay: " << check_command(k, c, judged) << "\n";
   RC_FAIL(k.name + ": " + what);
 }
 
@@ -215,13 +216,14 @@ void prop_matches_oracle(const KernelUnderTest& k, const Budget& b) {
                             opts);  // (spec_of: no draws beyond the spec)
   // An undefined result is unknown, not a failure (run_or_fail).
   if (r.unknown) RC_DISCARD(k.name + ": " + *r.unknown);
-  if (r.run_error) fail(k, c, "model error: " + r.run_error->message);
+  if (r.run_error) fail(k, c, "model error: " + r.run_error->message, &r);
   // check_inputs also compares the lse when the kernel stores one (flash_fwd training mode).
   if (!r.pass) {
     const bool lse_only = r.comparison.pass && r.lse && !r.lse->pass;
     fail(k, c,
          "outside the contract's bound: " +
-             (lse_only ? "lse " + r.lse->one_line() : r.comparison.one_line()));
+             (lse_only ? "lse " + r.lse->one_line() : r.comparison.one_line()),
+         &r);
   }
 }
 

@@ -25,9 +25,11 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "check/check.h"
+#include "check/replay.h"
 #include "equiv/equiv.h"
 #include "equiv/shapes.h"
 #include "kernels/option_programs.h"
@@ -174,16 +176,51 @@ struct Gate {
   std::vector<std::string> reject_reasons, unknown_reasons;
 };
 
-// The `--param`s, `--like` and NKI flags that name `params` and `options` on a replay line.
-std::string replay_args(const Gate& g, const kernels::Options& options, const ParamValues& params) {
-  std::string s;
-  if (!g.opts.sides.like.empty()) s += " --like " + g.opts.sides.like;
-  for (const auto& [k, v] : options) s += " --param " + k + "=" + v;
-  for (const auto& [k, v] : params) s += " --param " + k + "=" + std::to_string(v);
-  for (const std::string& i : g.opts.sides.nki.inputs) s += " --input " + i;
-  for (const std::string& i : g.opts.sides.nki.shapes) s += " --shape " + i;
-  if (!g.opts.sides.nki.grid.empty()) s += " --grid " + g.opts.sides.nki.grid;
-  return s;
+// The `--param`s, `--like` and NKI flags that name `params` and `options` on a replay line (as
+// words): the options and params by name, then every other --param as given (a traced kernel's
+// keyword arguments).
+std::vector<std::string> replay_args(const Gate& g, const kernels::Options& options,
+                                     const ParamValues& params) {
+  std::vector<std::string> w;
+  std::set<std::string> named;
+  if (!g.opts.sides.like.empty()) w.insert(w.end(), {"--like", g.opts.sides.like});
+  for (const auto& [k, v] : options) {
+    w.insert(w.end(), {"--param", k + "=" + v});
+    named.insert(k);
+  }
+  for (const auto& [k, v] : params) {
+    w.insert(w.end(), {"--param", k + "=" + std::to_string(v)});
+    named.insert(k);
+  }
+  for (const std::string& a : g.opts.sides.params) {
+    if (named.insert(a.substr(0, a.find('='))).second) w.insert(w.end(), {"--param", a});
+  }
+  for (const std::string& i : g.opts.sides.nki.inputs) w.insert(w.end(), {"--input", i});
+  for (const std::string& i : g.opts.sides.nki.shapes) w.insert(w.end(), {"--shape", i});
+  if (!g.opts.sides.nki.grid.empty()) w.insert(w.end(), {"--grid", g.opts.sides.nki.grid});
+  return w;
+}
+
+// What the rewrite's check was given, as `ncverify check` takes it (check/replay.h): its
+// failing case replays with the same options, shape, generation, determinism runs and limits.
+kernels::CheckInvocation check_invocation(const Gate& g, const kernels::CheckOptions& co) {
+  kernels::CheckInvocation inv;
+  inv.target = g.req.rewrite.label;
+  inv.like = g.req.rewrite.registered() ? "" : g.opts.sides.like;
+  inv.assignments = g.opts.sides.params;
+  inv.rebuilds = g.req.rewrite.registered();
+  inv.inputs = g.opts.sides.nki.inputs;
+  inv.shapes = g.opts.sides.nki.shapes;
+  inv.grid = g.opts.sides.nki.grid;
+  inv.gen = g.gens.front()->name;
+  inv.determinism_runs = co.determinism_runs;
+  inv.default_determinism_runs = g.rewrite_variant->determinism_runs;
+  const RunLimits defaults;
+  if (g.opts.limits.memory_budget_mib != defaults.memory_budget_mib) {
+    inv.memory_budget_mib = g.opts.limits.memory_budget_mib;
+  }
+  if (g.opts.limits.max_steps != defaults.max_steps) inv.max_steps = g.opts.limits.max_steps;
+  return inv;
 }
 
 void make_plans(Gate& g) {
@@ -268,10 +305,8 @@ void run_checks(Gate& g, Progress& progress, int64_t& done) {
               equiv::options_text(p.rewrite_options) + "), case seed=" + std::to_string(cr.seed) +
               " " + cr.distribution + ": " +
               (cr.run_error ? "model error: " + cr.run_error->message : cr.comparison.one_line());
-          c.replay = "ncverify check " + g.req.rewrite.label +
-                     replay_args(g, p.rewrite_options, c.params) + " --cases " +
-                     std::to_string(n + 1) + " --seed " + std::to_string(g.opts.seed) + " --gen " +
-                     g.gens.front()->name;
+          c.replay =
+              kernels::check_replay_line(check_invocation(g, co), p.rewrite_options, c.params, cr);
         }
       }
       progress.update(++done, "check " + format_params(c.params));
@@ -421,10 +456,12 @@ std::string outcome_line(const equiv::OptionOutcome& o, equiv::Level required) {
 std::string equiv_replay(const Gate& g, const equiv::OptionOutcome& o,
                          const equiv::Counterexample& c, equiv::Level required) {
   const uint64_t n = c.seed >= g.opts.seed ? c.seed - g.opts.seed + 1 : 1;
-  return "ncverify equiv " + g.req.original.label + " " + g.req.rewrite.label +
-         replay_args(g, o.options, c.params) + " --require " + equiv::level_name(required) +
-         " --seed " + std::to_string(g.opts.seed) + " --cases " + std::to_string(n) + " --gen " +
-         g.gens.front()->name;
+  std::vector<std::string> w = {"equiv", g.req.original.label, g.req.rewrite.label};
+  for (const std::string& a : replay_args(g, o.options, c.params)) w.push_back(a);
+  w.insert(w.end(),
+           {"--require", equiv::level_name(required), "--seed", std::to_string(g.opts.seed),
+            "--cases", std::to_string(n), "--gen", g.gens.front()->name});
+  return "ncverify " + kernels::shell_join(w);
 }
 
 void decide(Gate& g) {

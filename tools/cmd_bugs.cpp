@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "check/check_sweep.h"
+#include "check/replay.h"
 #include "kernels/option_programs.h"
 #include "kernels/registry.h"
 #include "properties/allclose_baseline.h"
@@ -38,7 +39,7 @@ struct BugsCommandOptions {
 struct GateRow {
   std::string name, base;
   bool failed = false;
-  std::string where;  // the first failing run: options, shape, distribution and seed
+  std::string where;  // the first failing case: the `ncverify check` line that replays it
   double seconds = 0;
   int cases = 0;
   std::string error;    // the check could not run (an option set's program failed to build)
@@ -73,11 +74,14 @@ GateRow gate_row(const std::string& name, const kernels::Variant& v, const kerne
     if (run.result.pass || (row.failed && run.result.unknown)) continue;
     for (const kernels::CaseResult& c : run.result.cases) {
       if (c.pass || (row.failed && c.unknown)) continue;
-      std::string opts;
-      for (const auto& [k, x] : run.options) opts += k + "=" + x + " ";
-      for (const auto& [k, x] : run.shape.params) opts += k + "=" + std::to_string(x) + " ";
+      // The `ncverify check` line that re-runs the case (check/replay.h): the entry or kernel at
+      // the run's shape and options, on its own generation and determinism runs.
+      kernels::CheckInvocation inv;
+      inv.target = name;
+      inv.rebuilds = true;
+      inv.determinism_runs = inv.default_determinism_runs = v.determinism_runs;
       row.where =
-          opts + kernels::case_recipe(c) +
+          kernels::check_replay_line(inv, run.options, run.shape.params, c) +
           (c.unknown     ? " (undefined result: unknown)"
            : c.run_error ? " (model error)"
                          : " (max|err|/bound " + format_ratio(c.comparison.max_normalized) + ")");
@@ -153,7 +157,7 @@ int run_gate(const BugsCommandOptions& opts) {
               << "\n";
   } else {
     print_stdout("%-34s %-24s %-8s %7s %6s  %s\n", "catalogue entry", "base kernel", "check",
-                 "time s", "cases", "first failing case (replay with ncverify check ENTRY ...)");
+                 "time s", "cases", "first failing case (the check that replays it)");
     for (const GateRow& r : bugs) {
       print_stdout("%-34s %-24s %-8s %7.2f %6d  %s\n", r.name.c_str(), r.base.c_str(),
                    r.failed             ? "caught"

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -16,6 +17,7 @@
 #include "check/check_sweep.h"
 #include "check/explicit_layout.h"
 #include "check/kv_cache_layout.h"
+#include "check/replay.h"
 #include "kernels/option_programs.h"
 #include "kernels/registry.h"
 #include "oracle/attention_spec.h"
@@ -55,6 +57,7 @@ struct CheckCommandOptions {
   std::string dist;
   bool json = false;
   bool apriori = false;
+  std::string oracle;  // --oracle: "" (by size), fast or exact
   RunLimits limits;
   NkiFlags nki;
 };
@@ -98,23 +101,6 @@ kernels::ExplicitProblem explicit_problem(const CheckCommandOptions& o) {
   return p;
 }
 
-// The problem's flags as a command line gives them ("" when none is given).
-std::string problem_flags(const CheckCommandOptions& o) {
-  std::string s;
-  if (o.scale != 1.0) {
-    std::ostringstream scale;
-    scale.precision(17);
-    scale << o.scale;
-    s += " --scale " + scale.str();
-  }
-  if (o.causal) s += " --causal";
-  if (!o.align.empty()) s += " --align " + o.align;
-  if (o.window != 0) s += " --window " + std::to_string(o.window);
-  if (o.cp_degree != 0) s += " --cp-degree " + std::to_string(o.cp_degree);
-  if (o.cp_strided) s += " --cp-strided";
-  return s;
-}
-
 // --layout/--contract (with the problem's flags): the kernel's own layout and a registered
 // kernel's contract, the attention problem read off the program's shapes.
 std::optional<kernels::Variant> explicit_variant(const CheckCommandOptions& opts,
@@ -139,27 +125,36 @@ std::optional<kernels::Variant> explicit_variant(const CheckCommandOptions& opts
                                           explicit_problem(opts));
 }
 
-// The command that re-runs exactly one case: the target, its shape and options, the input
-// distribution and seed.
-std::string replay_line(const CheckCommandOptions& opts, const KernelSource& src,
-                        const kernels::Options& options, const ParamValues& params,
-                        const kernels::CaseResult& c) {
-  std::string s = "ncverify check " + opts.target;
-  if (!opts.like.empty()) s += " --like " + opts.like;
-  if (!opts.layout.empty()) {
-    s += " --layout \"" + opts.layout + "\" --contract " + opts.contract + problem_flags(opts);
+// What this check was given, as its replay lines give it again (check/replay.h). `given` is
+// the command line as parsed, `opts` the same with the generation and determinism runs resolved.
+kernels::CheckInvocation invocation(const CheckCommandOptions& given,
+                                    const CheckCommandOptions& opts, const KernelSource& src,
+                                    const kernels::Variant& variant) {
+  kernels::CheckInvocation inv;
+  inv.target = opts.target;
+  inv.like = opts.like;
+  inv.layout = opts.layout;
+  inv.contract = opts.contract;
+  if (!opts.layout.empty()) inv.problem = explicit_problem(opts);
+  inv.contract_options = opts.contract_options;
+  inv.assignments = opts.params;
+  inv.rebuilds = static_cast<bool>(src.rebuild);
+  inv.inputs = opts.nki.inputs;
+  inv.shapes = opts.nki.shapes;
+  inv.grid = opts.nki.grid;
+  // The generation given, or the one used when it is not the default (a kernel for trn2 and
+  // trn3 only): a traced kernel is traced for it either way.
+  if (!given.gen.empty() || opts.gen != kDefaultGeneration) inv.gen = opts.gen;
+  inv.determinism_runs = opts.determinism_runs;
+  inv.default_determinism_runs = variant.determinism_runs;
+  const RunLimits defaults;
+  if (opts.limits.memory_budget_mib != defaults.memory_budget_mib) {
+    inv.memory_budget_mib = opts.limits.memory_budget_mib;
   }
-  for (const std::string& o : opts.contract_options) s += " --contract-option " + o;
-  for (const auto& [k, v] : params) s += " --param " + k + "=" + std::to_string(v);
-  if (src.rebuild) {
-    for (const auto& [k, v] : options) s += " --param " + k + "=" + v;
-  }
-  if (opts.gen != kDefaultGeneration) s += " --gen " + opts.gen;
-  if (opts.determinism_runs > 1)
-    s += " --determinism-runs " + std::to_string(opts.determinism_runs);
-  return s + " " +
-         (c.distribution.find(':') == std::string::npos ? kernels::case_recipe(c)
-                                                        : "--values " + c.distribution);
+  if (opts.limits.max_steps != defaults.max_steps) inv.max_steps = opts.limits.max_steps;
+  inv.apriori = opts.apriori;
+  inv.oracle = opts.oracle;
+  return inv;
 }
 
 // The header's note on the generation and the determinism runs ("" when trn1 and one run).
@@ -174,9 +169,8 @@ std::string run_note(const CheckCommandOptions& opts) {
   return s;
 }
 
-void print_worst(const CheckCommandOptions& opts, const KernelSource& src,
-                 const kernels::Options& options, const ParamValues& params,
-                 const kernels::CaseResult& c) {
+void print_worst(const kernels::CheckInvocation& inv, const kernels::Options& options,
+                 const ParamValues& params, const kernels::CaseResult& c) {
   std::cout << "worst case: " << c.distribution << " seed=" << c.seed << " at "
             << format_params(params) << " ("
             << (c.unknown     ? "unknown, undefined result"
@@ -185,7 +179,7 @@ void print_worst(const CheckCommandOptions& opts, const KernelSource& src,
             << ", "
             << (c.run_error ? c.run_error->message
                             : "max|err|/bound " + format_ratio(c.comparison.max_normalized))
-            << ")\n  replay: " << replay_line(opts, src, options, params, c) << "\n";
+            << ")\n  replay: " << kernels::check_replay_line(inv, options, params, c) << "\n";
   if (c.nondeterministic)
     std::cout << "  nondeterministic: " << c.nondeterministic->message << "\n";
   if (!c.run_error && !c.pass && (!c.nondeterministic || !c.comparison.pass)) {
@@ -193,8 +187,9 @@ void print_worst(const CheckCommandOptions& opts, const KernelSource& src,
   }
 }
 
-int run_sweep(const CheckCommandOptions& opts, const KernelSource& src,
-              const kernels::Variant& variant, const kernels::CheckOptions& co) {
+int run_sweep(const CheckCommandOptions& opts, const kernels::CheckInvocation& inv,
+              const KernelSource& src, const kernels::Variant& variant,
+              const kernels::CheckOptions& co) {
   std::vector<kernels::Options> option_sets;
   if (src.rebuild) {
     option_sets = kernels::resolved_combinations(*src.variant, src.pinned_options);
@@ -206,8 +201,8 @@ int run_sweep(const CheckCommandOptions& opts, const KernelSource& src,
   so.cases_per_shape = opts.cases;
   so.check = co;
   // The exact (multiprecision) oracle only at the smallest shapes; the fast oracle adds its own
-  // bound elsewhere.
-  so.check.exact_oracle_max_macs = std::min(co.exact_oracle_max_macs, 1e5);
+  // bound elsewhere (unless --oracle says which).
+  if (opts.oracle.empty()) so.check.exact_oracle_max_macs = std::min(co.exact_oracle_max_macs, 1e5);
   Progress progress("check", "shapes", 0);
   so.on_shape = [&progress](int done, int planned, const std::string& what) {
     progress.set_total(planned);
@@ -230,7 +225,7 @@ int run_sweep(const CheckCommandOptions& opts, const KernelSource& src,
     j["determinism_runs"] = std::max(opts.determinism_runs, 1);
     if (!opts.like.empty()) j["like"] = opts.like;
     if (wr && wc)
-      j["worst_case_replay"] = replay_line(opts, src, wr->options, wr->shape.params, *wc);
+      j["worst_case_replay"] = kernels::check_replay_line(inv, wr->options, wr->shape.params, *wc);
     std::cout << j.dump(2) << "\n";
   } else {
     std::cout << "check " << src.label << (opts.like.empty() ? "" : " like " + opts.like) << ": "
@@ -242,7 +237,7 @@ int run_sweep(const CheckCommandOptions& opts, const KernelSource& src,
       std::cout << note << "\n";
     }
     std::cout << r.summary();
-    if (wr && wc) print_worst(opts, src, wr->options, wr->shape.params, *wc);
+    if (wr && wc) print_worst(inv, wr->options, wr->shape.params, *wc);
     // What the verdict covers: the runs listed, not the skipped ones.
     std::cout << src.label << ": " << r.verdict();
     if (!r.skipped.empty()) {
@@ -307,9 +302,12 @@ int run_check(const CheckCommandOptions& given) {
   if (opts.determinism_runs < 0) opts.determinism_runs = variant.determinism_runs;
   co.determinism_runs = opts.determinism_runs;
   co.apriori = opts.apriori;
+  if (opts.oracle == "fast") co.exact_oracle_max_macs = 0;
+  if (opts.oracle == "exact") co.exact_oracle_max_macs = std::numeric_limits<double>::infinity();
   co.fa_ratio = opts.json;  // the FA-style ratio is reported in the JSON only
   opts.limits.apply(co.run);
   co.run.record_trace = false;
+  const kernels::CheckInvocation inv = invocation(given, opts, src, variant);
   std::optional<props::ValueRecipe> recipe;
   if (!opts.values.empty()) {
     std::string error;
@@ -349,7 +347,7 @@ int run_check(const CheckCommandOptions& given) {
                      open_params.front() + ")");
   }
   try {
-    if (sweep) return run_sweep(opts, src, variant, co);
+    if (sweep) return run_sweep(opts, inv, src, variant, co);
     kernels::CheckResult r;
     if (recipe) {
       co.cases = 1;  // one property-suite input set
@@ -397,10 +395,12 @@ int run_check(const CheckCommandOptions& given) {
         j["layout"] = opts.layout;
         j["contract_from"] = opts.contract;
         // the stated problem's flags (--scale, --causal, --align, --window, --cp-*)
-        if (const std::string f = problem_flags(opts); !f.empty()) j["problem"] = f.substr(1);
+        if (const auto f = kernels::problem_words(explicit_problem(opts)); !f.empty()) {
+          j["problem"] = kernels::shell_join(f);
+        }
       }
       if (const kernels::CaseResult* w = kernels::worst_case_of(r)) {
-        j["worst_case_replay"] = replay_line(opts, src, r.options, r.params, *w);
+        j["worst_case_replay"] = kernels::check_replay_line(inv, r.options, r.params, *w);
       }
       std::cout << j.dump(2) << "\n";
     } else {
@@ -412,7 +412,7 @@ int run_check(const CheckCommandOptions& given) {
       }
       std::cout << r.summary();
       if (const kernels::CaseResult* w = kernels::worst_case_of(r)) {
-        print_worst(opts, src, r.options, r.params, *w);
+        print_worst(inv, r.options, r.params, *w);
       }
     }
     return r.pass ? kExitOk : kExitVerificationFailure;
@@ -521,6 +521,11 @@ void register_check(CLI::App& app, Action& action) {
   opts->limits.add_options(cmd);
   cmd->add_flag("--apriori", opts->apriori,
                 "Also compute the a-priori error bound and report its ratio (apriori_ratio)");
+  cmd->add_option("--oracle", opts->oracle,
+                  "fast or exact: the oracle every case is compared with (default: the exact, "
+                  "multiprecision one for small problems, the fast one with its own bound added "
+                  "beyond; a replay line of a case judged against the fast one says --oracle fast)")
+      ->check(CLI::IsMember({"fast", "exact"}));
   cmd->add_flag("--json", opts->json, "Print one JSON object instead of text");
   cmd->callback([cmd, opts, &action] {
     // A --values input set is one case with its own seed: --cases and --seed would be ignored.

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "check/check_sweep.h"
+#include "check/replay.h"
 #include "kernels/registry.h"
 
 namespace ncv::cli {
@@ -23,21 +24,6 @@ std::vector<std::optional<double>> normalized_errors(const kernels::CheckResult&
     }
   }
   return out;
-}
-
-std::string check_replay_line(const std::string& target, const kernels::Options& options,
-                              const ParamValues& params, const std::string& gen,
-                              int determinism_runs, int variant_runs,
-                              const kernels::CaseResult& c) {
-  std::string s = "ncverify check " + target;
-  for (const auto& [name, value] : params) s += " -p " + name + "=" + std::to_string(value);
-  for (const auto& [name, value] : options) s += " -p " + name + "=" + value;
-  s += " --gen " + gen;
-  // check runs each case Variant::determinism_runs times unless told otherwise.
-  if (std::max(determinism_runs, 1) != std::max(variant_runs, 1)) {
-    s += " --determinism-runs " + std::to_string(std::max(determinism_runs, 1));
-  }
-  return s + " " + kernels::case_recipe(c);
 }
 
 PredecessorLatency predecessor_latency(const kernels::Variant& v, const kernels::Options& given,
@@ -116,11 +102,20 @@ CheckRow run_check_row(const CheckRowRequest& req, LatencyCache& cache) {
     errors.push_back(e ? nlohmann::json(*e) : nlohmann::json(nullptr));
   }
   j["normalized_errors"] = errors;
+  // Each failing case's `ncverify check` line (check/replay.h): the target at the row's shape
+  // with every option, on the row's generation, with the row's determinism runs when they are
+  // not check's default for the kernel.
+  kernels::CheckInvocation inv;
+  inv.target = req.target;
+  inv.rebuilds = true;
+  inv.gen = hw.name;
+  inv.determinism_runs = req.check.determinism_runs;
+  inv.default_determinism_runs = v.determinism_runs;
+  inv.apriori = req.check.apriori;
   nlohmann::json replay = nlohmann::json::array();
   for (const kernels::CaseResult& c : row.result.cases) {
     if (c.pass) continue;
-    replay.push_back(check_replay_line(req.target, req.options, req.params, hw.name,
-                                       req.check.determinism_runs, v.determinism_runs, c));
+    replay.push_back(kernels::check_replay_line(inv, req.options, req.params, c));
   }
   j["replay"] = replay;
   return row;

@@ -23,15 +23,6 @@ namespace ncv::cli {
 // whose ratio is not finite.
 std::vector<std::optional<double>> normalized_errors(const kernels::CheckResult& r);
 
-// The `ncverify check` command line that re-runs case `c` alone: `target` (a registered kernel
-// or a bug-catalogue entry) at `params` with every option of `options`, on `gen`, with the
-// determinism runs the case had when they differ from check's default for the kernel
-// (`variant_runs`: Variant::determinism_runs), and the case's distribution and seed
-// (`--dist D --seed S`, which check turns into that one case).
-std::string check_replay_line(const std::string& target, const kernels::Options& options,
-                              const ParamValues& params, const std::string& gen,
-                              int determinism_runs, int variant_runs, const kernels::CaseResult& c);
-
 // A predecessor's latency beside a rewrite's: the variant v rewrites, at v's option request
 // `given` (resolved by the predecessor) and the same params and generation. `name` is empty when
 // v rewrites nothing; `latency.error` says why there is no number (the predecessor does not
