@@ -369,6 +369,7 @@ nlohmann::json CheckResult::to_json() const {
     e["oracle"] = c.exact_oracle ? "exact" : "fast";
     e["pass"] = c.pass;
     e["verdict"] = c.pass ? "pass" : c.unknown ? "unknown" : "fail";
+    e["verdict_line"] = c.verdict_line();  // as the text summary prints it
     if (c.unknown) e["unknown"] = *c.unknown;
     if (c.determinism_runs > 1 || c.nondeterministic) {
       nlohmann::json d{{"runs", c.determinism_runs}, {"identical", !c.nondeterministic}};

@@ -60,6 +60,7 @@
 #include "tools/job_pool.h"
 #include "tools/output_file.h"
 #include "tools/progress.h"
+#include "tools/report_failures.h"
 #include "tools/report_html.h"
 #include "tools/report_latency.h"
 #include "tools/report_rows.h"
@@ -300,6 +301,13 @@ void prove_kernel(const ReportOptions& opts, ProofItem& item) {
          {"unknown", item.n - item.proved - item.cex},
          {"seconds", s},
          {"gen", hw.name}};
+  nlohmann::json unproved = nlohmann::json::array();
+  for (const std::string& u : item.unproved) {
+    // "  label: describe\n" as printed under the table: the row keeps the text alone
+    const size_t b = u.find_first_not_of(' '), e = u.find_last_not_of('\n');
+    unproved.push_back(b == std::string::npos ? u : u.substr(b, e - b + 1));
+  }
+  row["unproved"] = unproved;
   // The report generation's frontier first (the table's cell), then with --html the others.
   const auto f0 = std::chrono::steady_clock::now();
   const FrontierEntry own = frontier_entry(v, hw.name, timeout_ms);
@@ -852,6 +860,7 @@ int run_report(const ReportOptions& opts) {
   report["checks"] = rows;
   report["links"] = links;
   report["proofs"] = proofs;
+  report["failures"] = annotate_failures(report);
   if (html(opts)) {
     nlohmann::json latency = nlohmann::json::array(), footprint = nlohmann::json::array(),
                    timelines = nlohmann::json::array();
@@ -880,6 +889,8 @@ int run_report(const ReportOptions& opts) {
         "\ntime: %.1f s on %u workers; per section, the seconds its jobs took on the workers: %s; "
         "sum %.1f s (CPU %.1f s)\n",
         wall, rep.pool.threads(), work.c_str(), sum, cpu);
+    // Last, so that a terminal shows what did not pass and how to replay it.
+    print_stdout("%s", failures_text(report["failures"]).c_str());
   }
   rep.progress.finish(rep.done);
   if (opts.json) std::cout << report.dump(2) << "\n";

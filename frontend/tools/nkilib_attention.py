@@ -64,6 +64,7 @@ Where the configurations come from (frontend/README.md "nki-library's attention 
 
 import argparse
 import ast
+import concurrent.futures
 import itertools
 import json
 import math
@@ -1102,6 +1103,11 @@ def main(argv):
     ap.add_argument("--list", action="store_true", help="print the command lines, run nothing")
     ap.add_argument("--json", default=None, help="write the rows here")
     ap.add_argument("--force", action="store_true", help="let --json replace an existing file")
+    ap.add_argument("--resume", default=None,
+                    help="a --json file of an earlier run: its rows are kept as they are and "
+                         "only the others run (a long run stopped part way goes on)")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="rows run at once (each is one ncverify process at a time)")
     ap.add_argument("--scratch", default=None,
                     help="the folder for the tkg entry and the link to the package (kept; "
                          "default: a temporary folder, removed afterwards)")
@@ -1116,6 +1122,18 @@ def main(argv):
             rows += tkg_rows(root)
     except Usage as e:
         sys.stderr.write("nkilib_attention.py: %s\n" % e)
+        return 2
+    resumed = {}
+    if args.resume:
+        try:
+            with open(args.resume) as f:
+                resumed = {r["id"]: r for r in json.load(f)}
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            sys.stderr.write("nkilib_attention.py: --resume %s: %s\n" % (args.resume, e))
+            return 2
+    args.resumed = resumed
+    if args.jobs < 1:
+        sys.stderr.write("nkilib_attention.py: --jobs must be at least 1\n")
         return 2
     if args.json and os.path.exists(args.json) and not args.force:
         sys.stderr.write("nkilib_attention.py: --json %s exists; --force replaces it\n" % args.json)
@@ -1146,23 +1164,18 @@ def main(argv):
         files = kernel_files(root, scratch)
         if args.hand_sweep:
             return hand_sweep(args, files)
-        for row in rows:
-            target = "%s:%s" % (files[row["target"][0]], row["target"][1])
-            if args.list:
+        if args.list:
+            for row in rows:
+                target = "%s:%s" % (files[row["target"][0]], row["target"][1])
                 print("%s\t%s" % (row["id"], shell_quote(["ncverify", "import", target] +
                                                          row["args"])))
-                continue
-            started = time.time()
-            run_row(row, args.ncverify, files, args.timeout, args.check, args.cases,
-                    args.check_timeout, args.seed)
-            row["seconds"] = round(time.time() - started, 1)
-            print(row_line(row), flush=True)
+        else:
+            rows = run_rows(rows, args, files)
     finally:
         if not args.scratch:
             shutil.rmtree(scratch, ignore_errors=True)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(rows, f, indent=1)
+    if args.json and not args.list:
+        write_rows(args.json, rows)
     if not args.list:
         counts = {}
         for r in rows:
@@ -1170,6 +1183,43 @@ def main(argv):
         print("%d configurations: %s" % (len(rows), ", ".join(
             "%d %s" % (n, s) for s, n in sorted(counts.items()))))
     return 0
+
+
+def write_rows(path, rows):
+    """The rows as JSON, replaced in one rename (a reader never sees half a file)."""
+    tmp = path + ".part"
+    with open(tmp, "w") as f:
+        json.dump(rows, f, indent=1)
+    os.replace(tmp, path)
+
+
+def run_rows(rows, args, files):
+    """Runs the rows `args.resumed` does not hold, `args.jobs` at a time, printing each as it
+    ends; with --json the file is rewritten after each row (the rows so far, in list order), so
+    a run stopped part way keeps what it did and --resume goes on from there."""
+    done = {}
+    todo = []
+    for row in rows:
+        if row["id"] in args.resumed:
+            done[row["id"]] = args.resumed[row["id"]]
+        else:
+            todo.append(row)
+
+    def one(row):
+        started = time.time()
+        run_row(row, args.ncverify, files, args.timeout, args.check, args.cases,
+                args.check_timeout, args.seed)
+        row["seconds"] = round(time.time() - started, 1)
+        return row
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        for row in (f.result() for f in concurrent.futures.as_completed(
+                [pool.submit(one, r) for r in todo])):
+            done[row["id"]] = row
+            print(row_line(row), flush=True)
+            if args.json:
+                write_rows(args.json, [done[r["id"]] for r in rows if r["id"] in done])
+    return [done[r["id"]] for r in rows]
 
 
 if __name__ == "__main__":

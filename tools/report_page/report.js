@@ -272,14 +272,17 @@
       tr.appendChild(el('td', { text: r.gen || DASH }));
       tr.appendChild(v.latency ? latencyCell(r) : el('td', { class: 'num', text: DASH }));
       tr.appendChild(el('td', { text: v.speedup }));
-      tr.appendChild(el('td', { class: 'detail', text: v.detail }));
+      // A row that did not pass says why (the report's `reason`: a case's verdict line, an
+      // equiv outcome's cause, the unproved obligations).
+      const why = v.verdict !== 'pass' && r.reason ? '; why: ' + r.reason : '';
+      tr.appendChild(el('td', { class: 'detail', text: v.detail + why }));
       tr.appendChild(el('td', { class: 'num', text: isNumber(r.ms) ? r.ms.toFixed(0) : DASH }));
       body.appendChild(tr);
       const replay = Array.isArray(r.replay) ? r.replay : [];
       const entry = { tr: tr, row: r, family: familyOf(r), verdict: v.verdict, replay: null };
       if (replay.length) {
         const cell = el('td', { colspan: 10 }, el('span', { class: 'meta',
-          text: 'replay (one line per failing case):' }));
+          text: v.kind === 'check' ? 'replay (one line per failing case):' : 'replay:' }));
         for (const line of replay) cell.appendChild(el('pre', { class: 'replay-line', text: line }));
         entry.replay = el('tr', { class: 'replay-row', 'data-family': familyOf(r),
           'data-verdict': v.verdict }, cell);

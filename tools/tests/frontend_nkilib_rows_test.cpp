@@ -89,6 +89,41 @@ TEST(FrontendNkilibRows, EachRowRunsAndGetsItsStatus) {
   EXPECT_NE(r.out.find("4 configurations: 1 negative, 3 traced"), std::string::npos) << r.out;
 }
 
+// --jobs runs rows at once and the rows keep the lists' order; --resume keeps the rows an earlier
+// run's file holds (here one marked by hand) and runs only the others.
+TEST(FrontendNkilibRows, JobsKeepTheOrderAndResumeRunsOnlyTheRowsMissing) {
+  const fs::path first = temp_dir() / "nkilib_rows_jobs.json";
+  const fs::path second = temp_dir() / "nkilib_rows_resumed.json";
+  fs::remove(first);
+  fs::remove(second);
+  const CliResult r =
+      run_script({"--nkilib", kLayout.string(), "--kernel", "cte", "--ncverify", NCVERIFY_BINARY,
+                  "--json", first.string(), "--gen", "none", "--jobs", "2"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  nlohmann::json j = nlohmann::json::parse(read_file(first));
+  ASSERT_EQ(j.size(), 4U) << j.dump(1);
+  const std::vector<std::string> order = {
+      "cte/small[0]/cache_softmax=False", "cte/small[0]/cache_softmax=True",
+      "cte/small[1]/cache_softmax=False", "cte/small[1]/cache_softmax=True"};
+  for (size_t i = 0; i < order.size(); ++i) EXPECT_EQ(j[i]["id"], order[i]);
+  // keep two rows (one marked), drop the others: the resumed run traces only those two again
+  j[0]["status"] = "kept-from-before";
+  const nlohmann::json partial = nlohmann::json::array({j[0], j[3]});
+  const fs::path earlier = write_temp("nkilib_rows_partial.json", partial.dump());
+  const CliResult again =
+      run_script({"--nkilib", kLayout.string(), "--kernel", "cte", "--ncverify", NCVERIFY_BINARY,
+                  "--json", second.string(), "--gen", "none", "--resume", earlier.string()});
+  ASSERT_EQ(again.exit_code, 0) << describe(again);
+  const nlohmann::json k = nlohmann::json::parse(read_file(second));
+  ASSERT_EQ(k.size(), 4U);
+  for (size_t i = 0; i < order.size(); ++i) EXPECT_EQ(k[i]["id"], order[i]);
+  EXPECT_EQ(k[0]["status"], "kept-from-before");
+  EXPECT_EQ(k[2]["status"], "traced");
+  // only the two missing rows were printed (run)
+  EXPECT_EQ(std::count(again.out.begin(), again.out.end(), '\n'), 3) << again.out;
+  EXPECT_EQ(again.out.find(order[0] + " "), std::string::npos) << again.out;
+}
+
 // --check states each row's problem for `check` (cte_check_plan: the top-left causal mask at
 // Sq != Sk, a sink role, any scale, cache_softmax's statistics outputs) and never passes a row
 // `check` refuses: the stand-in has no statistics outputs, so its cache_softmax row stays
