@@ -269,8 +269,10 @@ kernels::Options contract_options_given(const kernels::Variant& v,
         only != v.contract_only_values.end() &&
         std::find(only->second.begin(), only->second.end(), value) != only->second.end();
     if (!v.offers(name, value) && !contract_only) {
+      const std::string also =
+          only == v.contract_only_values.end() ? "" : "; its contract also " + joined(only->second);
       throw UsageError("--contract-option " + a + ": " + v.name + " does not offer " + name + "=" +
-                       value + " (" + name + " is one of " + joined(spec->values) + ")");
+                       value + " (" + name + " is one of " + joined(spec->values) + also + ")");
     }
     if (out.count(name)) throw UsageError("--contract-option " + name + " is given twice");
     out[name] = value;

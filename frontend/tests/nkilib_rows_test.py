@@ -200,7 +200,8 @@ class Verdicts(unittest.TestCase):
         self.assertIsNone(rows.contract_line("check x.py\nPASS\n"))
 
     def test_unmodelled_tkg_rows_and_an_unmodelled_cte_row_are_not_checked_without_running(self):
-        for tkg_cfg, why in ((tkg_config(dtype="float32"), "dtype float32"),):
+        for tkg_cfg, why in ((tkg_config(dtype="float16"), "dtype float16"),
+                             (tkg_config(dtype="float32", fp8_kv=True), "fp8 KV with dtype")):
             tkg = {"kernel": "tkg", "status": "traced", "config": tkg_cfg}
             rows.run_check(tkg, "/nonexistent/ncverify", "t.py:f", {}, 1, 1)
             self.assertTrue(tkg["check"].startswith("not checked: " + why), tkg["check"])
@@ -240,7 +241,8 @@ class TkgPlans(unittest.TestCase):
         self.assertEqual(args[args.index("--contract") + 1], "attention_tkg")
         self.assertEqual(self.options(args), [
             "lnc=1", "strided_mm1=true", "mask=hbm", "sink=off", "kv_dtype=bf16",
-            "s_prior_tiling=off", "block_len=0", "block_resize=1", "swa=off", "out_in_sb=false"])
+            "q_dtype=bf16", "out_dtype=bf16", "s_prior_tiling=off", "block_len=0",
+            "block_resize=1", "swa=off", "out_in_sb=false"])
 
     def test_the_layout_follows_the_rows_options(self):
         args, _ = rows.tkg_check_plan(tkg_config(
@@ -327,12 +329,37 @@ class TkgBlocksAndLnc2(unittest.TestCase):
                                              if a == "--contract-option"])
 
 
-class TkgFp8(unittest.TestCase):
-    def test_fp8_kv_rows_are_not_judged_under_a_bf16_contract(self):
-        args, why = rows.tkg_check_plan(tkg_config(fp8_kv=True))
-        self.assertIsNone(args)
-        self.assertIn("q.dtype = fp8", why)
-        self.assertIsNone(rows.tkg_not_checked(tkg_config()))
+class TkgDtypes(unittest.TestCase):
+    def options(self, c):
+        args, why = rows.tkg_check_plan(c)
+        self.assertIsNone(why)
+        return [args[i + 1] for i, a in enumerate(args) if a == "--contract-option"]
+
+    def test_fp8_kv_rows_are_checked_with_fp8_q_as_the_test_casts_it(self):
+        # the test casts q to fp8 with the KV cache, so the library's io_type (q.dtype) is fp8:
+        # the contract is stated with q_dtype=fp8_e4m3, not the registered kernel's bf16 q
+        opts = self.options(tkg_config(fp8_kv=True))
+        for o in ("kv_dtype=fp8_e4m3", "q_dtype=fp8_e4m3", "out_dtype=bf16"):
+            self.assertIn(o, opts)
+        self.assertEqual(rows.tkg_dtypes(tkg_config(fp8_kv=True)),
+                         ("fp8_e4m3", "fp8_e4m3", "bf16"))
+
+    def test_fp32_rows_are_checked_all_in_fp32(self):
+        opts = self.options(tkg_config(dtype="float32"))
+        for o in ("kv_dtype=fp32", "q_dtype=fp32", "out_dtype=fp32"):
+            self.assertIn(o, opts)
+        opts = self.options(tkg_config())
+        for o in ("kv_dtype=bf16", "q_dtype=bf16", "out_dtype=bf16"):
+            self.assertIn(o, opts)
+
+    def test_dtypes_the_contract_is_not_stated_for_say_why(self):
+        for c, why in ((tkg_config(dtype="float16"), "dtype float16"),
+                       (tkg_config(dtype="float32", fp8_kv=True), "asserts q is not fp32")):
+            args, reason = rows.tkg_check_plan(c)
+            self.assertIsNone(args)
+            self.assertIn(why, reason)
+        self.assertIsNone(rows.tkg_not_checked(tkg_config(fp8_kv=True)))
+        self.assertIsNone(rows.tkg_not_checked(tkg_config(dtype="float32")))
 
 
 class RunOutputs(unittest.TestCase):

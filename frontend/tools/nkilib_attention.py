@@ -32,8 +32,9 @@ with its status:
   (U[0, 1) as the test), `--scale 1/sqrt(d)` and the contract with attention_tkg's fuse_rope
   stage; block KV rows read their cache through the layout's table role (a table drawn per case;
   the whole mask in the kernel's fold order, `tkg_block_mask_len`), and LNC2 rows run as the
-  grid-2 programs they trace to (both cores, `--grid 2`); rows with fp32 or fp8 KV are not
-  (`tkg_not_checked` says why);
+  grid-2 programs they trace to (both cores, `--grid 2`); fp32 rows and fp8 KV rows (q cast to
+  fp8 too) with the contract's dtype options at the library's dtypes (`tkg_dtypes`: q, KV and
+  output dtypes, fp32 and fp8 q contract-only values);
   `failed`: `check` found a case outside the contract (its FAIL line);
 - with --check, `bit-identical`: checked, and `ncverify run` of the traced program and of the
   registered kernel at the same options, shape and seed gave outputs with the same checksums
@@ -658,23 +659,38 @@ def cte_domain_config(config):
     return c
 
 
+# The dtypes attention_tkg's contract is stated for (--contract-option kv_dtype, q_dtype,
+# out_dtype; attention_tkg_variant.cpp tkg_contract and its contract_only_values): the registered
+# kernel's bf16 (with bf16 or fp8 KV), and the library's all-fp32 and fp8 KV rows.
+TKG_CONTRACT_DTYPES = ("bf16", "fp32")
+
+
+def tkg_dtypes(config):
+    """(kv_dtype, q_dtype, out_dtype) of a tkg row as the library's test makes them
+    (test_attention_tkg.py run_attention_tkg_test): q, K and V in the test's dtype, or with fp8_kv
+    all three cast to float8_e4m3 (the library's io_type is then fp8: attention_tkg.py line 822,
+    the exp it feeds the row sum and PV is rounded to fp8, line 1042); the output in the test's
+    dtype either way."""
+    c = config
+    dtype = DTYPES.get(c.get("dtype"))
+    kv = "fp8_e4m3" if c.get("fp8_kv") else dtype
+    return kv, kv, dtype
+
+
 def tkg_not_checked(config):
     """Why a tkg row is not checked (None: it is, by tkg_check_plan): the options the KV-cache
     layout (check/kv_cache_layout.h) has no role for, then what attention_tkg's contract does not
     cover. RoPE fused into the kernel (fuse_rope) is checked: the layout's inv_freqs role states it
     (the oracle's RoPE at the positions the kernel is given, attention_tkg's fuse_rope stage added
-    to its contract)."""
+    to its contract). fp32 and fp8 KV rows are checked under the contract's dtype options
+    (tkg_dtypes)."""
     c = config
-    if DTYPES.get(c.get("dtype")) != "bf16":
-        return ("dtype %s: attention_tkg's contract is for bf16 q and output"
-                % c.get("dtype"))
-    if c.get("fp8_kv"):
-        # Judged under attention_tkg's contract these rows FAIL although the values are the
-        # library's intended ones: with q in bf16 holding the same fp8 values they pass.
-        return ("fp8 KV: the test casts q to fp8 too, and the library rounds the probabilities it "
-                "feeds PV to q.dtype = fp8 (attention_tkg.py:822, 1042); attention_tkg's "
-                "contract (q in bf16) has them in bf16, so no registered contract states this "
-                "precision")
+    if DTYPES.get(c.get("dtype")) not in TKG_CONTRACT_DTYPES:
+        return ("dtype %s: attention_tkg's contract is for bf16 or fp32 q and output, or fp8 q "
+                "and KV with a bf16 output" % c.get("dtype"))
+    if c.get("fp8_kv") and DTYPES.get(c.get("dtype")) != "bf16":
+        # attention_tkg.py lines 802-805: fp32 q with fp8 KV is refused
+        return "fp8 KV with dtype %s: the library asserts q is not fp32" % c.get("dtype")
     return None
 
 
@@ -764,8 +780,9 @@ def tkg_check_layout(config):
 def tkg_check_plan(config):
     """(the `check` arguments after the row's own, None) for a tkg row the KV-cache layout states,
     else (None, why not). Every option of attention_tkg is given (--contract-option) at the row's
-    values: its contract reads kv_dtype and s_prior_tiling (flash attention over 8192-slot tiles
-    when the row's s_prior passes 8192 and enable_fa_s_prior_tiling, attention_tkg_utils.py
+    values: its contract reads kv_dtype, q_dtype and out_dtype (tkg_dtypes: fp32 and fp8 q are
+    contract-only values) and s_prior_tiling (flash attention over 8192-slot tiles when the row's
+    s_prior passes 8192 and enable_fa_s_prior_tiling, attention_tkg_utils.py
     uses_flash_attention); a combination the registered kernel does not offer is check's refusal,
     recorded on the row."""
     c = config
@@ -773,13 +790,14 @@ def tkg_check_plan(config):
     if why:
         return None, why
     fa = tkg_uses_fa(c)
+    kv, q, out = tkg_dtypes(c)
     # lnc, block_len and block_resize stay 1, 0, 1: the contract does not read them (it is the
     # same at every value), and the registered kernel does not offer every combination of the
     # rows' values (attention_tkg_excluded), which check would refuse.
     options = [("lnc", "1"), ("strided_mm1", "true" if c.get("strided_mm1", True) else "false"),
                ("mask", "pos_id" if c.get("use_pos_id") else "hbm"),
                ("sink", "on" if c.get("test_sink") else "off"),
-               ("kv_dtype", "fp8_e4m3" if c.get("fp8_kv") else "bf16"),
+               ("kv_dtype", kv), ("q_dtype", q), ("out_dtype", out),
                ("s_prior_tiling", "on" if fa else "off"), ("block_len", "0"),
                ("block_resize", "1"), ("swa", "on" if c.get("sliding_window", 0) else "off"),
                ("out_in_sb", "true" if c.get("out_in_sb") else "false")]

@@ -185,16 +185,16 @@ class TkgBuilder {
     if (c_.out_in_sb) {
       // The wrapper's attn_out_hbm: the SBUF output's shape [d, B*H*s_a] (test lines 204-208),
       // declared with the flat column split into its (batch, head, query) factors.
-      out_ = b_.output("out", io, {d_, bs_, h_, sa_});
+      out_ = b_.output("out", c_.out_dtype, {d_, bs_, h_, sa_});
     } else {
-      out_ = b_.output("out", io, {bs_, h_, d_, sa_});  // [B, H, d, s_a]
+      out_ = b_.output("out", c_.out_dtype, {bs_, h_, d_, sa_});  // [B, H, d, s_a]
     }
   }
 
   // attn_tkg_wrapper: the SBUF output (out_in_sb, test lines 130-135: allocated first), then the
   // q_input, k_active_input SBUF copies (test lines 144-150).
   void wrapper_prologue() {
-    if (c_.out_in_sb) out_sb_ = b_.sbuf("out_sb", c_.io_dtype, {d_, bs_, hs_});
+    if (c_.out_in_sb) out_sb_ = b_.sbuf("out_sb", c_.out_dtype, {d_, bs_, hs_});
     q_sb_ = b_.sbuf("q_input", c_.io_dtype, {d_, bs_, hs_});
     k_active_sb_ = b_.sbuf("k_active_input", c_.kv_dtype, {d_, bs_, sa_});
     b_.dma_copy(q_sb_(), q_());

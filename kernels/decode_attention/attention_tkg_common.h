@@ -47,7 +47,10 @@ struct TkgConfig {
   bool sink = false;
   DType kv_dtype = DType::bf16;  // k_prior, v_prior, k_active, v_active
   bool fa = false;               // enable_fa_s_prior_tiling with s_prior per core > 8192
-  DType io_dtype = DType::bf16;  // q and out (the test's dtype)
+  // q's dtype, the source's io_type (atp.io_type = q.dtype, attention_tkg.py line 822): q in
+  // SBUF, one_vec and the exp output qk_io_type that the row sum and PV take (line 1042)
+  DType io_dtype = DType::bf16;
+  DType out_dtype = DType::bf16;  // the output tensor the caller allocates (the test's dtype)
   // Block KV (AttnTKGConfig.block_len > 0): the table's block length, and the resize factor rf of
   // resize_cache_block_len_for_attention_tkg_kernel (attention_tkg_utils.py 240-329): the kernel
   // reads sub-blocks of block_len / rf rows. 0: a flat cache.

@@ -27,6 +27,15 @@ const std::string& option(const Options& o, const std::string& name) {
   return it->second;
 }
 
+// A dtype option (kv_dtype, q_dtype, out_dtype): one of the values attention_tkg_options lists or
+// contract_only_values adds.
+DType dtype_option(const Options& o, const std::string& name) {
+  const std::string& value = option(o, name);
+  const auto t = parse_dtype(value);
+  if (!t) throw std::invalid_argument("attention_tkg: option " + name + "=" + value);
+  return *t;
+}
+
 // The active slots of k_prior / v_prior (the kernel overwrites them with k_active / v_active in
 // SBUF and must never use the HBM values): large values a kernel reading them cannot hide.
 constexpr float kStaleActiveKey = 96.0f;      // exact in bf16 and fp8_e4m3
@@ -237,22 +246,34 @@ oracle::AttentionSpec tkg_spec(const Options& o, const ParamValues& params) {
     s.mask.window = 128;
   }
   if (c.block()) tkg::set_block_kv(s, c.block_len, 0);
-  s.input_dtype = c.kv_dtype == DType::fp8_e4m3 ? DType::fp8_e4m3 : c.io_dtype;
-  s.output_dtype = c.io_dtype;
+  // the narrower of q's and the KV dtype (bf16 q with fp8 KV holds fp8 values)
+  s.input_dtype = oracle::represents(c.io_dtype, c.kv_dtype) ? c.kv_dtype : c.io_dtype;
+  s.output_dtype = c.out_dtype;
   return s;
 }
 
+// The source's dtype flow (attention_tkg.py at d2ad3a5), for every q / KV / output dtype:
+// io_type = q.dtype and inter_type = fp32 (lines 822-823); q enters MM1 in io_type (q_sb, or the
+// caller's SBUF q with qk_in_sb), K and V in the KV dtype (k_sb / v_sb; fp8 K is loaded as bf16,
+// PE-transposed and copied back to fp8: exact, lines 1757-1781); both matmuls accumulate in fp32
+// PSUM; the scores, the max and the sums are inter_type; exp writes qk_io_type (io_type, line
+// 1042) directly (activation, line 2359), and the row sum (ones-vector matmul, lines 2563-2601,
+// one_vec in io_type: 1 is exact) and PV (lines 2937-2957) both take that buffer; PV is scaled by
+// the fp32 reciprocal (line 2973 / FA 1348) into the fp32 exp_v / fa_running_output, and the DMA
+// or tensor_copy into the caller's `out` rounds to its dtype (lines 3017-3050). So with fp8 q
+// (nki-library's fp8_kv test casts q to fp8 too, test_attention_tkg.py line 286) the exp, the
+// row sum's terms and P are fp8_e4m3, and with fp32 q every stage is fp32.
 oracle::PrecisionContract tkg_contract(const Options& o) {
   const TkgConfig c = attention_tkg_config(o);
   oracle::PrecisionContract ct;
   ct.name = "attention_tkg";
-  ct.q_dtype = c.io_dtype;               // q_input in q.dtype (bf16)
-  ct.k_dtype = ct.v_dtype = c.kv_dtype;  // k_sb, v_sb in the KV dtype; fp8 K active: io -> fp8
-  ct.scale_folded_into_q = false;        // scale 1: nothing to fold
-  ct.qk_accum = DType::fp32;             // PSUM
+  ct.q_dtype = c.io_dtype;                      // q_input in q.dtype (io_type)
+  ct.k_dtype = ct.v_dtype = c.kv_dtype;         // k_sb, v_sb in the KV dtype
+  ct.scale_folded_into_q = false;               // scale 1: nothing to fold
+  ct.qk_accum = DType::fp32;                    // PSUM
   ct.score_dtype = ct.max_dtype = DType::fp32;  // qk, qk_max (inter_type fp32)
   ct.exp_dtype = c.io_dtype;  // activation(exp) writes qk_io_type (io) directly (line 2359)
-  ct.p_dtype = c.io_dtype;
+  ct.p_dtype = c.io_dtype;    // PV's moving operand is qk_io_type
   ct.sum_dtype = DType::fp32;
   ct.sum_of_rounded_p = true;  // the row sum multiplies qk_io_type by one_vec (lines 2563-2601)
   // exp(sink - max) goes into the fp32 exp_sum column (activation, lines 2462-2471; FA: 1214-1222)
@@ -263,7 +284,7 @@ oracle::PrecisionContract tkg_contract(const Options& o) {
   ct.norm_dtype = DType::fp32;
   ct.online_tile = c.fa ? kTkgFaTile : 0;  // running max / sum / output per 8192-slot tile
   ct.online_partial_dtype = DType::fp32;   // fa_running_output fp32
-  ct.out_dtype = c.io_dtype;               // DMA / tensor_copy into out (io)
+  ct.out_dtype = c.out_dtype;              // DMA / tensor_copy into out
   return ct;
 }
 
@@ -292,7 +313,19 @@ std::vector<OptionSpec> attention_tkg_options() {
       {"kv_dtype",
        {"bf16", "fp8_e4m3"},
        "bf16",
-       "k_prior, v_prior, k_active, v_active dtype (q and out stay bf16)"},
+       "k_prior, v_prior, k_active, v_active dtype (the registered kernel: q and out stay bf16; "
+       "fp32 is a contract-only value)"},
+      {"q_dtype",
+       {"bf16"},
+       "bf16",
+       "q's dtype, the source's io_type (atp.io_type = q.dtype): q in SBUF and the exp output "
+       "that the row sum and PV take (qk_io_type); the registered kernel: bf16 (fp32 and "
+       "fp8_e4m3 are contract-only values)"},
+      {"out_dtype",
+       {"bf16"},
+       "bf16",
+       "the output tensor's dtype (the caller's: the test's dtype); the registered kernel: bf16 "
+       "(fp32 is a contract-only value)"},
       {"s_prior_tiling",
        {"off", "on"},
        "off",
@@ -333,7 +366,9 @@ TkgConfig attention_tkg_config(const Options& o) {
   c.strided_mm1 = option(o, "strided_mm1") == "true";
   c.mask = option(o, "mask") == "pos_id" ? TkgMask::pos_id : TkgMask::hbm;
   c.sink = option(o, "sink") == "on";
-  c.kv_dtype = option(o, "kv_dtype") == "fp8_e4m3" ? DType::fp8_e4m3 : DType::bf16;
+  c.kv_dtype = dtype_option(o, "kv_dtype");
+  c.io_dtype = dtype_option(o, "q_dtype");
+  c.out_dtype = dtype_option(o, "out_dtype");
   c.fa = option(o, "s_prior_tiling") == "on";
   c.block_len = std::stoll(option(o, "block_len"));
   c.block_resize = std::stoll(option(o, "block_resize"));
@@ -542,6 +577,14 @@ Variant attention_tkg_variant() {
       "test casts q to fp8 too, line 286); K is read by a flat DMA (tp_k_prior=False: no PE "
       "transpose), the active keys are copied fp8 -> fp8 (exact)",
   };
+  // nki-library's own fp32 and fp8_kv test rows (test_attention_tkg.py lines 279-292: q, K and V
+  // all in the test's dtype, or all cast to float8_e4m3 with the output in the test's bf16) take
+  // dtypes the registered kernel is not built with; its contract states them for an outside
+  // kernel (`check --layout ... --contract attention_tkg --contract-option q_dtype=fp8_e4m3
+  // kv_dtype=fp8_e4m3 out_dtype=bf16`, or fp32 for all three): tkg_contract's dtype flow.
+  v.contract_only_values["kv_dtype"] = {"fp32"};
+  v.contract_only_values["q_dtype"] = {"fp32", "fp8_e4m3"};
+  v.contract_only_values["out_dtype"] = {"fp32"};
   v.build = build_attention_tkg;
   v.excluded = attention_tkg_excluded;
   v.contract = tkg_contract;

@@ -101,9 +101,9 @@ inline void expect_exit(const CliResult& r, int code, const std::vector<std::str
 // `--contract-option` for every option of attention_tkg's contract at a single-core, flat-cache,
 // bf16 decode problem: the KV-cache layout tests check their small kernels under it.
 inline void append_attention_tkg_options(std::vector<std::string>& args) {
-  for (const char* o :
-       {"lnc=1", "strided_mm1=true", "mask=hbm", "sink=off", "kv_dtype=bf16", "s_prior_tiling=off",
-        "block_len=0", "block_resize=1", "swa=off", "out_in_sb=false"}) {
+  for (const char* o : {"lnc=1", "strided_mm1=true", "mask=hbm", "sink=off", "kv_dtype=bf16",
+                        "q_dtype=bf16", "out_dtype=bf16", "s_prior_tiling=off", "block_len=0",
+                        "block_resize=1", "swa=off", "out_in_sb=false"}) {
     args.push_back("--contract-option");
     args.push_back(o);
   }
