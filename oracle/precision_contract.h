@@ -27,7 +27,8 @@ enum class RopeAngle : uint8_t {
   // nki-library attention_tkg.py _rope: the angle pos * f as an fp32 product, shifted by fp32(pi)
   // (sin) or fp32(1.5 pi) (cos), reduced by fp32(2 pi) in fp32 (_modulo: x - k * fp32(2 pi), k
   // an int32), shifted back by fp32(-pi) and fed to the Scalar engine's Sin, whose documented
-  // input range is [-pi, pi] (ISA activation function table; the model gives NaN outside it)
+  // input range is [-pi, pi] (ISA activation function table; outside it the value is undefined,
+  // and a run whose output depends on it is unknown: model/interp/README.md "Undefined values")
   fp32_reduced,
 };
 

@@ -43,16 +43,17 @@ std::string describe_element(DType t, uint32_t bits) {
   return std::string(dtype_name(t)) + " " + hex(bits, t) + " (" + buf + ")";
 }
 
-RunResult run_case(const InstrCase& c, ExecMode mode) {
+RunResult run_case(const InstrCase& c, ExecMode mode, bool strict) {
   RunOptions o;
   o.hw = c.hw();
   o.mode = mode;
   o.record_trace = false;
+  o.strict_reads = strict;
   return run_program(c.program(), ParamValues(c.params().begin(), c.params().end()), c.inputs(), o);
 }
 
-BothRuns run_fast_and_reference(const InstrCase& c) {
-  return BothRuns{run_case(c, ExecMode::fast), run_case(c, ExecMode::reference)};
+BothRuns run_fast_and_reference(const InstrCase& c, bool strict) {
+  return BothRuns{run_case(c, ExecMode::fast, strict), run_case(c, ExecMode::reference, strict)};
 }
 
 std::optional<std::string> fast_reference_difference(const RunResult& fast,

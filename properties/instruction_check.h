@@ -21,8 +21,11 @@ struct BothRuns {
   RunResult fast;
   RunResult reference;  // ExecMode::reference: the per-element reference semantics
 };
-BothRuns run_fast_and_reference(const InstrCase& c);
-RunResult run_case(const InstrCase& c, ExecMode mode = ExecMode::fast);
+// `strict`: RunOptions::strict_reads, under which an activation input outside its function's
+// range gets the default NaN with no reruns (model/interp/interpreter.h), the value the
+// expectations give there.
+BothRuns run_fast_and_reference(const InstrCase& c, bool strict = false);
+RunResult run_case(const InstrCase& c, ExecMode mode = ExecMode::fast, bool strict = false);
 
 // The fast path against the reference path: the same error (kind, instruction and detail) or
 // none, the same outputs, every byte equal.

@@ -45,8 +45,9 @@ Maybe alu_f32(AluOp op, Maybe a, Maybe b) {
   return std::nullopt;
 }
 
-// Documented valid input range of an activation function (model/semantics/internal.h): outside it
-// the result is the default NaN.
+// Documented valid input range of an activation function (ISA-NEW activation function table;
+// model/semantics/internal.h act_range): outside it the documentation gives no result, and the
+// expectations the default NaN, which strict runs write there.
 bool in_range(ActFunc f, double x) {
   switch (f) {
     case ActFunc::log:
@@ -205,7 +206,7 @@ Expected transpose_vector(const Tile& src) {
 
 Expected activation(const Tile& src, DType dst, ActFunc func, const ScalarOperand& scale,
                     const std::optional<ScalarOperand>& bias, ReduceCmd cmd,
-                    int64_t first_partition, Registers& regs) {
+                    int64_t first_partition, Registers& regs, int64_t* outside) {
   const bool reset = cmd == ReduceCmd::reset || cmd == ReduceCmd::reset_reduce;
   const bool accumulate = cmd == ReduceCmd::reduce || cmd == ReduceCmd::reset_reduce;
   const int64_t n = src.cols();
@@ -218,6 +219,7 @@ Expected activation(const Tile& src, DType dst, ActFunc func, const ScalarOperan
       const uint32_t x = exact::to_f32(src.dtype, src.at(r, f));
       uint32_t pre = exact::mul(x, scale.f32(r));
       if (bias) pre = exact::add(pre, bias->f32(r));
+      if (outside && !exact::is_nan(pre) && !in_range(func, exact::value(pre))) ++*outside;
       const Maybe out = activation_function(func, pre);
       if (accumulate) reg = alu_f32(AluOp::add, reg, out);
       e.bits[static_cast<size_t>(r * n + f)] = encode(dst, out);

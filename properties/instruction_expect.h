@@ -34,9 +34,11 @@ Expected transpose_tensor(const Tile& src, DType dst);
 Expected transpose_vector(const Tile& src);
 // `first_partition`: the physical partition of the source view's row 0 (the registers are per
 // partition, not per view row).
+// Outside func's documented range the value is the default NaN (the strict runs' value; the
+// documentation gives none); `outside`, when given, is added the number of such inputs.
 Expected activation(const Tile& src, DType dst, ActFunc func, const ScalarOperand& scale,
                     const std::optional<ScalarOperand>& bias, ReduceCmd cmd,
-                    int64_t first_partition, Registers& regs);
+                    int64_t first_partition, Registers& regs, int64_t* outside = nullptr);
 Expected registers_read_out(const Registers& regs, int64_t first_partition, int64_t rows,
                             DType dst);
 Expected tensor_reduce(const Tile& src, DType dst, AluOp op, int axes, bool negate);

@@ -88,6 +88,12 @@ void print_text(const RunCommandOptions& opts, const Program& program, const Par
            "with other contents agree): "
         << result.unwritten_read->message << "\n";
   }
+  if (result.undefined_activation && !result.error) {
+    std::cout << "note: an activation input is outside its function's documented range, and no "
+                 "output depends on the value the hardware gives there (reruns with other values "
+                 "agree): "
+              << result.undefined_activation->message << "\n";
+  }
 }
 
 void print_json(const RunCommandOptions& opts, const Program& program, const ParamValues& params,
@@ -108,6 +114,9 @@ void print_json(const RunCommandOptions& opts, const Program& program, const Par
   j["spill"] = result.spill && !result.error ? error_json(*result.spill) : nlohmann::json(nullptr);
   j["unwritten_read"] = result.unwritten_read && !result.error ? error_json(*result.unwritten_read)
                                                                : nlohmann::json(nullptr);
+  j["undefined_activation"] = result.undefined_activation && !result.error
+                                  ? error_json(*result.undefined_activation)
+                                  : nlohmann::json(nullptr);
   std::cout << j.dump(2) << "\n";
 }
 

@@ -2,10 +2,11 @@
 // undefined_result) is unknown, never FAIL or PASS, through check, its sweep and their JSON; a
 // kernel with a real bug still fails (check/README.md "Undefined results").
 //
-// The kernels are naive_attention with three int32 instructions put in front: an iota writing
-// `start` + the free index into a [128, 4] int32 tile and a GpSimd tensor_tensor adding the tile to
-// itself. From start 2^30 the sum overflows int32, which no NKI page defines
-// (model/semantics/README.md); from start 0 it fits and the kernel is naive_attention's.
+// The kernels are naive_attention with instructions put in front. First three int32 ones: an iota
+// writing `start` + the free index into a [128, 4] int32 tile and a GpSimd tensor_tensor adding the
+// tile to itself. From start 2^30 the sum overflows int32, which no NKI page defines
+// (model/semantics/README.md); from start 0 it fits and the kernel is naive_attention's. Then a
+// reciprocal of zero (with_reciprocal_of_zero), whose value the documentation does not give.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -107,6 +108,64 @@ TEST(CheckUnknown, TheSweepIsUnknown) {
   EXPECT_NE(r.summary().find("undefined result, unknown"), std::string::npos) << r.summary();
   ASSERT_NE(r.worst_case(), nullptr);
   EXPECT_TRUE(r.worst_case()->unknown);
+}
+
+// naive_attention with a reciprocal of zero in front: a [128, 1] column memset to 0, its
+// reciprocal (0 is outside the activation's documented range 2^-42 <= |x| <= 2^42, where the
+// hardware's output is not documented) times 0. With `reach` the column is added to q after its
+// scaling, so the output depends on the value the hardware gives there (finite: q unchanged;
+// inf or NaN: NaN everywhere); without it nothing reads the column. `scale` as with_int32_add's.
+Program with_reciprocal_of_zero(const Options& o, bool reach, const std::string& scale = "0.125") {
+  std::string text = print_program(naive().build(o));
+  const size_t at = text.find("for i1 in");
+  EXPECT_NE(at, std::string::npos);
+  text.insert(at,
+              "buffer ar_zeros : sbuf fp32 [128, 1]\n"
+              "buffer ar_col : sbuf fp32 [128, 1]\n"
+              "memset ar_zeros[:, :], value=0\n"
+              "activation ar_col[:, :], ar_zeros[:, :], func=reciprocal\n"
+              "tensor_scalar ar_col[:, :], ar_col[:, :], op0=multiply, operand0=0\n");
+  const std::string scaled = "op0=multiply, operand0=0.125";
+  const size_t s = text.find(scaled);
+  EXPECT_NE(s, std::string::npos);
+  text.replace(s, scaled.size(),
+               "op0=multiply, operand0=" + scale +
+                   (reach ? ", op1=add, operand1=ar_col[0:+d_head, :]" : ""));
+  return parse_program(text, "with_reciprocal_of_zero.nkir");
+}
+
+// The model wrote NaN for the reciprocal of 0, and a kernel whose output was NaN only because of
+// it FAILed: the hardware writes some value there, which the documentation does not give. Now
+// the run reruns with other values, and an output that depends on them makes the case unknown.
+TEST(CheckUnknown, AnOutputDependingOnAnActivationOutsideItsRangeIsUnknownNotFail) {
+  const Options o = naive().resolve({});
+  const CheckResult r =
+      check_kernel(naive(), with_reciprocal_of_zero(o, true), o, kShape, two_cases());
+  EXPECT_STREQ(r.verdict(), "UNKNOWN") << r.summary();
+  ASSERT_TRUE(r.unknown) << r.summary();
+  EXPECT_NE(r.unknown->find("activation function reciprocal got the input 0"), std::string::npos)
+      << *r.unknown;
+  EXPECT_NE(r.unknown->find("output 'out' depends on them"), std::string::npos) << *r.unknown;
+  for (const CaseResult& c : r.cases) {
+    ASSERT_TRUE(c.run_error);
+    EXPECT_EQ(c.run_error->kind, CheckKind::undefined_result);
+    EXPECT_FALSE(c.failed());
+  }
+  EXPECT_EQ(r.to_json().at("verdict"), "unknown");
+}
+
+// A reciprocal of zero nothing reads is harmless: naive_attention's PASS; with q scaled wrongly
+// as well, FAIL (the harmless activation hides no bug).
+TEST(CheckUnknown, AnActivationOutsideItsRangeNothingReadsPassesAndARealBugFails) {
+  const Options o = naive().resolve({});
+  const CheckResult ok =
+      check_kernel(naive(), with_reciprocal_of_zero(o, false), o, kShape, two_cases());
+  EXPECT_TRUE(ok.pass) << ok.summary();
+  EXPECT_FALSE(ok.unknown) << ok.summary();
+  const CheckResult bug =
+      check_kernel(naive(), with_reciprocal_of_zero(o, false, "0.25"), o, kShape, two_cases());
+  EXPECT_STREQ(bug.verdict(), "FAIL") << bug.summary();
+  EXPECT_FALSE(bug.unknown);
 }
 
 }  // namespace

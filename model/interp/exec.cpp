@@ -2,6 +2,7 @@
 // operand rules, operand_rules.cpp), check the instruction's own rules, check that every read
 // byte is initialized and owned, compute (value runs), mark written bytes, record the trace.
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <tuple>
@@ -13,6 +14,18 @@ namespace ncv {
 inline namespace interp {
 
 namespace {
+
+// RunResult::undefined_activation's detail: the function, its first input outside the range,
+// how many of this instance's inputs are (run() adds the run's count).
+std::string undefined_activation_detail(ActFunc f, float first, int64_t count) {
+  char value[32];
+  std::snprintf(value, sizeof value, "%.9g", static_cast<double>(first));
+  return "activation function " + std::string(act_func_name(f)) + " got the input " + value +
+         " (x * scale + bias), outside its documented valid range " + act_range_text(f) +
+         " (ISA-NEW activation function table: outside it the hardware output is invalid), so "
+         "the value it writes there is not documented; " +
+         std::to_string(count) + " input(s) of this instance are outside it";
+}
 
 // Element-by-element copy between views of equal element count but different row structure
 // (DMA reshapes), pairing elements by their row-major flat index.
@@ -285,7 +298,14 @@ void Interpreter::exec(int core, const Activation& i) {
     if (opts_.observer) {
       opts_.observer->activation(dst.view, src.view, i.func, scale, bias, i.reduce_cmd, regs, rv);
     }
-    exec_activation(opts_.mode, dst.view, src.view, i.func, scale, bias, i.reduce_cmd, regs, rv);
+    const int64_t before = act_oor_.count;
+    exec_activation(opts_.mode, dst.view, src.view, i.func, scale, bias, i.reduce_cmd, regs, rv,
+                    &act_oor_);
+    if (act_record_ && act_oor_.count > before && !result_.undefined_activation) {
+      result_.undefined_activation =
+          to_error(CheckKind::undefined_result,
+                   undefined_activation_detail(i.func, act_oor_.first, act_oor_.count - before));
+    }
   }
   mark_written(dst);
   if (rr) mark_written(*rr);

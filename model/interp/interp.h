@@ -34,11 +34,20 @@ std::string shape_str(const Resolved& r);
 // mixed from their address (reruns that give the bytes other contents).
 enum class ForeignReads { fail, record, fill_zeros, fill_mixed };
 
+// What a value run does at an activation input outside its function's documented range
+// (run_program chooses; semantics.h ActOutOfRange): write `substitute` there (by default the
+// default NaN, act_apply's value), and with `record` keep the first such input in
+// RunResult::undefined_activation. Strict runs neither record nor vary it.
+struct ActivationRange {
+  bool record = false;
+  float substitute = ActOutOfRange{}.substitute;
+};
+
 class Interpreter final : ForeignReadSink {
  public:
   Interpreter(const Program& p, const ParamValues& params,
               const std::map<std::string, HostTensor>& inputs, const RunOptions& opts,
-              ForeignReads foreign = ForeignReads::fail);
+              ForeignReads foreign = ForeignReads::fail, ActivationRange act = {});
   RunResult run();
 
  private:
@@ -170,6 +179,10 @@ class Interpreter final : ForeignReadSink {
   AccessResolver resolver_{m_};
   std::optional<ShadowTracker> shadows_;  // value runs only
   ForeignReads foreign_ = ForeignReads::fail;
+  // Activation inputs outside their function's range: the substitute and the count over the run
+  // (act_oor_), and whether the first is recorded (exec.cpp exec(Activation)).
+  ActOutOfRange act_oor_;
+  bool act_record_ = false;
   TraceRecorder trace_;
   std::vector<std::vector<TensorId>> scope_buffers_;  // buffers declared in each scope
   std::vector<ScopeId> instr_scope_;                  // innermost loop scope per instruction

@@ -64,10 +64,10 @@ int64_t hbm_bytes(const Program& p, const ParamValues& params) {
 
 namespace {
 
-// The first difference between `a` and a rerun `b` that gave the unwritten bytes `a` read other
-// contents ("" when none): how they ended, then every output byte for byte.
-std::string rerun_difference(const RunResult& a, const RunResult& b, const char* contents) {
-  const std::string with = std::string("with ") + contents + " in those bytes";
+// The first difference between `a` and a rerun `b` that gave what `a` left open other values
+// ("" when none): how they ended, then every output byte for byte. `with` says what the rerun
+// changed ("with zeros in those bytes").
+std::string rerun_difference(const RunResult& a, const RunResult& b, const std::string& with) {
   if (a.error || b.error) {
     const std::string ea = a.error ? a.error->message : "no dynamic-check failure";
     const std::string eb = b.error ? b.error->message : "no dynamic-check failure";
@@ -89,40 +89,76 @@ std::string rerun_difference(const RunResult& a, const RunResult& b, const char*
   return "";
 }
 
+// `a` failed with its noted open point `note` (which is moved out) and the difference a rerun
+// found.
+void fail_with(RunResult& a, std::optional<DynamicError>& note, const std::string& diff) {
+  DynamicError e = std::move(*note);
+  note.reset();
+  e.detail += "; " + diff;
+  e.build_message();
+  a.error = std::move(e);
+  a.outputs.clear();
+}
+
+// The values the activation reruns write for inputs outside a function's range (run A wrote the
+// default NaN): one of each sign and large, so that a comparison with any threshold, an integer
+// conversion (NaN -> 0) or a product with zero (NaN * 0 = NaN) comes out differently from A in
+// at least one of them.
+constexpr float kActSubstitutes[] = {0x1p100f, -0x1p100f};
+
 }  // namespace
 
+// Run A records what the documentation leaves open and the hardware fills with some value: the
+// first read of bytes the reader never wrote, the first activation input outside its function's
+// range. Reruns give each other values, one kind at a time (the other as in A), and it fails the
+// run only when a rerun ends differently or writes another output byte; otherwise A stands with a
+// note. Reruns are made only for the kinds A met.
 RunResult run_program(const Program& p, const ParamValues& params,
                       const std::map<std::string, HostTensor>& inputs, const RunOptions& options) {
-  // An observer (equiv's term builder) sees one run's values; it keeps the strict reads.
+  // An observer (equiv's term builder) sees one run's values; it keeps the strict reads and the
+  // default NaN for activation inputs outside their range (act_apply's, which its terms use;
+  // equiv's concrete runs, without an observer, decide whether anything depends on it).
   if (options.strict_reads || !options.compute_values || options.observer) {
     return Interpreter(p, params, inputs, options).run();
   }
-  RunResult a = Interpreter(p, params, inputs, options, ForeignReads::record).run();
-  if (!a.unwritten_read) return a;
+  const ActivationRange record_act{.record = true};
+  RunResult a = Interpreter(p, params, inputs, options, ForeignReads::record, record_act).run();
+  if (!a.unwritten_read && !a.undefined_activation) return a;
   // Reruns: no trace, no observer (equiv's terms come from the first run), the same seeds.
   RunOptions again = options;
   again.record_trace = false;
   again.observer = nullptr;
-  const std::pair<ForeignReads, const char*> reruns[] = {{ForeignReads::fill_mixed, "other bytes"},
-                                                         {ForeignReads::fill_zeros, "zeros"}};
-  for (const auto& [fill, contents] : reruns) {
-    const RunResult b = Interpreter(p, params, inputs, again, fill).run();
-    const std::string diff = rerun_difference(a, b, contents);
-    if (diff.empty()) continue;
-    DynamicError e = *a.unwritten_read;
-    e.detail += "; " + diff;
-    e.build_message();
-    a.error = std::move(e);
-    a.outputs.clear();
-    a.unwritten_read.reset();
-    return a;
+  if (a.unwritten_read) {
+    const std::pair<ForeignReads, const char*> reruns[] = {
+        {ForeignReads::fill_mixed, "other bytes"}, {ForeignReads::fill_zeros, "zeros"}};
+    for (const auto& [fill, contents] : reruns) {
+      const RunResult b = Interpreter(p, params, inputs, again, fill).run();
+      const std::string diff =
+          rerun_difference(a, b, std::string("with ") + contents + " in those bytes");
+      if (diff.empty()) continue;
+      fail_with(a, a.unwritten_read, diff);
+      return a;
+    }
+  }
+  if (a.undefined_activation) {
+    for (const float s : kActSubstitutes) {
+      const ActivationRange act{.record = false, .substitute = s};
+      const RunResult b = Interpreter(p, params, inputs, again, ForeignReads::record, act).run();
+      const std::string diff =
+          rerun_difference(a, b,
+                           "with " + std::string(s < 0 ? "-2^100" : "2^100") +
+                               " as the function's output for the inputs outside its range");
+      if (diff.empty()) continue;
+      fail_with(a, a.undefined_activation, diff);
+      return a;
+    }
   }
   return a;
 }
 
 Interpreter::Interpreter(const Program& p, const ParamValues& params,
                          const std::map<std::string, HostTensor>& inputs, const RunOptions& opts,
-                         ForeignReads foreign)
+                         ForeignReads foreign, ActivationRange act)
     : p_(p),
       params_(params),
       inputs_(inputs),
@@ -130,6 +166,8 @@ Interpreter::Interpreter(const Program& p, const ParamValues& params,
       hw_(opts.hw ? *opts.hw : hw_config_trn1()),
       m_(p, hw_, opts.compute_values),
       foreign_(foreign),
+      act_oor_{.substitute = act.substitute},
+      act_record_(act.record),
       trace_(opts.record_trace) {}
 
 void Interpreter::foreign_read(CheckKind kind, const std::string& detail) {
@@ -194,6 +232,11 @@ RunResult Interpreter::run() {
     result_.error = to_error(CheckKind::well_formed, "arithmetic beyond int64: " + ev.message);
   } catch (const DynamicError& e) {
     result_.error = e;  // a shape below 1 (concrete_shapes)
+  }
+  if (result_.undefined_activation) {
+    DynamicError& e = *result_.undefined_activation;
+    e.detail += "; " + std::to_string(act_oor_.count) + " in the run";
+    e.build_message();
   }
   if (opts_.compute_values && !result_.error) collect_outputs();
   result_.trace = trace_.take();

@@ -86,6 +86,12 @@ struct RunOptions {
   // clobbered_read, the first one, with the difference it made) only when a rerun ends
   // differently or writes other outputs; otherwise RunResult::unwritten_read records it. true:
   // the first such read fails the run (prove's replays, which confirm the read itself).
+  // Likewise an activation input outside its function's documented range (ISA-NEW: "the
+  // hardware output is invalid" there): the run writes the default NaN for it, and under false
+  // reruns with other values (RunResult::undefined_activation); under true it keeps the NaN and
+  // notes nothing (prove's replays and fuzz_solver confirm the solver's obligations — reads,
+  // bounds, rules — none of which is about that value; equiv's observed runs build their terms
+  // with act_apply, which gives the same NaN).
   bool strict_reads = false;
 };
 
@@ -110,6 +116,13 @@ struct RunResult {
   // wrote, when the run's outcome and outputs do not depend on those bytes (reruns with other
   // contents agreed byte for byte). Not a failure; `run` prints it as a note.
   std::optional<DynamicError> unwritten_read;
+  // Likewise (RunOptions::strict_reads = false, no observer): the first activation input outside
+  // its function's documented range (kind undefined_result: the instruction, the function, the
+  // input, how many), when neither the outputs nor how the run ends depend on the value the
+  // hardware writes there (reruns writing other values agreed byte for byte; the outputs are
+  // those of the run writing the default NaN). When something does, the run fails with this
+  // error (undefined_result, which check reports as unknown) and the difference. A note.
+  std::optional<DynamicError> undefined_activation;
 };
 
 using ParamValues = std::map<std::string, int64_t>;

@@ -243,10 +243,22 @@ void scale_bias_row(const float* x, float* y, int64_t n, float s, const float* b
 // out = func(fl(fl(x * scale) + bias)); regs follow reduce_cmd with each fp32 out added in
 // row-major order (before the dst conversion); reduce_res receives regs after all dst writes.
 // A null regs pointer (no accumulator state available) skips the register updates and the
-// read-out.
+// read-out. An input outside func's range gives the substitute and is counted (semantics.h).
 void exec_activation(ExecMode mode, const View& dst, const View& src, ActFunc func,
                      const ScalarArg& scale, const std::optional<ScalarArg>& bias, ReduceCmd cmd,
-                     float* regs, const std::optional<View>& reduce_res) {
+                     float* regs, const std::optional<View>& reduce_res,
+                     ActOutOfRange* out_of_range) {
+  ActOutOfRange local;  // without a caller's: the default NaN, counted for nobody
+  ActOutOfRange& oor = out_of_range ? *out_of_range : local;
+  const float substitute = oor.substitute;
+  // func(v), or the substitute (counted, the first kept) for an input outside func's range.
+  auto apply = [&oor, substitute](ActFunc fn, float v) {
+    if (!act_in_range(fn, v)) [[unlikely]] {
+      if (oor.count++ == 0) oor.first = v;
+      return substitute;
+    }
+    return act_value(fn, v);
+  };
   const bool reset = cmd == ReduceCmd::reset || cmd == ReduceCmd::reset_reduce;
   const bool accumulate =
       (cmd == ReduceCmd::reduce || cmd == ReduceCmd::reset_reduce) && regs != nullptr;
@@ -266,7 +278,7 @@ void exec_activation(ExecMode mode, const View& dst, const View& src, ActFunc fu
         const std::optional<float> b =
             bias ? std::optional<float>(resolve_scalar(*bias, r).f) : std::nullopt;
         const float x = decode_to_float(src.dtype, ref_load(src, r, f));
-        const float o = act_eval(func, pre(x, sc, b ? &*b : nullptr));
+        const float o = apply(func, pre(x, sc, b ? &*b : nullptr));
         if (accumulate) regs[r] = f_add(regs[r], o);
         out[r * n + f] = encode_from_float(dst.dtype, o);
       }
@@ -286,9 +298,12 @@ void exec_activation(ExecMode mode, const View& dst, const View& src, ActFunc fu
       if (func == ActFunc::exp) {
         exp_f32_array(x.data(), x.data(), n);
       } else {
+        // One loop per function: for one without a range act_in_range folds to true, so the
+        // loop is the plain one; for one with a range the check is two compares and a branch
+        // taken only for inputs outside it.
         dispatch_act(func, [&](auto func_c) {
           const ActFunc fn = func_c;
-          for (int64_t i = 0; i < n; ++i) x[i] = act_eval(fn, x[i]);
+          for (int64_t i = 0; i < n; ++i) x[i] = apply(fn, x[i]);
         });
       }
       if (accumulate) {

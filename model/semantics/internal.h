@@ -341,10 +341,42 @@ inline int64_t reduce_identity_int(AluOp op) {
 
 // ---------------------------------------------------------------------------------------------
 // Activation functions in fp32: exp is the model's own (fp32_exp.h), the others the float libm
-// functions. Documented valid input ranges
-// (ISA-NEW activation function table): outside them the hardware output is invalid, so the model
-// gives NaN. The range bounds are compared as fp32 values; for sin the bound is fl(pi)
-// = 3.14159274f.
+// functions. Some have a documented valid input range (ISA-NEW activation function table):
+// outside it "the hardware output is invalid" — the hardware writes some value the documentation
+// does not give. act_range states each range once; act_eval gives the default NaN outside it
+// (act_apply, equiv's terms), and exec_activation writes ActOutOfRange::substitute there so that
+// the interpreter can rerun with other values and see whether anything depends on them
+// (model/interp/interpreter.cpp run_program). The bounds are compared as fp32 values; for sin the
+// bound is fl(pi) = 3.14159274f.
+
+struct ActRangeBounds {
+  bool ranged = false;     // false: every input is valid
+  bool magnitude = false;  // the bounds apply to |x| (reciprocal)
+  float lo = 0.0f, hi = 0.0f;
+};
+constexpr ActRangeBounds act_range(ActFunc f) {
+  switch (f) {
+    case ActFunc::log:
+      return {true, false, 0x1p-64f, 0x1p64f};
+    case ActFunc::sqrt:
+      return {true, false, 0x1p-116f, 0x1p118f};
+    case ActFunc::rsqrt:
+      return {true, false, 0x1p-87f, 0x1p97f};
+    case ActFunc::reciprocal:
+      return {true, true, 0x1p-42f, 0x1p42f};
+    case ActFunc::sin:
+      return {true, false, -3.14159265358979f, 3.14159265358979f};
+    default:
+      return {};
+  }
+}
+// True when x is a valid input of f; a NaN is (NaN in gives that NaN out, for every function).
+inline bool act_in_range(ActFunc f, float x) {
+  const ActRangeBounds b = act_range(f);
+  if (!b.ranged) return true;
+  const float v = b.magnitude ? std::fabs(x) : x;
+  return !(v < b.lo) && !(v > b.hi);
+}
 
 inline float act_sigmoid(float x) {
   // 1 / (1 + exp(-x)): three roundings, each in fp32.
@@ -352,7 +384,9 @@ inline float act_sigmoid(float x) {
   return f_div(1.0f, f_add(1.0f, e));
 }
 
-inline float act_eval(ActFunc f, float x) {
+// f(x) for an x that act_in_range accepts (outside the range the value is libm's, not the
+// model's: callers check first).
+inline float act_value(ActFunc f, float x) {
   if (is_nan(x)) return quiet(x);  // NaN in -> that NaN out, for every function
   float r = 0.0f;
   switch (f) {
@@ -361,7 +395,6 @@ inline float act_eval(ActFunc f, float x) {
     case ActFunc::exp:
       return exp_f32(x);
     case ActFunc::log:
-      if (!(x >= 0x1p-64f && x <= 0x1p64f)) return default_nan();
       r = std::log(x);
       break;
     case ActFunc::relu:
@@ -390,25 +423,26 @@ inline float act_eval(ActFunc f, float x) {
       r = f_mul(x, x);
       break;
     case ActFunc::sqrt:
-      if (!(x >= 0x1p-116f && x <= 0x1p118f)) return default_nan();
       r = std::sqrt(x);
       break;
     case ActFunc::rsqrt:  // 1 / sqrtf(x): two roundings
-      if (!(x >= 0x1p-87f && x <= 0x1p97f)) return default_nan();
       r = f_div(1.0f, std::sqrt(x));
       break;
     case ActFunc::reciprocal:
-      if (!(std::fabs(x) >= 0x1p-42f && std::fabs(x) <= 0x1p42f)) return default_nan();
       r = f_div(1.0f, x);
       break;
     case ActFunc::sin:
-      if (!(x >= -3.14159265358979f && x <= 3.14159265358979f)) return default_nan();
       r = std::sin(x);
       break;
     case ActFunc::abs:
       return std::fabs(x);
   }
   return fix_nan(r, x);
+}
+
+// f(x), with the default NaN for an input outside f's documented range.
+inline float act_eval(ActFunc f, float x) {
+  return act_in_range(f, x) ? act_value(f, x) : default_nan();
 }
 
 // Calls f(std::integral_constant<ActFunc, func>), one specialised loop per function.

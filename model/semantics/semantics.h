@@ -20,9 +20,13 @@
 //    nearest even), shift counts outside [0, 31] give 0, results saturate into the dst type.
 //    So do GpSimd's tensor_tensor arithmetic operators on int32/uint32 tiles (native integer
 //    arithmetic, ISA-NEW tensor_tensor); what the hardware does on overflow is not documented.
-//  * Activation inputs outside a function's documented range give NaN (so sqrt(0) is NaN).
+//  * Activation inputs outside a function's documented range have no documented result:
+//    act_apply gives NaN there (so sqrt(0) is NaN), exec_activation a caller's substitute
+//    (ActOutOfRange), which the interpreter varies to see whether anything depends on it.
 #pragma once
 
+#include <bit>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <variant>
@@ -72,13 +76,26 @@ void exec_transpose_tensor(ExecMode mode, const View& dst, const View& src);
 // Vector engine transpose (<= 32x32): exact bit movement (same dtype).
 void exec_transpose_vector(ExecMode mode, const View& dst, const View& src);
 
+// Inputs of exec_activation outside its function's documented range (ISA-NEW activation
+// function table: outside them "the hardware output is invalid"; internal.h act_range): the
+// hardware writes some value the documentation does not give. exec_activation writes (and
+// accumulates) `substitute` for each, and counts them, so that a caller can rerun with other
+// substitutes and see whether anything depends on that value (model/interp run_program).
+struct ActOutOfRange {
+  float substitute = std::bit_cast<float>(0x7fc00000u);  // the default NaN, as act_apply
+  int64_t count = 0;   // out-of-range inputs met, added to by each call
+  float first = 0.0f;  // the first of them (row-major within a call), when count > 0
+};
+
 // out = func(src * scale + bias) (two fp32 roundings: product, then sum). Accumulator
 // registers regs[rows] (per partition, fp32) follow reduce_cmd: idle leaves them, reset zeroes
 // them, reduce adds each fp32 out (before the dst conversion) in order, reset_reduce zeroes then
-// adds. If reduce_res is given, regs are written to it ([rows,1]) after the instruction.
+// adds. If reduce_res is given, regs are written to it ([rows,1]) after the instruction. An input
+// outside func's documented range gives out_of_range->substitute (the default NaN without one).
 void exec_activation(ExecMode mode, const View& dst, const View& src, ActFunc func,
                      const ScalarArg& scale, const std::optional<ScalarArg>& bias, ReduceCmd cmd,
-                     float* regs, const std::optional<View>& reduce_res);
+                     float* regs, const std::optional<View>& reduce_res,
+                     ActOutOfRange* out_of_range = nullptr);
 
 // Reduces the last `axes` free dims of src (dst has the remaining free dims, same rows).
 // negate multiplies the result by -1 (arithmetic ops only).
@@ -203,6 +220,10 @@ std::optional<int64_t> sequence_bounds_bad_id(const View& src);
 // terms from them, so they are stated once).
 float alu_apply(AluOp op, float a, float b);
 float act_apply(ActFunc f, float x);
+// f's documented valid input range for messages ("2^-42 <= |x| <= 2^42"), "" when every input is
+// valid; and whether x lies in it (a NaN does: it is returned as is).
+std::string act_range_text(ActFunc f);
+bool act_in_documented_range(ActFunc f, float x);
 // The identity a reduction with `op` starts from (fp32 operators).
 float reduction_identity(AluOp op);
 // affine_select/iota: the pattern value of element (r, f) of dst (modulo 2^64), whether

@@ -231,6 +231,48 @@ TEST(CliRun, AccessOffTheEndFailsTheDynamicCheck) {
   EXPECT_FALSE(parsed.at("error").at("message").get<std::string>().empty());
 }
 
+// A reciprocal of zero (outside the activation's documented range) in rows 64..127 of a tile:
+// with only rows 0..63 stored the run is ok with a note, in text and JSON; with all rows stored
+// the output depends on the value the hardware gives there, an undefined result (exit 1).
+TEST(CliRun, ActivationOutsideItsRangeIsANoteOrAnUndefinedResult) {
+  auto kernel = [](int rows) {
+    const std::string r = std::to_string(rows);
+    return write_temp("act_range_" + r + ".nkir",
+                      "kernel act_range\n"
+                      "input x : hbm fp32 [64, 4]\n"
+                      "output y : hbm fp32 [" +
+                          r +
+                          ", 4]\n"
+                          "buffer t : sbuf fp32 [128, 4]\n"
+                          "buffer u : sbuf fp32 [128, 4]\n"
+                          "memset t[:, :], value=-3\n"
+                          "dma_copy t[0:+64, :], x[:, :]\n"
+                          "activation u[:, :], t[:, :], func=reciprocal, bias=3\n"
+                          "dma_copy y[:, :], u[0:+" +
+                          r + ", :], queue=1\n")
+        .string();
+  };
+  const std::string padding = kernel(64), reaching = kernel(128);
+  const CliResult ok = run_cli(run_args(padding, {}));
+  EXPECT_EQ(ok.exit_code, 0) << describe(ok);
+  EXPECT_NE(ok.out.find("note: an activation input is outside its function's documented range, "
+                        "and no output depends on the value the hardware gives there"),
+            std::string::npos)
+      << describe(ok);
+  const CliResult okj = run_cli(run_args(padding, {"--json"}));
+  ASSERT_EQ(okj.exit_code, 0) << describe(okj);
+  const nlohmann::json j = nlohmann::json::parse(okj.out);
+  EXPECT_EQ(j.at("result"), "ok");
+  EXPECT_EQ(j.at("undefined_activation").at("kind"), "undefined_result");
+  EXPECT_NE(j.at("undefined_activation").at("detail").get<std::string>().find("reciprocal"),
+            std::string::npos);
+  const CliResult bad = run_cli(run_args(reaching, {"--json"}));
+  EXPECT_EQ(bad.exit_code, 1) << describe(bad);
+  const nlohmann::json b = nlohmann::json::parse(bad.out);
+  EXPECT_EQ(b.at("error").at("kind"), "undefined_result");
+  EXPECT_TRUE(b.at("undefined_activation").is_null());
+}
+
 // ---------------------------------------------------------------------------------------------
 // Bad input exits 2 with a message naming the file or flag
 

@@ -357,6 +357,7 @@ TEST(SemanticsFastVsReference, Activation) {
                            ActFunc::sin,     ActFunc::abs};
   const ReduceCmd cmds[] = {ReduceCmd::idle, ReduceCmd::reset, ReduceCmd::reduce,
                             ReduceCmd::reset_reduce};
+  int out_of_range_cases = 0;
   for (int i = 0; i < 250; ++i) {
     Layout l(rng);
     const int64_t rows = random_rows(rng);
@@ -374,19 +375,33 @@ TEST(SemanticsFastVsReference, Activation) {
     std::vector<float> regs0(rows);
     for (auto& r : regs0) r = from_bits(random_bits(rng, DType::fp32));
     std::vector<float> regs_fast = regs0, regs_ref = regs0;
+    // Inputs outside func's range: the default NaN, or (every third case) a caller's substitute;
+    // both modes write it and count the same inputs, the same one first.
+    ActOutOfRange oor_fast, oor_ref;
+    if (i % 3 == 1) oor_fast.substitute = oor_ref.substitute = 0x1p100f;
     expect_same(
         l.fill(),
         [&](ExecMode m, Arena& a) {
-          float* regs = m == ExecMode::fast ? regs_fast.data() : regs_ref.data();
+          const bool fast = m == ExecMode::fast;
+          float* regs = fast ? regs_fast.data() : regs_ref.data();
           std::optional<ScalarArg> b;
           if (bias) b = bind_scalar(*bias, cb, a);
           exec_activation(m, dst.on(a), src.on(a), func, bind_scalar(scale, cs, a), b, cmd, regs,
-                          rr ? std::optional<View>(rr->on(a)) : std::nullopt);
+                          rr ? std::optional<View>(rr->on(a)) : std::nullopt,
+                          i % 3 == 0 ? nullptr
+                          : fast     ? &oor_fast
+                                     : &oor_ref);
         },
         case_name("activation", i));
     ASSERT_EQ(0, std::memcmp(regs_fast.data(), regs_ref.data(), rows * sizeof(float)))
         << "activation registers, case " << i;
+    ASSERT_EQ(oor_fast.count, oor_ref.count) << "out-of-range inputs, case " << i;
+    if (oor_fast.count > 0) {
+      ASSERT_EQ(to_bits(oor_fast.first), to_bits(oor_ref.first)) << "first one, case " << i;
+      ++out_of_range_cases;
+    }
   }
+  EXPECT_GT(out_of_range_cases, 10) << "the random inputs must reach the ranges' outside";
 }
 
 TEST(SemanticsFastVsReference, Reductions) {

@@ -211,6 +211,56 @@ TEST(SemanticsIndependent, ActivationIsFaithfulAndKeepsRanges) {
   EXPECT_EQ(act_apply(ActFunc::sigmoid, 0.0f), 0.5f);
 }
 
+// Outside a function's documented range the ISA gives no value: exec_activation writes and
+// accumulates the caller's substitute there (the default NaN without one), counts those inputs
+// and keeps the first; inside the range, and for a function without one, nothing is counted.
+TEST(SemanticsIndependent, ActivationOutsideItsRangeWritesTheSubstitute) {
+  for (ExecMode mode : kModes) {
+    Tile src(DType::fp32, 2, 4), dst(DType::fp32, 2, 4), res(DType::fp32, 2, 1);
+    const float row0[] = {0.5f, 0.0f, -2.0f, 0x1p43f};  // reciprocal: 0 and 2^43 are outside
+    for (int64_t c = 0; c < 4; ++c) {
+      src.set(0, c, row0[c]);
+      src.set(1, c, 1.0f);
+    }
+    float regs[2] = {0.0f, 0.0f};
+    ActOutOfRange oor{.substitute = 7.0f};
+    exec_activation(mode, dst.view(), src.view(), ActFunc::reciprocal, 1.0f, std::nullopt,
+                    ReduceCmd::reset_reduce, regs, res.view(), &oor);
+    EXPECT_EQ(oor.count, 2);
+    EXPECT_EQ(to_bits(oor.first), to_bits(0.0f));
+    EXPECT_EQ(dst.get(0, 0), 2.0f);
+    EXPECT_EQ(dst.get(0, 1), 7.0f);
+    EXPECT_EQ(dst.get(0, 2), -0.5f);
+    EXPECT_EQ(dst.get(0, 3), 7.0f);
+    EXPECT_EQ(res.get(0, 0), 2.0f + 7.0f - 0.5f + 7.0f) << "the substitute is accumulated";
+    EXPECT_EQ(res.get(1, 0), 4.0f);
+    // The count adds up over calls; the first stays the first call's.
+    src.set(1, 2, 4.0f);  // sin: 4 and row 0's 2^43 are outside [-pi, pi]
+    exec_activation(mode, dst.view(), src.view(), ActFunc::sin, 1.0f, std::nullopt, ReduceCmd::idle,
+                    nullptr, std::nullopt, &oor);
+    EXPECT_EQ(oor.count, 4);
+    EXPECT_EQ(to_bits(oor.first), to_bits(0.0f));
+    EXPECT_EQ(dst.get(1, 2), 7.0f);
+    EXPECT_EQ(dst.get(1, 0), std::sin(1.0f));
+    // Without one: the default NaN, act_apply's value.
+    exec_activation(mode, dst.view(), src.view(), ActFunc::sin, 1.0f, std::nullopt, ReduceCmd::idle,
+                    nullptr, std::nullopt);
+    EXPECT_EQ(dst.raw(1, 2), 0x7fc00000u);
+    // exp has no range: even inf is counted nowhere.
+    src.set(0, 0, kInf);
+    exec_activation(mode, dst.view(), src.view(), ActFunc::exp, 1.0f, std::nullopt, ReduceCmd::idle,
+                    nullptr, std::nullopt, &oor);
+    EXPECT_EQ(oor.count, 4);
+  }
+  EXPECT_EQ(act_range_text(ActFunc::reciprocal), "2^-42 <= |x| <= 2^42");
+  EXPECT_EQ(act_range_text(ActFunc::log), "2^-64 <= x <= 2^64");
+  EXPECT_EQ(act_range_text(ActFunc::sin), "-3.14159274 <= x <= 3.14159274");
+  EXPECT_EQ(act_range_text(ActFunc::exp), "");
+  EXPECT_TRUE(act_in_documented_range(ActFunc::sin, 3.14159274f));
+  EXPECT_FALSE(act_in_documented_range(ActFunc::sin, 3.1415930f));
+  EXPECT_TRUE(act_in_documented_range(ActFunc::rsqrt, from_bits(0x7fc00000u))) << "NaN passes";
+}
+
 TEST(SemanticsIndependent, ActivationRegisterStateMachine) {
   for (ExecMode mode : kModes) {
     Tile src(DType::fp32, 2, 3), dst(DType::bf16, 2, 3), res(DType::fp32, 2, 1);
