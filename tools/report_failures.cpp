@@ -60,7 +60,9 @@ std::string link_reason(const nlohmann::json& row) {
 std::string link_replay(const nlohmann::json& row) {
   std::vector<std::string> w = {"ncverify", "equiv", text_of(row, "rewrites"),
                                 text_of(row, "kernel")};
-  for (const auto& [name, value] : row.value("options", nlohmann::json::object()).items()) {
+  // items() refers to the object it iterates: keep the copy value() returns alive
+  const nlohmann::json options = row.value("options", nlohmann::json::object());
+  for (const auto& [name, value] : options.items()) {
     w.push_back("--param");
     w.push_back(name + "=" + (value.is_string() ? value.get<std::string>() : value.dump()));
   }
