@@ -291,6 +291,20 @@ void expect_a_row_per_link(const std::vector<std::string>& report_args) {
   EXPECT_EQ(j.at("links").size(), 2 * rewrites.size());
   // The exit code still follows `pass`.
   EXPECT_EQ(r.exit_code, j.at("pass").get<bool>() ? 0 : 1) << r.err;
+  // `failures` lists exactly the rows that did not pass, each with its reason (report_failures).
+  size_t not_passed = 0;
+  for (const char* section : {"checks", "links"}) {
+    for (const auto& row : j.at(section)) {
+      if (row.at("pass").get<bool>()) continue;
+      ++not_passed;
+      EXPECT_FALSE(row.value("reason", "").empty()) << row.dump();
+    }
+  }
+  for (const auto& row : j.at("proofs")) {
+    if (row.at("counterexample") != 0 || row.at("unknown") != 0) ++not_passed;
+  }
+  EXPECT_EQ(j.at("failures").size(), not_passed) << j.at("failures").dump(1);
+  EXPECT_EQ(j.at("pass").get<bool>(), not_passed == 0);
 }
 
 // Two kernels of the family (--kernel within --family): a bit-exact link (step 1) and a link
