@@ -176,31 +176,6 @@ struct Gate {
   std::vector<std::string> reject_reasons, unknown_reasons;
 };
 
-// The `--param`s, `--like` and NKI flags that name `params` and `options` on a replay line (as
-// words): the options and params by name, then every other --param as given (a traced kernel's
-// keyword arguments).
-std::vector<std::string> replay_args(const Gate& g, const kernels::Options& options,
-                                     const ParamValues& params) {
-  std::vector<std::string> w;
-  std::set<std::string> named;
-  if (!g.opts.sides.like.empty()) w.insert(w.end(), {"--like", g.opts.sides.like});
-  for (const auto& [k, v] : options) {
-    w.insert(w.end(), {"--param", k + "=" + v});
-    named.insert(k);
-  }
-  for (const auto& [k, v] : params) {
-    w.insert(w.end(), {"--param", k + "=" + std::to_string(v)});
-    named.insert(k);
-  }
-  for (const std::string& a : g.opts.sides.params) {
-    if (named.insert(a.substr(0, a.find('='))).second) w.insert(w.end(), {"--param", a});
-  }
-  for (const std::string& i : g.opts.sides.nki.inputs) w.insert(w.end(), {"--input", i});
-  for (const std::string& i : g.opts.sides.nki.shapes) w.insert(w.end(), {"--shape", i});
-  if (!g.opts.sides.nki.grid.empty()) w.insert(w.end(), {"--grid", g.opts.sides.nki.grid});
-  return w;
-}
-
 // What the rewrite's check was given, as `ncverify check` takes it (check/replay.h): its
 // failing case replays with the same options, shape, generation, determinism runs and limits.
 kernels::CheckInvocation check_invocation(const Gate& g, const kernels::CheckOptions& co) {
@@ -452,18 +427,6 @@ std::string outcome_line(const equiv::OptionOutcome& o, equiv::Level required) {
   return s + "  [" + o.status(required) + "]";
 }
 
-// The replay line of an equiv counterexample: its shape pinned and the cases up to its own.
-std::string equiv_replay(const Gate& g, const equiv::OptionOutcome& o,
-                         const equiv::Counterexample& c, equiv::Level required) {
-  const uint64_t n = c.seed >= g.opts.seed ? c.seed - g.opts.seed + 1 : 1;
-  std::vector<std::string> w = {"equiv", g.req.original.label, g.req.rewrite.label};
-  for (const std::string& a : replay_args(g, o.options, c.params)) w.push_back(a);
-  w.insert(w.end(),
-           {"--require", equiv::level_name(required), "--seed", std::to_string(g.opts.seed),
-            "--cases", std::to_string(n), "--gen", g.gens.front()->name});
-  return "ncverify " + kernels::shell_join(w);
-}
-
 void decide(Gate& g) {
   for (const CheckRun& c : g.checks) {
     if (c.pass()) continue;
@@ -498,8 +461,9 @@ void decide(Gate& g) {
     std::string r = std::string("equiv ") + (refuted ? "refuted" : "unknown") + " (require " +
                     level + ") at " + outcome_line(o, e.required);
     if (ce) {
-      r += "; counterexample " + counterexample_line(*ce) +
-           "; replay: " + equiv_replay(g, o, *ce, e.required);
+      r += "; counterexample " + counterexample_line(*ce) + "; replay: " +
+           equiv_replay_line(g.opts.sides, g.req, o, *ce, e.required, g.opts.seed,
+                             g.gens.front()->name);
     } else if (!refuted) {
       r += "; " + o.unknown_reason(e.required);
     }

@@ -9,6 +9,9 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "equiv/equiv.h"
 #include "kernels/registry.h"
@@ -43,10 +46,30 @@ int run_equiv_command(const EquivCommandOptions& opts) {
     progress.update(static_cast<int64_t>(done), options);
   };
   const equiv::EquivResult r = run_equiv_or_usage(req);
+  // A refuted option set's counterexample (at the required level's layer) and its replay line.
+  std::vector<std::string> replays(r.outcomes.size());
+  for (size_t i = 0; i < r.outcomes.size(); ++i) {
+    const equiv::OptionOutcome& o = r.outcomes[i];
+    const auto& c =
+        r.required == equiv::Level::bit_exact ? o.bit_counterexample : o.numeric_counterexample;
+    if (c && o.status(r.required) == "refuted") {
+      replays[i] =
+          equiv_replay_line(opts.sides, req, o, *c, r.required, opts.seed, req.run.hw->name);
+    }
+  }
   if (opts.json) {
-    std::cout << r.to_json().dump(2) << "\n";
+    nlohmann::json j = r.to_json();
+    for (size_t i = 0; i < replays.size(); ++i) {
+      if (replays[i].empty()) continue;
+      j["per_options"][i]["replay"] = replays[i];
+      if (!j.contains("replay")) j["replay"] = replays[i];  // the first refutation's
+    }
+    std::cout << j.dump(2) << "\n";
   } else {
     std::cout << r.text();
+    for (const std::string& line : replays) {
+      if (!line.empty()) std::cout << "replay: " << line << "\n";
+    }
   }
   return r.exit_code == 0 ? kExitOk : kExitVerificationFailure;
 }

@@ -2,7 +2,9 @@
 #include "tools/equiv_sides.h"
 
 #include <CLI/CLI.hpp>
+#include <set>
 
+#include "check/replay.h"
 #include "kernels/registry.h"
 #include "oracle/attention_spec.h"
 #include "tools/cli_common.h"
@@ -93,6 +95,32 @@ equiv::EquivRequest EquivFlags::request() const {
       throw UsageError("--require " + require + ": one of bit-exact, real, contract");
   }
   return req;
+}
+
+std::string equiv_replay_line(const EquivFlags& flags, const equiv::EquivRequest& req,
+                              const equiv::OptionOutcome& o, const equiv::Counterexample& c,
+                              equiv::Level required, uint64_t seed, const std::string& gen) {
+  std::vector<std::string> w = {"ncverify", "equiv", req.original.label, req.rewrite.label};
+  std::set<std::string> named;
+  if (!flags.like.empty()) w.insert(w.end(), {"--like", flags.like});
+  for (const auto& [k, v] : o.options) {
+    w.insert(w.end(), {"--param", k + "=" + v});
+    named.insert(k);
+  }
+  for (const auto& [k, v] : c.params) {
+    w.insert(w.end(), {"--param", k + "=" + std::to_string(v)});
+    named.insert(k);
+  }
+  for (const std::string& a : flags.params) {
+    if (named.insert(a.substr(0, a.find('='))).second) w.insert(w.end(), {"--param", a});
+  }
+  for (const std::string& i : flags.nki.inputs) w.insert(w.end(), {"--input", i});
+  for (const std::string& i : flags.nki.shapes) w.insert(w.end(), {"--shape", i});
+  if (!flags.nki.grid.empty()) w.insert(w.end(), {"--grid", flags.nki.grid});
+  const uint64_t cases = c.seed >= seed ? c.seed - seed + 1 : 1;
+  w.insert(w.end(), {"--require", equiv::level_name(required), "--seed", std::to_string(seed),
+                     "--cases", std::to_string(cases), "--gen", gen});
+  return kernels::shell_join(w);
 }
 
 equiv::EquivResult run_equiv_or_usage(const equiv::EquivRequest& req) {

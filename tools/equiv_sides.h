@@ -32,6 +32,14 @@ equiv::EquivRequest equiv_request(const std::string& original, const std::string
                                   const std::string& like, const NkiFlags& nki,
                                   bool like_registered_side = false);
 
+// The command that replays an equiv counterexample `c` of option set `o`: both kernels, --like
+// and the NKI flags as given, the option set and the counterexample's shape by name, every other
+// --param as given (a traced kernel's keyword arguments), the required level, the seed and the
+// cases up to the counterexample's, the generation; each word shell-quoted.
+std::string equiv_replay_line(const EquivFlags& flags, const equiv::EquivRequest& req,
+                              const equiv::OptionOutcome& o, const equiv::Counterexample& c,
+                              equiv::Level required, uint64_t seed, const std::string& gen);
+
 // run_equiv with its input errors turned into UsageError (exit 2).
 equiv::EquivResult run_equiv_or_usage(const equiv::EquivRequest& req);
 

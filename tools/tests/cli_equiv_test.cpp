@@ -48,6 +48,16 @@ void expect_catalogue_bug_refuted(const std::vector<std::string>& pinned) {
   EXPECT_EQ(r.exit_code, 1) << describe(r);
   EXPECT_NE(r.out.find("verdict: refuted"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("counterexample"), std::string::npos) << r.out;
+  // Each refuted option set prints the command that replays its counterexample, and it does:
+  // the same refutation, through /bin/sh as printed (the built binary in place of `ncverify`).
+  const std::string prefix = "\nreplay: ncverify ";
+  const size_t at = r.out.find(prefix);
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const size_t end = r.out.find('\n', at + 1);
+  const std::string args = r.out.substr(at + prefix.size(), end - at - prefix.size());
+  const CliResult again = run_command("/bin/sh", {"-c", shell_quote(NCVERIFY_BINARY) + " " + args});
+  EXPECT_EQ(again.exit_code, 1) << args << "\n" << describe(again);
+  EXPECT_NE(again.out.find("verdict: refuted"), std::string::npos) << again.out;
 }
 
 TEST(CliEquiv, CatalogueBugIsRefutedWithExitOne) {
