@@ -93,6 +93,18 @@ class UnwrittenOutput(UserWarning):
         self.output, self.count = name, count
 
 
+class UndefinedValuesUnused(UserWarning):
+    """The kernel read bytes no instruction wrote, or gave an activation function an input outside
+    its documented range (where the hardware's output is undefined). The model reran the kernel
+    with other values there and no returned output changed, so the values returned are the
+    kernel's whatever the hardware holds there (model/interp/README.md, "Poison and uninitialized
+    reads", "Undefined values"). Where an output does depend on them the run fails instead
+    (DynamicCheckFailure)."""
+
+    def __init__(self, message):
+        super().__init__(message)
+
+
 class CapacitySpill(UserWarning):
     """The kernel's live on-chip buffers exceed SBUF or PSUM. The Neuron compiler's automatic
     allocation spills such data to the next memory level, so the kernel runs (slower) and its values
@@ -382,6 +394,9 @@ def simulate(func, args, kwargs, grid=None, platform_target=None):
             warnings.warn(UnwrittenOutput(name, count), stacklevel=3)
         if report.get("spill"):
             warnings.warn(CapacitySpill(report["spill"].get("detail", "")), stacklevel=3)
+        for note in ("unwritten_read", "undefined_activation"):
+            if report.get(note):
+                warnings.warn(UndefinedValuesUnused(report[note].get("message", "")), stacklevel=3)
         values = {}
         for t in tr.hbm:
             if t.role != "output":

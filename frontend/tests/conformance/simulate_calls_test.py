@@ -11,7 +11,7 @@ import neuronxcc.nki as nki
 import neuronxcc.nki.isa as nisa
 import neuronxcc.nki.language as nl
 from ncverify_nki.simulate import (CapacitySpill, DynamicCheckFailure, KernelNotTraced,
-                                   OutOfBoundsAccess)
+                                   OutOfBoundsAccess, UndefinedValuesUnused)
 
 ROWS = 128
 
@@ -115,6 +115,17 @@ def two_wide_rows(x, y):
     return out
 
 
+@nki.jit
+def reciprocal_rows(x, stored):
+    """1/x on the Scalar engine over all 128 rows, the first `stored` rows stored: 1/0 is outside
+    reciprocal's documented range (its output undefined), which matters only where it is stored."""
+    out = nl.ndarray((stored, x.shape[1]), dtype=nl.float32, buffer=nl.shared_hbm)
+    a = nl.load(x)
+    r = nisa.activation(op=nl.reciprocal, data=a)
+    nl.store(out, value=r[0:stored, :])
+    return out
+
+
 def bf16_round(a):
     """float32 -> the nearest bf16 value (ties to even), as float32."""
     bits = a.astype(np.float32).view(np.uint32).astype(np.uint64)
@@ -153,6 +164,20 @@ class SimulatedCalls(unittest.TestCase):
         spills = [w for w in caught if issubclass(w.category, CapacitySpill)]
         self.assertEqual(len(spills), 1, [str(w.message) for w in caught])
         self.assertIn("live SBUF buffers need", str(spills[0].message))
+
+    def test_an_undefined_activation_value_warns_unless_an_output_depends_on_it(self):
+        x = self.data(ROWS, 16) + 4.0
+        x[64:, :] = 0.0
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = nki.simulate_kernel(reciprocal_rows, x, 64)
+        np.testing.assert_array_equal(out, np.float32(1.0) / x[:64, :])
+        notes = [w for w in caught if issubclass(w.category, UndefinedValuesUnused)]
+        self.assertEqual(len(notes), 1, [str(w.message) for w in caught])
+        self.assertIn("reciprocal", str(notes[0].message))
+        with self.assertRaises(DynamicCheckFailure) as failed:
+            nki.simulate_kernel(reciprocal_rows, x, ROWS)
+        self.assertIn("undefined_result", str(failed.exception))
 
     def test_simulate_kernel_and_simulate(self):
         lhs_t, rhs = self.data(256, 64), self.data(256, 128)
