@@ -36,11 +36,20 @@ inline std::string read_file(const fs::path& path) {
   return s.str();
 }
 
-// A per-process scratch folder under gtest's temp dir.
+// A per-process scratch folder under gtest's temp dir, removed when the process exits (ctest runs
+// each test in its own process: left behind, thousands of them piled up in /tmp per tier run).
 inline fs::path temp_dir() {
-  fs::path dir = fs::path(::testing::TempDir()) / ("ncverify_cli_test_" + std::to_string(getpid()));
-  fs::create_directories(dir);
-  return dir;
+  struct RemovedAtExit {
+    fs::path dir;
+    ~RemovedAtExit() {
+      std::error_code ignored;
+      fs::remove_all(dir, ignored);
+    }
+  };
+  static const RemovedAtExit scratch{fs::path(::testing::TempDir()) /
+                                     ("ncverify_cli_test_" + std::to_string(getpid()))};
+  fs::create_directories(scratch.dir);
+  return scratch.dir;
 }
 
 inline fs::path write_temp(const std::string& name, const std::string& text) {
