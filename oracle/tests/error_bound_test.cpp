@@ -297,17 +297,33 @@ TEST(ErrorBound, FullyMaskedRowIsZeroWithZeroBound) {
   EXPECT_FALSE(compare(cs.spec, bad, ex, eb, cs.ct.out_dtype).pass);
 }
 
-TEST(ErrorBound, CompareReportsWorstLocationUlpsBiasAndJson) {
+// A comparison's inputs: a [batch][heads][seqlen_q][d] output whose every exact value is `exact`
+// and every bound `bound`, and the kernel's output equal to it.
+struct UniformCase {
   AttentionSpec s;
-  s.batch = 2;
-  s.heads = 2;
-  s.seqlen_q = 3;
-  s.d_head = 4;
   OracleOutput ex;
-  ex.out.assign(static_cast<size_t>(s.q_elements()), 1.0);
   ErrorBound eb;
-  eb.bound.assign(ex.out.size(), 0.01);
-  std::vector<double> got = ex.out;
+  std::vector<double> got;
+};
+UniformCase uniform_case(int64_t batch, int64_t heads, int64_t seqlen_q, int64_t d, double exact,
+                         double bound) {
+  UniformCase u;
+  u.s.batch = batch;
+  u.s.heads = heads;
+  u.s.seqlen_q = seqlen_q;
+  u.s.d_head = d;
+  u.ex.out.assign(static_cast<size_t>(u.s.q_elements()), exact);
+  u.eb.bound.assign(u.ex.out.size(), bound);
+  u.got = u.ex.out;
+  return u;
+}
+
+TEST(ErrorBound, CompareReportsWorstLocationUlpsBiasAndJson) {
+  UniformCase u = uniform_case(2, 2, 3, 4, 1.0, 0.01);
+  AttentionSpec& s = u.s;
+  OracleOutput& ex = u.ex;
+  const ErrorBound& eb = u.eb;
+  std::vector<double>& got = u.got;
   const int64_t e = s.q_index(1, 0, 2, 3);
   got[static_cast<size_t>(e)] = 1.0 + 0.02;
   const Comparison c = compare(s, got, ex, eb, DType::bf16);
@@ -336,16 +352,11 @@ TEST(ErrorBound, CompareReportsWorstLocationUlpsBiasAndJson) {
 // error; with no element finite on both sides there is no worst error to print (it used to read
 // "max|err|/bound=0 ... got=0").
 TEST(ErrorBound, CompareLineLeadsWithNonFiniteMismatches) {
-  AttentionSpec s;
-  s.batch = 2;
-  s.heads = 1;
-  s.seqlen_q = 2;
-  s.d_head = 2;
-  OracleOutput ex;
-  ex.out.assign(static_cast<size_t>(s.q_elements()), 0.5);
-  ErrorBound eb;
-  eb.bound.assign(ex.out.size(), 0.01);
-  std::vector<double> got = ex.out;
+  UniformCase u = uniform_case(2, 1, 2, 2, 0.5, 0.01);
+  const AttentionSpec& s = u.s;
+  const OracleOutput& ex = u.ex;
+  const ErrorBound& eb = u.eb;
+  std::vector<double>& got = u.got;
   for (int64_t i = 0; i < 2; ++i) {
     for (int64_t c = 0; c < 2; ++c) got[static_cast<size_t>(s.q_index(1, 0, i, c))] = std::nan("");
   }
