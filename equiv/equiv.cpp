@@ -15,6 +15,7 @@
 #include <unordered_map>
 
 #include "check/check.h"
+#include "equiv/exp_bound.h"
 #include "equiv/frontier.h"
 #include "equiv/real_form.h"
 #include "equiv/shapes.h"
@@ -398,12 +399,14 @@ void check_shape(ShapeWork& w, const ParamValues& params) {
   // The overflow obligation: every exp the rewrite evaluates has a non-positive argument.
   std::vector<TermId> exps;
   collect_exps(ts, rew_roots, exps);
+  NegatedMaxPattern by_terms(ts);
   for (TermId e : exps) {
     const std::string at = label_of(w.rew_labels, ts.provenance(1, e));
-    bool ok = false;
+    // The terms' own pattern first (no polynomial of the scores needed), then the real forms.
+    bool ok = by_terms.nonpositive(ts.kids(e)[0]);
     try {
-      if (!rf) rf.emplace(ts);
-      ok = rf->exp_argument_nonpositive(ts.kids(e)[0]);
+      if (!ok && !rf) rf.emplace(ts);
+      if (!ok) ok = rf->exp_argument_nonpositive(ts.kids(e)[0]);
     } catch (const RealFormLimit&) {
       ok = false;
     }

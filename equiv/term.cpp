@@ -216,6 +216,24 @@ TermId TermStore::alu(AluOp op, TermId a, TermId b) {
     if (is_const(b, 0x80000000u) && is_float_term(a)) return mark(a);
     if (is_const(a, 0x80000000u) && is_float_term(b)) return mark(b);
   }
+  // x - y is x + (-1 * y), and -1 * (-1 * y) is y, for every float x, y up to NaN payload (IEEE
+  // 754 defines subtraction as the addition of the negated operand, and a negation is exact):
+  // one form for a subtracted max and a max negated into an activation's bias. term_rules_test
+  // checks both on every special value.
+  const uint32_t minus_one = 0xbf800000u;
+  constexpr TermId kNone = UINT32_MAX;
+  if (op == AluOp::subtract && is_float_term(a) && is_float_term(b)) {
+    return alu(AluOp::add, a, alu(AluOp::multiply, constant_f32(-1.0f), b));
+  }
+  if (op == AluOp::multiply) {
+    const TermId y = is_const(a, minus_one) ? b : is_const(b, minus_one) ? a : kNone;
+    if (y != kNone && nodes_[y].op == TermOp::alu &&
+        static_cast<AluOp>(nodes_[y].aux) == AluOp::multiply) {
+      const TermId k0 = kids_[nodes_[y].kid_begin], k1 = kids_[nodes_[y].kid_begin + 1];
+      const TermId inner = is_const(k0, minus_one) ? k1 : is_const(k1, minus_one) ? k0 : kNone;
+      if (inner != kNone && is_float_term(inner)) return mark(inner);
+    }
+  }
   // Commutative up to which NaN propagates (the first NaN operand); term_rules_test checks it.
   if (commutative(op) && b < a) std::swap(a, b);
   TermNode n;

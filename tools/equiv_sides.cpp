@@ -84,11 +84,18 @@ void EquivFlags::add_options(CLI::App* cmd) {
   cmd->add_option("--require", require,
                   "bit-exact, real or contract (default: bit-exact when the rewrite claims the "
                   "same numerics or is a file, contract otherwise)");
+  cmd->add_option("--term-budget-mib", term_budget_mib,
+                  "Memory the two programs' terms may take at one shape (beyond it the bit-exact "
+                  "and real layers are unknown there; about 5 GiB of host memory decides the "
+                  "tutorial chain's bit-exact links at seqlen 1024 with 3584)")
+      ->check(CLI::Range(int64_t{16}, int64_t{1} << 24))
+      ->capture_default_str();
 }
 
 equiv::EquivRequest EquivFlags::request() const {
   equiv::EquivRequest req =
       equiv_request(original, rewrite, params, like, nki, like_registered_side);
+  req.term_budget_mib = term_budget_mib;
   if (!require.empty()) {
     req.require = equiv::parse_level(require);
     if (!req.require)

@@ -21,6 +21,8 @@ struct EquivFlags {
   // then parse as that kernel's). adopt keeps --like explicit: it names the contract the
   // rewrite's own check runs under.
   bool like_registered_side = false;
+  // --term-budget-mib: the memory the two programs' terms may take at one shape.
+  int64_t term_budget_mib = equiv::EquivRequest{}.term_budget_mib;
   void add_options(CLI::App* cmd);
   // The request these flags describe (require parsed); throws UsageError.
   equiv::EquivRequest request() const;

@@ -228,6 +228,51 @@ TEST(TermRules, MultiplyByOneAndAddMinusZero) {
   EXPECT_NE(ts.alu(AluOp::divide, one, x), x);
 }
 
+// alu(subtract, x, y) == alu(add, x, alu(multiply, -1, y)) and -1 * (-1 * y) == y for float x, y:
+// on pairs of the specials and a dense sample against the specials, and in the store (both
+// operand orders of the -1; integer-dtype operands are left alone).
+TEST(TermRules, SubtractIsAddOfTheNegation) {
+  auto check = [](float x, float y) {
+    const float neg = alu_apply(AluOp::multiply, -1.0f, y);
+    const float sub = alu_apply(AluOp::subtract, x, y), add = alu_apply(AluOp::add, x, neg);
+    if (!same_modulo_nan(sub, add) || !same_modulo_nan(alu_apply(AluOp::multiply, -1.0f, neg), y) ||
+        !same_modulo_nan(alu_apply(AluOp::multiply, neg, -1.0f), y)) {
+      ADD_FAILURE() << std::hexfloat << x << " - " << y << " = " << sub
+                    << " but x + (-y) = " << add;
+      return false;
+    }
+    return true;
+  };
+  for (uint32_t a : special_bits()) {
+    for (uint32_t b : special_bits()) {
+      if (!check(f(a), f(b))) return;
+    }
+    for (uint64_t b = 0; b <= 0xffffffffu; b += 65537) {
+      if (!check(f(a), f(static_cast<uint32_t>(b))) || !check(f(static_cast<uint32_t>(b)), f(a))) {
+        return;
+      }
+    }
+  }
+
+  TermStore ts;
+  const uint32_t sx = ts.input_slot("x"), sy = ts.input_slot("y");
+  const TermId x = ts.input(sx, 0, DType::fp32), y = ts.input(sy, 0, DType::bf16);
+  const TermId minus_one = ts.constant_f32(-1.0f);
+  const TermId neg_y = ts.alu(AluOp::multiply, minus_one, y);
+  EXPECT_EQ(ts.alu(AluOp::subtract, x, y), ts.alu(AluOp::add, x, neg_y));
+  EXPECT_EQ(ts.alu(AluOp::subtract, x, y),
+            ts.alu(AluOp::add, ts.alu(AluOp::multiply, y, minus_one), x));
+  EXPECT_EQ(ts.alu(AluOp::multiply, minus_one, neg_y), y);
+  EXPECT_EQ(ts.alu(AluOp::multiply, neg_y, minus_one), y);
+  // x - y and y - x stay apart, and so does x - y against x + y.
+  EXPECT_NE(ts.alu(AluOp::subtract, x, y), ts.alu(AluOp::subtract, y, x));
+  EXPECT_NE(ts.alu(AluOp::subtract, x, y), ts.alu(AluOp::add, x, y));
+  // Integer operands: the rule does not apply (their subtract may be native integer arithmetic).
+  const TermId i = ts.input(ts.input_slot("i"), 0, DType::int32);
+  EXPECT_EQ(ts.node(ts.alu(AluOp::subtract, i, x)).op, TermOp::alu);
+  EXPECT_EQ(static_cast<AluOp>(ts.node(ts.alu(AluOp::subtract, i, x)).aux), AluOp::subtract);
+}
+
 TEST(TermRules, AluSortsOnlyCommutativeOperators) {
   TermStore ts;
   const uint32_t slot = ts.input_slot("x");

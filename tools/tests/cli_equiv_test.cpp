@@ -35,6 +35,21 @@ TEST(CliEquiv, BitExactLinkHoldsWithExitZero) {
   EXPECT_NE(r.out.find("verdict: holds (require bit-exact)"), std::string::npos) << r.out;
 }
 
+// --term-budget-mib is kept: the same link with its terms held to 16 MiB is unknown there (exit
+// 1, the budget named), never proved; a budget below 16 MiB is bad usage.
+TEST(CliEquiv, TermBudgetIsKept) {
+  const CliResult r = run_cli(with({"equiv", "sd_attention_step1", "sd_attention_step2",
+                                    "--require", "bit-exact", "--term-budget-mib", "16"},
+                                   kFp32NoMask));
+  EXPECT_EQ(r.exit_code, 1) << describe(r);
+  EXPECT_NE(r.out.find("verdict: unknown (require bit-exact)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("outgrow 16 MiB"), std::string::npos) << r.out;
+  const CliResult bad =
+      run_cli(with({"equiv", "sd_attention_step1", "sd_attention_step2", "--term-budget-mib", "8"},
+                   kFp32NoMask));
+  EXPECT_EQ(bad.exit_code, 2) << describe(bad);
+}
+
 // The catalogue bug at one option set and shape (the default tier); the deep tier compares it at
 // every option set and the shapes equiv picks.
 const std::vector<std::string> kOneShapeFp32NoMask = {"--param", "dtype=fp32",
