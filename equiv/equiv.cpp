@@ -169,12 +169,12 @@ class FiniteTransposeCanon {
       case TermOp::act:
         r = ts_.act(static_cast<ActFunc>(n.aux), k[0]);
         break;
-      case TermOp::fma_chain: {
-        std::vector<std::pair<TermId, TermId>> pairs;
-        for (size_t i = 1; i + 1 < k.size(); i += 2) pairs.emplace_back(k[i], k[i + 1]);
-        r = ts_.fma_chain(k[0], pairs);
+      case TermOp::fma_chain:  // the lists are rebuilt (case operands) like any other kid
+        r = ts_.fma_chain_of(k[0], k[1], k[2]);
         break;
-      }
+      case TermOp::operands:
+        r = ts_.operands(k);
+        break;
       case TermOp::select:
         r = ts_.select(k[0], n.aux != 0, k[1], k[2], n.dtype);
         break;

@@ -26,15 +26,19 @@ namespace {
 
 bool same_head(const TermStore& ts, TermId a, TermId b) {
   const TermNode &x = ts.node(a), &y = ts.node(b);
+  if (x.op == TermOp::fma_chain && y.op == TermOp::fma_chain &&
+      ts.fma_parts(a).a.size() != ts.fma_parts(b).a.size()) {
+    return false;  // chains of different lengths
+  }
   return x.op == y.op && x.aux == y.aux && x.dtype == y.dtype && x.payload == y.payload &&
          x.kid_count == y.kid_count;
 }
 
 // The (a_k, b_k) pairs of a chain as sorted id pairs, to tell a reordered sum from another one.
 std::vector<std::pair<TermId, TermId>> chain_pairs(const TermStore& ts, TermId t) {
-  auto k = ts.kids(t);
+  const FmaParts f = ts.fma_parts(t);
   std::vector<std::pair<TermId, TermId>> v;
-  for (size_t i = 1; i + 1 < k.size(); i += 2) v.emplace_back(k[i], k[i + 1]);
+  for (size_t i = 0; i < f.a.size(); ++i) v.emplace_back(std::minmax(f.a[i], f.b[i]));
   std::sort(v.begin(), v.end());
   return v;
 }
@@ -46,13 +50,13 @@ const char* head_kind(const TermStore& ts, TermId a, TermId b) {
   if (x.op == TermOp::constant && y.op == TermOp::constant) return "constant";
   if (x.op == TermOp::input && y.op == TermOp::input) return "element read";
   if (x.op == TermOp::fma_chain && y.op == TermOp::fma_chain) {
-    if (x.kid_count == y.kid_count && chain_pairs(ts, a) == chain_pairs(ts, b) &&
-        ts.kids(a)[0] == ts.kids(b)[0]) {
+    if (chain_pairs(ts, a) == chain_pairs(ts, b) && ts.fma_parts(a).init == ts.fma_parts(b).init) {
       return "accumulation order";
     }
     return "accumulation";
   }
   if (x.op == TermOp::fma_chain || y.op == TermOp::fma_chain) return "accumulation";
+  if (x.op == TermOp::operands || y.op == TermOp::operands) return "accumulation";
   if (x.op == TermOp::transpose_pe || y.op == TermOp::transpose_pe) return "transpose";
   if (x.op == TermOp::opaque || y.op == TermOp::opaque) return "unsupported";
   return "operation";
@@ -127,7 +131,9 @@ TermDifference first_value_difference(const TermStore& ts, const std::vector<uin
     auto ka = ts.kids(a), kb = ts.kids(b);
     bool descended = false;
     for (size_t i = 0; i < ka.size(); ++i) {
-      if (ka[i] != kb[i] && !same_value(ts, bits, ka[i], kb[i])) {
+      // An operand list has no value: descend into any that differs.
+      const bool list = ts.node(ka[i]).op == TermOp::operands;
+      if (ka[i] != kb[i] && (list || !same_value(ts, bits, ka[i], kb[i]))) {
         pa = a;
         pb = b;
         a = ka[i];

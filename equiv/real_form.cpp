@@ -657,6 +657,13 @@ struct RealForms::Impl {
         if (static_cast<AluOp>(n.aux) > AluOp::min) return;  // fails without its operands
         out.insert(out.end(), ks.begin(), ks.end());
         return;
+      case TermOp::fma_chain: {  // the operands, not the lists holding them
+        const FmaParts f = store.fma_parts(t);
+        out.push_back(f.init);
+        out.insert(out.end(), f.a.begin(), f.a.end());
+        out.insert(out.end(), f.b.begin(), f.b.end());
+        return;
+      }
       default:
         out.insert(out.end(), ks.begin(), ks.end());
     }
@@ -751,14 +758,17 @@ struct RealForms::Impl {
         }
       }
       case TermOp::fma_chain: {
+        const FmaParts f = store.fma_parts(t);
         std::vector<M> v;
-        decode(finite(t, kid(ks[0])), v);
-        for (size_t i = 1; i + 1 < ks.size(); i += 2) {
-          const uint32_t a = finite(t, kid(ks[i])), b = finite(t, kid(ks[i + 1]));
+        decode(finite(t, kid(f.init)), v);
+        for (size_t i = 0; i < f.a.size(); ++i) {
+          const uint32_t a = finite(t, kid(f.a[i])), b = finite(t, kid(f.b[i]));
           if (a != kZeroPoly && b != kZeroPoly) products(a, b, v);
         }
         return normalise(v);
       }
+      case TermOp::operands:
+        limit(t, "an operand list");
       case TermOp::transpose_pe:
         if (n.payload >= ks.size()) limit(t, "a transpose outside its column");
         return kid(ks[n.payload]);

@@ -255,21 +255,42 @@ TermId TermStore::act(ActFunc func, TermId x) {
 }
 
 TermId TermStore::fma_chain(TermId init, std::span<const std::pair<TermId, TermId>> pairs) {
-  // The kid list is built in a reused scratch vector (no allocation per chain in the steady
-  // state); intern copies it into the pool only for a new node.
-  scratch_.clear();
-  scratch_.reserve(1 + 2 * pairs.size());
-  scratch_.push_back(init);
+  // The operand lists are built in reused scratch vectors (no allocation per chain in the
+  // steady state); operands() copies a list into the pool only when it is new.
+  scratch_a_.clear();
+  scratch_b_.clear();
   for (auto [a, b] : pairs) {
-    // fma(a, b, acc) == fma(b, a, acc) up to NaN payload: the exact product commutes.
-    if (b < a) std::swap(a, b);
-    scratch_.push_back(a);
-    scratch_.push_back(b);
+    scratch_a_.push_back(a);
+    scratch_b_.push_back(b);
   }
+  return fma_chain_of(init, operands(scratch_a_), operands(scratch_b_));
+}
+
+TermId TermStore::fma_chain_of(TermId init, TermId a, TermId b) {
+  if (nodes_[a].op != TermOp::operands || nodes_[b].op != TermOp::operands ||
+      nodes_[a].kid_count != nodes_[b].kid_count) {
+    throw std::logic_error("TermStore::fma_chain_of: two operand lists of one length");
+  }
+  // fma(a, b, acc) == fma(b, a, acc) up to NaN payload (the exact product commutes), so the two
+  // lists may trade places as wholes: the one with the lower id first.
+  if (b < a) std::swap(a, b);
   TermNode n;
   n.op = TermOp::fma_chain;
   n.dtype = DType::fp32;
-  return intern(n, scratch_);
+  const TermId k[3] = {init, a, b};
+  return intern(n, k);
+}
+
+TermId TermStore::operands(std::span<const TermId> list) {
+  TermNode n;
+  n.op = TermOp::operands;
+  n.dtype = DType::fp32;
+  return intern(n, list);
+}
+
+FmaParts TermStore::fma_parts(TermId chain) const {
+  const auto k = kids(chain);
+  return {k[0], kids(k[1]), kids(k[2])};
 }
 
 TermId TermStore::transpose_pe(std::span<const TermId> column, uint32_t p) {
@@ -325,12 +346,17 @@ std::string TermStore::str(TermId t, int depth) const {
     case TermOp::act:
       return std::string(act_func_name(static_cast<ActFunc>(n.aux))) + "(" + sub(ks[0]) + ")";
     case TermOp::fma_chain: {
-      const size_t pairs = (ks.size() - 1) / 2;
-      std::string s = "dot" + std::to_string(pairs) + "(" + sub(ks[0]);
-      for (size_t k = 0; k < pairs && k < 2; ++k) {
-        s += "; " + sub(ks[1 + 2 * k]) + "*" + sub(ks[2 + 2 * k]);
-      }
+      const FmaParts f = fma_parts(t);
+      const size_t pairs = f.a.size();
+      std::string s = "dot" + std::to_string(pairs) + "(" + sub(f.init);
+      for (size_t k = 0; k < pairs && k < 2; ++k) s += "; " + sub(f.a[k]) + "*" + sub(f.b[k]);
       if (pairs > 2) s += "; …";
+      return s + ")";
+    }
+    case TermOp::operands: {
+      std::string s = "list" + std::to_string(ks.size()) + "(";
+      for (size_t k = 0; k < ks.size() && k < 2; ++k) s += (k ? ", " : "") + sub(ks[k]);
+      if (ks.size() > 2) s += ", …";
       return s + ")";
     }
     case TermOp::transpose_pe: {

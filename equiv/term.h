@@ -27,11 +27,21 @@ enum class TermOp : uint8_t {
   round,         // kids {x}: encode(dtype, fp32 value of x)
   alu,           // aux: AluOp; kids {a, b}: alu_apply(op, a, b); fp32
   act,           // aux: ActFunc; kids {x}: act_apply(func, x); fp32 (x is the scaled, biased fp32)
-  fma_chain,     // kids {init, a0, b0, a1, b1, ...}: acc = init; acc = fma(a_k, b_k, acc); fp32
+  fma_chain,     // kids {init, A, B}, A and B operands nodes of one length (fma_parts):
+                 // acc = init; acc = fma(A_k, B_k, acc); fp32
   transpose_pe,  // kids: a source column c_0..c_{P-1}; payload p: the Tensor-engine transpose's
                  // identity matmul for output p (acc = +0; acc = fma(c_k, k == p, acc)); fp32
   select,        // aux: 1 when reversed; kids {pred, on_true, on_false}; dtype of the result
   opaque,        // outside the term language; payload: index into the reasons; never proved
+  operands,      // kids: a list of terms, no value of its own: one operand column of fma
+                 // chains, interned once and shared by every chain that multiplies it (a score
+                 // matrix's chains would otherwise copy each row and column once per element)
+};
+
+// An fma chain's parts: acc = init; acc = fma(a[k], b[k], acc) for k in order.
+struct FmaParts {
+  TermId init;
+  std::span<const TermId> a, b;
 };
 
 struct TermNode {
@@ -59,6 +69,11 @@ class TermStore {
   TermId alu(AluOp op, TermId a, TermId b);  // add, multiply, max, min: operands sorted
   TermId act(ActFunc func, TermId x);
   TermId fma_chain(TermId init, std::span<const std::pair<TermId, TermId>> pairs);
+  // The chain over two operand lists (operands nodes of one length), e.g. a matmul's stationary
+  // column and moving column, each interned once per instruction.
+  TermId fma_chain_of(TermId init, TermId a, TermId b);
+  TermId operands(std::span<const TermId> list);
+  FmaParts fma_parts(TermId chain) const;
   TermId transpose_pe(std::span<const TermId> column, uint32_t p);
   TermId select(TermId pred, bool reverse, TermId on_true, TermId on_false, DType dtype);
   TermId opaque(const std::string& reason);
@@ -100,7 +115,7 @@ class TermStore {
   // The hash index: open addressing (linear probing, load <= 1/2), each slot a node id tagged
   // with its hash, so that interning allocates nothing per node and a probe touches one slot.
   std::vector<uint64_t> table_;
-  std::vector<TermId> scratch_;  // fma_chain's kid list under construction
+  std::vector<TermId> scratch_a_, scratch_b_;  // fma_chain's operand lists under construction
   std::vector<std::string> input_names_;
   std::unordered_map<std::string, uint32_t> input_slots_;
   std::vector<std::string> reasons_;

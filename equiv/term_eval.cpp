@@ -79,13 +79,14 @@ std::vector<uint32_t> evaluate_terms(const TermStore& store,
         b = f32_bits(act_apply(static_cast<ActFunc>(nd.aux), value(ks[0])));
         break;
       case TermOp::fma_chain: {
-        float acc = value(ks[0]);
-        for (size_t i = 1; i + 1 < ks.size(); i += 2) {
-          acc = std::fma(value(ks[i]), value(ks[i + 1]), acc);
-        }
+        const FmaParts f = store.fma_parts(t);
+        float acc = value(f.init);
+        for (size_t i = 0; i < f.a.size(); ++i) acc = std::fma(value(f.a[i]), value(f.b[i]), acc);
         b = chain_bits(acc);
         break;
       }
+      case TermOp::operands:  // no value of its own; undefined when an operand is
+        break;
       case TermOp::transpose_pe: {
         // The identity matmul's chain for output p: acc = +0; acc = fma(c_k, k == p, acc).
         float acc = 0.0f;

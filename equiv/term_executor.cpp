@@ -129,12 +129,23 @@ void TermExecutor::matmul(const View& dst, const View& stationary, const View& m
     for (int64_t j = 0; j < n; ++j) mv[kk * n + j] = read(moving, kk, j);
   }
   const TermId zero = ts_.constant_f32(0.0f);
-  pairs_.resize(static_cast<size_t>(k));
+  // Each stationary column and each moving column is one operands node, shared by the m x n
+  // chains of this instruction (and by any other chain over the same column).
+  std::vector<TermId> st_cols(static_cast<size_t>(m)), mv_cols(static_cast<size_t>(n));
+  std::vector<TermId>& col = pairs_col_;
+  col.resize(static_cast<size_t>(k));
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t kk = 0; kk < k; ++kk) col[kk] = st[kk * m + i];
+    st_cols[i] = ts_.operands(col);
+  }
+  for (int64_t j = 0; j < n; ++j) {
+    for (int64_t kk = 0; kk < k; ++kk) col[kk] = mv[kk * n + j];
+    mv_cols[j] = ts_.operands(col);
+  }
   // dst = accumulate ? fl(dst_old + acc) : acc (the chain's NaN canonicalisation is part of the
   // fma_chain node), then encoded to dst's dtype.
   write_all(dst, [&](int64_t i, int64_t j) {
-    for (int64_t kk = 0; kk < k; ++kk) pairs_[kk] = {st[kk * m + i], mv[kk * n + j]};
-    TermId acc = ts_.fma_chain(zero, pairs_);
+    TermId acc = ts_.fma_chain_of(zero, st_cols[i], mv_cols[j]);
     if (accumulate) acc = ts_.alu(AluOp::add, read(dst, i, j), acc);
     return ts_.round(dst.dtype, acc);
   });

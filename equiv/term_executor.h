@@ -122,7 +122,7 @@ class TermExecutor final : public ValueObserver {
   bool misaligned_ = false;
   // Scratch reused across instructions (no allocation per instruction in the steady state).
   std::vector<TermId> buf_a_, buf_b_, out_;
-  std::vector<std::pair<TermId, TermId>> pairs_;
+  std::vector<TermId> pairs_col_;  // a matmul operand column under construction
 };
 
 }  // namespace ncv::equiv

@@ -10,6 +10,7 @@
 #include <limits>
 #include <map>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 #include "equiv/term.h"
@@ -298,8 +299,20 @@ TEST(TermRules, FmaChainSortsPairsButKeepsTheirOrder) {
   EXPECT_NE(ts.fma_chain(z, ab_cd), ts.fma_chain(z, cd_ab));
   EXPECT_NE(ts.fma_chain(z, ab_cd), ts.fma_chain(ts.constant_f32(-0.0f), ab_cd));
   const TermId chain = ts.fma_chain(z, ab_cd);
-  EXPECT_EQ(ts.kids(chain).size(), 5u);
-  EXPECT_EQ(ts.kids(chain)[0], z);
+  const FmaParts parts = ts.fma_parts(chain);
+  EXPECT_EQ(parts.init, z);
+  EXPECT_EQ(std::vector<TermId>(parts.a.begin(), parts.a.end()), (std::vector<TermId>{a, c}));
+  EXPECT_EQ(std::vector<TermId>(parts.b.begin(), parts.b.end()), (std::vector<TermId>{b, d}));
+  // Operand lists are shared: a second chain over the same columns adds one node, no list.
+  const TermId one = ts.constant_f32(1.0f);
+  const size_t before = ts.size();
+  const std::pair<TermId, TermId> ab_cd_again[] = {{a, b}, {c, d}};
+  const TermId again = ts.fma_chain(one, ab_cd_again);
+  EXPECT_EQ(ts.size(), before + 1);
+  EXPECT_EQ(again, before);
+  // The lists of one chain are of one length.
+  const TermId short_list = ts.operands(std::vector<TermId>{a});
+  EXPECT_THROW(ts.fma_chain_of(z, short_list, ts.kids(chain)[1]), std::logic_error);
 }
 
 // ---------------------------------------------------------------------------------------------
