@@ -37,8 +37,12 @@ const std::vector<TermId>& NegatedMaxPattern::max_operands(TermId t) {
   return memo_.emplace(t, std::move(out)).first->second;
 }
 
-bool NegatedMaxPattern::negated_max_operands(TermId n, std::vector<TermId>& out) {
-  std::vector<TermId> stack{n};
+const std::vector<TermId>* NegatedMaxPattern::negated_max_operands(TermId n) {
+  if (auto it = negated_memo_.find(n); it != negated_memo_.end()) {
+    return it->second ? &*it->second : nullptr;
+  }
+  std::optional<std::vector<TermId>>& slot = negated_memo_[n];
+  std::vector<TermId> out, stack{n};
   while (!stack.empty()) {
     const TermId x = stack.back();
     stack.pop_back();
@@ -47,27 +51,33 @@ bool NegatedMaxPattern::negated_max_operands(TermId n, std::vector<TermId>& out)
       continue;
     }
     if (is_const(x, kPosInf)) continue;  // min's identity: -(-inf), no operand
-    if (!is_alu(ts_, x, AluOp::multiply)) return false;
+    if (!is_alu(ts_, x, AluOp::multiply)) return nullptr;
     const auto k = ts_.kids(x);
     const TermId m = is_const(k[0], kMinusOne) ? k[1] : is_const(k[1], kMinusOne) ? k[0] : x;
-    if (m == x) return false;
+    if (m == x) return nullptr;
     const std::vector<TermId>& ops = max_operands(m);
     out.insert(out.end(), ops.begin(), ops.end());
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
-  return true;
+  slot = std::move(out);
+  return &*slot;
 }
 
 bool NegatedMaxPattern::nonpositive(TermId arg) {
   if (!is_alu(ts_, arg, AluOp::add)) return false;
   const auto k = ts_.kids(arg);
   for (int side = 0; side < 2; ++side) {
-    std::vector<TermId> superset;
-    if (!negated_max_operands(k[1 - side], superset)) continue;
+    const std::vector<TermId>* superset = negated_max_operands(k[1 - side]);
+    if (superset == nullptr) continue;
+    // A score against its row's max: one lookup, no operand list of its own.
+    if (!is_alu(ts_, k[side], AluOp::max)) {
+      if (std::binary_search(superset->begin(), superset->end(), k[side])) return true;
+      continue;
+    }
     const std::vector<TermId>& subset = max_operands(k[side]);
     if (!subset.empty() &&
-        std::includes(superset.begin(), superset.end(), subset.begin(), subset.end())) {
+        std::includes(superset->begin(), superset->end(), subset.begin(), subset.end())) {
       return true;
     }
   }

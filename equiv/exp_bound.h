@@ -6,6 +6,7 @@
 // is x - y with x <= y, and its rounding is <= 0.
 #pragma once
 
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -26,12 +27,14 @@ class NegatedMaxPattern {
  private:
   // The operands of the max tree rooted at t (t itself when it is no max), sorted, without -inf.
   const std::vector<TermId>& max_operands(TermId t);
-  // The operands of the max that N negates; false when N is no negated max.
-  bool negated_max_operands(TermId n, std::vector<TermId>& out);
+  // The operands of the max that N negates (memoized: a row's negated max is the bias of each
+  // of its elements' exp); nullptr when N is no negated max.
+  const std::vector<TermId>* negated_max_operands(TermId n);
   bool is_const(TermId t, uint32_t bits) const;
 
   const TermStore& ts_;
   std::unordered_map<TermId, std::vector<TermId>> memo_;
+  std::unordered_map<TermId, std::optional<std::vector<TermId>>> negated_memo_;
 };
 
 }  // namespace ncv::equiv
