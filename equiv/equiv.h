@@ -63,7 +63,7 @@ struct EquivRequest {
   uint64_t seed = 1;
   // The most the two programs' terms may take at one shape; beyond it the symbolic layers are
   // unknown there (the concrete cases still run).
-  int64_t term_budget_mib = 1024;
+  int64_t term_budget_mib = 1536;
   RunOptions run;
   // Called once before the option sets run (0 done, options "") and as each one finishes: how
   // many are done of how many, and which one (the command line's progress line). Option sets

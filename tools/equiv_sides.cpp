@@ -86,8 +86,7 @@ void EquivFlags::add_options(CLI::App* cmd) {
                   "same numerics or is a file, contract otherwise)");
   cmd->add_option("--term-budget-mib", term_budget_mib,
                   "Memory the two programs' terms may take at one shape (beyond it the bit-exact "
-                  "and real layers are unknown there; about 5 GiB of host memory decides the "
-                  "tutorial chain's bit-exact links at seqlen 1024 with 3584)")
+                  "and real layers are unknown there)")
       ->check(CLI::Range(int64_t{16}, int64_t{1} << 24))
       ->capture_default_str();
 }
