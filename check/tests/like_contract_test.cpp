@@ -74,5 +74,45 @@ TEST(LikeContract, GivenValuesAreKeptOrRefused) {
   }
 }
 
+// An option the program cannot decide whose default contradicts it: sd_attention with a made-up
+// option `pe` (the matmul operands' and P's dtype: bf16 by default, fp32 or fp16) on its all-fp32
+// program with one fp16 buffer. bf16 does not fit, fp32 and fp16 both do: refused, naming the
+// option, the default, why and what fits, never decided by the default or a guess.
+TEST(LikeContract, ADefaultThatContradictsWithSeveralValuesFittingIsRefused) {
+  const Variant& sd = *find_variant("sd_attention");
+  Variant v = sd;
+  v.options.push_back({"pe", {"bf16", "fp32", "fp16"}, "bf16", "operand dtype"});
+  v.contract = [&sd](const Options& o) {
+    Options base = o;
+    base.erase("pe");
+    oracle::PrecisionContract c = sd.contract(base);
+    c.q_dtype = c.k_dtype = c.v_dtype = c.p_dtype = *parse_dtype(o.at("pe"));
+    return c;
+  };
+  const Options all_fp32 = {{"mixed_precision", "false"}, {"dtype", "fp32"}};
+  Program p = sd.build(sd.resolve(all_fp32));
+  Tensor fp16 = p.tensors.back();
+  fp16.id = static_cast<TensorId>(p.tensors.size());
+  fp16.name = "fp16_scratch";
+  fp16.dtype = DType::fp16;
+  p.tensors.push_back(fp16);
+  try {
+    like_contract(v, p, all_fp32, {}, {}, "program");
+    ADD_FAILURE() << "pe was decided by a default the program contradicts";
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    for (const char* part : {"option pe is not given and sd_attention's default pe=bf16 "
+                             "contradicts the program",
+                             "the program holds no bf16 value", "the program fits pe=fp16 or fp32",
+                             "--param pe=VALUE"}) {
+      EXPECT_NE(what.find(part), std::string::npos) << part << "\n" << what;
+    }
+  }
+  // Given, it is taken as given.
+  Options with_pe = all_fp32;
+  with_pe["pe"] = "fp16";
+  EXPECT_EQ(like_contract(v, p, with_pe, {}, {}, "program").options.at("pe"), "fp16");
+}
+
 }  // namespace
 }  // namespace ncv::kernels
