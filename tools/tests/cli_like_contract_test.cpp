@@ -129,9 +129,9 @@ TEST(CheckLikeContract, AGivenValueThatContradictsTheProgramIsExitTwo) {
                "the program's k is fp32", "--param NAME=VALUE"});
 }
 
-// An option neither sd_attention nor the kernel has (one made up, one of flash_fwd's): exit 2.
+// An option neither sd_attention nor the kernel has (flash_fwd's sliding_window): exit 2.
 TEST(CheckLikeContract, AnOptionNeitherTheKernelNorTheLikeKernelHasIsExitTwo) {
-  for (const char* option : {"no_such_option=1", "sliding_window=on"}) {
+  for (const char* option : {"sliding_window=on"}) {
     const std::string name = std::string(option).substr(0, std::string(option).find('='));
     expect_exit(
         run_cli(cat(
@@ -185,7 +185,8 @@ void expect_on_off_values_parse_alike(const std::vector<std::string>& like,
 }
 
 TEST(CheckLikeContract, OnOffValuesParseTheSameWithAndWithoutLike) {
-  expect_on_off_values_parse_alike({"False", "0", "true"}, {"0"}, {"False"});
+  // One spelling per path here (every spelling on every path in the Deep sibling).
+  expect_on_off_values_parse_alike({"0", "True"}, {"False"}, {});
 }
 
 TEST(DeepCheckLikeContract, OnOffValuesParseTheSameWithAndWithoutLike) {
