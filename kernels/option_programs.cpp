@@ -23,12 +23,13 @@ std::vector<Options> option_combinations(const Variant& v) {
 }
 
 std::vector<Options> resolved_combinations(const Variant& v, const Options& fixed) {
-  v.resolve(fixed);  // names and values checked here
+  // Names and values checked here, each value as its option spells it (OptionSpec::canonical).
+  const Options wanted = v.resolve(fixed);
   std::vector<Options> out;
   for (const Options& c : option_combinations(v)) {
     Options r = v.resolve(c);
     bool agrees = true;
-    for (const auto& [name, value] : fixed) agrees = agrees && r.at(name) == value;
+    for (const auto& [name, value] : fixed) agrees = agrees && r.at(name) == wanted.at(name);
     if (agrees) out.push_back(std::move(r));
   }
   return out;

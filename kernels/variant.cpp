@@ -42,10 +42,19 @@ std::string default_generation(const Variant& v, std::string_view fallback) {
   return v.generations.front();
 }
 
+std::string OptionSpec::canonical(const std::string& value) const {
+  const bool flag = values.size() == 2 && std::count(values.begin(), values.end(), "false") == 1 &&
+                    std::count(values.begin(), values.end(), "true") == 1;
+  if (!flag) return value;
+  if (value == "false" || value == "False" || value == "0") return "false";
+  if (value == "true" || value == "True" || value == "1") return "true";
+  return value;
+}
+
 Options Variant::resolve(const Options& given) const {
   Options out;
   for (const OptionSpec& o : options) out[o.name] = o.default_value;
-  for (const auto& [key, value] : given) {
+  for (const auto& [key, given_value] : given) {
     // clang-14 (the fuzz build) cannot capture a structured binding in a lambda.
     const std::string& wanted = key;
     const auto opt = std::find_if(options.begin(), options.end(),
@@ -56,6 +65,7 @@ Options Variant::resolve(const Options& given) const {
       throw std::invalid_argument(name + " has no option '" + key +
                                   "' (options: " + (known.empty() ? "none" : known) + ")");
     }
+    const std::string value = opt->canonical(given_value);
     if (std::find(opt->values.begin(), opt->values.end(), value) == opt->values.end()) {
       std::string allowed;
       for (const std::string& v : opt->values) allowed += (allowed.empty() ? "" : ", ") + v;
@@ -81,7 +91,7 @@ Layout Variant::layout_for(const Options& o) const {
 bool Variant::offers(const std::string& option, const std::string& value) const {
   for (const OptionSpec& o : options) {
     if (o.name == option)
-      return std::find(o.values.begin(), o.values.end(), value) != o.values.end();
+      return std::find(o.values.begin(), o.values.end(), o.canonical(value)) != o.values.end();
   }
   return false;
 }

@@ -25,6 +25,11 @@ struct OptionSpec {
   std::vector<std::string> values;  // the allowed values, in the order `list` prints them
   std::string default_value;
   std::string help;
+  // `value` as `values` spells it: an on/off option (values false and true) reads false, False,
+  // 0, true, True and 1 as Python does (the NKI front end passes the same words to a traced
+  // kernel's keyword argument), so `--param use_causal_mask=False` means the same with or
+  // without --like. Any other value is returned unchanged.
+  std::string canonical(const std::string& value) const;
 };
 
 // Option values by name; Variant::resolve fills in defaults and rejects unknown names/values.

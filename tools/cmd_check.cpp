@@ -224,6 +224,7 @@ int run_sweep(const CheckCommandOptions& opts, const kernels::CheckInvocation& i
     j["gen"] = opts.gen;
     j["determinism_runs"] = std::max(opts.determinism_runs, 1);
     if (!opts.like.empty()) j["like"] = opts.like;
+    if (src.like_contract) j["contract_used"] = src.like_contract->to_json();
     if (wr && wc)
       j["worst_case_replay"] = kernels::check_replay_line(inv, wr->options, wr->shape.params, *wc);
     std::cout << j.dump(2) << "\n";
@@ -385,6 +386,8 @@ int run_check(const CheckCommandOptions& given) {
       j["gen"] = opts.gen;
       j["determinism_runs"] = std::max(opts.determinism_runs, 1);
       if (!opts.like.empty()) j["like"] = opts.like;
+      // The options the contract is K's for, and where each came from (check/like_contract.h).
+      if (src.like_contract) j["contract_used"] = src.like_contract->to_json();
       if (src.options_from != OptionsFrom::arguments) {
         // Whether the options (and so the spec and contract) are the ones the file was built for.
         j["options_from"] = src.options_from == OptionsFrom::file               ? "file"
@@ -488,7 +491,9 @@ void register_check(CLI::App& app, Action& action) {
   cmd->add_option("--like", opts->like,
                   "For a .nkir file or an NKI kernel: the registered kernel whose layout, spec and "
                   "contract apply (a file's `options` line gives the options; a --param that "
-                  "contradicts it is an error)");
+                  "contradicts it is an error; an option neither gives is derived from the "
+                  "program's dtypes where they decide it, else the kernel's default, and the "
+                  "output says which)");
   cmd->add_option("-p,--param", opts->params,
                   "NAME=VALUE: a param (integer) or a kernel option (e.g. use_causal_mask=true)")
       ->expected(1)

@@ -48,6 +48,17 @@ Program parse_program_within_budget(const std::string& text, const std::string& 
   return parse_program(text, label);
 }
 
+// Whether two spellings of option `name` of `v` mean the same value (OptionSpec::canonical).
+bool same_value(const kernels::Variant* v, const std::string& name, const std::string& a,
+                const std::string& b) {
+  if (v != nullptr) {
+    for (const kernels::OptionSpec& o : v->options) {
+      if (o.name == name) return o.canonical(a) == o.canonical(b);
+    }
+  }
+  return a == b;
+}
+
 bool is_integer(const std::string& s) {
   return !s.empty() && s.size() < 19 &&
          std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
@@ -180,7 +191,7 @@ void take_recorded_options(KernelSource& src, LikeRole role, kernels::Options& g
                        joined(spec->values) + ")");
     }
     const auto g = given.find(name);
-    if (g != given.end() && g->second != value) {
+    if (g != given.end() && spec->canonical(g->second) != spec->canonical(value)) {
       throw UsageError(src.label + ": option " + name + "=" + g->second +
                        " contradicts the program, which was built with " + name + "=" + value);
     }
@@ -189,28 +200,53 @@ void take_recorded_options(KernelSource& src, LikeRole role, kernels::Options& g
   src.options_from = OptionsFrom::file;
 }
 
+// A file checked --like its variant (role twin): the options it is judged under, each given,
+// recorded, derived from the program or taken from the variant's defaults and said so
+// (check/like_contract.h). A given or default value that contradicts the program is a usage error.
+void take_like_contract(KernelSource& src, const kernels::Options& given,
+                        const kernels::Options& recorded) {
+  try {
+    src.like_contract =
+        kernels::like_contract(*src.variant, src.program, given, recorded, src.params, src.label);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--like ") + src.variant->name + ": " + e.what());
+  }
+  src.options = src.like_contract->options;
+}
+
 }  // namespace
 
 std::string options_origin_note(const KernelSource& src) {
   std::string opts;
   for (const auto& [name, value] : src.options)
     opts += (opts.empty() ? "" : " ") + name + "=" + value;
+  // A --like check: each option's source, after the line on the file's options line.
+  const std::string contract =
+      src.like_contract ? src.like_contract->text().substr(
+                              0, src.like_contract->text().size() - 1)  // no final newline
+                        : "";
+  const auto with_contract = [&](const std::string& note) {
+    if (contract.empty()) return note;
+    return note.empty() ? contract : note + "\n" + contract;
+  };
   switch (src.options_from) {
     case OptionsFrom::arguments:
-      return "";
+      return with_contract("");
     case OptionsFrom::file: {
       std::vector<std::string> unrecorded;
       for (const auto& [name, value] : src.options) {
         if (!src.program.build_options.count(name)) unrecorded.push_back(name);
       }
-      if (unrecorded.empty()) return "options " + opts + " (recorded by " + src.label + ")";
-      return "options " + opts + " (recorded by " + src.label + " except " + joined(unrecorded) +
-             ": from --param and " + src.variant->name + "'s defaults, unchecked)";
+      if (unrecorded.empty()) {
+        return with_contract("options " + opts + " (recorded by " + src.label + ")");
+      }
+      return with_contract("options " + opts + " (recorded by " + src.label + " except " +
+                           joined(unrecorded) + ", which the lines below say where from)");
     }
     case OptionsFrom::unchecked:
-      return "options " + opts + " (from --param and " + src.variant->name +
-             "'s defaults: " + src.label +
-             " has no options line, so nothing says it was built with them)";
+      return with_contract("options " + opts + " (" + src.label +
+                           " has no options line, so nothing says it was built with them: "
+                           "the lines below say where each came from)");
     case OptionsFrom::contract_options:
       return "contract " + src.variant->name + " with options " + opts +
              " (each given by --contract-option)";
@@ -328,6 +364,8 @@ KernelSource load_kernel_source(const std::string& target,
       if (contract_options != nullptr) {
         src.options = contract_options_given(*src.variant, *contract_options);
         src.options_from = OptionsFrom::contract_options;
+      } else if (role == LikeRole::twin) {
+        take_like_contract(src, given, {});
       } else {
         try {
           src.options = src.variant->resolve(given);
@@ -383,12 +421,13 @@ KernelSource load_kernel_source(const std::string& target,
   split_assignments(contract_options != nullptr ? nullptr : src.variant, assignments, given,
                     src.params);
   for (const auto& [name, value] : given) {
-    if (bug && bug->options.count(name) && bug->options.at(name) != value) {
+    if (bug && bug->options.count(name) && !same_value(named, name, bug->options.at(name), value)) {
       throw UsageError("--param " + name + "=" + value + ": catalogue entry " + target + " fixes " +
                        name + "=" + bug->options.at(name));
     }
   }
   if (bug) given.insert(bug->options.begin(), bug->options.end());
+  const kernels::Options param_options = given;
   if (src.from_file) {
     src.program = parse_program_within_budget(read_input_file(target), target);
     if (src.variant != nullptr && contract_options == nullptr) {
@@ -399,6 +438,12 @@ KernelSource load_kernel_source(const std::string& target,
   if (contract_options != nullptr) {
     src.options = contract_options_given(*src.variant, *contract_options);
     src.options_from = OptionsFrom::contract_options;
+  } else if (src.from_file && src.variant != nullptr && role == LikeRole::twin) {
+    kernels::Options recorded;
+    for (const auto& [name, value] : src.program.build_options) {
+      if (is_option(src.variant, name)) recorded[name] = value;
+    }
+    take_like_contract(src, param_options, recorded);
   } else if (src.variant != nullptr) {
     try {
       src.options = src.variant->resolve(given);

@@ -4,9 +4,11 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "check/like_contract.h"
 #include "kernels/variant.h"
 #include "model/interp/interpreter.h"
 #include "model/ir/program.h"
@@ -62,6 +64,9 @@ struct KernelSource {
   std::function<Program(const kernels::Options&)> rebuild;
   OptionsFrom options_from = OptionsFrom::arguments;
   std::vector<std::string> header;  // provenance comments of a traced NKI kernel
+  // A file (traced kernel or .nkir) checked --like a registered kernel (role twin): the options
+  // it is judged under and where each came from (check/like_contract.h); `options` are these.
+  std::optional<kernels::LikeContract> like_contract;
 };
 
 // Splits --param NAME=VALUE strings into `v`'s build options (v may be null: no options) and

@@ -90,6 +90,10 @@ std::string expect_replay_reproduces(const std::vector<std::string>& args, const
   // The same worst element with the same value, oracle value and bound, and the same ratio.
   EXPECT_EQ(rc.at("comparison").at("worst"), original->at("comparison").at("worst")) << line;
   EXPECT_EQ(rc.at("case_bound_ratio"), original->at("case_bound_ratio")) << line;
+  // A file checked --like: the same options from the same sources (check/like_contract.h).
+  if (j.contains("contract_used")) {
+    EXPECT_EQ(replayed.value("contract_used", nlohmann::json()), j.at("contract_used")) << line;
+  }
   return line;
 }
 
@@ -179,6 +183,26 @@ TEST(CheckReplay, AnNkiKernelsReplayKeepsItsKeywordArgumentsInputsAndGrid) {
   EXPECT_NE(line.find("--param 'cfg=MaskCfg(1, note=\"a (b) [c] '\\''d'\\'' $HOME\")'"),
             std::string::npos)
       << line;
+}
+
+// (d) An NKI kernel checked --like a kernel whose default contract is not the program's: the
+// all-fp32 rendition (no mixed_precision argument) with every output 2^-15 too large fails under
+// the fp32 contract its program shows (mixed_precision=false derived, not sd_attention's default
+// true, whose bf16 bound passes this case); the replay derives the same contract and fails alike.
+TEST(CheckReplay, AKernelCheckedLikeReplaysUnderTheContractItWasJudgedBy) {
+  std::string text = read_file(fs::path(NCV_FRONTEND_KERNELS_DIR) / "sd_attention_rendition.py");
+  const std::string scaled = "o_scaled = o * nisa.nc_transpose(divisor)";
+  ASSERT_NE(text.find(scaled), std::string::npos);
+  text.replace(text.find(scaled), scaled.size(), scaled + " * 1.000030517578125");
+  const fs::path dir = temp_dir() / "replay_like";
+  fs::create_directories(dir);
+  std::ofstream(dir / "sloppy.py") << text;
+  const std::string line =
+      expect_replay_reproduces({"sloppy.py:sd_attention_fp32", "--like", "sd_attention", "--param",
+                                "seqlen=128", "--param", "d_head=16", "--cases", "1"},
+                               dir);
+  // The derived option is not in the line: the replay derives it again from the same program.
+  EXPECT_EQ(line.find("mixed_precision"), std::string::npos) << line;
 }
 
 // (c) A .nkir file without an options line (causal_mask_off_by_one dumped at use_causal_mask=true,

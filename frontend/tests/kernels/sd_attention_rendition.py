@@ -227,3 +227,14 @@ def k_transposed(k, b, t, d_head):
     """k[b, t*128 : +128, :] as a [d, 128] tile: the transposing load of one key block."""
     i_d, i_s = nl.mgrid[0:d_head, 0:TILE]
     return k[b, t * TILE + i_s, i_d]
+
+
+@nki.jit
+def sd_attention_fp32(q, k, v, use_causal_mask=False):
+    """The rendition with fp32 Tensor-engine operands and no mixed_precision argument to say so:
+    with fp32 q, k and v it holds no bf16 value. Checked --like sd_attention (whose default
+    mixed_precision=true rounds the operands to bf16) it is judged under the fp32 contract the
+    program shows, not the default (tools/tests/cli_like_contract_test.cpp)."""
+    seqlen, d_head = q.shape
+    assert k.shape == (seqlen, d_head) and v.shape == (seqlen, d_head)
+    return sd_attention(q, k, v, use_causal_mask=use_causal_mask, mixed_precision=False)
