@@ -26,11 +26,15 @@ struct ViewTerms {
   std::string text;  // the access in text form
   std::vector<z3::expr> start, size, last;  // per tensor dim
   z3::expr rows, free;                      // view rows and elements per partition
-  std::vector<z3::expr> free_sizes;         // resolve's view.sizes: view dims 1.. in view order
-  z3::expr sizes_positive;                  // every size >= 1 (resolve checks it first)
+  z3::expr footprint;  // distinct elements per partition: zero-step (broadcast) dims count once
+  std::vector<z3::expr> free_sizes;  // resolve's view.sizes: view dims 1.. in view order
+  z3::expr sizes_positive;           // every size >= 1 (resolve checks it first)
 
   explicit ViewTerms(z3::context& c)
-      : rows(c.int_val(0)), free(c.int_val(1)), sizes_positive(c.bool_val(true)) {}
+      : rows(c.int_val(0)),
+        free(c.int_val(1)),
+        footprint(c.int_val(1)),
+        sizes_positive(c.bool_val(true)) {}
 
   std::string subject() const { return role + " " + text; }
 };
@@ -106,10 +110,14 @@ class IsaProver {
     // A view's rows are its first view dim, whichever tensor dim that is: on chip the partition
     // dim except in a DMA that moves data across partitions (validate: perm[0] != 0).
     v.rows = v.size[static_cast<size_t>(a.tensor_dim(0))];
+    std::vector<z3::expr> distinct;
     for (size_t k = 1; k < a.rank(); ++k) {
-      v.free_sizes.push_back(v.size[static_cast<size_t>(a.tensor_dim(k))]);
+      const auto td = static_cast<size_t>(a.tensor_dim(k));
+      v.free_sizes.push_back(v.size[td]);
+      if (a.dims[td].step != 0) distinct.push_back(v.size[td]);
     }
     v.free = product(ctx(), v.free_sizes);
+    v.footprint = product(ctx(), distinct);
     return v;
   }
 
@@ -266,10 +274,12 @@ class IsaProver {
   void free_limit_rule(const ViewTerms& v) {
     const int64_t limit = free_size_limit(v.tensor->memory, hw_);
     auto explain = [this, v, limit](const z3::model& m) {
-      return num(val(m, v.free)) + " elements per partition > " + num(limit);
+      return num(val(m, v.footprint)) + " elements per partition > " + num(limit);
     };
-    decide(make(free_size_label(v.tensor->memory, hw_), &v), within_limit(ops(), v.free, limit),
-           explain, Rule::free_size);
+    // The tile's distinct elements, as the interpreter's check_free_limit (a broadcast read of a
+    // smaller tile is within the tile limit).
+    decide(make(free_size_label(v.tensor->memory, hw_), &v),
+           within_limit(ops(), v.footprint, limit), explain, Rule::free_size);
   }
 
   // check_psum_bank(): the bytes a PSUM view covers in each partition lie in one bank. With

@@ -217,5 +217,38 @@ TEST(IsaRules, Top8RulesInterpreterAndSolverAgree) {
   }
 }
 
+// The free-size limit is a tile's ("maximum free dimension of a tile", nl.tile_size): a read
+// that repeats a PSUM tile's elements through a zero-step (broadcast) dim counts each distinct
+// element once. nki-library d2ad3a5's layernorm_tkg, a hardware test row, reads a [128, 320]
+// PSUM mean broadcast to [128, 320, 24]. `tile` distinct fp32 elements are read `repeat` times
+// each into SBUF.
+Program psum_broadcast_read(int64_t tile, int64_t repeat) {
+  Builder b = builder("psum_broadcast_read");
+  auto acc = b.psum("acc", DType::fp32, {128, tile, 1});
+  auto dst = b.sbuf("dst", DType::fp32, {128, tile, repeat});
+  b.memset(acc(), 1.0f);
+  b.tensor_copy(dst(), broadcast(acc(), 2, repeat), Engine::Vector);
+  return b.finish();
+}
+
+TEST(IsaRules, PsumFreeSizeCountsDistinctElementsOfABroadcastRead) {
+  HwConfig hw = hw_config_trn1();
+  hw.name = "psum512";
+  hw.free_max_psum_elems = 512;
+  const std::string label = free_size_label(Memory::PSUM, hw);
+  // 256 distinct elements read 8 times (2048 reads): within the 512-element tile limit.
+  const Program inside = psum_broadcast_read(256, 8);
+  EXPECT_EQ(run_error(inside, hw), std::nullopt);
+  const SolverVerdict ok = prove_rule(inside, hw, label);
+  EXPECT_GE(ok.obligations, 1u);
+  EXPECT_EQ(ok.proved, ok.obligations);
+  // 1024 distinct elements (the memset's operand, and the read) are past it: both refuse.
+  const Program outside = psum_broadcast_read(1024, 2);
+  EXPECT_EQ(run_error(outside, hw), rule_info(Rule::free_size).kind);
+  const SolverVerdict bad = prove_rule(outside, hw, label);
+  EXPECT_LT(bad.proved, bad.obligations);
+  EXPECT_GE(bad.reproduced, 1u);
+}
+
 }  // namespace
 }  // namespace ncv::solver

@@ -86,6 +86,7 @@ def allocate_tensor(shape, dtype, buffer, name=None, zero=False, fill=None):
     p = pos[0] if pos else 0
     sizes = [Lin.of(s.size if isinstance(s, par_dim) else s) for s in shape] if pos else \
         [Lin.of(s) for s in shape]
+    sizes = tr.loop_free_sizes(sizes)
     if sizes[p].is_const() and not 1 <= sizes[p].const <= 128:
         raise errors.NkiError("an on-chip tensor has at most 128 partitions; this one's "
                               "partition dim is %d" % sizes[p].const)

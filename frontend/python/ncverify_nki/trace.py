@@ -243,6 +243,29 @@ class Tracer:
             if exc is not None:
                 raise exc
 
+    def loop_free_sizes(self, sizes):
+        """`sizes` with each size that names a loop variable replaced by its value when it is
+        the same in every iteration (`min(n, i * 128 + 128) - i * 128` over a loop whose split
+        left one iteration): a tensor's shape is params only (model/ir/validate.cpp). A size
+        that varies is the loop variable's Python value (the new dialect unrolls the loop), else
+        an error at the kernel's line."""
+        out = []
+        for d in sizes:
+            lin = Lin.of(d)
+            if not lin.terms or not any(n in self.loop_vars for n in self.resolve(lin).names()):
+                out.append(d)
+                continue
+            b = self.bounds(lin)
+            if b is not None and b[0] == b[1]:
+                out.append(Lin.of(b[0]))
+                continue
+            exc = self.needs_value(lin, "a tensor's size (%s)" % lin.text())
+            if exc is not None:
+                raise exc
+            raise errors.NkiError("a tensor's size (%s) changes with a loop variable; a "
+                                  "tensor's shape may use shape params only" % lin.text())
+        return out
+
     def declare(self, tensor, bufs=None):
         self.sizes_known(tensor.shape)
         # (through the instance dict, as program.Tensor.__init__: once per tensor made)

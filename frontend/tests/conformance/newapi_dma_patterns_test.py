@@ -36,6 +36,17 @@ def copy_cast(a):
     return _out(t, nl.float32)
 
 
+@nki.jit
+def copy_raw_int_modes(a):
+    """NKI 0.2's raw integers (nki-library d2ad3a5's `dge_mode=3`): the enum members of those
+    values (reference: dge_mode none = 3, swdge = 1; oob_mode error = 0)."""
+    t = nl.ndarray(a.shape, dtype=nl.bfloat16, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a, dge_mode=1, oob_mode=0)
+    u = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=u, src=t, dge_mode=3)
+    return _out(u)
+
+
 @on("trn2")
 def copy_hwdge_trn2(a):
     t = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
@@ -61,8 +72,12 @@ def copy_refused(a, case):
         nisa.dma_copy(dst=t, src=a, engine=nisa.engine.vector)
     elif case == "priority_trn1":
         nisa.dma_copy(dst=t, src=a, priority=1)
-    elif case == "raw_int_mode":
-        nisa.dma_copy(dst=t, src=a, dge_mode=2)
+    elif case == "raw_int_hwdge_trn1":
+        nisa.dma_copy(dst=t, src=a, dge_mode=2)  # NKI 0.2's hwdge (the enum's value 2)
+    elif case == "raw_int_no_member":
+        nisa.dma_copy(dst=t, src=a, dge_mode=4)
+    elif case == "raw_int_skip_direct":
+        nisa.dma_copy(dst=t, src=a, oob_mode=1)  # NKI 0.2's oob_mode.skip
     elif case == "count":
         nisa.dma_copy(dst=t[:, 0:F // 2], src=a)
     elif case == "skip_direct":
@@ -359,6 +374,9 @@ class DmaCopyTest(unittest.TestCase):
     def test_the_dtype_changes_through_fp32(self):
         np.testing.assert_array_equal(copy_cast(self.a), bf16(self.a))
 
+    def test_nki_0_2_raw_integer_modes(self):
+        np.testing.assert_array_equal(copy_raw_int_modes(self.a), bf16(self.a))
+
     def test_hardware_dge_on_trn2_with_a_sequencer(self):
         np.testing.assert_array_equal(copy_hwdge_trn2(self.a), self.a)
 
@@ -370,7 +388,9 @@ class DmaCopyTest(unittest.TestCase):
             "engine_without_hwdge": "valid only with dge_mode=nisa.dge_mode.hwdge",
             "engine_vector": "engine= takes nisa.engine.sync or nisa.engine.scalar",
             "priority_trn1": "priority= needs NeuronCore-v4",
-            "raw_int_mode": "a raw integer is not a mode",
+            "raw_int_hwdge_trn1": "hardware DGE needs NeuronCore-v3",
+            "raw_int_no_member": "dge_mode=4: no member of nisa.dge_mode has that value",
+            "raw_int_skip_direct": "skipping concerns the run-time indices",
             "count": "elements",
             "skip_direct": "skipping concerns the run-time indices",
             "unknown_mode": "dge_mode= takes a member of nisa.dge_mode",

@@ -369,6 +369,18 @@ class Views(unittest.TestCase):
         r = ap_from_hbm(a, pattern, 33 * 64 + 16, (16, 32))
         np.testing.assert_array_equal(r, ap_golden(a, pattern, 33 * 64 + 16))
 
+    def test_ap_over_rows_of_two_hbm_dims_not_whole_ones(self):
+        # nki-library rmsnorm_tkg at B = 63, S = 32: 1008 of the 2016 rows of a [B, S, H] input
+        # per program. 21 rows of a [7, 6, 16] tensor from row 21 are no run of whole rows of
+        # dim 1 (6): the tensor is declared with dims 0 and 1 merged ([42, 16]).
+        a = np.arange(7 * 6 * 16, dtype=np.float32).reshape(7, 6, 16)
+        for pattern, offset, shape in (([[16, 21], [1, 16]], 21 * 16, (21, 16)),
+                                       ([[16, 21], [1, 8], [8, 2]], 3 * 16, (21, 8, 2)),
+                                       ([[32, 10], [1, 16]], 16, (10, 16))):
+            with self.subTest(pattern=pattern, offset=offset):
+                r = ap_from_hbm(a, pattern, offset, shape)
+                np.testing.assert_array_equal(r, ap_golden(a, pattern, offset))
+
     def test_ap_offset_none_inherits_and_chained_ap_is_overridden(self):
         r = ap_chained(self.a)
         np.testing.assert_array_equal(r[:, 0:16], self.a[:, 8:24])

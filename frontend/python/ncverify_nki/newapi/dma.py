@@ -20,10 +20,24 @@ _DGE_MODES = ("unknown", "none", "swdge", "hwdge")
 _OOB_MODES = ("error", "skip")
 
 
+# The enums' integer values in the reference (aws-neuron-sdk nki/api/nki/isa/__init__.py at
+# 81ce03ae: `class dge_mode(Enum): unknown = 0, swdge = 1, hwdge = 2, none = 3`; `class
+# oob_mode(Enum): error = 0, skip = 1`). NKI 0.2 took a raw integer for the member of that value;
+# 0.3.0 stopped ("Raw integer enum constants no longer accepted", release notes, Breaking
+# changes). The front end covers 0.2-0.6 and reads such a number as 0.2 did (as it reads 0.2's
+# `platform_target=`): nki-library d2ad3a5 passes `dge_mode=3` (`_DGE_MODE_NONE = 3`).
+_RAW_VALUES = {"dge_mode": ("unknown", "swdge", "hwdge", "none"), "oob_mode": ("error", "skip")}
+
+
 def _enum_member(call, arg, value, members, cls):
     if isinstance(value, int) and not isinstance(value, bool):
-        raise errors.NkiError("%s: %s=%d: a raw integer is not a mode since NKI 0.3.0; use "
-                              "nisa.%s.<name>" % (call, arg, value, cls))
+        raw = _RAW_VALUES[cls]
+        if not 0 <= value < len(raw):
+            raise errors.NkiError("%s: %s=%d: no member of nisa.%s has that value (%s), and "
+                                  "raw integers are not modes since NKI 0.3.0; use nisa.%s."
+                                  "<name>" % (call, arg, value, cls, ", ".join(
+                                      "%s = %d" % (m, i) for i, m in enumerate(raw)), cls))
+        value = raw[value]
     if not isinstance(value, str) or value not in members:
         raise errors.NkiError("%s: %s= takes a member of nisa.%s (%s), not %r" %
                               (call, arg, cls, ", ".join(members), value))

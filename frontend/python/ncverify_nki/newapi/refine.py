@@ -468,17 +468,22 @@ def _new_nki(x, d, b):
 def structure(t, attempt, pairs, why, strides=()):
     """attempt(t) with t's dims split as the pattern's pairs need when it fails: each pair's
     stride and extent made a dim boundary, and each of `strides` (a run-time offset's scale) a
-    dim's stride. The splits are planned on t's shape alone and made only when the pattern is
-    then one access, so a failing view leaves t as it was."""
+    dim's stride; for an HBM tensor no splits map, two dims merged first where a pair runs
+    across both (`_merge_for`). The splits are planned on t's shape alone and made only when the
+    pattern is then one access, so a failing view leaves t as it was."""
     try:
         return attempt(t, False)
     except Unmapped as e:
         first = e
     cuts, blocked = _plan(t, attempt, pairs, strides)
+    if cuts is None and t.mem == "hbm" and not strides:
+        merged, _ = _plan(t, attempt, pairs, strides, merges=True)
+        cuts = merged if merged is not None else cuts
     if refusal(t) is not None:
         if cuts or blocked:
             d, b = cuts[0] if cuts else blocked
-            split(t, d, b, why or str(first))  # raises the refusal with the reason
+            # (either raises the refusal with the reason)
+            (merge(t, d, why or str(first)) if b is None else split(t, d, b, why or str(first)))
         raise first
     if cuts is None:
         if blocked is not None:
@@ -489,7 +494,10 @@ def structure(t, attempt, pairs, why, strides=()):
                                   (why or str(first), d, b, t.name))
         raise first
     for d, b in cuts:
-        split(t, d, b, why or str(first))
+        if b is None:
+            merge(t, d, why or str(first))
+        else:
+            split(t, d, b, why or str(first))
     return attempt(t, False)
 
 
@@ -500,10 +508,13 @@ class _Shape:
         self.name, self.mem, self.shape = t.name, t.mem, shape
 
 
-def _plan(t, attempt, pairs, strides=()):
+def _plan(t, attempt, pairs, strides=(), merges=False):
     """(cuts, blocked): the splits ((dim, inner size), in order) after which attempt maps the
     pattern, None when no splits at pair boundaries (or at the given strides) do; and the cut
-    that the 5-dim limit stopped, if one did."""
+    that the 5-dim limit stopped, if one did. With `merges` (an HBM tensor the plain plan could
+    not map), a merge of two dims ((dim, None), `_merge_for`) comes before any split and a
+    split is only at a pair's step (the merged rows a pair runs across need not start at a
+    multiple of its count)."""
     shape = list(t.shape)
     cuts = []
     on_chip = t.mem != "hbm"
@@ -514,6 +525,13 @@ def _plan(t, attempt, pairs, strides=()):
             return cuts, None
         except Unmapped:
             pass
+        # A merge first (an HBM tensor's rows a pair runs across), so that the splits after it
+        # are planned, and made, on the merged shape and a merge never meets a 5-dim tensor.
+        m = _merge_for(shape, pairs) if merges else None
+        if m is not None:
+            shape[m:m + 2] = [Lin.of(_const(shape[m]) * _const(shape[m + 1]))]
+            cuts.append((m, None))
+            continue
         cut = None
         for st in strides:
             s = _const(st)
@@ -524,7 +542,7 @@ def _plan(t, attempt, pairs, strides=()):
             s = _const(st)
             if (k == 0 and on_chip) or s is None or s == 0 or n == 1 or not isinstance(n, int):
                 continue
-            for c in (s, s * n):
+            for c in (s,) if merges else (s, s * n):
                 cut = cut_for(probe, c)
                 if cut is not None:
                     break
@@ -538,3 +556,26 @@ def _plan(t, attempt, pairs, strides=()):
         shape[d:d + 1] = [Lin.of(_const(shape[d]) // b), Lin.of(b)]
         cuts.append(cut)
     return None, None
+
+
+def _merge_for(shape, pairs):
+    """d: an HBM tensor's dims d and d + 1 to merge (`merge`) so that a pair stepping through
+    dim d + 1 at its stride with more elements than that dim has (rmsnorm_tkg's `.ap` over the
+    B x S rows of a [B, S, H] input, 1008 of 2016 at a time, B = 63, S = 32) is a step through
+    one dim; None when no pair is one."""
+    sizes = [_const(x) for x in shape]
+    if None in sizes:
+        return None
+    strides = [1] * len(sizes)
+    for d in range(len(sizes) - 2, -1, -1):
+        strides[d] = strides[d + 1] * sizes[d + 1]
+    for st, n in pairs:
+        s = _const(st)
+        if s is None or s == 0 or not isinstance(n, int) or n == 1:
+            continue
+        for d in range(len(sizes) - 1):
+            # (a count of whole rows is a run of whole dims already: no merge needed)
+            if strides[d + 1] == s and n > sizes[d + 1] and n % sizes[d + 1] and \
+                    n <= sizes[d] * sizes[d + 1]:
+                return d
+    return None
