@@ -69,6 +69,17 @@ class CheckPlan(unittest.TestCase):
         self.assertEqual(args[args.index("--contract") + 1], "attention_cte_multi_section")
         args, _ = rows.cte_check_plan(config(seqlen_q=10240, seqlen_kv=10240))
         self.assertEqual(args[args.index("--contract") + 1], "attention_cte")
+        # attention_cte.py counts the prior's length padded to 512 with the active keys
+        # (total_seqlen_k): 8192 active keys with a 4096-key prior are taken in sections, and a
+        # 10000-key row with a 200-key prior is too (10000 + 512 > 10240); without that the row
+        # was judged under the one-section contract and FAILed by a bf16 ulp on peaked inputs.
+        for change in (dict(seqlen_kv=8192, prior=True, seqlen_prior=4096),
+                       dict(seqlen_kv=10000, prior=True, seqlen_prior=200)):
+            args, _ = rows.cte_check_plan(config(**change))
+            self.assertEqual(args[args.index("--contract") + 1], "attention_cte_multi_section",
+                             change)
+        args, _ = rows.cte_check_plan(config(seqlen_kv=8192, prior=True, seqlen_prior=2048))
+        self.assertEqual(args[args.index("--contract") + 1], "attention_cte")
 
     def test_each_optional_input_is_a_layout_role_and_its_flags(self):
         cases = [(dict(sink=True), ["sink=h,b"], []),

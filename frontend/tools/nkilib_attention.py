@@ -456,6 +456,13 @@ def tkg_row(rid, cfg, cfg_text, test, lnc):
 # attention_cte.py's _FLASH_ATTENTION_THRESHOLD: above it the keys are taken in 8192-key sections
 # merged through the output (the registered attention_cte_multi_section's contract)
 CTE_SECTION_THRESHOLD = 10 * 1024
+
+
+def cte_total_keys(c):
+    """The key count attention_cte.py compares with the threshold (its total_seqlen_k): the active
+    keys plus, with prefix caching, the prior's length padded to a multiple of 512."""
+    prior = c["seqlen_prior"] if c["prior"] and c["seqlen_prior"] else 0
+    return c["seqlen_kv"] + -(-prior // 512) * 512
 # The registered attention_cte's option values (kernels/prefill_attention/attention_cte_variant.cpp)
 CTE_DTYPES = ("bf16", "fp32")
 # The dtypes attention_cte's contract is stated for: the registered kernel's and fp16, a
@@ -547,7 +554,8 @@ def cte_problem(config):
 def cte_check_plan(config):
     """(the `check` arguments after the row's own, None) for a cte row whose problem `check
     --layout ... --contract` states, else (None, why not). The contract is attention_cte's
-    (attention_cte_multi_section's above 10240 keys) at the row's dtype, every option of the
+    (attention_cte_multi_section's above 10240 keys, the prior's padded length counted, as
+    attention_cte.py counts them) at the row's dtype, every option of the
     contract's kernel given by --contract-option, never one of its defaults. That contract
     depends on the dtype alone (check's explicit_layout_test,
     AttentionCteContractDependsOnTheDtypeOnly): the options causal_mask, sliding_window, sink,
@@ -562,7 +570,7 @@ def cte_check_plan(config):
     if c["dtype"] not in CTE_CONTRACT_DTYPES:
         return None, ("dtype %s: attention_cte's contract is for bf16, fp16 or fp32 (its option "
                       "dtype)" % c["dtype"])
-    contract = ("attention_cte_multi_section" if c["seqlen_kv"] > CTE_SECTION_THRESHOLD
+    contract = ("attention_cte_multi_section" if cte_total_keys(c) > CTE_SECTION_THRESHOLD
                 else "attention_cte")
     options = [("causal_mask", "true"), ("sliding_window", "off"), ("sink", "off"),
                ("dtype", c["dtype"]), ("lnc", "1"), ("scale", "1.0")]
@@ -641,7 +649,7 @@ def cte_hand_translation(config):
     shape, why = cte_hand_shape(config)
     if shape is None:
         return None, None, why
-    kernel = ("attention_cte_multi_section" if config["seqlen_kv"] > CTE_SECTION_THRESHOLD
+    kernel = ("attention_cte_multi_section" if cte_total_keys(config) > CTE_SECTION_THRESHOLD
               else "attention_cte")
     return kernel, options + shape, None
 
