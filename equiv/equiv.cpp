@@ -19,6 +19,7 @@
 #include "equiv/frontier.h"
 #include "equiv/real_form.h"
 #include "equiv/shapes.h"
+#include "equiv/structural.h"
 #include "equiv/term_eval.h"
 #include "equiv/term_executor.h"
 #include "kernels/exercised.h"
@@ -315,7 +316,7 @@ void check_shape(ShapeWork& w, const ParamValues& params) {
   }
   // Terms of both programs, in one store (not again at a later, larger shape once a shape
   // outgrew the budget).
-  if (!w.budget_note.empty()) {
+  if (!w.budget_note.empty() || !out.all_shapes.empty()) {  // no terms needed, or none fit
     run_cases(w, params, nullptr, req.cases);
     return;
   }
@@ -533,6 +534,7 @@ OptionOutcome check_options(const EquivRequest& req, const kernels::Options& opt
       return out;  // every level stays unknown
     }
   }
+  if (const auto domain = same_program_up_to_names_and_queues(orig, rew)) out.all_shapes = *domain;
   out.shapes = checked_shapes(orig, req.params);
   ShapeWork w{req, options, orig, rew, lo, lr, out};
   for (const ParamValues& params : out.shapes) {
@@ -555,6 +557,10 @@ OptionOutcome check_options(const EquivRequest& req, const kernels::Options& opt
   if (out.bit_counterexample) {
     out.bit_exact = Verdict::refuted;
     out.bit_detail = "counterexample replayed on the interpreter";
+  } else if (!out.all_shapes.empty()) {
+    out.bit_exact = Verdict::proved;
+    out.bit_detail = "every shape of the domain (" + out.all_shapes +
+                     "), every input value: the programs are one up to buffer names and DMA queues";
   } else if (w.bit_all_equal && !w.bit_unknown) {
     out.bit_exact = Verdict::proved;
     out.bit_detail = scope + ", every input value";
@@ -586,7 +592,8 @@ OptionOutcome check_options(const EquivRequest& req, const kernels::Options& opt
               return a.elements > b.elements;
             });
   if (out.numerics_diff.size() > 12) out.numerics_diff.resize(12);
-  out.overflow_ok = w.budget_note.empty();  // not shown where the terms were not built
+  // not shown where the terms were not built
+  out.overflow_ok = w.budget_note.empty() && out.all_shapes.empty();
   for (auto& [k, e] : w.exps) {
     out.overflow.push_back(e);
     out.overflow_ok = out.overflow_ok && e.discharged;
@@ -666,6 +673,14 @@ EquivResult run_equiv(const EquivRequest& req) {
   r.scope =
       "bounded: the checked shapes listed per option set, every input value (bit-exact, real); "
       "tested cases only (numeric); statements about the IR programs (scope ir_model)";
+  const bool every_shape = std::all_of(r.outcomes.begin(), r.outcomes.end(),
+                                       [](const auto& o) { return !o.all_shapes.empty(); });
+  if (every_shape && !r.outcomes.empty()) {
+    r.scope =
+        "every shape of the domain, every input value (bit-exact, real: the programs are one up "
+        "to buffer names and DMA queues); tested cases only (numeric); statements about the IR "
+        "programs (scope ir_model)";
+  }
   bool all = true, refuted = false;
   for (const OptionOutcome& o : r.outcomes) {
     const std::string status = o.status(r.required);

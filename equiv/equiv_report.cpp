@@ -166,8 +166,9 @@ nlohmann::json OptionOutcome::to_json() const {
     j["undefined_result"] = undefined_result;
     return j;
   }
+  const char* proof_scope = all_shapes.empty() ? "bounded" : "all_shapes";
   j["bit_exact"] = {{"verdict", verdict_name(bit_exact)},
-                    {"scope", "bounded"},
+                    {"scope", proof_scope},
                     {"detail", bit_detail},
                     {"assumptions", assumptions}};
   if (bit_counterexample) j["bit_exact"]["counterexample"] = bit_counterexample->to_json();
@@ -181,7 +182,7 @@ nlohmann::json OptionOutcome::to_json() const {
     regions_j.push_back(x);
   }
   j["regions"] = regions_j;
-  j["real"] = {{"verdict", verdict_name(real)}, {"scope", "bounded"}, {"detail", real_detail}};
+  j["real"] = {{"verdict", verdict_name(real)}, {"scope", proof_scope}, {"detail", real_detail}};
   nlohmann::json diff = nlohmann::json::array();
   for (const NumericsDifference& d : numerics_diff) {
     diff.push_back({{"kind", d.kind},

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "equiv/equiv.h"
+#include "equiv/structural.h"
 #include "model/nkir/parse.h"
 
 namespace ncv::equiv {
@@ -116,6 +117,35 @@ TEST(HarmlessRewrites, AreProvedBitExact) {
 
 TEST(DeepHarmlessRewrites, AreProvedBitExact) {
   expect_harmless_rewrites_proved(0, 1);
+}
+
+// Renaming buffers and moving a transfer to another DMA queue leave the program itself as it
+// was: proved for every shape of the domain (d in [32, 64] multiple of 32) without building
+// terms. The other harmless rewrites (a reordering, loop forms, a scale moved) are other
+// programs and stay with the bounded layers, as does any edit of a value, a dtype, an input's
+// name or a loop variable's.
+TEST(StructuralRewrites, RenamingAndQueuesAreProvedForEveryShape) {
+  const Program base = parse_program(kBase, "original.nkir");
+  for (const auto& [what, text] : harmless_rewrites()) {
+    const std::string w = what;
+    EXPECT_EQ(
+        same_program_up_to_names_and_queues(base, parse_program(text, "rewrite.nkir")).has_value(),
+        w == "renamed buffers" || w == "another DMA queue")
+        << w;
+  }
+  const OptionOutcome o = compare(kBase, harmless_rewrites()[0].second);
+  EXPECT_EQ(o.all_shapes, "d in [32, 64] multiple of 32");
+  EXPECT_EQ(o.bit_exact, Verdict::proved);
+  EXPECT_NE(o.bit_detail.find("every shape of the domain"), std::string::npos) << o.bit_detail;
+  EXPECT_EQ(o.to_json()["bit_exact"]["scope"], "all_shapes");
+  EXPECT_TRUE(o.regions.empty());  // no terms were built
+  for (const std::string& other : {edit(kBase, "operand0=0.125", "operand0=0.12"),
+                                   edit(kBase, "buffer p : sbuf fp32", "buffer p : sbuf bf16"),
+                                   std::regex_replace(kBase, std::regex("\\bK\\b"), "Keys"),
+                                   std::regex_replace(kBase, std::regex("\\bt\\b"), "tile")}) {
+    EXPECT_FALSE(same_program_up_to_names_and_queues(base, parse_program(other, "other.nkir")))
+        << other;
+  }
 }
 
 // Each edit changes numerics: never bit-exact, and the numerics diff (or the counterexample)
