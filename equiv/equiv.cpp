@@ -560,7 +560,8 @@ OptionOutcome check_options(const EquivRequest& req, const kernels::Options& opt
   } else if (!out.all_shapes.empty()) {
     out.bit_exact = Verdict::proved;
     out.bit_detail = "every shape of the domain (" + out.all_shapes +
-                     "), every input value: the programs are one up to buffer names and DMA queues";
+                     "), every input value: the programs are one up to buffer and loop-variable "
+                     "names and DMA queues";
   } else if (w.bit_all_equal && !w.bit_unknown) {
     out.bit_exact = Verdict::proved;
     out.bit_detail = scope + ", every input value";

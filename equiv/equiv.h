@@ -125,9 +125,9 @@ struct OptionOutcome {
   // overflows): the model cannot say what either side computes there, so every level stays
   // unknown, never refuted. Which side and the message.
   std::string undefined_result;
-  // Non-empty: the two programs are one up to buffer names and DMA queues (structural.h), so
-  // bit-exactness holds for every shape of this domain (described here), not only the checked
-  // ones; the terms are then not built.
+  // Non-empty: the two programs are one up to buffer and loop-variable names and DMA queues
+  // (structural.h), so bit-exactness holds for every shape of this domain (described here), not
+  // only the checked ones; the terms are then not built.
   std::string all_shapes;
   Verdict bit_exact = Verdict::unknown;
   std::string bit_detail;

@@ -1,7 +1,14 @@
 #include "equiv/structural.h"
 
+#include <map>
+#include <regex>
+#include <sstream>
+#include <stdexcept>
 #include <variant>
 #include <vector>
+
+#include "model/ir/printer.h"
+#include "model/nkir/parse.h"
 
 namespace ncv::equiv {
 
@@ -43,19 +50,76 @@ std::string domain_words(const Program& p) {
   return s;
 }
 
-}  // namespace
-
-std::optional<std::string> same_program_up_to_names_and_queues(const Program& a, const Program& b) {
+bool same_up_to_names_and_queues(const Program& a, const Program& b) {
   if (!(a.params == b.params) || !(a.relations == b.relations) || !(a.grid == b.grid) ||
       a.num_scopes != b.num_scopes || a.num_instructions != b.num_instructions ||
       unnamed_buffers(a) != unnamed_buffers(b)) {
-    return std::nullopt;
+    return false;
   }
   std::vector<Stmt> ba = a.body, bb = b.body;
   clear_queues(ba);
   clear_queues(bb);
-  if (!(ba == bb)) return std::nullopt;
-  return domain_words(a);
+  return ba == bb;
+}
+
+// `p` with its loop variables renamed __lv0, __lv1, ... in the order their loops are printed: an
+// alpha-renaming done on the program's text (a loop variable is an identifier of the loop's
+// block, whose range is read outside it) and parsed back. nullopt where it is not certainly one:
+// a name `__lv` already in the text, a loop variable named like a param or a tensor, or a text
+// the parser refuses (a renamed token that was not the variable, e.g. an operator's name).
+std::optional<Program> with_canonical_loop_variables(const Program& p) {
+  const std::string text = ir::print_program(p);
+  if (text.find("__lv") != std::string::npos) return std::nullopt;
+  std::vector<std::string> taken;
+  for (const ir::Param& q : p.params) taken.push_back(q.name);
+  for (const ir::Tensor& t : p.tensors) taken.push_back(t.name);
+  static const std::regex header(R"(^(\s*)for ([A-Za-z_][A-Za-z0-9_]*) in (.*)\{$)");
+  std::vector<std::pair<std::string, std::string>> scopes;  // (variable, canonical), innermost last
+  int next = 0;
+  auto renamed = [&scopes](std::string line) {
+    std::map<std::string, std::string> now;  // an inner loop's variable shadows an outer one's
+    for (const auto& [from, to] : scopes) now[from] = to;
+    for (const auto& [from, to] : now) {
+      line = std::regex_replace(line, std::regex("\\b" + from + "\\b"), to);
+    }
+    return line;
+  };
+  std::istringstream in(text);
+  std::string out, line;
+  std::smatch m;
+  while (std::getline(in, line)) {
+    const size_t first = line.find_first_not_of(' ');
+    if (std::regex_match(line, m, header)) {
+      const std::string var = m[2].str(), canonical = "__lv" + std::to_string(next++);
+      for (const std::string& t : taken) {
+        if (t == var) return std::nullopt;
+      }
+      out += m[1].str() + "for " + canonical + " in " + renamed(m[3].str()) + "{\n";
+      scopes.emplace_back(var, canonical);
+    } else if (first != std::string::npos && line.substr(first) == "}") {
+      if (scopes.empty()) return std::nullopt;
+      scopes.pop_back();
+      out += line + "\n";
+    } else {
+      out += renamed(line) + "\n";
+    }
+  }
+  try {
+    return parse_program(out, p.name + " (loop variables renamed)");
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
+std::optional<std::string> same_program_up_to_names_and_queues(const Program& a, const Program& b) {
+  if (same_up_to_names_and_queues(a, b)) return domain_words(a);
+  // Loop variables renamed as well: both programs with canonical ones.
+  const std::optional<Program> ca = with_canonical_loop_variables(a);
+  const std::optional<Program> cb = with_canonical_loop_variables(b);
+  if (ca && cb && same_up_to_names_and_queues(*ca, *cb)) return domain_words(a);
+  return std::nullopt;
 }
 
 }  // namespace ncv::equiv
