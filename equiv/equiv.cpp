@@ -679,8 +679,8 @@ EquivResult run_equiv(const EquivRequest& req) {
   if (every_shape && !r.outcomes.empty()) {
     r.scope =
         "every shape of the domain, every input value (bit-exact, real: the programs are one up "
-        "to buffer names and DMA queues); tested cases only (numeric); statements about the IR "
-        "programs (scope ir_model)";
+        "to buffer and loop-variable names and DMA queues); tested cases only (numeric); "
+        "statements about the IR programs (scope ir_model)";
   }
   bool all = true, refuted = false;
   for (const OptionOutcome& o : r.outcomes) {
