@@ -68,6 +68,8 @@ class TermStore {
   TermId round(DType dtype, TermId x);
   TermId alu(AluOp op, TermId a, TermId b);  // add, multiply, max, min: operands sorted
   TermId act(ActFunc func, TermId x);
+  // The chain over (a_k, b_k) pairs as given (its two operand lists interned here); the
+  // executor's matmul builds each column's list once instead (fma_chain_of).
   TermId fma_chain(TermId init, std::span<const std::pair<TermId, TermId>> pairs);
   // The chain over two operand lists (operands nodes of one length), e.g. a matmul's stationary
   // column and moving column, each interned once per instruction.

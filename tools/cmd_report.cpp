@@ -535,7 +535,9 @@ bool report_links(Report& rep, Queued<LinkItem>& q, nlohmann::json& out) {
   if (!opts.json) {
     print_stdout(
         "\n%s: every rewrite link vs its predecessor (`ncverify equiv`, bounded: equiv's checked "
-        "shapes, default options and the causal mask; FAIL = the claim contradicted (interfaces "
+        "shapes, or every shape where a link is the same program up to names and DMA queues; "
+        "default options "
+        "and the causal mask; FAIL = the claim contradicted (interfaces "
         "differ or a counterexample), CHANGED = the interfaces differ as the rewrite declares "
         "(nothing to compare), UNKNOWN = bit-exact claimed and not proved, or the contract level "
         "not established, without a contradiction); latency at the check rows' shape, vs pred = "
