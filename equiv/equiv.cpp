@@ -377,7 +377,7 @@ void check_shape(ShapeWork& w, const ParamValues& params) {
   if (!differing.empty()) w.bit_all_equal = false;
   // Real forms of the differing elements, and the numerics diff where they agree.
   try {
-    rf.emplace(ts);
+    rf.emplace(ts, kRealFormMonomials, budget - std::min(budget, ts.bytes()));
     for (auto [a, b] : differing) {
       if (rf->form(a) != rf->form(b)) {
         if (w.real_all_equal) {
@@ -406,7 +406,7 @@ void check_shape(ShapeWork& w, const ParamValues& params) {
     // The terms' own pattern first (no polynomial of the scores needed), then the real forms.
     bool ok = by_terms.nonpositive(ts.kids(e)[0]);
     try {
-      if (!ok && !rf) rf.emplace(ts);
+      if (!ok && !rf) rf.emplace(ts, kRealFormMonomials, budget - std::min(budget, ts.bytes()));
       if (!ok) ok = rf->exp_argument_nonpositive(ts.kids(e)[0]);
     } catch (const RealFormLimit&) {
       ok = false;

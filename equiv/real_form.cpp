@@ -75,6 +75,7 @@ class Blocks {
       const size_t cap = std::max(n, block_words_);
       blocks_.emplace_back(new uint32_t[cap]);
       caps_.push_back(cap);
+      words_ += cap;
       used_ = 0;
     }
     uint32_t* p = blocks_[block_].get() + used_;
@@ -83,15 +84,19 @@ class Blocks {
   }
   // Reuses the storage (scratch); keeps a few blocks so that the next user allocates nothing.
   void clear() {
+    for (size_t b = 4; b < caps_.size(); ++b) words_ -= caps_[b];
     if (blocks_.size() > 4) blocks_.resize(4), caps_.resize(4);
     block_ = 0, used_ = 0;
   }
+  // Bytes the blocks hold (allocated, used or not).
+  size_t bytes() const { return words_ * sizeof(uint32_t); }
 
  private:
   size_t block_words_;
   std::vector<std::unique_ptr<uint32_t[]>> blocks_;
   std::vector<size_t> caps_;
   size_t block_ = 0, used_ = 0;
+  size_t words_ = 0;  // sum of caps_
 };
 
 // Hash-consing of word runs with dense ids.
@@ -124,6 +129,9 @@ class Interner {
     return static_cast<uint32_t>(recs_.size() - 1);
   }
   std::span<const uint32_t> get(uint32_t id) const { return {recs_[id].words, recs_[id].len}; }
+  size_t bytes() const {
+    return words_.bytes() + recs_.capacity() * sizeof(Rec) + slots_.capacity() * sizeof(uint32_t);
+  }
 
  private:
   struct Rec {
@@ -267,6 +275,7 @@ bool key_less(const M& x, const M& y) {
 struct RealForms::Impl {
   const TermStore& store;
   size_t max_monomials;
+  size_t max_bytes;
   size_t monomials = 0;
   Interner coefs, atoms, polys;
   std::vector<uint32_t> memo;                  // term -> poly, kUnknown or kFailed
@@ -287,7 +296,8 @@ struct RealForms::Impl {
   std::vector<M> add_a, add_b, add_r;
   std::vector<uint32_t> enc;
 
-  Impl(const TermStore& s, size_t budget) : store(s), max_monomials(budget) {
+  Impl(const TermStore& s, size_t budget, size_t byte_budget)
+      : store(s), max_monomials(budget), max_bytes(byte_budget) {
     intern_coef({1, 1});   // kCoefOne
     intern_coef({-1, 1});  // kCoefMinusOne
     polys.intern({});      // kZeroPoly
@@ -428,8 +438,18 @@ struct RealForms::Impl {
     if (fresh) {
       monomials += v.size();
       if (monomials > max_monomials) throw RealFormLimit("real form larger than the budget");
+      if (bytes() > max_bytes) {
+        throw RealFormLimit("the real forms outgrow the memory left in the term budget (" +
+                            std::to_string(max_bytes >> 20) + " MiB) at this shape");
+      }
     }
     return id;
+  }
+  // Bytes held: the stores, the per-term memo, the caches and the scratch (the hash maps of
+  // failures and inverses are small beside them).
+  size_t bytes() const {
+    return coefs.bytes() + atoms.bytes() + polys.bytes() + memo.capacity() * sizeof(uint32_t) +
+           sum_cache.size() * sizeof(SumLine) + scratch.bytes();
   }
   // Sorts by key, merges equal keys, drops zero coefficients; then interns.
   uint32_t normalise(std::vector<M>& v) {
@@ -998,8 +1018,8 @@ struct RealForms::Impl {
   }
 };
 
-RealForms::RealForms(const TermStore& store, size_t max_monomials)
-    : impl_(new Impl(store, max_monomials)) {}
+RealForms::RealForms(const TermStore& store, size_t max_monomials, size_t max_bytes)
+    : impl_(new Impl(store, max_monomials, max_bytes)) {}
 
 RealForms::~RealForms() {
   delete impl_;

@@ -7,6 +7,7 @@
 // prove nothing (the normal form is complete only for the polynomial-exp fragment).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -24,9 +25,15 @@ struct RealFormLimit : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Monomials interned before a form is given up (about 40 bytes each with their indexes).
+inline constexpr size_t kRealFormMonomials = 50'000'000;
+
 class RealForms {
  public:
-  explicit RealForms(const TermStore& store, size_t max_monomials = 50'000'000);
+  // Limits: the monomials interned, and the bytes the forms hold (a caller's memory budget less
+  // what its terms already take); beyond either, form() throws RealFormLimit.
+  explicit RealForms(const TermStore& store, size_t max_monomials = kRealFormMonomials,
+                     size_t max_bytes = SIZE_MAX);
   ~RealForms();
   RealForms(const RealForms&) = delete;
   RealForms& operator=(const RealForms&) = delete;

@@ -20,7 +20,11 @@ namespace {
 void expect_fails_the_gate(const props::BugEntry& bug) {
   const kernels::Variant* base = kernels::find_variant(bug.base);
   ASSERT_NE(base, nullptr);
-  const kernels::Options options = base->resolve(bug.options);
+  kernels::Options options = base->resolve(bug.options);
+  // flash_rescale_missing at its two large tiles (seqlen 1024, below), causal: the second tile's
+  // rows still raise their max there, and the skipped upper-right tile makes the terms a quarter
+  // smaller (9 s instead of 13 s).
+  if (bug.name == "flash_rescale_missing") options["use_causal_mask"] = "true";
   EquivRequest req;
   req.original = {bug.base, base, std::nullopt};
   req.rewrite = {bug.name, base, bug.edit(base->build(options))};

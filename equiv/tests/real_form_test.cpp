@@ -301,6 +301,19 @@ TEST_F(RealFormTest, Limits) {
   // The budget.
   RealForms small(ts, 20);
   EXPECT_THROW(small.form(dot(column(0, 10, 0), column(0, 10, 1))), RealFormLimit);
+  // The memory limit (what equiv leaves of --term-budget-mib after the terms): the stores start
+  // at about 15 MB (three 4 MB word blocks, the sum cache), so 256 KiB is exceeded by the first
+  // new form and 64 MiB is not.
+  const TermId d = dot(column(0, 10, 0), column(0, 10, 1));
+  RealForms roomy(ts, kRealFormMonomials, size_t{64} << 20);
+  EXPECT_NO_THROW(roomy.form(d));
+  RealForms tight(ts, kRealFormMonomials, size_t{256} << 10);
+  try {
+    tight.form(d);
+    ADD_FAILURE() << "a form beyond the memory limit was made";
+  } catch (const RealFormLimit& e) {
+    EXPECT_NE(std::string(e.what()).find("outgrow the memory left"), std::string::npos) << e.what();
+  }
 }
 
 TEST_F(RealFormTest, ReadableForm) {
