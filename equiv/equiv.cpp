@@ -534,7 +534,7 @@ OptionOutcome check_options(const EquivRequest& req, const kernels::Options& opt
       return out;  // every level stays unknown
     }
   }
-  if (const auto domain = same_program_up_to_names_and_queues(orig, rew)) out.all_shapes = *domain;
+  if (const auto domain = same_program_up_to_layer0(orig, rew)) out.all_shapes = *domain;
   out.shapes = checked_shapes(orig, req.params);
   ShapeWork w{req, options, orig, rew, lo, lr, out};
   for (const ParamValues& params : out.shapes) {
@@ -560,8 +560,8 @@ OptionOutcome check_options(const EquivRequest& req, const kernels::Options& opt
   } else if (!out.all_shapes.empty()) {
     out.bit_exact = Verdict::proved;
     out.bit_detail = "every shape of the domain (" + out.all_shapes +
-                     "), every input value: the programs are one up to buffer and loop-variable "
-                     "names and DMA queues";
+                     "), every input value: the programs are one up to " +
+                     std::string(kLayer0Differences);
   } else if (w.bit_all_equal && !w.bit_unknown) {
     out.bit_exact = Verdict::proved;
     out.bit_detail = scope + ", every input value";
@@ -678,9 +678,10 @@ EquivResult run_equiv(const EquivRequest& req) {
                                        [](const auto& o) { return !o.all_shapes.empty(); });
   if (every_shape && !r.outcomes.empty()) {
     r.scope =
-        "every shape of the domain, every input value (bit-exact, real: the programs are one up "
-        "to buffer and loop-variable names and DMA queues); tested cases only (numeric); "
-        "statements about the IR programs (scope ir_model)";
+        "every shape of the domain, every input value (bit-exact, real: the programs are "
+        "one up to " +
+        std::string(kLayer0Differences) +
+        "); tested cases only (numeric); statements about the IR programs (scope ir_model)";
   }
   bool all = true, refuted = false;
   for (const OptionOutcome& o : r.outcomes) {

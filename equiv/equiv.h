@@ -61,9 +61,11 @@ struct EquivRequest {
   std::optional<Level> require;  // default: bit-exact when the rewrite claims the same numerics
   int cases = 4;                 // concrete input sets per shape (counterexamples, numeric layer)
   uint64_t seed = 1;
-  // The most the two programs' terms may take at one shape; beyond it the symbolic layers are
-  // unknown there (the concrete cases still run).
-  int64_t term_budget_mib = 1536;
+  // The most the two programs' terms and their real forms may take at one shape (per option set;
+  // option sets run on worker threads); beyond it the symbolic layers are unknown there (the
+  // concrete cases still run). 4 GiB: what the tutorial chain's links that change numerics need
+  // at seqlen 512 x d_head 128 (equiv/README.md).
+  int64_t term_budget_mib = 4096;
   RunOptions run;
   // Called once before the option sets run (0 done, options "") and as each one finishes: how
   // many are done of how many, and which one (the command line's progress line). Option sets
@@ -125,9 +127,9 @@ struct OptionOutcome {
   // overflows): the model cannot say what either side computes there, so every level stays
   // unknown, never refuted. Which side and the message.
   std::string undefined_result;
-  // Non-empty: the two programs are one up to buffer and loop-variable names and DMA queues
-  // (structural.h), so bit-exactness holds for every shape of this domain (described here), not
-  // only the checked ones; the terms are then not built.
+  // Non-empty: the two programs are one up to buffer and loop-variable names, DMA queues and the
+  // order of independent statements (structural.h), so bit-exactness holds for every shape of this
+  // domain (described here), not only the checked ones; the terms are then not built.
   std::string all_shapes;
   Verdict bit_exact = Verdict::unknown;
   std::string bit_detail;

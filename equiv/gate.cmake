@@ -4,6 +4,7 @@ add_library(ncv_equiv STATIC
   equiv_report.cpp
   frontier.cpp
   link_status.cpp
+  reorder.cpp
   shapes.cpp
   structural.cpp)
 target_include_directories(ncv_equiv PUBLIC ${PROJECT_SOURCE_DIR})

@@ -99,6 +99,26 @@ class Blocks {
   size_t words_ = 0;  // sum of caps_
 };
 
+// A vector that grows by chunks: no element moves, so growing never holds the old and the new
+// storage at once (a doubling vector of tens of millions of records would, for a moment).
+template <class T>
+class ChunkedVector {
+ public:
+  void push_back(const T& x) {
+    if ((size_ & kMask) == 0) chunks_.emplace_back(new T[kMask + 1]);
+    chunks_.back()[size_ & kMask] = x;
+    ++size_;
+  }
+  const T& operator[](size_t i) const { return chunks_[i >> kBits][i & kMask]; }
+  size_t size() const { return size_; }
+  size_t bytes() const { return chunks_.size() * (kMask + 1) * sizeof(T); }
+
+ private:
+  static constexpr size_t kBits = 16, kMask = (size_t{1} << kBits) - 1;
+  std::vector<std::unique_ptr<T[]>> chunks_;
+  size_t size_ = 0;
+};
+
 // Hash-consing of word runs with dense ids.
 class Interner {
  public:
@@ -130,7 +150,7 @@ class Interner {
   }
   std::span<const uint32_t> get(uint32_t id) const { return {recs_[id].words, recs_[id].len}; }
   size_t bytes() const {
-    return words_.bytes() + recs_.capacity() * sizeof(Rec) + slots_.capacity() * sizeof(uint32_t);
+    return words_.bytes() + recs_.bytes() + slots_.capacity() * sizeof(uint32_t);
   }
 
  private:
@@ -149,7 +169,7 @@ class Interner {
     slots_.swap(s);
   }
   Blocks words_;
-  std::vector<Rec> recs_;
+  ChunkedVector<Rec> recs_;
   std::vector<uint32_t> slots_;  // open addressing over id + 1 (0: empty), load <= 2/3
 };
 

@@ -25,8 +25,9 @@ struct RealFormLimit : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Monomials interned before a form is given up (about 40 bytes each with their indexes).
-inline constexpr size_t kRealFormMonomials = 50'000'000;
+// Monomials interned before a form is given up: a cap for callers that give no memory limit
+// (equiv gives its term budget's rest, which a count of monomials only approximates).
+inline constexpr size_t kRealFormMonomials = 400'000'000;
 
 class RealForms {
  public:

@@ -7,6 +7,7 @@
 #include <variant>
 #include <vector>
 
+#include "equiv/reorder.h"
 #include "model/ir/printer.h"
 #include "model/nkir/parse.h"
 
@@ -111,14 +112,22 @@ std::optional<Program> with_canonical_loop_variables(const Program& p) {
   }
 }
 
-}  // namespace
-
-std::optional<std::string> same_program_up_to_names_and_queues(const Program& a, const Program& b) {
-  if (same_up_to_names_and_queues(a, b)) return domain_words(a);
-  // Loop variables renamed as well: both programs with canonical ones.
+// Equal up to names and queues as they are, or with canonical loop variables.
+bool same_up_to_renaming(const Program& a, const Program& b) {
+  if (same_up_to_names_and_queues(a, b)) return true;
   const std::optional<Program> ca = with_canonical_loop_variables(a);
   const std::optional<Program> cb = with_canonical_loop_variables(b);
-  if (ca && cb && same_up_to_names_and_queues(*ca, *cb)) return domain_words(a);
+  return ca && cb && same_up_to_names_and_queues(*ca, *cb);
+}
+
+}  // namespace
+
+std::optional<std::string> same_program_up_to_layer0(const Program& a, const Program& b) {
+  if (same_up_to_renaming(a, b)) return domain_words(a);
+  // Commuting statements reordered as well: both programs in their canonical order.
+  if (same_up_to_renaming(with_canonical_statement_order(a), with_canonical_statement_order(b))) {
+    return domain_words(a);
+  }
   return std::nullopt;
 }
 

@@ -1,24 +1,30 @@
 // Equality of two programs as IR, up to what cannot change a value: the names of the buffers
 // (instructions name tensors by id) and of the loop variables (an alpha-renaming), and the DMA
 // queue of each transfer (the queue orders transfers in time, not in value: the interpreter
-// computes in program order and reads the queue only for the timing trace). Two such programs
-// compute the same bits for every param value of their (equal) domain and every input — a proof for
-// all shapes where the bounded layers prove only the checked ones. Renaming and moving transfers
-// between queues are the harmless rewrites it covers; anything else (reordering, fusion, another
-// tiling) is left to the bounded layers.
+// computes in program order and reads the queue only for the timing trace), and the order of
+// statements that commute (reorder.h: neither writes what the other touches, no engine state).
+// Two such programs compute the same bits for every param value of their (equal) domain and every
+// input — a proof for all shapes where the bounded layers prove only the checked ones. Renaming,
+// moving transfers between queues and reordering independent statements are the harmless
+// rewrites it covers; anything else (fusion, fission, another tiling) is left to the bounded
+// layers.
 #pragma once
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "model/ir/program.h"
 
 namespace ncv::equiv {
 
+// What layer 0 allows to differ, for the verdicts' words: "one program up to ...".
+inline constexpr std::string_view kLayer0Differences =
+    "buffer and loop-variable names, DMA queues and the order of independent statements";
+
 // The domain, in words ("seqlen in [128, 4096] multiple of 128, d_head in [1, 128]"; "the
-// program's one shape" without params), when `a` and `b` are one program up to buffer names and
-// DMA queues; nullopt otherwise (not a refutation).
-std::optional<std::string> same_program_up_to_names_and_queues(const ir::Program& a,
-                                                               const ir::Program& b);
+// program's one shape" without params), when `a` and `b` are one program up to
+// kLayer0Differences; nullopt otherwise (not a refutation).
+std::optional<std::string> same_program_up_to_layer0(const ir::Program& a, const ir::Program& b);
 
 }  // namespace ncv::equiv

@@ -85,8 +85,8 @@ void EquivFlags::add_options(CLI::App* cmd) {
                   "bit-exact, real or contract (default: bit-exact when the rewrite claims the "
                   "same numerics or is a file, contract otherwise)");
   cmd->add_option("--term-budget-mib", term_budget_mib,
-                  "Memory the two programs' terms may take at one shape (beyond it the bit-exact "
-                  "and real layers are unknown there)")
+                  "Memory the two programs' terms and their real forms may take at one shape, per "
+                  "option set (beyond it the bit-exact and real layers are unknown there)")
       ->check(CLI::Range(int64_t{16}, int64_t{1} << 24))
       ->capture_default_str();
 }
