@@ -536,6 +536,8 @@ OptionOutcome check_options(const EquivRequest& req, const kernels::Options& opt
   }
   if (const auto domain = same_program_up_to_layer0(orig, rew)) out.all_shapes = *domain;
   out.shapes = checked_shapes(orig, req.params);
+  const auto domain_points = whole_domain(orig, kWholeDomainPoints);
+  out.whole_domain = domain_points && !domain_points->empty() && *domain_points == out.shapes;
   ShapeWork w{req, options, orig, rew, lo, lr, out};
   for (const ParamValues& params : out.shapes) {
     check_shape(w, params);
@@ -554,6 +556,10 @@ OptionOutcome check_options(const EquivRequest& req, const kernels::Options& opt
   }
   // Bit-exact.
   std::string scope = "bounded: " + std::to_string(out.shapes.size()) + " shape(s)";
+  if (out.whole_domain) {
+    scope = "every shape of the domain (" + domain_words(orig) + ": all " +
+            std::to_string(out.shapes.size()) + " point(s) checked)";
+  }
   if (out.bit_counterexample) {
     out.bit_exact = Verdict::refuted;
     out.bit_detail = "counterexample replayed on the interpreter";
@@ -674,9 +680,17 @@ EquivResult run_equiv(const EquivRequest& req) {
   r.scope =
       "bounded: the checked shapes listed per option set, every input value (bit-exact, real); "
       "tested cases only (numeric); statements about the IR programs (scope ir_model)";
-  const bool every_shape = std::all_of(r.outcomes.begin(), r.outcomes.end(),
-                                       [](const auto& o) { return !o.all_shapes.empty(); });
-  if (every_shape && !r.outcomes.empty()) {
+  const bool layer0 = std::all_of(r.outcomes.begin(), r.outcomes.end(),
+                                  [](const auto& o) { return !o.all_shapes.empty(); });
+  const bool whole = std::all_of(r.outcomes.begin(), r.outcomes.end(),
+                                 [](const auto& o) { return o.whole_domain; });
+  if (whole && !layer0 && !r.outcomes.empty()) {
+    r.scope =
+        "every shape of the domain, every input value (bit-exact, real: the domain's every point "
+        "checked); tested cases only (numeric); statements about the IR programs (scope "
+        "ir_model)";
+  }
+  if (layer0 && !r.outcomes.empty()) {
     r.scope =
         "every shape of the domain, every input value (bit-exact, real: the programs are "
         "one up to " +

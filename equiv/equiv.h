@@ -131,6 +131,10 @@ struct OptionOutcome {
   // order of independent statements (structural.h), so bit-exactness holds for every shape of this
   // domain (described here), not only the checked ones; the terms are then not built.
   std::string all_shapes;
+  // The checked shapes are every point of the domain (a domain of at most kWholeDomainPoints
+  // points, no param pinned; a program without params has one): a bounded proof then holds for
+  // every shape too.
+  bool whole_domain = false;
   Verdict bit_exact = Verdict::unknown;
   std::string bit_detail;
   std::vector<std::string> assumptions;  // side conditions a bit-exact proof used
@@ -179,6 +183,8 @@ EquivResult run_equiv(const EquivRequest& request);
 
 // The shapes a bounded check uses for `p` with `pinned` params fixed: the smallest point of the
 // domain, and points that take each tiled dimension past one tile and an unaligned size.
+// A domain of at most kWholeDomainPoints points with no param pinned is checked at every point.
+inline constexpr size_t kWholeDomainPoints = 4;
 std::vector<ParamValues> checked_shapes(const Program& p, const ParamValues& pinned);
 // A larger shape where only the concrete cases run (no terms): several tiles in every tiled
 // dimension (4 steps past the smallest), so loops run more than the one or two iterations of the

@@ -166,7 +166,7 @@ nlohmann::json OptionOutcome::to_json() const {
     j["undefined_result"] = undefined_result;
     return j;
   }
-  const char* proof_scope = all_shapes.empty() ? "bounded" : "all_shapes";
+  const char* proof_scope = all_shapes.empty() && !whole_domain ? "bounded" : "all_shapes";
   j["bit_exact"] = {{"verdict", verdict_name(bit_exact)},
                     {"scope", proof_scope},
                     {"detail", bit_detail},

@@ -42,7 +42,51 @@ bool in_domain(const Program& p, const ParamValues& v) {
   }
 }
 
+std::optional<std::vector<ParamValues>> whole_domain(const Program& p, size_t max_points) {
+  std::vector<std::vector<int64_t>> values;  // per param, its grid points in range
+  size_t total = 1;
+  for (const Param& q : p.params) {
+    const int64_t m = std::max<int64_t>(q.multiple_of, 1);
+    const int64_t first = q.lo % m == 0 ? q.lo : q.lo + (m - ((q.lo % m) + m) % m);
+    if (first > q.hi) return std::vector<ParamValues>{};  // an empty domain
+    const int64_t count = (q.hi - first) / m + 1;
+    if (count < 1 || static_cast<uint64_t>(count) > max_points) return std::nullopt;
+    total *= static_cast<size_t>(count);
+    if (total > max_points) return std::nullopt;
+    std::vector<int64_t>& v = values.emplace_back();
+    for (int64_t x = first; x <= q.hi; x += m) v.push_back(x);
+  }
+  std::vector<ParamValues> out;
+  std::vector<size_t> at(values.size(), 0);
+  for (size_t n = 0; n < total; ++n) {
+    ParamValues x;
+    for (size_t i = 0; i < values.size(); ++i) x[p.params[i].name] = values[i][at[i]];
+    if (in_domain(p, x)) out.push_back(x);
+    for (size_t i = values.size(); i-- > 0;) {  // the last param varies fastest
+      if (++at[i] < values[i].size()) break;
+      at[i] = 0;
+    }
+  }
+  return out;
+}
+
+std::string domain_words(const Program& p) {
+  if (p.params.empty()) return "the program's one shape (it has no shape params)";
+  std::string s;
+  for (const Param& q : p.params) {
+    if (!s.empty()) s += ", ";
+    s += q.name + " in [" + std::to_string(q.lo) + ", " + std::to_string(q.hi) + "]";
+    if (q.multiple_of > 1) s += " multiple of " + std::to_string(q.multiple_of);
+  }
+  if (!p.relations.empty()) s += " (and the domain's relations)";
+  return s;
+}
+
 std::vector<ParamValues> checked_shapes(const Program& p, const ParamValues& pinned) {
+  // A domain of a few points, none pinned: all of them (the bounded proof then covers it).
+  if (pinned.empty() || p.params.empty()) {
+    if (auto all = whole_domain(p, kWholeDomainPoints); all && !all->empty()) return *all;
+  }
   ParamValues base;
   for (const Param& q : p.params) {
     auto it = pinned.find(q.name);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "equiv/reorder.h"
+#include "equiv/shapes.h"
 #include "model/ir/printer.h"
 #include "model/nkir/parse.h"
 
@@ -37,18 +38,6 @@ std::vector<ir::Tensor> unnamed_buffers(const Program& p) {
     if (t.kind != ir::TensorKind::Input && t.kind != ir::TensorKind::Output) t.name.clear();
   }
   return out;
-}
-
-std::string domain_words(const Program& p) {
-  if (p.params.empty()) return "the program's one shape (it has no shape params)";
-  std::string s;
-  for (const ir::Param& q : p.params) {
-    if (!s.empty()) s += ", ";
-    s += q.name + " in [" + std::to_string(q.lo) + ", " + std::to_string(q.hi) + "]";
-    if (q.multiple_of > 1) s += " multiple of " + std::to_string(q.multiple_of);
-  }
-  if (!p.relations.empty()) s += " (and the domain's relations)";
-  return s;
 }
 
 bool same_up_to_names_and_queues(const Program& a, const Program& b) {

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "equiv/equiv.h"
+#include "equiv/shapes.h"
 #include "equiv/structural.h"
 #include "model/nkir/parse.h"
 
@@ -153,6 +154,40 @@ TEST(StructuralRewrites, RenamingQueuesAndOrderAreProvedForEveryShape) {
              "for tile in affine_range(2)", "for tile in sequential_range(2)")}) {
     EXPECT_FALSE(same_program_up_to_layer0(base, parse_program(other, "other.nkir"))) << other;
   }
+}
+
+// A domain of a few points is checked at every point, so a bounded proof there holds for every
+// shape: two_pass's d takes 32 and 64 only. Loop fission is no layer-0 rewrite, yet proved for the
+// whole domain; with d pinned, or in a domain of more points, the proof stays bounded.
+TEST(WholeDomain, AFewPointsAreAllCheckedAndTheProofCoversTheDomain) {
+  const Program base = parse_program(kBase, "original.nkir");
+  const auto points = whole_domain(base, kWholeDomainPoints);
+  ASSERT_TRUE(points.has_value());
+  EXPECT_EQ(*points, (std::vector<ParamValues>{{{"d", 32}}, {{"d", 64}}}));
+  const std::string wider =
+      edit(kBase, "param d in [32, 64] multiple_of 32", "param d in [32, 256] multiple_of 32");
+  EXPECT_FALSE(whole_domain(parse_program(wider, "wider.nkir"), kWholeDomainPoints).has_value());
+  const std::string related = edit(wider, "param d in [32, 256] multiple_of 32\n",
+                                   "param d in [32, 128] multiple_of 32\nrequire d <= 64\n");
+  EXPECT_EQ(whole_domain(parse_program(related, "related.nkir"), kWholeDomainPoints), points);
+
+  const std::string fission = harmless_rewrites()[4].second;
+  ASSERT_EQ(std::string(harmless_rewrites()[4].first), "loop fission");
+  const OptionOutcome o = compare(kBase, fission);
+  EXPECT_TRUE(o.all_shapes.empty());  // not layer 0
+  EXPECT_TRUE(o.whole_domain);
+  EXPECT_EQ(o.bit_exact, Verdict::proved);
+  EXPECT_NE(o.bit_detail.find("every shape of the domain (d in [32, 64] multiple of 32: all 2 "
+                              "point(s) checked)"),
+            std::string::npos)
+      << o.bit_detail;
+  EXPECT_EQ(o.to_json()["bit_exact"]["scope"], "all_shapes");
+
+  const OptionOutcome w = compare(wider, edit(fission, "param d in [32, 64] multiple_of 32",
+                                              "param d in [32, 256] multiple_of 32"));
+  EXPECT_FALSE(w.whole_domain);
+  EXPECT_EQ(w.bit_exact, Verdict::proved);
+  EXPECT_EQ(w.to_json()["bit_exact"]["scope"], "bounded");
 }
 
 // Statements that commute are put in one order (reorder.h); those that do not keep theirs: a
