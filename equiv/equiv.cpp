@@ -322,16 +322,26 @@ void check_shape(ShapeWork& w, const ParamValues& params) {
   }
   TermStore ts;
   const size_t budget = static_cast<size_t>(req.term_budget_mib) << 20;
-  TermExecutor eo(ts, 0, budget), er(ts, 1, budget);
+  std::optional<TermExecutor> eo_held, er_held;
+  TermExecutor& eo = eo_held.emplace(ts, 0, budget);
+  TermExecutor& er = er_held.emplace(ts, 1, budget);
   try {
     run_on(w.orig, params, c0, req.run, &eo);
     run_on(w.rew, params, c0, req.run, &er);
   } catch (const TermBudgetExceeded& e) {
     w.bit_unknown = w.real_unknown = true;
     w.budget_note = e.what();
+    // The terms (up to the budget) are let go before the cases run, so that the two never
+    // take memory at once.
+    eo_held.reset();
+    er_held.reset();
+    ts = TermStore();
     run_cases(w, params, nullptr, req.cases);
     return;
   }
+  eo.release_element_map();  // the real forms below may use what they held
+  er.release_element_map();
+  ts.shrink_to_fit();
   FiniteTransposeCanon canon(ts);
   std::optional<RealForms> rf;
   std::vector<TermId> rew_roots, orig_roots;
@@ -377,7 +387,7 @@ void check_shape(ShapeWork& w, const ParamValues& params) {
   if (!differing.empty()) w.bit_all_equal = false;
   // Real forms of the differing elements, and the numerics diff where they agree.
   try {
-    rf.emplace(ts, kRealFormMonomials, budget - std::min(budget, ts.bytes()));
+    rf.emplace(ts, kRealFormMonomials, budget - std::min(budget, ts.held_bytes()));
     for (auto [a, b] : differing) {
       if (rf->form(a) != rf->form(b)) {
         if (w.real_all_equal) {
@@ -406,7 +416,8 @@ void check_shape(ShapeWork& w, const ParamValues& params) {
     // The terms' own pattern first (no polynomial of the scores needed), then the real forms.
     bool ok = by_terms.nonpositive(ts.kids(e)[0]);
     try {
-      if (!ok && !rf) rf.emplace(ts, kRealFormMonomials, budget - std::min(budget, ts.bytes()));
+      if (!ok && !rf)
+        rf.emplace(ts, kRealFormMonomials, budget - std::min(budget, ts.held_bytes()));
       if (!ok) ok = rf->exp_argument_nonpositive(ts.kids(e)[0]);
     } catch (const RealFormLimit&) {
       ok = false;

@@ -299,6 +299,7 @@ struct RealForms::Impl {
   size_t monomials = 0;
   Interner coefs, atoms, polys;
   std::vector<uint32_t> memo;                  // term -> poly, kUnknown or kFailed
+  std::vector<uint8_t> user_count;             // term -> users (saturating at 2): chain_links
   std::unordered_map<TermId, uint32_t> fails;  // term -> index into messages
   std::vector<std::string> messages;
   std::unordered_map<uint32_t, uint32_t> inverses;  // poly -> its inverse
@@ -469,7 +470,7 @@ struct RealForms::Impl {
   // failures and inverses are small beside them).
   size_t bytes() const {
     return coefs.bytes() + atoms.bytes() + polys.bytes() + memo.capacity() * sizeof(uint32_t) +
-           sum_cache.size() * sizeof(SumLine) + scratch.bytes();
+           user_count.capacity() + sum_cache.size() * sizeof(SumLine) + scratch.bytes();
   }
   // Sorts by key, merges equal keys, drops zero coefficients; then interns.
   uint32_t normalise(std::vector<M>& v) {
@@ -686,7 +687,7 @@ struct RealForms::Impl {
     return sign(a) * sign(b) < 0 ? kNegInf : kPosInf;
   }
   // The kids whose forms computing t needs.
-  void deps(TermId t, std::vector<TermId>& out) const {
+  void deps(TermId t, std::vector<TermId>& out) {
     const TermNode& n = store.node(t);
     const auto ks = store.kids(t);
     switch (n.op) {
@@ -695,20 +696,101 @@ struct RealForms::Impl {
         return;
       case TermOp::alu:
         if (static_cast<AluOp>(n.aux) > AluOp::min) return;  // fails without its operands
+        if (static_cast<AluOp>(n.aux) == AluOp::add) {
+          sum_parts(t, out);
+          return;
+        }
         out.insert(out.end(), ks.begin(), ks.end());
         return;
-      case TermOp::fma_chain: {  // the operands, not the lists holding them
-        const FmaParts f = store.fma_parts(t);
-        out.push_back(f.init);
-        out.insert(out.end(), f.a.begin(), f.a.end());
-        out.insert(out.end(), f.b.begin(), f.b.end());
+      case TermOp::fma_chain:  // the operands, not the lists holding them
+        sum_parts(t, out);
         return;
-      }
       default:
         out.insert(out.end(), ks.begin(), ks.end());
     }
   }
   uint32_t kid(TermId k) const { return memo[k]; }
+
+  // A sum (an accumulation in PSUM: add(add(chain, chain), chain); a chain's init) is formed from
+  // all its summands at once: a partial sum used by the next step alone gets no form of its own
+  // (at seqlen 512 the partial sums were most of the memory). Inlined: an add, an fma_chain or a
+  // float rounding with one user and no form yet.
+  bool inlined(TermId k) {
+    if (users(k) != 1 || memo[k] != kUnknown) return false;
+    const TermNode& n = store.node(k);
+    return n.op == TermOp::fma_chain ||
+           (n.op == TermOp::alu && static_cast<AluOp>(n.aux) == AluOp::add) ||
+           (n.op == TermOp::round && is_float(n.dtype));
+  }
+  // The summands of sum t (an add or an fma_chain): terms added (`added`; `strict` marks a
+  // chain's init, which must be finite) and products of a chain (`pairs`).
+  struct Summands {
+    std::vector<TermId> added;
+    std::vector<bool> strict;
+    std::vector<std::pair<TermId, TermId>> pairs;
+  };
+  void summands(TermId t, Summands& s) {
+    std::vector<std::pair<TermId, bool>> todo{{t, false}};
+    while (!todo.empty()) {
+      const auto [x, strict] = todo.back();
+      todo.pop_back();
+      const TermNode& n = store.node(x);
+      if (x != t && !inlined(x)) {
+        s.added.push_back(x);
+        s.strict.push_back(strict);
+      } else if (n.op == TermOp::fma_chain) {
+        const FmaParts f = store.fma_parts(x);
+        for (size_t i = 0; i < f.a.size(); ++i) s.pairs.emplace_back(f.a[i], f.b[i]);
+        todo.emplace_back(f.init, true);
+      } else if (n.op == TermOp::round) {
+        todo.emplace_back(store.kids(x)[0], strict);
+      } else {  // add
+        for (TermId k : store.kids(x)) todo.emplace_back(k, strict);
+      }
+    }
+  }
+  void sum_parts(TermId t, std::vector<TermId>& out) {
+    Summands s;
+    summands(t, s);
+    out.insert(out.end(), s.added.begin(), s.added.end());
+    for (auto [a, b] : s.pairs) out.push_back(a), out.push_back(b);
+  }
+  // The form of sum t: an infinity among the added terms is the sum (both signs: no form); a
+  // chain's operands and init must be finite.
+  uint32_t flattened_sum(TermId t) {
+    Summands s;
+    summands(t, s);
+    uint32_t inf = kUnknown;
+    for (size_t i = 0; i < s.added.size(); ++i) {
+      const uint32_t f = kid(s.added[i]);
+      if (!is_inf(f)) continue;
+      if (s.strict[i]) limit(t, "an infinite operand");
+      if (inf != kUnknown && inf != f) limit(t, "inf - inf");
+      inf = f;
+    }
+    for (auto [a, b] : s.pairs) finite(t, kid(a)), finite(t, kid(b));
+    if (inf != kUnknown) return inf;
+    std::vector<M> v;
+    for (TermId x : s.added) decode(kid(x), v);
+    for (auto [a, b] : s.pairs) {
+      const uint32_t fa = kid(a), fb = kid(b);
+      if (fa != kZeroPoly && fb != kZeroPoly) products(fa, fb, v);
+    }
+    return normalise(v);
+  }
+  // How many terms have k among their kids (0, 1, or 2 for two or more), counted over the whole
+  // store when it has grown since the last count.
+  uint8_t users(TermId k) {
+    if (user_count.size() != store.size()) {
+      user_count.assign(store.size(), 0);
+      for (TermId t = 0; t < store.size(); ++t) {
+        for (TermId x : store.kids(t)) {
+          if (user_count[x] < 2) ++user_count[x];
+        }
+      }
+    }
+    return user_count[k];
+  }
 
   uint32_t compute(TermId t) {
     scratch.clear();  // monomials of earlier terms are interned by now
@@ -744,9 +826,9 @@ struct RealForms::Impl {
       case TermOp::alu: {
         const auto op = static_cast<AluOp>(n.aux);
         if (op > AluOp::min) limit(t, "alu " + std::string(alu_op_name(op)));
+        if (op == AluOp::add) return flattened_sum(t);
         const uint32_t a = kid(ks[0]), b = kid(ks[1]);
         switch (op) {
-          case AluOp::add:
           case AluOp::subtract: {
             const uint32_t nb = op == AluOp::add ? b : is_inf(b) ? (b ^ kNegInf ^ kPosInf) : b;
             if (is_inf(a) || is_inf(nb)) {
@@ -797,16 +879,8 @@ struct RealForms::Impl {
           }
         }
       }
-      case TermOp::fma_chain: {
-        const FmaParts f = store.fma_parts(t);
-        std::vector<M> v;
-        decode(finite(t, kid(f.init)), v);
-        for (size_t i = 0; i < f.a.size(); ++i) {
-          const uint32_t a = finite(t, kid(f.a[i])), b = finite(t, kid(f.b[i]));
-          if (a != kZeroPoly && b != kZeroPoly) products(a, b, v);
-        }
-        return normalise(v);
-      }
+      case TermOp::fma_chain:
+        return flattened_sum(t);
       case TermOp::operands:
         limit(t, "an operand list");
       case TermOp::transpose_pe:
@@ -1047,6 +1121,10 @@ RealForms::~RealForms() {
 
 RealId RealForms::form(TermId t) {
   return impl_->form(t);
+}
+
+bool RealForms::has_form(TermId t) const {
+  return t < impl_->memo.size() && impl_->memo[t] != kUnknown && impl_->memo[t] != kFailed;
 }
 
 std::string RealForms::str(RealId r, size_t max_chars) const {

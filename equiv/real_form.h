@@ -42,6 +42,8 @@ class RealForms {
   // The canonical form of term t (memoized per term). Throws RealFormLimit.
   RealId form(TermId t);
   std::string str(RealId r, size_t max_chars = 200) const;
+  // Whether term t has a form yet (a partial sum inside an accumulation gets none: form()).
+  bool has_form(TermId t) const;
 
   // Whether exp's argument `arg` (a term) is provably <= 0 in real arithmetic: it is
   // k * (y - max(S)) with k > 0 and y one of S's operands (or a max over a subset of S), the

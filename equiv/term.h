@@ -6,6 +6,7 @@
 // NaN operand" rule makes a*b and b*a differ only in which NaN propagates).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -86,11 +87,29 @@ class TermStore {
   }
   DType dtype(TermId t) const { return nodes_[t].dtype; }
   size_t size() const { return nodes_.size(); }
-  // Bytes the store holds (nodes, kid pool, hash table): what a term budget limits.
+  // Bytes the store holds (nodes, provenance, kid pool, hash table), as allocated.
   size_t bytes() const {
-    return nodes_.size() * (sizeof(TermNode) + sizeof(uint64_t)) + kids_.size() * sizeof(TermId) +
-           table_.size() * sizeof(uint64_t);
+    return nodes_.capacity() * sizeof(TermNode) +
+           (prov_[0].capacity() + prov_[1].capacity()) * sizeof(uint32_t) +
+           kids_.capacity() * sizeof(TermId) + table_.capacity() * sizeof(uint64_t);
   }
+  // Gives back the arrays' unused capacity (once no more terms are made: the real forms may use
+  // it). The copy takes no more than the last doubling did.
+  void shrink_to_fit() {
+    nodes_.shrink_to_fit();
+    kids_.shrink_to_fit();
+    for (auto& p : prov_) p.shrink_to_fit();
+  }
+  // The most one more term can add for a moment: a growing array holds its old and its new
+  // storage at once (the node array, the kid pool or the hash table, doubling).
+  size_t growth_bytes() const {
+    return 2 * std::max({nodes_.capacity() * sizeof(TermNode), kids_.capacity() * sizeof(TermId),
+                         table_.capacity() * sizeof(uint64_t)});
+  }
+  // What a term budget limits: the store and what its executors hold to run the two programs
+  // (their element -> term maps), as each executor last reported (side 0 and 1).
+  void set_executor_bytes(int side, size_t b) { executor_bytes_[side & 1] = b; }
+  size_t held_bytes() const { return bytes() + executor_bytes_[0] + executor_bytes_[1]; }
   const std::string& opaque_reason(TermId t) const { return reasons_.at(nodes_[t].payload); }
 
   // Provenance per side (0: original, 1: rewrite): the first instruction of that side's program
@@ -117,6 +136,7 @@ class TermStore {
   // The hash index: open addressing (linear probing, load <= 1/2), each slot a node id tagged
   // with its hash, so that interning allocates nothing per node and a probe touches one slot.
   std::vector<uint64_t> table_;
+  size_t executor_bytes_[2] = {0, 0};
   std::vector<TermId> scratch_a_, scratch_b_;  // fma_chain's operand lists under construction
   std::vector<std::string> input_names_;
   std::unordered_map<std::string, uint32_t> input_slots_;

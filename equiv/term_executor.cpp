@@ -92,8 +92,16 @@ void TermExecutor::input(const Tensor& t, const uint8_t* base, int64_t elems) {
   }
 }
 
+void TermExecutor::release_element_map() {
+  std::unordered_map<const uint8_t*, Slot>().swap(mem_);
+  ts_.set_executor_bytes(side_, 0);
+}
+
 void TermExecutor::instruction(const InstrStmt& s, int) {
-  if (ts_.bytes() > budget_) {
+  // A node of the element map: the key, the slot and the chain pointer, as malloc rounds them.
+  constexpr size_t kMapNodeBytes = 32;
+  ts_.set_executor_bytes(side_, mem_.size() * kMapNodeBytes + mem_.bucket_count() * sizeof(void*));
+  if (ts_.held_bytes() + ts_.growth_bytes() > budget_) {
     throw TermBudgetExceeded("the terms of both programs outgrow " + std::to_string(budget_ >> 20) +
                              " MiB at this shape");
   }

@@ -26,12 +26,15 @@ struct TermBudgetExceeded : std::runtime_error {
 class TermExecutor final : public ValueObserver {
  public:
   // `side`: 0 for the original program, 1 for the rewrite (term provenance). `budget_bytes`: the
-  // most the shared store may hold (checked before each instruction instance).
+  // most the shared store and the two executors' element maps may hold (checked before each
+  // instruction instance).
   TermExecutor(TermStore& store, int side, size_t budget_bytes = SIZE_MAX)
       : ts_(store), side_(side), budget_(budget_bytes) {}
 
   // After the run: each output tensor's terms, row-major.
   const std::map<std::string, std::vector<TermId>>& outputs() const { return outputs_; }
+  // After the run: lets go of the element -> term map (only the outputs' terms are read later).
+  void release_element_map();
 
   void input(const Tensor& t, const uint8_t* base, int64_t elems) override;
   void instruction(const InstrStmt& s, int core) override;

@@ -316,6 +316,28 @@ TEST_F(RealFormTest, Limits) {
   }
 }
 
+// An accumulation in PSUM (matmul after matmul: add(add(chain, chain), chain)) is formed from all
+// its products at once, and equals one chain over every pair; a partial sum asked for afterwards
+// gets its own form. An infinity added to a sum is the sum, two of both signs have no form, and a
+// chain's init must be finite (as for a sum formed step by step).
+TEST_F(RealFormTest, AccumulatedSumsAreFormedAtOnce) {
+  std::vector<TermId> a, b;
+  for (int k = 0; k < 6; ++k) a.push_back(s(k)), b.push_back(v(k, 0));
+  auto part = [&](int from) { return dot({a[from], a[from + 1]}, {b[from], b[from + 1]}); };
+  const TermId partial = add(part(0), part(2));
+  const TermId acc = add(partial, part(4));
+  RealForms rf(ts);
+  EXPECT_EQ(rf.form(acc), rf.form(dot(a, b)));
+  EXPECT_FALSE(rf.has_form(partial));
+  EXPECT_TRUE(rf.has_form(a[0]));
+  EXPECT_EQ(rf.form(partial), rf.form(dot({a[0], a[1], a[2], a[3]}, {b[0], b[1], b[2], b[3]})));
+  const TermId masked = add(dot({a[4], a[5]}, {b[4], b[5]}), c(-kInf));
+  EXPECT_EQ(rf.form(masked), rf.form(c(-kInf)));
+  EXPECT_THROW(rf.form(add(add(dot({a[2], a[3]}, {b[4], b[5]}), c(-kInf)), c(kInf))),
+               RealFormLimit);
+  EXPECT_THROW(rf.form(dot({a[0]}, {b[1]}, add(dot({a[1]}, {b[0]}), c(kInf)))), RealFormLimit);
+}
+
 TEST_F(RealFormTest, ReadableForm) {
   RealForms rf(ts);
   const TermId m = max(s(0), s(1));
