@@ -50,6 +50,17 @@ Program EquivSide::build(const kernels::Options& options) const {
 
 namespace {
 
+// A limit's message with "at this shape" naming the shape (an option set's verdict covers several).
+std::string at_shape(std::string what, const ParamValues& params) {
+  const std::string here = "at this shape";
+  const size_t at = what.find(here);
+  if (at != std::string::npos) {
+    what.replace(at, here.size(),
+                 params.empty() ? "at the program's one shape" : "at " + params_str(params));
+  }
+  return what;
+}
+
 using Clock = std::chrono::steady_clock;
 
 // The distributions tried for counterexamples and the numeric layer, most revealing first.
@@ -330,7 +341,7 @@ void check_shape(ShapeWork& w, const ParamValues& params) {
     run_on(w.rew, params, c0, req.run, &er);
   } catch (const TermBudgetExceeded& e) {
     w.bit_unknown = w.real_unknown = true;
-    w.budget_note = e.what();
+    w.budget_note = at_shape(e.what(), params);
     // The terms (up to the budget) are let go before the cases run, so that the two never
     // take memory at once.
     eo_held.reset();
@@ -400,7 +411,7 @@ void check_shape(ShapeWork& w, const ParamValues& params) {
     }
   } catch (const RealFormLimit& e) {
     w.real_unknown = true;
-    w.out.real_detail = e.what();
+    w.out.real_detail = at_shape(e.what(), params);
   }
   size_t walked = 0;
   for (auto [a, b] : differing) {

@@ -181,6 +181,9 @@ struct EquivResult {
 // the original's domain, a rewrite whose params do not cover it).
 EquivResult run_equiv(const EquivRequest& request);
 
+// "seqlen=512 d_head=64": a shape as the verdicts print it.
+std::string params_str(const ParamValues& p);
+
 // The shapes a bounded check uses for `p` with `pinned` params fixed: the smallest point of the
 // domain, and points that take each tiled dimension past one tile and an unaligned size.
 // A domain of at most kWholeDomainPoints points with no param pinned is checked at every point.

@@ -97,13 +97,13 @@ std::string OptionOutcome::unknown_reason(Level l) const {
          (numeric_detail.empty() ? "" : ": " + numeric_detail);
 }
 
-namespace {
-
 std::string params_str(const ParamValues& p) {
   std::string s;
   for (const auto& [k, v] : p) s += (s.empty() ? "" : " ") + k + "=" + std::to_string(v);
   return s;
 }
+
+namespace {
 
 std::string hex(uint32_t b) {
   char buf[16];
