@@ -556,7 +556,11 @@ OptionOutcome check_options(const EquivRequest& req, const kernels::Options& opt
       return out;  // every level stays unknown
     }
   }
-  if (const auto domain = same_program_up_to_layer0(orig, rew)) out.all_shapes = *domain;
+  if (const auto domain = same_program_up_to_layer0(orig, rew)) {
+    out.all_shapes = *domain;
+  } else {
+    out.layer0_difference = layer0_difference(orig, rew);
+  }
   out.shapes = checked_shapes(orig, req.params);
   const auto domain_points = whole_domain(orig, kWholeDomainPoints);
   out.whole_domain = domain_points && !domain_points->empty() && *domain_points == out.shapes;

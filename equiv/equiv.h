@@ -135,6 +135,9 @@ struct OptionOutcome {
   // points, no param pinned; a program without params has one): a bounded proof then holds for
   // every shape too.
   bool whole_domain = false;
+  // Why layer 0 did not prove this option set for every shape (structural.h layer0_difference):
+  // set when all_shapes is empty.
+  std::string layer0_difference;
   Verdict bit_exact = Verdict::unknown;
   std::string bit_detail;
   std::vector<std::string> assumptions;  // side conditions a bit-exact proof used

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "equiv/equiv.h"
+#include "equiv/structural.h"
 
 namespace ncv::equiv {
 
@@ -171,6 +172,7 @@ nlohmann::json OptionOutcome::to_json() const {
                     {"scope", proof_scope},
                     {"detail", bit_detail},
                     {"assumptions", assumptions}};
+  if (!layer0_difference.empty()) j["layer0_difference"] = layer0_difference;
   if (bit_counterexample) j["bit_exact"]["counterexample"] = bit_counterexample->to_json();
   nlohmann::json regions_j = nlohmann::json::array();
   for (const OutputRegion& r : regions) {
@@ -273,6 +275,12 @@ std::string EquivResult::text() const {
         << num(c->rewrite_at_value) << "\n";
     }
     s << "  real           " << verdict_name(o.real) << "  " << o.real_detail << "\n";
+    // A bounded proof says why it is not one for every shape.
+    const bool proved = o.bit_exact == Verdict::proved || o.real == Verdict::proved;
+    if (proved && o.all_shapes.empty() && !o.whole_domain && !o.layer0_difference.empty()) {
+      s << "  every shape    not shown: the programs are not one up to " << kLayer0Differences
+        << " (" << o.layer0_difference << ")\n";
+    }
     if (!o.numerics_diff.empty()) s << "  numerics diff\n";
     for (const NumericsDifference& d : o.numerics_diff) {
       s << "    " << d.kind << " (in " << d.elements << " of the elements walked): " << d.original

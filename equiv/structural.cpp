@@ -111,6 +111,56 @@ bool same_up_to_renaming(const Program& a, const Program& b) {
 
 }  // namespace
 
+std::string layer0_difference(const Program& a, const Program& b) {
+  if (same_program_up_to_layer0(a, b)) return "";
+  if (!(a.params == b.params) || !(a.relations == b.relations)) return "the domains differ";
+  if (!(a.grid == b.grid)) return "the SPMD grids differ";
+  const std::vector<ir::Tensor> ta = unnamed_buffers(a), tb = unnamed_buffers(b);
+  if (ta.size() != tb.size()) {
+    return "the programs declare " + std::to_string(ta.size()) + " and " +
+           std::to_string(tb.size()) + " tensors";
+  }
+  for (size_t i = 0; i < ta.size(); ++i) {
+    if (!(ta[i] == tb[i])) {
+      return "tensor #" + std::to_string(i) + " differs (original '" + a.tensors[i].name +
+             "', rewrite '" + b.tensors[i].name + "': kind, memory, dtype, shape or placement)";
+    }
+  }
+  // The canonical programs' text, buffers named by id, compared line by line.
+  auto canonical_lines = [](const Program& p) {
+    Program c = with_canonical_statement_order(p);
+    if (std::optional<Program> r = with_canonical_loop_variables(c)) c = std::move(*r);
+    for (ir::Tensor& t : c.tensors) {
+      if (t.kind != ir::TensorKind::Input && t.kind != ir::TensorKind::Output) {
+        t.name = "buf" + std::to_string(t.id);
+      }
+    }
+    clear_queues(c.body);
+    std::vector<std::string> lines;
+    std::istringstream in(ir::print_program(c));
+    for (std::string line; std::getline(in, line);) {
+      const size_t first = line.find_first_not_of(' ');
+      if (first == std::string::npos || line[first] == '#' || line.rfind("kernel ", 0) == 0 ||
+          line.rfind("source ", 0) == 0) {
+        continue;
+      }
+      line = line.substr(first);
+      if (const size_t at = line.find(" @line "); at != std::string::npos) line.resize(at);
+      lines.push_back(line);
+    }
+    return lines;
+  };
+  const std::vector<std::string> la = canonical_lines(a), lb = canonical_lines(b);
+  for (size_t i = 0; i < std::max(la.size(), lb.size()); ++i) {
+    const std::string x = i < la.size() ? la[i] : "(end)", y = i < lb.size() ? lb[i] : "(end)";
+    if (x != y) {
+      return "statement " + std::to_string(i + 1) + " of the canonical programs: original `" + x +
+             "`, rewrite `" + y + "`";
+    }
+  }
+  return "the programs differ in a way their text does not show";
+}
+
 std::optional<std::string> same_program_up_to_layer0(const Program& a, const Program& b) {
   if (same_up_to_renaming(a, b)) return domain_words(a);
   // Commuting statements reordered as well: both programs in their canonical order.

@@ -219,6 +219,18 @@ TEST(StructuralRewrites, OnlyIndependentStatementsAreReordered) {
     EXPECT_FALSE(same_program_up_to_layer0(base, parse_program(other, "other.nkir"))) << other;
   }
   EXPECT_NE(compare(kBase, read_before_write).bit_exact, Verdict::proved);
+  // Why not one program: the first statement where the canonical programs part, both texts.
+  EXPECT_EQ(layer0_difference(base, parse_program(renamed_too, "r.nkir")), "");
+  const std::string why = layer0_difference(base, parse_program(read_before_write, "o.nkir"));
+  EXPECT_NE(why.find("of the canonical programs: original `"), std::string::npos) << why;
+  EXPECT_NE(why.find("`, rewrite `"), std::string::npos) << why;
+  const std::string scale_moved = harmless_rewrites()[6].second;
+  ASSERT_NE(std::string(harmless_rewrites()[6].first).find("scale moved"), std::string::npos);
+  const OptionOutcome moved = compare(kBase, scale_moved);
+  EXPECT_EQ(moved.bit_exact, Verdict::proved);
+  EXPECT_NE(moved.layer0_difference.find("activation"), std::string::npos)
+      << moved.layer0_difference;
+  EXPECT_EQ(moved.to_json()["layer0_difference"], moved.layer0_difference);
   EXPECT_EQ(compare(kBase, across_accumulator).bit_exact, Verdict::proved);  // bounded layers
 
   // v0 and v1 at one address, v1 loaded once v0's last reader has run; loaded before that read,
