@@ -113,7 +113,9 @@ bool same_up_to_renaming(const Program& a, const Program& b) {
 
 std::string layer0_difference(const Program& a, const Program& b) {
   if (same_program_up_to_layer0(a, b)) return "";
-  if (!(a.params == b.params) || !(a.relations == b.relations)) return "the domains differ";
+  if (!(a.params == b.params) || !(a.relations == b.relations)) {
+    return "the domains differ: original " + domain_words(a) + ", rewrite " + domain_words(b);
+  }
   if (!(a.grid == b.grid)) return "the SPMD grids differ";
   const std::vector<ir::Tensor> ta = unnamed_buffers(a), tb = unnamed_buffers(b);
   if (ta.size() != tb.size()) {
