@@ -127,9 +127,9 @@ struct OptionOutcome {
   // overflows): the model cannot say what either side computes there, so every level stays
   // unknown, never refuted. Which side and the message.
   std::string undefined_result;
-  // Non-empty: the two programs are one up to buffer and loop-variable names, DMA queues and the
-  // order of independent statements (structural.h), so bit-exactness holds for every shape of this
-  // domain (described here), not only the checked ones; the terms are then not built.
+  // Non-empty: the two programs are one up to kLayer0Differences (structural.h), so bit-exactness
+  // holds for every shape of this domain (described here), not only the checked ones; the terms are
+  // then not built.
   std::string all_shapes;
   // The checked shapes are every point of the domain (a domain of at most kWholeDomainPoints
   // points, no param pinned; a program without params has one): a bounded proof then holds for

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <numeric>
+#include <optional>
 #include <queue>
 #include <set>
 #include <string>
@@ -18,15 +20,30 @@ namespace {
 using ir::Program;
 using ir::Stmt;
 
-// What a statement touches: tensor keys read and written, or everything (a barrier).
+// One access of a statement to a tensor key, kept to tell whether two statements' accesses stay
+// apart across the iterations of a loop around them (no access: a declaration, an index tensor).
+struct Touch {
+  std::string key;
+  bool write = false;
+  std::optional<ir::Access> access;
+};
+
+// What a statement touches: tensor keys read and written, or everything (a barrier); its accesses,
+// the tensors it declares and the loop variables bound inside it.
 struct Effects {
   std::set<std::string> reads, writes;
   bool barrier = false;
+  std::vector<Touch> touches;
+  std::set<ir::TensorId> declares;
+  std::set<std::string> bound;
 
   void merge(const Effects& o) {
     reads.insert(o.reads.begin(), o.reads.end());
     writes.insert(o.writes.begin(), o.writes.end());
     barrier = barrier || o.barrier;
+    touches.insert(touches.end(), o.touches.begin(), o.touches.end());
+    declares.insert(o.declares.begin(), o.declares.end());
+    bound.insert(o.bound.begin(), o.bound.end());
   }
   bool conflicts(const Effects& o) const {
     if (barrier || o.barrier) return true;
@@ -67,6 +84,58 @@ std::string with_depth_names(const std::string& text, const std::map<std::string
   return out;
 }
 
+// e as coefficient * v + rest, rest free of v; nullopt when v appears otherwise (under a division,
+// a modulus, a min or max, or times another variable).
+std::optional<std::pair<int64_t, Expr>> split_linear(const Expr& e, SymbolId v) {
+  if (!e.mentions(v)) return std::pair<int64_t, Expr>{0, e};
+  switch (e.kind()) {
+    case ExprKind::Var:
+      return std::pair<int64_t, Expr>{1, Expr(0)};
+    case ExprKind::Add: {
+      const auto a = split_linear(e.lhs(), v), b = split_linear(e.rhs(), v);
+      if (!a || !b) return std::nullopt;
+      return std::pair<int64_t, Expr>{a->first + b->first, a->second + b->second};
+    }
+    case ExprKind::Mul: {
+      const Expr& c = e.lhs().is_const() ? e.lhs() : e.rhs();
+      const Expr& x = e.lhs().is_const() ? e.rhs() : e.lhs();
+      if (!c.is_const()) return std::nullopt;
+      const auto a = split_linear(x, v);
+      if (!a) return std::nullopt;
+      return std::pair<int64_t, Expr>{a->first * c.const_value(), a->second * c};
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+// Whether two accesses of one tensor touch disjoint elements in any two different iterations of
+// loop l: in some dim both start at c * var + r (the same c != 0 and r, r free of the variables
+// `inner` loops bind) and span at most |c * step| elements there.
+bool apart_across_iterations(const Touch& x, const Touch& y, const ir::Loop& l,
+                             const std::set<std::string>& inner) {
+  if (!x.access || !y.access || x.access->dims.size() != y.access->dims.size()) return false;
+  const SymbolId v = intern_symbol(l.var);
+  const int64_t stride = l.step;
+  for (size_t d = 0; d < x.access->dims.size(); ++d) {
+    const ir::AccessDim &a = x.access->dims[d], &b = y.access->dims[d];
+    const auto la = split_linear(a.start, v), lb = split_linear(b.start, v);
+    if (!la || !lb || la->first == 0 || la->first != lb->first || !(la->second == lb->second)) {
+      continue;
+    }
+    const std::vector<SymbolId> used = la->second.symbols();
+    if (std::any_of(used.begin(), used.end(),
+                    [&](SymbolId s) { return inner.count(symbol_name(s)) > 0; })) {
+      continue;
+    }
+    if (!a.size.is_const() || !b.size.is_const() || a.step <= 0 || b.step <= 0) continue;
+    const int64_t span =
+        std::max((a.size.const_value() - 1) * a.step + 1, (b.size.const_value() - 1) * b.step + 1);
+    if (span <= std::abs(la->first * stride)) return true;
+  }
+  return false;
+}
+
 class Canonicaliser {
  public:
   explicit Canonicaliser(const Program& p) : p_(p), named_(p) {
@@ -77,19 +146,24 @@ class Canonicaliser {
     }
   }
 
-  std::vector<Stmt> block(const std::vector<Stmt>& body, const std::map<std::string, int>& depth,
-                          std::string& key, Effects& effects) {
-    std::vector<Item> items;
-    for (const Stmt& s : body) items.push_back(item(s, depth));
-    const std::vector<Stmt> out = least_order(items);
-    for (const Item& it : items) {
-      key += it.key + "\n";
-      effects.merge(it.effects);
-    }
+  std::vector<Stmt> block(const std::vector<Stmt>& body, const std::map<std::string, int>& depth) {
+    std::vector<Stmt> out;
+    for (Item& it : items_in_order(body, depth)) out.push_back(std::move(it.stmt));
     return out;
   }
 
  private:
+  // A block's statements as items in canonical order (a loop may have become several).
+  std::vector<Item> items_in_order(const std::vector<Stmt>& body,
+                                   const std::map<std::string, int>& depth) {
+    std::vector<Item> items;
+    for (const Stmt& s : body) {
+      for (Item& it : items_of(s, depth)) items.push_back(std::move(it));
+    }
+    least_order(items);
+    return items;
+  }
+
   std::string tensor_key(ir::TensorId id) const {
     const ir::Tensor& t = p_.tensors.at(id);
     if (t.on_chip() && placed_memory_.count(t.memory)) {
@@ -100,10 +174,13 @@ class Canonicaliser {
   // An access's tensor, and the index tensors of its indirect offsets (read).
   void access(const ir::Access& a, bool written, Effects& e) const {
     (written ? e.writes : e.reads).insert(tensor_key(a.tensor));
+    e.touches.push_back(
+        {tensor_key(a.tensor), written, a.indirect ? std::nullopt : std::optional<ir::Access>(a)});
     if (a.core) e.barrier = true;  // another core's memory
     for (const ir::Access* x = &a; x->indirect; x = x->indirect->offsets.get()) {
       if (!x->indirect->offsets) break;
       e.reads.insert(tensor_key(x->indirect->offsets->tensor));
+      e.touches.push_back({tensor_key(x->indirect->offsets->tensor), false, std::nullopt});
       if (x->indirect->offsets->core) e.barrier = true;
     }
   }
@@ -115,10 +192,12 @@ class Canonicaliser {
     return std::holds_alternative<ir::TensorScalarCumulative>(ins);
   }
 
-  Item item(const Stmt& s, const std::map<std::string, int>& depth) {
+  std::vector<Item> items_of(const Stmt& s, const std::map<std::string, int>& depth) {
     Item it{s, {}, {}};
     if (const auto* d = std::get_if<ir::DeclStmt>(&s.node)) {
       it.effects.writes.insert(tensor_key(d->tensor));
+      it.effects.touches.push_back({tensor_key(d->tensor), true, std::nullopt});
+      it.effects.declares.insert(d->tensor);
       it.key = "decl t" + std::to_string(d->tensor);
     } else if (const auto* i = std::get_if<ir::InstrStmt>(&s.node)) {
       for (const ir::Access* a : ir::written_accesses(i->ins)) access(*a, true, it.effects);
@@ -136,19 +215,124 @@ class Canonicaliser {
           depth);
       std::map<std::string, int> inner = depth;  // the loop's variable shadows an outer one's
       inner[l.var] = level;
-      std::string body_key;
-      ir::Loop copy = l;
-      copy.body = block(l.body, inner, body_key, it.effects);
+      std::vector<Item> body = items_in_order(l.body, inner);
       --depth_size_;
-      it.stmt.node = std::move(copy);
-      it.key = head + " __d" + std::to_string(level) + " {\n" + body_key + "}";
+      // One loop per group of its statements that may run as loops of their own (fission).
+      std::vector<Item> out;
+      for (const std::vector<size_t>& group : fission_groups(body, l)) {
+        Item part{s, {}, {}};
+        ir::Loop copy = l;
+        copy.body.clear();
+        std::string body_key;
+        for (size_t k : group) {
+          copy.body.push_back(body[k].stmt);
+          body_key += body[k].key + "\n";
+          part.effects.merge(body[k].effects);
+        }
+        part.effects.bound.insert(l.var);
+        part.stmt.node = std::move(copy);
+        part.key = head + " __d" + std::to_string(level) + " {\n" + body_key + "}";
+        out.push_back(std::move(part));
+      }
+      return out;
     }
-    return it;
+    return {it};
+  }
+
+  // Loop l's body (items in canonical order) in groups that may each run as a loop of their own,
+  // in an order the groups allow: the loop split into one loop per group computes what l
+  // computes. Statements stay together when one declares a buffer the other touches (the buffer
+  // lives one iteration), when either touches engine or run state, and when they touch one tensor,
+  // one writing, in ways that may meet across iterations (apart_across_iterations). Within an
+  // iteration the groups keep their order; groups ordered both ways are one.
+  std::vector<std::vector<size_t>> fission_groups(const std::vector<Item>& body,
+                                                  const ir::Loop& l) const {
+    const size_t n = body.size();
+    std::vector<size_t> up(n);
+    std::iota(up.begin(), up.end(), size_t{0});
+    auto find = [&](size_t x) {
+      while (up[x] != x) x = up[x] = up[up[x]];
+      return x;
+    };
+    auto unite = [&](size_t a, size_t b) { up[find(a)] = find(b); };
+    std::set<std::string> inner;
+    for (const Item& it : body) inner.insert(it.effects.bound.begin(), it.effects.bound.end());
+    for (size_t a = 0; a < n; ++a) {
+      for (size_t b = a + 1; b < n; ++b) {
+        if (together(body[a].effects, body[b].effects, l, inner)) unite(a, b);
+      }
+    }
+    // Groups ordered both ways within an iteration merge, until none are.
+    for (bool merged = true; merged;) {
+      merged = false;
+      std::set<std::pair<size_t, size_t>> before;  // (group of a, group of b): a runs first
+      for (size_t a = 0; a < n; ++a) {
+        for (size_t b = a + 1; b < n; ++b) {
+          if (find(a) != find(b) && body[a].effects.conflicts(body[b].effects)) {
+            before.insert({find(a), find(b)});
+          }
+        }
+      }
+      for (const auto& [g, h] : before) {
+        if (before.count({h, g}) && find(g) != find(h)) unite(g, h), merged = true;
+      }
+      // A longer cycle (g before h before k before g) merges as a whole: by the transitive
+      // closure over the few groups.
+      if (!merged) {
+        std::map<size_t, std::set<size_t>> reach;
+        for (const auto& [g, h] : before) reach[g].insert(h);
+        for (bool grew = true; grew;) {
+          grew = false;
+          for (auto& [g, hs] : reach) {
+            for (size_t h : std::set<size_t>(hs)) {
+              for (size_t k : reach[h]) grew = hs.insert(k).second || grew;
+            }
+          }
+        }
+        for (auto& [g, hs] : reach) {
+          if (hs.count(g)) {
+            for (size_t h : hs) {
+              if (reach[h].count(g) && find(h) != find(g)) unite(h, g), merged = true;
+            }
+          }
+        }
+      }
+    }
+    // Groups in order of their first statement: every conflict within an iteration then runs
+    // forward (a group before another never needs one of its statements after the other's).
+    std::map<size_t, std::vector<size_t>> by_root;
+    std::vector<size_t> roots;
+    for (size_t i = 0; i < n; ++i) {
+      if (!by_root.count(find(i))) roots.push_back(find(i));
+      by_root[find(i)].push_back(i);
+    }
+    std::vector<std::vector<size_t>> out;
+    for (size_t r : roots) out.push_back(by_root[r]);
+    return out;
+  }
+  bool together(const Effects& x, const Effects& y, const ir::Loop& l,
+                const std::set<std::string>& inner) const {
+    if (x.barrier || y.barrier) return true;
+    for (const auto* decl : {&x, &y}) {
+      const Effects& other = decl == &x ? y : x;
+      for (ir::TensorId t : decl->declares) {
+        const std::string k = tensor_key(t);
+        if (other.reads.count(k) || other.writes.count(k)) return true;
+      }
+    }
+    for (const Touch& a : x.touches) {
+      for (const Touch& b : y.touches) {
+        if (a.key == b.key && (a.write || b.write) && !apart_across_iterations(a, b, l, inner)) {
+          return true;
+        }
+      }
+    }
+    return false;
   }
 
   // Kahn's algorithm over "i before j" (i < j, conflicting), the least key ready first (the
   // earlier statement among equal keys).
-  static std::vector<Stmt> least_order(std::vector<Item>& items) {
+  static void least_order(std::vector<Item>& items) {
     const size_t n = items.size();
     std::vector<std::vector<size_t>> after(n);
     std::vector<size_t> preds(n, 0);
@@ -167,19 +351,16 @@ class Canonicaliser {
     for (size_t j = 0; j < n; ++j) {
       if (preds[j] == 0) ready.push(j);
     }
-    std::vector<Stmt> out;
     std::vector<Item> ordered;
     while (!ready.empty()) {
       const size_t i = ready.top();
       ready.pop();
-      out.push_back(items[i].stmt);
       ordered.push_back(items[i]);
       for (size_t j : after[i]) {
         if (--preds[j] == 0) ready.push(j);
       }
     }
-    items = std::move(ordered);  // the block's key is read in the new order
-    return out;
+    items = std::move(ordered);
   }
 
   const Program& p_;
@@ -203,10 +384,8 @@ void renumber(std::vector<Stmt>& body, uint32_t& next) {
 Program with_canonical_statement_order(const Program& p) {
   Canonicaliser c(p);
   const std::map<std::string, int> depth;
-  std::string key;
-  Effects effects;
   Program out = p;
-  out.body = c.block(p.body, depth, key, effects);
+  out.body = c.block(p.body, depth);
   uint32_t next = 0;
   renumber(out.body, next);
   return out;

@@ -16,14 +16,22 @@
 // buffer or loop-variable names (Kahn's algorithm, the least ready key first): two programs whose
 // statements differ only by swaps of commuting neighbours get the same order. Instruction ids are
 // renumbered in the new program order.
+//
+// A loop is split first (fission) into one loop per group of its body's statements that never
+// meet across iterations: two statements stay together when one declares a buffer the other
+// touches (the buffer lives one iteration), when either reaches engine or run state, or when
+// both touch a tensor, one writing, unless in some dim both accesses start at c * var + r (the
+// same c and r, r free of inner loop variables) and span at most |c * step| elements (each
+// iteration its own slice). Groups that must run both ways round within an iteration are one.
+// A fused program and its fissioned form then have one canonical form.
 #pragma once
 
 #include "model/ir/program.h"
 
 namespace ncv::equiv {
 
-// `p` with every block in its canonical order. The result computes what `p` computes (it is one
-// of the orders the commuting relation allows).
+// `p` with every loop split as far as the rules allow and every block in its canonical order. The
+// result computes what `p` computes.
 ir::Program with_canonical_statement_order(const ir::Program& p);
 
 }  // namespace ncv::equiv

@@ -2,12 +2,14 @@
 // (instructions name tensors by id) and of the loop variables (an alpha-renaming), and the DMA
 // queue of each transfer (the queue orders transfers in time, not in value: the interpreter
 // computes in program order and reads the queue only for the timing trace), and the order of
-// statements that commute (reorder.h: neither writes what the other touches, no engine state).
+// statements that commute (reorder.h: neither writes what the other touches, no engine state)
+// and the split of a loop into loops over the groups of its body that never meet across
+// iterations (fusion and fission).
 // Two such programs compute the same bits for every param value of their (equal) domain and every
 // input — a proof for all shapes where the bounded layers prove only the checked ones. Renaming,
-// moving transfers between queues and reordering independent statements are the harmless
-// rewrites it covers; anything else (fusion, fission, another tiling) is left to the bounded
-// layers.
+// moving transfers between queues, reordering independent statements and fusing or splitting
+// loops are the harmless rewrites it covers; anything else (another tiling, buffers added or
+// dropped, peeling) is left to the bounded layers.
 #pragma once
 
 #include <optional>
@@ -20,7 +22,8 @@ namespace ncv::equiv {
 
 // What layer 0 allows to differ, for the verdicts' words: "one program up to ...".
 inline constexpr std::string_view kLayer0Differences =
-    "buffer and loop-variable names, DMA queues and the order of independent statements";
+    "buffer and loop-variable names, DMA queues, the order of independent statements and loop "
+    "fusion or fission";
 
 // The domain, in words ("seqlen in [128, 4096] multiple of 128, d_head in [1, 128]"; "the
 // program's one shape" without params), when `a` and `b` are one program up to

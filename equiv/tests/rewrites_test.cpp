@@ -247,6 +247,72 @@ TEST(StructuralRewrites, OnlyIndependentStatementsAreReordered) {
   EXPECT_NE(compare(aliased, swapped).bit_exact, Verdict::proved);
 }
 
+// Loops split into one loop per group of statements that do not meet across iterations, so a
+// fused loop and its fissioned form are one program for every shape (n in [128, 1024]): each
+// iteration touches its own 128-column slice. Reading the next slice instead makes the fused
+// loop read what the split one has loaded and the fused one has not: not one program.
+TEST(StructuralRewrites, LoopFusionAndFissionAreProvedForEveryShape) {
+  const std::string head =
+      "kernel slices\n"
+      "param n in [128, 1024] multiple_of 128\n"
+      "input X : hbm fp32 [128, n]\n"
+      "output A : hbm fp32 [128, n]\n"
+      "buffer x : sbuf fp32 [128, n]\n"
+      "buffer a : sbuf fp32 [128, n]\n";
+  auto split = [&](const std::string& read) {
+    return head +
+           "for t in affine_range(n // 128) {\n"
+           "  dma_copy x[:, t * 128:+128], X[:, t * 128:+128]\n"
+           "}\n"
+           "for u in affine_range(n // 128) {\n"
+           "  tensor_scalar a[:, u * 128:+128], x[:, " +
+           read +
+           "], op0=multiply, operand0=2\n"
+           "  dma_copy A[:, u * 128:+128], a[:, u * 128:+128]\n"
+           "}\n";
+  };
+  auto fused = [&](const std::string& read) {
+    return head +
+           "for i in affine_range(n // 128) {\n"
+           "  dma_copy x[:, i * 128:+128], X[:, i * 128:+128]\n"
+           "  tensor_scalar a[:, i * 128:+128], x[:, " +
+           read +
+           "], op0=multiply, operand0=2\n"
+           "  dma_copy A[:, i * 128:+128], a[:, i * 128:+128]\n"
+           "}\n";
+  };
+  const Program original = parse_program(split("u * 128:+128"), "split.nkir");
+  EXPECT_EQ(same_program_up_to_layer0(original, parse_program(fused("i * 128:+128"), "f.nkir")),
+            "n in [128, 1024] multiple of 128");
+  const Program ahead = parse_program(split("u * 128 + 128:+128"), "split_ahead.nkir");
+  EXPECT_FALSE(same_program_up_to_layer0(
+      ahead, parse_program(fused("i * 128 + 128:+128"), "fused_ahead.nkir")));
+  // A buffer declared in the body lives one iteration: its users stay in one loop.
+  const std::string scoped = head +
+                             "for i in affine_range(n // 128) {\n"
+                             "  buffer tile : sbuf fp32 [128, 128]\n"
+                             "  dma_copy tile[:, :], X[:, i * 128:+128]\n"
+                             "  tensor_scalar a[:, i * 128:+128], tile[:, :], op0=multiply, "
+                             "operand0=2\n"
+                             "  dma_copy A[:, i * 128:+128], a[:, i * 128:+128]\n"
+                             "}\n";
+  const std::string scoped_split = head +
+                                   "for i in affine_range(n // 128) {\n"
+                                   "  buffer tile : sbuf fp32 [128, 128]\n"
+                                   "  dma_copy tile[:, :], X[:, i * 128:+128]\n"
+                                   "  tensor_scalar a[:, i * 128:+128], tile[:, :], op0=multiply, "
+                                   "operand0=2\n"
+                                   "}\n"
+                                   "for j in affine_range(n // 128) {\n"
+                                   "  dma_copy A[:, j * 128:+128], a[:, j * 128:+128]\n"
+                                   "}\n";
+  EXPECT_TRUE(same_program_up_to_layer0(parse_program(scoped, "s.nkir"),
+                                        parse_program(scoped_split, "ss.nkir")));
+  const OptionOutcome o = compare(split("u * 128:+128"), fused("i * 128:+128"));
+  EXPECT_EQ(o.bit_exact, Verdict::proved);
+  EXPECT_EQ(o.to_json()["bit_exact"]["scope"], "all_shapes");
+}
+
 // Each edit changes numerics: never bit-exact, and the numerics diff (or the counterexample)
 // names the instruction the edit touched. `all_edits` false (the default tier) takes the first
 // edit and the mask's fill value; the deep tier takes every edit.
