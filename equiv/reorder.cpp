@@ -257,6 +257,11 @@ class Canonicaliser {
     auto unite = [&](size_t a, size_t b) { up[find(a)] = find(b); };
     std::set<std::string> inner;
     for (const Item& it : body) inner.insert(it.effects.bound.begin(), it.effects.bound.end());
+    if (inner.count(l.var)) {  // an inner loop rebinds the variable: its accesses are not l's
+      std::vector<size_t> all(n);
+      std::iota(all.begin(), all.end(), size_t{0});
+      return {all};
+    }
     for (size_t a = 0; a < n; ++a) {
       for (size_t b = a + 1; b < n; ++b) {
         if (together(body[a].effects, body[b].effects, l, inner)) unite(a, b);
@@ -298,16 +303,38 @@ class Canonicaliser {
         }
       }
     }
-    // Groups in order of their first statement: every conflict within an iteration then runs
-    // forward (a group before another never needs one of its statements after the other's).
+    // The groups in an order their conflicts within an iteration allow (Kahn's algorithm, the
+    // group with the earliest first statement first among those ready).
     std::map<size_t, std::vector<size_t>> by_root;
-    std::vector<size_t> roots;
+    std::vector<size_t> roots;  // in order of first statement
     for (size_t i = 0; i < n; ++i) {
       if (!by_root.count(find(i))) roots.push_back(find(i));
       by_root[find(i)].push_back(i);
     }
+    std::map<size_t, std::set<size_t>> after;
+    std::map<size_t, size_t> preds;
+    for (size_t a = 0; a < n; ++a) {
+      for (size_t b = a + 1; b < n; ++b) {
+        const size_t g = find(a), h = find(b);
+        if (g != h && body[a].effects.conflicts(body[b].effects) && after[g].insert(h).second) {
+          ++preds[h];
+        }
+      }
+    }
     std::vector<std::vector<size_t>> out;
-    for (size_t r : roots) out.push_back(by_root[r]);
+    std::set<size_t> done;
+    while (out.size() < roots.size()) {
+      const auto next = std::find_if(roots.begin(), roots.end(),
+                                     [&](size_t r) { return !done.count(r) && preds[r] == 0; });
+      if (next == roots.end()) {  // a cycle the merging missed: keep the loop whole
+        std::vector<size_t> all(n);
+        std::iota(all.begin(), all.end(), size_t{0});
+        return {all};
+      }
+      done.insert(*next);
+      out.push_back(by_root[*next]);
+      for (size_t h : after[*next]) --preds[h];
+    }
     return out;
   }
   bool together(const Effects& x, const Effects& y, const ir::Loop& l,

@@ -311,6 +311,23 @@ TEST(StructuralRewrites, LoopFusionAndFissionAreProvedForEveryShape) {
   const OptionOutcome o = compare(split("u * 128:+128"), fused("i * 128:+128"));
   EXPECT_EQ(o.bit_exact, Verdict::proved);
   EXPECT_EQ(o.to_json()["bit_exact"]["scope"], "all_shapes");
+
+  // The split loops keep the order an iteration needs: y's load runs before the add that reads
+  // it, although the add stays with the load of x's first tile (rewritten every iteration).
+  const std::string two = head + "input Y : hbm fp32 [128, n]\nbuffer y : sbuf fp32 [128, n]\n";
+  const std::string load_x = "  dma_copy x[:, 0:+128], X[:, i * 128:+128]\n";
+  const std::string load_y = "  dma_copy y[:, i * 128:+128], Y[:, i * 128:+128]\n";
+  const std::string add =
+      "  tensor_tensor a[:, i * 128:+128], x[:, 0:+128], y[:, i * 128:+128], op=add\n"
+      "  dma_copy A[:, i * 128:+128], a[:, i * 128:+128]\n";
+  const std::string loop = "for i in affine_range(n // 128) {\n";
+  const Program one_loop = parse_program(two + loop + load_x + load_y + add + "}\n", "one.nkir");
+  EXPECT_TRUE(same_program_up_to_layer0(
+      one_loop,
+      parse_program(two + loop + load_y + "}\n" + loop + load_x + add + "}\n", "y_first.nkir")));
+  EXPECT_FALSE(same_program_up_to_layer0(
+      one_loop,
+      parse_program(two + loop + load_x + add + "}\n" + loop + load_y + "}\n", "y_last.nkir")));
 }
 
 // Each edit changes numerics: never bit-exact, and the numerics diff (or the counterexample)
