@@ -259,75 +259,53 @@ TEST(StructuralRewrites, LoopFusionAndFissionAreProvedForEveryShape) {
       "output A : hbm fp32 [128, n]\n"
       "buffer x : sbuf fp32 [128, n]\n"
       "buffer a : sbuf fp32 [128, n]\n";
+  // A loop over n's 128-column tiles; `V` in its body stands for its variable.
+  auto loop = [](const std::string& var, const std::string& body) {
+    return "for " + var + " in affine_range(n // 128) {\n" +
+           std::regex_replace(body, std::regex("V"), var) + "}\n";
+  };
+  const std::string load = "  dma_copy x[:, V * 128:+128], X[:, V * 128:+128]\n";
+  const std::string store = "  dma_copy A[:, V * 128:+128], a[:, V * 128:+128]\n";
+  auto scale = [](const std::string& read) {
+    return "  tensor_scalar a[:, V * 128:+128], x[:, " + read + "], op0=multiply, operand0=2\n";
+  };
   auto split = [&](const std::string& read) {
-    return head +
-           "for t in affine_range(n // 128) {\n"
-           "  dma_copy x[:, t * 128:+128], X[:, t * 128:+128]\n"
-           "}\n"
-           "for u in affine_range(n // 128) {\n"
-           "  tensor_scalar a[:, u * 128:+128], x[:, " +
-           read +
-           "], op0=multiply, operand0=2\n"
-           "  dma_copy A[:, u * 128:+128], a[:, u * 128:+128]\n"
-           "}\n";
+    return head + loop("t", load) + loop("u", scale(read) + store);
   };
   auto fused = [&](const std::string& read) {
-    return head +
-           "for i in affine_range(n // 128) {\n"
-           "  dma_copy x[:, i * 128:+128], X[:, i * 128:+128]\n"
-           "  tensor_scalar a[:, i * 128:+128], x[:, " +
-           read +
-           "], op0=multiply, operand0=2\n"
-           "  dma_copy A[:, i * 128:+128], a[:, i * 128:+128]\n"
-           "}\n";
+    return head + loop("i", load + scale(read) + store);
   };
-  const Program original = parse_program(split("u * 128:+128"), "split.nkir");
-  EXPECT_EQ(same_program_up_to_layer0(original, parse_program(fused("i * 128:+128"), "f.nkir")),
+  const Program original = parse_program(split("V * 128:+128"), "split.nkir");
+  EXPECT_EQ(same_program_up_to_layer0(original, parse_program(fused("V * 128:+128"), "f.nkir")),
             "n in [128, 1024] multiple of 128");
-  const Program ahead = parse_program(split("u * 128 + 128:+128"), "split_ahead.nkir");
+  const Program ahead = parse_program(split("V * 128 + 128:+128"), "split_ahead.nkir");
   EXPECT_FALSE(same_program_up_to_layer0(
-      ahead, parse_program(fused("i * 128 + 128:+128"), "fused_ahead.nkir")));
+      ahead, parse_program(fused("V * 128 + 128:+128"), "fused_ahead.nkir")));
   // A buffer declared in the body lives one iteration: its users stay in one loop.
-  const std::string scoped = head +
-                             "for i in affine_range(n // 128) {\n"
-                             "  buffer tile : sbuf fp32 [128, 128]\n"
-                             "  dma_copy tile[:, :], X[:, i * 128:+128]\n"
-                             "  tensor_scalar a[:, i * 128:+128], tile[:, :], op0=multiply, "
-                             "operand0=2\n"
-                             "  dma_copy A[:, i * 128:+128], a[:, i * 128:+128]\n"
-                             "}\n";
-  const std::string scoped_split = head +
-                                   "for i in affine_range(n // 128) {\n"
-                                   "  buffer tile : sbuf fp32 [128, 128]\n"
-                                   "  dma_copy tile[:, :], X[:, i * 128:+128]\n"
-                                   "  tensor_scalar a[:, i * 128:+128], tile[:, :], op0=multiply, "
-                                   "operand0=2\n"
-                                   "}\n"
-                                   "for j in affine_range(n // 128) {\n"
-                                   "  dma_copy A[:, j * 128:+128], a[:, j * 128:+128]\n"
-                                   "}\n";
+  const std::string tile_scale =
+      "  buffer tile : sbuf fp32 [128, 128]\n"
+      "  dma_copy tile[:, :], X[:, V * 128:+128]\n"
+      "  tensor_scalar a[:, V * 128:+128], tile[:, :], op0=multiply, operand0=2\n";
+  const std::string scoped = head + loop("i", tile_scale + store);
+  const std::string scoped_split = head + loop("i", tile_scale) + loop("j", store);
   EXPECT_TRUE(same_program_up_to_layer0(parse_program(scoped, "s.nkir"),
                                         parse_program(scoped_split, "ss.nkir")));
-  const OptionOutcome o = compare(split("u * 128:+128"), fused("i * 128:+128"));
+  const OptionOutcome o = compare(split("V * 128:+128"), fused("V * 128:+128"));
   EXPECT_EQ(o.bit_exact, Verdict::proved);
   EXPECT_EQ(o.to_json()["bit_exact"]["scope"], "all_shapes");
 
   // The split loops keep the order an iteration needs: y's load runs before the add that reads
   // it, although the add stays with the load of x's first tile (rewritten every iteration).
   const std::string two = head + "input Y : hbm fp32 [128, n]\nbuffer y : sbuf fp32 [128, n]\n";
-  const std::string load_x = "  dma_copy x[:, 0:+128], X[:, i * 128:+128]\n";
-  const std::string load_y = "  dma_copy y[:, i * 128:+128], Y[:, i * 128:+128]\n";
+  const std::string load_x = "  dma_copy x[:, 0:+128], X[:, V * 128:+128]\n";
+  const std::string load_y = "  dma_copy y[:, V * 128:+128], Y[:, V * 128:+128]\n";
   const std::string add =
-      "  tensor_tensor a[:, i * 128:+128], x[:, 0:+128], y[:, i * 128:+128], op=add\n"
-      "  dma_copy A[:, i * 128:+128], a[:, i * 128:+128]\n";
-  const std::string loop = "for i in affine_range(n // 128) {\n";
-  const Program one_loop = parse_program(two + loop + load_x + load_y + add + "}\n", "one.nkir");
+      "  tensor_tensor a[:, V * 128:+128], x[:, 0:+128], y[:, V * 128:+128], op=add\n" + store;
+  const Program one_loop = parse_program(two + loop("i", load_x + load_y + add), "one.nkir");
   EXPECT_TRUE(same_program_up_to_layer0(
-      one_loop,
-      parse_program(two + loop + load_y + "}\n" + loop + load_x + add + "}\n", "y_first.nkir")));
+      one_loop, parse_program(two + loop("i", load_y) + loop("i", load_x + add), "y_first.nkir")));
   EXPECT_FALSE(same_program_up_to_layer0(
-      one_loop,
-      parse_program(two + loop + load_x + add + "}\n" + loop + load_y + "}\n", "y_last.nkir")));
+      one_loop, parse_program(two + loop("i", load_x + add) + loop("i", load_y), "y_last.nkir")));
 }
 
 // Each edit changes numerics: never bit-exact, and the numerics diff (or the counterexample)
