@@ -1,4 +1,5 @@
-// Equality of two programs as IR, up to what cannot change a value: the names of the buffers
+// Equality of two programs as IR on the original's domain (the rewrite may accept more shapes), up
+// to what cannot change a value: the names of the buffers
 // (instructions name tensors by id) and of the loop variables (an alpha-renaming), and the DMA
 // queue of each transfer (the queue orders transfers in time, not in value: the interpreter
 // computes in program order and reads the queue only for the timing trace), and the order of

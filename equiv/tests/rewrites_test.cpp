@@ -139,6 +139,15 @@ TEST(StructuralRewrites, RenamingQueuesAndOrderAreProvedForEveryShape) {
            "K[:, :], queue=1", "K[:, :], queue=3");
   ASSERT_NE(all_three.find("for tile in"), std::string::npos);
   EXPECT_TRUE(same_program_up_to_layer0(base, parse_program(all_three, "r.nkir")));
+  // A rewrite that accepts more shapes is the same program on the original's domain; one that
+  // accepts fewer is not.
+  const std::string param = "param d in [32, 64] multiple_of 32";
+  EXPECT_TRUE(same_program_up_to_layer0(
+      base, parse_program(edit(kBase, param, "param d in [16, 128] multiple_of 16"), "w.nkir")));
+  EXPECT_FALSE(same_program_up_to_layer0(
+      base, parse_program(edit(kBase, param, "param d in [32, 32] multiple_of 32"), "n.nkir")));
+  EXPECT_FALSE(same_program_up_to_layer0(
+      base, parse_program(edit(kBase, param, "param d in [32, 64] multiple_of 64"), "g.nkir")));
   const OptionOutcome o = compare(kBase, all_three);
   EXPECT_EQ(o.all_shapes, "d in [32, 64] multiple of 32");
   EXPECT_EQ(o.bit_exact, Verdict::proved);
