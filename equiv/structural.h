@@ -2,7 +2,9 @@
 // to what cannot change a value: the names of the buffers
 // (instructions name tensors by id) and of the loop variables (an alpha-renaming), and the DMA
 // queue of each transfer (the queue orders transfers in time, not in value: the interpreter
-// computes in program order and reads the queue only for the timing trace), and the order of
+// computes in program order and reads the queue only for the timing trace), the engine pinned on
+// an instruction whose semantics do not depend on it (tensor_scalar, tensor_copy, memset,
+// reciprocal, a float tensor_tensor; not a transpose), and the order of
 // statements that commute (reorder.h: neither writes what the other touches, no engine state)
 // and the split of a loop into loops over the groups of its body that never meet across
 // iterations (fusion and fission).
@@ -23,8 +25,8 @@ namespace ncv::equiv {
 
 // What layer 0 allows to differ, for the verdicts' words: "one program up to ...".
 inline constexpr std::string_view kLayer0Differences =
-    "buffer and loop-variable names, DMA queues, the order of independent statements and loop "
-    "fusion or fission";
+    "buffer and loop-variable names, DMA queues, engines that change no value, the order of "
+    "independent statements and loop fusion or fission";
 
 // The domain, in words ("seqlen in [128, 4096] multiple of 128, d_head in [1, 128]"; "the
 // program's one shape" without params), when `a` and `b` are one program up to

@@ -139,6 +139,20 @@ TEST(StructuralRewrites, RenamingQueuesAndOrderAreProvedForEveryShape) {
            "K[:, :], queue=1", "K[:, :], queue=3");
   ASSERT_NE(all_three.find("for tile in"), std::string::npos);
   EXPECT_TRUE(same_program_up_to_layer0(base, parse_program(all_three, "r.nkir")));
+  // The engine of a tensor_scalar (or a float tensor_tensor, tensor_copy, memset, reciprocal)
+  // changes no value; a transpose's does (the Tensor engine's identity matmul turns -0 into +0).
+  EXPECT_TRUE(same_program_up_to_layer0(
+      base, parse_program(edit(kBase, "op0=multiply, operand0=0.125",
+                               "op0=multiply, operand0=0.125, engine=scalar"),
+                          "e.nkir")));
+  EXPECT_TRUE(same_program_up_to_layer0(
+      base, parse_program(edit(kBase, "reciprocal inv_sum[:, :], row_sum[:, :]",
+                               "reciprocal inv_sum[:, :], row_sum[:, :], engine=vector"),
+                          "r.nkir")));
+  EXPECT_FALSE(same_program_up_to_layer0(
+      base, parse_program(edit(kBase, "transpose p_t_psum[:, :], p[:, t * 128:+128]",
+                               "transpose p_t_psum[:, :], p[:, t * 128:+128], engine=vector"),
+                          "t.nkir")));
   // A rewrite that accepts more shapes is the same program on the original's domain; one that
   // accepts fewer is not.
   const std::string param = "param d in [32, 64] multiple_of 32";
