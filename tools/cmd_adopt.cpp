@@ -411,6 +411,18 @@ std::string counterexample_line(const equiv::Counterexample& c) {
   return s.str();
 }
 
+// Why the overflow obligation does not hold, where real equivalence is what holds: an exp left
+// without a max subtracted, or no look at all (the terms outgrew the budget).
+std::string overflow_note(const equiv::OptionOutcome& o) {
+  if (o.overflow_ok || o.bit_exact == equiv::Verdict::proved) return "";
+  const bool open = std::any_of(o.overflow.begin(), o.overflow.end(),
+                                [](const equiv::ExpObligation& e) { return !e.discharged; });
+  if (open) return " (exp overflow not discharged)";
+  return o.overflow.empty() ? " (exp overflow not checked: the terms were not built)"
+                            : " (exp overflow not checked at every shape: the terms outgrew the "
+                              "budget at one)";
+}
+
 // What `equiv` reached for one option set, in the gate's words.
 std::string outcome_line(const equiv::OptionOutcome& o, equiv::Level required) {
   std::string s = equiv::options_text(o.options) + ": ";
@@ -418,12 +430,8 @@ std::string outcome_line(const equiv::OptionOutcome& o, equiv::Level required) {
   if (!o.run_error.empty()) return s + "the rewrite fails where the original runs: " + o.run_error;
   if (!o.undefined_result.empty()) return s + "every level unknown: " + o.undefined_result;
   s += std::string("bit-exact ") + equiv::verdict_name(o.bit_exact) + ", real " +
-       equiv::verdict_name(o.real) +
-       // The overflow obligation matters only where real equivalence is what holds.
-       (o.overflow_ok || o.bit_exact == equiv::Verdict::proved ? ""
-                                                               : " (exp overflow not discharged)") +
-       ", numeric " + equiv::numeric_verdict_name(o.numeric) + " (max diff/bound " +
-       num(o.max_normalized) + ")";
+       equiv::verdict_name(o.real) + overflow_note(o) + ", numeric " +
+       equiv::numeric_verdict_name(o.numeric) + " (max diff/bound " + num(o.max_normalized) + ")";
   return s + "  [" + o.status(required) + "]";
 }
 

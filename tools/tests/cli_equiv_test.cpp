@@ -192,6 +192,21 @@ TEST(CliAdopt, TextEndsWithTheVerdictAndSaysLatencyDoesNotReject) {
   EXPECT_EQ(r.out.find("mid-size"), std::string::npos) << r.out;
 }
 
+// An unknown names its real cause: with the terms held to 16 MiB the overflow obligation was never
+// looked at, and the reason says so instead of calling it not discharged.
+TEST(CliAdopt, AnUnknownSaysTheOverflowWasNotCheckedWhereTheTermsWereNotBuilt) {
+  const CliResult r =
+      run_cli(with({"adopt", "sd_attention_step3", "sd_attention_step4", "--param", "seqlen=128",
+                    "--param", "d_head=16", "--term-budget-mib", "16"},
+                   kFp32NoMask));
+  EXPECT_EQ(r.exit_code, 1) << describe(r);
+  EXPECT_NE(r.out.find("\nverdict: unknown\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("exp overflow not checked: the terms were not built"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("not discharged"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("outgrow 16 MiB at d_head=16 seqlen=128"), std::string::npos) << r.out;
+}
+
 // A dumped step 4 adopted --like the tutorial is checked as a rewrite of it: it may round where
 // the family rounds (its correct output is far outside the tutorial's own case bound), so its
 // check passes; the verdict is the equivalence's to give.
