@@ -293,6 +293,11 @@ std::string EquivResult::text() const {
     if (o.overflow.empty() && !o.overflow_ok) {
       // the terms were not built (the budget): the obligation was not looked at
       s << "  overflow       not checked  the terms were not built\n";
+    } else if (!o.overflow_ok && open == 0) {
+      // every exp looked at is discharged, but a shape's terms outgrew the budget
+      s << "  overflow       not checked at every shape  " << o.overflow.size()
+        << " exp instruction(s) discharged where the terms were built; the terms outgrew the "
+           "budget at another shape\n";
     } else {
       s << "  overflow       " << (o.overflow_ok ? "ok" : "NOT DISCHARGED") << "  "
         << o.overflow.size() << " exp instruction(s), " << open << " without a max subtracted\n";

@@ -50,6 +50,21 @@ TEST(CliEquiv, TermBudgetIsKept) {
   EXPECT_EQ(bad.exit_code, 2) << describe(bad);
 }
 
+// Terms built at the smallest shape and not at the next: the exp looked at is discharged, and the
+// overflow line says the obligation was not checked at every shape (not "NOT DISCHARGED").
+TEST(CliEquiv, OverflowNotCheckedWhereAShapeOutgrewTheBudget) {
+  const CliResult r = run_cli(with({"equiv", "sd_attention_step3", "sd_attention_step4",
+                                    "--term-budget-mib", "128", "--cases", "1"},
+                                   kFp32NoMask));
+  EXPECT_EQ(r.exit_code, 1) << describe(r);
+  EXPECT_NE(r.out.find("outgrow 128 MiB at d_head=1 seqlen=256"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("overflow       not checked at every shape  1 exp instruction(s) "
+                       "discharged"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("NOT DISCHARGED"), std::string::npos) << r.out;
+}
+
 // The catalogue bug at one option set and shape (the default tier); the deep tier compares it at
 // every option set and the shapes equiv picks.
 const std::vector<std::string> kOneShapeFp32NoMask = {"--param", "dtype=fp32",
