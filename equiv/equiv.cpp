@@ -168,10 +168,13 @@ class FiniteTransposeCanon {
     ts_.set_context(side, ts_.provenance(side, t));
     TermId r = t;
     switch (n.op) {
-      case TermOp::transpose_pe:
-        r = k.at(n.payload);
+      case TermOp::transpose_pe: {  // k = {the column's operands node, rebuilt}
+        const auto col = ts_.kids(k.at(0));
+        if (n.payload >= col.size()) throw std::logic_error("a transpose outside its column");
+        r = col[n.payload];
         used_.push_back(ts_.provenance(side, t));
         break;
+      }
       case TermOp::round:
         r = ts_.round(n.dtype, k[0]);
         break;

@@ -691,13 +691,20 @@ struct RealForms::Impl {
     const TermNode& n = store.node(t);
     const auto ks = store.kids(t);
     switch (n.op) {
-      case TermOp::transpose_pe:
-        if (n.payload < ks.size()) out.push_back(ks[n.payload]);
+      case TermOp::transpose_pe: {
+        const auto col = store.transpose_column(t);
+        if (n.payload < col.size()) out.push_back(col[n.payload]);
         return;
+      }
       case TermOp::alu:
         if (static_cast<AluOp>(n.aux) > AluOp::min) return;  // fails without its operands
         if (static_cast<AluOp>(n.aux) == AluOp::add) {
           sum_parts(t, out);
+          return;
+        }
+        if (const auto i = inlined_factor(t)) {
+          sum_parts(ks[*i], out);
+          out.push_back(ks[1 - *i]);
           return;
         }
         out.insert(out.end(), ks.begin(), ks.end());
@@ -758,25 +765,62 @@ struct RealForms::Impl {
   // The form of sum t: an infinity among the added terms is the sum (both signs: no form); a
   // chain's operands and init must be finite.
   uint32_t flattened_sum(TermId t) {
-    Summands s;
-    summands(t, s);
+    std::vector<M> v;
+    const uint32_t inf = sum_monomials(t, t, v);
+    return inf != kUnknown ? inf : normalise(v);
+  }
+  // The monomials of sum `s` (unnormalised) appended to v; or the infinity the sum is (v then
+  // unused). `t`: the term being formed, for the messages.
+  uint32_t sum_monomials(TermId t, TermId s, std::vector<M>& v) {
+    Summands parts;
+    summands(s, parts);
     uint32_t inf = kUnknown;
-    for (size_t i = 0; i < s.added.size(); ++i) {
-      const uint32_t f = kid(s.added[i]);
+    for (size_t i = 0; i < parts.added.size(); ++i) {
+      const uint32_t f = kid(parts.added[i]);
       if (!is_inf(f)) continue;
-      if (s.strict[i]) limit(t, "an infinite operand");
+      if (parts.strict[i]) limit(t, "an infinite operand");
       if (inf != kUnknown && inf != f) limit(t, "inf - inf");
       inf = f;
     }
-    for (auto [a, b] : s.pairs) finite(t, kid(a)), finite(t, kid(b));
+    for (auto [a, b] : parts.pairs) finite(t, kid(a)), finite(t, kid(b));
     if (inf != kUnknown) return inf;
-    std::vector<M> v;
-    for (TermId x : s.added) decode(kid(x), v);
-    for (auto [a, b] : s.pairs) {
+    for (TermId x : parts.added) decode(kid(x), v);
+    for (auto [a, b] : parts.pairs) {
       const uint32_t fa = kid(a), fb = kid(b);
       if (fa != kZeroPoly && fb != kZeroPoly) products(fa, fb, v);
     }
-    return normalise(v);
+    return kUnknown;
+  }
+  // a * b with `a` a sum inlined (one user, the product): the sum's monomials times b's, without
+  // a form of the sum (PSUM's PV sum scaled by the row sums' reciprocal: the sum is as large as
+  // the product).
+  uint32_t product_of_sum(TermId t, TermId a, TermId b) {
+    std::vector<M> va;
+    const uint32_t inf = sum_monomials(t, a, va);
+    const uint32_t fb = kid(b);
+    if (inf != kUnknown || is_inf(fb)) {
+      return inf_times(t, inf != kUnknown ? inf : normalise(va), fb);
+    }
+    std::vector<M> vb, out;
+    decode(fb, vb);
+    check_budget(va.size() * vb.size());
+    for (const M& x : va) {
+      for (const M& y : vb) out.push_back(mono_mul(x, y));
+    }
+    return normalise(out);
+  }
+  // The operand of multiply t that is a sum to inline, if one is (the first).
+  std::optional<size_t> inlined_factor(TermId t) {
+    const TermNode& n = store.node(t);
+    if (n.op != TermOp::alu || static_cast<AluOp>(n.aux) != AluOp::multiply) return std::nullopt;
+    const auto ks = store.kids(t);
+    for (size_t i = 0; i < 2; ++i) {
+      const TermNode& k = store.node(ks[i]);
+      const bool sum = k.op == TermOp::fma_chain ||
+                       (k.op == TermOp::alu && static_cast<AluOp>(k.aux) == AluOp::add);
+      if (sum && inlined(ks[i])) return i;
+    }
+    return std::nullopt;
   }
   // How many terms have k among their kids (0, 1, or 2 for two or more), counted over the whole
   // store when it has grown since the last count.
@@ -827,6 +871,7 @@ struct RealForms::Impl {
         const auto op = static_cast<AluOp>(n.aux);
         if (op > AluOp::min) limit(t, "alu " + std::string(alu_op_name(op)));
         if (op == AluOp::add) return flattened_sum(t);
+        if (const auto i = inlined_factor(t)) return product_of_sum(t, ks[*i], ks[1 - *i]);
         const uint32_t a = kid(ks[0]), b = kid(ks[1]);
         switch (op) {
           case AluOp::subtract: {
@@ -883,9 +928,11 @@ struct RealForms::Impl {
         return flattened_sum(t);
       case TermOp::operands:
         limit(t, "an operand list");
-      case TermOp::transpose_pe:
-        if (n.payload >= ks.size()) limit(t, "a transpose outside its column");
-        return kid(ks[n.payload]);
+      case TermOp::transpose_pe: {
+        const auto col = store.transpose_column(t);
+        if (n.payload >= col.size()) limit(t, "a transpose outside its column");
+        return kid(col[n.payload]);
+      }
       case TermOp::select: {
         const uint32_t a = kid(ks[1]), b = kid(ks[2]);
         if (a == b) return a;

@@ -294,11 +294,13 @@ FmaParts TermStore::fma_parts(TermId chain) const {
 }
 
 TermId TermStore::transpose_pe(std::span<const TermId> column, uint32_t p) {
+  // The column once, as an operands node the column's P outputs share (not P copies of it).
+  const TermId col = operands(column);
   TermNode n;
   n.op = TermOp::transpose_pe;
   n.dtype = DType::fp32;
   n.payload = p;
-  return intern(n, column);
+  return intern(n, std::span<const TermId>(&col, 1));
 }
 
 TermId TermStore::select(TermId pred, bool reverse, TermId on_true, TermId on_false, DType dtype) {
@@ -360,9 +362,10 @@ std::string TermStore::str(TermId t, int depth) const {
       return s + ")";
     }
     case TermOp::transpose_pe: {
+      const auto col = transpose_column(t);
       std::string s = "tpe" + std::to_string(n.payload) + "(";
-      for (size_t k = 0; k < ks.size() && k < 2; ++k) s += (k ? ", " : "") + sub(ks[k]);
-      if (ks.size() > 2) s += ", …";
+      for (size_t k = 0; k < col.size() && k < 2; ++k) s += (k ? ", " : "") + sub(col[k]);
+      if (col.size() > 2) s += ", …";
       return s + ")";
     }
     case TermOp::select:

@@ -30,8 +30,9 @@ enum class TermOp : uint8_t {
   act,           // aux: ActFunc; kids {x}: act_apply(func, x); fp32 (x is the scaled, biased fp32)
   fma_chain,     // kids {init, A, B}, A and B operands nodes of one length (fma_parts):
                  // acc = init; acc = fma(A_k, B_k, acc); fp32
-  transpose_pe,  // kids: a source column c_0..c_{P-1}; payload p: the Tensor-engine transpose's
-                 // identity matmul for output p (acc = +0; acc = fma(c_k, k == p, acc)); fp32
+  transpose_pe,  // kids {C}, C the operands node of a source column c_0..c_{P-1} (shared by the
+                 // column's P outputs); payload p: the Tensor-engine transpose's identity matmul
+                 // for output p (acc = +0; acc = fma(c_k, k == p, acc)); fp32
   select,        // aux: 1 when reversed; kids {pred, on_true, on_false}; dtype of the result
   opaque,        // outside the term language; payload: index into the reasons; never proved
   operands,      // kids: a list of terms, no value of its own: one operand column of fma
@@ -78,6 +79,8 @@ class TermStore {
   TermId operands(std::span<const TermId> list);
   FmaParts fma_parts(TermId chain) const;
   TermId transpose_pe(std::span<const TermId> column, uint32_t p);
+  // The source column of a transpose_pe term (its operands node's list).
+  std::span<const TermId> transpose_column(TermId t) const { return kids(kids(t)[0]); }
   TermId select(TermId pred, bool reverse, TermId on_true, TermId on_false, DType dtype);
   TermId opaque(const std::string& reason);
 

@@ -90,8 +90,9 @@ std::vector<uint32_t> evaluate_terms(const TermStore& store,
       case TermOp::transpose_pe: {
         // The identity matmul's chain for output p: acc = +0; acc = fma(c_k, k == p, acc).
         float acc = 0.0f;
-        for (size_t k = 0; k < ks.size(); ++k) {
-          acc = std::fma(value(ks[k]), k == nd.payload ? 1.0f : 0.0f, acc);
+        const auto col = store.transpose_column(t);
+        for (size_t k = 0; k < col.size(); ++k) {
+          acc = std::fma(value(col[k]), k == nd.payload ? 1.0f : 0.0f, acc);
         }
         b = chain_bits(acc);
         break;

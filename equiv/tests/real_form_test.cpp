@@ -331,6 +331,14 @@ TEST_F(RealFormTest, AccumulatedSumsAreFormedAtOnce) {
   EXPECT_FALSE(rf.has_form(partial));
   EXPECT_TRUE(rf.has_form(a[0]));
   EXPECT_EQ(rf.form(partial), rf.form(dot({a[0], a[1], a[2], a[3]}, {b[0], b[1], b[2], b[3]})));
+  // A sum scaled once (PSUM's PV times the reciprocal row sum) is multiplied out without a form.
+  std::vector<TermId> x, y, xs;
+  for (int k = 10; k < 14; ++k) {
+    x.push_back(s(k)), y.push_back(v(k, 1)), xs.push_back(mul(s(k), s(20)));
+  }
+  const TermId pv = add(dot({x[0], x[1]}, {y[0], y[1]}), dot({x[2], x[3]}, {y[2], y[3]}));
+  EXPECT_EQ(rf.form(mul(pv, s(20))), rf.form(dot(xs, y)));
+  EXPECT_FALSE(rf.has_form(pv));
   const TermId masked = add(dot({a[4], a[5]}, {b[4], b[5]}), c(-kInf));
   EXPECT_EQ(rf.form(masked), rf.form(c(-kInf)));
   EXPECT_THROW(rf.form(add(add(dot({a[2], a[3]}, {b[4], b[5]}), c(-kInf)), c(kInf))),
