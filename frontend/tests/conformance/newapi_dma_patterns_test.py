@@ -134,6 +134,21 @@ def transpose_4d(a):
 
 
 @nki.jit
+def transpose_ap_4d(a, p, n):
+    """a[:p, :n] through 4-D access patterns with unit pairs ([p, 1, 1, n] -> [n, 1, 1, p]) into
+    a zeroed [128, 64] tile, as nki-library's attention_cte does for its last partial tile (with
+    n = 1 the source is a [p, 1] column: one axis of more than one element)."""
+    rows, cols = a.shape
+    s = nl.ndarray((rows, cols), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=s, src=a)
+    t = nl.ndarray((128, 64), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.memset(t, 0.0)
+    nisa.dma_transpose(dst=t.ap([[64, n], [1, 1], [128, 1], [1, p]], offset=0),
+                       src=s.ap([[cols, p], [1, 1], [128, 1], [1, n]], offset=0))
+    return _out(t)
+
+
+@nki.jit
 def transpose_refused(a, case):
     m, n = a.shape
     t = nl.ndarray((n, m), dtype=a.dtype, buffer=nl.sbuf)
@@ -422,6 +437,11 @@ class DmaTransposeTest(unittest.TestCase):
         np.testing.assert_array_equal(transpose_3d_sbuf(b), b.transpose(2, 1, 0))
         c = rng.standard_normal((3, 4, 5, 6)).astype(np.float32)
         np.testing.assert_array_equal(transpose_4d(c), c.transpose(3, 1, 2, 0))
+        d = rng.standard_normal((4, 32)).astype(np.float32)
+        for p, n in ((2, 8), (1, 8), (4, 1)):
+            want = np.zeros((128, 64), dtype=np.float32)
+            want[:n, :p] = d[:p, :n].T
+            np.testing.assert_array_equal(transpose_ap_4d(d, p, n), want, err_msg="%d %d" % (p, n))
 
     def test_refusals(self):
         a = np.zeros((24, 40), dtype=np.float32)

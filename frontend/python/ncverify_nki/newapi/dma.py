@@ -220,12 +220,18 @@ def dma_transpose(dst, src, axes=None, priority=None, dge_mode=dge_mode.unknown,
         raise errors.NkiError("%s: src.dtype (%s) must equal dst.dtype (%s)" %
                               (_TP, v.tensor.dtype, d.tensor.dtype))
     rank = len(v.order)
-    if rank not in _AXES:
-        raise errors.NkiError("%s: src has rank %d; the transposes are of 2-, 3- and 4-D tiles" %
-                              (_TP, rank))
-    want = _AXES[rank]
     # the kernel's view of src (its size-1 axes that no storage dim carries included)
     nki_src = tuple(src.shape) if hasattr(src, "_starts") else tuple(v.shape)
+    if rank < 2 and len(nki_src) in _AXES:
+        # At most one axis of the kernel's tile has more than one element (a [P, 1] column, an
+        # .ap with unit pairs): every transpose keeps the elements' order, so the storage view
+        # is its own transpose (the checks below still compare the kernel's shapes).
+        want = tuple(range(rank))
+    elif rank not in _AXES:
+        raise errors.NkiError("%s: src has rank %d; the transposes are of 2-, 3- and 4-D tiles" %
+                              (_TP, rank))
+    else:
+        want = _AXES[rank]
     nki_want = _AXES.get(len(nki_src), want)
     if axes is not None and tuple(axes) != nki_want:
         raise errors.NkiError("%s: axes=%s: a rank-%d source transposes with axes %s only" %
@@ -239,6 +245,9 @@ def dma_transpose(dst, src, axes=None, priority=None, dge_mode=dge_mode.unknown,
         if current_version() < nc_version.gen3:
             raise errors.NkiError("%s: dge_mode=hwdge needs NeuronCore-v3 (--gen trn2 or trn3)" %
                                   _TP)
+        if rank < 2:
+            refuse(_TP, "dge_mode", "hwdge", "its constraints are stated on a 2-, 3- or 4-D "
+                   "source; this one has one axis of more than one element")
         legacy._check_transpose_hwdge(v, rank)
     if _enum_member(_TP, "oob_mode", oob_mode, _OOB_MODES, "oob_mode") == "skip":
         raise errors.NkiError("%s: oob_mode=skip is valid only for an indirect source" % _TP)
