@@ -399,9 +399,13 @@ void check_shape(ShapeWork& w, const ParamValues& params) {
     }
   }
   if (!differing.empty()) w.bit_all_equal = false;
-  // Real forms of the differing elements, and the numerics diff where they agree.
-  try {
+  // Real forms of the differing elements, and the numerics diff where they agree. They may take
+  // what the terms leave of the budget.
+  auto make_real_forms = [&] {
     rf.emplace(ts, kRealFormMonomials, budget - std::min(budget, ts.held_bytes()));
+  };
+  try {
+    make_real_forms();
     for (auto [a, b] : differing) {
       if (rf->form(a) != rf->form(b)) {
         if (w.real_all_equal) {
@@ -430,8 +434,7 @@ void check_shape(ShapeWork& w, const ParamValues& params) {
     // The terms' own pattern first (no polynomial of the scores needed), then the real forms.
     bool ok = by_terms.nonpositive(ts.kids(e)[0]);
     try {
-      if (!ok && !rf)
-        rf.emplace(ts, kRealFormMonomials, budget - std::min(budget, ts.held_bytes()));
+      if (!ok && !rf) make_real_forms();
       if (!ok) ok = rf->exp_argument_nonpositive(ts.kids(e)[0]);
     } catch (const RealFormLimit&) {
       ok = false;
@@ -559,11 +562,9 @@ OptionOutcome check_options(const EquivRequest& req, const kernels::Options& opt
       return out;  // every level stays unknown
     }
   }
-  if (const auto domain = same_program_up_to_layer0(orig, rew)) {
-    out.all_shapes = *domain;
-  } else {
-    out.layer0_difference = layer0_difference(orig, rew);
-  }
+  const Layer0Comparison layer0 = compare_layer0(orig, rew);
+  out.all_shapes = layer0.domain.value_or("");
+  out.layer0_difference = layer0.difference;
   out.shapes = checked_shapes(orig, req.params);
   const auto domain_points = whole_domain(orig, kWholeDomainPoints);
   out.whole_domain = domain_points && !domain_points->empty() && *domain_points == out.shapes;

@@ -299,7 +299,7 @@ struct RealForms::Impl {
   size_t monomials = 0;
   Interner coefs, atoms, polys;
   std::vector<uint32_t> memo;                  // term -> poly, kUnknown or kFailed
-  std::vector<uint8_t> user_count;             // term -> users (saturating at 2): chain_links
+  std::vector<uint8_t> user_count;             // term -> users (saturating at 2): inlined()
   std::unordered_map<TermId, uint32_t> fails;  // term -> index into messages
   std::vector<std::string> messages;
   std::unordered_map<uint32_t, uint32_t> inverses;  // poly -> its inverse
@@ -874,13 +874,13 @@ struct RealForms::Impl {
         if (const auto i = inlined_factor(t)) return product_of_sum(t, ks[*i], ks[1 - *i]);
         const uint32_t a = kid(ks[0]), b = kid(ks[1]);
         switch (op) {
-          case AluOp::subtract: {
-            const uint32_t nb = op == AluOp::add ? b : is_inf(b) ? (b ^ kNegInf ^ kPosInf) : b;
+          case AluOp::subtract: {  // (add is a flattened sum, above)
+            const uint32_t nb = is_inf(b) ? (b ^ kNegInf ^ kPosInf) : b;
             if (is_inf(a) || is_inf(nb)) {
               if (is_inf(a) && is_inf(nb) && a != nb) limit(t, "inf - inf");
               return is_inf(a) ? a : nb;
             }
-            return add(a, b, op == AluOp::add ? kCoefOne : kCoefMinusOne);
+            return add(a, b, kCoefMinusOne);
           }
           case AluOp::multiply:
             if (is_inf(a) || is_inf(b)) return inf_times(t, a, b);

@@ -61,18 +61,10 @@ std::vector<ir::Tensor> unnamed_buffers(const Program& p) {
   return out;
 }
 
-// Whether b's params are a's, each accepting every value a's accepts (a wider range, a coarser
-// grid): the claim is for a's domain, where b is then defined too.
+// Whether b's params accept every value a's accept (a wider range, a coarser grid): the claim is
+// for a's domain, where b is then defined too.
 bool params_cover(const Program& a, const Program& b) {
-  if (a.params.size() != b.params.size()) return false;
-  for (size_t i = 0; i < a.params.size(); ++i) {
-    const ir::Param &x = a.params[i], &y = b.params[i];
-    if (x.name != y.name || y.lo > x.lo || y.hi < x.hi || y.multiple_of < 1 ||
-        x.multiple_of % y.multiple_of != 0) {
-      return false;
-    }
-  }
-  return true;
+  return domain_gap(a, b).empty();
 }
 
 bool same_up_to_names_and_queues(const Program& a, const Program& b) {
@@ -144,10 +136,8 @@ bool same_up_to_renaming(const Program& a, const Program& b) {
   return ca && cb && same_up_to_names_and_queues(*ca, *cb);
 }
 
-}  // namespace
-
-std::string layer0_difference(const Program& a, const Program& b) {
-  if (same_program_up_to_layer0(a, b)) return "";
+// Why a and b, and their canonical forms ca and cb, are not one program (they are not).
+std::string difference(const Program& a, const Program& b, const Program& ca, const Program& cb) {
   if (!params_cover(a, b) || !(a.relations == b.relations)) {
     return "the domains differ: original " + domain_words(a) + ", rewrite " + domain_words(b);
   }
@@ -164,8 +154,8 @@ std::string layer0_difference(const Program& a, const Program& b) {
     }
   }
   // The canonical programs' text, buffers named by id, compared line by line.
-  auto canonical_lines = [](const Program& p) {
-    Program c = with_canonical_statement_order(p);
+  auto canonical_lines = [](const Program& canonical) {
+    Program c = canonical;
     if (std::optional<Program> r = with_canonical_loop_variables(c)) c = std::move(*r);
     for (ir::Tensor& t : c.tensors) {
       if (t.kind != ir::TensorKind::Input && t.kind != ir::TensorKind::Output) {
@@ -187,7 +177,7 @@ std::string layer0_difference(const Program& a, const Program& b) {
     }
     return lines;
   };
-  const std::vector<std::string> la = canonical_lines(a), lb = canonical_lines(b);
+  const std::vector<std::string> la = canonical_lines(ca), lb = canonical_lines(cb);
   for (size_t i = 0; i < std::max(la.size(), lb.size()); ++i) {
     const std::string x = i < la.size() ? la[i] : "(end)", y = i < lb.size() ? lb[i] : "(end)";
     if (x != y) {
@@ -198,13 +188,22 @@ std::string layer0_difference(const Program& a, const Program& b) {
   return "the programs differ in a way their text does not show";
 }
 
+}  // namespace
+
+Layer0Comparison compare_layer0(const Program& a, const Program& b) {
+  if (same_up_to_renaming(a, b)) return {domain_words(a), ""};
+  // Commuting statements reordered and loops split as well: both programs in canonical form.
+  const Program ca = with_canonical_statement_order(a), cb = with_canonical_statement_order(b);
+  if (same_up_to_renaming(ca, cb)) return {domain_words(a), ""};
+  return {std::nullopt, difference(a, b, ca, cb)};
+}
+
 std::optional<std::string> same_program_up_to_layer0(const Program& a, const Program& b) {
-  if (same_up_to_renaming(a, b)) return domain_words(a);
-  // Commuting statements reordered as well: both programs in their canonical order.
-  if (same_up_to_renaming(with_canonical_statement_order(a), with_canonical_statement_order(b))) {
-    return domain_words(a);
-  }
-  return std::nullopt;
+  return compare_layer0(a, b).domain;
+}
+
+std::string layer0_difference(const Program& a, const Program& b) {
+  return compare_layer0(a, b).difference;
 }
 
 }  // namespace ncv::equiv

@@ -33,6 +33,13 @@ inline constexpr std::string_view kLayer0Differences =
 // kLayer0Differences; nullopt otherwise (not a refutation).
 std::optional<std::string> same_program_up_to_layer0(const ir::Program& a, const ir::Program& b);
 
+// Both at once (the canonical forms built once): the domain when one program, else why not.
+struct Layer0Comparison {
+  std::optional<std::string> domain;
+  std::string difference;  // empty when one program
+};
+Layer0Comparison compare_layer0(const ir::Program& a, const ir::Program& b);
+
 // Why `a` and `b` are not one program up to kLayer0Differences, in words: the params, domain,
 // grid or buffers that differ, or the first statement where their canonical forms (statements in
 // canonical order, loop variables renamed, buffers named by id) part, with both texts. Empty when

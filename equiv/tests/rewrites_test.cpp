@@ -270,6 +270,22 @@ TEST(StructuralRewrites, OnlyIndependentStatementsAreReordered) {
   EXPECT_NE(compare(aliased, swapped).bit_exact, Verdict::proved);
 }
 
+// A block longer than the canonical order's limit (1000 statements) keeps its order: the same
+// swap of two independent loads is one program in a short block and not in a long one.
+TEST(StructuralRewrites, ALongBlockKeepsItsOrder) {
+  auto loads = [](int n, bool swapped) {
+    std::string text = "kernel loads\ninput X : hbm fp32 [1, 4]\n";
+    for (int i = 0; i < n; ++i) text += "buffer b" + std::to_string(i) + " : sbuf fp32 [1, 4]\n";
+    for (int i = 0; i < n; ++i) {
+      const int k = swapped && i < 2 ? 1 - i : i;
+      text += "dma_copy b" + std::to_string(k) + "[:, :], X[:, :]\n";
+    }
+    return parse_program(text, "loads.nkir");
+  };
+  EXPECT_TRUE(same_program_up_to_layer0(loads(3, false), loads(3, true)));
+  EXPECT_FALSE(same_program_up_to_layer0(loads(1001, false), loads(1001, true)));
+}
+
 // Loops split into one loop per group of statements that do not meet across iterations, so a
 // fused loop and its fissioned form are one program for every shape (n in [128, 1024]): each
 // iteration touches its own 128-column slice. Reading the next slice instead makes the fused
