@@ -4,6 +4,8 @@
 #include <memory>
 #include <numeric>
 #include <optional>
+#include <span>
+#include <unordered_map>
 
 namespace ncv {
 inline namespace ir {
@@ -47,17 +49,13 @@ void each_access(const Instruction& ins, F&& f) {
   }
 }
 
-bool touches(const Stmt& s, TensorId t) {
+// The tensors statement s accesses (in nested loops too), appended to out with repeats.
+void touched_tensors(const Stmt& s, std::vector<TensorId>& out) {
   if (const auto* i = std::get_if<InstrStmt>(&s.node)) {
-    bool hit = false;
-    each_access(i->ins, [&](const Access& a, bool) { hit = hit || a.tensor == t; });
-    return hit;
+    each_access(i->ins, [&](const Access& a, bool) { out.push_back(a.tensor); });
+  } else if (const auto* l = std::get_if<Loop>(&s.node)) {
+    for (const Stmt& c : l->body) touched_tensors(c, out);
   }
-  if (const auto* l = std::get_if<Loop>(&s.node)) {
-    return std::any_of(l->body.begin(), l->body.end(),
-                       [&](const Stmt& c) { return touches(c, t); });
-  }
-  return false;
 }
 
 // The accesses an instruction writes in full. nc_stream_shuffle with a 255 entry leaves those
@@ -167,7 +165,7 @@ void loop_writes(const Loop& l, const Tensor& t, std::vector<const Access*>& wri
 // iteration wrote before (an identical access, or after a write of the whole buffer). Writes in a
 // nested loop cover reads in the same iteration of that loop only (the loop may run no
 // iteration, and its writes differ between iterations).
-bool reads_own_writes(const std::vector<Stmt>& body, const Tensor& t,
+bool reads_own_writes(std::span<const Stmt> body, const Tensor& t,
                       std::vector<const Access*> written, bool all_written) {
   for (const Stmt& s : body) {
     if (const auto* i = std::get_if<InstrStmt>(&s.node)) {
@@ -266,11 +264,10 @@ class RegionFinder {
     std::vector<Segment> segs;
     std::vector<const Access*> written;
     bool all_written = false;
-    for (size_t k = 0; k < at.body->size(); ++k) {
+    for (size_t k : touching(*at.body, t.id)) {
       const Stmt& s = (*at.body)[k];
-      if (!touches(s, t.id)) continue;
       const auto* l = std::get_if<Loop>(&s.node);
-      const std::vector<Stmt> one{s};
+      const std::span<const Stmt> one(&s, 1);  // a view: a copy of a loop copies its body
       if (see_through && l && reads_own_writes(l->body, t, {}, false)) {
         segs.push_back({k, k, l});  // nothing read from before, nothing visible after
         written.clear();
@@ -349,9 +346,31 @@ class RegionFinder {
     }
   }
 
+  // The positions of body's statements that access tensor t, ascending. Indexed once per body:
+  // asking every statement of a body about every tensor declared in it was quadratic (half of
+  // `check`'s time on a traced kernel of 10,000 statements).
+  const std::vector<size_t>& touching(const std::vector<Stmt>& body, TensorId t) {
+    auto [it, fresh] = touching_.try_emplace(&body);
+    if (fresh) {
+      std::vector<TensorId> ts;
+      for (size_t k = 0; k < body.size(); ++k) {
+        ts.clear();
+        touched_tensors(body[k], ts);
+        std::sort(ts.begin(), ts.end());
+        ts.erase(std::unique(ts.begin(), ts.end()), ts.end());
+        for (TensorId x : ts) it->second[x].push_back(k);
+      }
+    }
+    static const std::vector<size_t> none;
+    const auto hit = it->second.find(t);
+    return hit == it->second.end() ? none : hit->second;
+  }
+
   const Program& p_;
   const HwConfig& hw_;
   std::vector<bool> opaque_;  // by TensorId: opaque_tensors
+  std::unordered_map<const std::vector<Stmt>*, std::unordered_map<TensorId, std::vector<size_t>>>
+      touching_;
   std::vector<std::vector<LiveRegion>> out_;
 };
 
