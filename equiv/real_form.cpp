@@ -246,6 +246,7 @@ enum class AtomKind : uint8_t {
   select,    // [kind | reverse << 8, pred is a term (1) or a poly (0), pred, on_true, on_false]
   to_int,    // [kind | DType << 8, poly]: rounding to an integer dtype, left uninterpreted
   constant,  // [kind, fp32 bits]: a finite constant beyond 64-bit rationals, uninterpreted
+  opaque,    // [kind, term id]: a term read as an atom (set_opaque)
 };
 
 // A monomial being worked on: coefficient, exp argument, and its atom tokens (stored elsewhere:
@@ -300,6 +301,7 @@ struct RealForms::Impl {
   Interner coefs, atoms, polys;
   std::vector<uint32_t> memo;                  // term -> poly, kUnknown or kFailed
   std::vector<uint8_t> user_count;             // term -> users (saturating at 2): inlined()
+  std::vector<uint8_t> opaque;                 // term -> read as an atom (set_opaque)
   std::unordered_map<TermId, uint32_t> fails;  // term -> index into messages
   std::vector<std::string> messages;
   std::unordered_map<uint32_t, uint32_t> inverses;  // poly -> its inverse
@@ -723,7 +725,7 @@ struct RealForms::Impl {
   // (at seqlen 512 the partial sums were most of the memory). Inlined: an add, an fma_chain or a
   // float rounding with one user and no form yet.
   bool inlined(TermId k) {
-    if (users(k) != 1 || memo[k] != kUnknown) return false;
+    if (users(k) != 1 || memo[k] != kUnknown || is_opaque(k)) return false;
     const TermNode& n = store.node(k);
     return n.op == TermOp::fma_chain ||
            (n.op == TermOp::alu && static_cast<AluOp>(n.aux) == AluOp::add) ||
@@ -836,8 +838,14 @@ struct RealForms::Impl {
     return user_count[k];
   }
 
+  bool is_opaque(TermId t) const { return t < opaque.size() && opaque[t]; }
+
   uint32_t compute(TermId t) {
     scratch.clear();  // monomials of earlier terms are interned by now
+    if (is_opaque(t)) {
+      const uint32_t w[2] = {static_cast<uint32_t>(AtomKind::opaque), t};
+      return atom_poly(intern_atom(w));
+    }
     const TermNode& n = store.node(t);
     const auto ks = store.kids(t);
     switch (n.op) {
@@ -965,7 +973,7 @@ struct RealForms::Impl {
         continue;
       }
       d.clear();
-      deps(t, d);
+      if (!is_opaque(t)) deps(t, d);
       bool pending = false;
       for (TermId k : d) {
         if (memo[k] == kUnknown) todo.push_back(k), pending = true;
@@ -1126,6 +1134,9 @@ struct RealForms::Impl {
       case AtomKind::input:
         out += store.str(w[1], 1);
         return;
+      case AtomKind::opaque:
+        out += "[#" + std::to_string(w[1]) + "]";
+        return;
       case AtomKind::max:
         return list("max", w.subspan(1));
       case AtomKind::min:
@@ -1168,6 +1179,101 @@ RealForms::~RealForms() {
 
 RealId RealForms::form(TermId t) {
   return impl_->form(t);
+}
+
+void RealForms::set_opaque(const std::vector<uint8_t>& opaque) {
+  impl_->opaque = opaque;
+}
+
+size_t RealForms::bytes() const {
+  return impl_->bytes();
+}
+
+std::vector<uint8_t> shared_subterms(const TermStore& store, std::span<const TermId> a,
+                                     std::span<const TermId> b) {
+  // Bit 1: below an `a` root; bit 2: below a `b` root.
+  std::vector<uint8_t> seen(store.size(), 0);
+  std::vector<TermId> todo;
+  for (auto [roots, bit] : {std::pair{a, uint8_t{1}}, std::pair{b, uint8_t{2}}}) {
+    for (TermId r : roots) {
+      if (!(seen[r] & bit)) seen[r] |= bit, todo.push_back(r);
+    }
+    while (!todo.empty()) {
+      const TermId t = todo.back();
+      todo.pop_back();
+      for (TermId k : store.kids(t)) {
+        if (!(seen[k] & bit)) seen[k] |= bit, todo.push_back(k);
+      }
+    }
+  }
+  // A term that may be infinite in real arithmetic (the extended reals the forms use: a running
+  // max starts at -inf) is never an atom: identities over atoms fail there (X - X is not 0 at
+  // X = -inf). Per term, whether it may be -inf (bit 1) or +inf (bit 2), from its kids' (kids are
+  // interned before their users, so one pass in id order sees them first): max(-inf, s) and
+  // exp(-inf) are finite, and a NaN constant counts as both.
+  std::vector<uint8_t> inf(store.size(), 0);
+  constexpr uint8_t kNeg = 1, kPos = 2, kBoth = 3;
+  auto flip = [](uint8_t x) {
+    return static_cast<uint8_t>((x & kNeg ? kPos : 0) | (x & kPos ? kNeg : 0));
+  };
+  for (TermId t = 0; t < seen.size(); ++t) {
+    const TermNode& n = store.node(t);
+    const auto ks = store.kids(t);
+    uint8_t any = 0;
+    for (TermId k : ks) any |= inf[k];
+    any = any ? kBoth : 0;
+    const auto op = static_cast<AluOp>(n.aux);
+    const auto f = static_cast<ActFunc>(n.aux);
+    switch (n.op) {
+      case TermOp::input:
+        break;
+      case TermOp::constant: {
+        const float v = decode_to_float(n.dtype, static_cast<uint32_t>(n.payload));
+        inf[t] = std::isnan(v) ? kBoth : std::isinf(v) ? (v < 0 ? kNeg : kPos) : 0;
+        break;
+      }
+      case TermOp::alu:
+        if (ks.size() == 2 && (op == AluOp::max || op == AluOp::min)) {
+          const uint8_t x = inf[ks[0]], y = inf[ks[1]];
+          const uint8_t absorbing = op == AluOp::max ? kPos : kNeg;  // the identity: the other
+          inf[t] = static_cast<uint8_t>(((x | y) & absorbing) | (x & y & ~absorbing));
+        } else if (ks.size() == 2 && op == AluOp::subtract) {
+          inf[t] = inf[ks[0]] | flip(inf[ks[1]]);
+        } else if (ks.size() == 2 && op == AluOp::add) {
+          inf[t] = inf[ks[0]] | inf[ks[1]];
+        } else if (ks.size() == 2 && op == AluOp::multiply) {
+          // By a finite nonzero constant: the other's signs, flipped if it is negative.
+          inf[t] = any;
+          for (size_t i = 0; i < 2; ++i) {
+            const TermNode& k = store.node(ks[i]);
+            if (k.op != TermOp::constant) continue;
+            const float v = decode_to_float(k.dtype, static_cast<uint32_t>(k.payload));
+            if (std::isfinite(v) && v != 0) inf[t] = v < 0 ? flip(inf[ks[1 - i]]) : inf[ks[1 - i]];
+          }
+        } else {
+          inf[t] = any;
+        }
+        break;
+      case TermOp::act:
+        if (f == ActFunc::exp) {
+          inf[t] = inf[ks[0]] & kPos;
+        } else if (f == ActFunc::copy) {
+          inf[t] = inf[ks[0]];
+        } else if (f == ActFunc::reciprocal) {
+          inf[t] = 0;  // 1/+-inf = 0
+        } else {
+          inf[t] = any;
+        }
+        break;
+      case TermOp::round:
+        inf[t] = is_float(n.dtype) ? inf[ks[0]] : any;
+        break;
+      default:  // sums, transposes, selects, operand lists, opaque terms
+        inf[t] = any;
+    }
+    seen[t] = seen[t] == 3 && n.op != TermOp::input && n.op != TermOp::constant && inf[t] == 0;
+  }
+  return seen;
 }
 
 bool RealForms::has_form(TermId t) const {

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -45,6 +46,15 @@ class RealForms {
   // Whether term t has a form yet (a partial sum inside an accumulation gets none: form()).
   bool has_form(TermId t) const;
 
+  // Terms read as atoms from now on (flags indexed by term id; a term already formed keeps its
+  // form; each atom is made when first needed): each stands for its own value, whatever computes
+  // it. Sound for any set (an identity over independent atoms holds for every value they take);
+  // complete only where both sides reach the same terms, so callers pass the terms two programs
+  // share (shared_subterms below).
+  void set_opaque(const std::vector<uint8_t>& opaque);
+  // Bytes the forms hold.
+  size_t bytes() const;
+
   // Whether exp's argument `arg` (a term) is provably <= 0 in real arithmetic: it is
   // k * (y - max(S)) with k > 0 and y one of S's operands (or a max over a subset of S), the
   // pattern of a row maximum subtracted before exp, including an online softmax's rescale
@@ -55,5 +65,10 @@ class RealForms {
   struct Impl;
   Impl* impl_;
 };
+
+// The terms below both `a` roots and `b` roots (kids, transitively), inputs and constants left
+// out (they are atoms or exact values already): flags indexed by term id.
+std::vector<uint8_t> shared_subterms(const TermStore& store, std::span<const TermId> a,
+                                     std::span<const TermId> b);
 
 }  // namespace ncv::equiv

@@ -346,6 +346,73 @@ TEST_F(RealFormTest, AccumulatedSumsAreFormedAtOnce) {
   EXPECT_THROW(rf.form(dot({a[0]}, {b[1]}, add(dot({a[1]}, {b[0]}), c(kInf)))), RealFormLimit);
 }
 
+// Terms both programs reach read as atoms (what equiv tries first): a rewrite that changes only
+// the normalisation is proved over the shared scores and exponentials without their polynomials
+// (here under a monomial budget the whole forms exceed); a rescale bug is still told apart; and a
+// term that may be infinite is never an atom (X - X = 0 does not hold at X = -inf).
+TEST_F(RealFormTest, SharedTermsAsAtoms) {
+  const uint32_t q_slot = ts.input_slot("q"), k_slot = ts.input_slot("k");
+  const int n = 6, d = 32;
+  std::vector<TermId> scores;
+  for (int x = 0; x < n; ++x) {
+    std::vector<TermId> q, k;
+    for (int j = 0; j < d; ++j) {
+      q.push_back(ts.input(q_slot, j, DType::fp32));
+      k.push_back(ts.input(k_slot, x * d + j, DType::fp32));
+    }
+    scores.push_back(dot(q, k));
+  }
+  TermId m = scores[0];
+  for (int x = 1; x < n; ++x) m = max(m, scores[x]);
+  std::vector<TermId> p;
+  for (int x = 0; x < n; ++x) p.push_back(exp(sub(scores[x], m)));
+  const TermId l = sum(p);
+  std::vector<TermId> normalised, deferred, buggy;
+  for (int x = 0; x < n; ++x) normalised.push_back(ts.round(DType::bf16, div(p[x], l)));
+  for (int col = 0; col < kCols; ++col) {
+    const TermId before = dot(normalised, column(0, n, col));
+    const TermId after = mul(dot(p, column(0, n, col)), recip(l));
+    const TermId wrong = mul(dot(p, column(0, n, col)), recip(sub(l, p[0])));
+    SCOPED_TRACE("col " + std::to_string(col));
+    const std::vector<TermId> a{before}, b{after}, bug{wrong};
+    const std::vector<uint8_t> shared = shared_subterms(ts, a, b);
+    EXPECT_TRUE(shared[p[1]]) << "the exponentials are shared";
+    EXPECT_FALSE(shared[scores[0]] && !shared[p[0]]);
+    RealForms whole(ts, 60);  // a score alone is 32 monomials
+    EXPECT_THROW((void)(whole.form(before) == whole.form(after)), RealFormLimit);
+    RealForms atoms(ts, 60);
+    atoms.set_opaque(shared);
+
+    EXPECT_EQ(atoms.form(before), atoms.form(after))
+        << atoms.str(atoms.form(before), 300) << "\nvs\n"
+        << atoms.str(atoms.form(after), 300);
+    EXPECT_NE(atoms.str(atoms.form(after), 400).find("[#"), std::string::npos);
+    RealForms atoms_bug(ts, 60);
+    atoms_bug.set_opaque(shared_subterms(ts, a, bug));
+    EXPECT_NE(atoms_bug.form(before), atoms_bug.form(wrong));
+  }
+  // -inf + s is -inf in the extended reals: exp(t - t) has no form (inf - inf), and t is no atom.
+  const TermId t = add(s(0), c(-kInf));
+  const TermId finite_shared = mul(s(1), s(2));
+  const TermId lhs = add(exp(sub(t, t)), finite_shared);
+  const TermId rhs = add(c(1), finite_shared);
+  // A running max from -inf is finite once a score is in it; so is exp(-inf - m) (0).
+  const TermId running = max(c(-kInf), s(3));
+  const TermId first_rescale = exp(sub(c(-kInf), running));
+  const TermId neg_inf_minus = sub(c(-kInf), running);
+  const std::vector<TermId> a{lhs, t, first_rescale}, b{rhs, t, first_rescale};
+  const std::vector<uint8_t> shared = shared_subterms(ts, a, b);
+  EXPECT_FALSE(shared[t]);
+  EXPECT_TRUE(shared[running]);
+  EXPECT_TRUE(shared[first_rescale]);
+  EXPECT_FALSE(shared[neg_inf_minus]);
+  EXPECT_TRUE(shared[finite_shared]);
+  EXPECT_FALSE(shared[s(1)]) << "inputs are atoms already";
+  RealForms rf(ts);
+  rf.set_opaque(shared);
+  EXPECT_THROW(rf.form(lhs), RealFormLimit);
+}
+
 TEST_F(RealFormTest, ReadableForm) {
   RealForms rf(ts);
   const TermId m = max(s(0), s(1));
