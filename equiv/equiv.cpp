@@ -284,6 +284,15 @@ void locate(const ShapeWork& w, const Terms& t, const InputCase& c, const std::s
 
 void run_cases(ShapeWork& w, const ParamValues& params, const Terms* terms, int cases);
 
+// The finite sums of products (matmul accumulations) as atoms: flags for RealForms::set_opaque.
+std::vector<uint8_t> finite_dot_products(const TermStore& ts) {
+  std::vector<uint8_t> out = may_be_infinite(ts);
+  for (TermId t = 0; t < out.size(); ++t) {
+    out[t] = out[t] == 0 && ts.node(t).op == TermOp::fma_chain;
+  }
+  return out;
+}
+
 // Whether every pair has one real form when the terms both sides reach are read as atoms
 // (RealForms::set_opaque): a proof of real equality. False when not shown (a difference there
 // may be one the atoms hide, or the forms outgrew `max_bytes`), which proves nothing.
@@ -457,18 +466,41 @@ void check_shape(ShapeWork& w, const ParamValues& params) {
   std::vector<TermId> exps;
   collect_exps(ts, rew_roots, exps);
   NegatedMaxPattern by_terms(ts);
-  for (TermId e : exps) {
-    const std::string at = label_of(w.rew_labels, ts.provenance(1, e));
-    // The terms' own pattern first (no polynomial of the scores needed), then the real forms.
-    bool ok = by_terms.nonpositive(ts.kids(e)[0]);
-    try {
-      if (!ok && !rf) make_real_forms();
-      if (!ok) ok = rf->exp_argument_nonpositive(ts.kids(e)[0]);
-    } catch (const RealFormLimit&) {
-      ok = false;
+  // Then the real forms with the dot products read as atoms (a score's polynomial is not needed
+  // to see `s - max(S)` with s in S, and at seqlen 1024 those polynomials outgrow the budget);
+  // what that leaves, on the whole forms (once the atoms' forms are let go).
+  std::vector<bool> shown(exps.size(), false);
+  std::vector<std::string> not_checked(exps.size());
+  {
+    std::optional<RealForms> rf_dots;
+    for (size_t i = 0; i < exps.size(); ++i) {
+      const TermId arg = ts.kids(exps[i])[0];
+      shown[i] = by_terms.nonpositive(arg);
+      try {
+        if (!shown[i] && !rf_dots) {
+          rf_dots.emplace(ts, kRealFormMonomials, budget - std::min(budget, ts.held_bytes()));
+          rf_dots->set_opaque(finite_dot_products(ts));
+        }
+        if (!shown[i]) shown[i] = rf_dots->exp_argument_nonpositive(arg);
+      } catch (const RealFormLimit&) {  // the whole forms below say why
+      }
     }
-    auto [it, fresh] = w.exps.emplace(at, ExpObligation{at, ok});
-    if (!fresh) it->second.discharged = it->second.discharged && ok;
+  }
+  for (size_t i = 0; i < exps.size(); ++i) {
+    try {
+      if (!shown[i] && !rf) make_real_forms();
+      if (!shown[i]) shown[i] = rf->exp_argument_nonpositive(ts.kids(exps[i])[0]);
+    } catch (const RealFormLimit& ex) {
+      not_checked[i] = at_shape(ex.what(), params);
+    }
+  }
+  for (size_t i = 0; i < exps.size(); ++i) {
+    const std::string at = label_of(w.rew_labels, ts.provenance(1, exps[i]));
+    auto [it, fresh] = w.exps.emplace(at, ExpObligation{at, shown[i], not_checked[i]});
+    if (!fresh) {
+      it->second.discharged = it->second.discharged && shown[i];
+      if (it->second.not_checked.empty()) it->second.not_checked = not_checked[i];
+    }
   }
   Terms terms{ts, eo, er};
   run_cases(w, params, &terms, req.cases);

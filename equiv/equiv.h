@@ -112,6 +112,9 @@ struct OutputRegion {
 struct ExpObligation {
   std::string at;  // "#id instruction" of the rewrite
   bool discharged = false;
+  // Why the argument could not be looked at (its real form has none, or outgrew the budget);
+  // empty when it was and the pattern was not found (or was).
+  std::string not_checked;
 };
 
 struct OptionOutcome {

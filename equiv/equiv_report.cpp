@@ -88,8 +88,13 @@ std::string OptionOutcome::unknown_reason(Level l) const {
   }
   if (!overflow_ok) {
     for (const ExpObligation& e : overflow) {
-      if (!e.discharged) {
+      if (!e.discharged && e.not_checked.empty()) {
         return "the exp overflow obligation (argument <= 0) is not discharged at " + e.at;
+      }
+    }
+    for (const ExpObligation& e : overflow) {
+      if (!e.discharged) {
+        return "the exp overflow obligation was not checked at " + e.at + ": " + e.not_checked;
       }
     }
     return "the exp overflow obligation was not checked: the terms were not built";
@@ -197,7 +202,10 @@ nlohmann::json OptionOutcome::to_json() const {
   j["numerics_diff"] = diff;
   nlohmann::json ov = nlohmann::json::array();
   for (const ExpObligation& e : overflow)
-    ov.push_back({{"at", e.at}, {"discharged", e.discharged}});
+    ov.push_back({{"at", e.at},
+                  {"discharged", e.discharged},
+                  {"not_checked", e.not_checked.empty() ? nlohmann::json(nullptr)
+                                                        : nlohmann::json(e.not_checked)}});
   j["overflow"] = {{"ok", overflow_ok}, {"exp", ov}};
   j["numeric"] = {{"verdict", numeric_verdict_name(numeric)},
                   {"detail", numeric_detail},
@@ -288,11 +296,17 @@ std::string EquivResult::text() const {
       if (!d.original_at.empty()) s << "      original " << d.original_at << "\n";
       if (!d.rewrite_at.empty()) s << "      rewrite  " << d.rewrite_at << "\n";
     }
-    int open = 0;
-    for (const ExpObligation& e : o.overflow) open += e.discharged ? 0 : 1;
+    int open = 0, unchecked = 0;
+    for (const ExpObligation& e : o.overflow) {
+      open += e.discharged || !e.not_checked.empty() ? 0 : 1;
+      unchecked += e.discharged || e.not_checked.empty() ? 0 : 1;
+    }
     if (o.overflow.empty() && !o.overflow_ok) {
       // the terms were not built (the budget): the obligation was not looked at
       s << "  overflow       not checked  the terms were not built\n";
+    } else if (!o.overflow_ok && open == 0 && unchecked > 0) {
+      s << "  overflow       not checked  " << o.overflow.size() << " exp instruction(s), "
+        << unchecked << " whose argument's real form was not built\n";
     } else if (!o.overflow_ok && open == 0) {
       // every exp looked at is discharged, but a shape's terms outgrew the budget
       s << "  overflow       not checked at every shape  " << o.overflow.size()
@@ -303,7 +317,12 @@ std::string EquivResult::text() const {
         << o.overflow.size() << " exp instruction(s), " << open << " without a max subtracted\n";
     }
     for (const ExpObligation& e : o.overflow) {
-      if (!e.discharged) s << "                 exp may overflow: " << e.at << "\n";
+      if (e.discharged) continue;
+      if (e.not_checked.empty()) {
+        s << "                 exp may overflow: " << e.at << "\n";
+      } else {
+        s << "                 not checked: " << e.at << ": " << e.not_checked << "\n";
+      }
     }
     s << "  numeric        " << numeric_verdict_name(o.numeric) << "  " << o.numeric_cases
       << " cases, max |diff| / (bound_O + bound_R) = " << num(o.max_normalized) << "  "

@@ -124,10 +124,14 @@ class Interner {
  public:
   Interner() : words_(1u << 20), slots_(1u << 10, 0) {}
 
-  uint32_t intern(std::span<const uint32_t> w, bool* fresh = nullptr) {
+  static uint32_t hash_of(std::span<const uint32_t> w) {
     uint64_t h64 = mix(0x243f6a8885a308d3ull, w.size());
     for (uint32_t x : w) h64 = mix(h64, x);
-    const uint32_t h = static_cast<uint32_t>(fmix(h64));
+    return static_cast<uint32_t>(fmix(h64));
+  }
+
+  uint32_t intern(std::span<const uint32_t> w, bool* fresh = nullptr) {
+    const uint32_t h = hash_of(w);
     const size_t mask = slots_.size() - 1;
     size_t i = h & mask;
     for (; slots_[i] != 0; i = (i + 1) & mask) {
@@ -147,6 +151,18 @@ class Interner {
     if (recs_.size() * 3 > slots_.size() * 2) grow();
     if (fresh) *fresh = true;
     return static_cast<uint32_t>(recs_.size() - 1);
+  }
+  // The id of run w if it is interned, else UINT32_MAX.
+  uint32_t find(std::span<const uint32_t> w) const {
+    const uint32_t h = hash_of(w);
+    const size_t mask = slots_.size() - 1;
+    for (size_t i = h & mask; slots_[i] != 0; i = (i + 1) & mask) {
+      const Rec& r = recs_[slots_[i] - 1];
+      if (r.hash == h && r.len == w.size() && std::equal(w.begin(), w.end(), r.words)) {
+        return slots_[i] - 1;
+      }
+    }
+    return UINT32_MAX;
   }
   std::span<const uint32_t> get(uint32_t id) const { return {recs_[id].words, recs_[id].len}; }
   size_t bytes() const {
@@ -444,8 +460,13 @@ struct RealForms::Impl {
       }
     }
   }
-  // v: sorted by key, distinct keys, no zero coefficient.
-  uint32_t intern_poly(const std::vector<M>& v) {
+  // The id of polynomial v (sorted, merged) if it has one, else kUnknown.
+  uint32_t find_poly(const std::vector<M>& v) {
+    encode(v);
+    return polys.find(enc);
+  }
+  // v's tokens into enc.
+  void encode(const std::vector<M>& v) {
     enc.clear();
     for (const M& m : v) {
       const size_t first = enc.size();
@@ -456,6 +477,10 @@ struct RealForms::Impl {
       for (uint32_t i = 0; i < m.n; ++i) enc.push_back(m.a[i] & ~kStart);
       enc[first] |= kStart;
     }
+  }
+  // v: sorted by key, distinct keys, no zero coefficient.
+  uint32_t intern_poly(const std::vector<M>& v) {
+    encode(v);
     bool fresh = false;
     const uint32_t id = polys.intern(enc, &fresh);
     if (fresh) {
@@ -476,6 +501,11 @@ struct RealForms::Impl {
   }
   // Sorts by key, merges equal keys, drops zero coefficients; then interns.
   uint32_t normalise(std::vector<M>& v) {
+    merge_keys(v);
+    return intern_poly(v);
+  }
+  // Sorts by key, merges equal keys, drops zero coefficients.
+  void merge_keys(std::vector<M>& v) {
     std::sort(v.begin(), v.end(), key_less);
     size_t out = 0;
     for (size_t i = 0; i < v.size();) {
@@ -491,7 +521,6 @@ struct RealForms::Impl {
       i = j;
     }
     v.resize(out);
-    return intern_poly(v);
   }
   void check_budget(size_t n) const {
     if (n > max_monomials - std::min(monomials, max_monomials)) {
@@ -704,6 +733,10 @@ struct RealForms::Impl {
           sum_parts(t, out);
           return;
         }
+        if (is_extremum(t)) {
+          extremum_operands(t, out);
+          return;
+        }
         if (const auto i = inlined_factor(t)) {
           sum_parts(ks[*i], out);
           out.push_back(ks[1 - *i]);
@@ -731,6 +764,31 @@ struct RealForms::Impl {
            (n.op == TermOp::alu && static_cast<AluOp>(n.aux) == AluOp::add) ||
            (n.op == TermOp::round && is_float(n.dtype));
   }
+  // A max or min fold (a row max reduced element by element) is formed from all its operands at
+  // once: a partial max used by the next step alone gets no form of its own (each would be an
+  // atom of all operands so far: quadratic in the row's length).
+  bool is_extremum(TermId t) const {
+    const TermNode& n = store.node(t);
+    const auto op = static_cast<AluOp>(n.aux);
+    return n.op == TermOp::alu && (op == AluOp::max || op == AluOp::min) &&
+           store.kids(t).size() == 2;
+  }
+  // The operands of extremum t: its kids, through the kids of the same op that are inlined.
+  void extremum_operands(TermId t, std::vector<TermId>& out) {
+    const uint32_t op = store.node(t).aux;
+    std::vector<TermId> todo{t};
+    while (!todo.empty()) {
+      const TermId x = todo.back();
+      todo.pop_back();
+      if (x != t && !(is_extremum(x) && store.node(x).aux == op && users(x) == 1 &&
+                      memo[x] == kUnknown && !is_opaque(x))) {
+        out.push_back(x);
+        continue;
+      }
+      for (TermId k : store.kids(x)) todo.push_back(k);
+    }
+  }
+
   // The summands of sum t (an add or an fma_chain): terms added (`added`; `strict` marks a
   // chain's init, which must be finite) and products of a chain (`pairs`).
   struct Summands {
@@ -899,8 +957,11 @@ struct RealForms::Impl {
             return mul(finite(t, a), inverse(finite(t, b)));
           default: {  // max, min: an infinity is the identity or absorbs
             const uint32_t identity = op == AluOp::max ? kNegInf : kPosInf;
+            std::vector<TermId> leaves;
+            extremum_operands(t, leaves);
             std::vector<uint32_t> operands;
-            for (uint32_t x : {a, b}) {
+            for (TermId leaf : leaves) {
+              const uint32_t x = kid(leaf);
               if (x == identity) continue;
               if (is_inf(x)) return x;
               operands.push_back(x);
@@ -1002,25 +1063,23 @@ struct RealForms::Impl {
 
   // ---- the overflow gate's pattern ----
   bool nonpositive(TermId arg) {
-    uint32_t p = 0;
-    try {
-      p = form(arg);
-    } catch (const RealFormLimit&) {
-      return false;
-    }
-    return nonpositive_poly(p, 0);
-  }
-
-  // Whether polynomial p is provably <= 0. Besides the direct patterns below, a MIN(T) with a
-  // positive coefficient is at most any of its operands and a MAX(T) with a negative coefficient
-  // at most minus any of them, so p <= 0 follows when it does for p with the atom replaced by
-  // one operand: a row max combined across key tiles as min(-max(tile 0), -max(tile 1), ...)
-  // (the sd kernels' running negated max) then subtracted from one score.
-  bool nonpositive_poly(uint32_t p, int depth) {
-    if (direct_nonpositive(p)) return true;
-    if (depth >= 2 || is_inf(p)) return false;
+    const uint32_t p = form(arg);
+    if (is_inf(p)) return p == kNegInf;
     std::vector<M> v;
     decode(p, v);
+    return nonpositive_sum(v, 0);
+  }
+
+  // Whether the sum v (sorted, merged) is provably <= 0. Besides the direct patterns below, a
+  // MIN(T) with a positive coefficient is at most any of its operands and a MAX(T) with a
+  // negative coefficient at most minus any of them, so v <= 0 follows when it does for v with
+  // the atom replaced by one operand: a row max combined across key tiles as min(-max(tile 0),
+  // -max(tile 1), ...) (the sd kernels' running negated max) then subtracted from one score.
+  // Nothing is interned: a million exp arguments each trying 64 operands at two depths would
+  // keep every candidate sum.
+  bool nonpositive_sum(const std::vector<M>& v, int depth) {
+    if (direct_nonpositive(v)) return true;
+    if (depth >= 2) return false;
     for (size_t i = 0; i < v.size(); ++i) {
       const uint32_t a = mono_atom(v[i]);
       if (a == kUnknown) continue;
@@ -1028,15 +1087,18 @@ struct RealForms::Impl {
       const Rat c = rat(v[i].coef);
       if (!(kind == AtomKind::min && c.num > 0) && !(kind == AtomKind::max && c.num < 0)) continue;
       try {
-        std::vector<M> rest;
-        for (size_t j = 0; j < v.size(); ++j) {
-          if (j != i) rest.push_back(v[j]);
-        }
-        const uint32_t r = intern_poly(rest);
         const auto set = atoms.get(a).subspan(1);
         for (size_t k = 0; k < set.size() && k < 64; ++k) {
           if (is_inf(set[k])) continue;
-          if (nonpositive_poly(add(r, scale(set[k], v[i].coef)), depth + 1)) return true;
+          std::vector<M> w;
+          for (size_t j = 0; j < v.size(); ++j) {
+            if (j != i) w.push_back(v[j]);
+          }
+          const size_t from = w.size();
+          decode(set[k], w);
+          for (size_t j = from; j < w.size(); ++j) w[j].coef = coef_mul(w[j].coef, v[i].coef);
+          merge_keys(w);
+          if (nonpositive_sum(w, depth + 1)) return true;
         }
       } catch (const RealFormLimit&) {
       }
@@ -1044,10 +1106,7 @@ struct RealForms::Impl {
     return false;
   }
 
-  bool direct_nonpositive(uint32_t p) {
-    if (is_inf(p)) return p == kNegInf;
-    std::vector<M> v;
-    decode(p, v);
+  bool direct_nonpositive(const std::vector<M>& v) {
     if (v.empty()) return true;
     if (v.size() == 1 && v[0].n == 0 && v[0].exp == kZeroPoly) return rat(v[0].coef).num < 0;
     for (size_t i = 0; i < v.size(); ++i) {
@@ -1065,7 +1124,9 @@ struct RealForms::Impl {
           rest.push_back(v[j]);
           rest.back().coef = coef_mul(v[j].coef, by);
         }
-        const uint32_t y = intern_poly(rest);
+        // An operand of S is a polynomial with an id: a y that has none is no operand.
+        const uint32_t y = find_poly(rest);
+        if (y == kUnknown) continue;
         const auto set = atoms.get(a).subspan(1);
         if (std::binary_search(set.begin(), set.end(), y)) return true;
         const uint32_t ya = poly_atom(y);
@@ -1189,26 +1250,8 @@ size_t RealForms::bytes() const {
   return impl_->bytes();
 }
 
-std::vector<uint8_t> shared_subterms(const TermStore& store, std::span<const TermId> a,
-                                     std::span<const TermId> b) {
-  // Bit 1: below an `a` root; bit 2: below a `b` root.
-  std::vector<uint8_t> seen(store.size(), 0);
-  std::vector<TermId> todo;
-  for (auto [roots, bit] : {std::pair{a, uint8_t{1}}, std::pair{b, uint8_t{2}}}) {
-    for (TermId r : roots) {
-      if (!(seen[r] & bit)) seen[r] |= bit, todo.push_back(r);
-    }
-    while (!todo.empty()) {
-      const TermId t = todo.back();
-      todo.pop_back();
-      for (TermId k : store.kids(t)) {
-        if (!(seen[k] & bit)) seen[k] |= bit, todo.push_back(k);
-      }
-    }
-  }
-  // A term that may be infinite in real arithmetic (the extended reals the forms use: a running
-  // max starts at -inf) is never an atom: identities over atoms fail there (X - X is not 0 at
-  // X = -inf). Per term, whether it may be -inf (bit 1) or +inf (bit 2), from its kids' (kids are
+std::vector<uint8_t> may_be_infinite(const TermStore& store) {
+  // Per term, whether it may be -inf (bit 1) or +inf (bit 2), from its kids' (kids are
   // interned before their users, so one pass in id order sees them first): max(-inf, s) and
   // exp(-inf) are finite, and a NaN constant counts as both.
   std::vector<uint8_t> inf(store.size(), 0);
@@ -1216,7 +1259,7 @@ std::vector<uint8_t> shared_subterms(const TermStore& store, std::span<const Ter
   auto flip = [](uint8_t x) {
     return static_cast<uint8_t>((x & kNeg ? kPos : 0) | (x & kPos ? kNeg : 0));
   };
-  for (TermId t = 0; t < seen.size(); ++t) {
+  for (TermId t = 0; t < store.size(); ++t) {
     const TermNode& n = store.node(t);
     const auto ks = store.kids(t);
     uint8_t any = 0;
@@ -1271,7 +1314,34 @@ std::vector<uint8_t> shared_subterms(const TermStore& store, std::span<const Ter
       default:  // sums, transposes, selects, operand lists, opaque terms
         inf[t] = any;
     }
-    seen[t] = seen[t] == 3 && n.op != TermOp::input && n.op != TermOp::constant && inf[t] == 0;
+  }
+  return inf;
+}
+
+std::vector<uint8_t> shared_subterms(const TermStore& store, std::span<const TermId> a,
+                                     std::span<const TermId> b) {
+  // Bit 1: below an `a` root; bit 2: below a `b` root.
+  std::vector<uint8_t> seen(store.size(), 0);
+  std::vector<TermId> todo;
+  for (auto [roots, bit] : {std::pair{a, uint8_t{1}}, std::pair{b, uint8_t{2}}}) {
+    for (TermId r : roots) {
+      if (!(seen[r] & bit)) seen[r] |= bit, todo.push_back(r);
+    }
+    while (!todo.empty()) {
+      const TermId t = todo.back();
+      todo.pop_back();
+      for (TermId k : store.kids(t)) {
+        if (!(seen[k] & bit)) seen[k] |= bit, todo.push_back(k);
+      }
+    }
+  }
+  // A term that may be infinite in real arithmetic (the extended reals the forms use: a running
+  // max starts at -inf) is never an atom: identities over atoms fail there (X - X is not 0 at
+  // X = -inf).
+  const std::vector<uint8_t> inf = may_be_infinite(store);
+  for (TermId t = 0; t < seen.size(); ++t) {
+    const TermOp op = store.node(t).op;
+    seen[t] = seen[t] == 3 && op != TermOp::input && op != TermOp::constant && inf[t] == 0;
   }
   return seen;
 }

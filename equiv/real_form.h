@@ -58,7 +58,8 @@ class RealForms {
   // Whether exp's argument `arg` (a term) is provably <= 0 in real arithmetic: it is
   // k * (y - max(S)) with k > 0 and y one of S's operands (or a max over a subset of S), the
   // pattern of a row maximum subtracted before exp, including an online softmax's rescale
-  // exp(m_old - m_new). False when not shown (not a refutation).
+  // exp(m_old - m_new). False when not shown (not a refutation); throws RealFormLimit when the
+  // argument has no form (so a budget is told apart from a pattern not found).
   bool exp_argument_nonpositive(TermId arg);
 
  private:
@@ -66,8 +67,14 @@ class RealForms {
   Impl* impl_;
 };
 
+// Per term, whether it may be -inf (bit 1) or +inf (bit 2) in the real forms' extended reals:
+// an infinite constant below it that no max, min or exp takes away (max(-inf, s) and exp(-inf)
+// are finite); a NaN constant counts as both. Atoms must be finite (X - X is not 0 at -inf).
+std::vector<uint8_t> may_be_infinite(const TermStore& store);
+
 // The terms below both `a` roots and `b` roots (kids, transitively), inputs and constants left
-// out (they are atoms or exact values already): flags indexed by term id.
+// out (they are atoms or exact values already), and so are those that may be infinite: flags
+// indexed by term id.
 std::vector<uint8_t> shared_subterms(const TermStore& store, std::span<const TermId> a,
                                      std::span<const TermId> b);
 

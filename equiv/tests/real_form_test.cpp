@@ -264,7 +264,59 @@ TEST_F(RealFormTest, ExpArgumentNonpositive) {
   EXPECT_FALSE(rf.exp_argument_nonpositive(sub(mul(m, c(0.5f)), mul(s(3), c(0.5f)))));
   EXPECT_FALSE(rf.exp_argument_nonpositive(sub(m, row_max(0, 3))));  // m_new - m_old
   EXPECT_FALSE(rf.exp_argument_nonpositive(c(1)));
-  EXPECT_FALSE(rf.exp_argument_nonpositive(ts.alu(AluOp::is_gt, s(0), s(1))));
+  // An argument without a form is not looked at (a budget or a comparison), which the caller
+  // reports as not checked rather than as a missing max.
+  EXPECT_THROW(rf.exp_argument_nonpositive(ts.alu(AluOp::is_gt, s(0), s(1))), RealFormLimit);
+  RealForms small(ts, 20);
+  EXPECT_THROW(small.exp_argument_nonpositive(dot(column(0, 30, 0), column(0, 30, 1))),
+               RealFormLimit);
+}
+
+// The overflow obligation with the dot products read as atoms (what equiv tries before the whole
+// forms): `s_x - max(s)` over score dot products is shown without their polynomials (here under
+// a monomial budget the whole forms exceed), and a max over other keys is still not.
+TEST_F(RealFormTest, ExpArgumentOverDotProductAtoms) {
+  const uint32_t q_slot = ts.input_slot("q"), k_slot = ts.input_slot("k");
+  const int n = 6, d = 32;
+  std::vector<TermId> scores, dots;
+  for (int x = 0; x < n; ++x) {
+    std::vector<TermId> q, k;
+    for (int j = 0; j < d; ++j) {
+      q.push_back(ts.input(q_slot, j, DType::fp32));
+      k.push_back(ts.input(k_slot, x * d + j, DType::fp32));
+    }
+    dots.push_back(dot(q, k));
+    scores.push_back(ts.round(DType::bf16, mul(dots.back(), c(0.125f))));
+  }
+  TermId m = c(-kInf);
+  for (int x = 0; x < n - 1; ++x) m = max(m, scores[x]);
+  std::vector<uint8_t> atoms(ts.size(), 0);
+  for (TermId t : dots) atoms[t] = 1;
+  RealForms whole(ts, 60);
+  EXPECT_THROW(whole.exp_argument_nonpositive(sub(scores[0], m)), RealFormLimit);
+  RealForms rf(ts, 60);
+  rf.set_opaque(atoms);
+  for (int x = 0; x < n - 1; ++x) EXPECT_TRUE(rf.exp_argument_nonpositive(sub(scores[x], m)));
+  EXPECT_FALSE(rf.exp_argument_nonpositive(sub(scores[n - 1], m)));
+}
+
+// A max reduced element by element is formed from all its operands at once: its partial maxima,
+// each used by the next step alone, get no form (each would list every operand so far: a row of
+// 1024 keys would hold half a million operands).
+TEST_F(RealFormTest, MaxFoldsAreFormedAtOnce) {
+  RealForms rf(ts);
+  const TermId partial = max(max(c(-kInf), s(0)), s(1));
+  const TermId m = max(max(partial, s(2)), s(3));
+  EXPECT_EQ(rf.form(m), rf.form(max(max(s(3), s(1)), max(s(2), s(0)))));
+  EXPECT_FALSE(rf.has_form(partial));
+  EXPECT_EQ(rf.form(partial), rf.form(max(s(1), s(0))));
+  // A partial max with another user keeps its own form, and min folds are flattened too.
+  const TermId shared = max(s(4), s(5));
+  const TermId a = max(shared, s(6)), b = ts.alu(AluOp::min, ts.alu(AluOp::min, s(4), s(7)), s(8));
+  EXPECT_NE(rf.form(a), rf.form(sub(shared, s(6))));
+  EXPECT_TRUE(rf.has_form(shared));
+  EXPECT_EQ(rf.form(b), rf.form(ts.alu(AluOp::min, s(8), ts.alu(AluOp::min, s(7), s(4)))));
+  EXPECT_EQ(rf.form(max(c(kInf), m)), rf.form(c(kInf)));
 }
 
 TEST_F(RealFormTest, Limits) {
