@@ -7,6 +7,7 @@
 #include <variant>
 #include <vector>
 
+#include "equiv/peel.h"
 #include "equiv/reorder.h"
 #include "equiv/shapes.h"
 #include "model/ir/printer.h"
@@ -192,8 +193,10 @@ std::string difference(const Program& a, const Program& b, const Program& ca, co
 
 Layer0Comparison compare_layer0(const Program& a, const Program& b) {
   if (same_up_to_renaming(a, b)) return {domain_words(a), ""};
-  // Commuting statements reordered and loops split as well: both programs in canonical form.
-  const Program ca = with_canonical_statement_order(a), cb = with_canonical_statement_order(b);
+  // Peeled iterations folded back, commuting statements reordered and loops split as well: both
+  // programs in canonical form.
+  const Program ca = with_canonical_statement_order(without_peeled_iterations(a));
+  const Program cb = with_canonical_statement_order(without_peeled_iterations(b));
   if (same_up_to_renaming(ca, cb)) return {domain_words(a), ""};
   return {std::nullopt, difference(a, b, ca, cb)};
 }

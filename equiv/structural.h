@@ -7,12 +7,13 @@
 // reciprocal, a float tensor_tensor; not a transpose), and the order of
 // statements that commute (reorder.h: neither writes what the other touches, no engine state)
 // and the split of a loop into loops over the groups of its body that never meet across
-// iterations (fusion and fission).
+// iterations (fusion and fission), and a loop's first or last iteration written out beside it
+// (peeling, peel.h).
 // Two such programs compute the same bits for every param value of their (equal) domain and every
 // input — a proof for all shapes where the bounded layers prove only the checked ones. Renaming,
-// moving transfers between queues, reordering independent statements and fusing or splitting
-// loops are the harmless rewrites it covers; anything else (another tiling, buffers added or
-// dropped, peeling) is left to the bounded layers.
+// moving transfers between queues, reordering independent statements, fusing or splitting
+// loops and peeling iterations are the harmless rewrites it covers; anything else (another
+// tiling, buffers added or dropped) is left to the bounded layers.
 #pragma once
 
 #include <optional>
@@ -26,7 +27,7 @@ namespace ncv::equiv {
 // What layer 0 allows to differ, for the verdicts' words: "one program up to ...".
 inline constexpr std::string_view kLayer0Differences =
     "buffer and loop-variable names, DMA queues, engines that change no value, the order of "
-    "independent statements and loop fusion or fission";
+    "independent statements, loop fusion or fission and peeled iterations";
 
 // The domain, in words ("seqlen in [128, 4096] multiple of 128, d_head in [1, 128]"; "the
 // program's one shape" without params), when `a` and `b` are one program up to

@@ -536,7 +536,8 @@ bool report_links(Report& rep, Queued<LinkItem>& q, nlohmann::json& out) {
     print_stdout(
         "\n%s: every rewrite link vs its predecessor (`ncverify equiv`, bounded: equiv's checked "
         "shapes, or every shape where a link is the same program up to names, DMA queues, "
-        "statement order and loop fusion or fission, or its domain has at most four points; "
+        "statement order, loop fusion or fission and peeled iterations, or its domain has at most "
+        "four points; "
         "default options "
         "and the causal mask; FAIL = the claim contradicted (interfaces "
         "differ or a counterexample), CHANGED = the interfaces differ as the rewrite declares "

@@ -347,6 +347,66 @@ TEST(StructuralRewrites, LoopFusionAndFissionAreProvedForEveryShape) {
       one_loop, parse_program(two + loop("i", load_x + add) + loop("i", load_y), "y_last.nkir")));
 }
 
+// A loop's first or last iteration written out beside it (peeled) is folded back into the loop
+// where the loop then runs that iteration at every shape: n // 128 >= 1 on n's domain. Peeling
+// an iteration the loop does not run (an off-by-one range), or where the domain lets the loop run
+// no iteration (n from 0), is not one program.
+TEST(StructuralRewrites, PeelingIsProvedForEveryShape) {
+  auto kernel = [](const std::string& domain, const std::string& body) {
+    return "kernel slices\n"
+           "param n in " +
+           domain +
+           " multiple_of 128\n"
+           "input X : hbm fp32 [128, n]\n"
+           "output A : hbm fp32 [128, n]\n"
+           "buffer x : sbuf fp32 [128, n]\n"
+           "buffer a : sbuf fp32 [128, n]\n" +
+           body;
+  };
+  auto iteration = [](const std::string& v) {
+    return "dma_copy x[:, " + v + " * 128:+128], X[:, " + v + " * 128:+128]\n" +
+           "tensor_scalar a[:, " + v + " * 128:+128], x[:, " + v +
+           " * 128:+128], op0=multiply, operand0=2\n" + "dma_copy A[:, " + v +
+           " * 128:+128], a[:, " + v + " * 128:+128]\n";
+  };
+  auto loop = [&](const std::string& range) {
+    return "for i in affine_range(" + range + ") {\n" + iteration("i") + "}\n";
+  };
+  const std::string domain = "[128, 1024]";
+  const Program whole = parse_program(kernel(domain, loop("n // 128")), "whole.nkir");
+  const std::string first = kernel(domain, iteration("0") + loop("1, n // 128"));
+  const std::string last = kernel(domain, loop("n // 128 - 1") + iteration("(n // 128 - 1)"));
+  for (const std::string& peeled : {first, last}) {
+    EXPECT_EQ(same_program_up_to_layer0(whole, parse_program(peeled, "peeled.nkir")),
+              "n in [128, 1024] multiple of 128")
+        << peeled;
+  }
+  // Both ends peeled: the loop between runs no iteration at n = 128 and the two written out are
+  // one tile twice, so only from n = 256 on.
+  auto both = [&](const std::string& d) {
+    return parse_program(
+        kernel(d, iteration("0") + loop("1, n // 128 - 1") + iteration("(n // 128 - 1)")),
+        "both.nkir");
+  };
+  EXPECT_EQ(
+      same_program_up_to_layer0(parse_program(kernel("[256, 1024]", loop("n // 128")), "w.nkir"),
+                                both("[256, 1024]")),
+      "n in [256, 1024] multiple of 128");
+  EXPECT_FALSE(same_program_up_to_layer0(whole, both(domain)));
+  const OptionOutcome o = compare(kernel(domain, loop("n // 128")), first);
+  EXPECT_EQ(o.bit_exact, Verdict::proved);
+  EXPECT_EQ(o.to_json()["bit_exact"]["scope"], "all_shapes");
+  // The iteration written out is one the loop does not run: tile 1 twice, tile 0 never.
+  const std::string wrong = kernel(domain, iteration("1") + loop("1, n // 128"));
+  EXPECT_FALSE(same_program_up_to_layer0(whole, parse_program(wrong, "wrong.nkir")));
+  EXPECT_NE(compare(kernel(domain, loop("n // 128")), wrong).bit_exact, Verdict::proved);
+  // n = 0 is in the domain: the peeled kernel stores tile 0 there, the loop stores nothing.
+  const std::string from_zero = "[0, 1024]";
+  EXPECT_FALSE(same_program_up_to_layer0(
+      parse_program(kernel(from_zero, loop("n // 128")), "w0.nkir"),
+      parse_program(kernel(from_zero, iteration("0") + loop("1, n // 128")), "p0.nkir")));
+}
+
 // Each edit changes numerics: never bit-exact, and the numerics diff (or the counterexample)
 // names the instruction the edit touched. `all_edits` false (the default tier) takes the first
 // edit and the mask's fill value; the deep tier takes every edit.
