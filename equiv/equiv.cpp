@@ -118,6 +118,23 @@ RunResult run_on(const Program& p, const ParamValues& params, const InputCase& c
   return run_program(p, params, c.inputs, o);
 }
 
+// The least memory the terms of one element a compute engine writes take: below the least
+// measured (35 bytes: sd_attention step4 -> step5 at seqlen 1024; attn_fwd's links 64-83; the
+// store's allocation plus its next doubling, as the budget counts it).
+constexpr uint64_t kTermBytesPerComputedElement = 32;
+
+// The elements the compute engines write in a run (a matmul its M x N outputs): nearly each is a
+// new term when the terms are built, so they bound the terms' memory from below.
+uint64_t compute_elements(const Trace& t) {
+  uint64_t n = 0;
+  for (const TraceEvent& e : t.events) {
+    if (e.engine == Engine::Dma) continue;
+    const int64_t rows = e.engine == Engine::Tensor ? e.stationary_cols : e.partitions;
+    n += static_cast<uint64_t>(std::max<int64_t>(rows, 1) * std::max<int64_t>(e.free_elems, 0));
+  }
+  return n;
+}
+
 std::string tensor_signature(const Program& p, const ParamValues& params, TensorKind kind) {
   std::string s;
   for (const Tensor& t : p.tensors) {
@@ -346,16 +363,22 @@ void check_shape(ShapeWork& w, const ParamValues& params) {
   }
   // Case 0 concretely first: a rewrite that fails where the original runs is refuted cheaply.
   const InputCase c0 = make_case(req.original, w.options, w.orig, params, 0, req.seed);
+  uint64_t computed_elements = 0;  // by both programs' compute engines, in case 0's traces
   {
-    const RunResult ro = run_on(w.orig, params, c0, req.run);
+    RunOptions traced = req.run;
+    traced.record_trace = true;
+    RunResult ro = run_program(w.orig, params, c0.inputs, traced);
     if (undefined(ro, "the original", out)) return;
     if (ro.error) throw InputError("the original fails at this shape: " + ro.error->message);
-    const RunResult rr = run_on(w.rew, params, c0, req.run);
+    computed_elements += compute_elements(ro.trace);
+    ro.trace = {};
+    RunResult rr = run_program(w.rew, params, c0.inputs, traced);
     if (undefined(rr, "the rewrite", out)) return;
     if (rr.error) {
       out.run_error = rr.error->message;
       return;
     }
+    computed_elements += compute_elements(rr.trace);
   }
   // Terms of both programs, in one store (not again at a later, larger shape once a shape
   // outgrew the budget).
@@ -363,8 +386,23 @@ void check_shape(ShapeWork& w, const ParamValues& params) {
     run_cases(w, params, nullptr, req.cases);
     return;
   }
-  TermStore ts;
   const size_t budget = static_cast<size_t>(req.term_budget_mib) << 20;
+  // Terms that cannot fit are not built: nearly every element a compute engine writes is a new
+  // term, and a term takes at least kTermBytesPerComputedElement of the budget (35-83 bytes
+  // measured on the registered links at seqlen 512-1024: the node, its kids, its hash slot). At
+  // attn_fwd's seqlen 4096 building them until the budget ran out took 18 s of a 33 s link.
+  if (computed_elements > budget / kTermBytesPerComputedElement) {
+    w.bit_unknown = w.real_unknown = true;
+    w.budget_note = at_shape(
+        "the terms of both programs would outgrow " + std::to_string(req.term_budget_mib) +
+            " MiB at this shape (their compute engines write " + std::to_string(computed_elements) +
+            " elements, at least " + std::to_string(kTermBytesPerComputedElement) +
+            " bytes of terms each: not built)",
+        params);
+    run_cases(w, params, nullptr, req.cases);
+    return;
+  }
+  TermStore ts;
   std::optional<TermExecutor> eo_held, er_held;
   TermExecutor& eo = eo_held.emplace(ts, 0, budget);
   TermExecutor& er = er_held.emplace(ts, 1, budget);

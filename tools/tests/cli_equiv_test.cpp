@@ -50,6 +50,23 @@ TEST(CliEquiv, TermBudgetIsKept) {
   EXPECT_EQ(bad.exit_code, 2) << describe(bad);
 }
 
+// Terms that cannot fit are not built: at seqlen 1024 x d_head 64 the compute engines write 14
+// million elements, over 16 MiB at 32 bytes each, so the shape is unknown at once (the terms'
+// estimate named) and its concrete cases still run.
+TEST(CliEquiv, TermsThatCannotFitAreNotBuilt) {
+  const CliResult r =
+      run_cli(with({"equiv", "sd_attention_step4", "sd_attention_step5", "--param", "seqlen=1024",
+                    "--param", "d_head=64", "--term-budget-mib", "16", "--cases", "1"},
+                   kFp32NoMask));
+  EXPECT_EQ(r.exit_code, 1) << describe(r);
+  EXPECT_NE(r.out.find("would outgrow 16 MiB at d_head=64 seqlen=1024 (their compute engines "
+                       "write "),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("bytes of terms each: not built)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("numeric        pass  1 cases"), std::string::npos) << r.out;
+}
+
 // Terms built at the smallest shape and not at the next: the exp looked at is discharged, and the
 // overflow line says the obligation was not checked at every shape (not "NOT DISCHARGED").
 TEST(CliEquiv, OverflowNotCheckedWhereAShapeOutgrewTheBudget) {
