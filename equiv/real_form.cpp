@@ -1338,10 +1338,17 @@ std::vector<uint8_t> shared_subterms(const TermStore& store, std::span<const Ter
   // A term that may be infinite in real arithmetic (the extended reals the forms use: a running
   // max starts at -inf) is never an atom: identities over atoms fail there (X - X is not 0 at
   // X = -inf).
+  // Nor is a term with an opaque value below it (a value the model does not determine: it has no
+  // form, and one shared would otherwise become provable). One opaque node per call keeps the
+  // two programs' apart, so none is shared; this holds that without relying on it.
   const std::vector<uint8_t> inf = may_be_infinite(store);
+  std::vector<uint8_t> opaque_below(store.size(), 0);
   for (TermId t = 0; t < seen.size(); ++t) {
     const TermOp op = store.node(t).op;
-    seen[t] = seen[t] == 3 && op != TermOp::input && op != TermOp::constant && inf[t] == 0;
+    opaque_below[t] = op == TermOp::opaque;
+    for (TermId k : store.kids(t)) opaque_below[t] |= opaque_below[k];
+    seen[t] = seen[t] == 3 && op != TermOp::input && op != TermOp::constant && inf[t] == 0 &&
+              !opaque_below[t];
   }
   return seen;
 }

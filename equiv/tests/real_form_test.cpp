@@ -460,6 +460,10 @@ TEST_F(RealFormTest, SharedTermsAsAtoms) {
   EXPECT_FALSE(shared[neg_inf_minus]);
   EXPECT_TRUE(shared[finite_shared]);
   EXPECT_FALSE(shared[s(1)]) << "inputs are atoms already";
+  // A term over an opaque value is never an atom (it has no form of its own).
+  const TermId over_opaque = mul(ts.opaque("a gather"), s(4));
+  const std::vector<TermId> oa{over_opaque}, ob{add(over_opaque, c(0.5f))};
+  EXPECT_FALSE(shared_subterms(ts, oa, ob)[over_opaque]);
   RealForms rf(ts);
   rf.set_opaque(shared);
   EXPECT_THROW(rf.form(lhs), RealFormLimit);
