@@ -299,7 +299,12 @@ void locate(const ShapeWork& w, const Terms& t, const InputCase& c, const std::s
   ce.rewrite_at_value = term_value(t.ts, bits, d.rewrite);
 }
 
-void run_cases(ShapeWork& w, const ParamValues& params, const Terms* terms, int cases);
+// Case 0's runs, when the caller has them already (check_shape runs case 0 first).
+struct CaseRuns {
+  RunResult original, rewrite;
+};
+void run_cases(ShapeWork& w, const ParamValues& params, const Terms* terms, int cases,
+               const CaseRuns* first = nullptr);
 
 // The finite sums of products (matmul accumulations) as atoms: flags for RealForms::set_opaque.
 std::vector<uint8_t> finite_dot_products(const TermStore& ts) {
@@ -364,26 +369,30 @@ void check_shape(ShapeWork& w, const ParamValues& params) {
   // Case 0 concretely first: a rewrite that fails where the original runs is refuted cheaply.
   const InputCase c0 = make_case(req.original, w.options, w.orig, params, 0, req.seed);
   uint64_t computed_elements = 0;  // by both programs' compute engines, in case 0's traces
+  CaseRuns first;
   {
     RunOptions traced = req.run;
     traced.record_trace = true;
-    RunResult ro = run_program(w.orig, params, c0.inputs, traced);
+    first.original = run_program(w.orig, params, c0.inputs, traced);
+    const RunResult& ro = first.original;
     if (undefined(ro, "the original", out)) return;
     if (ro.error) throw InputError("the original fails at this shape: " + ro.error->message);
     computed_elements += compute_elements(ro.trace);
-    ro.trace = {};
-    RunResult rr = run_program(w.rew, params, c0.inputs, traced);
+    first.original.trace = {};
+    first.rewrite = run_program(w.rew, params, c0.inputs, traced);
+    const RunResult& rr = first.rewrite;
     if (undefined(rr, "the rewrite", out)) return;
     if (rr.error) {
       out.run_error = rr.error->message;
       return;
     }
     computed_elements += compute_elements(rr.trace);
+    first.rewrite.trace = {};
   }
   // Terms of both programs, in one store (not again at a later, larger shape once a shape
   // outgrew the budget).
   if (!w.budget_note.empty() || !out.all_shapes.empty()) {  // no terms needed, or none fit
-    run_cases(w, params, nullptr, req.cases);
+    run_cases(w, params, nullptr, req.cases, &first);
     return;
   }
   const size_t budget = static_cast<size_t>(req.term_budget_mib) << 20;
@@ -399,7 +408,7 @@ void check_shape(ShapeWork& w, const ParamValues& params) {
             " elements, at least " + std::to_string(kTermBytesPerComputedElement) +
             " bytes of terms each: not built)",
         params);
-    run_cases(w, params, nullptr, req.cases);
+    run_cases(w, params, nullptr, req.cases, &first);
     return;
   }
   TermStore ts;
@@ -417,7 +426,7 @@ void check_shape(ShapeWork& w, const ParamValues& params) {
     eo_held.reset();
     er_held.reset();
     ts = TermStore();
-    run_cases(w, params, nullptr, req.cases);
+    run_cases(w, params, nullptr, req.cases, &first);
     return;
   }
   eo.release_element_map();  // the real forms below may use what they held
@@ -541,18 +550,19 @@ void check_shape(ShapeWork& w, const ParamValues& params) {
     }
   }
   Terms terms{ts, eo, er};
-  run_cases(w, params, &terms, req.cases);
+  run_cases(w, params, &terms, req.cases, &first);
 }
 
 // Concrete cases: counterexamples for the bit layer (located on the terms when there are any),
 // the numeric layer against the bounds.
-void run_cases(ShapeWork& w, const ParamValues& params, const Terms* terms, int cases) {
+void run_cases(ShapeWork& w, const ParamValues& params, const Terms* terms, int cases,
+               const CaseRuns* first) {
   const EquivRequest& req = w.req;
   OptionOutcome& out = w.out;
   for (int n = 0; n < cases; ++n) {
     const InputCase c = make_case(req.original, w.options, w.orig, params, n, req.seed);
-    RunResult a = run_on(w.orig, params, c, req.run);
-    RunResult b = run_on(w.rew, params, c, req.run);
+    RunResult a = n == 0 && first ? first->original : run_on(w.orig, params, c, req.run);
+    RunResult b = n == 0 && first ? first->rewrite : run_on(w.rew, params, c, req.run);
     if (a.error) continue;  // the original refuses these values: outside what it promises
     if (undefined(b, "the rewrite", out,
                   " (inputs " + c.label + ", seed " + std::to_string(c.seed) + ")")) {
@@ -593,8 +603,11 @@ void run_cases(ShapeWork& w, const ParamValues& params, const Terms* terms, int 
     const kernels::Variant& vo = *req.original.variant;
     const kernels::Variant& vr = req.rewrite.variant ? *req.rewrite.variant : vo;
     const kernels::Options ro_opts = req.rewrite.options_for(w.options);
-    const auto bo = kernels::oracle_reference(vo.contract(w.options), *c.spec, *c.values, 0);
-    const auto br = kernels::oracle_reference(vr.contract(ro_opts), *c.spec, *c.values, 0);
+    const oracle::PrecisionContract co = vo.contract(w.options);
+    oracle::PrecisionContract cr = vr.contract(ro_opts);
+    cr.name = co.name;  // one contract under two names is one reference (a link that keeps it)
+    const auto bo = kernels::oracle_reference(co, *c.spec, *c.values, 0);
+    const auto br = cr == co ? bo : kernels::oracle_reference(cr, *c.spec, *c.values, 0);
     const std::vector<double> ya =
         kernels::unpack_output(vo.layout_for(w.options), *c.spec, a.outputs);
     const std::vector<double> yb = kernels::unpack_output(

@@ -110,6 +110,7 @@ struct PrecisionContract {
   nlohmann::json to_json() const;
   // Throws std::invalid_argument naming the field on a non-float dtype or a bad tile.
   void validate() const;
+  bool operator==(const PrecisionContract&) const = default;
 };
 
 // Unit roundoff u = 2^-p of a float dtype (fp32 2^-24, bf16 2^-8, fp16 2^-11, e4m3 2^-4,

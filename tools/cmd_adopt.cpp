@@ -40,6 +40,7 @@
 #include "tools/commands.h"
 #include "tools/equiv_sides.h"
 #include "tools/generations.h"
+#include "tools/job_pool.h"
 #include "tools/progress.h"
 
 namespace ncv::cli {
@@ -231,14 +232,16 @@ void make_plans(Gate& g) {
   }
 }
 
-// (a) check of the rewrite against the oracle at every planned shape.
-void run_checks(Gate& g, Progress& progress, int64_t& done) {
+// (a) check of the rewrite against the oracle at every planned shape: each shape a job on
+// `pool` (they are independent), their results taken in plan order.
+void run_checks(Gate& g, JobPool& pool, Progress& progress, int64_t& done) {
   kernels::CheckOptions co;
   co.cases = g.opts.cases;
   co.seed = g.opts.seed;
   co.run.hw = g.gens.front();
   g.opts.limits.apply(co.run);
   co.run.record_trace = false;
+  std::vector<CheckRun> runs;
   for (const Plan& p : g.plans) {
     for (size_t s = 0; s < p.shapes.size(); ++s) {
       CheckRun c;
@@ -254,39 +257,51 @@ void run_checks(Gate& g, Progress& progress, int64_t& done) {
                     equiv::options_text(p.options) +
                     "), inside the original's domain: " + e.message;
       }
-      if (c.refusal.empty()) {
-        // A file or NKI kernel checked --like a registered kernel may round where any member of
-        // that kernel's family rounds, as `check FILE --like K` allows (the a-priori bound still
-        // applies to all).
-        co.also_accept = g.req.rewrite.registered()
-                             ? std::vector<oracle::PrecisionContract>{}
-                             : kernels::family_contracts(*g.rewrite_variant, p.rewrite_options);
-        try {
-          c.result =
-              kernels::check_kernel(*g.rewrite_variant, p.rewrite, p.rewrite_options, c.params, co);
-        } catch (const InputError& e) {
-          throw UsageError(g.req.rewrite.label + ": " + e.message);
-        } catch (const std::invalid_argument& e) {
-          throw UsageError(g.req.rewrite.label + ": " + e.what());
-        } catch (const oracle::SpecError& e) {
-          throw UsageError(g.req.rewrite.label + " " + format_params(c.params) +
-                           ": its attention spec: " + e.message);
-        }
-        for (size_t n = 0; n < c.result->cases.size() && c.failure.empty(); ++n) {
-          const kernels::CaseResult& cr = c.result->cases[n];
-          if (!cr.failed()) continue;  // an unknown case is the result's unknown, no failure
-          c.failure =
-              "check of " + g.req.rewrite.label + " fails at " + format_params(c.params) + " (" +
-              equiv::options_text(p.rewrite_options) + "), case seed=" + std::to_string(cr.seed) +
-              " " + cr.distribution + ": " +
-              (cr.run_error ? "model error: " + cr.run_error->message : cr.comparison.one_line());
-          c.replay =
-              kernels::check_replay_line(check_invocation(g, co), p.rewrite_options, c.params, cr);
-        }
-      }
-      progress.update(++done, "check " + format_params(c.params));
-      g.checks.push_back(std::move(c));
+      runs.push_back(std::move(c));
     }
+  }
+  std::vector<size_t> jobs(runs.size(), SIZE_MAX);
+  for (size_t k = 0; k < runs.size(); ++k) {
+    if (!runs[k].refusal.empty()) continue;
+    jobs[k] = pool.add([&g, &c = runs[k], co]() mutable {
+      const Plan& p = *c.plan;
+      // A file or NKI kernel checked --like a registered kernel may round where any member of
+      // that kernel's family rounds, as `check FILE --like K` allows (the a-priori bound still
+      // applies to all).
+      co.also_accept = g.req.rewrite.registered()
+                           ? std::vector<oracle::PrecisionContract>{}
+                           : kernels::family_contracts(*g.rewrite_variant, p.rewrite_options);
+      try {
+        c.result =
+            kernels::check_kernel(*g.rewrite_variant, p.rewrite, p.rewrite_options, c.params, co);
+      } catch (const InputError& e) {
+        throw UsageError(g.req.rewrite.label + ": " + e.message);
+      } catch (const std::invalid_argument& e) {
+        throw UsageError(g.req.rewrite.label + ": " + e.what());
+      } catch (const oracle::SpecError& e) {
+        throw UsageError(g.req.rewrite.label + " " + format_params(c.params) +
+                         ": its attention spec: " + e.message);
+      }
+    });
+  }
+  for (size_t k = 0; k < runs.size(); ++k) {
+    CheckRun& c = runs[k];
+    if (jobs[k] != SIZE_MAX) {
+      pool.wait(jobs[k]);
+      for (size_t n = 0; n < c.result->cases.size() && c.failure.empty(); ++n) {
+        const kernels::CaseResult& cr = c.result->cases[n];
+        if (!cr.failed()) continue;  // an unknown case is the result's unknown, no failure
+        c.failure =
+            "check of " + g.req.rewrite.label + " fails at " + format_params(c.params) + " (" +
+            equiv::options_text(c.plan->rewrite_options) +
+            "), case seed=" + std::to_string(cr.seed) + " " + cr.distribution + ": " +
+            (cr.run_error ? "model error: " + cr.run_error->message : cr.comparison.one_line());
+        c.replay = kernels::check_replay_line(check_invocation(g, co), c.plan->rewrite_options,
+                                              c.params, cr);
+      }
+    }
+    progress.update(++done, "check " + format_params(c.params));
+    g.checks.push_back(std::move(c));
   }
 }
 
@@ -687,10 +702,14 @@ int run_adopt(const AdoptCommandOptions& opts) {
   }
   total += static_cast<int64_t>(programs.size() * g.gens.size());
   Progress progress("adopt", "steps", total);
-  run_checks(g, progress, done);
+  // The equivalence (its option sets on threads of its own) and the checks run at once: at
+  // attn_fwd's seqlen 4096 each is a score of seconds of interpreter and oracle work.
+  JobPool pool(0);
+  const size_t equiv_job = pool.add([&g] { g.equiv = run_equiv_or_usage(g.req); }, 1);
+  run_checks(g, pool, progress, done);
   run_proofs(g, programs, progress, done);
   progress.start("equiv");
-  g.equiv = run_equiv_or_usage(g.req);
+  pool.wait(equiv_job);
   progress.update(++done, "equiv");
   run_latency(g, progress, done);
   decide(g);
