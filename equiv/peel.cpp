@@ -22,29 +22,6 @@ using ir::Stmt;
 // (or floor-division) question; one that does not answer in time leaves the loop as it is.
 constexpr unsigned kQueryMs = 2000;
 
-Expr substitute(const Expr& e, SymbolId v, const Expr& by) {
-  if (!e.mentions(v)) return e;
-  switch (e.kind()) {
-    case ExprKind::Var:
-      return by;
-    case ExprKind::Add:
-      return substitute(e.lhs(), v, by) + substitute(e.rhs(), v, by);
-    case ExprKind::Mul:
-      return substitute(e.lhs(), v, by) * substitute(e.rhs(), v, by);
-    case ExprKind::FloorDiv:
-      return Expr::floordiv(substitute(e.lhs(), v, by), e.divisor());
-    case ExprKind::Mod:
-      return Expr::mod(substitute(e.lhs(), v, by), e.divisor());
-    case ExprKind::Min:
-      return Expr::min(substitute(e.lhs(), v, by), substitute(e.rhs(), v, by));
-    case ExprKind::Max:
-      return Expr::max(substitute(e.lhs(), v, by), substitute(e.rhs(), v, by));
-    case ExprKind::Const:
-      break;
-  }
-  return e;
-}
-
 // Calls f on every index expression of s (access starts and sizes, another core's index, the
 // offsets of affine_select, iota and range_select, nested loops' bounds), in a fixed order.
 // False when s has what the fold does not handle: a declaration or an indirect access.
@@ -161,7 +138,7 @@ class Folder {
       Stmt want = loop.body[j], got = body[at + j];
       std::vector<Expr> ew, eg;
       auto take_want = [&](Expr& e) {
-        ew.push_back(substitute(e, v, value));
+        ew.push_back(substitute(e, Expr::var(v), value));
         e = Expr(0);
       };
       auto take_got = [&](Expr& e) {

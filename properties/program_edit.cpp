@@ -153,28 +153,6 @@ Access& access_to(const Program& p, Instruction& ins, std::string_view name) {
                          std::to_string(found.size()));
 }
 
-Expr substitute(const Expr& e, const Expr& from, const Expr& to) {
-  if (e == from) return to;
-  switch (e.kind()) {
-    case ExprKind::Const:
-    case ExprKind::Var:
-      return e;
-    case ExprKind::Add:
-      return substitute(e.lhs(), from, to) + substitute(e.rhs(), from, to);
-    case ExprKind::Mul:
-      return substitute(e.lhs(), from, to) * substitute(e.rhs(), from, to);
-    case ExprKind::FloorDiv:
-      return Expr::floordiv(substitute(e.lhs(), from, to), e.divisor());
-    case ExprKind::Mod:
-      return Expr::mod(substitute(e.lhs(), from, to), e.divisor());
-    case ExprKind::Min:
-      return Expr::min(substitute(e.lhs(), from, to), substitute(e.rhs(), from, to));
-    case ExprKind::Max:
-      return Expr::max(substitute(e.lhs(), from, to), substitute(e.rhs(), from, to));
-  }
-  return e;
-}
-
 void substitute(Access& a, const Expr& from, const Expr& to) {
   const Access before = a;
   for (AccessDim& d : a.dims) {

@@ -64,11 +64,8 @@ Tensor& find_tensor(Program& p, std::string_view name);
 std::vector<Access*> accesses_to(const Program& p, Instruction& ins, std::string_view name);
 Access& access_to(const Program& p, Instruction& ins, std::string_view name);
 
-// `e` with every occurrence of the subexpression `from` (a variable, or any expression: Exprs
-// are hash-consed, so structural equality is identity) replaced by `to`.
-Expr substitute(const Expr& e, const Expr& from, const Expr& to);
-// The same substitution in every start and size of an access; throws std::logic_error when the
-// access does not mention `from` (the edit would change nothing).
+// The substitution of model/ir/expr.h's substitute in every start and size of an access; throws
+// std::logic_error when the access does not mention `from` (the edit would change nothing).
 void substitute(Access& a, const Expr& from, const Expr& to);
 
 // The view of a whole tensor (every dimension from 0, full size, step 1).

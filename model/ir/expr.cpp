@@ -379,6 +379,28 @@ int64_t eval_node(const ExprNode* n, const Env& env) {
 }
 }  // namespace
 
+Expr substitute(const Expr& e, const Expr& from, const Expr& to) {
+  if (e == from) return to;
+  switch (e.kind()) {
+    case ExprKind::Const:
+    case ExprKind::Var:
+      return e;
+    case ExprKind::Add:
+      return substitute(e.lhs(), from, to) + substitute(e.rhs(), from, to);
+    case ExprKind::Mul:
+      return substitute(e.lhs(), from, to) * substitute(e.rhs(), from, to);
+    case ExprKind::FloorDiv:
+      return Expr::floordiv(substitute(e.lhs(), from, to), e.divisor());
+    case ExprKind::Mod:
+      return Expr::mod(substitute(e.lhs(), from, to), e.divisor());
+    case ExprKind::Min:
+      return Expr::min(substitute(e.lhs(), from, to), substitute(e.rhs(), from, to));
+    case ExprKind::Max:
+      return Expr::max(substitute(e.lhs(), from, to), substitute(e.rhs(), from, to));
+  }
+  return e;
+}
+
 int64_t eval(const Expr& e, const Env& env) {
   return eval_node(e.node(), env);
 }

@@ -74,6 +74,11 @@ Expr operator-(const Expr& a, const Expr& b);  // a + b * -1
 Expr operator-(const Expr& a);                 // a * -1
 Expr operator*(const Expr& a, const Expr& b);
 
+// `e` with every occurrence of the subexpression `from` (a variable, or any expression: Exprs
+// are hash-consed, so structural equality is identity) replaced by `to`, rebuilt through the
+// operators (so constants fold as they do when an expression is built).
+Expr substitute(const Expr& e, const Expr& from, const Expr& to);
+
 // Variable bindings for evaluation: a dense array indexed by SymbolId.
 class Env {
  public:

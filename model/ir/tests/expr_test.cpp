@@ -90,5 +90,23 @@ TEST(Expr, SymbolsAreCollectedSortedAndUnique) {
   EXPECT_FALSE(e.mentions(intern_symbol("zzz_not_used")));
 }
 
+// substitute replaces a variable (or any subexpression) everywhere, through every operator, and
+// the rebuilt expression folds constants as building it would.
+TEST(Expr, SubstituteReplacesEverywhereAndFolds) {
+  const Expr i = Expr::var("i"), n = Expr::var("n");
+  const Expr e = Expr::min(Expr::floordiv(i * Expr(128) + n, 4), Expr::mod(i, 3)) + i;
+  const Expr at0 = substitute(e, i, Expr(0));
+  EXPECT_FALSE(at0.mentions(intern_symbol("i")));
+  Env env;
+  env.set("n", 40);
+  EXPECT_EQ(eval(at0, env), 0);  // min(40 // 4, 0) + 0
+  env.set("i", 5);
+  EXPECT_EQ(eval(substitute(e, i, Expr(5)), env), eval(e, env));
+  EXPECT_EQ(substitute(i * Expr(128), i, Expr(2)), Expr(256));
+  EXPECT_EQ(substitute(e, Expr::var("unused"), Expr(7)), e);
+  // A whole subexpression, not only a variable.
+  EXPECT_EQ(substitute(Expr::floordiv(n, 128) + Expr(1), Expr::floordiv(n, 128), i), i + Expr(1));
+}
+
 }  // namespace
 }  // namespace ncv
