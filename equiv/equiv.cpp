@@ -323,11 +323,26 @@ bool equal_over_shared_atoms(const TermStore& ts,
                              size_t max_bytes) {
   std::vector<TermId> a, b;
   for (auto [x, y] : pairs) a.push_back(x), b.push_back(y);
+  const std::vector<uint8_t> shared = shared_subterms(ts, a, b);
+  // Each pair's forms are wanted once: when the forms hold more than a quarter of what they may,
+  // they are let go and built afresh for the pairs after (the shared atoms cost nothing to make
+  // again; what the next pairs share with these, mostly a row's normalised probabilities, is
+  // rebuilt once). The PV sums of every output at seqlen 1024 were 2 GB held to the end. At
+  // most once per kRefreshPairs pairs: the per-term memo alone may pass a quarter of a small
+  // budget, and a rebuild after every pair never ends.
+  constexpr size_t kRefreshPairs = 4096;
+  const size_t refresh = max_bytes / 4;
   try {
-    RealForms rf(ts, kRealFormMonomials, max_bytes);
-    rf.set_opaque(shared_subterms(ts, a, b));
+    std::optional<RealForms> rf;
+    size_t since = 0;
     for (auto [x, y] : pairs) {
-      if (rf.form(x) != rf.form(y)) return false;
+      if (rf && ++since > kRefreshPairs && rf->bytes() > refresh) rf.reset();
+      if (!rf) {
+        rf.emplace(ts, kRealFormMonomials, max_bytes);
+        rf->set_opaque(shared);
+        since = 0;
+      }
+      if (rf->form(x) != rf->form(y)) return false;
     }
     return true;
   } catch (const RealFormLimit&) {

@@ -63,8 +63,10 @@ struct EquivRequest {
   uint64_t seed = 1;
   // The most the two programs' terms and their real forms may take at one shape (per option set;
   // option sets run on worker threads); beyond it the symbolic layers are unknown there (the
-  // concrete cases still run). 4 GiB: what the tutorial chain's links that change numerics need
-  // at seqlen 512 x d_head 128 (equiv/README.md).
+  // concrete cases still run). 4 GiB: the tutorial chain's links that change numerics take
+  // 2.3-2.4 GB at seqlen 1024 x d_head 128 (the shared terms as atoms, the real forms let go as
+  // they grow; equiv/README.md); with 2 GiB they fit too (1.8-1.9 GB) but take 50-90% longer as
+  // the real forms are rebuilt more often, and the report's time is the tighter target.
   int64_t term_budget_mib = 4096;
   RunOptions run;
   // Called once before the option sets run (0 done, options "") and as each one finishes: how
