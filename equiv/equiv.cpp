@@ -504,15 +504,17 @@ void check_shape(ShapeWork& w, const ParamValues& params) {
       !differing.empty() &&
       equal_over_shared_atoms(ts, differing, budget - std::min(budget, ts.held_bytes()));
   try {
-    if (!equal_over_shared) make_real_forms();
-    for (auto [a, b] : equal_over_shared ? decltype(differing){} : differing) {
-      if (rf->form(a) != rf->form(b)) {
-        if (w.real_all_equal) {
-          w.out.real_detail = "real forms differ at an element: original " +
-                              rf->str(rf->form(a), 160) + " vs rewrite " +
-                              rf->str(rf->form(b), 160);
+    if (!equal_over_shared) {
+      make_real_forms();
+      for (auto [a, b] : differing) {
+        if (rf->form(a) != rf->form(b)) {
+          if (w.real_all_equal) {
+            w.out.real_detail = "real forms differ at an element: original " +
+                                rf->str(rf->form(a), 160) + " vs rewrite " +
+                                rf->str(rf->form(b), 160);
+          }
+          w.real_all_equal = false;
         }
-        w.real_all_equal = false;
       }
     }
   } catch (const RealFormLimit& e) {
